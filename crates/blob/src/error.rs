@@ -1,0 +1,34 @@
+//! Errors of the content store; each names the file it concerns.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BlobError {
+    #[error("content store I/O error on {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("content store at {path} is full: {source}")]
+    DiskFull {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl BlobError {
+    /// Classifies an I/O error on `path`, singling out a full disk so callers can say so.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        let path = path.into();
+        let full = source.kind() == std::io::ErrorKind::StorageFull
+            || source.kind() == std::io::ErrorKind::QuotaExceeded
+            || source.raw_os_error() == Some(28);
+        if full {
+            BlobError::DiskFull { path, source }
+        } else {
+            BlobError::Io { path, source }
+        }
+    }
+}

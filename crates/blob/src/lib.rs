@@ -1,0 +1,81 @@
+//! Keel's content store: immutable, content-addressed (BLAKE3), zstd-compressed blobs.
+//!
+//! A blob is written once through a [`BlobWriter`], which hashes and compresses as it streams,
+//! lands in a temporary file, is fsynced and then renamed into place. Readers get the *stored*
+//! bytes and their [`Encoding`]; decompression and verification happen at the consumer (the
+//! client, or the service when it needs text for a diff).
+
+mod error;
+mod fs_store;
+mod writer;
+
+pub use error::BlobError;
+pub use fs_store::FsBlobStore;
+pub use writer::{BlobWriter, CompressionPolicy};
+
+use keel_core::Digest;
+use std::io::Read;
+
+/// How a blob's bytes are stored on disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    /// The content as it is (used when compression would not make it smaller).
+    Raw,
+    /// One zstd frame of the content.
+    Zstd,
+}
+
+/// What the store knows about one blob after it was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlobInfo {
+    pub digest: Digest,
+    /// Size of the content (uncompressed).
+    pub size: u64,
+    /// MD5 of the content, lowercase hex (Perforce clients check it).
+    pub md5: String,
+    /// Size of the stored bytes.
+    pub stored_size: u64,
+    pub encoding: Encoding,
+}
+
+/// A stored blob opened for reading: its stored bytes, as they are on disk.
+pub struct StoredBlob {
+    pub encoding: Encoding,
+    pub stored_size: u64,
+    pub reader: Box<dyn Read + Send>,
+}
+
+impl StoredBlob {
+    /// Wraps the stored bytes in a reader that yields the original content.
+    pub fn into_content_reader(self) -> Result<Box<dyn Read + Send>, BlobError> {
+        match self.encoding {
+            Encoding::Raw => Ok(self.reader),
+            Encoding::Zstd => {
+                let decoder = zstd::stream::read::Decoder::new(self.reader).map_err(|source| {
+                    BlobError::Io {
+                        path: "<zstd decoder>".into(),
+                        source,
+                    }
+                })?;
+                Ok(Box::new(decoder))
+            }
+        }
+    }
+}
+
+/// The content store contract.
+///
+/// - `put` is atomic: after any crash a blob is either wholly present under its digest or absent.
+/// - When a writer's `finish` returns, the blob is durable (file and directory fsynced).
+/// - A digest names exactly one content; writing existing content again is a cheap no-op.
+/// - Stored blobs are never modified; only `delete` (for obliterate) removes them.
+pub trait BlobStore: Send + Sync {
+    /// Starts writing a new blob.
+    fn writer(&self) -> Result<BlobWriter, BlobError>;
+    /// Opens a blob's stored bytes, or `None` when the store has no such blob.
+    fn open(&self, digest: &Digest) -> Result<Option<StoredBlob>, BlobError>;
+    /// Whether the store holds the blob.
+    fn contains(&self, digest: &Digest) -> Result<bool, BlobError>;
+    /// Removes a blob; returns the stored bytes reclaimed (0 when it was absent).
+    fn delete(&self, digest: &Digest) -> Result<u64, BlobError>;
+}

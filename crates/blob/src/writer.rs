@@ -1,0 +1,172 @@
+//! Streaming blob writer: hashes (BLAKE3 + MD5), compresses and lands content atomically.
+
+use crate::{BlobError, BlobInfo, Encoding};
+use keel_core::Digest;
+use md5::{Digest as _, Md5};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use tempfile::NamedTempFile;
+
+/// Tuning of the compress-or-not decision.
+#[derive(Clone, Copy, Debug)]
+pub struct CompressionPolicy {
+    /// zstd level.
+    pub level: i32,
+    /// Bytes buffered before deciding whether a large blob compresses.
+    pub sample_bytes: usize,
+    /// Compress when the sample shrinks to at most this fraction of its size.
+    pub max_ratio: f64,
+}
+
+impl Default for CompressionPolicy {
+    fn default() -> Self {
+        CompressionPolicy {
+            level: 3,
+            sample_bytes: 1 << 20,
+            max_ratio: 0.95,
+        }
+    }
+}
+
+enum Sink {
+    /// Still buffering the first `sample_bytes` to decide.
+    Sampling(Vec<u8>),
+    Raw(BufWriter<File>),
+    Zstd(zstd::stream::write::Encoder<'static, BufWriter<File>>),
+}
+
+/// Writes one blob. Call [`BlobWriter::write`] with the content in chunks, then
+/// [`BlobWriter::finish`]. Dropping an unfinished writer removes its temporary file.
+pub struct BlobWriter {
+    temp: NamedTempFile,
+    sink: Option<Sink>,
+    blake: blake3::Hasher,
+    md5: Md5,
+    size: u64,
+    policy: CompressionPolicy,
+    finalize: Box<dyn FnOnce(NamedTempFile, &Digest, Encoding) -> Result<(), BlobError> + Send>,
+}
+
+impl BlobWriter {
+    pub(crate) fn new(
+        temp_dir: &Path,
+        policy: CompressionPolicy,
+        finalize: Box<dyn FnOnce(NamedTempFile, &Digest, Encoding) -> Result<(), BlobError> + Send>,
+    ) -> Result<Self, BlobError> {
+        let temp = NamedTempFile::new_in(temp_dir).map_err(|e| BlobError::io(temp_dir, e))?;
+        Ok(BlobWriter {
+            temp,
+            sink: Some(Sink::Sampling(Vec::new())),
+            blake: blake3::Hasher::new(),
+            md5: Md5::new(),
+            size: 0,
+            policy,
+            finalize,
+        })
+    }
+
+    fn temp_path(&self) -> PathBuf {
+        self.temp.path().to_path_buf()
+    }
+
+    /// Appends content.
+    pub fn write(&mut self, chunk: &[u8]) -> Result<(), BlobError> {
+        self.blake.update(chunk);
+        self.md5.update(chunk);
+        self.size += chunk.len() as u64;
+        let path = self.temp_path();
+        let sink = self.sink.take().expect("sink is present until finish");
+        let sink = match sink {
+            Sink::Sampling(mut buf) => {
+                buf.extend_from_slice(chunk);
+                if buf.len() >= self.policy.sample_bytes {
+                    self.start_streaming(buf)?
+                } else {
+                    Sink::Sampling(buf)
+                }
+            }
+            Sink::Raw(mut w) => {
+                w.write_all(chunk).map_err(|e| BlobError::io(&path, e))?;
+                Sink::Raw(w)
+            }
+            Sink::Zstd(mut w) => {
+                w.write_all(chunk).map_err(|e| BlobError::io(&path, e))?;
+                Sink::Zstd(w)
+            }
+        };
+        self.sink = Some(sink);
+        Ok(())
+    }
+
+    /// Decides from the sample whether to compress, and writes the sample out.
+    fn start_streaming(&mut self, sample: Vec<u8>) -> Result<Sink, BlobError> {
+        let path = self.temp_path();
+        let file = self.temp.reopen().map_err(|e| BlobError::io(&path, e))?;
+        let out = BufWriter::with_capacity(1 << 20, file);
+        let compressed = zstd::bulk::compress(&sample, self.policy.level)
+            .map_err(|e| BlobError::io(&path, e))?;
+        if (compressed.len() as f64) <= sample.len() as f64 * self.policy.max_ratio {
+            let mut enc = zstd::stream::write::Encoder::new(out, self.policy.level)
+                .map_err(|e| BlobError::io(&path, e))?;
+            enc.write_all(&sample)
+                .map_err(|e| BlobError::io(&path, e))?;
+            Ok(Sink::Zstd(enc))
+        } else {
+            let mut out = out;
+            out.write_all(&sample)
+                .map_err(|e| BlobError::io(&path, e))?;
+            Ok(Sink::Raw(out))
+        }
+    }
+
+    /// Finishes the blob: flushes, fsyncs and moves it under its digest.
+    pub fn finish(mut self) -> Result<BlobInfo, BlobError> {
+        let path = self.temp_path();
+        let digest = Digest(*self.blake.finalize().as_bytes());
+        let md5 = hex::encode(self.md5.clone().finalize());
+        let sink = self.sink.take().expect("sink is present until finish");
+        let (encoding, file) = match sink {
+            Sink::Sampling(buf) => {
+                // Small blob: compress whole and keep whichever is smaller.
+                let compressed = zstd::bulk::compress(&buf, self.policy.level)
+                    .map_err(|e| BlobError::io(&path, e))?;
+                let (encoding, bytes) = if compressed.len() < buf.len() {
+                    (Encoding::Zstd, compressed)
+                } else {
+                    (Encoding::Raw, buf)
+                };
+                let mut file = self.temp.reopen().map_err(|e| BlobError::io(&path, e))?;
+                file.write_all(&bytes)
+                    .map_err(|e| BlobError::io(&path, e))?;
+                (encoding, file)
+            }
+            Sink::Raw(w) => {
+                let file = w
+                    .into_inner()
+                    .map_err(|e| BlobError::io(&path, e.into_error()))?;
+                (Encoding::Raw, file)
+            }
+            Sink::Zstd(enc) => {
+                let w = enc.finish().map_err(|e| BlobError::io(&path, e))?;
+                let file = w
+                    .into_inner()
+                    .map_err(|e| BlobError::io(&path, e.into_error()))?;
+                (Encoding::Zstd, file)
+            }
+        };
+        file.sync_all().map_err(|e| BlobError::io(&path, e))?;
+        let stored_size = file.metadata().map_err(|e| BlobError::io(&path, e))?.len();
+        drop(file);
+        let finalize = std::mem::replace(&mut self.finalize, Box::new(|_, _, _| Ok(())));
+        let BlobWriter { temp, size, .. } = self;
+        finalize(temp, &digest, encoding)?;
+        Ok(BlobInfo {
+            digest,
+            size,
+            md5,
+            stored_size,
+            encoding,
+        })
+    }
+}

@@ -1,0 +1,242 @@
+//! Settings resolution: explicit flags, then `KEEL_*` environment variables, then a `.keel` file.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, IoContext, Result};
+
+/// The name of the per-directory settings file, searched from the current directory upwards.
+pub const CONFIG_FILE_NAME: &str = ".keel";
+/// Server address used when nothing else is configured.
+pub const DEFAULT_SERVER: &str = "127.0.0.1:1666";
+
+/// Values given explicitly on the command line (highest precedence).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub server: Option<String>,
+    pub user: Option<String>,
+    pub workspace: Option<String>,
+}
+
+/// The resolved settings of one client invocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    pub server: String,
+    pub user: String,
+    pub workspace: Option<String>,
+    pub host: String,
+    /// The `.keel` file that contributed settings, if one was found.
+    pub config_file: Option<PathBuf>,
+}
+
+impl Settings {
+    /// Resolves settings from the real process environment and file system.
+    pub fn resolve(overrides: &Overrides, cwd: &Path) -> Result<Settings> {
+        let hostname_file = std::fs::read_to_string("/etc/hostname").ok();
+        resolve_with(
+            overrides,
+            cwd,
+            &|name| std::env::var(name).ok(),
+            hostname_file.as_deref(),
+        )
+    }
+}
+
+/// Resolves settings with an injectable environment lookup and `/etc/hostname` content.
+pub fn resolve_with(
+    overrides: &Overrides,
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    hostname_file: Option<&str>,
+) -> Result<Settings> {
+    let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    let (file_values, config_file) = match find_config_file(cwd) {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).at(&path)?;
+            (parse_config(&text, &path)?, Some(path))
+        }
+        None => (HashMap::new(), None),
+    };
+    let pick = |flag: &Option<String>, key: &str| -> Option<String> {
+        flag.clone()
+            .filter(|v| !v.trim().is_empty())
+            .or_else(|| env(key))
+            .or_else(|| file_values.get(key).cloned())
+    };
+    let server = pick(&overrides.server, "KEEL_SERVER").unwrap_or_else(|| DEFAULT_SERVER.into());
+    let user = pick(&overrides.user, "KEEL_USER")
+        .or_else(|| env("USER"))
+        .or_else(|| env("USERNAME"))
+        .unwrap_or_else(|| "keel".into());
+    let workspace = pick(&overrides.workspace, "KEEL_WORKSPACE");
+    let host = pick(&None, "KEEL_HOST")
+        .or_else(|| {
+            hostname_file
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .map(String::from)
+        })
+        .or_else(|| env("HOSTNAME"))
+        .unwrap_or_else(|| "localhost".into());
+    Ok(Settings {
+        server,
+        user,
+        workspace,
+        host,
+        config_file,
+    })
+}
+
+/// Finds the nearest `.keel` file in `start` or one of its ancestors.
+pub fn find_config_file(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .map(|dir| dir.join(CONFIG_FILE_NAME))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Parses `KEY=VALUE` lines; blank lines and `#` comments are ignored.
+pub fn parse_config(text: &str, file: &Path) -> Result<HashMap<String, String>> {
+    let mut values = HashMap::new();
+    for (index, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            return Err(Error::Config {
+                file: file.to_path_buf(),
+                line: index + 1,
+                message: format!("expected KEY=VALUE, found {line:?}"),
+            });
+        };
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(Error::Config {
+                file: file.to_path_buf(),
+                line: index + 1,
+                message: format!("missing key in {line:?}"),
+            });
+        }
+        let value = value.trim().trim_matches('"');
+        values.insert(key.to_string(), value.to_string());
+    }
+    Ok(values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn precedence_table() {
+        struct Case {
+            name: &'static str,
+            flags: Overrides,
+            env: &'static [(&'static str, &'static str)],
+            file: Option<&'static str>,
+            hostname: Option<&'static str>,
+            want: (
+                &'static str,
+                &'static str,
+                Option<&'static str>,
+                &'static str,
+            ),
+        }
+        let cases = vec![
+            Case {
+                name: "defaults",
+                flags: Overrides::default(),
+                env: &[],
+                file: None,
+                hostname: None,
+                want: ("127.0.0.1:1666", "keel", None, "localhost"),
+            },
+            Case {
+                name: "os user and hostname",
+                flags: Overrides::default(),
+                env: &[("USER", "alice"), ("HOSTNAME", "envhost")],
+                file: None,
+                hostname: Some("boxy\n"),
+                want: ("127.0.0.1:1666", "alice", None, "boxy"),
+            },
+            Case {
+                name: "USERNAME fallback and HOSTNAME",
+                flags: Overrides::default(),
+                env: &[("USERNAME", "win"), ("HOSTNAME", "envhost")],
+                file: None,
+                hostname: None,
+                want: ("127.0.0.1:1666", "win", None, "envhost"),
+            },
+            Case {
+                name: "file only",
+                flags: Overrides::default(),
+                env: &[("USER", "alice")],
+                file: Some(
+                    "# comment\nKEEL_SERVER=10.0.0.1:1777\n\nKEEL_USER = bob\nKEEL_WORKSPACE=ws1\n",
+                ),
+                hostname: Some("h"),
+                want: ("10.0.0.1:1777", "bob", Some("ws1"), "h"),
+            },
+            Case {
+                name: "env beats file",
+                flags: Overrides::default(),
+                env: &[("KEEL_SERVER", "e:1"), ("KEEL_WORKSPACE", "envws")],
+                file: Some("KEEL_SERVER=f:1\nKEEL_WORKSPACE=filews\nKEEL_USER=fileuser\n"),
+                hostname: Some("h"),
+                want: ("e:1", "fileuser", Some("envws"), "h"),
+            },
+            Case {
+                name: "flags beat env and file",
+                flags: Overrides {
+                    server: Some("flag:1".into()),
+                    user: Some("flaguser".into()),
+                    workspace: Some("flagws".into()),
+                },
+                env: &[("KEEL_SERVER", "e:1"), ("KEEL_USER", "envuser")],
+                file: Some("KEEL_WORKSPACE=filews\n"),
+                hostname: Some("h"),
+                want: ("flag:1", "flaguser", Some("flagws"), "h"),
+            },
+        ];
+        for case in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let nested = dir.path().join("a/b");
+            std::fs::create_dir_all(&nested).unwrap();
+            if let Some(text) = case.file {
+                std::fs::write(dir.path().join(CONFIG_FILE_NAME), text).unwrap();
+            }
+            let got = resolve_with(&case.flags, &nested, &env_of(case.env), case.hostname)
+                .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+            let want = case.want;
+            assert_eq!(got.server, want.0, "{}", case.name);
+            assert_eq!(got.user, want.1, "{}", case.name);
+            assert_eq!(got.workspace.as_deref(), want.2, "{}", case.name);
+            assert_eq!(got.host, want.3, "{}", case.name);
+            assert_eq!(
+                got.config_file.is_some(),
+                case.file.is_some(),
+                "{}",
+                case.name
+            );
+        }
+    }
+
+    #[test]
+    fn bad_config_line_names_file_and_line() {
+        let err = parse_config("KEEL_USER=bob\nnonsense\n", Path::new("/x/.keel")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "/x/.keel:2: expected KEY=VALUE, found \"nonsense\""
+        );
+    }
+}

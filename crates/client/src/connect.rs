@@ -1,0 +1,111 @@
+//! The connection to a Keel server: a gRPC channel plus the `Caller` sent with every request.
+
+use std::time::Duration;
+
+use keel_proto::v1::Caller;
+use keel_proto::v1::keel_client::KeelClient;
+use tonic::transport::{Channel, Endpoint};
+
+use crate::config::Settings;
+use crate::error::{Error, Result};
+
+/// Largest message the client accepts from the server.
+const MAX_MESSAGE_BYTES: usize = 64 << 20;
+
+/// A connected client: cheap to clone (the channel is shared).
+#[derive(Clone, Debug)]
+pub struct Connection {
+    client: KeelClient<Channel>,
+    caller: Caller,
+    addr: String,
+}
+
+impl Connection {
+    /// Connects to `settings.server`; the caller identity comes from the same settings.
+    pub async fn connect(settings: &Settings) -> Result<Connection> {
+        let addr = settings.server.clone();
+        let connect_error = |reason: String| Error::Connect {
+            addr: addr.clone(),
+            reason,
+        };
+        let endpoint = Endpoint::from_shared(format!("http://{addr}"))
+            .map_err(|e| connect_error(error_chain(&e)))?
+            .tcp_nodelay(true)
+            .connect_timeout(Duration::from_secs(5));
+        let channel = endpoint
+            .connect()
+            .await
+            .map_err(|e| connect_error(error_chain(&e)))?;
+        let client = KeelClient::new(channel)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES);
+        Ok(Connection {
+            client,
+            caller: Caller {
+                user: settings.user.clone(),
+                workspace: settings.workspace.clone().unwrap_or_default(),
+                host: settings.host.clone(),
+            },
+            addr,
+        })
+    }
+
+    /// The identity sent with every request.
+    pub fn caller(&self) -> Option<Caller> {
+        Some(self.caller.clone())
+    }
+
+    /// The caller's user name.
+    pub fn user(&self) -> &str {
+        &self.caller.user
+    }
+
+    /// The caller's workspace name (empty when none is configured).
+    pub fn workspace(&self) -> &str {
+        &self.caller.workspace
+    }
+
+    /// The server address this connection was made to.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// A handle to the generated gRPC client (clones share the channel).
+    pub fn client(&self) -> KeelClient<Channel> {
+        self.client.clone()
+    }
+
+    /// Converts a gRPC status into a client error, naming the address when the server vanished.
+    pub fn status(&self, status: tonic::Status) -> Error {
+        if status.code() == tonic::Code::Unavailable {
+            return Error::Connect {
+                addr: self.addr.clone(),
+                reason: status.message().to_string(),
+            };
+        }
+        Error::from(status)
+    }
+}
+
+impl From<tonic::Status> for Error {
+    fn from(status: tonic::Status) -> Error {
+        Error::Server {
+            code: status.code(),
+            message: status.message().to_string(),
+        }
+    }
+}
+
+/// Joins an error and its sources into one line, skipping repeated messages.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut current: Option<&dyn std::error::Error> = Some(error);
+    while let Some(e) = current {
+        let text = e.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        current = e.source();
+    }
+    parts.join(": ")
+}

@@ -1,0 +1,124 @@
+//! Reading file content from the server (the Print stream): decompress, verify, deliver.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use keel_proto::v1::content_message::Body;
+use keel_proto::v1::{ContentHeader, ContentMessage, FileRecord, FilesRequest};
+
+use crate::connect::Connection;
+use crate::error::{Error, IoContext, Result};
+use crate::stream::PeekStream;
+use crate::transfer::{ContentDecoder, IncomingFile, LocalMode};
+
+/// A Print stream read file by file.
+pub struct ContentStream {
+    stream: PeekStream<ContentMessage>,
+}
+
+impl ContentStream {
+    /// Starts printing `files` (depot or workspace syntax, with revisions).
+    pub async fn open(conn: &Connection, files: Vec<String>) -> Result<ContentStream> {
+        let inner = conn
+            .client()
+            .print(FilesRequest {
+                caller: conn.caller(),
+                files,
+                ..Default::default()
+            })
+            .await
+            .map_err(|s| conn.status(s))?
+            .into_inner();
+        Ok(ContentStream {
+            stream: PeekStream::new(conn, inner),
+        })
+    }
+
+    /// The next file and its content header (None when the revision has no content).
+    /// Unread chunks of the previous file are skipped.
+    pub async fn next_file(&mut self) -> Result<Option<(FileRecord, Option<ContentHeader>)>> {
+        loop {
+            let Some(message) = self.stream.next().await? else {
+                return Ok(None);
+            };
+            match message.body {
+                Some(Body::File(record)) => {
+                    let header = match self.stream.next().await? {
+                        Some(ContentMessage {
+                            body: Some(Body::Header(h)),
+                        }) => Some(h),
+                        Some(other) => {
+                            self.stream.push_back(other);
+                            None
+                        }
+                        None => None,
+                    };
+                    return Ok(Some((record, header)));
+                }
+                Some(Body::Header(_)) => {
+                    return Err(Error::Protocol("content header without a file".into()));
+                }
+                Some(Body::Chunk(_)) | None => continue,
+            }
+        }
+    }
+
+    /// The next content chunk of the current file, or None when it is complete.
+    async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>> {
+        match self.stream.next().await? {
+            Some(ContentMessage {
+                body: Some(Body::Chunk(bytes)),
+            }) => Ok(Some(bytes)),
+            Some(other) => {
+                self.stream.push_back(other);
+                Ok(None)
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Decodes the current file's content into `sink`, verifying its digest.
+    pub async fn copy_to<W: Write>(
+        &mut self,
+        sink: W,
+        header: &ContentHeader,
+        label: &Path,
+    ) -> Result<(W, u64)> {
+        let mut decoder = ContentDecoder::new(sink, header.compressed, &header.digest).at(label)?;
+        while let Some(chunk) = self.next_chunk().await? {
+            decoder.write_chunk(&chunk).at(label)?;
+        }
+        decoder.finish(label)
+    }
+
+    /// Reads the current file's content into memory.
+    pub async fn read_all(&mut self, header: &ContentHeader, label: &str) -> Result<Vec<u8>> {
+        let capacity = usize::try_from(header.size.min(64 << 20)).unwrap_or(0);
+        let (bytes, _) = self
+            .copy_to(Vec::with_capacity(capacity), header, Path::new(label))
+            .await?;
+        Ok(bytes)
+    }
+
+    /// Writes the current file's content to `target` atomically with the given mode.
+    pub async fn write_file(
+        &mut self,
+        header: &ContentHeader,
+        target: PathBuf,
+        mode: LocalMode,
+    ) -> Result<u64> {
+        let mut incoming = IncomingFile::begin(target, header.compressed, &header.digest, mode)?;
+        let mut failure = None;
+        while let Some(chunk) = self.next_chunk().await? {
+            if failure.is_none()
+                && let Err(e) = incoming.write_chunk(&chunk)
+            {
+                failure = Some(e);
+            }
+        }
+        match failure {
+            Some(e) => Err(e),
+            None => incoming.finish(),
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! The client library's error type: every message names the file, address or value involved.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in the client library.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The server could not be reached at all.
+    #[error("cannot connect to Keel server at {addr}: {reason} (is `keel serve` running?)")]
+    Connect { addr: String, reason: String },
+    /// The server refused a request; the message is the server's, verbatim.
+    #[error("{message}")]
+    Server { code: tonic::Code, message: String },
+    /// A local file system operation failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A configuration file line could not be understood.
+    #[error("{}:{line}: {message}", file.display())]
+    Config {
+        file: PathBuf,
+        line: usize,
+        message: String,
+    },
+    /// A local path argument lies outside the workspace root.
+    #[error("{} is not under the workspace root {}", path.display(), root.display())]
+    OutsideRoot { path: PathBuf, root: PathBuf },
+    /// The server named a workspace file the client refuses to write.
+    #[error("refusing to write {path:?}: {reason}")]
+    UnsafeClientPath { path: String, reason: String },
+    /// Received content does not match its announced digest.
+    #[error("{}: content digest mismatch (expected {expected}, got {actual})", path.display())]
+    DigestMismatch {
+        path: PathBuf,
+        expected: String,
+        actual: String,
+    },
+    /// A file argument could not be understood.
+    #[error("{arg}: {reason}")]
+    BadArgument { arg: String, reason: String },
+    /// No workspace is configured but the command needs one.
+    #[error("no workspace set: use -w NAME, KEEL_WORKSPACE or a .keel file")]
+    NoWorkspace,
+    /// The workspace spec the server returned could not be used.
+    #[error("workspace {name}: {reason}")]
+    BadWorkspace { name: String, reason: String },
+    /// Sync refused to overwrite a writable file that is not opened.
+    #[error("Can't clobber writable file {}", .0.display())]
+    CantClobber(PathBuf),
+    /// The server sent messages out of the documented order.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Wraps an IO error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// The gRPC code when the server refused the request.
+    pub fn code(&self) -> Option<tonic::Code> {
+        match self {
+            Error::Server { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+/// Extension to attach a path to `std::io::Result`s.
+pub trait IoContext<T> {
+    /// Converts the IO error into [`Error::Io`] naming `path`.
+    fn at(self, path: &std::path::Path) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn at(self, path: &std::path::Path) -> Result<T> {
+        self.map_err(|e| Error::io(path, e))
+    }
+}

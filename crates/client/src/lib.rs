@@ -1,0 +1,20 @@
+//! Keel's client library: configuration, connection, workspace paths, file transfer and the
+//! sync/submit drivers used by the `keel` command line.
+
+pub mod config;
+pub mod connect;
+pub mod content;
+pub mod error;
+pub mod have;
+pub mod paths;
+pub mod stream;
+pub mod submit;
+pub mod sync;
+pub mod transfer;
+pub mod workspace;
+pub mod workspace_scan;
+
+pub use config::{Overrides, Settings};
+pub use connect::Connection;
+pub use error::{Error, Result};
+pub use workspace::WorkspaceCtx;

@@ -1,0 +1,239 @@
+//! Mapping between local file arguments, workspace syntax (`//WS/rel`) and safe local paths.
+
+use std::path::{Component, Path, PathBuf};
+
+use keel_core::ClientPath;
+
+use crate::error::{Error, Result};
+
+/// Splits a file argument into its path and its revision suffix (`#3`, `@42`, or empty).
+pub fn split_rev(arg: &str) -> (&str, &str) {
+    match arg.find(['#', '@']) {
+        Some(at) => arg.split_at(at),
+        None => (arg, ""),
+    }
+}
+
+/// True for depot or workspace syntax (`//...`), which passes through unchanged.
+pub fn is_depot_syntax(arg: &str) -> bool {
+    arg.starts_with("//")
+}
+
+/// True when a path contains a Perforce wildcard (`...` or `*`).
+pub fn has_wildcards(path: &str) -> bool {
+    path.contains("...") || path.contains('*')
+}
+
+/// Converts a file argument to workspace syntax `//WS/rel/path[#rev]`.
+///
+/// Depot-syntax arguments are returned unchanged. Local paths are taken relative to `cwd`
+/// unless absolute; wildcards and the revision suffix are kept. A local path outside `root`
+/// is an error naming it.
+pub fn to_workspace_syntax(arg: &str, cwd: &Path, workspace: &str, root: &Path) -> Result<String> {
+    if is_depot_syntax(arg) {
+        return Ok(arg.to_string());
+    }
+    let (path, rev) = split_rev(arg);
+    if path.is_empty() {
+        return Ok(format!("//{workspace}/...{rev}"));
+    }
+    let absolute = absolute_local(path, cwd);
+    let rel = relative_to_root(&absolute, root)?;
+    if rel.is_empty() {
+        return Err(Error::BadArgument {
+            arg: arg.to_string(),
+            reason: "names the workspace root itself; use ... for all files".into(),
+        });
+    }
+    Ok(format!("//{workspace}/{rel}{rev}"))
+}
+
+/// Makes a local argument absolute (relative to `cwd`) and lexically normalised.
+pub fn absolute_local(path: &str, cwd: &Path) -> PathBuf {
+    let path = Path::new(path);
+    if path.is_absolute() {
+        normalize(path)
+    } else {
+        normalize(&cwd.join(path))
+    }
+}
+
+/// The `/`-separated path of `absolute` relative to `root` ("" for the root itself).
+pub fn relative_to_root(absolute: &Path, root: &Path) -> Result<String> {
+    let absolute = normalize(absolute);
+    let root_norm = normalize(root);
+    if let Ok(rel) = absolute.strip_prefix(&root_norm) {
+        return Ok(join_components(rel));
+    }
+    // Symlinked prefixes (e.g. /tmp -> /private/tmp): compare the resolved forms.
+    if let (Some(abs_real), Ok(root_real)) = (resolve_existing(&absolute), root_norm.canonicalize())
+        && let Ok(rel) = abs_real.strip_prefix(&root_real)
+    {
+        return Ok(join_components(rel));
+    }
+    Err(Error::OutsideRoot {
+        path: absolute,
+        root: root.to_path_buf(),
+    })
+}
+
+fn join_components(rel: &Path) -> String {
+    rel.components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Lexical normalisation: drops `.` and resolves `..` without touching the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Canonicalises the longest existing ancestor of `path` and re-appends the rest.
+fn resolve_existing(path: &Path) -> Option<PathBuf> {
+    let mut existing = path;
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return Some(out);
+        }
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
+}
+
+/// Maps a server-supplied `client_file` to a local path under `root`.
+///
+/// Refuses anything that is not a valid ClientPath (`..`, absolute, control characters) and any
+/// path whose parent directory resolves (through symlinks) outside the root: the client never
+/// writes outside its workspace root whatever the server sends.
+pub fn client_file_to_local(root: &Path, client_file: &str) -> Result<PathBuf> {
+    let refuse = |reason: String| Error::UnsafeClientPath {
+        path: client_file.to_string(),
+        reason,
+    };
+    ClientPath::parse(client_file).map_err(|e| refuse(e.to_string()))?;
+    let mut local = root.to_path_buf();
+    for segment in client_file.split('/') {
+        let component = Path::new(segment);
+        if segment.contains('\\')
+            || component.components().count() != 1
+            || !matches!(component.components().next(), Some(Component::Normal(_)))
+        {
+            return Err(refuse(format!("invalid path segment {segment:?}")));
+        }
+        local.push(segment);
+    }
+    let parent = local.parent().unwrap_or(root);
+    if let Ok(root_real) = root.canonicalize() {
+        let resolved =
+            resolve_existing(parent).ok_or_else(|| refuse("cannot resolve parent".into()))?;
+        if !resolved.starts_with(&root_real) {
+            return Err(refuse(format!(
+                "its directory resolves to {} outside the workspace root {}",
+                resolved.display(),
+                root.display()
+            )));
+        }
+    }
+    Ok(local)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workspace_syntax_table() {
+        let root = Path::new("/ws/root");
+        let cases: &[(&str, &str, Result<&str, ()>)] = &[
+            ("a.txt", "/ws/root", Ok("//W/a.txt")),
+            ("./a.txt", "/ws/root/src", Ok("//W/src/a.txt")),
+            ("../b/c.txt", "/ws/root/src", Ok("//W/b/c.txt")),
+            ("...", "/ws/root/src", Ok("//W/src/...")),
+            ("src/...", "/ws/root", Ok("//W/src/...")),
+            ("*.c", "/ws/root/lib", Ok("//W/lib/*.c")),
+            ("x.c#3", "/ws/root", Ok("//W/x.c#3")),
+            ("x.c@42", "/ws/root", Ok("//W/x.c@42")),
+            ("...#head", "/ws/root", Ok("//W/...#head")),
+            ("@12", "/ws/root/x", Ok("//W/...@12")),
+            ("/ws/root/deep/f", "/elsewhere", Ok("//W/deep/f")),
+            ("//depot/x#3", "/elsewhere", Ok("//depot/x#3")),
+            ("//W/y/...", "/elsewhere", Ok("//W/y/...")),
+            ("/ws/other/f", "/ws/root", Err(())),
+            ("../../etc/passwd", "/ws/root/a", Err(())),
+            (".", "/ws/root", Err(())),
+        ];
+        for (arg, cwd, want) in cases {
+            let got = to_workspace_syntax(arg, Path::new(cwd), "W", root);
+            match (want, got) {
+                (Ok(w), Ok(g)) => assert_eq!(&g, w, "arg {arg} in {cwd}"),
+                (Err(()), Err(_)) => {}
+                (w, g) => panic!("arg {arg} in {cwd}: want {w:?}, got {g:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn outside_root_error_names_path() {
+        let err = to_workspace_syntax("/tmp/zzz/f", Path::new("/"), "W", Path::new("/ws/root"))
+            .unwrap_err();
+        assert!(err.to_string().contains("/tmp/zzz/f"), "{err}");
+    }
+
+    #[test]
+    fn client_file_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&outside, root.join("escape")).unwrap();
+        let cases: &[(&str, bool)] = &[
+            ("a.txt", true),
+            ("sub/b.txt", true),
+            ("new/dir/c.txt", true),
+            ("../x", false),
+            ("sub/../../x", false),
+            ("/etc/passwd", false),
+            ("a\0b", false),
+            ("a\nb", false),
+            ("", false),
+            ("sub//x", false),
+            ("./x", false),
+            #[cfg(unix)]
+            ("escape/file", false),
+            #[cfg(unix)]
+            ("escape/deeper/file", false),
+        ];
+        for (client_file, ok) in cases {
+            let got = client_file_to_local(&root, client_file);
+            assert_eq!(got.is_ok(), *ok, "{client_file:?}: {got:?}");
+            if let Ok(path) = got {
+                assert!(path.starts_with(&root));
+            } else if let Err(e) = got {
+                assert!(e.to_string().contains("refusing"), "{e}");
+            }
+        }
+    }
+}

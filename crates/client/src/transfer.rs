@@ -1,0 +1,451 @@
+//! Moving file content between the wire and the workspace: verified writes, deletes, uploads.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use keel_core::{BaseType, FileType};
+
+use crate::error::{Error, IoContext, Result};
+
+/// Upload chunk size for submit.
+pub const UPLOAD_CHUNK: usize = 256 * 1024;
+
+/// How a workspace file should look on disk, derived from its file type and workspace options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LocalMode {
+    pub writable: bool,
+    pub executable: bool,
+    pub symlink: bool,
+}
+
+impl LocalMode {
+    /// The mode for a file of type `file_type` (e.g. `text+x`) in a workspace with `allwrite`.
+    pub fn for_type(file_type: &str, allwrite: bool) -> LocalMode {
+        let parsed = FileType::parse(file_type).ok();
+        LocalMode {
+            writable: allwrite || parsed.as_ref().is_some_and(|t| t.writable),
+            executable: parsed.as_ref().is_some_and(|t| t.executable),
+            symlink: parsed.is_some_and(|t| matches!(t.base, BaseType::Symlink)),
+        }
+    }
+}
+
+/// A writer that hashes (BLAKE3) and counts everything passing through it.
+pub struct HashingWriter<W> {
+    inner: W,
+    hasher: blake3::Hasher,
+    size: u64,
+}
+
+impl<W: Write> HashingWriter<W> {
+    pub fn new(inner: W) -> Self {
+        HashingWriter {
+            inner,
+            hasher: blake3::Hasher::new(),
+            size: 0,
+        }
+    }
+
+    /// Returns the inner writer, the hex digest and the byte count.
+    pub fn finish(self) -> (W, String, u64) {
+        (
+            self.inner,
+            self.hasher.finalize().to_hex().to_string(),
+            self.size,
+        )
+    }
+}
+
+impl<W: Write> Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.size += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+enum Stage<W: Write> {
+    Plain(HashingWriter<W>),
+    Zstd(zstd::stream::write::Decoder<'static, HashingWriter<W>>),
+}
+
+/// Streams stored bytes (optionally one zstd stream) into `W`, hashing the raw content.
+pub struct ContentDecoder<W: Write> {
+    stage: Stage<W>,
+    expected: String,
+}
+
+impl<W: Write> ContentDecoder<W> {
+    /// `expected` is the BLAKE3 hex digest of the raw content ("" skips verification).
+    pub fn new(sink: W, compressed: bool, expected: &str) -> io::Result<Self> {
+        let hashing = HashingWriter::new(sink);
+        let stage = if compressed {
+            Stage::Zstd(zstd::stream::write::Decoder::new(hashing)?)
+        } else {
+            Stage::Plain(hashing)
+        };
+        Ok(ContentDecoder {
+            stage,
+            expected: expected.to_ascii_lowercase(),
+        })
+    }
+
+    /// Feeds one chunk of stored bytes.
+    pub fn write_chunk(&mut self, chunk: &[u8]) -> io::Result<()> {
+        match &mut self.stage {
+            Stage::Plain(w) => w.write_all(chunk),
+            Stage::Zstd(w) => w.write_all(chunk),
+        }
+    }
+
+    /// Flushes everything and verifies the digest; `label` names the file in errors.
+    pub fn finish(self, label: &Path) -> Result<(W, u64)> {
+        let hashing = match self.stage {
+            Stage::Plain(mut w) => {
+                w.flush().at(label)?;
+                w
+            }
+            Stage::Zstd(mut w) => {
+                w.flush().at(label)?;
+                let mut inner = w.into_inner();
+                inner.flush().at(label)?;
+                inner
+            }
+        };
+        let (sink, actual, size) = hashing.finish();
+        if !self.expected.is_empty() && actual != self.expected {
+            return Err(Error::DigestMismatch {
+                path: label.to_path_buf(),
+                expected: self.expected,
+                actual,
+            });
+        }
+        Ok((sink, size))
+    }
+}
+
+/// A workspace file being received: content goes to a temp file in the target's directory and
+/// only appears under its real name once the digest is verified.
+pub struct IncomingFile {
+    target: PathBuf,
+    mode: LocalMode,
+    decoder: ContentDecoder<tempfile::NamedTempFile>,
+}
+
+impl IncomingFile {
+    /// Starts receiving `target` (parent directories are created).
+    pub fn begin(target: PathBuf, compressed: bool, digest: &str, mode: LocalMode) -> Result<Self> {
+        let dir = target
+            .parent()
+            .ok_or_else(|| Error::io(&target, io::Error::other("no parent directory")))?;
+        std::fs::create_dir_all(dir).at(dir)?;
+        let temp = tempfile::Builder::new()
+            .prefix(".keel-tmp-")
+            .tempfile_in(dir)
+            .at(dir)?;
+        let decoder = ContentDecoder::new(temp, compressed, digest).at(&target)?;
+        Ok(IncomingFile {
+            target,
+            mode,
+            decoder,
+        })
+    }
+
+    /// Appends one chunk of stored bytes.
+    pub fn write_chunk(&mut self, chunk: &[u8]) -> Result<()> {
+        self.decoder.write_chunk(chunk).at(&self.target)
+    }
+
+    /// Verifies, sets the mode and renames into place. On error the temp file is removed.
+    pub fn finish(self) -> Result<u64> {
+        let target = self.target;
+        let (temp, size) = self.decoder.finish(&target)?;
+        if let Ok(meta) = std::fs::symlink_metadata(&target)
+            && meta.is_dir()
+        {
+            return Err(Error::io(
+                &target,
+                io::Error::other("a directory is in the way"),
+            ));
+        }
+        if self.mode.symlink {
+            let mut link_target = Vec::new();
+            File::open(temp.path())
+                .and_then(|mut f| f.read_to_end(&mut link_target))
+                .at(&target)?;
+            drop(temp);
+            make_symlink(&link_target, &target)?;
+            return Ok(size);
+        }
+        temp.as_file().sync_all().at(&target)?;
+        set_mode(temp.path(), self.mode).at(&target)?;
+        temp.persist(&target)
+            .map_err(|e| Error::io(&target, e.error))?;
+        Ok(size)
+    }
+}
+
+#[cfg(unix)]
+fn make_symlink(link_target: &[u8], target: &Path) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let temp_name = dir.join(format!(
+        ".keel-tmp-link-{}-{}",
+        std::process::id(),
+        blake3::hash(target.as_os_str().as_bytes()).to_hex()
+    ));
+    let _ = std::fs::remove_file(&temp_name);
+    std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(link_target), &temp_name)
+        .at(&temp_name)?;
+    std::fs::rename(&temp_name, target).map_err(|e| {
+        let _ = std::fs::remove_file(&temp_name);
+        Error::io(target, e)
+    })
+}
+
+#[cfg(not(unix))]
+fn make_symlink(link_target: &[u8], target: &Path) -> Result<()> {
+    // No portable symlinks: store the target text as a plain file.
+    std::fs::write(target, link_target).at(target)
+}
+
+/// Sets permissions: read-only unless writable, executable bits when executable.
+pub fn set_mode(path: &Path, mode: LocalMode) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let bits = match (mode.writable, mode.executable) {
+            (true, true) => 0o755,
+            (true, false) => 0o644,
+            (false, true) => 0o555,
+            (false, false) => 0o444,
+        };
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(bits))
+    }
+    #[cfg(not(unix))]
+    {
+        let mut perms = std::fs::metadata(path)?.permissions();
+        perms.set_readonly(!mode.writable);
+        std::fs::set_permissions(path, perms)
+    }
+}
+
+/// Makes an existing regular file writable by its owner (symlinks and missing files are left).
+pub fn make_writable(path: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if !meta.is_file() {
+        return Ok(());
+    }
+    let mut perms = meta.permissions();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        perms.set_mode(perms.mode() | 0o200);
+    }
+    #[cfg(not(unix))]
+    perms.set_readonly(false);
+    std::fs::set_permissions(path, perms).at(path)
+}
+
+/// Makes an existing regular file read-only, keeping its executable bits.
+pub fn make_read_only(path: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if !meta.is_file() {
+        return Ok(());
+    }
+    let mut perms = meta.permissions();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        perms.set_mode(perms.mode() & !0o222);
+    }
+    #[cfg(not(unix))]
+    perms.set_readonly(true);
+    std::fs::set_permissions(path, perms).at(path)
+}
+
+/// True when `path` is a regular file its owner may write.
+pub fn is_writable_file(path: &Path) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                meta.permissions().mode() & 0o200 != 0
+            }
+            #[cfg(not(unix))]
+            {
+                !meta.permissions().readonly()
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Removes a workspace file; with `rmdir`, also removes emptied parents up to (not including) `root`.
+pub fn remove_local(root: &Path, path: &Path, rmdir: bool) -> Result<bool> {
+    let removed = match std::fs::remove_file(path) {
+        Ok(()) => true,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    if rmdir {
+        let mut dir = path.parent();
+        while let Some(d) = dir {
+            if d == root || !d.starts_with(root) || std::fs::remove_dir(d).is_err() {
+                break;
+            }
+            dir = d.parent();
+        }
+    }
+    Ok(removed)
+}
+
+/// Reads a workspace file's content as submitted: a symlink's content is its target.
+/// Calls `each` with chunks of at most [`UPLOAD_CHUNK`] bytes; `each` returns false to stop.
+/// Returns the BLAKE3 hex digest and size of everything read.
+pub fn read_for_upload(
+    path: &Path,
+    mut each: impl FnMut(Vec<u8>) -> bool,
+) -> Result<(String, u64)> {
+    let meta = std::fs::symlink_metadata(path).at(path)?;
+    let mut hasher = blake3::Hasher::new();
+    let mut size = 0u64;
+    if meta.file_type().is_symlink() {
+        let target = link_bytes(path)?;
+        hasher.update(&target);
+        size = target.len() as u64;
+        each(target);
+        return Ok((hasher.finalize().to_hex().to_string(), size));
+    }
+    let mut file = File::open(path).at(path)?;
+    loop {
+        let mut buf = vec![0u8; UPLOAD_CHUNK];
+        let mut filled = 0;
+        while filled < buf.len() {
+            let n = file.read(&mut buf[filled..]).at(path)?;
+            if n == 0 {
+                break;
+            }
+            filled += n;
+        }
+        if filled == 0 {
+            break;
+        }
+        buf.truncate(filled);
+        hasher.update(&buf);
+        size += filled as u64;
+        if !each(buf) {
+            break;
+        }
+        if filled < UPLOAD_CHUNK {
+            break;
+        }
+    }
+    Ok((hasher.finalize().to_hex().to_string(), size))
+}
+
+/// The BLAKE3 hex digest of a local workspace file (symlinks hash their target), or None
+/// when it does not exist.
+pub fn hash_local(path: &Path) -> Result<Option<String>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+        Ok(meta) if meta.is_dir() => Ok(None),
+        Ok(_) => read_for_upload(path, |_| true).map(|(digest, _)| Some(digest)),
+    }
+}
+
+#[cfg(unix)]
+fn link_bytes(path: &Path) -> Result<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    Ok(std::fs::read_link(path)
+        .at(path)?
+        .as_os_str()
+        .as_bytes()
+        .to_vec())
+}
+
+#[cfg(not(unix))]
+fn link_bytes(path: &Path) -> Result<Vec<u8>> {
+    Ok(std::fs::read_link(path)
+        .at(path)?
+        .to_string_lossy()
+        .into_owned()
+        .into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digest(bytes: &[u8]) -> String {
+        blake3::hash(bytes).to_hex().to_string()
+    }
+
+    #[test]
+    fn compressed_write_verifies_and_appears() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a/b/file.txt");
+        let content = b"hello hello hello hello\n".repeat(1000);
+        let packed = zstd::encode_all(&content[..], 3).unwrap();
+        let mut incoming = IncomingFile::begin(
+            target.clone(),
+            true,
+            &digest(&content),
+            LocalMode::default(),
+        )
+        .unwrap();
+        for chunk in packed.chunks(100) {
+            incoming.write_chunk(chunk).unwrap();
+        }
+        assert_eq!(incoming.finish().unwrap(), content.len() as u64);
+        assert_eq!(std::fs::read(&target).unwrap(), content);
+        assert!(!is_writable_file(&target));
+    }
+
+    #[test]
+    fn digest_mismatch_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("f");
+        let mut incoming = IncomingFile::begin(
+            target.clone(),
+            false,
+            &digest(b"other"),
+            LocalMode::default(),
+        )
+        .unwrap();
+        incoming.write_chunk(b"content").unwrap();
+        let err = incoming.finish().unwrap_err();
+        assert!(matches!(err, Error::DigestMismatch { .. }));
+        assert!(!target.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn upload_reads_chunks_and_hashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big");
+        let content: Vec<u8> = (0..(UPLOAD_CHUNK * 2 + 17)).map(|i| i as u8).collect();
+        std::fs::write(&path, &content).unwrap();
+        let mut chunks = Vec::new();
+        let (hex, size) = read_for_upload(&path, |c| {
+            chunks.push(c.len());
+            true
+        })
+        .unwrap();
+        assert_eq!(chunks, vec![UPLOAD_CHUNK, UPLOAD_CHUNK, 17]);
+        assert_eq!(size, content.len() as u64);
+        assert_eq!(hex, digest(&content));
+    }
+}

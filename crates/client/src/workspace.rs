@@ -1,0 +1,150 @@
+//! A workspace as the client uses it: name, root, parsed view and options, and path mapping.
+
+use std::path::{Path, PathBuf};
+
+use keel_core::{View, WorkspaceOptions};
+use keel_proto::v1::{FileRecord, FilesRequest, GetWorkspaceRequest, OpenedRequest, Workspace};
+
+use crate::connect::Connection;
+use crate::error::{Error, Result};
+use crate::paths;
+use crate::stream::collect;
+
+/// The caller's workspace, fetched from the server.
+pub struct WorkspaceCtx {
+    pub spec: Workspace,
+    pub name: String,
+    pub root: PathBuf,
+    pub view: View,
+    pub options: WorkspaceOptions,
+}
+
+impl WorkspaceCtx {
+    /// Fetches the caller's workspace spec (error when none is configured or it does not exist).
+    pub async fn fetch(conn: &Connection) -> Result<WorkspaceCtx> {
+        if conn.workspace().is_empty() {
+            return Err(Error::NoWorkspace);
+        }
+        let spec = conn
+            .client()
+            .get_workspace(GetWorkspaceRequest {
+                caller: conn.caller(),
+                name: conn.workspace().to_string(),
+            })
+            .await
+            .map_err(|s| conn.status(s))?
+            .into_inner();
+        WorkspaceCtx::from_spec(spec)
+    }
+
+    /// Builds the context from a spec, parsing its view and options.
+    pub fn from_spec(spec: Workspace) -> Result<WorkspaceCtx> {
+        let bad = |reason: String| Error::BadWorkspace {
+            name: spec.name.clone(),
+            reason,
+        };
+        let view = View::parse_lines(&spec.view).map_err(|e| bad(e.to_string()))?;
+        let options = WorkspaceOptions::parse(&spec.options).map_err(|e| bad(e.to_string()))?;
+        if spec.root.is_empty() {
+            return Err(bad("has no root".into()));
+        }
+        Ok(WorkspaceCtx {
+            name: spec.name.clone(),
+            root: PathBuf::from(&spec.root),
+            view,
+            options,
+            spec,
+        })
+    }
+
+    /// `//WS/...`: every file in the workspace.
+    pub fn all_files(&self) -> String {
+        format!("//{}/...", self.name)
+    }
+
+    /// `//WS/rel` for a client-relative path.
+    pub fn workspace_path(&self, client_file: &str) -> String {
+        format!("//{}/{}", self.name, client_file)
+    }
+
+    /// Converts a file argument (local path or `//` syntax) to what the server expects.
+    pub fn arg(&self, arg: &str, cwd: &Path) -> Result<String> {
+        paths::to_workspace_syntax(arg, cwd, &self.name, &self.root)
+    }
+
+    /// The safe local path of a server-supplied client file.
+    pub fn local(&self, client_file: &str) -> Result<PathBuf> {
+        paths::client_file_to_local(&self.root, client_file)
+    }
+
+    /// The local path for display, without the safety check (for `where` and messages).
+    pub fn display_local(&self, client_file: &str) -> PathBuf {
+        client_file
+            .split('/')
+            .fold(self.root.clone(), |path, segment| path.join(segment))
+    }
+
+    /// The client-relative path of a depot path through the view.
+    pub fn client_of_depot(&self, depot_file: &str) -> Option<String> {
+        let right = self.view.translate(depot_file)?;
+        right
+            .strip_prefix(&format!("//{}/", self.name))
+            .map(String::from)
+    }
+
+    /// The depot path of a client-relative path through the view.
+    pub fn depot_of_client(&self, client_file: &str) -> Option<String> {
+        self.view.translate_back(&self.workspace_path(client_file))
+    }
+
+    /// A record's client file: the server's `client_file`, else derived from the view.
+    pub fn client_file_of(&self, record: &FileRecord) -> Option<String> {
+        if !record.client_file.is_empty() {
+            return Some(record.client_file.trim_start_matches('/').to_string());
+        }
+        self.client_of_depot(&record.depot_file)
+    }
+
+    /// The have list for `files` (empty = the whole workspace).
+    pub async fn have(&self, conn: &Connection, files: Vec<String>) -> Result<Vec<FileRecord>> {
+        let files = if files.is_empty() {
+            vec![self.all_files()]
+        } else {
+            files
+        };
+        let stream = conn
+            .client()
+            .have(FilesRequest {
+                caller: conn.caller(),
+                files,
+                ..Default::default()
+            })
+            .await
+            .map_err(|s| conn.status(s))?
+            .into_inner();
+        collect(conn, stream).await
+    }
+
+    /// Files opened in this workspace, optionally restricted to `files` and/or one change.
+    pub async fn opened(
+        &self,
+        conn: &Connection,
+        files: Vec<String>,
+        change: Option<u64>,
+    ) -> Result<Vec<FileRecord>> {
+        let stream = conn
+            .client()
+            .opened(OpenedRequest {
+                caller: conn.caller(),
+                files,
+                all_workspaces: false,
+                user: String::new(),
+                change: change.unwrap_or(0),
+                filter_change: change.is_some(),
+            })
+            .await
+            .map_err(|s| conn.status(s))?
+            .into_inner();
+        collect(conn, stream).await
+    }
+}

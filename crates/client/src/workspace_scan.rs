@@ -1,0 +1,207 @@
+//! Comparing the workspace directory with the have list: what to add, edit or delete.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use keel_core::{BaseType, FileType, PathPattern, detect_base_type};
+use keel_proto::v1::FileRecord;
+
+use crate::config::CONFIG_FILE_NAME;
+use crate::error::{Error, IoContext, Result};
+use crate::transfer;
+use crate::workspace::WorkspaceCtx;
+
+/// Bytes sampled to tell text from binary.
+const SAMPLE: usize = 64 * 1024;
+
+/// One file the scan found out of step with the have list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanEntry {
+    pub client_file: String,
+    pub depot_file: String,
+    pub local: PathBuf,
+    /// Detected type for adds; the have revision's type otherwise.
+    pub file_type: String,
+    pub have_rev: u32,
+}
+
+/// The result of a scan, each list sorted by client file.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ScanResult {
+    pub add: Vec<ScanEntry>,
+    pub edit: Vec<ScanEntry>,
+    pub delete: Vec<ScanEntry>,
+}
+
+/// Compares the files under the workspace root with `have` and `opened`.
+///
+/// `patterns` (server syntax, either `//WS/...` or depot paths) restrict the scan; empty means
+/// the whole workspace. Opened files are never reported.
+pub fn scan(
+    ws: &WorkspaceCtx,
+    have: &[FileRecord],
+    opened: &[FileRecord],
+    patterns: &[String],
+) -> Result<ScanResult> {
+    let compiled = patterns
+        .iter()
+        .map(|p| {
+            let path = crate::paths::split_rev(p).0;
+            PathPattern::parse(path).map_err(|e| Error::BadArgument {
+                arg: p.clone(),
+                reason: e.to_string(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let selected = |client_file: &str, depot_file: &str| {
+        compiled.is_empty()
+            || compiled.iter().any(|p| {
+                p.matches(&ws.workspace_path(client_file))
+                    || (!depot_file.is_empty() && p.matches(depot_file))
+            })
+    };
+    let opened_depot: HashSet<&str> = opened.iter().map(|r| r.depot_file.as_str()).collect();
+    let opened_client: HashSet<String> =
+        opened.iter().filter_map(|r| ws.client_file_of(r)).collect();
+    let mut have_by_client: HashMap<String, &FileRecord> = HashMap::new();
+    for record in have {
+        if let Some(client_file) = ws.client_file_of(record) {
+            have_by_client.insert(client_file, record);
+        }
+    }
+    let mut result = ScanResult::default();
+    let mut seen: HashSet<String> = HashSet::new();
+    for local in walk_files(&ws.root)? {
+        let Ok(client_file) = crate::paths::relative_to_root(&local, &ws.root) else {
+            continue;
+        };
+        seen.insert(client_file.clone());
+        if opened_client.contains(&client_file) {
+            continue;
+        }
+        match have_by_client.get(&client_file) {
+            Some(record) => {
+                if opened_depot.contains(record.depot_file.as_str())
+                    || !selected(&client_file, &record.depot_file)
+                    || record.head_digest.is_empty()
+                {
+                    continue;
+                }
+                let digest = transfer::hash_local(&local)?.unwrap_or_default();
+                if !digest.eq_ignore_ascii_case(&record.head_digest) {
+                    result.edit.push(entry(record, client_file, local));
+                }
+            }
+            None => {
+                let Some(depot_file) = ws.depot_of_client(&client_file) else {
+                    continue;
+                };
+                if opened_depot.contains(depot_file.as_str())
+                    || !selected(&client_file, &depot_file)
+                {
+                    continue;
+                }
+                result.add.push(ScanEntry {
+                    file_type: detect_type(&local)?,
+                    client_file,
+                    depot_file,
+                    local,
+                    have_rev: 0,
+                });
+            }
+        }
+    }
+    for (client_file, record) in &have_by_client {
+        if seen.contains(client_file)
+            || opened_client.contains(client_file)
+            || opened_depot.contains(record.depot_file.as_str())
+            || !selected(client_file, &record.depot_file)
+        {
+            continue;
+        }
+        let local = ws.display_local(client_file);
+        result
+            .delete
+            .push(entry(record, client_file.clone(), local));
+    }
+    for list in [&mut result.add, &mut result.edit, &mut result.delete] {
+        list.sort_by(|a, b| a.client_file.cmp(&b.client_file));
+    }
+    Ok(result)
+}
+
+fn entry(record: &FileRecord, client_file: String, local: PathBuf) -> ScanEntry {
+    ScanEntry {
+        client_file,
+        depot_file: record.depot_file.clone(),
+        local,
+        file_type: record.head_type.clone(),
+        have_rev: record.have_rev,
+    }
+}
+
+/// The type Keel would give a new local file: `symlink`, or `text`/`binary` from its first
+/// 64 KiB, plus `+x` when it is executable.
+pub fn detect_type(path: &Path) -> Result<String> {
+    let meta = std::fs::symlink_metadata(path).at(path)?;
+    let base = if meta.file_type().is_symlink() {
+        BaseType::Symlink
+    } else {
+        let mut sample = Vec::with_capacity(SAMPLE);
+        std::fs::File::open(path)
+            .and_then(|f| f.take(SAMPLE as u64).read_to_end(&mut sample))
+            .at(path)?;
+        detect_base_type(&sample)
+    };
+    let executable = !meta.file_type().is_symlink() && is_executable(&meta);
+    Ok(FileType {
+        base,
+        executable,
+        writable: false,
+        exclusive: false,
+    }
+    .to_string())
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_meta: &std::fs::Metadata) -> bool {
+    false
+}
+
+/// All files (and symlinks) under `dir`, not following symlinked directories; skips the
+/// workspace `.keel` settings file and the client's own temp files. Sorted.
+pub fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        let entries = match std::fs::read_dir(&current) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && current == dir => continue,
+            Err(e) => return Err(Error::io(&current, e)),
+        };
+        for entry in entries {
+            let entry = entry.at(&current)?;
+            let path = entry.path();
+            let name = entry.file_name();
+            let file_type = entry.file_type().at(&path)?;
+            if file_type.is_dir() {
+                pending.push(path);
+            } else if (current == dir && name == CONFIG_FILE_NAME)
+                || name.to_string_lossy().starts_with(".keel-tmp-")
+            {
+                continue;
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}

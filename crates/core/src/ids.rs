@@ -1,0 +1,221 @@
+//! Identifiers: change numbers, content digests and validated names (workspaces, users, depots).
+
+use std::fmt;
+
+/// Errors produced when parsing identifiers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdError {
+    /// A workspace, user, depot or label name broke a naming rule.
+    #[error("invalid name {name:?}: {reason}")]
+    InvalidName { name: String, reason: &'static str },
+    /// A digest was not exactly 64 hexadecimal characters.
+    #[error("invalid digest {text:?}: expected 64 hex characters")]
+    InvalidDigest { text: String },
+}
+
+/// A submitted or pending change number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ChangeNumber(pub u64);
+
+impl fmt::Display for ChangeNumber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A 32-byte content digest (e.g. BLAKE3 of a file revision).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Digest(pub [u8; 32]);
+
+impl Digest {
+    /// Lower-case hexadecimal form (64 characters).
+    pub fn to_hex(&self) -> String {
+        hex::encode(self.0)
+    }
+
+    /// Parses exactly 64 hexadecimal characters (either case).
+    pub fn from_hex(text: &str) -> Result<Digest, IdError> {
+        let mut bytes = [0u8; 32];
+        hex::decode_to_slice(text, &mut bytes).map_err(|_| IdError::InvalidDigest {
+            text: text.to_string(),
+        })?;
+        Ok(Digest(bytes))
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Digest({})", self.to_hex())
+    }
+}
+
+/// Checks the shared naming rules; returns the reason on failure.
+pub(crate) fn check_name(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        return Err("must not be empty");
+    }
+    if name.len() > 255 {
+        return Err("longer than 255 bytes");
+    }
+    if name.chars().any(char::is_control) {
+        return Err("control characters not allowed");
+    }
+    if name.chars().any(char::is_whitespace) {
+        return Err("whitespace not allowed");
+    }
+    if name
+        .chars()
+        .any(|c| matches!(c, '/' | '@' | '#' | '%' | '*'))
+    {
+        return Err("characters '/', '@', '#', '%', '*' not allowed");
+    }
+    if name.contains("...") {
+        return Err("'...' not allowed");
+    }
+    if name.starts_with('-') {
+        return Err("must not start with '-'");
+    }
+    if name.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("must not be all digits");
+    }
+    Ok(())
+}
+
+macro_rules! name_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(String);
+
+        impl $name {
+            /// Validates `text` against the naming rules.
+            pub fn parse(text: &str) -> Result<Self, IdError> {
+                check_name(text).map_err(|reason| IdError::InvalidName {
+                    name: text.to_string(),
+                    reason,
+                })?;
+                Ok($name(text.to_string()))
+            }
+
+            /// The name as text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+name_type!(
+    /// A workspace (client) name.
+    WorkspaceName
+);
+name_type!(
+    /// A user name.
+    UserName
+);
+name_type!(
+    /// A depot name (the first segment of a depot path).
+    DepotName
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_rules() {
+        let cases: &[(&str, bool)] = &[
+            ("ws", true),
+            ("my-ws_1.x", true),
+            ("a1", true),
+            ("1a", true),
+            ("caf\u{e9}", true),
+            ("", false),
+            ("has space", false),
+            ("tab\tx", false),
+            ("nul\0x", false),
+            ("del\x7fx", false),
+            ("a/b", false),
+            ("a@b", false),
+            ("a#b", false),
+            ("a%b", false),
+            ("a*b", false),
+            ("-ws", false),
+            ("123", false),
+            ("0", false),
+            ("a...b", false),
+            ("a..b", true),
+        ];
+        for (text, ok) in cases {
+            assert_eq!(
+                WorkspaceName::parse(text).is_ok(),
+                *ok,
+                "workspace {text:?}"
+            );
+            assert_eq!(UserName::parse(text).is_ok(), *ok, "user {text:?}");
+            assert_eq!(DepotName::parse(text).is_ok(), *ok, "depot {text:?}");
+        }
+    }
+
+    #[test]
+    fn name_length_limit() {
+        let ok = "a".repeat(255);
+        let long = "a".repeat(256);
+        assert_eq!(WorkspaceName::parse(&ok).map(|n| n.as_str().len()), Ok(255));
+        assert!(WorkspaceName::parse(&long).is_err());
+    }
+
+    #[test]
+    fn name_display_and_error_message() {
+        let n = UserName::parse("alice").expect("valid");
+        assert_eq!(n.to_string(), "alice");
+        assert_eq!(n.as_str(), "alice");
+        let err = DepotName::parse("a b").expect_err("invalid");
+        assert_eq!(
+            err.to_string(),
+            "invalid name \"a b\": whitespace not allowed"
+        );
+    }
+
+    #[test]
+    fn change_number_display_and_order() {
+        assert_eq!(ChangeNumber(42).to_string(), "42");
+        assert!(ChangeNumber(3) < ChangeNumber(10));
+    }
+
+    #[test]
+    fn digest_hex_round_trip() {
+        let d = Digest([0xab; 32]);
+        let hex = d.to_hex();
+        assert_eq!(hex, "ab".repeat(32));
+        assert_eq!(d.to_string(), hex);
+        assert_eq!(Digest::from_hex(&hex), Ok(d));
+        assert_eq!(Digest::from_hex(&hex.to_uppercase()), Ok(d));
+    }
+
+    #[test]
+    fn digest_invalid_hex() {
+        for bad in [
+            "",
+            "ab",
+            &"ab".repeat(33),
+            &"zz".repeat(32),
+            &"a".repeat(63),
+        ] {
+            let err = Digest::from_hex(bad).expect_err(bad);
+            assert!(err.to_string().contains(&format!("{bad:?}")), "{err}");
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! Keel domain values and pure logic: identifiers, paths, wildcard patterns, file specs,
+//! view mappings, file types, actions, workspace options, diffs and spec forms. No IO.
+
+pub mod action;
+pub mod diff;
+pub mod filetype;
+pub mod form;
+pub mod ids;
+pub mod options;
+pub mod path;
+pub mod pattern;
+pub mod spec;
+pub mod view;
+
+pub use action::FileAction;
+pub use diff::unified_diff;
+pub use filetype::{BaseType, FileType, FileTypeError, detect_base_type};
+pub use form::{Form, FormError};
+pub use ids::{ChangeNumber, DepotName, Digest, IdError, UserName, WorkspaceName};
+pub use options::{OptionsError, WorkspaceOptions};
+pub use path::{ClientPath, DepotPath, PathError};
+pub use pattern::{PathPattern, PatternError};
+pub use spec::{FileSpec, RevSpec, SpecError};
+pub use view::{LineKind, View, ViewError, ViewLine};

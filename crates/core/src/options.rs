@@ -1,0 +1,156 @@
+//! The workspace `Options:` field (`noallwrite clobber normdir modtime`).
+
+use std::fmt;
+
+/// Errors produced when parsing workspace options.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionsError {
+    /// A word is not a known option.
+    #[error("invalid workspace options {text:?}: unknown option {word:?}")]
+    UnknownWord { text: String, word: String },
+    /// The same option was given twice.
+    #[error("invalid workspace options {text:?}: option {word:?} set more than once")]
+    Repeated { text: String, word: String },
+}
+
+/// Workspace behaviour flags; all false by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct WorkspaceOptions {
+    pub allwrite: bool,
+    pub clobber: bool,
+    pub rmdir: bool,
+    pub modtime: bool,
+}
+
+const NAMES: [&str; 4] = ["allwrite", "clobber", "rmdir", "modtime"];
+
+impl WorkspaceOptions {
+    /// Parses whitespace-separated words like `noallwrite clobber normdir modtime`, in any
+    /// order; missing words keep their default (false).
+    pub fn parse(text: &str) -> Result<WorkspaceOptions, OptionsError> {
+        let mut values = [false; 4];
+        let mut seen = [false; 4];
+        for word in text.split_whitespace() {
+            let (name, value) = match word.strip_prefix("no") {
+                Some(rest) if NAMES.contains(&rest) => (rest, false),
+                _ => (word, true),
+            };
+            let idx =
+                NAMES
+                    .iter()
+                    .position(|n| *n == name)
+                    .ok_or_else(|| OptionsError::UnknownWord {
+                        text: text.to_string(),
+                        word: word.to_string(),
+                    })?;
+            if seen[idx] {
+                return Err(OptionsError::Repeated {
+                    text: text.to_string(),
+                    word: word.to_string(),
+                });
+            }
+            seen[idx] = true;
+            values[idx] = value;
+        }
+        let [allwrite, clobber, rmdir, modtime] = values;
+        Ok(WorkspaceOptions {
+            allwrite,
+            clobber,
+            rmdir,
+            modtime,
+        })
+    }
+}
+
+impl fmt::Display for WorkspaceOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let values = [self.allwrite, self.clobber, self.rmdir, self.modtime];
+        for (i, (name, on)) in NAMES.iter().zip(values).enumerate() {
+            let sep = if i == 0 { "" } else { " " };
+            let no = if on { "" } else { "no" };
+            write!(f, "{sep}{no}{name}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(allwrite: bool, clobber: bool, rmdir: bool, modtime: bool) -> WorkspaceOptions {
+        WorkspaceOptions {
+            allwrite,
+            clobber,
+            rmdir,
+            modtime,
+        }
+    }
+
+    #[test]
+    fn parse_valid() {
+        let cases = [
+            ("", opts(false, false, false, false)),
+            (
+                "noallwrite clobber normdir modtime",
+                opts(false, true, false, true),
+            ),
+            (
+                "allwrite noclobber rmdir nomodtime",
+                opts(true, false, true, false),
+            ),
+            ("modtime  allwrite", opts(true, false, false, true)),
+            ("\trmdir\n", opts(false, false, true, false)),
+        ];
+        for (text, want) in cases {
+            assert_eq!(WorkspaceOptions::parse(text), Ok(want), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn parse_invalid() {
+        let cases = [
+            ("locked", "unknown option \"locked\""),
+            ("allwrite nosuch", "unknown option \"nosuch\""),
+            ("no", "unknown option \"no\""),
+            ("Allwrite", "unknown option \"Allwrite\""),
+            (
+                "allwrite noallwrite",
+                "option \"noallwrite\" set more than once",
+            ),
+        ];
+        for (text, reason) in cases {
+            let err = WorkspaceOptions::parse(text).expect_err(text);
+            assert_eq!(
+                err.to_string(),
+                format!("invalid workspace options {text:?}: {reason}")
+            );
+        }
+    }
+
+    #[test]
+    fn display_round_trip() {
+        let cases = [
+            (
+                opts(false, false, false, false),
+                "noallwrite noclobber normdir nomodtime",
+            ),
+            (
+                opts(true, true, true, true),
+                "allwrite clobber rmdir modtime",
+            ),
+            (
+                opts(false, true, false, true),
+                "noallwrite clobber normdir modtime",
+            ),
+        ];
+        for (value, text) in cases {
+            assert_eq!(value.to_string(), text);
+            assert_eq!(WorkspaceOptions::parse(text), Ok(value));
+        }
+        assert_eq!(
+            WorkspaceOptions::default(),
+            opts(false, false, false, false)
+        );
+    }
+}

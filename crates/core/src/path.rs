@@ -1,0 +1,259 @@
+//! Validated depot paths (`//depot/dir/file`) and workspace-relative client paths (`dir/file`).
+
+use std::fmt;
+
+/// Errors produced when validating depot or client paths.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// The text is not a valid single-file depot path.
+    #[error("invalid depot path {path:?}: {reason}")]
+    InvalidDepotPath { path: String, reason: String },
+    /// The text is not a valid workspace-relative client path.
+    #[error("invalid client path {path:?}: {reason}")]
+    InvalidClientPath { path: String, reason: String },
+}
+
+/// Which wildcards a path text may contain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wildcards {
+    /// No wildcards: a single file.
+    None,
+    /// `*` and `...` (file arguments).
+    Glob,
+    /// `*`, `...` and `%%1`-`%%9` (view lines).
+    View,
+}
+
+/// Checks the characters and `/`-separated segments of `text` (without any leading `//`).
+pub(crate) fn check_segments(text: &str, wild: Wildcards) -> Result<(), String> {
+    let bytes = text.as_bytes();
+    for (i, c) in text.char_indices() {
+        match c {
+            '\0' => return Err("NUL byte not allowed".into()),
+            c if c < ' ' || c == '\x7f' => {
+                return Err(format!("control character {c:?} not allowed"));
+            }
+            '@' | '#' => return Err(format!("reserved character '{c}' not allowed")),
+            '%' if wild == Wildcards::View => {
+                let is_pos = bytes.get(i + 1) == Some(&b'%')
+                    && bytes.get(i + 2).is_some_and(|d| (b'1'..=b'9').contains(d));
+                let is_second = i > 0 && bytes[i - 1] == b'%';
+                if !is_pos && !is_second {
+                    return Err("'%' only allowed in positional wildcards %%1-%%9".into());
+                }
+            }
+            '%' => return Err("reserved character '%' not allowed".into()),
+            '*' if wild == Wildcards::None => return Err("wildcard '*' not allowed".into()),
+            _ => {}
+        }
+    }
+    if wild == Wildcards::None && text.contains("...") {
+        return Err("wildcard '...' not allowed".into());
+    }
+    if wild == Wildcards::View && text.contains("%%%") {
+        return Err("'%' only allowed in positional wildcards %%1-%%9".into());
+    }
+    for segment in text.split('/') {
+        match segment {
+            "" => return Err("empty path segment".into()),
+            "." => return Err("'.' segment not allowed".into()),
+            ".." => return Err("'..' segment not allowed".into()),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A single file's depot path, like `//depot/dir/file.c`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DepotPath(String);
+
+impl DepotPath {
+    /// Validates a depot path: `//depot/...segments`, no wildcards or reserved characters.
+    pub fn parse(text: &str) -> Result<DepotPath, PathError> {
+        let err = |reason: String| PathError::InvalidDepotPath {
+            path: text.to_string(),
+            reason,
+        };
+        let rest = text
+            .strip_prefix("//")
+            .ok_or_else(|| err("must start with '//'".into()))?;
+        check_segments(rest, Wildcards::None).map_err(err)?;
+        if !rest.contains('/') {
+            return Err(err("needs a depot name and a file name".into()));
+        }
+        Ok(DepotPath(text.to_string()))
+    }
+
+    /// The full path text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The depot name (first segment), e.g. `depot`.
+    pub fn depot(&self) -> &str {
+        let rest = &self.0[2..];
+        rest.split('/').next().unwrap_or(rest)
+    }
+
+    /// The last segment, e.g. `file.c`.
+    pub fn file_name(&self) -> &str {
+        self.0.rsplit('/').next().unwrap_or(&self.0)
+    }
+
+    /// Everything before the last `/`, e.g. `//depot/dir`.
+    pub fn dir(&self) -> &str {
+        match self.0.rfind('/') {
+            Some(i) => &self.0[..i],
+            None => &self.0,
+        }
+    }
+}
+
+impl fmt::Display for DepotPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A path relative to a workspace root, `/`-separated, like `dir/file.c`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClientPath(String);
+
+impl ClientPath {
+    /// Validates a relative path with the same segment rules as [`DepotPath`].
+    pub fn parse(text: &str) -> Result<ClientPath, PathError> {
+        let err = |reason: String| PathError::InvalidClientPath {
+            path: text.to_string(),
+            reason,
+        };
+        if text.is_empty() {
+            return Err(err("must not be empty".into()));
+        }
+        if text.starts_with('/') {
+            return Err(err("must be relative (no leading '/')".into()));
+        }
+        check_segments(text, Wildcards::None).map_err(err)?;
+        Ok(ClientPath(text.to_string()))
+    }
+
+    /// The path text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ClientPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depot_path_validation() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("//depot/file.c", None),
+            ("//depot/dir/file.c", None),
+            ("//depot/a b/c d.txt", None),
+            ("//depot/a..b", None),
+            ("//depot/.hidden", None),
+            ("//depot/caf\u{e9}", None),
+            ("", Some("must start with '//'")),
+            ("/depot/x", Some("must start with '//'")),
+            ("depot/x", Some("must start with '//'")),
+            ("//depot", Some("needs a depot name and a file name")),
+            ("//", Some("empty path segment")),
+            ("//depot//x", Some("empty path segment")),
+            ("//depot/x/", Some("empty path segment")),
+            ("///x", Some("empty path segment")),
+            ("//depot/../x", Some("'..' segment not allowed")),
+            ("//depot/./x", Some("'.' segment not allowed")),
+            ("//depot/x/..", Some("'..' segment not allowed")),
+            ("//depot/a\0b", Some("NUL byte not allowed")),
+            ("//depot/a\nb", Some("control character '\\n' not allowed")),
+            (
+                "//depot/a\x7fb",
+                Some("control character '\\u{7f}' not allowed"),
+            ),
+            ("//depot/*.c", Some("wildcard '*' not allowed")),
+            ("//depot/...", Some("wildcard '...' not allowed")),
+            ("//depot/a...b", Some("wildcard '...' not allowed")),
+            ("//depot/a@b", Some("reserved character '@' not allowed")),
+            ("//depot/a#1", Some("reserved character '#' not allowed")),
+            ("//depot/a%b", Some("reserved character '%' not allowed")),
+        ];
+        for (text, want) in cases {
+            match (DepotPath::parse(text), want) {
+                (Ok(p), None) => assert_eq!(p.as_str(), *text),
+                (Err(e), Some(reason)) => {
+                    assert_eq!(
+                        e.to_string(),
+                        format!("invalid depot path {text:?}: {reason}")
+                    );
+                }
+                (got, _) => panic!("{text:?}: unexpected {got:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn depot_path_parts() {
+        let cases = [
+            ("//depot/dir/file.c", "depot", "//depot/dir", "file.c"),
+            ("//depot/file.c", "depot", "//depot", "file.c"),
+            ("//d/a/b/c", "d", "//d/a/b", "c"),
+        ];
+        for (text, depot, dir, name) in cases {
+            let p = DepotPath::parse(text).expect(text);
+            assert_eq!(
+                (p.depot(), p.dir(), p.file_name()),
+                (depot, dir, name),
+                "{text}"
+            );
+            assert_eq!(p.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn error_message_names_value() {
+        let err = DepotPath::parse("//depot/../x").expect_err("invalid");
+        assert_eq!(
+            err.to_string(),
+            "invalid depot path \"//depot/../x\": '..' segment not allowed"
+        );
+    }
+
+    #[test]
+    fn client_path_validation() {
+        let cases: &[(&str, bool)] = &[
+            ("file.c", true),
+            ("dir/file.c", true),
+            ("a b/c", true),
+            ("", false),
+            ("/abs", false),
+            ("dir//x", false),
+            ("dir/", false),
+            ("../x", false),
+            ("./x", false),
+            ("a/../b", false),
+            ("a\0b", false),
+            ("a\tb", false),
+            ("*.c", false),
+            ("a/...", false),
+            ("a@1", false),
+            ("a#1", false),
+            ("a%1", false),
+        ];
+        for (text, ok) in cases {
+            let got = ClientPath::parse(text);
+            assert_eq!(got.is_ok(), *ok, "{text:?}: {got:?}");
+            if let Ok(p) = got {
+                assert_eq!(p.to_string(), *text);
+            }
+        }
+    }
+}

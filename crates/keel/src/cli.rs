@@ -1,0 +1,348 @@
+//! Command-line definitions (clap derive): global flags and every verb with its options.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Keel: a centralized version-control client and server with Perforce semantics.
+#[derive(Debug, Parser)]
+#[command(name = "keel", version, about)]
+pub struct Cli {
+    /// Server address HOST:PORT (else KEEL_SERVER, a .keel file, or 127.0.0.1:1666).
+    #[arg(short = 's', long = "server", value_name = "ADDR")]
+    pub server: Option<String>,
+    /// User name (else KEEL_USER, a .keel file, or the OS user).
+    #[arg(short = 'u', long = "user")]
+    pub user: Option<String>,
+    /// Workspace name (else KEEL_WORKSPACE or a .keel file).
+    #[arg(short = 'w', long = "workspace")]
+    pub workspace: Option<String>,
+    /// Print one JSON object per line instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a Keel server.
+    Serve(ServeArgs),
+    #[command(flatten)]
+    Client(ClientCommand),
+}
+
+/// The verbs that talk to a server.
+#[derive(Debug, Subcommand)]
+pub enum ClientCommand {
+    /// Show server and client information.
+    Info,
+    /// List depots.
+    Depots,
+    /// Manage depots.
+    #[command(subcommand)]
+    Depot(DepotCmd),
+    /// Manage workspaces (client specs).
+    #[command(subcommand, visible_alias = "client")]
+    Workspace(WorkspaceCmd),
+    /// Open new files for add.
+    Add(AddArgs),
+    /// Open files for edit.
+    Edit(EditArgs),
+    /// Open files for delete.
+    Delete(ChangeFilesArgs),
+    /// Move (rename) a file opened for edit or add.
+    Move(MoveArgs),
+    /// Discard changes to opened files.
+    Revert(RevertArgs),
+    /// Move opened files to another change or change their type.
+    Reopen(EditArgs),
+    /// List opened files.
+    Opened(OpenedArgs),
+    /// Show how files map through the workspace view.
+    Where(FilesArgs),
+    /// List the revisions the workspace has.
+    Have(FilesArgs),
+    /// Preview what reconcile would open.
+    Status(FilesArgs),
+    /// Open files changed outside Keel for add, edit or delete.
+    Reconcile(ReconcileArgs),
+    /// Create or delete a pending change.
+    Change(ChangeArgs),
+    /// Submit a pending change.
+    Submit(SubmitArgs),
+    /// Bring workspace files up to date.
+    Sync(SyncArgs),
+    /// List changes.
+    Changes(ChangesArgs),
+    /// Describe a change and its differences.
+    Describe(DescribeArgs),
+    /// List files at their head (or given) revision.
+    Files(FilesListArgs),
+    /// List depot subdirectories.
+    Dirs(DirsArgs),
+    /// Show detailed file information.
+    Fstat(FilesRequiredArgs),
+    /// Show the revision history of files.
+    Filelog(FilelogArgs),
+    /// Print file content.
+    Print(PrintArgs),
+    /// Diff workspace files against their have revisions.
+    Diff(FilesArgs),
+    /// Diff two depot file revisions.
+    Diff2(Diff2Args),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DepotCmd {
+    /// Create a depot.
+    Create {
+        name: String,
+        /// Description.
+        #[arg(short = 'd', long = "description")]
+        description: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkspaceCmd {
+    /// Create a workspace.
+    Create(WorkspaceCreateArgs),
+    /// Edit a workspace spec in $EDITOR.
+    Edit { name: Option<String> },
+    /// Print a workspace spec.
+    Show { name: Option<String> },
+    /// List workspaces.
+    List,
+    /// Delete a workspace.
+    Delete { name: String },
+}
+
+#[derive(Debug, Args)]
+pub struct WorkspaceCreateArgs {
+    pub name: String,
+    /// Local root directory of the workspace.
+    #[arg(long)]
+    pub root: PathBuf,
+    /// A view line, e.g. "//depot/... //NAME/..." (repeatable).
+    #[arg(long = "view", value_name = "LINE")]
+    pub view: Vec<String>,
+    /// Options, e.g. "noallwrite noclobber normdir nomodtime".
+    #[arg(long)]
+    pub options: Option<String>,
+    /// Description.
+    #[arg(long)]
+    pub description: Option<String>,
+    /// Restrict the workspace to this host.
+    #[arg(long)]
+    pub host: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// File type (e.g. binary+l) or modifiers (+x).
+    #[arg(short = 't', value_name = "TYPE")]
+    pub file_type: Option<String>,
+    /// Pending change number.
+    #[arg(short = 'c', value_name = "N")]
+    pub change: Option<u64>,
+    #[arg(required = true)]
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    /// Pending change number.
+    #[arg(short = 'c', value_name = "N")]
+    pub change: Option<u64>,
+    /// File type (e.g. binary+l) or modifiers (+x).
+    #[arg(short = 't', value_name = "TYPE")]
+    pub file_type: Option<String>,
+    #[arg(required = true)]
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ChangeFilesArgs {
+    /// Pending change number.
+    #[arg(short = 'c', value_name = "N")]
+    pub change: Option<u64>,
+    #[arg(required = true)]
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct MoveArgs {
+    /// Pending change number.
+    #[arg(short = 'c', value_name = "N")]
+    pub change: Option<u64>,
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Debug, Args)]
+pub struct RevertArgs {
+    /// Revert only files opened for edit whose content is unchanged.
+    #[arg(short = 'a')]
+    pub unchanged: bool,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct OpenedArgs {
+    /// Files opened in all workspaces.
+    #[arg(short = 'a')]
+    pub all: bool,
+    /// Files opened by this user.
+    #[arg(short = 'u', value_name = "USER")]
+    pub user: Option<String>,
+    /// Files in this pending change (0 = default).
+    #[arg(short = 'c', value_name = "N")]
+    pub change: Option<u64>,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct FilesArgs {
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct FilesRequiredArgs {
+    #[arg(required = true)]
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReconcileArgs {
+    /// Preview only.
+    #[arg(short = 'n')]
+    pub preview: bool,
+    /// Pending change number.
+    #[arg(short = 'c', value_name = "N")]
+    pub change: Option<u64>,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ChangeArgs {
+    /// Description of a new change (else $EDITOR opens a form).
+    #[arg(short = 'd', value_name = "DESC", conflicts_with = "delete")]
+    pub description: Option<String>,
+    /// Delete this (empty) pending change.
+    #[arg(short = 'D', value_name = "N")]
+    pub delete: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// Change description (required for the default change; else $EDITOR opens a form).
+    #[arg(short = 'd', value_name = "DESC")]
+    pub description: Option<String>,
+    /// Submit this numbered pending change.
+    #[arg(short = 'c', value_name = "N")]
+    pub change: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// Preview: report what would change.
+    #[arg(short = 'n')]
+    pub preview: bool,
+    /// Force: rewrite files, overwriting writable ones.
+    #[arg(short = 'f')]
+    pub force: bool,
+    /// Update the have list only, leaving files alone.
+    #[arg(short = 'k')]
+    pub have_only: bool,
+    /// Populate files without recording them in the have list.
+    #[arg(short = 'p')]
+    pub populate_only: bool,
+    /// Quiet: print nothing but errors.
+    #[arg(short = 'q')]
+    pub quiet: bool,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ChangesArgs {
+    /// At most this many changes.
+    #[arg(short = 'm', value_name = "N")]
+    pub max: Option<u32>,
+    /// pending or submitted.
+    #[arg(short = 's', value_name = "STATUS")]
+    pub status: Option<String>,
+    /// Changes by this user.
+    #[arg(short = 'u', value_name = "USER")]
+    pub user: Option<String>,
+    /// Changes of this workspace.
+    #[arg(short = 'c', value_name = "WORKSPACE")]
+    pub workspace: Option<String>,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DescribeArgs {
+    /// Summary only: no diffs.
+    #[arg(short = 's')]
+    pub summary: bool,
+    pub change: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct FilesListArgs {
+    /// All revisions, not just the head.
+    #[arg(short = 'a')]
+    pub all: bool,
+    /// At most this many files.
+    #[arg(short = 'm', value_name = "N")]
+    pub max: Option<u32>,
+    /// Include deleted head revisions.
+    #[arg(short = 'e')]
+    pub include_deleted: bool,
+    #[arg(required = true)]
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DirsArgs {
+    #[arg(required = true)]
+    pub dirs: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct FilelogArgs {
+    /// At most this many revisions per file.
+    #[arg(short = 'm', value_name = "N")]
+    pub max: Option<u32>,
+    #[arg(required = true)]
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PrintArgs {
+    /// Write the content to this file instead of stdout.
+    #[arg(short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Suppress the header line.
+    #[arg(short = 'q')]
+    pub quiet: bool,
+    #[arg(required = true)]
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct Diff2Args {
+    pub left: String,
+    pub right: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Server data directory (else KEEL_ROOT, else ./.keel-data).
+    #[arg(long, env = "KEEL_ROOT")]
+    pub root: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:1666")]
+    pub listen: String,
+}

@@ -1,0 +1,58 @@
+//! Dispatch from the parsed command line to the verb implementations.
+
+mod admin;
+mod browse;
+mod diff;
+mod open;
+mod reconcile;
+mod records;
+mod revert;
+mod serve;
+mod submit;
+mod sync;
+mod workspace;
+
+use anyhow::Result;
+
+use crate::cli::{Cli, ClientCommand as C, Command};
+use crate::session::Session;
+
+/// Runs one command line.
+pub async fn run(cli: Cli) -> Result<()> {
+    let mut s = match &cli.command {
+        C::Serve(args) => return serve::serve(args).await,
+        C::Client(_) => Session::connect(&cli).await?,
+    };
+    let Command::Client(command) = cli.command else {
+        return Ok(());
+    };
+    match command {
+        C::Info => admin::info(&mut s).await,
+        C::Depots => admin::depots(&mut s).await,
+        C::Depot(cmd) => admin::depot(&mut s, cmd).await,
+        C::Workspace(cmd) => workspace::run(&mut s, cmd).await,
+        C::Add(args) => open::add(&mut s, args).await,
+        C::Edit(args) => open::edit(&mut s, args).await,
+        C::Delete(args) => open::delete(&mut s, args).await,
+        C::Move(args) => open::move_file(&mut s, args).await,
+        C::Reopen(args) => open::reopen(&mut s, args).await,
+        C::Opened(args) => open::opened(&mut s, args).await,
+        C::Revert(args) => revert::revert(&mut s, args).await,
+        C::Where(args) => sync::where_(&mut s, args).await,
+        C::Have(args) => sync::have(&mut s, args).await,
+        C::Sync(args) => sync::sync(&mut s, args).await,
+        C::Status(args) => reconcile::status(&mut s, args).await,
+        C::Reconcile(args) => reconcile::reconcile(&mut s, args).await,
+        C::Change(args) => submit::change(&mut s, args).await,
+        C::Submit(args) => submit::submit(&mut s, args).await,
+        C::Changes(args) => browse::changes(&mut s, args).await,
+        C::Describe(args) => browse::describe(&mut s, args).await,
+        C::Files(args) => browse::files(&mut s, args).await,
+        C::Dirs(args) => browse::dirs(&mut s, args).await,
+        C::Fstat(args) => browse::fstat(&mut s, args).await,
+        C::Filelog(args) => browse::filelog(&mut s, args).await,
+        C::Print(args) => browse::print(&mut s, args).await,
+        C::Diff(args) => diff::diff(&mut s, args).await,
+        C::Diff2(args) => diff::diff2(&mut s, args).await,
+    }
+}

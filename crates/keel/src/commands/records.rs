@@ -1,0 +1,121 @@
+//! Shared formatting of file records for the verbs that open, list or revert files.
+
+use keel_client::WorkspaceCtx;
+use keel_proto::v1::FileRecord;
+
+use crate::output::{Out, Record, change_label};
+
+/// True for open actions that create a new revision rather than edit the have one.
+pub fn is_add_like(action: &str) -> bool {
+    matches!(action, "add" | "move/add" | "branch")
+}
+
+/// The revision an opened file works on (`#1` for a new add, else the have revision).
+pub fn work_rev(record: &FileRecord) -> u32 {
+    if is_add_like(&record.action) {
+        record.head_rev + 1
+    } else if record.have_rev > 0 {
+        record.have_rev
+    } else {
+        record.head_rev
+    }
+}
+
+/// `#3`, or `#none` for revision 0.
+pub fn rev_text(rev: u32) -> String {
+    if rev == 0 {
+        "#none".to_string()
+    } else {
+        format!("#{rev}")
+    }
+}
+
+/// The local path of a record's file, when it is in this workspace's view.
+pub fn local_of(ws: Option<&WorkspaceCtx>, record: &FileRecord) -> String {
+    ws.and_then(|ws| {
+        if !record.workspace.is_empty() && record.workspace != ws.name {
+            return None;
+        }
+        ws.client_file_of(record)
+            .map(|c| ws.display_local(&c).display().to_string())
+    })
+    .unwrap_or_default()
+}
+
+/// The common JSON fields of an opened file.
+pub fn open_record(ws: Option<&WorkspaceCtx>, record: &FileRecord) -> Record {
+    Record::new()
+        .s("depotFile", &record.depot_file)
+        .s("clientFile", local_of(ws, record))
+        .n("workRev", u64::from(work_rev(record)))
+        .s("action", &record.action)
+        .n("change", record.change)
+        .s("type", &record.file_type)
+        .s("user", &record.user)
+        .s("client", &record.workspace)
+        .s("movedFile", &record.move_file)
+}
+
+/// Prints the result of add/edit/delete/reopen/move/reconcile: `//depot/x#2 - opened for edit`.
+pub fn print_opened(out: &Out, ws: Option<&WorkspaceCtx>, records: &[FileRecord]) {
+    for record in records {
+        let message = if record.message.is_empty() {
+            format!("opened for {}", record.action)
+        } else {
+            record.message.clone()
+        };
+        out.emit(
+            open_record(ws, record).s("message", &message),
+            format!(
+                "{}{} - {}",
+                record.depot_file,
+                rev_text(work_rev(record)),
+                message
+            ),
+        );
+    }
+}
+
+/// `opened` listing line: `//depot/x#3 - edit default change (text)`.
+pub fn opened_line(record: &FileRecord, show_owner: bool) -> String {
+    let mut line = format!(
+        "{}{} - {} {} ({})",
+        record.depot_file,
+        rev_text(work_rev(record)),
+        record.action,
+        change_label(record.change),
+        record.file_type
+    );
+    if show_owner {
+        line.push_str(&format!(" by {}@{}", record.user, record.workspace));
+    }
+    if record.exclusive_held {
+        line.push_str(" *locked*");
+    }
+    line
+}
+
+/// A head-revision line as in `files` and `print`: `//depot/x#3 - edit change 7 (text)`.
+pub fn head_line(record: &FileRecord) -> String {
+    format!(
+        "{}{} - {} change {} ({})",
+        record.depot_file,
+        rev_text(record.head_rev),
+        record.head_action,
+        record.head_change,
+        record.head_type
+    )
+}
+
+/// The JSON fields of a head revision.
+pub fn head_record(record: &FileRecord) -> Record {
+    Record::new()
+        .s("depotFile", &record.depot_file)
+        .n("rev", u64::from(record.head_rev))
+        .n("change", record.head_change)
+        .s("action", &record.head_action)
+        .s("type", &record.head_type)
+        .n("time", record.head_time)
+        .n("fileSize", record.head_size)
+        .s("digest", &record.head_digest)
+}

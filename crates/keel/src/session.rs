@@ -1,0 +1,129 @@
+//! The one "connect + caller" helper every client command uses.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use keel_client::paths;
+use keel_client::{Connection, Overrides, Settings, WorkspaceCtx};
+use keel_proto::v1::Caller;
+use keel_proto::v1::keel_client::KeelClient;
+use tonic::codec::Streaming;
+use tonic::transport::Channel;
+
+use crate::cli::Cli;
+use crate::output::Out;
+
+/// A connected invocation: settings, connection, output mode and the current directory.
+pub struct Session {
+    pub settings: Settings,
+    pub conn: Connection,
+    pub out: Out,
+    pub cwd: PathBuf,
+    workspace: Option<Arc<WorkspaceCtx>>,
+}
+
+/// Marker error: the problem was already printed; just exit with status 1.
+#[derive(Debug)]
+pub struct AlreadyReported;
+
+impl std::fmt::Display for AlreadyReported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("errors were reported")
+    }
+}
+
+impl std::error::Error for AlreadyReported {}
+
+impl Session {
+    /// Resolves settings and connects.
+    pub async fn connect(cli: &Cli) -> Result<Session> {
+        let cwd = std::env::current_dir().context("cannot determine the current directory")?;
+        let overrides = Overrides {
+            server: cli.server.clone(),
+            user: cli.user.clone(),
+            workspace: cli.workspace.clone(),
+        };
+        let settings = Settings::resolve(&overrides, &cwd)?;
+        let conn = Connection::connect(&settings).await?;
+        Ok(Session {
+            settings,
+            conn,
+            out: Out::new(cli.json),
+            cwd,
+            workspace: None,
+        })
+    }
+
+    /// The caller identity for requests.
+    pub fn caller(&self) -> Option<Caller> {
+        self.conn.caller()
+    }
+
+    /// A gRPC client handle.
+    pub fn client(&self) -> KeelClient<Channel> {
+        self.conn.client()
+    }
+
+    /// Unwraps a unary reply, mapping a refusal to the server's message.
+    pub fn check<T>(
+        &self,
+        reply: std::result::Result<tonic::Response<T>, tonic::Status>,
+    ) -> keel_client::Result<T> {
+        reply
+            .map(tonic::Response::into_inner)
+            .map_err(|s| self.conn.status(s))
+    }
+
+    /// Unwraps a streaming reply and reads it to the end.
+    pub async fn all<T>(
+        &self,
+        reply: std::result::Result<tonic::Response<Streaming<T>>, tonic::Status>,
+    ) -> keel_client::Result<Vec<T>> {
+        let stream = self.check(reply)?;
+        keel_client::stream::collect(&self.conn, stream).await
+    }
+
+    /// The caller's workspace, fetched once.
+    pub async fn workspace(&mut self) -> Result<Arc<WorkspaceCtx>> {
+        if let Some(ws) = &self.workspace {
+            return Ok(ws.clone());
+        }
+        let ws = Arc::new(WorkspaceCtx::fetch(&self.conn).await?);
+        self.workspace = Some(ws.clone());
+        Ok(ws)
+    }
+
+    /// Converts file arguments to server syntax: `//` paths pass through; local paths (and
+    /// bare `@N`/`#rev`) become `//WS/...`; an existing local directory means everything in it.
+    pub async fn file_args(&mut self, args: &[String]) -> Result<Vec<String>> {
+        if args.iter().all(|a| paths::is_depot_syntax(a)) {
+            return Ok(args.to_vec());
+        }
+        let ws = self.workspace().await?;
+        args.iter()
+            .map(|arg| {
+                let (path, rev) = paths::split_rev(arg);
+                let arg = if !paths::is_depot_syntax(path)
+                    && !path.is_empty()
+                    && !paths::has_wildcards(path)
+                    && self.cwd.join(path).is_dir()
+                {
+                    format!("{}/...{rev}", path.trim_end_matches('/'))
+                } else {
+                    arg.clone()
+                };
+                Ok(ws.arg(&arg, &self.cwd)?)
+            })
+            .collect()
+    }
+
+    /// Like [`Session::file_args`], defaulting to the whole workspace when `args` is empty.
+    pub async fn file_args_or_all(&mut self, args: &[String]) -> Result<Vec<String>> {
+        if args.is_empty() {
+            Ok(vec![self.workspace().await?.all_files()])
+        } else {
+            self.file_args(args).await
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! Keel's gRPC wire types and service stubs; only the front end and the client see them.
+
+#![allow(clippy::all)]
+
+/// Version 1 of the Keel wire protocol.
+pub mod v1 {
+    tonic::include_proto!("keel.v1");
+}

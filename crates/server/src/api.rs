@@ -1,0 +1,488 @@
+//! The `Keel` gRPC service: one method per RPC, each a thin call into `keel_service::Service`.
+
+use crate::convert::{self, caller, file, status};
+use crate::streams::{ResponseStream, blocking, spawn_stream};
+use keel_proto::v1 as pb;
+use keel_proto::v1::submit_message::Body as SubmitBody;
+use keel_service::{
+    ChangesQuery, DescribePart, ListOptions, OpenAction, OpenRequest, Service, ServiceError,
+    SyncOptions,
+};
+use keel_store::HaveRow;
+use std::io::Read;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tonic::{Request, Response, Status, Streaming};
+
+/// Bytes per content chunk on the wire.
+const CHUNK: usize = 256 * 1024;
+
+pub(crate) struct Api {
+    service: Arc<Service>,
+    addr: SocketAddr,
+}
+
+impl Api {
+    pub(crate) fn new(service: Arc<Service>, addr: SocketAddr) -> Api {
+        Api { service, addr }
+    }
+}
+
+type Stream<T> = Result<Response<ResponseStream<T>>, Status>;
+
+/// Streams a blob's stored bytes as chunk messages.
+fn send_content<T>(
+    sink: &crate::streams::BlockingSink<T>,
+    mut reader: Box<dyn Read + Send>,
+    path: &str,
+    wrap: fn(Vec<u8>) -> T,
+) -> Result<(), ServiceError> {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let n = reader
+            .read(&mut buf)
+            .map_err(|e| ServiceError::NotFound(format!("{path} - reading stored content: {e}")))?;
+        if n == 0 {
+            return Ok(());
+        }
+        sink.send(wrap(buf[..n].to_vec()))?;
+    }
+}
+
+#[tonic::async_trait]
+impl pb::keel_server::Keel for Api {
+    async fn info(&self, req: Request<pb::InfoRequest>) -> Result<Response<pb::InfoReply>, Status> {
+        let who = caller(req.into_inner().caller)?;
+        let (svc, addr) = (self.service.clone(), self.addr);
+        let info = blocking(move || svc.info(&who)).await?;
+        Ok(Response::new(pb::InfoReply {
+            server_version: info.version,
+            server_root: info.root,
+            server_address: addr.to_string(),
+            uptime_seconds: info.uptime_seconds,
+            user: info.user,
+            workspace: info.workspace,
+            workspace_root: info.workspace_root,
+            server_time: info.server_time.max(0) as u64,
+        }))
+    }
+
+    async fn list_depots(
+        &self,
+        req: Request<pb::ListDepotsRequest>,
+    ) -> Result<Response<pb::ListDepotsReply>, Status> {
+        let who = caller(req.into_inner().caller)?;
+        let svc = self.service.clone();
+        let depots = blocking(move || svc.list_depots(&who)).await?;
+        Ok(Response::new(pb::ListDepotsReply {
+            depots: depots.into_iter().map(convert::depot).collect(),
+        }))
+    }
+
+    async fn create_depot(
+        &self,
+        req: Request<pb::CreateDepotRequest>,
+    ) -> Result<Response<pb::Depot>, Status> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let depot = blocking(move || svc.create_depot(&who, &req.name, &req.description)).await?;
+        Ok(Response::new(convert::depot(depot)))
+    }
+
+    async fn save_workspace(
+        &self,
+        req: Request<pb::SaveWorkspaceRequest>,
+    ) -> Result<Response<pb::Workspace>, Status> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let spec = convert::workspace_from_wire(
+            req.workspace
+                .ok_or_else(|| Status::invalid_argument("no workspace spec given"))?,
+        );
+        let svc = self.service.clone();
+        let saved = blocking(move || svc.save_workspace(&who, spec, req.create_only)).await?;
+        Ok(Response::new(convert::workspace_to_wire(saved)))
+    }
+
+    async fn get_workspace(
+        &self,
+        req: Request<pb::GetWorkspaceRequest>,
+    ) -> Result<Response<pb::Workspace>, Status> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let spec = blocking(move || svc.get_workspace(&who, &req.name)).await?;
+        Ok(Response::new(convert::workspace_to_wire(spec)))
+    }
+
+    type ListWorkspacesStream = ResponseStream<pb::Workspace>;
+    async fn list_workspaces(
+        &self,
+        req: Request<pb::ListWorkspacesRequest>,
+    ) -> Stream<pb::Workspace> {
+        let who = caller(req.into_inner().caller)?;
+        let svc = self.service.clone();
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.list_workspaces(&who, &mut |w| sink.send(convert::workspace_to_wire(w)))
+        })))
+    }
+
+    async fn delete_workspace(
+        &self,
+        req: Request<pb::DeleteWorkspaceRequest>,
+    ) -> Result<Response<pb::DeleteWorkspaceReply>, Status> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        blocking(move || svc.delete_workspace(&who, &req.name)).await?;
+        Ok(Response::new(pb::DeleteWorkspaceReply {}))
+    }
+
+    type OpenStream = ResponseStream<pb::FileRecord>;
+    async fn open(&self, req: Request<pb::OpenRequest>) -> Stream<pb::FileRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let action = OpenAction::parse(&req.action).ok_or_else(|| {
+            Status::invalid_argument(format!("unknown open action '{}'", req.action))
+        })?;
+        let open = OpenRequest {
+            files: req.files,
+            change: req.change,
+            file_type: req.file_type,
+            add_types: req.add_types,
+        };
+        let svc = self.service.clone();
+        let files = blocking(move || svc.open(&who, action, open)).await?;
+        Ok(Response::new(spawn_stream(move |sink| {
+            files.into_iter().try_for_each(|f| sink.send(file(f)))
+        })))
+    }
+
+    type MoveStream = ResponseStream<pb::FileRecord>;
+    async fn r#move(&self, req: Request<pb::MoveRequest>) -> Stream<pb::FileRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let files = blocking(move || svc.move_file(&who, &req.from, &req.to, req.change)).await?;
+        Ok(Response::new(spawn_stream(move |sink| {
+            files.into_iter().try_for_each(|f| sink.send(file(f)))
+        })))
+    }
+
+    type RevertStream = ResponseStream<pb::FileRecord>;
+    async fn revert(&self, req: Request<pb::RevertRequest>) -> Stream<pb::FileRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let files =
+            blocking(move || svc.revert(&who, &req.files, req.unchanged_only, &req.unchanged))
+                .await?;
+        Ok(Response::new(spawn_stream(move |sink| {
+            files.into_iter().try_for_each(|f| sink.send(file(f)))
+        })))
+    }
+
+    type ReopenStream = ResponseStream<pb::FileRecord>;
+    async fn reopen(&self, req: Request<pb::ReopenRequest>) -> Stream<pb::FileRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let change = req.set_change.then_some(req.change);
+        let files = blocking(move || svc.reopen(&who, &req.files, change, &req.file_type)).await?;
+        Ok(Response::new(spawn_stream(move |sink| {
+            files.into_iter().try_for_each(|f| sink.send(file(f)))
+        })))
+    }
+
+    type OpenedStream = ResponseStream<pb::FileRecord>;
+    async fn opened(&self, req: Request<pb::OpenedRequest>) -> Stream<pb::FileRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let change = req.filter_change.then_some(req.change);
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.opened(
+                &who,
+                &req.files,
+                req.all_workspaces,
+                &req.user,
+                change,
+                &mut |f| sink.send(file(f)),
+            )
+        })))
+    }
+
+    async fn save_change(
+        &self,
+        req: Request<pb::SaveChangeRequest>,
+    ) -> Result<Response<pb::Change>, Status> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let saved = blocking(move || {
+            svc.save_change(&who, req.change, &req.description, &req.files, req.delete)
+        })
+        .await?;
+        Ok(Response::new(convert::change(saved)))
+    }
+
+    async fn submit(
+        &self,
+        req: Request<Streaming<pb::SubmitMessage>>,
+    ) -> Result<Response<pb::SubmitReply>, Status> {
+        let mut stream = req.into_inner();
+        let svc = self.service.clone();
+        let first = stream
+            .message()
+            .await?
+            .ok_or_else(|| Status::invalid_argument("empty submit stream"))?;
+        let Some(SubmitBody::Begin(begin)) = first.body else {
+            return Err(Status::invalid_argument("a submit must start with `begin`"));
+        };
+        let who = caller(begin.caller)?;
+        let mut session = {
+            let svc = svc.clone();
+            blocking(move || svc.submit_begin(&who, begin.change, &begin.description)).await?
+        };
+        loop {
+            let msg = stream.message().await?.ok_or_else(|| {
+                Status::aborted("submit stream ended before commit; nothing was submitted")
+            })?;
+            let body = msg
+                .body
+                .ok_or_else(|| Status::invalid_argument("submit message without a body"))?;
+            let step = match body {
+                SubmitBody::Begin(_) => Err(ServiceError::Invalid(
+                    "a second `begin` in one submit".into(),
+                )),
+                SubmitBody::File(f) => {
+                    tokio::task::block_in_place(|| session.begin_file(&svc, &f.depot_file))
+                }
+                SubmitBody::Chunk(data) => {
+                    tokio::task::block_in_place(|| session.write_chunk(&data))
+                }
+                SubmitBody::FileEnd(end) => {
+                    tokio::task::block_in_place(|| session.end_file(&end.digest, end.size))
+                }
+                SubmitBody::Commit(_) => break,
+            };
+            step.map_err(status)?;
+        }
+        let svc2 = svc.clone();
+        let result = blocking(move || session.commit(&svc2)).await?;
+        Ok(Response::new(pb::SubmitReply {
+            change: result.change,
+            files: result.files.into_iter().map(file).collect(),
+            renamed_from: result.renamed_from,
+        }))
+    }
+
+    type SyncStream = ResponseStream<pb::SyncMessage>;
+    async fn sync(&self, req: Request<pb::SyncRequest>) -> Stream<pb::SyncMessage> {
+        use pb::sync_message::Body;
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let opts = SyncOptions {
+            preview: req.preview,
+            force: req.force,
+            have_only: req.have_only,
+            populate_only: req.populate_only,
+        };
+        Ok(Response::new(spawn_stream(move |sink| {
+            let totals = svc.sync(&who, &req.files, opts, &mut |event| {
+                let item = event.item;
+                let msg = pb::SyncFile {
+                    depot_file: item.depot_file.clone(),
+                    client_file: item.client_file,
+                    rev: item.rev,
+                    action: item.action.to_string(),
+                    file_type: item.file_type,
+                    digest: item.digest,
+                    size: item.size,
+                    compressed: event.content.as_ref().is_some_and(|c| c.compressed),
+                    transfer: event.content.is_some(),
+                    stored_size: event
+                        .content
+                        .as_ref()
+                        .map(|c| c.blob.stored_size)
+                        .unwrap_or(0),
+                };
+                sink.send(pb::SyncMessage {
+                    body: Some(Body::File(msg)),
+                })?;
+                if let Some(content) = event.content {
+                    send_content(sink, content.blob.reader, &item.depot_file, |data| {
+                        pb::SyncMessage {
+                            body: Some(Body::Chunk(data)),
+                        }
+                    })?;
+                }
+                Ok(())
+            })?;
+            sink.send(pb::SyncMessage {
+                body: Some(Body::Summary(pb::SyncSummary {
+                    files: totals.files,
+                    bytes: totals.bytes,
+                })),
+            })
+        })))
+    }
+
+    async fn update_have(
+        &self,
+        req: Request<Streaming<pb::HaveBatch>>,
+    ) -> Result<Response<pb::UpdateHaveReply>, Status> {
+        let mut stream = req.into_inner();
+        let mut updated = 0;
+        while let Some(batch) = stream.message().await? {
+            let who = caller(batch.caller)?;
+            let rows: Vec<HaveRow> = batch
+                .entries
+                .into_iter()
+                .map(|e| HaveRow {
+                    path: e.depot_file,
+                    rev: e.rev,
+                })
+                .collect();
+            let svc = self.service.clone();
+            updated += blocking(move || svc.update_have(&who, &rows)).await?;
+        }
+        Ok(Response::new(pb::UpdateHaveReply { updated }))
+    }
+
+    type HaveStream = ResponseStream<pb::FileRecord>;
+    async fn have(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.have_list(&who, &req.files, &mut |f| sink.send(file(f)))
+        })))
+    }
+
+    type FilesStream = ResponseStream<pb::FileRecord>;
+    async fn files(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let opts = ListOptions {
+            all_revisions: req.all_revisions,
+            max: req.max,
+        };
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.files(&who, &req.files, opts, &mut |f| sink.send(file(f)))
+        })))
+    }
+
+    type FstatStream = ResponseStream<pb::FileRecord>;
+    async fn fstat(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.fstat(&who, &req.files, &mut |f| sink.send(file(f)))
+        })))
+    }
+
+    type DirsStream = ResponseStream<pb::DirRecord>;
+    async fn dirs(&self, req: Request<pb::DirsRequest>) -> Stream<pb::DirRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.dirs(&who, &req.dirs, &mut |dir| sink.send(pb::DirRecord { dir }))
+        })))
+    }
+
+    type FilelogStream = ResponseStream<pb::FileRecord>;
+    async fn filelog(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.filelog(&who, &req.files, req.max, &mut |f| sink.send(file(f)))
+        })))
+    }
+
+    type ChangesStream = ResponseStream<pb::Change>;
+    async fn changes(&self, req: Request<pb::ChangesRequest>) -> Stream<pb::Change> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let query = ChangesQuery {
+            files: req.files,
+            max: req.max,
+            status: req.status,
+            user: req.user,
+            workspace: req.workspace,
+        };
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.changes(&who, &query, &mut |c| sink.send(convert::change(c)))
+        })))
+    }
+
+    type DescribeStream = ResponseStream<pb::DescribeMessage>;
+    async fn describe(&self, req: Request<pb::DescribeRequest>) -> Stream<pb::DescribeMessage> {
+        use pb::describe_message::Body;
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.describe(&who, req.change, req.summary, &mut |part| {
+                let body = match part {
+                    DescribePart::Change(c) => Body::Change(convert::change(c)),
+                    DescribePart::File(f) => Body::File(file(f)),
+                    DescribePart::Diff(d) => Body::Diff(d),
+                };
+                sink.send(pb::DescribeMessage { body: Some(body) })
+            })
+        })))
+    }
+
+    type PrintStream = ResponseStream<pb::ContentMessage>;
+    async fn print(&self, req: Request<pb::FilesRequest>) -> Stream<pb::ContentMessage> {
+        use pb::content_message::Body;
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.print(&who, &req.files, &mut |info, content| {
+                let path = info.depot_file.clone();
+                sink.send(pb::ContentMessage {
+                    body: Some(Body::File(file(info))),
+                })?;
+                sink.send(pb::ContentMessage {
+                    body: Some(Body::Header(pb::ContentHeader {
+                        compressed: content.compressed,
+                        size: content.size,
+                        digest: content.digest,
+                    })),
+                })?;
+                send_content(sink, content.blob.reader, &path, |data| {
+                    pb::ContentMessage {
+                        body: Some(Body::Chunk(data)),
+                    }
+                })
+            })
+        })))
+    }
+
+    async fn diff2(
+        &self,
+        req: Request<pb::Diff2Request>,
+    ) -> Result<Response<pb::Diff2Reply>, Status> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let d = blocking(move || svc.diff2(&who, &req.left, &req.right)).await?;
+        Ok(Response::new(pb::Diff2Reply {
+            left: Some(file(d.left)),
+            right: Some(file(d.right)),
+            diff: d.diff,
+            identical: d.identical,
+            binary: d.binary,
+        }))
+    }
+}

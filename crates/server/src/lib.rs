@@ -1,0 +1,134 @@
+//! Keel's gRPC front end: opens the stores under a root directory, guards it with a lock file,
+//! and serves the wire API by translating each call to `keel-service`.
+
+mod api;
+mod convert;
+mod lock;
+mod streams;
+
+use keel_blob::{CompressionPolicy, FsBlobStore};
+use keel_service::{Service, ServiceConfig, system_clock};
+use keel_store::{SqliteHaveStore, SqliteStore, StoreConfig};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where and how to serve.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Directory holding all server state (created when missing).
+    pub root: PathBuf,
+    /// `HOST:PORT` to listen on; port 0 picks a free one.
+    pub listen: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot create server root {path}: {source}")]
+    Root {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Locked(String),
+    #[error(transparent)]
+    Store(#[from] keel_store::StoreError),
+    #[error(transparent)]
+    Blob(#[from] keel_blob::BlobError),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("server failed: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Opens the stores under `root` and serves until Ctrl-C / SIGTERM. `ready` is called with the
+/// bound address once the server accepts connections.
+pub async fn serve(
+    opts: ServeOptions,
+    ready: impl FnOnce(SocketAddr) + Send,
+) -> Result<(), ServeError> {
+    std::fs::create_dir_all(&opts.root).map_err(|source| ServeError::Root {
+        path: opts.root.clone(),
+        source,
+    })?;
+    let root = opts
+        .root
+        .canonicalize()
+        .map_err(|source| ServeError::Root {
+            path: opts.root.clone(),
+            source,
+        })?;
+    let _lock = lock::RootLock::acquire(&root)?;
+    let meta = SqliteStore::open(&root.join("metadata.db"), &StoreConfig::default())?;
+    let have = SqliteHaveStore::open(&root.join("have"))?;
+    let blobs = FsBlobStore::open(root.join("content"), CompressionPolicy::default())?;
+    let service = Service::new(
+        Arc::new(meta),
+        have,
+        Arc::new(blobs),
+        system_clock(),
+        ServiceConfig::default(),
+        root.clone(),
+    );
+
+    let listener = tokio::net::TcpListener::bind(&opts.listen)
+        .await
+        .map_err(|source| ServeError::Listen {
+            addr: opts.listen.clone(),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| ServeError::Listen {
+        addr: opts.listen.clone(),
+        source,
+    })?;
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let api = api::Api::new(Arc::new(service), addr);
+    tracing::info!(%addr, root = %root.display(), "keel server listening");
+    ready(addr);
+    tonic::transport::Server::builder()
+        .tcp_nodelay(true)
+        .add_service(
+            keel_proto::v1::keel_server::KeelServer::new(api)
+                .max_decoding_message_size(64 << 20)
+                .max_encoding_message_size(64 << 20),
+        )
+        .serve_with_incoming_shutdown(incoming_nodelay(incoming), shutdown_signal())
+        .await?;
+    tracing::info!("keel server stopped");
+    Ok(())
+}
+
+/// Sets TCP_NODELAY on every accepted connection.
+fn incoming_nodelay(
+    incoming: tokio_stream::wrappers::TcpListenerStream,
+) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    use tokio_stream::StreamExt;
+    incoming.map(|conn| {
+        let conn = conn?;
+        conn.set_nodelay(true)?;
+        Ok(conn)
+    })
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => return ctrl_c.await.unwrap_or(()),
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c.await.unwrap_or(());
+}

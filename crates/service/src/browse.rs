@@ -1,0 +1,368 @@
+//! Read-only browsing: files, fstat, dirs, filelog, print, diff2, and the have list.
+
+use crate::args::FileArg;
+use crate::context::{caller_workspace, optional_workspace};
+use crate::fileinfo::{from_revision, set_head, set_opened};
+use crate::{Caller, Content, Diff2Result, FileInfo, Service, ServiceError, error::invalid};
+use keel_core::{BaseType, DepotPath, PathPattern};
+use keel_store::{HaveRow, PathRange, ReadTxn};
+use std::collections::HashMap;
+
+/// Options of `files` and `filelog`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ListOptions {
+    /// `files -a`: every revision, not just the selected one.
+    pub all_revisions: bool,
+    /// At most this many files (`files -m`) or revisions per file (`filelog -m`); 0 = all.
+    pub max: u32,
+}
+
+fn parse_args(
+    snap: &dyn ReadTxn,
+    files: &[String],
+    ws: Option<&crate::context::WorkspaceCtx>,
+) -> Result<Vec<FileArg>, ServiceError> {
+    if files.is_empty() {
+        return Err(ServiceError::Invalid(
+            "no file arguments given (try //depot/...)".into(),
+        ));
+    }
+    files.iter().map(|f| FileArg::parse(f, snap, ws)).collect()
+}
+
+fn no_such(text: &str) -> ServiceError {
+    ServiceError::NotFound(format!("{text} - no such file(s)"))
+}
+
+impl Service {
+    /// `files`: the selected revision of each matching file.
+    pub fn files(
+        &self,
+        caller: &Caller,
+        files: &[String],
+        opts: ListOptions,
+        sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let max = if opts.max == 0 {
+            usize::MAX
+        } else {
+            opts.max as usize
+        };
+        let mut sent = 0;
+        for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
+            let matched = self.for_each_selected(
+                snap.as_ref(),
+                &arg,
+                ws.as_ref().map(|w| w.name()),
+                &mut |rev| {
+                    if sent >= max {
+                        return Ok(());
+                    }
+                    if opts.all_revisions {
+                        for older in snap
+                            .file_revisions(&rev.path)?
+                            .into_iter()
+                            .filter(|r| r.rev <= rev.rev)
+                        {
+                            sink(from_revision(&older))?;
+                        }
+                    } else {
+                        sink(from_revision(&rev))?;
+                    }
+                    sent += 1;
+                    Ok(())
+                },
+            )?;
+            if matched == 0 {
+                return Err(no_such(&arg.text));
+            }
+        }
+        Ok(())
+    }
+
+    /// `fstat`: head, have and open state of each matching file.
+    pub fn fstat(
+        &self,
+        caller: &Caller,
+        files: &[String],
+        sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = optional_workspace(snap.as_ref(), caller)?;
+        for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
+            let matched = self.for_each_selected(
+                snap.as_ref(),
+                &arg,
+                ws.as_ref().map(|w| w.name()),
+                &mut |rev| {
+                    let mut info = from_revision(&rev);
+                    let mut others = Vec::new();
+                    for open in snap.opened_file(&rev.path)? {
+                        if ws.as_ref().is_some_and(|w| w.name() == open.workspace) {
+                            set_opened(&mut info, &open);
+                        } else {
+                            info.exclusive_held |= open.file_type.exclusive;
+                            others.push(format!("{}@{}", open.user, open.workspace));
+                        }
+                    }
+                    info.other_open = others.join(" ");
+                    if let Some(ws) = &ws {
+                        info.client_file = ws.client_file(&rev.path).unwrap_or_default();
+                        info.have_rev = self.have.get(ws.name(), &rev.path)?;
+                    }
+                    sink(info)
+                },
+            )?;
+            if matched == 0 {
+                // A file opened for add has no revisions yet, but fstat still knows it.
+                let exact = arg.exact_file().unwrap_or_default();
+                let mine = ws.as_ref().and_then(|w| {
+                    snap.opened_file(&exact)
+                        .ok()?
+                        .into_iter()
+                        .find(|o| o.workspace == w.name())
+                });
+                match mine {
+                    Some(open) => sink(crate::fileinfo::from_opened(&open, ws.as_ref()))?,
+                    None => return Err(no_such(&arg.text)),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `dirs`: immediate subdirectories matching `//path/*`.
+    pub fn dirs(
+        &self,
+        caller: &Caller,
+        dirs: &[String],
+        sink: &mut dyn FnMut(String) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        for text in dirs {
+            let pattern = PathPattern::parse(text).map_err(invalid)?;
+            let Some(parent) = text
+                .strip_suffix("/*")
+                .or_else(|| text.strip_suffix("/..."))
+            else {
+                return Err(ServiceError::Invalid(format!(
+                    "{text} - dirs takes a pattern ending in /*"
+                )));
+            };
+            let _ = pattern;
+            let prefix = format!("{parent}/");
+            let range = PathRange::prefix(&prefix);
+            let mut after = prefix.clone();
+            let mut found = 0;
+            // Skip-scan: one index probe per subdirectory, not per file.
+            while let Some(path) = snap.next_path(&range, &after)? {
+                let rest = &path[prefix.len()..];
+                match rest.find('/') {
+                    Some(slash) => {
+                        let dir = format!("{prefix}{}", &rest[..slash]);
+                        after = format!("{dir}/{}", char::MAX);
+                        sink(dir)?;
+                        found += 1;
+                    }
+                    None => after = path,
+                }
+            }
+            if found == 0 {
+                return Err(ServiceError::NotFound(format!("{text} - no such file(s)")));
+            }
+        }
+        Ok(())
+    }
+
+    /// `filelog`: every revision of each matching file, newest first, with its change.
+    pub fn filelog(
+        &self,
+        caller: &Caller,
+        files: &[String],
+        max: u32,
+        sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let mut changes: HashMap<u64, (String, String, String)> = HashMap::new();
+        for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
+            let matched = self.for_each_selected(
+                snap.as_ref(),
+                &arg,
+                ws.as_ref().map(|w| w.name()),
+                &mut |head| {
+                    let revs = snap
+                        .file_revisions(&head.path)?
+                        .into_iter()
+                        .filter(|r| r.rev <= head.rev);
+                    let limit = if max == 0 { usize::MAX } else { max as usize };
+                    for rev in revs.take(limit) {
+                        let mut info = from_revision(&rev);
+                        if !changes.contains_key(&rev.change.0) {
+                            let c = snap.get_change(rev.change)?;
+                            let entry = c
+                                .map(|c| (c.description, c.user, c.workspace))
+                                .unwrap_or_default();
+                            changes.insert(rev.change.0, entry);
+                        }
+                        let (description, user, workspace) = &changes[&rev.change.0];
+                        info.description = description.clone();
+                        info.user = user.clone();
+                        info.workspace = workspace.clone();
+                        sink(info)?;
+                    }
+                    Ok(())
+                },
+            )?;
+            if matched == 0 {
+                return Err(no_such(&arg.text));
+            }
+        }
+        Ok(())
+    }
+
+    /// `print`: each selected revision's record and stored content.
+    pub fn print(
+        &self,
+        caller: &Caller,
+        files: &[String],
+        sink: &mut dyn FnMut(FileInfo, Content) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = optional_workspace(snap.as_ref(), caller)?;
+        for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
+            let mut printed = 0;
+            self.for_each_selected(
+                snap.as_ref(),
+                &arg,
+                ws.as_ref().map(|w| w.name()),
+                &mut |rev| {
+                    if rev.action.is_delete() {
+                        return Ok(());
+                    }
+                    printed += 1;
+                    sink(from_revision(&rev), self.content_of(&rev)?)
+                },
+            )?;
+            if printed == 0 {
+                return Err(no_such(&arg.text));
+            }
+        }
+        Ok(())
+    }
+
+    /// `diff2`: unified diff of two revisions.
+    pub fn diff2(
+        &self,
+        caller: &Caller,
+        left: &str,
+        right: &str,
+    ) -> Result<Diff2Result, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let one = |text: &str| -> Result<keel_store::RevisionRow, ServiceError> {
+            let arg = FileArg::parse(text, snap.as_ref(), ws.as_ref())?;
+            let mut found = None;
+            self.for_each_selected(
+                snap.as_ref(),
+                &arg,
+                ws.as_ref().map(|w| w.name()),
+                &mut |rev| {
+                    if found.is_some() {
+                        return Err(ServiceError::Invalid(format!(
+                            "{text} - diff2 needs exactly one file per side"
+                        )));
+                    }
+                    found = Some(rev);
+                    Ok(())
+                },
+            )?;
+            found.ok_or_else(|| no_such(text))
+        };
+        let (a, b) = (one(left)?, one(right)?);
+        let binary = a.file_type.base != BaseType::Text || b.file_type.base != BaseType::Text;
+        let identical = a.digest == b.digest;
+        let diff = if identical || binary {
+            String::new()
+        } else {
+            self.revision_diff(Some(&a), Some(&b))?
+        };
+        Ok(Diff2Result {
+            left: from_revision(&a),
+            right: from_revision(&b),
+            diff,
+            identical,
+            binary,
+        })
+    }
+
+    /// `have`: the workspace's have list (optionally limited to file arguments).
+    pub fn have_list(
+        &self,
+        caller: &Caller,
+        files: &[String],
+        sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let args = files
+            .iter()
+            .map(|f| FileArg::parse(f, snap.as_ref(), Some(&ws)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let scopes: Vec<PathRange> = if args.is_empty() {
+            vec![PathRange::prefix("//")]
+        } else {
+            args.iter().flat_map(|a| a.scopes.clone()).collect()
+        };
+        let page = self.config.page_size;
+        for scope in scopes {
+            let mut after: Option<String> = None;
+            loop {
+                let rows = self.have.page(ws.name(), &scope, after.as_deref(), page)?;
+                for have in &rows {
+                    if !args.is_empty() && !args.iter().any(|a| a.matches(&have.path)) {
+                        continue;
+                    }
+                    let mut info = FileInfo {
+                        depot_file: have.path.clone(),
+                        ..FileInfo::default()
+                    };
+                    if let Some(rev) = snap.revision(&have.path, have.rev)? {
+                        set_head(&mut info, &rev);
+                    }
+                    info.have_rev = have.rev;
+                    info.client_file = ws.client_file(&have.path).unwrap_or_default();
+                    sink(info)?;
+                }
+                let full = rows.len() == page;
+                after = rows.last().map(|r| r.path.clone());
+                if !full {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Records what the client now has (after a sync wrote the files). Rev 0 forgets a file.
+    pub fn update_have(&self, caller: &Caller, entries: &[HaveRow]) -> Result<u64, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = caller_workspace(snap.as_ref(), caller)?;
+        for entry in entries {
+            DepotPath::parse(&entry.path).map_err(invalid)?;
+        }
+        drop(snap);
+        self.have.apply(ws.name(), entries)?;
+        Ok(entries.len() as u64)
+    }
+}

@@ -1,0 +1,327 @@
+//! Changelists: creating and editing pending ones, listing, and describing.
+
+use crate::args::FileArg;
+use crate::context::{caller_workspace, optional_workspace};
+use crate::fileinfo::{from_opened, from_revision};
+use crate::open::check_pending_change;
+use crate::{Caller, ChangeInfo, FileInfo, Service, ServiceError};
+use keel_core::{BaseType, ChangeNumber, unified_diff};
+use keel_store::{ChangeFilter, ChangeRow, ChangeStatus, ReadTxn, RevisionRow};
+use std::collections::HashSet;
+use std::io::Read;
+
+/// Which changes `changes` lists.
+#[derive(Clone, Debug, Default)]
+pub struct ChangesQuery {
+    pub files: Vec<String>,
+    /// 0 = no limit.
+    pub max: u32,
+    pub status: String,
+    pub user: String,
+    pub workspace: String,
+}
+
+/// One part of a `describe` answer, in order: the change, its files, then diffs.
+pub enum DescribePart {
+    Change(ChangeInfo),
+    File(FileInfo),
+    Diff(String),
+}
+
+pub(crate) fn change_info(snap: &dyn ReadTxn, row: ChangeRow) -> Result<ChangeInfo, ServiceError> {
+    let file_count = snap.change_file_count(&row)?;
+    Ok(ChangeInfo {
+        change: row.change.0,
+        status: row.status.as_str().to_string(),
+        user: row.user,
+        workspace: row.workspace,
+        description: row.description,
+        time: row.time,
+        file_count,
+    })
+}
+
+impl Service {
+    /// Creates (change 0) or updates a pending change; listed opened files move into it.
+    /// With `delete`, removes an empty pending change.
+    pub fn save_change(
+        &self,
+        caller: &Caller,
+        change: u64,
+        description: &str,
+        files: &[String],
+        delete: bool,
+    ) -> Result<ChangeInfo, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = caller_workspace(snap.as_ref(), caller)?;
+        check_pending_change(snap.as_ref(), &ws, change)?;
+        if delete {
+            if change == 0 {
+                return Err(ServiceError::Invalid(
+                    "the default changelist can't be deleted".into(),
+                ));
+            }
+            drop(snap);
+            keel_store::write(self.meta.as_ref(), move |txn| {
+                let row = txn.get_change(ChangeNumber(change))?.ok_or_else(|| {
+                    ServiceError::NotFound(format!("change {change} does not exist"))
+                })?;
+                if txn.change_file_count(&row)? > 0 {
+                    return Err(ServiceError::Precondition(format!(
+                        "change {change} has files opened; reopen or revert them first"
+                    )));
+                }
+                txn.delete_change(ChangeNumber(change))?;
+                Ok(())
+            })?;
+            return Ok(ChangeInfo {
+                change,
+                status: "deleted".into(),
+                ..ChangeInfo::default()
+            });
+        }
+        if description.trim().is_empty() {
+            return Err(ServiceError::Invalid(
+                "a changelist needs a description".into(),
+            ));
+        }
+        let moving: Vec<String> = if files.is_empty() {
+            Vec::new()
+        } else {
+            let args = files
+                .iter()
+                .map(|f| FileArg::parse(f, snap.as_ref(), Some(&ws)))
+                .collect::<Result<Vec<_>, _>>()?;
+            let opened = snap.opened_in_workspace(ws.name(), None, usize::MAX)?;
+            opened
+                .into_iter()
+                .filter(|o| args.iter().any(|a| a.matches(&o.path)))
+                .map(|o| o.path)
+                .collect()
+        };
+        drop(snap);
+        let (user, workspace, description) = (
+            caller.user.clone(),
+            ws.name().to_string(),
+            description.to_string(),
+        );
+        let now = self.now();
+        let row = keel_store::write(self.meta.as_ref(), move |txn| {
+            let number = if change == 0 {
+                txn.allocate_change()?
+            } else {
+                ChangeNumber(change)
+            };
+            let row = ChangeRow {
+                change: number,
+                status: ChangeStatus::Pending,
+                user,
+                workspace: workspace.clone(),
+                description,
+                time: now,
+            };
+            txn.put_change(&row)?;
+            let wanted: HashSet<&String> = moving.iter().collect();
+            for mut open in txn.opened_in_workspace(&workspace, None, usize::MAX)? {
+                if wanted.contains(&open.path) {
+                    open.change = number;
+                    txn.put_opened(&open)?;
+                }
+            }
+            Ok::<_, ServiceError>(row)
+        })?;
+        change_info(self.meta.snapshot()?.as_ref(), row)
+    }
+
+    /// Lists changes newest first.
+    pub fn changes(
+        &self,
+        caller: &Caller,
+        query: &ChangesQuery,
+        sink: &mut dyn FnMut(ChangeInfo) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let status = match query.status.as_str() {
+            "" => None,
+            s => Some(ChangeStatus::parse(s).ok_or_else(|| {
+                ServiceError::Invalid(format!(
+                    "unknown change status '{s}' (pending or submitted)"
+                ))
+            })?),
+        };
+        let filter = ChangeFilter {
+            status,
+            user: (!query.user.is_empty()).then(|| query.user.clone()),
+            workspace: (!query.workspace.is_empty()).then(|| query.workspace.clone()),
+        };
+        let max = if query.max == 0 {
+            usize::MAX
+        } else {
+            query.max as usize
+        };
+        let page = self.config.page_size;
+        let mut sent = 0;
+        if query.files.is_empty() {
+            let mut before = None;
+            while sent < max {
+                let rows = snap.list_changes(&filter, before, page)?;
+                let full = rows.len() == page;
+                for row in rows {
+                    before = Some(row.change);
+                    if sent < max {
+                        sink(change_info(snap.as_ref(), row)?)?;
+                        sent += 1;
+                    }
+                }
+                if !full {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        // Changes touching the files: merge the per-argument listings newest first.
+        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let mut seen = HashSet::new();
+        let mut found = Vec::new();
+        for text in &query.files {
+            let arg = FileArg::parse(text, snap.as_ref(), ws.as_ref())?;
+            let bound = crate::expand::bound_of(text, &arg.rev)?;
+            for scope in &arg.scopes {
+                let mut before = bound.map(|b| ChangeNumber(b.0 + 1));
+                let mut taken = 0;
+                'scan: loop {
+                    let rows = snap.range_changes(scope, before, page)?;
+                    let full = rows.len() == page;
+                    for (change, path) in rows {
+                        before = Some(change);
+                        if arg.matches(&path) && seen.insert(change) {
+                            found.push(change);
+                            taken += 1;
+                            if taken >= max {
+                                break 'scan;
+                            }
+                        }
+                    }
+                    if !full {
+                        break;
+                    }
+                }
+            }
+        }
+        found.sort_by(|a, b| b.cmp(a));
+        for change in found {
+            if sent >= max {
+                break;
+            }
+            if let Some(row) = snap.get_change(change)?
+                && filter.status.is_none_or(|s| s == row.status)
+                && filter.user.as_ref().is_none_or(|u| *u == row.user)
+                && filter
+                    .workspace
+                    .as_ref()
+                    .is_none_or(|w| *w == row.workspace)
+            {
+                sink(change_info(snap.as_ref(), row)?)?;
+                sent += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Describes a change: header, files, and (unless `summary`) unified diffs of text files.
+    pub fn describe(
+        &self,
+        caller: &Caller,
+        change: u64,
+        summary: bool,
+        sink: &mut dyn FnMut(DescribePart) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let row = snap
+            .get_change(ChangeNumber(change))?
+            .ok_or_else(|| ServiceError::NotFound(format!("change {change} does not exist")))?;
+        let status = row.status;
+        let workspace = row.workspace.clone();
+        sink(DescribePart::Change(change_info(snap.as_ref(), row)?))?;
+        if status == ChangeStatus::Pending {
+            for open in snap.opened_in_change(&workspace, ChangeNumber(change), None, usize::MAX)? {
+                sink(DescribePart::File(from_opened(&open, None)))?;
+            }
+            return Ok(());
+        }
+        let page = self.config.page_size;
+        let mut after: Option<String> = None;
+        let mut text_files = Vec::new();
+        loop {
+            let rows = snap.change_revisions(ChangeNumber(change), after.as_deref(), page)?;
+            let full = rows.len() == page;
+            for rev in &rows {
+                let mut info = from_revision(rev);
+                info.action = rev.action.as_str().to_string();
+                sink(DescribePart::File(info))?;
+                if !summary && rev.file_type.base == BaseType::Text {
+                    text_files.push(rev.clone());
+                }
+            }
+            after = rows.last().map(|r| r.path.clone());
+            if !full {
+                break;
+            }
+        }
+        for rev in text_files {
+            let previous = if rev.rev > 1 {
+                snap.revision(&rev.path, rev.rev - 1)?
+            } else {
+                None
+            };
+            let diff = self.revision_diff(previous.as_ref(), Some(&rev))?;
+            if !diff.is_empty() {
+                sink(DescribePart::Diff(diff))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Text of a revision for diffing; `None` for deleted revisions, or files too large to diff.
+    pub(crate) fn revision_text(
+        &self,
+        rev: Option<&RevisionRow>,
+    ) -> Result<Option<String>, ServiceError> {
+        let Some(rev) = rev.filter(|r| !r.action.is_delete()) else {
+            return Ok(Some(String::new()));
+        };
+        if rev.size > self.config.max_diff_bytes {
+            return Ok(None);
+        }
+        let content = self.content_of(rev)?;
+        let mut reader = content.blob.into_content_reader()?;
+        let mut bytes = Vec::with_capacity(rev.size as usize);
+        reader.read_to_end(&mut bytes).map_err(|e| {
+            ServiceError::Invalid(format!("{}#{} - reading content: {e}", rev.path, rev.rev))
+        })?;
+        Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    }
+
+    /// Unified diff between two revisions (either may be absent = empty).
+    pub(crate) fn revision_diff(
+        &self,
+        old: Option<&RevisionRow>,
+        new: Option<&RevisionRow>,
+    ) -> Result<String, ServiceError> {
+        let label = |r: Option<&RevisionRow>| {
+            r.map(|r| format!("{}#{}", r.path, r.rev))
+                .unwrap_or_else(|| "/dev/null".into())
+        };
+        match (self.revision_text(old)?, self.revision_text(new)?) {
+            (Some(a), Some(b)) => Ok(unified_diff(&a, &b, &label(old), &label(new))),
+            _ => Ok(format!(
+                "==== {} vs {}: too large to diff ====\n",
+                label(old),
+                label(new)
+            )),
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Keel's commands over the metadata store and the content store, independent of any wire.
+//!
+//! Every entry point takes a [`Caller`] and returns typed records ([`records`]); commands that
+//! can touch an unbounded number of files stream their results through a sink callback instead
+//! of collecting them. Reads run on store snapshots; writes go through the store's single
+//! grouped writer, planned on a snapshot first so the writer is held only to re-check and apply.
+
+mod args;
+pub mod browse;
+pub mod changes;
+mod context;
+mod depots;
+mod error;
+mod expand;
+mod fileinfo;
+pub mod open;
+mod paging;
+pub mod records;
+mod submit;
+mod sync;
+mod workspaces;
+
+pub use browse::ListOptions;
+pub use changes::{ChangesQuery, DescribePart};
+pub use error::ServiceError;
+pub use open::{OpenAction, OpenRequest};
+pub use records::*;
+pub use submit::SubmitSession;
+pub use sync::{SyncEvent, SyncItem, SyncOptions, SyncTotals};
+
+use keel_blob::BlobStore;
+use keel_store::{MetaStore, SqliteHaveStore};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Who is asking.
+#[derive(Clone, Debug, Default)]
+pub struct Caller {
+    pub user: String,
+    /// Empty when the command needs no workspace.
+    pub workspace: String,
+    pub host: String,
+}
+
+/// Source of the current time (seconds since the Unix epoch); injected so tests can pin it.
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// The system clock.
+pub fn system_clock() -> Clock {
+    Arc::new(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0)
+    })
+}
+
+/// Tuning knobs of the service layer.
+#[derive(Clone, Debug)]
+pub struct ServiceConfig {
+    /// Rows fetched per page when streaming listings.
+    pub page_size: usize,
+    /// Largest text revision `describe`/`diff2` will diff, in bytes.
+    pub max_diff_bytes: u64,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        ServiceConfig {
+            page_size: 1000,
+            max_diff_bytes: 16 << 20,
+        }
+    }
+}
+
+/// The Keel commands.
+pub struct Service {
+    meta: Arc<dyn MetaStore>,
+    have: SqliteHaveStore,
+    blobs: Arc<dyn BlobStore>,
+    clock: Clock,
+    config: ServiceConfig,
+    root: PathBuf,
+    started: Instant,
+    known_users: Mutex<HashSet<String>>,
+}
+
+impl Service {
+    pub fn new(
+        meta: Arc<dyn MetaStore>,
+        have: SqliteHaveStore,
+        blobs: Arc<dyn BlobStore>,
+        clock: Clock,
+        config: ServiceConfig,
+        root: PathBuf,
+    ) -> Service {
+        Service {
+            meta,
+            have,
+            blobs,
+            clock,
+            config,
+            root,
+            started: Instant::now(),
+            known_users: Mutex::new(HashSet::new()),
+        }
+    }
+
+    fn now(&self) -> i64 {
+        (self.clock)()
+    }
+
+    /// Server facts for `keel info`.
+    pub fn info(&self, caller: &Caller) -> Result<ServerInfo, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let workspace_root = if caller.workspace.is_empty() {
+            String::new()
+        } else {
+            snap.get_workspace(&caller.workspace)?
+                .map(|w| w.root)
+                .unwrap_or_default()
+        };
+        Ok(ServerInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            root: self.root.display().to_string(),
+            uptime_seconds: self.started.elapsed().as_secs(),
+            user: caller.user.clone(),
+            workspace: caller.workspace.clone(),
+            workspace_root,
+            server_time: self.now(),
+        })
+    }
+
+    /// Records a user the first time it is seen (users are created on first use).
+    fn touch_user(&self, caller: &Caller) -> Result<(), ServiceError> {
+        let user = context::user_name(&caller.user)?;
+        if self
+            .known_users
+            .lock()
+            .expect("user cache is never poisoned")
+            .contains(&user)
+        {
+            return Ok(());
+        }
+        let now = self.now();
+        let name = user.clone();
+        keel_store::write(self.meta.as_ref(), move |txn| {
+            txn.ensure_user(&name, now).map_err(ServiceError::from)
+        })?;
+        self.known_users
+            .lock()
+            .expect("user cache is never poisoned")
+            .insert(user);
+        Ok(())
+    }
+}

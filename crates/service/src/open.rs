@@ -1,0 +1,628 @@
+//! Opening files for add, edit and delete; move, revert, reopen and the opened listing.
+//!
+//! Each command plans on a snapshot (expanding wildcards, reading have lists) and then applies
+//! the plan in one write job that re-checks what may have changed meanwhile (opens by others,
+//! exclusive locks). Any refusal rolls the whole command back: nothing is half-opened.
+
+use crate::args::FileArg;
+use crate::context::{WorkspaceCtx, caller_workspace};
+use crate::fileinfo::{from_opened, set_head};
+use crate::paging::Cursor;
+use crate::{Caller, FileInfo, Service, ServiceError, error::invalid};
+use keel_core::{ChangeNumber, DepotPath, FileAction, FileType};
+use keel_store::{ChangeStatus, OpenedRow, PathRange, ReadTxn, WriteTxn};
+use std::collections::HashSet;
+
+/// What to open files for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenAction {
+    Add,
+    Edit,
+    Delete,
+}
+
+impl OpenAction {
+    pub fn parse(s: &str) -> Option<OpenAction> {
+        match s {
+            "add" => Some(OpenAction::Add),
+            "edit" => Some(OpenAction::Edit),
+            "delete" => Some(OpenAction::Delete),
+            _ => None,
+        }
+    }
+}
+
+/// A request to open files.
+#[derive(Clone, Debug, Default)]
+pub struct OpenRequest {
+    pub files: Vec<String>,
+    /// 0 = the default changelist.
+    pub change: u64,
+    /// Type override: a whole type (`binary+l`) or modifiers (`+l`).
+    pub file_type: String,
+    /// For add: the type the client detected for each file.
+    pub add_types: Vec<String>,
+}
+
+fn apply_type(base: FileType, requested: &str) -> Result<FileType, ServiceError> {
+    if requested.is_empty() {
+        Ok(base)
+    } else if requested.starts_with('+') {
+        base.apply_modifiers(requested).map_err(invalid)
+    } else {
+        FileType::parse(requested).map_err(invalid)
+    }
+}
+
+/// Checks that `change` is a pending changelist of the workspace (0 is always fine).
+pub(crate) fn check_pending_change(
+    snap: &dyn ReadTxn,
+    ws: &WorkspaceCtx,
+    change: u64,
+) -> Result<(), ServiceError> {
+    if change == 0 {
+        return Ok(());
+    }
+    let row = snap
+        .get_change(ChangeNumber(change))?
+        .ok_or_else(|| ServiceError::NotFound(format!("change {change} does not exist")))?;
+    if row.status != ChangeStatus::Pending {
+        return Err(ServiceError::Precondition(format!(
+            "change {change} is already submitted"
+        )));
+    }
+    if row.workspace != ws.name() {
+        return Err(ServiceError::Precondition(format!(
+            "change {change} belongs to workspace '{}', not '{}'",
+            row.workspace,
+            ws.name()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses when another workspace holds an exclusive (+l) open on the file.
+fn check_exclusive(txn: &dyn ReadTxn, row: &OpenedRow) -> Result<(), ServiceError> {
+    for other in txn.opened_file(&row.path)? {
+        if other.workspace != row.workspace
+            && (other.file_type.exclusive || row.file_type.exclusive)
+        {
+            return Err(ServiceError::Precondition(format!(
+                "{} - locked by {}@{} (exclusive open, +l)",
+                row.path, other.user, other.workspace
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Opens the planned rows, skipping files already open for the same action.
+fn apply_opens(
+    txn: &mut dyn WriteTxn,
+    plan: Vec<(OpenedRow, FileInfo)>,
+) -> Result<Vec<FileInfo>, ServiceError> {
+    let mut out = Vec::with_capacity(plan.len());
+    for (row, mut info) in plan {
+        let mine = txn
+            .opened_file(&row.path)?
+            .into_iter()
+            .find(|o| o.workspace == row.workspace);
+        if let Some(existing) = mine {
+            if existing.action == row.action {
+                info.message = format!("currently opened for {}", existing.action.as_str());
+                out.push(info);
+                continue;
+            }
+            return Err(ServiceError::Precondition(format!(
+                "{} - can't {}: already opened for {}",
+                row.path,
+                row.action.as_str(),
+                existing.action.as_str()
+            )));
+        }
+        check_exclusive(txn, &row)?;
+        txn.put_opened(&row)?;
+        out.push(info);
+    }
+    Ok(out)
+}
+
+impl Service {
+    /// Opens files for add, edit or delete in the caller's workspace.
+    pub fn open(
+        &self,
+        caller: &Caller,
+        action: OpenAction,
+        req: OpenRequest,
+    ) -> Result<Vec<FileInfo>, ServiceError> {
+        self.touch_user(caller)?;
+        let plan = {
+            let snap = self.meta.snapshot()?;
+            let ws = caller_workspace(snap.as_ref(), caller)?;
+            check_pending_change(snap.as_ref(), &ws, req.change)?;
+            match action {
+                OpenAction::Add => self.plan_add(snap.as_ref(), &ws, caller, &req)?,
+                OpenAction::Edit | OpenAction::Delete => {
+                    self.plan_edit_delete(snap.as_ref(), &ws, caller, action, &req)?
+                }
+            }
+        };
+        keel_store::write(self.meta.as_ref(), move |txn| apply_opens(txn, plan))
+    }
+
+    fn plan_add(
+        &self,
+        snap: &dyn ReadTxn,
+        ws: &WorkspaceCtx,
+        caller: &Caller,
+        req: &OpenRequest,
+    ) -> Result<Vec<(OpenedRow, FileInfo)>, ServiceError> {
+        let mut plan = Vec::new();
+        let mut seen = HashSet::new();
+        for (i, file) in req.files.iter().enumerate() {
+            let arg = FileArg::parse(file, snap, Some(ws))?;
+            let depot = arg.exact_file().ok_or_else(|| {
+                ServiceError::Invalid(format!(
+                    "{file} - add needs files, not wildcards or unmapped paths"
+                ))
+            })?;
+            let depot = DepotPath::parse(&depot)
+                .map_err(invalid)?
+                .as_str()
+                .to_string();
+            let client_file = ws.client_file(&depot).ok_or_else(|| {
+                ServiceError::Invalid(format!("{file} - file(s) not in client view"))
+            })?;
+            if !seen.insert(depot.clone()) {
+                continue;
+            }
+            let detected = req.add_types.get(i).map(String::as_str).unwrap_or("text");
+            let detected = if detected.is_empty() {
+                "text"
+            } else {
+                detected
+            };
+            let base = FileType::parse(detected).map_err(invalid)?;
+            let file_type = apply_type(base, &req.file_type)?;
+            let head = snap
+                .head_revisions(&PathRange::exact(&depot), None, None, 1)?
+                .pop();
+            if let Some(head) = &head
+                && !head.action.is_delete()
+            {
+                return Err(ServiceError::Precondition(format!(
+                    "{depot} - can't add existing file (head #{}); use edit",
+                    head.rev
+                )));
+            }
+            let row = OpenedRow {
+                workspace: ws.name().to_string(),
+                path: depot.clone(),
+                user: caller.user.clone(),
+                change: ChangeNumber(req.change),
+                action: FileAction::Add,
+                file_type,
+                base_rev: head.map(|h| h.rev).unwrap_or(0),
+                move_file: None,
+            };
+            let mut info = from_opened(&row, Some(ws));
+            info.client_file = client_file;
+            info.message = "opened for add".into();
+            plan.push((row, info));
+        }
+        Ok(plan)
+    }
+
+    fn plan_edit_delete(
+        &self,
+        snap: &dyn ReadTxn,
+        ws: &WorkspaceCtx,
+        caller: &Caller,
+        action: OpenAction,
+        req: &OpenRequest,
+    ) -> Result<Vec<(OpenedRow, FileInfo)>, ServiceError> {
+        let mut plan = Vec::new();
+        let verb = if action == OpenAction::Edit {
+            "edit"
+        } else {
+            "delete"
+        };
+        for file in &req.files {
+            let arg = FileArg::parse(file, snap, Some(ws))?;
+            let mut not_on_client = None;
+            let matched = self.for_each_selected(snap, &arg, Some(ws.name()), &mut |head| {
+                let Some(client_file) = ws.client_file(&head.path) else {
+                    return Ok(());
+                };
+                if head.action.is_delete() {
+                    return Ok(());
+                }
+                let have = self.have.get(ws.name(), &head.path)?;
+                if have == 0 {
+                    not_on_client.get_or_insert(head.path.clone());
+                    return Ok(());
+                }
+                let file_type = if action == OpenAction::Edit {
+                    apply_type(head.file_type, &req.file_type)?
+                } else {
+                    head.file_type
+                };
+                let row = OpenedRow {
+                    workspace: ws.name().to_string(),
+                    path: head.path.clone(),
+                    user: caller.user.clone(),
+                    change: ChangeNumber(req.change),
+                    action: if action == OpenAction::Edit {
+                        FileAction::Edit
+                    } else {
+                        FileAction::Delete
+                    },
+                    file_type,
+                    base_rev: have,
+                    move_file: None,
+                };
+                let mut info = from_opened(&row, Some(ws));
+                info.client_file = client_file;
+                info.have_rev = have;
+                set_head(&mut info, &head);
+                info.message = format!("opened for {verb}");
+                plan.push((row, info));
+                Ok(())
+            })?;
+            if let Some(path) = not_on_client {
+                return Err(ServiceError::Precondition(format!(
+                    "{path} - file(s) not on client; sync first"
+                )));
+            }
+            if matched == 0 {
+                return Err(ServiceError::NotFound(format!("{file} - no such file(s)")));
+            }
+        }
+        if plan.is_empty() {
+            return Err(ServiceError::NotFound(format!(
+                "{} - no files to {verb} (deleted at head or not in the view)",
+                req.files.join(" ")
+            )));
+        }
+        Ok(plan)
+    }
+
+    /// Moves an opened file to a new depot path (`move/delete` + `move/add`).
+    pub fn move_file(
+        &self,
+        caller: &Caller,
+        from: &str,
+        to: &str,
+        change: u64,
+    ) -> Result<Vec<FileInfo>, ServiceError> {
+        self.touch_user(caller)?;
+        let (ws, from_path, to_path) = {
+            let snap = self.meta.snapshot()?;
+            let ws = caller_workspace(snap.as_ref(), caller)?;
+            let exact = |text: &str| -> Result<String, ServiceError> {
+                let arg = FileArg::parse(text, snap.as_ref(), Some(&ws))?;
+                let depot = arg.exact_file().ok_or_else(|| {
+                    ServiceError::Invalid(format!("{text} - move needs one file, in the view"))
+                })?;
+                Ok(DepotPath::parse(&depot)
+                    .map_err(invalid)?
+                    .as_str()
+                    .to_string())
+            };
+            let (from_path, to_path) = (exact(from)?, exact(to)?);
+            if ws.client_file(&to_path).is_none() {
+                return Err(ServiceError::Invalid(format!(
+                    "{to} - file(s) not in client view"
+                )));
+            }
+            (ws, from_path, to_path)
+        };
+        let ws_name = ws.name().to_string();
+        let rows = keel_store::write(self.meta.as_ref(), move |txn| {
+            let source = txn
+                .opened_file(&from_path)?
+                .into_iter()
+                .find(|o| o.workspace == ws_name)
+                .ok_or_else(|| {
+                    ServiceError::Precondition(format!(
+                        "{from_path} - not opened; edit it before moving"
+                    ))
+                })?;
+            if let Some(head) = txn
+                .head_revisions(&PathRange::exact(&to_path), None, None, 1)?
+                .pop()
+                && !head.action.is_delete()
+            {
+                return Err(ServiceError::Precondition(format!(
+                    "{to_path} - can't move onto an existing file"
+                )));
+            }
+            if txn
+                .opened_file(&to_path)?
+                .iter()
+                .any(|o| o.workspace == ws_name)
+            {
+                return Err(ServiceError::Precondition(format!(
+                    "{to_path} - already opened"
+                )));
+            }
+            let change = if change == 0 {
+                source.change
+            } else {
+                ChangeNumber(change)
+            };
+            let target_base = txn
+                .head_revisions(&PathRange::exact(&to_path), None, None, 1)?
+                .pop()
+                .map(|h| h.rev)
+                .unwrap_or(0);
+            let mut target = OpenedRow {
+                path: to_path.clone(),
+                change,
+                base_rev: target_base,
+                ..source.clone()
+            };
+            let mut out = Vec::new();
+            match source.action {
+                FileAction::Add => {
+                    txn.delete_opened(&ws_name, &from_path)?;
+                }
+                FileAction::Edit => {
+                    let mut gone = source.clone();
+                    gone.action = FileAction::MoveDelete;
+                    gone.move_file = Some(to_path.clone());
+                    gone.change = change;
+                    txn.put_opened(&gone)?;
+                    out.push(gone);
+                    target.action = FileAction::MoveAdd;
+                    target.move_file = Some(from_path.clone());
+                }
+                FileAction::MoveAdd => {
+                    txn.delete_opened(&ws_name, &from_path)?;
+                    let original = source.move_file.clone().unwrap_or_default();
+                    if let Some(mut orig) = txn
+                        .opened_file(&original)?
+                        .into_iter()
+                        .find(|o| o.workspace == ws_name)
+                    {
+                        orig.move_file = Some(to_path.clone());
+                        txn.put_opened(&orig)?;
+                        out.push(orig);
+                    }
+                }
+                other => {
+                    return Err(ServiceError::Precondition(format!(
+                        "{from_path} - can't move a file opened for {}",
+                        other.as_str()
+                    )));
+                }
+            }
+            txn.put_opened(&target)?;
+            out.push(target);
+            Ok(out)
+        })?;
+        let snap = self.meta.snapshot()?;
+        let ws = caller_workspace(snap.as_ref(), caller)?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let mut info = from_opened(r, Some(&ws));
+                info.message = format!("moved from {}", r.move_file.clone().unwrap_or_default());
+                if r.action == FileAction::MoveDelete {
+                    info.message = format!("moved to {}", r.move_file.clone().unwrap_or_default());
+                }
+                info
+            })
+            .collect())
+    }
+
+    /// Files opened in the caller's workspace selected by `files` (all when empty).
+    fn select_opened(
+        &self,
+        snap: &dyn ReadTxn,
+        ws: &WorkspaceCtx,
+        files: &[String],
+    ) -> Result<Vec<OpenedRow>, ServiceError> {
+        let args = files
+            .iter()
+            .map(|f| FileArg::parse(f, snap, Some(ws)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let page = self.config.page_size;
+        let mut cursor = Cursor::new(
+            Box::new(|after| Ok(snap.opened_in_workspace(ws.name(), after, page)?)),
+            |o: &OpenedRow| o.path.as_str(),
+            page,
+        );
+        let mut out = Vec::new();
+        while let Some(row) = cursor.next_row()? {
+            if args.is_empty()
+                || args
+                    .iter()
+                    .any(|a| a.matches(&row.path) || a.exact_file().as_deref() == Some(&row.path))
+            {
+                out.push(row);
+            }
+        }
+        if out.is_empty() && !files.is_empty() {
+            return Err(ServiceError::NotFound(format!(
+                "{} - file(s) not opened on this client",
+                files.join(" ")
+            )));
+        }
+        Ok(out)
+    }
+
+    /// Reverts opened files; the records describe the have revision so the client can restore it.
+    pub fn revert(
+        &self,
+        caller: &Caller,
+        files: &[String],
+        unchanged_only: bool,
+        unchanged: &[String],
+    ) -> Result<Vec<FileInfo>, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let mut rows = self.select_opened(snap.as_ref(), &ws, files)?;
+        if unchanged_only {
+            let keep: HashSet<&str> = unchanged.iter().map(String::as_str).collect();
+            rows.retain(|r| r.action == FileAction::Edit && keep.contains(r.path.as_str()));
+        }
+        // A move is reverted as a pair.
+        let mut paths: HashSet<String> = rows.iter().map(|r| r.path.clone()).collect();
+        for row in rows.clone() {
+            if let Some(partner) = &row.move_file
+                && matches!(row.action, FileAction::MoveAdd | FileAction::MoveDelete)
+                && paths.insert(partner.clone())
+                && let Some(p) = snap
+                    .opened_file(partner)?
+                    .into_iter()
+                    .find(|o| o.workspace == ws.name())
+            {
+                rows.push(p);
+            }
+        }
+        let mut infos = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let mut info = from_opened(row, Some(&ws));
+            info.have_rev = self.have.get(ws.name(), &row.path)?;
+            if info.have_rev > 0
+                && let Some(have) = snap.revision(&row.path, info.have_rev)?
+            {
+                set_head(&mut info, &have);
+            }
+            info.message = if row.action == FileAction::Add {
+                "was add, abandoned".into()
+            } else {
+                format!("was {}, reverted", row.action.as_str())
+            };
+            infos.push(info);
+        }
+        drop(snap);
+        let ws_name = ws.name().to_string();
+        keel_store::write(self.meta.as_ref(), move |txn| {
+            for row in &rows {
+                txn.delete_opened(&ws_name, &row.path)?;
+            }
+            Ok::<_, ServiceError>(())
+        })?;
+        Ok(infos)
+    }
+
+    /// Moves opened files to another pending change and/or changes their type.
+    pub fn reopen(
+        &self,
+        caller: &Caller,
+        files: &[String],
+        change: Option<u64>,
+        file_type: &str,
+    ) -> Result<Vec<FileInfo>, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = caller_workspace(snap.as_ref(), caller)?;
+        if let Some(change) = change {
+            check_pending_change(snap.as_ref(), &ws, change)?;
+        }
+        let mut rows = self.select_opened(snap.as_ref(), &ws, files)?;
+        for row in &mut rows {
+            if let Some(change) = change {
+                row.change = ChangeNumber(change);
+            }
+            row.file_type = apply_type(row.file_type, file_type)?;
+        }
+        let infos = rows
+            .iter()
+            .map(|r| {
+                let mut info = from_opened(r, Some(&ws));
+                info.message = format!("reopened; change {}, type {}", r.change, r.file_type);
+                info
+            })
+            .collect();
+        drop(snap);
+        keel_store::write(self.meta.as_ref(), move |txn| {
+            for row in &rows {
+                check_exclusive(txn, row)?;
+                txn.put_opened(row)?;
+            }
+            Ok::<_, ServiceError>(())
+        })?;
+        Ok(infos)
+    }
+
+    /// Lists opened files: the caller's workspace, or every workspace with `all`.
+    pub fn opened(
+        &self,
+        caller: &Caller,
+        files: &[String],
+        all: bool,
+        user: &str,
+        change: Option<u64>,
+        sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = crate::context::optional_workspace(snap.as_ref(), caller)?;
+        let keep = |row: &OpenedRow| {
+            (user.is_empty() || row.user == user) && change.is_none_or(|c| row.change.0 == c)
+        };
+        if !all {
+            let ws = ws.ok_or_else(|| {
+                ServiceError::Invalid("opened needs a workspace (-w NAME), or -a for all".into())
+            })?;
+            for row in self
+                .select_opened(snap.as_ref(), &ws, files)
+                .or_else(|e| match e {
+                    ServiceError::NotFound(_) => Ok(Vec::new()),
+                    e => Err(e),
+                })?
+            {
+                if keep(&row) {
+                    sink(from_opened(&row, Some(&ws)))?;
+                }
+            }
+            return Ok(());
+        }
+        let args = files
+            .iter()
+            .map(|f| FileArg::parse(f, snap.as_ref(), ws.as_ref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let scopes: Vec<PathRange> = if args.is_empty() {
+            vec![PathRange::prefix("//")]
+        } else {
+            args.iter().flat_map(|a| a.scopes.clone()).collect()
+        };
+        let page = self.config.page_size;
+        for scope in scopes {
+            let mut after: Option<(String, String)> = None;
+            loop {
+                let rows = snap.opened_in_range(
+                    &scope,
+                    after.as_ref().map(|(p, w)| (p.as_str(), w.as_str())),
+                    page,
+                )?;
+                for row in &rows {
+                    if keep(row)
+                        && (args.is_empty()
+                            || args.iter().any(|a| {
+                                a.matches(&row.path) || a.exact_file().as_deref() == Some(&row.path)
+                            }))
+                    {
+                        let owner = if ws.as_ref().is_some_and(|w| w.name() == row.workspace) {
+                            ws.as_ref()
+                        } else {
+                            None
+                        };
+                        sink(from_opened(row, owner))?;
+                    }
+                }
+                match rows.last() {
+                    Some(last) if rows.len() == page => {
+                        after = Some((last.path.clone(), last.workspace.clone()))
+                    }
+                    _ => break,
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,331 @@
+//! Submit: content streams into the blob store first, then one transaction commits the change.
+//!
+//! Order of durability: every revision's content is written, fsynced and renamed before the
+//! metadata transaction starts, so a crash at any moment leaves the change wholly pending (some
+//! unreferenced blobs, harmless) or wholly submitted with all content present.
+
+use crate::context::{WorkspaceCtx, caller_workspace};
+use crate::fileinfo::from_revision;
+use crate::open::check_pending_change;
+use crate::{Caller, Service, ServiceError, SubmitResult};
+use keel_blob::{BlobInfo, BlobWriter};
+use keel_core::{ChangeNumber, Digest, FileAction};
+use keel_store::{ChangeRow, ChangeStatus, HaveRow, OpenedRow, PathRange, RevisionRow, WriteTxn};
+use std::collections::{BTreeMap, HashMap};
+
+fn needs_content(action: FileAction) -> bool {
+    matches!(
+        action,
+        FileAction::Add
+            | FileAction::Edit
+            | FileAction::MoveAdd
+            | FileAction::Branch
+            | FileAction::Integrate
+    )
+}
+
+/// A submit in progress: files announced by the client and their uploaded content.
+pub struct SubmitSession {
+    caller: Caller,
+    workspace: String,
+    change: u64,
+    description: String,
+    /// Opened files of the change, by depot path, as planned at the start.
+    files: BTreeMap<String, OpenedRow>,
+    uploaded: HashMap<String, BlobInfo>,
+    current: Option<(String, BlobWriter)>,
+}
+
+impl Service {
+    /// Starts a submit of `change` (0 = the default changelist) of the caller's workspace.
+    pub fn submit_begin(
+        &self,
+        caller: &Caller,
+        change: u64,
+        description: &str,
+    ) -> Result<SubmitSession, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = caller_workspace(snap.as_ref(), caller)?;
+        check_pending_change(snap.as_ref(), &ws, change)?;
+        let description = if description.trim().is_empty() && change != 0 {
+            snap.get_change(ChangeNumber(change))?
+                .map(|c| c.description)
+                .unwrap_or_default()
+        } else {
+            description.to_string()
+        };
+        if description.trim().is_empty() {
+            return Err(ServiceError::Invalid(
+                "submit needs a description (-d TEXT)".into(),
+            ));
+        }
+        let mut files = BTreeMap::new();
+        let page = self.config.page_size;
+        let mut after: Option<String> = None;
+        loop {
+            let rows =
+                snap.opened_in_change(ws.name(), ChangeNumber(change), after.as_deref(), page)?;
+            let full = rows.len() == page;
+            after = rows.last().map(|r| r.path.clone());
+            files.extend(rows.into_iter().map(|r| (r.path.clone(), r)));
+            if !full {
+                break;
+            }
+        }
+        if files.is_empty() {
+            let which = if change == 0 {
+                "the default changelist".to_string()
+            } else {
+                format!("change {change}")
+            };
+            return Err(ServiceError::Precondition(format!(
+                "No files to submit from {which}."
+            )));
+        }
+        Ok(SubmitSession {
+            caller: caller.clone(),
+            workspace: ws.name().to_string(),
+            change,
+            description,
+            files,
+            uploaded: HashMap::new(),
+            current: None,
+        })
+    }
+}
+
+impl SubmitSession {
+    /// Depot paths the client must upload, in order.
+    pub fn expected_uploads(&self) -> impl Iterator<Item = &str> {
+        self.files
+            .values()
+            .filter(|r| needs_content(r.action))
+            .map(|r| r.path.as_str())
+    }
+
+    /// Starts receiving one file's content.
+    pub fn begin_file(&mut self, service: &Service, depot_file: &str) -> Result<(), ServiceError> {
+        if let Some((path, _)) = &self.current {
+            return Err(ServiceError::Invalid(format!(
+                "{path} - content not finished before {depot_file}"
+            )));
+        }
+        let row = self.files.get(depot_file).ok_or_else(|| {
+            ServiceError::Invalid(format!("{depot_file} - not opened in this changelist"))
+        })?;
+        if !needs_content(row.action) {
+            return Err(ServiceError::Invalid(format!(
+                "{depot_file} - opened for {}; it takes no content",
+                row.action.as_str()
+            )));
+        }
+        self.current = Some((depot_file.to_string(), service.blobs.writer()?));
+        Ok(())
+    }
+
+    pub fn write_chunk(&mut self, data: &[u8]) -> Result<(), ServiceError> {
+        let (_, writer) = self.current.as_mut().ok_or_else(|| {
+            ServiceError::Invalid("file content sent before its file header".into())
+        })?;
+        writer.write(data)?;
+        Ok(())
+    }
+
+    /// Finishes one file; the client's digest and size must match what arrived.
+    pub fn end_file(&mut self, digest: &str, size: u64) -> Result<(), ServiceError> {
+        let (path, writer) = self
+            .current
+            .take()
+            .ok_or_else(|| ServiceError::Invalid("file end sent before its file header".into()))?;
+        let info = writer.finish()?;
+        let claimed = Digest::from_hex(digest)
+            .map_err(|e| ServiceError::Invalid(format!("{path} - bad digest from client: {e}")))?;
+        if claimed != info.digest || size != info.size {
+            return Err(ServiceError::Invalid(format!(
+                "{path} - content damaged in transfer: client sent {size} bytes with digest {digest}, \
+                 server received {} bytes with digest {}",
+                info.size, info.digest
+            )));
+        }
+        self.uploaded.insert(path, info);
+        Ok(())
+    }
+
+    /// Commits the change in one transaction and records the new revisions as had.
+    pub fn commit(self, service: &Service) -> Result<SubmitResult, ServiceError> {
+        if let Some((path, _)) = &self.current {
+            return Err(ServiceError::Invalid(format!(
+                "{path} - content was not finished"
+            )));
+        }
+        if let Some(missing) = self
+            .expected_uploads()
+            .find(|p| !self.uploaded.contains_key(*p))
+        {
+            return Err(ServiceError::Invalid(format!(
+                "{missing} - content missing from submit"
+            )));
+        }
+        let now = service.now();
+        let SubmitSession {
+            caller,
+            workspace,
+            change,
+            description,
+            files,
+            uploaded,
+            ..
+        } = self;
+        let ws_name = workspace.clone();
+        let (number, renamed_from, revisions) =
+            keel_store::write(service.meta.as_ref(), move |txn| {
+                commit_in(
+                    txn,
+                    &caller,
+                    &ws_name,
+                    change,
+                    &description,
+                    &files,
+                    &uploaded,
+                    now,
+                )
+            })?;
+        let have: Vec<HaveRow> = revisions
+            .iter()
+            .map(|r| HaveRow {
+                path: r.path.clone(),
+                rev: if r.action.is_delete() { 0 } else { r.rev },
+            })
+            .collect();
+        service.have.apply(&workspace, &have)?;
+        let snap = service.meta.snapshot()?;
+        let ws: Option<WorkspaceCtx> = snap
+            .get_workspace(&workspace)?
+            .map(WorkspaceCtx::new)
+            .transpose()?;
+        let files = revisions
+            .iter()
+            .map(|r| {
+                let mut info = from_revision(r);
+                info.client_file = ws
+                    .as_ref()
+                    .and_then(|w| w.client_file(&r.path))
+                    .unwrap_or_default();
+                info.have_rev = if r.action.is_delete() { 0 } else { r.rev };
+                info.file_type = r.file_type.to_string();
+                info.action = r.action.as_str().to_string();
+                info
+            })
+            .collect();
+        Ok(SubmitResult {
+            change: number.0,
+            renamed_from,
+            files,
+        })
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn commit_in(
+    txn: &mut dyn WriteTxn,
+    caller: &Caller,
+    workspace: &str,
+    change: u64,
+    description: &str,
+    planned: &BTreeMap<String, OpenedRow>,
+    uploaded: &HashMap<String, BlobInfo>,
+    now: i64,
+) -> Result<(ChangeNumber, u64, Vec<RevisionRow>), ServiceError> {
+    // The change may not have moved since the submit began.
+    let mut current = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let rows =
+            txn.opened_in_change(workspace, ChangeNumber(change), after.as_deref(), 10_000)?;
+        let full = rows.len() == 10_000;
+        after = rows.last().map(|r| r.path.clone());
+        current.extend(rows);
+        if !full {
+            break;
+        }
+    }
+    if current.len() != planned.len() || current.iter().any(|r| planned.get(&r.path) != Some(r)) {
+        return Err(ServiceError::Precondition(format!(
+            "the files of change {change} changed while it was being submitted; submit again"
+        )));
+    }
+    let mut revisions = Vec::with_capacity(current.len());
+    for open in &current {
+        let head = txn
+            .head_revisions(&PathRange::exact(&open.path), None, None, 1)?
+            .pop();
+        let head_rev = head.as_ref().map(|h| h.rev).unwrap_or(0);
+        if head_rev != open.base_rev {
+            return Err(ServiceError::Precondition(format!(
+                "{} - must sync/resolve #{head_rev} before submitting (opened at #{})",
+                open.path, open.base_rev
+            )));
+        }
+        let (digest, size, md5) = match uploaded.get(&open.path) {
+            Some(info) => (Some(info.digest), info.size, info.md5.clone()),
+            None => (None, 0, String::new()),
+        };
+        let action = match (open.action, &head) {
+            (FileAction::Add, Some(h)) if !h.action.is_delete() => {
+                return Err(ServiceError::Precondition(format!(
+                    "{} - can't add existing file",
+                    open.path
+                )));
+            }
+            (FileAction::Edit | FileAction::Delete, Some(h)) if h.action.is_delete() => {
+                return Err(ServiceError::Precondition(format!(
+                    "{} - was deleted at #{}; can't {}",
+                    open.path,
+                    h.rev,
+                    open.action.as_str()
+                )));
+            }
+            (action, _) => action,
+        };
+        revisions.push(RevisionRow {
+            path: open.path.clone(),
+            rev: head_rev + 1,
+            change: ChangeNumber(0),
+            action,
+            file_type: open.file_type,
+            digest,
+            size,
+            md5,
+            time: now,
+        });
+    }
+    // Perforce renumbers a pending change if newer changes were created since.
+    let number = if change != 0 && txn.last_change()?.0 == change {
+        ChangeNumber(change)
+    } else {
+        txn.allocate_change()?
+    };
+    let renamed_from = if change != 0 && number.0 != change {
+        change
+    } else {
+        0
+    };
+    if renamed_from != 0 {
+        txn.delete_change(ChangeNumber(change))?;
+    }
+    txn.put_change(&ChangeRow {
+        change: number,
+        status: ChangeStatus::Submitted,
+        user: caller.user.clone(),
+        workspace: workspace.to_string(),
+        description: description.to_string(),
+        time: now,
+    })?;
+    for rev in &mut revisions {
+        rev.change = number;
+        txn.insert_revision(rev)?;
+        txn.delete_opened(workspace, &rev.path)?;
+    }
+    Ok((number, renamed_from, revisions))
+}

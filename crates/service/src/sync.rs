@@ -1,0 +1,287 @@
+//! Sync: merge the workspace's have list with the revisions its view (or the arguments) select,
+//! and stream what must change — adds and updates with their stored content, and deletes.
+//!
+//! The server does not record the have list here: the client records it after the files are
+//! safely written (UpdateHave), so a failed or interrupted sync never claims files it lacks.
+
+use crate::args::{FileArg, disjoint_scopes, literal_prefix};
+use crate::context::{WorkspaceCtx, caller_workspace};
+use crate::expand::bound_of;
+use crate::paging::Cursor;
+use crate::{Caller, Content, Service, ServiceError};
+use keel_blob::Encoding;
+use keel_core::{LineKind, RevSpec};
+use keel_store::{HaveRow, PathRange, ReadTxn, RevisionRow};
+use std::collections::HashSet;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SyncOptions {
+    /// `-n`: report only.
+    pub preview: bool,
+    /// `-f`: transfer files even when the workspace has them.
+    pub force: bool,
+    /// `-k`: the client only records the have list; no content is sent.
+    pub have_only: bool,
+    /// `-p`: content is sent but the client records no have list.
+    pub populate_only: bool,
+}
+
+/// One file whose workspace state changes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SyncItem {
+    pub depot_file: String,
+    pub client_file: String,
+    /// 0 when the file is deleted from the workspace.
+    pub rev: u32,
+    /// `added`, `updated`, `refreshed` or `deleted`.
+    pub action: &'static str,
+    pub file_type: String,
+    pub digest: String,
+    pub size: u64,
+}
+
+pub struct SyncEvent {
+    pub item: SyncItem,
+    /// The stored content, when it is to be transferred.
+    pub content: Option<Content>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SyncTotals {
+    pub files: u64,
+    pub bytes: u64,
+}
+
+/// What one pass of the merge selects and compares.
+struct Pass<'a> {
+    text: String,
+    /// Ranges holding the targets, sorted and disjoint.
+    target_scopes: Vec<PathRange>,
+    /// Ranges of have entries to reconcile against.
+    have_scopes: Vec<PathRange>,
+    rev: Option<RevSpec>,
+    arg: Option<FileArg>,
+    ws: &'a WorkspaceCtx,
+}
+
+impl Pass<'_> {
+    fn selects(&self, depot: &str) -> bool {
+        self.arg.as_ref().is_none_or(|a| a.matches(depot))
+    }
+}
+
+impl Service {
+    /// Works out and streams a sync of the caller's workspace.
+    pub fn sync(
+        &self,
+        caller: &Caller,
+        files: &[String],
+        opts: SyncOptions,
+        sink: &mut dyn FnMut(SyncEvent) -> Result<(), ServiceError>,
+    ) -> Result<SyncTotals, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let opened = self.opened_paths(snap.as_ref(), ws.name())?;
+        let mut passes = Vec::new();
+        if files.is_empty() {
+            let prefixes = ws
+                .view
+                .lines()
+                .iter()
+                .filter(|l| l.kind != LineKind::Exclude)
+                .map(|l| literal_prefix(&l.left).to_string())
+                .collect();
+            passes.push(Pass {
+                text: format!("//{}/...", ws.name()),
+                target_scopes: disjoint_scopes(prefixes),
+                have_scopes: vec![PathRange::prefix("//")],
+                rev: None,
+                arg: None,
+                ws: &ws,
+            });
+        } else {
+            for text in files {
+                let arg = FileArg::parse(text, snap.as_ref(), Some(&ws))?;
+                passes.push(Pass {
+                    text: text.clone(),
+                    target_scopes: arg.scopes.clone(),
+                    have_scopes: arg.scopes.clone(),
+                    rev: arg.rev.clone(),
+                    arg: Some(arg),
+                    ws: &ws,
+                });
+            }
+        }
+        let mut totals = SyncTotals::default();
+        for pass in &passes {
+            self.sync_pass(snap.as_ref(), pass, &opened, opts, &mut totals, sink)?;
+        }
+        Ok(totals)
+    }
+
+    fn opened_paths(&self, snap: &dyn ReadTxn, ws: &str) -> Result<HashSet<String>, ServiceError> {
+        let page = self.config.page_size;
+        let mut cursor = Cursor::new(
+            Box::new(|after| Ok(snap.opened_in_workspace(ws, after, page)?)),
+            |o: &keel_store::OpenedRow| o.path.as_str(),
+            page,
+        );
+        let mut out = HashSet::new();
+        while let Some(row) = cursor.next_row()? {
+            out.insert(row.path);
+        }
+        Ok(out)
+    }
+
+    fn have_cursor<'a>(&'a self, ws: &'a str, range: PathRange) -> Cursor<'a, HaveRow> {
+        let page = self.config.page_size;
+        Cursor::new(
+            Box::new(move |after| Ok(self.have.page(ws, &range, after, page)?)),
+            |h: &HaveRow| h.path.as_str(),
+            page,
+        )
+    }
+
+    fn sync_pass(
+        &self,
+        snap: &dyn ReadTxn,
+        pass: &Pass<'_>,
+        opened: &HashSet<String>,
+        opts: SyncOptions,
+        totals: &mut SyncTotals,
+        sink: &mut dyn FnMut(SyncEvent) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        let ws = pass.ws;
+        let at = bound_of(&pass.text, &pass.rev)?;
+        let mut haves: Vec<Cursor<'_, HaveRow>> = pass
+            .have_scopes
+            .iter()
+            .map(|r| self.have_cursor(ws.name(), r.clone()))
+            .collect();
+        let mut have_index = 0;
+        // Emits deletes for have entries before `upto` (all when None); returns the entry at `upto`.
+        let mut drain_haves = |upto: Option<&str>,
+                               totals: &mut SyncTotals,
+                               sink: &mut dyn FnMut(SyncEvent) -> Result<(), ServiceError>|
+         -> Result<Option<u32>, ServiceError> {
+            while have_index < haves.len() {
+                let cursor = &mut haves[have_index];
+                let Some(next) = cursor.peek()? else {
+                    have_index += 1;
+                    continue;
+                };
+                match upto {
+                    Some(limit) if next.path.as_str() > limit => return Ok(None),
+                    Some(limit) if next.path == limit => {
+                        let rev = next.rev;
+                        cursor.next_row()?;
+                        return Ok(Some(rev));
+                    }
+                    _ => {}
+                }
+                let have = cursor.next_row()?.expect("peeked row exists");
+                if opened.contains(&have.path) || !pass.selects(&have.path) {
+                    continue;
+                }
+                let item = SyncItem {
+                    client_file: ws.client_file(&have.path).unwrap_or_default(),
+                    depot_file: have.path,
+                    rev: 0,
+                    action: "deleted",
+                    ..SyncItem::default()
+                };
+                emit(item, None, totals, sink)?;
+            }
+            Ok(None)
+        };
+        for scope in &pass.target_scopes {
+            let mut heads = self.head_cursor(snap, scope.clone(), at);
+            while let Some(head) = heads.next_row()? {
+                let Some(client_file) = ws.client_file(&head.path) else {
+                    continue;
+                };
+                if !pass.selects(&head.path) {
+                    continue;
+                }
+                let have = drain_haves(Some(&head.path), totals, sink)?.unwrap_or(0);
+                if opened.contains(&head.path) {
+                    continue;
+                }
+                let path = head.path.clone();
+                let target = self
+                    .select_revision(snap, &pass.text, &pass.rev, head, Some(ws.name()))?
+                    .filter(|r| !r.action.is_delete());
+                let Some(target) = target else {
+                    if have != 0 {
+                        let item = SyncItem {
+                            depot_file: path,
+                            client_file,
+                            rev: 0,
+                            action: "deleted",
+                            ..SyncItem::default()
+                        };
+                        emit(item, None, totals, sink)?;
+                    }
+                    continue;
+                };
+                let action = match have {
+                    0 => "added",
+                    h if h == target.rev && opts.force => "refreshed",
+                    h if h == target.rev => continue,
+                    _ => "updated",
+                };
+                let content = if opts.preview || opts.have_only {
+                    None
+                } else {
+                    Some(self.content_of(&target)?)
+                };
+                let item = SyncItem {
+                    depot_file: target.path.clone(),
+                    client_file,
+                    rev: target.rev,
+                    action,
+                    file_type: target.file_type.to_string(),
+                    digest: target.digest.map(|d| d.to_hex()).unwrap_or_default(),
+                    size: target.size,
+                };
+                emit(item, content, totals, sink)?;
+            }
+        }
+        drain_haves(None, totals, sink)?;
+        Ok(())
+    }
+
+    /// Opens a revision's stored content.
+    pub(crate) fn content_of(&self, rev: &RevisionRow) -> Result<Content, ServiceError> {
+        let digest = rev.digest.ok_or_else(|| {
+            ServiceError::NotFound(format!(
+                "{}#{} - deleted revisions have no content",
+                rev.path, rev.rev
+            ))
+        })?;
+        let blob = self.blobs.open(&digest)?.ok_or_else(|| {
+            ServiceError::NotFound(format!(
+                "{}#{} - content {digest} is missing from the content store",
+                rev.path, rev.rev
+            ))
+        })?;
+        Ok(Content {
+            compressed: blob.encoding == Encoding::Zstd,
+            size: rev.size,
+            digest: digest.to_hex(),
+            blob,
+        })
+    }
+}
+
+fn emit(
+    item: SyncItem,
+    content: Option<Content>,
+    totals: &mut SyncTotals,
+    sink: &mut dyn FnMut(SyncEvent) -> Result<(), ServiceError>,
+) -> Result<(), ServiceError> {
+    totals.files += 1;
+    totals.bytes += item.size;
+    sink(SyncEvent { item, content })
+}

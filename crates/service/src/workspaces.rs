@@ -1,0 +1,161 @@
+//! Workspaces (client specs): save with validation, show, list, delete.
+
+use crate::context::workspace_name;
+use crate::paging::Cursor;
+use crate::{Caller, Service, ServiceError, WorkspaceSpec};
+use keel_core::{View, WorkspaceOptions};
+use keel_store::{ReadTxn, WorkspaceRow};
+
+fn spec(row: WorkspaceRow) -> WorkspaceSpec {
+    WorkspaceSpec {
+        name: row.name,
+        owner: row.owner,
+        host: row.host,
+        root: row.root,
+        description: row.description,
+        options: row.options,
+        view: row.view,
+        updated: row.updated,
+        accessed: row.accessed,
+    }
+}
+
+/// Checks a spec and returns it normalised.
+fn validate(
+    snap: &dyn ReadTxn,
+    caller: &Caller,
+    mut ws: WorkspaceSpec,
+) -> Result<WorkspaceSpec, ServiceError> {
+    ws.name = workspace_name(&ws.name)?;
+    let bad = |what: String| ServiceError::Invalid(format!("workspace {}: {what}", ws.name));
+    if ws.root.trim().is_empty() {
+        return Err(bad("Root is required".into()));
+    }
+    if !std::path::Path::new(&ws.root).is_absolute() {
+        return Err(bad(format!("Root '{}' must be an absolute path", ws.root)));
+    }
+    if ws.owner.is_empty() {
+        ws.owner = caller.user.clone();
+    }
+    let options = WorkspaceOptions::parse(&ws.options).map_err(|e| bad(e.to_string()))?;
+    ws.options = options.to_string();
+    let view = View::parse_lines(&ws.view).map_err(|e| bad(e.to_string()))?;
+    let prefix = format!("//{}/", ws.name);
+    for line in view.lines() {
+        if !line.right.starts_with(&prefix) {
+            return Err(bad(format!(
+                "view line '{line}': the right side must start with {prefix}"
+            )));
+        }
+        let depot = line
+            .left
+            .trim_start_matches("//")
+            .split('/')
+            .next()
+            .unwrap_or("");
+        if snap.get_depot(depot)?.is_none() {
+            return Err(bad(format!(
+                "view line '{line}': depot '{depot}' does not exist"
+            )));
+        }
+    }
+    ws.view = view.lines().iter().map(|l| l.to_string()).collect();
+    Ok(ws)
+}
+
+impl Service {
+    /// Creates or replaces a workspace spec.
+    pub fn save_workspace(
+        &self,
+        caller: &Caller,
+        ws: WorkspaceSpec,
+        create_only: bool,
+    ) -> Result<WorkspaceSpec, ServiceError> {
+        self.touch_user(caller)?;
+        let ws = validate(self.meta.snapshot()?.as_ref(), caller, ws)?;
+        let now = self.now();
+        let saved = keel_store::write(self.meta.as_ref(), move |txn| {
+            let existing = txn.get_workspace(&ws.name)?;
+            if existing.is_some() && create_only {
+                return Err(ServiceError::AlreadyExists(format!(
+                    "workspace '{}' already exists",
+                    ws.name
+                )));
+            }
+            if txn.get_depot(&ws.name)?.is_some() {
+                return Err(ServiceError::AlreadyExists(format!(
+                    "'{}' is already the name of a depot",
+                    ws.name
+                )));
+            }
+            let row = WorkspaceRow {
+                name: ws.name,
+                owner: ws.owner,
+                host: ws.host,
+                root: ws.root,
+                description: ws.description,
+                options: ws.options,
+                view: ws.view,
+                created: existing.as_ref().map(|e| e.created).unwrap_or(now),
+                updated: now,
+                accessed: now,
+            };
+            txn.put_workspace(&row)?;
+            Ok(row)
+        })?;
+        Ok(spec(saved))
+    }
+
+    pub fn get_workspace(
+        &self,
+        caller: &Caller,
+        name: &str,
+    ) -> Result<WorkspaceSpec, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        Ok(spec(
+            crate::context::load_workspace(snap.as_ref(), name)?.row,
+        ))
+    }
+
+    pub fn list_workspaces(
+        &self,
+        caller: &Caller,
+        sink: &mut dyn FnMut(WorkspaceSpec) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let page = self.config.page_size;
+        let mut cursor = Cursor::new(
+            Box::new(|after| Ok(snap.list_workspaces(after, page)?)),
+            |w: &WorkspaceRow| w.name.as_str(),
+            page,
+        );
+        while let Some(row) = cursor.next_row()? {
+            sink(spec(row))?;
+        }
+        Ok(())
+    }
+
+    /// Deletes a workspace with no opened files, and its have list.
+    pub fn delete_workspace(&self, caller: &Caller, name: &str) -> Result<(), ServiceError> {
+        self.touch_user(caller)?;
+        let name = workspace_name(name)?;
+        let target = name.clone();
+        keel_store::write(self.meta.as_ref(), move |txn| {
+            txn.get_workspace(&target)?.ok_or_else(|| {
+                ServiceError::NotFound(format!("workspace '{target}' does not exist"))
+            })?;
+            if let Some(open) = txn.opened_in_workspace(&target, None, 1)?.first() {
+                return Err(ServiceError::Precondition(format!(
+                    "workspace '{target}' has files opened (e.g. {}); revert or submit them first",
+                    open.path
+                )));
+            }
+            txn.delete_workspace(&target)?;
+            Ok(())
+        })?;
+        self.have.drop_workspace(&name)?;
+        Ok(())
+    }
+}

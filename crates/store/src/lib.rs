@@ -1,0 +1,160 @@
+//! Keel's metadata store: the [`MetaStore`] contract and its SQLite implementation.
+//!
+//! # Contract (every backend, checked by the conformance tests in `tests/`)
+//! - **Snapshot reads.** [`MetaStore::snapshot`] returns a [`ReadTxn`] that sees one consistent
+//!   state for its whole life. It never waits for a writer and never delays one.
+//! - **One writer, grouped.** [`MetaStore::run_write`] runs jobs on the single writer; jobs that
+//!   arrive together share one transaction (group commit). Each job runs inside its own savepoint:
+//!   a job that returns `false` (or panics) leaves no trace, and does not affect the others.
+//! - **Atomic and durable on return.** When `run_write` returns `Ok`, the job's changes are
+//!   committed and on disk; after a crash they are wholly present or wholly absent.
+//! - **Have lists live apart** ([`HaveStore`]): one small database per workspace, so syncs of
+//!   different workspaces never contend with each other or with the main writer.
+
+mod error;
+mod have;
+mod range;
+mod rows;
+mod sqlite;
+
+pub use error::StoreError;
+pub use have::SqliteHaveStore;
+pub use range::PathRange;
+pub use rows::{
+    ChangeFilter, ChangeRow, ChangeStatus, DepotRow, HaveRow, OpenedRow, RevisionRow, WorkspaceRow,
+};
+pub use sqlite::{SqliteStore, StoreConfig};
+
+use keel_core::ChangeNumber;
+
+/// A consistent, read-only view of the metadata.
+///
+/// Listing methods are paged: they return at most `limit` rows strictly after `after` (in the
+/// order the method documents), so callers stream without holding whole tables in memory.
+pub trait ReadTxn {
+    fn get_depot(&self, name: &str) -> Result<Option<DepotRow>, StoreError>;
+    fn list_depots(&self) -> Result<Vec<DepotRow>, StoreError>;
+
+    fn get_workspace(&self, name: &str) -> Result<Option<WorkspaceRow>, StoreError>;
+    /// Workspaces in name order after `after`.
+    fn list_workspaces(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<WorkspaceRow>, StoreError>;
+
+    fn get_change(&self, change: ChangeNumber) -> Result<Option<ChangeRow>, StoreError>;
+    /// Changes newest first, strictly older than `before` when given.
+    fn list_changes(
+        &self,
+        filter: &ChangeFilter,
+        before: Option<ChangeNumber>,
+        limit: usize,
+    ) -> Result<Vec<ChangeRow>, StoreError>;
+    /// Number of files in a change: revisions when submitted, opened files when pending.
+    fn change_file_count(&self, change: &ChangeRow) -> Result<u32, StoreError>;
+
+    /// For each file in `range` (path order, after `after`), its newest revision whose change is
+    /// at most `at` (any change when `None`).
+    fn head_revisions(
+        &self,
+        range: &PathRange,
+        after: Option<&str>,
+        at: Option<ChangeNumber>,
+        limit: usize,
+    ) -> Result<Vec<RevisionRow>, StoreError>;
+    /// Every revision of one file, newest first.
+    fn file_revisions(&self, path: &str) -> Result<Vec<RevisionRow>, StoreError>;
+    fn revision(&self, path: &str, rev: u32) -> Result<Option<RevisionRow>, StoreError>;
+    /// Revisions submitted in `change`, path order after `after`.
+    fn change_revisions(
+        &self,
+        change: ChangeNumber,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<RevisionRow>, StoreError>;
+    /// Changes that touched files in `range`, newest first, older than `before`: (change, path).
+    fn range_changes(
+        &self,
+        range: &PathRange,
+        before: Option<ChangeNumber>,
+        limit: usize,
+    ) -> Result<Vec<(ChangeNumber, String)>, StoreError>;
+    /// The first depot path in `range` strictly greater than `after` (for directory skip-scans).
+    fn next_path(&self, range: &PathRange, after: &str) -> Result<Option<String>, StoreError>;
+
+    /// Files opened in a workspace, path order after `after`.
+    fn opened_in_workspace(
+        &self,
+        workspace: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OpenedRow>, StoreError>;
+    /// Files opened anywhere in `range`, ordered by (path, workspace) after `after`.
+    fn opened_in_range(
+        &self,
+        range: &PathRange,
+        after: Option<(&str, &str)>,
+        limit: usize,
+    ) -> Result<Vec<OpenedRow>, StoreError>;
+    /// Every workspace's open record for one file.
+    fn opened_file(&self, path: &str) -> Result<Vec<OpenedRow>, StoreError>;
+    /// Files opened in one pending change of a workspace, path order.
+    fn opened_in_change(
+        &self,
+        workspace: &str,
+        change: ChangeNumber,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OpenedRow>, StoreError>;
+}
+
+/// The writer's view: reads see the transaction's own changes.
+pub trait WriteTxn: ReadTxn {
+    /// Records the user; returns `true` when it was new.
+    fn ensure_user(&mut self, name: &str, now: i64) -> Result<bool, StoreError>;
+    fn put_depot(&mut self, depot: &DepotRow) -> Result<(), StoreError>;
+    fn put_workspace(&mut self, workspace: &WorkspaceRow) -> Result<(), StoreError>;
+    fn delete_workspace(&mut self, name: &str) -> Result<(), StoreError>;
+    /// Takes the next changelist number.
+    fn allocate_change(&mut self) -> Result<ChangeNumber, StoreError>;
+    /// The last changelist number handed out.
+    fn last_change(&self) -> Result<ChangeNumber, StoreError>;
+    fn put_change(&mut self, change: &ChangeRow) -> Result<(), StoreError>;
+    fn delete_change(&mut self, change: ChangeNumber) -> Result<(), StoreError>;
+    fn insert_revision(&mut self, revision: &RevisionRow) -> Result<(), StoreError>;
+    fn put_opened(&mut self, opened: &OpenedRow) -> Result<(), StoreError>;
+    fn delete_opened(&mut self, workspace: &str, path: &str) -> Result<(), StoreError>;
+}
+
+/// A job for the single writer. Returning `false` rolls the job's changes back.
+pub type WriteJob = Box<dyn FnOnce(&mut dyn WriteTxn) -> bool + Send>;
+
+/// The metadata store.
+pub trait MetaStore: Send + Sync {
+    /// A consistent read-only snapshot.
+    fn snapshot(&self) -> Result<Box<dyn ReadTxn + '_>, StoreError>;
+    /// Runs `job` in the writer's next group transaction; returns once it is durable.
+    fn run_write(&self, job: WriteJob) -> Result<(), StoreError>;
+}
+
+/// Runs `f` as one write job and hands back its result. `Err` results roll the job back.
+pub fn write<T, E>(
+    store: &dyn MetaStore,
+    f: impl FnOnce(&mut dyn WriteTxn) -> Result<T, E> + Send + 'static,
+) -> Result<T, E>
+where
+    T: Send + 'static,
+    E: From<StoreError> + Send + 'static,
+{
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let job_slot = slot.clone();
+    store.run_write(Box::new(move |txn| {
+        let result = f(txn);
+        let keep = result.is_ok();
+        *job_slot.lock().expect("result slot is never poisoned") = Some(result);
+        keep
+    }))?;
+    let result = slot.lock().expect("result slot is never poisoned").take();
+    result.unwrap_or_else(|| Err(StoreError::JobLost.into()))
+}

@@ -1,0 +1,103 @@
+//! The rows the store keeps, as typed values.
+
+use keel_core::{ChangeNumber, Digest, FileAction, FileType};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DepotRow {
+    pub name: String,
+    pub kind: String,
+    pub owner: String,
+    pub description: String,
+    pub created: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkspaceRow {
+    pub name: String,
+    pub owner: String,
+    pub host: String,
+    pub root: String,
+    pub description: String,
+    pub options: String,
+    pub view: Vec<String>,
+    pub created: i64,
+    pub updated: i64,
+    pub accessed: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeStatus {
+    Pending,
+    Submitted,
+}
+
+impl ChangeStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeStatus::Pending => "pending",
+            ChangeStatus::Submitted => "submitted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ChangeStatus> {
+        match s {
+            "pending" => Some(ChangeStatus::Pending),
+            "submitted" => Some(ChangeStatus::Submitted),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChangeRow {
+    pub change: ChangeNumber,
+    pub status: ChangeStatus,
+    pub user: String,
+    pub workspace: String,
+    pub description: String,
+    pub time: i64,
+}
+
+/// Which changes a listing returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChangeFilter {
+    pub status: Option<ChangeStatus>,
+    pub user: Option<String>,
+    pub workspace: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RevisionRow {
+    pub path: String,
+    pub rev: u32,
+    pub change: ChangeNumber,
+    pub action: FileAction,
+    pub file_type: FileType,
+    /// `None` for deleted revisions.
+    pub digest: Option<Digest>,
+    pub size: u64,
+    pub md5: String,
+    pub time: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenedRow {
+    pub workspace: String,
+    pub path: String,
+    pub user: String,
+    /// 0 is the workspace's default changelist.
+    pub change: ChangeNumber,
+    pub action: FileAction,
+    pub file_type: FileType,
+    /// The revision the file was opened at (0 for adds).
+    pub base_rev: u32,
+    /// For move/add: the file it moved from; for move/delete: where it moved to.
+    pub move_file: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HaveRow {
+    pub path: String,
+    /// 0 removes the entry when applied.
+    pub rev: u32,
+}

@@ -1,0 +1,408 @@
+//! The SQL behind [`ReadTxn`] and [`WriteTxn`], shared by snapshots and the writer.
+
+use super::codec::{
+    self, CHANGE_COLUMNS, DEPOT_COLUMNS, OPENED_COLUMNS, REVISION_COLUMNS, WORKSPACE_COLUMNS,
+};
+use super::pool::Snapshot;
+use crate::{
+    ChangeFilter, ChangeRow, DepotRow, OpenedRow, PathRange, ReadTxn, RevisionRow, StoreError,
+    WorkspaceRow, WriteTxn,
+};
+use keel_core::ChangeNumber;
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// Anything holding a connection inside a transaction.
+pub(crate) trait HasConn {
+    fn conn(&self) -> &Connection;
+}
+
+/// The writer's transaction.
+pub(crate) struct Tx<'c> {
+    pub(crate) conn: &'c Connection,
+}
+
+impl HasConn for Tx<'_> {
+    fn conn(&self) -> &Connection {
+        self.conn
+    }
+}
+
+impl HasConn for Snapshot<'_> {
+    fn conn(&self) -> &Connection {
+        Snapshot::conn(self)
+    }
+}
+
+fn collect<T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    map: fn(&rusqlite::Row) -> rusqlite::Result<T>,
+) -> Result<Vec<T>, StoreError> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(params, map)?;
+    Ok(rows.collect::<rusqlite::Result<Vec<T>>>()?)
+}
+
+fn lim(limit: usize) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
+}
+
+fn num(change: ChangeNumber) -> i64 {
+    i64::try_from(change.0).unwrap_or(i64::MAX)
+}
+
+impl<T: HasConn> ReadTxn for T {
+    fn get_depot(&self, name: &str) -> Result<Option<DepotRow>, StoreError> {
+        let sql = format!("SELECT {DEPOT_COLUMNS} FROM depots WHERE name = ?1");
+        Ok(self
+            .conn()
+            .query_row(&sql, [name], codec::depot)
+            .optional()?)
+    }
+
+    fn list_depots(&self) -> Result<Vec<DepotRow>, StoreError> {
+        let sql = format!("SELECT {DEPOT_COLUMNS} FROM depots ORDER BY name");
+        collect(self.conn(), &sql, [], codec::depot)
+    }
+
+    fn get_workspace(&self, name: &str) -> Result<Option<WorkspaceRow>, StoreError> {
+        let sql = format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE name = ?1");
+        Ok(self
+            .conn()
+            .query_row(&sql, [name], codec::workspace)
+            .optional()?)
+    }
+
+    fn list_workspaces(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<WorkspaceRow>, StoreError> {
+        let sql = format!(
+            "SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE name > ?1 ORDER BY name LIMIT ?2"
+        );
+        collect(
+            self.conn(),
+            &sql,
+            params![after.unwrap_or(""), lim(limit)],
+            codec::workspace,
+        )
+    }
+
+    fn get_change(&self, change: ChangeNumber) -> Result<Option<ChangeRow>, StoreError> {
+        let sql = format!("SELECT {CHANGE_COLUMNS} FROM changes WHERE change = ?1");
+        Ok(self
+            .conn()
+            .query_row(&sql, [num(change)], codec::change)
+            .optional()?)
+    }
+
+    fn list_changes(
+        &self,
+        filter: &ChangeFilter,
+        before: Option<ChangeNumber>,
+        limit: usize,
+    ) -> Result<Vec<ChangeRow>, StoreError> {
+        let sql = format!(
+            "SELECT {CHANGE_COLUMNS} FROM changes WHERE change < ?1 \
+             AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR user = ?3) \
+             AND (?4 IS NULL OR workspace = ?4) ORDER BY change DESC LIMIT ?5"
+        );
+        let before = before.map(num).unwrap_or(i64::MAX);
+        let status = filter.status.map(|s| s.as_str());
+        collect(
+            self.conn(),
+            &sql,
+            params![before, status, filter.user, filter.workspace, lim(limit)],
+            codec::change,
+        )
+    }
+
+    fn change_file_count(&self, change: &ChangeRow) -> Result<u32, StoreError> {
+        let sql = match change.status {
+            crate::ChangeStatus::Submitted => "SELECT count(*) FROM revisions WHERE change = ?1",
+            crate::ChangeStatus::Pending => {
+                "SELECT count(*) FROM opened WHERE change = ?1 AND workspace = ?2"
+            }
+        };
+        let mut stmt = self.conn().prepare_cached(sql)?;
+        let count: i64 = if stmt.parameter_count() == 2 {
+            stmt.query_row(params![num(change.change), change.workspace], |r| r.get(0))?
+        } else {
+            stmt.query_row(params![num(change.change)], |r| r.get(0))?
+        };
+        Ok(count as u32)
+    }
+
+    fn head_revisions(
+        &self,
+        range: &PathRange,
+        after: Option<&str>,
+        at: Option<ChangeNumber>,
+        limit: usize,
+    ) -> Result<Vec<RevisionRow>, StoreError> {
+        // SQLite returns the bare columns of the row holding max(rev) in each group.
+        let sql = format!(
+            "SELECT {REVISION_COLUMNS}, max(rev) FROM revisions \
+             WHERE path >= ?1 AND path < ?2 AND path > ?3 AND change <= ?4 \
+             GROUP BY path ORDER BY path LIMIT ?5"
+        );
+        let after = after.unwrap_or("");
+        let at = at.map(num).unwrap_or(i64::MAX);
+        collect(
+            self.conn(),
+            &sql,
+            params![range.lo, range.hi, after, at, lim(limit)],
+            codec::revision,
+        )
+    }
+
+    fn file_revisions(&self, path: &str) -> Result<Vec<RevisionRow>, StoreError> {
+        let sql =
+            format!("SELECT {REVISION_COLUMNS} FROM revisions WHERE path = ?1 ORDER BY rev DESC");
+        collect(self.conn(), &sql, [path], codec::revision)
+    }
+
+    fn revision(&self, path: &str, rev: u32) -> Result<Option<RevisionRow>, StoreError> {
+        let sql = format!("SELECT {REVISION_COLUMNS} FROM revisions WHERE path = ?1 AND rev = ?2");
+        Ok(self
+            .conn()
+            .query_row(&sql, params![path, rev], codec::revision)
+            .optional()?)
+    }
+
+    fn change_revisions(
+        &self,
+        change: ChangeNumber,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<RevisionRow>, StoreError> {
+        let sql = format!(
+            "SELECT {REVISION_COLUMNS} FROM revisions WHERE change = ?1 AND path > ?2 \
+             ORDER BY path LIMIT ?3"
+        );
+        collect(
+            self.conn(),
+            &sql,
+            params![num(change), after.unwrap_or(""), lim(limit)],
+            codec::revision,
+        )
+    }
+
+    fn range_changes(
+        &self,
+        range: &PathRange,
+        before: Option<ChangeNumber>,
+        limit: usize,
+    ) -> Result<Vec<(ChangeNumber, String)>, StoreError> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT change, path FROM revisions WHERE path >= ?1 AND path < ?2 AND change < ?3 \
+             ORDER BY change DESC, path LIMIT ?4",
+        )?;
+        let before = before.map(num).unwrap_or(i64::MAX);
+        let rows = stmt.query_map(params![range.lo, range.hi, before, lim(limit)], |r| {
+            Ok((
+                ChangeNumber(r.get::<_, i64>(0)? as u64),
+                r.get::<_, String>(1)?,
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    fn next_path(&self, range: &PathRange, after: &str) -> Result<Option<String>, StoreError> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT path FROM revisions WHERE path > ?1 AND path >= ?2 AND path < ?3 \
+             ORDER BY path LIMIT 1",
+        )?;
+        Ok(stmt
+            .query_row(params![after, range.lo, range.hi], |r| r.get(0))
+            .optional()?)
+    }
+
+    fn opened_in_workspace(
+        &self,
+        workspace: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OpenedRow>, StoreError> {
+        let sql = format!(
+            "SELECT {OPENED_COLUMNS} FROM opened WHERE workspace = ?1 AND path > ?2 \
+             ORDER BY path LIMIT ?3"
+        );
+        collect(
+            self.conn(),
+            &sql,
+            params![workspace, after.unwrap_or(""), lim(limit)],
+            codec::opened,
+        )
+    }
+
+    fn opened_in_range(
+        &self,
+        range: &PathRange,
+        after: Option<(&str, &str)>,
+        limit: usize,
+    ) -> Result<Vec<OpenedRow>, StoreError> {
+        let (after_path, after_ws) = after.unwrap_or(("", ""));
+        let sql = format!(
+            "SELECT {OPENED_COLUMNS} FROM opened WHERE path >= ?1 AND path < ?2 \
+             AND (path, workspace) > (?3, ?4) ORDER BY path, workspace LIMIT ?5"
+        );
+        collect(
+            self.conn(),
+            &sql,
+            params![range.lo, range.hi, after_path, after_ws, lim(limit)],
+            codec::opened,
+        )
+    }
+
+    fn opened_file(&self, path: &str) -> Result<Vec<OpenedRow>, StoreError> {
+        let sql = format!("SELECT {OPENED_COLUMNS} FROM opened WHERE path = ?1 ORDER BY workspace");
+        collect(self.conn(), &sql, [path], codec::opened)
+    }
+
+    fn opened_in_change(
+        &self,
+        workspace: &str,
+        change: ChangeNumber,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OpenedRow>, StoreError> {
+        let sql = format!(
+            "SELECT {OPENED_COLUMNS} FROM opened WHERE workspace = ?1 AND change = ?2 \
+             AND path > ?3 ORDER BY path LIMIT ?4"
+        );
+        collect(
+            self.conn(),
+            &sql,
+            params![workspace, num(change), after.unwrap_or(""), lim(limit)],
+            codec::opened,
+        )
+    }
+}
+
+impl WriteTxn for Tx<'_> {
+    fn ensure_user(&mut self, name: &str, now: i64) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .prepare_cached("INSERT OR IGNORE INTO users (name, created) VALUES (?1, ?2)")?
+            .execute(params![name, now])?;
+        Ok(n == 1)
+    }
+
+    fn put_depot(&mut self, d: &DepotRow) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("INSERT OR REPLACE INTO depots VALUES (?1, ?2, ?3, ?4, ?5)")?
+            .execute(params![d.name, d.kind, d.owner, d.description, d.created])?;
+        Ok(())
+    }
+
+    fn put_workspace(&mut self, w: &WorkspaceRow) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO workspaces VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?
+            .execute(params![
+                w.name,
+                w.owner,
+                w.host,
+                w.root,
+                w.description,
+                w.options,
+                w.view.join("\n"),
+                w.created,
+                w.updated,
+                w.accessed
+            ])?;
+        Ok(())
+    }
+
+    fn delete_workspace(&mut self, name: &str) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("DELETE FROM workspaces WHERE name = ?1")?
+            .execute([name])?;
+        Ok(())
+    }
+
+    fn allocate_change(&mut self) -> Result<ChangeNumber, StoreError> {
+        let next: i64 = self.conn.query_row(
+            "UPDATE counters SET value = value + 1 WHERE name = 'change' RETURNING value",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(ChangeNumber(next as u64))
+    }
+
+    fn last_change(&self) -> Result<ChangeNumber, StoreError> {
+        let value: i64 = self.conn.query_row(
+            "SELECT value FROM counters WHERE name = 'change'",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(ChangeNumber(value as u64))
+    }
+
+    fn put_change(&mut self, c: &ChangeRow) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("INSERT OR REPLACE INTO changes VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
+            .execute(params![
+                num(c.change),
+                c.status.as_str(),
+                c.user,
+                c.workspace,
+                c.description,
+                c.time
+            ])?;
+        Ok(())
+    }
+
+    fn delete_change(&mut self, change: ChangeNumber) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("DELETE FROM changes WHERE change = ?1")?
+            .execute([num(change)])?;
+        Ok(())
+    }
+
+    fn insert_revision(&mut self, r: &RevisionRow) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("INSERT INTO revisions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")?
+            .execute(params![
+                r.path,
+                r.rev,
+                num(r.change),
+                r.action.as_str(),
+                r.file_type.to_string(),
+                r.digest.map(|d| d.0.to_vec()),
+                r.size as i64,
+                r.md5,
+                r.time
+            ])?;
+        Ok(())
+    }
+
+    fn put_opened(&mut self, o: &OpenedRow) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO opened VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![
+                o.workspace,
+                o.path,
+                o.user,
+                num(o.change),
+                o.action.as_str(),
+                o.file_type.to_string(),
+                o.base_rev,
+                o.move_file
+            ])?;
+        Ok(())
+    }
+
+    fn delete_opened(&mut self, workspace: &str, path: &str) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("DELETE FROM opened WHERE workspace = ?1 AND path = ?2")?
+            .execute([workspace, path])?;
+        Ok(())
+    }
+}

@@ -1,0 +1,94 @@
+//! Versioned schema migrations, tracked in `PRAGMA user_version`.
+
+use crate::StoreError;
+use rusqlite::Connection;
+
+/// Each entry migrates from version `index` to `index + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: the core: users, depots, workspaces, changes, revisions, opened files.
+    // Integration records, labels and shelves arrive as later migrations; revisions already
+    // reference content by digest, so a lazy copy is just another row with the same digest.
+    r#"
+    CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+    INSERT INTO counters VALUES ('change', 0);
+    CREATE TABLE users (
+        name TEXT PRIMARY KEY,
+        created INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE depots (
+        name TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        description TEXT NOT NULL,
+        created INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    INSERT INTO depots VALUES ('depot', 'local', '', 'Default depot', 0);
+    CREATE TABLE workspaces (
+        name TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        host TEXT NOT NULL,
+        root TEXT NOT NULL,
+        description TEXT NOT NULL,
+        options TEXT NOT NULL,
+        view TEXT NOT NULL,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        accessed INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE changes (
+        change INTEGER PRIMARY KEY,
+        status TEXT NOT NULL,
+        user TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        description TEXT NOT NULL,
+        time INTEGER NOT NULL
+    );
+    CREATE INDEX changes_by_user ON changes (user, change);
+    CREATE INDEX changes_by_workspace ON changes (workspace, change);
+    CREATE TABLE revisions (
+        path TEXT NOT NULL,
+        rev INTEGER NOT NULL,
+        change INTEGER NOT NULL,
+        action TEXT NOT NULL,
+        type TEXT NOT NULL,
+        digest BLOB,
+        size INTEGER NOT NULL,
+        md5 TEXT NOT NULL,
+        time INTEGER NOT NULL,
+        PRIMARY KEY (path, rev)
+    ) WITHOUT ROWID;
+    CREATE INDEX revisions_by_change ON revisions (change, path);
+    CREATE INDEX revisions_by_digest ON revisions (digest);
+    CREATE TABLE opened (
+        workspace TEXT NOT NULL,
+        path TEXT NOT NULL,
+        user TEXT NOT NULL,
+        change INTEGER NOT NULL,
+        action TEXT NOT NULL,
+        type TEXT NOT NULL,
+        base_rev INTEGER NOT NULL,
+        move_file TEXT,
+        PRIMARY KEY (workspace, path)
+    ) WITHOUT ROWID;
+    CREATE INDEX opened_by_path ON opened (path, workspace);
+    "#,
+];
+
+/// Brings the database up to the newest schema, one transaction per step.
+pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let supported = MIGRATIONS.len() as i64;
+    if current > supported {
+        return Err(StoreError::SchemaTooNew {
+            found: current,
+            supported,
+        });
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", index as i64 + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

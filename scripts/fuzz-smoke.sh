@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Short cargo-fuzz run of every keel-core parser target; exits non-zero on any crash.
+# Usage: FUZZ_SECONDS=20 scripts/fuzz-smoke.sh   (needs a rustup toolchain named `nightly`)
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+seconds="${FUZZ_SECONDS:-20}"
+targets=(file_spec view_line path form)
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "installing cargo-fuzz" >&2
+    cargo install cargo-fuzz --locked
+fi
+
+cd fuzz
+failed=()
+for target in "${targets[@]}"; do
+    echo "=== fuzzing $target for ${seconds}s" >&2
+    if ! cargo +nightly fuzz run "$target" -- -max_total_time="$seconds"; then
+        failed+=("$target")
+    fi
+done
+
+if ((${#failed[@]} > 0)); then
+    echo "fuzz smoke FAILED: ${failed[*]} (see fuzz/artifacts/)" >&2
+    exit 1
+fi
+echo "fuzz smoke passed: ${targets[*]} (${seconds}s each)" >&2
