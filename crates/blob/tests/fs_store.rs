@@ -1,0 +1,107 @@
+//! The content store contract, checked against the filesystem backend.
+
+use keel_blob::{BlobStore, CompressionPolicy, Encoding, FsBlobStore};
+use std::io::Read;
+
+fn store() -> (tempfile::TempDir, FsBlobStore) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = FsBlobStore::open(dir.path().join("content"), CompressionPolicy::default()).expect("open");
+    (dir, store)
+}
+
+fn put(store: &FsBlobStore, chunks: &[&[u8]]) -> keel_blob::BlobInfo {
+    let mut w = store.writer().expect("writer");
+    for c in chunks {
+        w.write(c).expect("write");
+    }
+    w.finish().expect("finish")
+}
+
+fn read_back(store: &FsBlobStore, info: &keel_blob::BlobInfo) -> Vec<u8> {
+    let blob = store.open(&info.digest).expect("open").expect("present");
+    let mut out = Vec::new();
+    blob.into_content_reader().expect("reader").read_to_end(&mut out).expect("read");
+    out
+}
+
+#[test]
+fn round_trips_and_picks_encoding() {
+    let (_dir, store) = store();
+    let text = b"hello hello hello hello hello hello hello hello\n".repeat(100);
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let random: Vec<u8> = (0..5000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect();
+    let cases: Vec<(&[u8], Encoding)> = vec![(&text, Encoding::Zstd), (&random, Encoding::Raw), (b"", Encoding::Raw)];
+    for (content, encoding) in cases {
+        let info = put(&store, &[content]);
+        assert_eq!(info.size, content.len() as u64);
+        assert_eq!(info.digest.0, *blake3::hash(content).as_bytes());
+        assert_eq!(info.encoding, encoding, "content of {} bytes", content.len());
+        assert_eq!(read_back(&store, &info), content);
+    }
+}
+
+#[test]
+fn large_blob_streams_in_chunks() {
+    let (_dir, store) = store();
+    let chunk = b"0123456789abcdef".repeat(64 * 1024); // 1 MiB, compressible
+    let info = put(&store, &[&chunk, &chunk, &chunk]);
+    assert_eq!(info.size, 3 * chunk.len() as u64);
+    assert_eq!(info.encoding, Encoding::Zstd);
+    assert!(info.stored_size < info.size / 10);
+    assert_eq!(read_back(&store, &info).len(), 3 * chunk.len());
+}
+
+#[test]
+fn same_content_is_stored_once_and_md5_is_recorded() {
+    let (dir, store) = store();
+    let a = put(&store, &[b"same bytes"]);
+    let b = put(&store, &[b"same ", b"bytes"]);
+    assert_eq!(a.digest, b.digest);
+    assert_eq!(a.md5, format!("{:x}", md5_of(b"same bytes")));
+    let files = walk(&dir.path().join("content"));
+    assert_eq!(files.iter().filter(|p| !p.contains("/content/tmp/")).count(), 1);
+}
+
+#[test]
+fn unfinished_writer_leaves_nothing() {
+    let (dir, store) = store();
+    let mut w = store.writer().expect("writer");
+    w.write(b"never finished").expect("write");
+    drop(w);
+    assert!(walk(&dir.path().join("content")).is_empty());
+}
+
+#[test]
+fn delete_reports_reclaimed_bytes() {
+    let (_dir, store) = store();
+    let info = put(&store, &[b"to be obliterated"]);
+    assert!(store.contains(&info.digest).expect("contains"));
+    assert_eq!(store.delete(&info.digest).expect("delete"), info.stored_size);
+    assert!(!store.contains(&info.digest).expect("contains"));
+    assert_eq!(store.delete(&info.digest).expect("delete again"), 0);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path.display().to_string());
+        }
+    }
+    out
+}
+
+fn md5_of(data: &[u8]) -> md5::digest::Output<md5::Md5> {
+    use md5::Digest;
+    md5::Md5::digest(data)
+}

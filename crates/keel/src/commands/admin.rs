@@ -1,0 +1,116 @@
+//! Server-level verbs: `info`, `depots`, `depot create`.
+
+use anyhow::Result;
+use keel_proto::v1::{CreateDepotRequest, InfoRequest, ListDepotsRequest};
+
+use crate::cli::DepotCmd;
+use crate::output::{Record, date, date_time};
+use crate::session::Session;
+
+pub async fn info(s: &mut Session) -> Result<()> {
+    let reply = s.check(
+        s.client()
+            .info(InfoRequest {
+                caller: s.caller(),
+            })
+            .await,
+    )?;
+    let uptime = reply.uptime_seconds;
+    let uptime_text = format!(
+        "{:02}:{:02}:{:02}",
+        uptime / 3600,
+        uptime % 3600 / 60,
+        uptime % 60
+    );
+    let client_name = if reply.workspace.is_empty() {
+        "*unknown*"
+    } else {
+        reply.workspace.as_str()
+    };
+    let client_root = if reply.workspace_root.is_empty() {
+        "*unknown*"
+    } else {
+        reply.workspace_root.as_str()
+    };
+    let record = Record::new()
+        .s("userName", &reply.user)
+        .s("clientName", client_name)
+        .s("clientHost", &s.settings.host)
+        .s("clientRoot", client_root)
+        .s("clientCwd", s.cwd.display().to_string())
+        .s("serverAddress", &reply.server_address)
+        .s("serverRoot", &reply.server_root)
+        .s("serverDate", date_time(reply.server_time))
+        .n("serverUptime", uptime)
+        .s("serverVersion", &reply.server_version);
+    let text = [
+        format!("User name: {}", reply.user),
+        format!("Client name: {client_name}"),
+        format!("Client host: {}", s.settings.host),
+        format!("Client root: {client_root}"),
+        format!("Current directory: {}", s.cwd.display()),
+        format!("Server address: {}", reply.server_address),
+        format!("Server root: {}", reply.server_root),
+        format!("Server date: {}", date_time(reply.server_time)),
+        format!("Server uptime: {uptime_text}"),
+        format!("Server version: {}", reply.server_version),
+    ]
+    .join("\n");
+    s.out.emit(record, text);
+    Ok(())
+}
+
+pub async fn depots(s: &mut Session) -> Result<()> {
+    let reply = s.check(
+        s.client()
+            .list_depots(ListDepotsRequest {
+                caller: s.caller(),
+            })
+            .await,
+    )?;
+    for depot in reply.depots {
+        let map = format!("{}/...", depot.name);
+        s.out.emit(
+            Record::new()
+                .s("name", &depot.name)
+                .n("time", depot.created)
+                .s("type", &depot.kind)
+                .s("map", &map)
+                .s("owner", &depot.owner)
+                .s("desc", &depot.description),
+            format!(
+                "Depot {} {} {} {} '{}'",
+                depot.name,
+                date(depot.created),
+                depot.kind,
+                map,
+                depot.description
+            ),
+        );
+    }
+    Ok(())
+}
+
+pub async fn depot(s: &mut Session, cmd: DepotCmd) -> Result<()> {
+    match cmd {
+        DepotCmd::Create { name, description } => {
+            let depot = s.check(
+                s.client()
+                    .create_depot(CreateDepotRequest {
+                        caller: s.caller(),
+                        name: name.clone(),
+                        description: description.unwrap_or_default(),
+                    })
+                    .await,
+            )?;
+            s.out.emit(
+                Record::new()
+                    .s("name", &depot.name)
+                    .s("type", &depot.kind)
+                    .s("action", "saved"),
+                format!("Depot {} saved.", depot.name),
+            );
+            Ok(())
+        }
+    }
+}

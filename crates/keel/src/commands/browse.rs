@@ -1,0 +1,311 @@
+//! Browsing history and content: `changes`, `describe`, `files`, `dirs`, `fstat`, `filelog`, `print`.
+
+use anyhow::Result;
+use keel_client::content::ContentStream;
+use keel_client::transfer::LocalMode;
+use keel_proto::v1::describe_message::Body;
+use keel_proto::v1::{Change, ChangesRequest, DescribeRequest, DirsRequest, FilesRequest};
+
+use super::records::{head_line, head_record, local_of};
+use crate::cli::{ChangesArgs, DescribeArgs, DirsArgs, FilelogArgs, FilesListArgs, FilesRequiredArgs, PrintArgs};
+use crate::output::{Record, date, date_time, first_line};
+use crate::session::Session;
+
+fn change_record(change: &Change) -> Record {
+    Record::new()
+        .n("change", change.change)
+        .n("time", change.time)
+        .s("user", &change.user)
+        .s("client", &change.workspace)
+        .s("status", &change.status)
+        .s("desc", &change.description)
+}
+
+pub async fn changes(s: &mut Session, args: ChangesArgs) -> Result<()> {
+    let files = s.file_args(&args.files).await?;
+    let changes = s
+        .all(
+            s.client()
+                .changes(ChangesRequest {
+                    caller: s.caller(),
+                    files,
+                    max: args.max.unwrap_or(0),
+                    status: args.status.unwrap_or_default(),
+                    user: args.user.unwrap_or_default(),
+                    workspace: args.workspace.unwrap_or_default(),
+                })
+                .await,
+        )
+        .await?;
+    for change in &changes {
+        let pending = if change.status == "pending" {
+            "*pending* "
+        } else {
+            ""
+        };
+        s.out.emit(
+            change_record(change),
+            format!(
+                "Change {} on {} by {}@{} {pending}'{}'",
+                change.change,
+                date(change.time),
+                change.user,
+                change.workspace,
+                first_line(&change.description)
+            ),
+        );
+    }
+    Ok(())
+}
+
+pub async fn describe(s: &mut Session, args: DescribeArgs) -> Result<()> {
+    let messages = s
+        .all(
+            s.client()
+                .describe(DescribeRequest {
+                    caller: s.caller(),
+                    change: args.change,
+                    summary: args.summary,
+                })
+                .await,
+        )
+        .await?;
+    let mut files_started = false;
+    let mut diffs_started = false;
+    for message in messages {
+        match message.body {
+            Some(Body::Change(change)) => {
+                let pending = if change.status == "pending" {
+                    " *pending*"
+                } else {
+                    ""
+                };
+                let mut text = format!(
+                    "Change {} by {}@{} on {}{pending}\n",
+                    change.change,
+                    change.user,
+                    change.workspace,
+                    date_time(change.time)
+                );
+                for line in change.description.lines() {
+                    text.push_str(&format!("\n\t{line}"));
+                }
+                text.push('\n');
+                s.out.emit(change_record(&change), text);
+            }
+            Some(Body::File(file)) => {
+                if !files_started {
+                    s.out.text("Affected files ...\n");
+                    files_started = true;
+                }
+                let action = if file.action.is_empty() {
+                    &file.head_action
+                } else {
+                    &file.action
+                };
+                s.out.emit(
+                    head_record(&file).s("action", action),
+                    format!("... {}#{} {action}", file.depot_file, file.head_rev),
+                );
+            }
+            Some(Body::Diff(diff)) => {
+                if !diffs_started {
+                    s.out.text("\nDifferences ...");
+                    diffs_started = true;
+                }
+                s.out.emit(
+                    Record::new().s("diff", &diff),
+                    format!("\n{}", diff.trim_end_matches('\n')),
+                );
+            }
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+pub async fn files(s: &mut Session, args: FilesListArgs) -> Result<()> {
+    let files = s.file_args(&args.files).await?;
+    let records = s
+        .all(
+            s.client()
+                .files(FilesRequest {
+                    caller: s.caller(),
+                    files,
+                    all_revisions: args.all,
+                    max: args.max.unwrap_or(0),
+                    include_deleted: args.include_deleted,
+                })
+                .await,
+        )
+        .await?;
+    for record in &records {
+        s.out.emit(head_record(record), head_line(record));
+    }
+    Ok(())
+}
+
+pub async fn dirs(s: &mut Session, args: DirsArgs) -> Result<()> {
+    let dirs = s.file_args(&args.dirs).await?;
+    let records = s
+        .all(
+            s.client()
+                .dirs(DirsRequest {
+                    caller: s.caller(),
+                    dirs,
+                })
+                .await,
+        )
+        .await?;
+    for record in &records {
+        s.out.emit(Record::new().s("dir", &record.dir), &record.dir);
+    }
+    Ok(())
+}
+
+pub async fn fstat(s: &mut Session, args: FilesRequiredArgs) -> Result<()> {
+    let files = s.file_args(&args.files).await?;
+    let ws = if s.settings.workspace.is_some() {
+        s.workspace().await.ok()
+    } else {
+        None
+    };
+    let records = s
+        .all(
+            s.client()
+                .fstat(FilesRequest {
+                    caller: s.caller(),
+                    files,
+                    ..Default::default()
+                })
+                .await,
+        )
+        .await?;
+    for record in &records {
+        let mut fields: Vec<(&str, String)> = vec![
+            ("depotFile", record.depot_file.clone()),
+            ("clientFile", local_of(ws.as_deref(), record)),
+            ("headAction", record.head_action.clone()),
+            ("headType", record.head_type.clone()),
+            ("headTime", record.head_time.to_string()),
+            ("headRev", record.head_rev.to_string()),
+            ("headChange", record.head_change.to_string()),
+            ("fileSize", record.head_size.to_string()),
+            ("digest", record.head_digest.clone()),
+            ("md5", record.head_md5.clone()),
+        ];
+        if record.have_rev > 0 {
+            fields.push(("haveRev", record.have_rev.to_string()));
+        }
+        if !record.action.is_empty() {
+            fields.push(("action", record.action.clone()));
+            fields.push(("change", record.change.to_string()));
+            fields.push(("type", record.file_type.clone()));
+        }
+        fields.push(("movedFile", record.move_file.clone()));
+        fields.push(("otherOpen", record.other_open.clone()));
+        if record.exclusive_held {
+            fields.push(("otherLock", "1".into()));
+        }
+        fields.retain(|(_, v)| !v.is_empty() && v != "0");
+        let mut json = Record::new();
+        let mut text = String::new();
+        for (name, value) in &fields {
+            json = match value.parse::<u64>() {
+                Ok(n) if *name != "digest" && *name != "md5" => json.n(name, n),
+                _ => json.s(name, value),
+            };
+            text.push_str(&format!("... {name} {value}\n"));
+        }
+        s.out.emit(json, text);
+    }
+    Ok(())
+}
+
+pub async fn filelog(s: &mut Session, args: FilelogArgs) -> Result<()> {
+    let files = s.file_args(&args.files).await?;
+    let records = s
+        .all(
+            s.client()
+                .filelog(FilesRequest {
+                    caller: s.caller(),
+                    files,
+                    all_revisions: true,
+                    max: args.max.unwrap_or(0),
+                    include_deleted: true,
+                })
+                .await,
+        )
+        .await?;
+    let mut current = String::new();
+    for record in &records {
+        if record.depot_file != current {
+            current = record.depot_file.clone();
+            s.out.text(&current);
+        }
+        s.out.emit(
+            head_record(record)
+                .s("user", &record.user)
+                .s("client", &record.workspace)
+                .s("desc", &record.description),
+            format!(
+                "... #{} change {} {} on {} by {}@{} ({}) '{}'",
+                record.head_rev,
+                record.head_change,
+                record.head_action,
+                date(record.head_time),
+                record.user,
+                record.workspace,
+                record.head_type,
+                first_line(&record.description)
+            ),
+        );
+    }
+    Ok(())
+}
+
+pub async fn print(s: &mut Session, args: PrintArgs) -> Result<()> {
+    let files = s.file_args(&args.files).await?;
+    let mut content = ContentStream::open(&s.conn, files).await?;
+    while let Some((file, header)) = content.next_file().await? {
+        let label = format!("{}#{}", file.depot_file, file.head_rev);
+        let mut record = head_record(&file);
+        if !args.quiet && !s.out.json {
+            s.out.text(head_line(&file));
+        }
+        let Some(header) = header else {
+            if s.out.json {
+                s.out.emit(record, "");
+            }
+            continue;
+        };
+        match &args.output {
+            Some(path) => {
+                let target = keel_client::paths::absolute_local(&path.to_string_lossy(), &s.cwd);
+                let mode = LocalMode {
+                    writable: true,
+                    symlink: false,
+                    executable: LocalMode::for_type(&file.head_type, true).executable,
+                };
+                content.write_file(&header, target, mode).await?;
+                if s.out.json {
+                    s.out.emit(record.s("path", path.display().to_string()), "");
+                }
+            }
+            None if s.out.json => {
+                let bytes = content.read_all(&header, &label).await?;
+                record = record.v(
+                    "content",
+                    String::from_utf8_lossy(&bytes).into_owned().into(),
+                );
+                s.out.emit(record, "");
+            }
+            None => {
+                content
+                    .copy_to(std::io::stdout(), &header, std::path::Path::new(&label))
+                    .await?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,159 @@
+//! Differences: `diff` (workspace files vs have revisions) and `diff2` (two depot revisions).
+
+use std::collections::HashMap;
+
+use anyhow::{Result, bail};
+use keel_client::content::ContentStream;
+use keel_client::transfer;
+use keel_core::{BaseType, detect_base_type, unified_diff};
+use keel_proto::v1::{Diff2Request, FileRecord};
+
+use super::records::rev_text;
+use crate::cli::{Diff2Args, FilesArgs};
+use crate::output::Record;
+use crate::session::{AlreadyReported, Session};
+
+/// Open actions whose workspace file is compared with the have revision.
+fn diffable(action: &str) -> bool {
+    matches!(action, "edit" | "integrate")
+}
+
+pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
+    let ws = s.workspace().await?;
+    let candidates: Vec<FileRecord> = if args.files.is_empty() {
+        let opened = ws.opened(&s.conn, Vec::new(), None).await?;
+        let edits: Vec<String> = opened
+            .iter()
+            .filter(|r| diffable(&r.action))
+            .map(|r| r.depot_file.clone())
+            .collect();
+        if edits.is_empty() {
+            s.out.note("File(s) not opened for edit.");
+            return Ok(());
+        }
+        ws.have(&s.conn, edits).await?
+    } else {
+        let files = s.file_args(&args.files).await?;
+        ws.have(&s.conn, files).await?
+    };
+    // Only files whose local content differs from the have revision need the server's copy.
+    let mut changed: HashMap<String, (FileRecord, std::path::PathBuf)> = HashMap::new();
+    let mut failed = false;
+    for record in candidates {
+        let Some(client_file) = ws.client_file_of(&record) else {
+            continue;
+        };
+        let local = ws.local(&client_file)?;
+        match transfer::hash_local(&local)? {
+            Some(digest) if digest.eq_ignore_ascii_case(&record.head_digest) => {}
+            Some(_) => {
+                changed.insert(record.depot_file.clone(), (record, local));
+            }
+            None => {
+                s.out.error(format!("{} - file missing", local.display()));
+                failed = true;
+            }
+        }
+    }
+    if !changed.is_empty() {
+        let specs = changed
+            .values()
+            .map(|(r, _)| format!("{}#{}", r.depot_file, r.have_rev))
+            .collect();
+        let mut content = ContentStream::open(&s.conn, specs).await?;
+        let mut outputs = Vec::new();
+        while let Some((file, header)) = content.next_file().await? {
+            let (Some(header), Some((record, local))) = (header, changed.get(&file.depot_file))
+            else {
+                continue;
+            };
+            let label = format!("{}{}", record.depot_file, rev_text(record.have_rev));
+            let old = content.read_all(&header, &label).await?;
+            let new = std::fs::read(local).unwrap_or_default();
+            outputs.push((label, local.display().to_string(), record.clone(), old, new));
+        }
+        outputs.sort_by(|a, b| a.0.cmp(&b.0));
+        for (label, local, record, old, new) in outputs {
+            let header = format!("==== {label} - {local} ====");
+            let binary = matches!(detect_base_type(&old), BaseType::Binary)
+                || matches!(detect_base_type(&new), BaseType::Binary);
+            let text = if binary {
+                "(... files differ ...)".to_string()
+            } else {
+                unified_diff(
+                    &String::from_utf8_lossy(&old),
+                    &String::from_utf8_lossy(&new),
+                    &label,
+                    &local,
+                )
+            };
+            s.out.emit(
+                Record::new()
+                    .s("depotFile", &record.depot_file)
+                    .s("clientFile", &local)
+                    .n("rev", u64::from(record.have_rev))
+                    .b("binary", binary)
+                    .s("diff", &text),
+                format!("{header}\n{}", text.trim_end_matches('\n')),
+            );
+        }
+    }
+    if failed {
+        return Err(AlreadyReported.into());
+    }
+    Ok(())
+}
+
+pub async fn diff2(s: &mut Session, args: Diff2Args) -> Result<()> {
+    let mut files = s.file_args(&[args.left, args.right]).await?;
+    if files.len() != 2 {
+        bail!("diff2 needs exactly two files");
+    }
+    let right = files.remove(1);
+    let left = files.remove(0);
+    let reply = s.check(
+        s.client()
+            .diff2(Diff2Request {
+                caller: s.caller(),
+                left,
+                right,
+            })
+            .await,
+    )?;
+    let l = reply.left.unwrap_or_default();
+    let r = reply.right.unwrap_or_default();
+    let status = if reply.identical {
+        "identical"
+    } else if reply.binary {
+        "binary"
+    } else {
+        "content"
+    };
+    let header = format!(
+        "==== {}{} ({}) - {}{} ({}) ==== {status}",
+        l.depot_file,
+        rev_text(l.head_rev),
+        l.head_type,
+        r.depot_file,
+        rev_text(r.head_rev),
+        r.head_type
+    );
+    let text = if reply.diff.is_empty() {
+        header
+    } else {
+        format!("{header}\n{}", reply.diff.trim_end_matches('\n'))
+    };
+    s.out.emit(
+        Record::new()
+            .s("depotFile", &l.depot_file)
+            .n("rev", u64::from(l.head_rev))
+            .s("type", &l.head_type)
+            .s("depotFile2", &r.depot_file)
+            .n("rev2", u64::from(r.head_rev))
+            .s("type2", &r.head_type)
+            .s("status", status)
+            .s("diff", &reply.diff),
+        text,
+    );
+    Ok(())
+}

@@ -1,0 +1,255 @@
+//! Opening files: `add`, `edit`, `delete`, `move`, `reopen`, and listing them with `opened`.
+
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use keel_client::workspace_scan::{detect_type, walk_files};
+use keel_client::{WorkspaceCtx, paths, transfer};
+use keel_core::PathPattern;
+use keel_proto::v1::{FileRecord, MoveRequest, OpenRequest, OpenedRequest, ReopenRequest};
+
+use super::records::{open_record, opened_line, print_opened};
+use crate::cli::{AddArgs, ChangeFilesArgs, EditArgs, MoveArgs, OpenedArgs};
+use crate::session::Session;
+
+/// Sends an Open request and returns the opened records.
+pub async fn open_files(
+    s: &Session,
+    action: &str,
+    files: Vec<String>,
+    change: Option<u64>,
+    file_type: Option<String>,
+    add_types: Vec<String>,
+) -> Result<Vec<FileRecord>> {
+    if files.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(s.all(
+        s.client()
+            .open(OpenRequest {
+                caller: s.caller(),
+                action: action.to_string(),
+                files,
+                change: change.unwrap_or(0),
+                file_type: file_type.unwrap_or_default(),
+                add_types,
+            })
+            .await,
+    )
+    .await?)
+}
+
+pub async fn add(s: &mut Session, args: AddArgs) -> Result<()> {
+    let ws = s.workspace().await?;
+    let mut locals: Vec<PathBuf> = Vec::new();
+    let mut expanded = false;
+    for arg in &args.files {
+        let local = local_arg(&ws, arg, &s.cwd)?;
+        let text = local.to_string_lossy().to_string();
+        if paths::has_wildcards(&text) || local.is_dir() {
+            expanded = true;
+            locals.extend(expand_local(&ws, &local)?);
+        } else if std::fs::symlink_metadata(&local).is_ok() {
+            locals.push(local);
+        } else {
+            bail!("{} - no such file", local.display());
+        }
+    }
+    if expanded {
+        // Wildcard expansion adds only new files, as `p4 add ...` does.
+        let known: HashSet<String> = ws
+            .have(&s.conn, Vec::new())
+            .await?
+            .iter()
+            .chain(ws.opened(&s.conn, Vec::new(), None).await?.iter())
+            .filter_map(|r| ws.client_file_of(r))
+            .collect();
+        locals.retain(|local| {
+            paths::relative_to_root(local, &ws.root).is_ok_and(|rel| !known.contains(&rel))
+        });
+    }
+    locals.sort();
+    locals.dedup();
+    let mut files = Vec::new();
+    let mut types = Vec::new();
+    for local in &locals {
+        let rel = paths::relative_to_root(local, &ws.root)?;
+        files.push(ws.workspace_path(&rel));
+        types.push(detect_type(local)?);
+    }
+    if files.is_empty() {
+        s.out.note("No files to add.");
+        return Ok(());
+    }
+    let records = open_files(s, "add", files, args.change, args.file_type, types).await?;
+    print_opened(&s.out, Some(&ws), &records);
+    Ok(())
+}
+
+/// A file argument as an absolute local path (`//WS/...` arguments are mapped back).
+fn local_arg(ws: &WorkspaceCtx, arg: &str, cwd: &Path) -> Result<PathBuf> {
+    if let Some(rel) = arg.strip_prefix(&format!("//{}/", ws.name)) {
+        return Ok(ws.display_local(rel));
+    }
+    if paths::is_depot_syntax(arg) {
+        let rel = ws
+            .client_of_depot(arg)
+            .with_context(|| format!("{arg} - file(s) not in client view"))?;
+        return Ok(ws.display_local(&rel));
+    }
+    let path = paths::absolute_local(arg, cwd);
+    paths::relative_to_root(&path, &ws.root)?;
+    Ok(path)
+}
+
+/// Expands a local directory or wildcard path into the files it names.
+fn expand_local(ws: &WorkspaceCtx, local: &Path) -> Result<Vec<PathBuf>> {
+    let mut pattern_path = local.to_path_buf();
+    if !paths::has_wildcards(&local.to_string_lossy()) {
+        pattern_path.push("...");
+    }
+    let mut base = PathBuf::new();
+    for component in pattern_path.components() {
+        if let Component::Normal(part) = component
+            && paths::has_wildcards(&part.to_string_lossy())
+        {
+            break;
+        }
+        base.push(component.as_os_str());
+    }
+    let rel = paths::relative_to_root(&pattern_path, &ws.root)?;
+    let pattern = PathPattern::parse(&ws.workspace_path(&rel))?;
+    let mut out = Vec::new();
+    for file in walk_files(&base)? {
+        if let Ok(rel) = paths::relative_to_root(&file, &ws.root)
+            && pattern.matches(&ws.workspace_path(&rel))
+        {
+            out.push(file);
+        }
+    }
+    Ok(out)
+}
+
+pub async fn edit(s: &mut Session, args: EditArgs) -> Result<()> {
+    let ws = s.workspace().await?;
+    let files = s.file_args(&args.files).await?;
+    let records = open_files(s, "edit", files, args.change, args.file_type, Vec::new()).await?;
+    print_opened(&s.out, Some(&ws), &records);
+    for record in &records {
+        if let Some(client_file) = ws.client_file_of(record) {
+            transfer::make_writable(&ws.local(&client_file)?)?;
+        }
+    }
+    Ok(())
+}
+
+pub async fn delete(s: &mut Session, args: ChangeFilesArgs) -> Result<()> {
+    let ws = s.workspace().await?;
+    let files = s.file_args(&args.files).await?;
+    let records = open_files(s, "delete", files, args.change, None, Vec::new()).await?;
+    print_opened(&s.out, Some(&ws), &records);
+    for record in &records {
+        if let Some(client_file) = ws.client_file_of(record) {
+            transfer::remove_local(&ws.root, &ws.local(&client_file)?, ws.options.rmdir)?;
+        }
+    }
+    Ok(())
+}
+
+pub async fn move_file(s: &mut Session, args: MoveArgs) -> Result<()> {
+    let ws = s.workspace().await?;
+    let from = s.file_args(std::slice::from_ref(&args.from)).await?.remove(0);
+    let to = s.file_args(std::slice::from_ref(&args.to)).await?.remove(0);
+    let records = s
+        .all(
+            s.client()
+                .r#move(MoveRequest {
+                    caller: s.caller(),
+                    from,
+                    to,
+                    change: args.change.unwrap_or(0),
+                })
+                .await,
+        )
+        .await?;
+    print_opened(&s.out, Some(&ws), &records);
+    let local_for = |action: &str| -> Result<Option<PathBuf>> {
+        match records.iter().find(|r| r.action == action) {
+            Some(r) => match ws.client_file_of(r) {
+                Some(c) => Ok(Some(ws.local(&c)?)),
+                None => Ok(None),
+            },
+            None => Ok(None),
+        }
+    };
+    if let (Some(old), Some(new)) = (local_for("move/delete")?, local_for("move/add")?)
+        && std::fs::symlink_metadata(&old).is_ok()
+        && std::fs::symlink_metadata(&new).is_err()
+    {
+        if let Some(dir) = new.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        std::fs::rename(&old, &new)
+            .with_context(|| format!("cannot rename {} to {}", old.display(), new.display()))?;
+        if ws.options.rmdir {
+            transfer::remove_local(&ws.root, &old, true)?;
+        }
+    }
+    Ok(())
+}
+
+pub async fn reopen(s: &mut Session, args: EditArgs) -> Result<()> {
+    let ws = s.workspace().await?;
+    let files = s.file_args(&args.files).await?;
+    let records = s
+        .all(
+            s.client()
+                .reopen(ReopenRequest {
+                    caller: s.caller(),
+                    files,
+                    change: args.change.unwrap_or(0),
+                    set_change: args.change.is_some(),
+                    file_type: args.file_type.unwrap_or_default(),
+                })
+                .await,
+        )
+        .await?;
+    print_opened(&s.out, Some(&ws), &records);
+    Ok(())
+}
+
+pub async fn opened(s: &mut Session, args: OpenedArgs) -> Result<()> {
+    let files = s.file_args(&args.files).await?;
+    let ws = if s.settings.workspace.is_some() {
+        s.workspace().await.ok()
+    } else {
+        None
+    };
+    let records = s
+        .all(
+            s.client()
+                .opened(OpenedRequest {
+                    caller: s.caller(),
+                    files,
+                    all_workspaces: args.all,
+                    user: args.user.clone().unwrap_or_default(),
+                    change: args.change.unwrap_or(0),
+                    filter_change: args.change.is_some(),
+                })
+                .await,
+        )
+        .await?;
+    if records.is_empty() {
+        s.out.note("File(s) not opened.");
+    }
+    let show_owner = args.all || args.user.is_some();
+    for record in &records {
+        s.out.emit(
+            open_record(ws.as_deref(), record).n("haveRev", u64::from(record.have_rev)),
+            opened_line(record, show_owner),
+        );
+    }
+    Ok(())
+}

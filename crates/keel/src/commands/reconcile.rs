@@ -1,0 +1,85 @@
+//! `status` and `reconcile`: find work done outside Keel and open it.
+
+use anyhow::Result;
+use keel_client::transfer;
+use keel_client::workspace_scan::{ScanEntry, ScanResult, scan};
+
+use super::open::open_files;
+use super::records::{print_opened, rev_text};
+use crate::cli::{FilesArgs, ReconcileArgs};
+use crate::output::Record;
+use crate::session::Session;
+
+async fn scan_workspace(s: &mut Session, files: &[String]) -> Result<ScanResult> {
+    let ws = s.workspace().await?;
+    let patterns = s.file_args(files).await?;
+    let have = ws.have(&s.conn, Vec::new()).await?;
+    let opened = ws.opened(&s.conn, Vec::new(), None).await?;
+    Ok(scan(&ws, &have, &opened, &patterns)?)
+}
+
+fn preview(s: &Session, result: &ScanResult) {
+    let groups: [(&str, &Vec<ScanEntry>); 3] = [
+        ("add", &result.add),
+        ("edit", &result.edit),
+        ("delete", &result.delete),
+    ];
+    let mut any = false;
+    for (action, entries) in groups {
+        for entry in entries {
+            any = true;
+            let rev = if action == "add" { 1 } else { entry.have_rev };
+            let local = entry.local.display().to_string();
+            s.out.emit(
+                Record::new()
+                    .s("clientFile", &local)
+                    .s("depotFile", &entry.depot_file)
+                    .s("action", action)
+                    .n("workRev", u64::from(rev))
+                    .s("type", &entry.file_type),
+                format!(
+                    "{local} - reconcile to {action} {}{}",
+                    entry.depot_file,
+                    rev_text(rev)
+                ),
+            );
+        }
+    }
+    if !any {
+        s.out.note("No file(s) to reconcile.");
+    }
+}
+
+pub async fn status(s: &mut Session, args: FilesArgs) -> Result<()> {
+    let result = scan_workspace(s, &args.files).await?;
+    preview(s, &result);
+    Ok(())
+}
+
+pub async fn reconcile(s: &mut Session, args: ReconcileArgs) -> Result<()> {
+    let result = scan_workspace(s, &args.files).await?;
+    if args.preview {
+        preview(s, &result);
+        return Ok(());
+    }
+    let ws = s.workspace().await?;
+    let ScanResult { add, edit, delete } = result;
+    if add.is_empty() && edit.is_empty() && delete.is_empty() {
+        s.out.note("No file(s) to reconcile.");
+        return Ok(());
+    }
+    let add_files = add.iter().map(|e| ws.workspace_path(&e.client_file)).collect();
+    let add_types = add.iter().map(|e| e.file_type.clone()).collect();
+    let added = open_files(s, "add", add_files, args.change, None, add_types).await?;
+    print_opened(&s.out, Some(&ws), &added);
+    let edit_files = edit.iter().map(|e| e.depot_file.clone()).collect();
+    let edited = open_files(s, "edit", edit_files, args.change, None, Vec::new()).await?;
+    print_opened(&s.out, Some(&ws), &edited);
+    for entry in &edit {
+        transfer::make_writable(&entry.local)?;
+    }
+    let delete_files = delete.iter().map(|e| e.depot_file.clone()).collect();
+    let deleted = open_files(s, "delete", delete_files, args.change, None, Vec::new()).await?;
+    print_opened(&s.out, Some(&ws), &deleted);
+    Ok(())
+}

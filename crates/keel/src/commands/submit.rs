@@ -1,0 +1,190 @@
+//! Changelists: `change` (create/delete) and `submit`.
+
+use anyhow::{Context, Result, bail};
+use keel_client::WorkspaceCtx;
+use keel_core::Form;
+use keel_proto::v1::{FileRecord, SaveChangeRequest};
+
+use crate::cli::{ChangeArgs, SubmitArgs};
+use crate::editor::edit_text;
+use crate::output::Record;
+use crate::session::Session;
+
+const PLACEHOLDER: &str = "<enter description here>";
+
+/// A description and file list edited in a Perforce-style change form.
+struct ChangeForm {
+    description: String,
+    files: Vec<String>,
+}
+
+/// Opens a change form listing `opened` in $EDITOR and reads back the description and files.
+fn edit_change_form(s: &Session, ws: &WorkspaceCtx, opened: &[FileRecord]) -> Result<ChangeForm> {
+    let form = Form {
+        fields: vec![
+            ("Change".into(), vec!["new".into()]),
+            ("Client".into(), vec![ws.name.clone()]),
+            ("User".into(), vec![s.settings.user.clone()]),
+            ("Status".into(), vec!["new".into()]),
+            ("Description".into(), vec![PLACEHOLDER.into()]),
+            (
+                "Files".into(),
+                opened.iter().map(|r| r.depot_file.clone()).collect(),
+            ),
+        ],
+    };
+    let text = format!(
+        "# A Keel change specification.\n\
+         #  Description: What the change does (required).\n\
+         #  Files:       The opened files in the change; remove lines to leave files out.\n\n{}",
+        form.render()
+    );
+    let edited = Form::parse(&edit_text(&text, "change")?).context("error in change specification")?;
+    let description = edited
+        .get("Description")
+        .unwrap_or(&[])
+        .join("\n")
+        .trim()
+        .to_string();
+    if description.is_empty() || description == PLACEHOLDER {
+        bail!("Change description missing. You must enter one.");
+    }
+    let files = edited
+        .get("Files")
+        .unwrap_or(&[])
+        .iter()
+        .map(|f| f.split_whitespace().next().unwrap_or("").to_string())
+        .filter(|f| !f.is_empty())
+        .collect();
+    Ok(ChangeForm { description, files })
+}
+
+pub async fn change(s: &mut Session, args: ChangeArgs) -> Result<()> {
+    if let Some(number) = args.delete {
+        s.check(
+            s.client()
+                .save_change(SaveChangeRequest {
+                    caller: s.caller(),
+                    change: number,
+                    delete: true,
+                    ..Default::default()
+                })
+                .await,
+        )?;
+        s.out.emit(
+            Record::new().n("change", number).s("action", "deleted"),
+            format!("Change {number} deleted."),
+        );
+        return Ok(());
+    }
+    let ws = s.workspace().await?;
+    let (description, files) = match args.description {
+        Some(d) => (d, Vec::new()),
+        None => {
+            let opened = ws.opened(&s.conn, Vec::new(), Some(0)).await?;
+            let form = edit_change_form(s, &ws, &opened)?;
+            (form.description, form.files)
+        }
+    };
+    let created = s.check(
+        s.client()
+            .save_change(SaveChangeRequest {
+                caller: s.caller(),
+                change: 0,
+                description,
+                files,
+                delete: false,
+            })
+            .await,
+    )?;
+    s.out.emit(
+        Record::new()
+            .n("change", created.change)
+            .s("action", "created"),
+        format!("Change {} created.", created.change),
+    );
+    Ok(())
+}
+
+pub async fn submit(s: &mut Session, args: SubmitArgs) -> Result<()> {
+    let ws = s.workspace().await?;
+    let change = args.change.unwrap_or(0);
+    let mut opened = ws.opened(&s.conn, Vec::new(), Some(change)).await?;
+    let description = match args.description {
+        Some(d) => d,
+        None if change == 0 && !opened.is_empty() => {
+            let form = edit_change_form(s, &ws, &opened)?;
+            if form.files.len() != opened.len() {
+                // Files removed from the form go to a new numbered change first.
+                let keep: std::collections::HashSet<&str> =
+                    form.files.iter().map(String::as_str).collect();
+                let moved: Vec<String> = opened
+                    .iter()
+                    .filter(|r| keep.contains(r.depot_file.as_str()))
+                    .map(|r| r.depot_file.clone())
+                    .collect();
+                let created = s.check(
+                    s.client()
+                        .save_change(SaveChangeRequest {
+                            caller: s.caller(),
+                            change: 0,
+                            description: form.description.clone(),
+                            files: moved,
+                            delete: false,
+                        })
+                        .await,
+                )?;
+                opened = ws.opened(&s.conn, Vec::new(), Some(created.change)).await?;
+                return finish_submit(s, &ws, created.change, &form.description, &opened).await;
+            }
+            form.description
+        }
+        None => String::new(),
+    };
+    finish_submit(s, &ws, change, &description, &opened).await
+}
+
+async fn finish_submit(
+    s: &Session,
+    ws: &WorkspaceCtx,
+    change: u64,
+    description: &str,
+    opened: &[FileRecord],
+) -> Result<()> {
+    let reply = keel_client::submit::submit(&s.conn, ws, change, description, opened).await?;
+    let pending = if reply.renamed_from != 0 {
+        reply.renamed_from
+    } else if change != 0 {
+        change
+    } else {
+        reply.change
+    };
+    s.out.text(format!("Submitting change {pending}."));
+    for file in &reply.files {
+        let action = if file.action.is_empty() {
+            &file.head_action
+        } else {
+            &file.action
+        };
+        s.out.emit(
+            Record::new()
+                .s("depotFile", &file.depot_file)
+                .n("rev", u64::from(file.head_rev))
+                .s("action", action),
+            format!("{action} {}#{}", file.depot_file, file.head_rev),
+        );
+    }
+    let record = Record::new()
+        .n("submittedChange", reply.change)
+        .n("change", pending);
+    if pending != reply.change {
+        s.out.emit(
+            record.n("renamedFrom", pending),
+            format!("Change {pending} renamed change {} and submitted.", reply.change),
+        );
+    } else {
+        s.out.emit(record, format!("Change {} submitted.", reply.change));
+    }
+    keel_client::submit::finish_modes(ws, &reply, opened)?;
+    Ok(())
+}

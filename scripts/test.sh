@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every check and test Keel has: formatting, lints, the layer rules, unit and end-to-end
+# tests against the real `keel` binary, and a bounded fuzz smoke run of every parser.
+# Usage: scripts/test.sh            (FUZZ_SECONDS=N to change the per-target fuzz time; 0 skips)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "toolchain components"
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "layer rules (dependencies point down)"
+scripts/check-layers.sh
+
+step "cargo test"
+cargo test --workspace --locked
+
+if [ "${FUZZ_SECONDS:-10}" != "0" ]; then
+  step "fuzz smoke (${FUZZ_SECONDS:-10}s per target)"
+  FUZZ_SECONDS="${FUZZ_SECONDS:-10}" scripts/fuzz-smoke.sh
+fi
+echo
+echo "all checks passed"
