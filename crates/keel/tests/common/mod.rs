@@ -1,0 +1,236 @@
+//! Test harness: starts the real `keel serve` on an ephemeral loopback port and drives the real
+//! `keel` CLI against it. Every wait is bounded.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub const KEEL: &str = env!("CARGO_BIN_EXE_keel");
+
+/// How long a server may take to start listening.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A running `keel serve`, killed when dropped.
+pub struct Server {
+    child: Option<Child>,
+    pub addr: String,
+    pub root: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Server {
+    /// Starts a server on a fresh temporary root.
+    pub fn start() -> Server {
+        let dir = tempfile::tempdir().expect("temp root");
+        let root = dir.path().join("server");
+        let mut server = Server::start_at(&root).expect("server starts");
+        server._dir = Some(dir);
+        server
+    }
+
+    /// Starts a server on `root`; `Err` carries its stderr when it refuses to start.
+    pub fn start_at(root: &Path) -> Result<Server, String> {
+        let mut child = Command::new(KEEL)
+            .args(["serve", "--root"])
+            .arg(root)
+            .args(["--listen", "127.0.0.1:0"])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn keel serve");
+        let stdout = child.stdout.take().expect("stdout piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(START_TIMEOUT).unwrap_or_default();
+        let addr = line
+            .strip_prefix("keel serve: listening on ")
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(str::to_string);
+        match addr {
+            Some(addr) => Ok(Server { child: Some(child), addr, root: root.to_path_buf(), _dir: None }),
+            None => {
+                let _ = child.kill();
+                let out = child.wait_with_output().expect("collect server output");
+                Err(String::from_utf8_lossy(&out.stderr).into_owned())
+            }
+        }
+    }
+
+    /// Kills the server with SIGKILL (no shutdown path runs).
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Restarts on the same root after a kill.
+    pub fn restart(&mut self) {
+        self.kill9();
+        let next = Server::start_at(&self.root).expect("server restarts");
+        self.child = next.child_take();
+        self.addr = next.addr.clone();
+    }
+
+    fn child_take(mut self) -> Option<Child> {
+        self.child.take()
+    }
+
+    /// Peak resident memory of the server so far, in KiB (Linux `VmHWM`).
+    pub fn peak_rss_kib(&self) -> u64 {
+        let pid = self.child.as_ref().expect("server running").id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .expect("VmHWM in /proc status")
+    }
+
+    pub fn client(&self, user: &str, workspace: &str, cwd: &Path) -> Client {
+        Client { addr: self.addr.clone(), user: user.into(), workspace: workspace.into(), cwd: cwd.into() }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// The CLI as one user in one workspace, run from `cwd`.
+#[derive(Clone)]
+pub struct Client {
+    pub addr: String,
+    pub user: String,
+    pub workspace: String,
+    pub cwd: PathBuf,
+}
+
+impl Client {
+    pub fn in_dir(&self, cwd: &Path) -> Client {
+        Client { cwd: cwd.into(), ..self.clone() }
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new(KEEL);
+        for (key, _) in std::env::vars() {
+            if key.starts_with("KEEL_") {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.args(args)
+            .current_dir(&self.cwd)
+            .env("KEEL_SERVER", &self.addr)
+            .env("KEEL_USER", &self.user)
+            .env("EDITOR", "false")
+            .stdin(Stdio::null());
+        if !self.workspace.is_empty() {
+            cmd.env("KEEL_WORKSPACE", &self.workspace);
+        }
+        cmd.output().expect("run keel")
+    }
+
+    /// Runs and expects success; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "keel {args:?} failed ({}):\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs and expects failure; returns stderr.
+    pub fn fail(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            !out.status.success(),
+            "keel {args:?} unexpectedly succeeded:\nstdout: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
+    /// Runs with `--json` and parses every stdout line.
+    pub fn json(&self, args: &[&str]) -> Vec<serde_json::Value> {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        self.ok(&all)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect()
+    }
+}
+
+/// A server and one workspace `ws` (view `//depot/... //ws/...`) for `user`, rooted in a temp dir.
+pub struct Fixture {
+    pub server: Server,
+    pub dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        Fixture { server: Server::start(), dir: tempfile::tempdir().expect("temp dir") }
+    }
+
+    /// Creates a workspace named `name` for `user` mapping `//depot/...`, returns its client.
+    pub fn workspace(&self, user: &str, name: &str) -> Client {
+        let root = self.dir.path().join(name);
+        std::fs::create_dir_all(&root).expect("workspace root");
+        let client = self.server.client(user, name, &root);
+        let view = format!("//depot/... //{name}/...");
+        client.ok(&["workspace", "create", name, "--root", root.to_str().expect("utf-8 root"), "--view", &view]);
+        client
+    }
+}
+
+/// Writes a file (creating parents) under `root`.
+pub fn write(root: &Path, rel: &str, content: impl AsRef<[u8]>) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&path, content).expect("write file");
+}
+
+pub fn read(root: &Path, rel: &str) -> Vec<u8> {
+    std::fs::read(root.join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+}
+
+/// Deterministic pseudo-random bytes (xorshift), so tests need no RNG crate.
+pub fn bytes(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+pub fn field<'a>(v: &'a serde_json::Value, key: &str) -> &'a serde_json::Value {
+    v.get(key).unwrap_or_else(|| panic!("no '{key}' in {v}"))
+}
+
+pub fn str_field(v: &serde_json::Value, key: &str) -> String {
+    match field(v, key) {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
