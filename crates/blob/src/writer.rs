@@ -8,6 +8,10 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
+/// Moves a finished temp file under its digest (supplied by the backend).
+pub(crate) type Finalize =
+    Box<dyn FnOnce(NamedTempFile, &Digest, Encoding) -> Result<(), BlobError> + Send>;
+
 /// Tuning of the compress-or-not decision.
 #[derive(Clone, Copy, Debug)]
 pub struct CompressionPolicy {
@@ -45,14 +49,14 @@ pub struct BlobWriter {
     md5: Md5,
     size: u64,
     policy: CompressionPolicy,
-    finalize: Box<dyn FnOnce(NamedTempFile, &Digest, Encoding) -> Result<(), BlobError> + Send>,
+    finalize: Finalize,
 }
 
 impl BlobWriter {
     pub(crate) fn new(
         temp_dir: &Path,
         policy: CompressionPolicy,
-        finalize: Box<dyn FnOnce(NamedTempFile, &Digest, Encoding) -> Result<(), BlobError> + Send>,
+        finalize: Finalize,
     ) -> Result<Self, BlobError> {
         let temp = NamedTempFile::new_in(temp_dir).map_err(|e| BlobError::io(temp_dir, e))?;
         Ok(BlobWriter {

@@ -5,7 +5,8 @@ use std::io::Read;
 
 fn store() -> (tempfile::TempDir, FsBlobStore) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = FsBlobStore::open(dir.path().join("content"), CompressionPolicy::default()).expect("open");
+    let store =
+        FsBlobStore::open(dir.path().join("content"), CompressionPolicy::default()).expect("open");
     (dir, store)
 }
 
@@ -20,7 +21,10 @@ fn put(store: &FsBlobStore, chunks: &[&[u8]]) -> keel_blob::BlobInfo {
 fn read_back(store: &FsBlobStore, info: &keel_blob::BlobInfo) -> Vec<u8> {
     let blob = store.open(&info.digest).expect("open").expect("present");
     let mut out = Vec::new();
-    blob.into_content_reader().expect("reader").read_to_end(&mut out).expect("read");
+    blob.into_content_reader()
+        .expect("reader")
+        .read_to_end(&mut out)
+        .expect("read");
     out
 }
 
@@ -37,12 +41,21 @@ fn round_trips_and_picks_encoding() {
             (state >> 24) as u8
         })
         .collect();
-    let cases: Vec<(&[u8], Encoding)> = vec![(&text, Encoding::Zstd), (&random, Encoding::Raw), (b"", Encoding::Raw)];
+    let cases: Vec<(&[u8], Encoding)> = vec![
+        (&text, Encoding::Zstd),
+        (&random, Encoding::Raw),
+        (b"", Encoding::Raw),
+    ];
     for (content, encoding) in cases {
         let info = put(&store, &[content]);
         assert_eq!(info.size, content.len() as u64);
         assert_eq!(info.digest.0, *blake3::hash(content).as_bytes());
-        assert_eq!(info.encoding, encoding, "content of {} bytes", content.len());
+        assert_eq!(
+            info.encoding,
+            encoding,
+            "content of {} bytes",
+            content.len()
+        );
         assert_eq!(read_back(&store, &info), content);
     }
 }
@@ -66,7 +79,13 @@ fn same_content_is_stored_once_and_md5_is_recorded() {
     assert_eq!(a.digest, b.digest);
     assert_eq!(a.md5, format!("{:x}", md5_of(b"same bytes")));
     let files = walk(&dir.path().join("content"));
-    assert_eq!(files.iter().filter(|p| !p.contains("/content/tmp/")).count(), 1);
+    assert_eq!(
+        files
+            .iter()
+            .filter(|p| !p.contains("/content/tmp/"))
+            .count(),
+        1
+    );
 }
 
 #[test]
@@ -83,7 +102,10 @@ fn delete_reports_reclaimed_bytes() {
     let (_dir, store) = store();
     let info = put(&store, &[b"to be obliterated"]);
     assert!(store.contains(&info.digest).expect("contains"));
-    assert_eq!(store.delete(&info.digest).expect("delete"), info.stored_size);
+    assert_eq!(
+        store.delete(&info.digest).expect("delete"),
+        info.stored_size
+    );
     assert!(!store.contains(&info.digest).expect("contains"));
     assert_eq!(store.delete(&info.digest).expect("delete again"), 0);
 }

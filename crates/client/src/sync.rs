@@ -134,6 +134,12 @@ async fn handle_file(
         result: Ok(()),
         file,
     };
+    if event.file.action == "deleted" && event.file.client_file.is_empty() {
+        // The revision left the view: the server cannot say where it was, so only the have
+        // list entry goes (the caller reports the missing local path).
+        skip_chunks(stream).await?;
+        return Ok(event);
+    }
     let local = match ws.local(&event.file.client_file) {
         Ok(path) => path,
         Err(e) => {

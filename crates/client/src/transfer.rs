@@ -183,7 +183,6 @@ impl IncomingFile {
             make_symlink(&link_target, &target)?;
             return Ok(size);
         }
-        temp.as_file().sync_all().at(&target)?;
         set_mode(temp.path(), self.mode).at(&target)?;
         temp.persist(&target)
             .map_err(|e| Error::io(&target, e.error))?;

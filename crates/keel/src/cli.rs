@@ -106,7 +106,7 @@ pub enum DepotCmd {
 
 #[derive(Debug, Subcommand)]
 pub enum WorkspaceCmd {
-    /// Create a workspace.
+    /// Create a workspace, or replace the spec of an existing one.
     Create(WorkspaceCreateArgs),
     /// Edit a workspace spec in $EDITOR.
     Edit { name: Option<String> },
@@ -125,7 +125,7 @@ pub struct WorkspaceCreateArgs {
     #[arg(long)]
     pub root: PathBuf,
     /// A view line, e.g. "//depot/... //NAME/..." (repeatable).
-    #[arg(long = "view", value_name = "LINE")]
+    #[arg(long = "view", value_name = "LINE", allow_hyphen_values = true)]
     pub view: Vec<String>,
     /// Options, e.g. "noallwrite noclobber normdir nomodtime".
     #[arg(long)]

@@ -74,15 +74,6 @@ impl Out {
         }
     }
 
-    /// Raw bytes to stdout in text mode (file content), without a trailing newline.
-    pub fn raw(&self, bytes: &[u8]) {
-        if !self.json {
-            let mut stdout = std::io::stdout().lock();
-            let _ = stdout.write_all(bytes);
-            let _ = stdout.flush();
-        }
-    }
-
     /// An informational message to stderr (`File(s) up-to-date.`); silent with -q or --json.
     pub fn note(&self, text: impl AsRef<str>) {
         if !self.quiet && !self.json {

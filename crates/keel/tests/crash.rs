@@ -50,12 +50,24 @@ fn kill_nine_during_submit_never_half_submits() {
         let changes = a.json(&["changes", "-s", "submitted"]);
         let opened = a.json(&["opened"]).len() as u64;
         if changes.len() > submitted.len() {
-            assert_eq!(changes.len(), submitted.len() + 1, "round {round}: one submit at most");
-            let change: u64 = str_field(&changes[0], "change").parse().expect("change number");
+            assert_eq!(
+                changes.len(),
+                submitted.len() + 1,
+                "round {round}: one submit at most"
+            );
+            let change: u64 = str_field(&changes[0], "change")
+                .parse()
+                .expect("change number");
             let files = a.json(&["describe", "-s", &change.to_string()]);
-            let file_rows = files.iter().filter(|r| r.get("depotFile").is_some()).count() as u64;
+            let file_rows = files
+                .iter()
+                .filter(|r| r.get("depotFile").is_some())
+                .count() as u64;
             assert_eq!(file_rows, FILES, "round {round}: change {change} is whole");
-            assert_eq!(opened, 0, "round {round}: submitted files are no longer opened");
+            assert_eq!(
+                opened, 0,
+                "round {round}: submitted files are no longer opened"
+            );
             submitted.push((change, round_content));
             // The client may have died before recording its have list: record it now.
             a.ok(&["sync", "-k"]);
@@ -73,17 +85,31 @@ fn kill_nine_during_submit_never_half_submits() {
         if change != 0 {
             b.ok(&["sync", "-f", "-q", &format!("//depot/...@{change}")]);
             for f in (0..FILES).step_by(7) {
-                assert_eq!(read(&b.cwd, &format!("data/{f}.bin")), content(holds, f), "round {round} file {f}");
+                assert_eq!(
+                    read(&b.cwd, &format!("data/{f}.bin")),
+                    content(holds, f),
+                    "round {round} file {f}"
+                );
             }
         }
     }
-    assert!(!submitted.is_empty(), "at least one round got its submit through");
-    assert!(submitted.len() < ROUNDS as usize, "at least one round was killed mid-submit");
+    assert!(
+        !submitted.is_empty(),
+        "at least one round got its submit through"
+    );
+    assert!(
+        submitted.len() < ROUNDS as usize,
+        "at least one round was killed mid-submit"
+    );
     let b = fx.server.client("bob", "b", &fx.dir.path().join("b"));
     for (change, holds) in &submitted {
         b.ok(&["sync", "-f", "-q", &format!("//depot/...@{change}")]);
         for f in 0..FILES {
-            assert_eq!(read(&b.cwd, &format!("data/{f}.bin")), content(*holds, f), "change {change} file {f}");
+            assert_eq!(
+                read(&b.cwd, &format!("data/{f}.bin")),
+                content(*holds, f),
+                "change {change} file {f}"
+            );
         }
     }
 }

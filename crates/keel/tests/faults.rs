@@ -29,7 +29,15 @@ fn paths_outside_the_view_are_refused() {
     let root = fx.dir.path().join("narrow");
     std::fs::create_dir_all(&root).expect("root");
     let c = fx.server.client("carol", "narrow", &root);
-    c.ok(&["workspace", "create", "narrow", "--root", root.to_str().expect("utf-8"), "--view", "//depot/src/... //narrow/src/..."]);
+    c.ok(&[
+        "workspace",
+        "create",
+        "narrow",
+        "--root",
+        root.to_str().expect("utf-8"),
+        "--view",
+        "//depot/src/... //narrow/src/...",
+    ]);
     write(&root, "other/x.txt", "x");
     let err = c.fail(&["add", "other/x.txt"]);
     assert!(err.contains("x.txt") && err.contains("view"), "{err}");
@@ -52,17 +60,34 @@ fn unknown_workspace_change_and_depot_are_named() {
     assert!(err.contains("nowhere"), "{err}");
     let err = a.fail(&["workspace", "create", "bad", "--root", "relative/dir"]);
     assert!(err.contains("relative/dir"), "{err}");
-    let err = a.fail(&["workspace", "create", "bad2", "--root", "/tmp/x", "--view", "//depot/... //other/..."]);
+    let err = a.fail(&[
+        "workspace",
+        "create",
+        "bad2",
+        "--root",
+        "/tmp/x",
+        "--view",
+        "//depot/... //other/...",
+    ]);
     assert!(err.contains("//bad2/"), "{err}");
 }
 
 #[test]
 fn server_not_running_names_the_address() {
     // Bind and drop a listener to find a port nobody is listening on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
     let addr = format!("127.0.0.1:{port}");
     let dir = tempfile::tempdir().expect("dir");
-    let client = Client { addr: addr.clone(), user: "alice".into(), workspace: String::new(), cwd: dir.path().into() };
+    let client = Client {
+        addr: addr.clone(),
+        user: "alice".into(),
+        workspace: String::new(),
+        cwd: dir.path().into(),
+    };
     let err = client.fail(&["info"]);
     assert!(err.contains(&addr), "{err}");
 }
@@ -81,7 +106,10 @@ fn second_server_on_the_same_root_refuses() {
 }
 
 /// A small tmpfs, unmounted when dropped.
-struct Tmpfs(std::path::PathBuf, tempfile::TempDir);
+struct Tmpfs {
+    path: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
 
 impl Tmpfs {
     fn mount(megabytes: u32) -> Tmpfs {
@@ -91,34 +119,49 @@ impl Tmpfs {
             .arg(dir.path())
             .status()
             .expect("run mount");
-        assert!(status.success(), "the full-disk test needs to mount a tmpfs (run as root)");
-        Tmpfs(dir.path().to_path_buf(), dir)
+        assert!(
+            status.success(),
+            "the full-disk test needs to mount a tmpfs (run as root)"
+        );
+        Tmpfs {
+            path: dir.path().to_path_buf(),
+            _dir: dir,
+        }
     }
 }
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        let _ = Command::new("umount").arg("-l").arg(&self.path).status();
     }
 }
 
 #[test]
 fn full_disk_during_submit_fails_cleanly() {
     let disk = Tmpfs::mount(48);
-    let root = disk.0.join("server");
+    let root = disk.path.join("server");
     let server = Server::start_at(&root).expect("server on tmpfs");
     let dir = tempfile::tempdir().expect("dir");
     let ws_root = dir.path().join("ws");
     std::fs::create_dir_all(&ws_root).expect("ws root");
     let a = server.client("alice", "a", &ws_root);
-    a.ok(&["workspace", "create", "a", "--root", ws_root.to_str().expect("utf-8")]);
+    a.ok(&[
+        "workspace",
+        "create",
+        "a",
+        "--root",
+        ws_root.to_str().expect("utf-8"),
+    ]);
     for i in 0..40 {
         write(&ws_root, &format!("big/{i}.bin"), bytes(i, 2 << 20));
     }
     a.ok(&["add", "big/..."]);
     let err = a.fail(&["submit", "-d", "too big for the disk"]);
     assert!(err.to_lowercase().contains("full"), "{err}");
-    assert!(a.json(&["changes", "-s", "submitted"]).is_empty(), "nothing half-submitted");
+    assert!(
+        a.json(&["changes", "-s", "submitted"]).is_empty(),
+        "nothing half-submitted"
+    );
     assert_eq!(a.json(&["opened"]).len(), 40, "everything still opened");
     // The server still works: revert the big files and submit something small.
     a.ok(&["revert", "big/..."]);

@@ -21,7 +21,8 @@ fn one_gib_file_round_trips_in_bounded_server_memory() {
     let b = fx.workspace("bob", "b");
     let base = common::bytes(7, BLOCK);
     {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(a.cwd.join("huge.bin")).expect("create"));
+        let mut f =
+            std::io::BufWriter::new(std::fs::File::create(a.cwd.join("huge.bin")).expect("create"));
         for i in 0..BLOCKS {
             f.write_all(&block(&base, i)).expect("write block");
         }

@@ -52,7 +52,11 @@ fn sync_refuses_to_clobber_writable_files_unless_told() {
     write(&b.cwd, "src/main.c", "local scribbles\n");
     let err = b.fail(&["sync"]);
     assert!(err.contains("clobber"), "{err}");
-    assert_eq!(read(&b.cwd, "src/main.c"), b"local scribbles\n", "nothing lost");
+    assert_eq!(
+        read(&b.cwd, "src/main.c"),
+        b"local scribbles\n",
+        "nothing lost"
+    );
     b.ok(&["sync", "-f"]);
     assert_eq!(read(&b.cwd, "src/main.c"), b"int main2;\n");
 }
@@ -81,8 +85,15 @@ fn views_exclude_and_remap() {
     let wh = c.ok(&["where", "//depot/src/main.c"]);
     assert!(wh.contains("//narrow/code/main.c"), "{wh}");
     // Leaving the view removes files on the next sync.
-    c.ok(&["workspace", "create", "narrow", "--root", root.to_str().expect("utf-8"), "--view", "//depot/docs/... //narrow/docs/..."])
-        .len();
+    c.ok(&[
+        "workspace",
+        "create",
+        "narrow",
+        "--root",
+        root.to_str().expect("utf-8"),
+        "--view",
+        "//depot/docs/... //narrow/docs/...",
+    ]);
     c.ok(&["sync"]);
     assert!(!root.join("code/main.c").exists());
     assert_eq!(read(&root, "docs/readme.md"), b"# hi\n");
@@ -113,7 +124,10 @@ fn out_of_date_submit_is_refused_and_nothing_changes() {
     a.ok(&["submit", "-d", "alice wins"]);
     write(&b.cwd, "src/util.c", "bob\n");
     let err = b.fail(&["submit", "-d", "bob loses"]);
-    assert!(err.contains("//depot/util.c") || err.contains("//depot/src/util.c"), "{err}");
+    assert!(
+        err.contains("//depot/util.c") || err.contains("//depot/src/util.c"),
+        "{err}"
+    );
     assert!(err.contains("sync"), "{err}");
     assert_eq!(b.json(&["opened"]).len(), 1, "still opened");
     assert_eq!(a.json(&["changes"]).len(), 2);

@@ -14,14 +14,29 @@ fn info_depots_and_workspaces() {
     assert_eq!(str_field(&info[0], "clientName"), "alice-ws");
     assert_eq!(str_field(&info[0], "serverAddress"), fx.server.addr);
 
-    let depots: Vec<String> = ws.json(&["depots"]).iter().map(|d| str_field(d, "name")).collect();
+    let depots: Vec<String> = ws
+        .json(&["depots"])
+        .iter()
+        .map(|d| str_field(d, "name"))
+        .collect();
     assert_eq!(depots, ["depot"]);
     ws.ok(&["depot", "create", "assets"]);
-    let depots: Vec<String> = ws.json(&["depots"]).iter().map(|d| str_field(d, "name")).collect();
+    let depots: Vec<String> = ws
+        .json(&["depots"])
+        .iter()
+        .map(|d| str_field(d, "name"))
+        .collect();
     assert_eq!(depots, ["assets", "depot"]);
-    assert!(ws.fail(&["depot", "create", "assets"]).contains("already exists"));
+    assert!(
+        ws.fail(&["depot", "create", "assets"])
+            .contains("already exists")
+    );
 
-    let listed: Vec<String> = ws.json(&["workspace", "list"]).iter().map(|w| str_field(w, "name")).collect();
+    let listed: Vec<String> = ws
+        .json(&["workspace", "list"])
+        .iter()
+        .map(|w| str_field(w, "name"))
+        .collect();
     assert_eq!(listed, ["alice-ws"]);
     let shown = ws.ok(&["workspace", "show", "alice-ws"]);
     assert!(shown.contains("//depot/... //alice-ws/..."), "{shown}");
@@ -34,7 +49,13 @@ fn thousand_files_round_trip_between_workspaces() {
     let a = fx.workspace("alice", "a");
     let b = fx.workspace("bob", "b");
     for i in 0..1000 {
-        let content = if i % 10 == 0 { bytes(i, 3000) } else { format!("file {i}\n").repeat(i as usize % 50 + 1).into_bytes() };
+        let content = if i % 10 == 0 {
+            bytes(i, 3000)
+        } else {
+            format!("file {i}\n")
+                .repeat(i as usize % 50 + 1)
+                .into_bytes()
+        };
         write(&a.cwd, &format!("src/d{}/f{i}.txt", i % 17), content);
     }
     a.ok(&["add", "..."]);
@@ -67,9 +88,19 @@ fn edit_delete_move_round_trip() {
     a.ok(&["submit", "-d", "initial"]);
 
     // Synced files are read-only until opened.
-    assert!(std::fs::metadata(a.cwd.join("keep.txt")).expect("stat").permissions().readonly());
+    assert!(
+        std::fs::metadata(a.cwd.join("keep.txt"))
+            .expect("stat")
+            .permissions()
+            .readonly()
+    );
     a.ok(&["edit", "keep.txt"]);
-    assert!(!std::fs::metadata(a.cwd.join("keep.txt")).expect("stat").permissions().readonly());
+    assert!(
+        !std::fs::metadata(a.cwd.join("keep.txt"))
+            .expect("stat")
+            .permissions()
+            .readonly()
+    );
     write(&a.cwd, "keep.txt", "one\ntwo\n");
     let diff = a.ok(&["diff", "keep.txt"]);
     assert!(diff.contains("+two"), "{diff}");
@@ -78,7 +109,11 @@ fn edit_delete_move_round_trip() {
     a.ok(&["edit", "old/name.txt"]);
     a.ok(&["move", "old/name.txt", "new/name.txt"]);
     assert!(a.cwd.join("new/name.txt").exists() && !a.cwd.join("old/name.txt").exists());
-    let actions: Vec<String> = a.json(&["opened"]).iter().map(|o| str_field(o, "action")).collect();
+    let actions: Vec<String> = a
+        .json(&["opened"])
+        .iter()
+        .map(|o| str_field(o, "action"))
+        .collect();
     assert_eq!(actions.len(), 4, "{actions:?}");
     let out = a.ok(&["submit", "-d", "edit, delete, move"]);
     assert!(out.contains("Change 2 submitted."), "{out}");
@@ -122,12 +157,18 @@ fn revert_restores_and_abandons() {
 
     a.ok(&["edit", "f.txt"]);
     a.ok(&["revert", "-a"]);
-    assert!(a.json(&["opened"]).is_empty(), "unchanged file reverted by -a");
+    assert!(
+        a.json(&["opened"]).is_empty(),
+        "unchanged file reverted by -a"
+    );
 
     write(&a.cwd, "new.txt", "new\n");
     a.ok(&["add", "new.txt"]);
     a.ok(&["revert", "new.txt"]);
-    assert!(a.cwd.join("new.txt").exists(), "revert of an add keeps the file");
+    assert!(
+        a.cwd.join("new.txt").exists(),
+        "revert of an add keeps the file"
+    );
     assert!(a.json(&["opened"]).is_empty());
 }
 
@@ -138,7 +179,11 @@ fn numbered_changes_reopen_and_history() {
     write(&a.cwd, "x.txt", "x\n");
     write(&a.cwd, "y.bin", [0u8, 1, 2, 3, 0, 255]);
     a.ok(&["add", "x.txt", "y.bin"]);
-    let types: Vec<String> = a.json(&["opened"]).iter().map(|o| str_field(o, "type")).collect();
+    let types: Vec<String> = a
+        .json(&["opened"])
+        .iter()
+        .map(|o| str_field(o, "type"))
+        .collect();
     assert_eq!(types, ["text", "binary"]);
     let created = a.ok(&["change", "-d", "numbered"]);
     assert!(created.contains("Change 1 created"), "{created}");
@@ -147,7 +192,11 @@ fn numbered_changes_reopen_and_history() {
     assert_eq!(pending.len(), 1);
     let out = a.ok(&["submit", "-c", "1"]);
     assert!(out.contains("submitted"), "{out}");
-    assert_eq!(a.json(&["opened"]).len(), 1, "y.bin stays in the default changelist");
+    assert_eq!(
+        a.json(&["opened"]).len(),
+        1,
+        "y.bin stays in the default changelist"
+    );
     a.ok(&["submit", "-d", "the binary"]);
     let changes = a.json(&["changes"]);
     assert_eq!(changes.len(), 2);
@@ -155,8 +204,18 @@ fn numbered_changes_reopen_and_history() {
     assert_eq!(files.len(), 2);
     let printed = a.ok(&["print", "-q", "//depot/x.txt"]);
     assert_eq!(printed, "x\n");
-    let dirs = a.json(&["dirs", "//depot/*"]);
-    assert!(dirs.is_empty(), "no subdirectories: {dirs:?}");
+    let err = a.fail(&["dirs", "//depot/*"]);
+    assert!(err.contains("//depot/* - no such file(s)"), "{err}");
+    write(&a.cwd, "sub/dir/z.txt", "z\n");
+    write(&a.cwd, "other/w.txt", "w\n");
+    a.ok(&["add", "sub/dir/z.txt", "other/w.txt"]);
+    a.ok(&["submit", "-d", "dirs"]);
+    let dirs: Vec<String> = a
+        .json(&["dirs", "//depot/*"])
+        .iter()
+        .map(|d| str_field(d, "dir"))
+        .collect();
+    assert_eq!(dirs, ["//depot/other", "//depot/sub"]);
 }
 
 #[test]
@@ -176,8 +235,11 @@ fn status_and_reconcile_find_unopened_work() {
         assert!(status.contains(expected), "{status}");
     }
     a.ok(&["reconcile"]);
-    let mut opened: Vec<(String, String)> =
-        a.json(&["opened"]).iter().map(|o| (str_field(o, "depotFile"), str_field(o, "action"))).collect();
+    let mut opened: Vec<(String, String)> = a
+        .json(&["opened"])
+        .iter()
+        .map(|o| (str_field(o, "depotFile"), str_field(o, "action")))
+        .collect();
     opened.sort();
     assert_eq!(
         opened,

@@ -344,6 +344,7 @@ impl pb::keel_server::Keel for Api {
                 .map(|e| HaveRow {
                     path: e.depot_file,
                     rev: e.rev,
+                    client: String::new(),
                 })
                 .collect();
             let svc = self.service.clone();
@@ -433,7 +434,7 @@ impl pb::keel_server::Keel for Api {
             svc.describe(&who, req.change, req.summary, &mut |part| {
                 let body = match part {
                     DescribePart::Change(c) => Body::Change(convert::change(c)),
-                    DescribePart::File(f) => Body::File(file(f)),
+                    DescribePart::File(f) => Body::File(file(*f)),
                     DescribePart::Diff(d) => Body::Diff(d),
                 };
                 sink.send(pb::DescribeMessage { body: Some(body) })

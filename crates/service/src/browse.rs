@@ -7,6 +7,7 @@ use crate::{Caller, Content, Diff2Result, FileInfo, Service, ServiceError, error
 use keel_core::{BaseType, DepotPath, PathPattern};
 use keel_store::{HaveRow, PathRange, ReadTxn};
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 /// Options of `files` and `filelog`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -204,14 +205,16 @@ impl Service {
                     let limit = if max == 0 { usize::MAX } else { max as usize };
                     for rev in revs.take(limit) {
                         let mut info = from_revision(&rev);
-                        if !changes.contains_key(&rev.change.0) {
-                            let c = snap.get_change(rev.change)?;
-                            let entry = c
-                                .map(|c| (c.description, c.user, c.workspace))
-                                .unwrap_or_default();
-                            changes.insert(rev.change.0, entry);
-                        }
-                        let (description, user, workspace) = &changes[&rev.change.0];
+                        let (description, user, workspace) = match changes.entry(rev.change.0) {
+                            Entry::Occupied(known) => known.into_mut(),
+                            Entry::Vacant(slot) => {
+                                let c = snap.get_change(rev.change)?;
+                                slot.insert(
+                                    c.map(|c| (c.description, c.user, c.workspace))
+                                        .unwrap_or_default(),
+                                )
+                            }
+                        };
                         info.description = description.clone();
                         info.user = user.clone();
                         info.workspace = workspace.clone();
@@ -358,11 +361,17 @@ impl Service {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
+        let mut rows = Vec::with_capacity(entries.len());
         for entry in entries {
             DepotPath::parse(&entry.path).map_err(invalid)?;
+            let client = ws.client_file(&entry.path).unwrap_or_default();
+            rows.push(HaveRow {
+                client,
+                ..entry.clone()
+            });
         }
         drop(snap);
-        self.have.apply(ws.name(), entries)?;
+        self.have.apply(ws.name(), &rows)?;
         Ok(entries.len() as u64)
     }
 }

@@ -24,7 +24,7 @@ pub struct ChangesQuery {
 /// One part of a `describe` answer, in order: the change, its files, then diffs.
 pub enum DescribePart {
     Change(ChangeInfo),
-    File(FileInfo),
+    File(Box<FileInfo>),
     Diff(String),
 }
 
@@ -248,7 +248,7 @@ impl Service {
         sink(DescribePart::Change(change_info(snap.as_ref(), row)?))?;
         if status == ChangeStatus::Pending {
             for open in snap.opened_in_change(&workspace, ChangeNumber(change), None, usize::MAX)? {
-                sink(DescribePart::File(from_opened(&open, None)))?;
+                sink(DescribePart::File(Box::new(from_opened(&open, None))))?;
             }
             return Ok(());
         }
@@ -261,7 +261,7 @@ impl Service {
             for rev in &rows {
                 let mut info = from_revision(rev);
                 info.action = rev.action.as_str().to_string();
-                sink(DescribePart::File(info))?;
+                sink(DescribePart::File(Box::new(info)))?;
                 if !summary && rev.file_type.base == BaseType::Text {
                     text_files.push(rev.clone());
                 }

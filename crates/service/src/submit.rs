@@ -191,19 +191,23 @@ impl SubmitSession {
                     now,
                 )
             })?;
-        let have: Vec<HaveRow> = revisions
-            .iter()
-            .map(|r| HaveRow {
-                path: r.path.clone(),
-                rev: if r.action.is_delete() { 0 } else { r.rev },
-            })
-            .collect();
-        service.have.apply(&workspace, &have)?;
         let snap = service.meta.snapshot()?;
         let ws: Option<WorkspaceCtx> = snap
             .get_workspace(&workspace)?
             .map(WorkspaceCtx::new)
             .transpose()?;
+        let have: Vec<HaveRow> = revisions
+            .iter()
+            .map(|r| HaveRow {
+                path: r.path.clone(),
+                rev: if r.action.is_delete() { 0 } else { r.rev },
+                client: ws
+                    .as_ref()
+                    .and_then(|w| w.client_file(&r.path))
+                    .unwrap_or_default(),
+            })
+            .collect();
+        service.have.apply(&workspace, &have)?;
         let files = revisions
             .iter()
             .map(|r| {

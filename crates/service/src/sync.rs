@@ -185,7 +185,7 @@ impl Service {
                     continue;
                 }
                 let item = SyncItem {
-                    client_file: ws.client_file(&have.path).unwrap_or_default(),
+                    client_file: have.client,
                     depot_file: have.path,
                     rev: 0,
                     action: "deleted",

@@ -58,7 +58,7 @@ impl SqliteHaveStore {
         conn.pragma_update(None, "busy_timeout", 10_000)
             .map_err(err)?;
         conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS have (path TEXT PRIMARY KEY, rev INTEGER NOT NULL) WITHOUT ROWID",
+            "CREATE TABLE IF NOT EXISTS have (path TEXT PRIMARY KEY, rev INTEGER NOT NULL, client TEXT NOT NULL) WITHOUT ROWID",
         )
         .map_err(err)?;
         let conn = Arc::new(Mutex::new(conn));
@@ -89,7 +89,7 @@ impl SqliteHaveStore {
     ) -> Result<Vec<HaveRow>, StoreError> {
         self.with(workspace, |conn| {
             let mut stmt = conn.prepare_cached(
-                "SELECT path, rev FROM have WHERE path >= ?1 AND path < ?2 AND path > ?3 \
+                "SELECT path, rev, client FROM have WHERE path >= ?1 AND path < ?2 AND path > ?3 \
                  ORDER BY path LIMIT ?4",
             )?;
             let rows = stmt.query_map(
@@ -98,6 +98,7 @@ impl SqliteHaveStore {
                     Ok(HaveRow {
                         path: r.get(0)?,
                         rev: r.get(1)?,
+                        client: r.get(2)?,
                     })
                 },
             )?;
@@ -121,13 +122,14 @@ impl SqliteHaveStore {
         self.with(workspace, |conn| {
             let tx = conn.transaction()?;
             {
-                let mut put = tx.prepare_cached("INSERT OR REPLACE INTO have VALUES (?1, ?2)")?;
+                let mut put =
+                    tx.prepare_cached("INSERT OR REPLACE INTO have VALUES (?1, ?2, ?3)")?;
                 let mut del = tx.prepare_cached("DELETE FROM have WHERE path = ?1")?;
                 for row in rows {
                     if row.rev == 0 {
                         del.execute([&row.path])?;
                     } else {
-                        put.execute(params![row.path, row.rev])?;
+                        put.execute(params![row.path, row.rev, row.client])?;
                     }
                 }
             }

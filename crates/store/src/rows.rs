@@ -98,6 +98,9 @@ pub struct OpenedRow {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HaveRow {
     pub path: String,
+    /// Workspace-relative path the file was written to (kept so a file that leaves the view
+    /// can still be removed).
+    pub client: String,
     /// 0 removes the entry when applied.
     pub rev: u32,
 }

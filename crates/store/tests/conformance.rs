@@ -2,14 +2,15 @@
 
 use keel_core::{ChangeNumber, Digest, FileAction, FileType};
 use keel_store::{
-    ChangeFilter, ChangeRow, ChangeStatus, MetaStore, PathRange, RevisionRow, SqliteStore, StoreConfig, StoreError,
-    write,
+    ChangeFilter, ChangeRow, ChangeStatus, MetaStore, PathRange, RevisionRow, SqliteStore,
+    StoreConfig, StoreError, write,
 };
 use std::sync::Arc;
 
 fn open() -> (tempfile::TempDir, Arc<SqliteStore>) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = SqliteStore::open(&dir.path().join("meta.db"), &StoreConfig::default()).expect("open store");
+    let store = SqliteStore::open(&dir.path().join("meta.db"), &StoreConfig::default())
+        .expect("open store");
     (dir, Arc::new(store))
 }
 
@@ -50,23 +51,44 @@ fn submit(store: &dyn MetaStore, revs: Vec<RevisionRow>) -> ChangeNumber {
 #[test]
 fn fresh_store_has_the_default_depot() {
     let (_dir, store) = open();
-    let depots = store.snapshot().expect("snapshot").list_depots().expect("depots");
-    assert_eq!(depots.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["depot"]);
+    let depots = store
+        .snapshot()
+        .expect("snapshot")
+        .list_depots()
+        .expect("depots");
+    assert_eq!(
+        depots.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
+        ["depot"]
+    );
 }
 
 #[test]
 fn snapshot_does_not_see_later_commits_and_does_not_block_them() {
     let (_dir, store) = open();
-    submit(store.as_ref(), vec![rev("//depot/a", 1, 0, FileAction::Add)]);
+    submit(
+        store.as_ref(),
+        vec![rev("//depot/a", 1, 0, FileAction::Add)],
+    );
     let snap = store.snapshot().expect("snapshot");
     // A write completes while the snapshot is open...
-    submit(store.as_ref(), vec![rev("//depot/b", 1, 0, FileAction::Add)]);
+    submit(
+        store.as_ref(),
+        vec![rev("//depot/b", 1, 0, FileAction::Add)],
+    );
     // ...and the snapshot still sees the old state.
-    let seen = snap.head_revisions(&PathRange::prefix("//depot/"), None, None, 100).expect("heads");
+    let seen = snap
+        .head_revisions(&PathRange::prefix("//depot/"), None, None, 100)
+        .expect("heads");
     assert_eq!(seen.len(), 1);
     drop(snap);
     let fresh = store.snapshot().expect("snapshot");
-    assert_eq!(fresh.head_revisions(&PathRange::prefix("//depot/"), None, None, 100).expect("heads").len(), 2);
+    assert_eq!(
+        fresh
+            .head_revisions(&PathRange::prefix("//depot/"), None, None, 100)
+            .expect("heads")
+            .len(),
+        2
+    );
 }
 
 #[test]
@@ -89,7 +111,10 @@ fn concurrent_writers_are_grouped_and_all_durable() {
             let store = store.clone();
             std::thread::spawn(move || {
                 for i in 0..25 {
-                    submit(store.as_ref(), vec![rev(&format!("//depot/t{t}/f{i}"), 1, 0, FileAction::Add)]);
+                    submit(
+                        store.as_ref(),
+                        vec![rev(&format!("//depot/t{t}/f{i}"), 1, 0, FileAction::Add)],
+                    );
                 }
             })
         })
@@ -98,7 +123,9 @@ fn concurrent_writers_are_grouped_and_all_durable() {
         t.join().expect("writer thread");
     }
     let snap = store.snapshot().expect("snapshot");
-    let changes = snap.list_changes(&ChangeFilter::default(), None, 1000).expect("changes");
+    let changes = snap
+        .list_changes(&ChangeFilter::default(), None, 1000)
+        .expect("changes");
     assert_eq!(changes.len(), 200);
     let mut numbers: Vec<u64> = changes.iter().map(|c| c.change.0).collect();
     numbers.sort();
@@ -109,16 +136,32 @@ fn concurrent_writers_are_grouped_and_all_durable() {
 #[test]
 fn head_revisions_honour_change_bound_and_paging() {
     let (_dir, store) = open();
-    let c1 = submit(store.as_ref(), (0..5).map(|i| rev(&format!("//depot/p/{i}"), 1, 0, FileAction::Add)).collect());
-    submit(store.as_ref(), vec![rev("//depot/p/2", 2, 0, FileAction::Edit)]);
+    let c1 = submit(
+        store.as_ref(),
+        (0..5)
+            .map(|i| rev(&format!("//depot/p/{i}"), 1, 0, FileAction::Add))
+            .collect(),
+    );
+    submit(
+        store.as_ref(),
+        vec![rev("//depot/p/2", 2, 0, FileAction::Edit)],
+    );
     let snap = store.snapshot().expect("snapshot");
     let range = PathRange::prefix("//depot/p/");
     let page1 = snap.head_revisions(&range, None, None, 3).expect("page 1");
-    let page2 = snap.head_revisions(&range, Some(&page1[2].path), None, 3).expect("page 2");
-    let all: Vec<(String, u32)> = page1.iter().chain(&page2).map(|r| (r.path.clone(), r.rev)).collect();
+    let page2 = snap
+        .head_revisions(&range, Some(&page1[2].path), None, 3)
+        .expect("page 2");
+    let all: Vec<(String, u32)> = page1
+        .iter()
+        .chain(&page2)
+        .map(|r| (r.path.clone(), r.rev))
+        .collect();
     assert_eq!(all.len(), 5);
     assert_eq!(all[2], ("//depot/p/2".to_string(), 2));
-    let at_c1 = snap.head_revisions(&range, None, Some(c1), 10).expect("at c1");
+    let at_c1 = snap
+        .head_revisions(&range, None, Some(c1), 10)
+        .expect("at c1");
     assert!(at_c1.iter().all(|r| r.rev == 1));
 }
 
@@ -133,5 +176,10 @@ fn reopening_keeps_everything() {
     let store = SqliteStore::open(&path, &StoreConfig::default()).expect("reopen");
     let snap = store.snapshot().expect("snapshot");
     assert!(snap.revision("//depot/kept", 1).expect("lookup").is_some());
-    assert_eq!(snap.get_change(ChangeNumber(1)).expect("change").map(|c| c.status), Some(ChangeStatus::Submitted));
+    assert_eq!(
+        snap.get_change(ChangeNumber(1))
+            .expect("change")
+            .map(|c| c.status),
+        Some(ChangeStatus::Submitted)
+    );
 }

@@ -8,13 +8,7 @@ use crate::output::{Record, date, date_time};
 use crate::session::Session;
 
 pub async fn info(s: &mut Session) -> Result<()> {
-    let reply = s.check(
-        s.client()
-            .info(InfoRequest {
-                caller: s.caller(),
-            })
-            .await,
-    )?;
+    let reply = s.check(s.client().info(InfoRequest { caller: s.caller() }).await)?;
     let uptime = reply.uptime_seconds;
     let uptime_text = format!(
         "{:02}:{:02}:{:02}",
@@ -63,9 +57,7 @@ pub async fn info(s: &mut Session) -> Result<()> {
 pub async fn depots(s: &mut Session) -> Result<()> {
     let reply = s.check(
         s.client()
-            .list_depots(ListDepotsRequest {
-                caller: s.caller(),
-            })
+            .list_depots(ListDepotsRequest { caller: s.caller() })
             .await,
     )?;
     for depot in reply.depots {

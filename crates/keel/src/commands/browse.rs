@@ -7,7 +7,9 @@ use keel_proto::v1::describe_message::Body;
 use keel_proto::v1::{Change, ChangesRequest, DescribeRequest, DirsRequest, FilesRequest};
 
 use super::records::{head_line, head_record, local_of};
-use crate::cli::{ChangesArgs, DescribeArgs, DirsArgs, FilelogArgs, FilesListArgs, FilesRequiredArgs, PrintArgs};
+use crate::cli::{
+    ChangesArgs, DescribeArgs, DirsArgs, FilelogArgs, FilesListArgs, FilesRequiredArgs, PrintArgs,
+};
 use crate::output::{Record, date, date_time, first_line};
 use crate::session::Session;
 

@@ -20,8 +20,8 @@ use crate::session::Session;
 /// Runs one command line.
 pub async fn run(cli: Cli) -> Result<()> {
     let mut s = match &cli.command {
-        C::Serve(args) => return serve::serve(args).await,
-        C::Client(_) => Session::connect(&cli).await?,
+        Command::Serve(args) => return serve::serve(args).await,
+        Command::Client(_) => Session::connect(&cli).await?,
     };
     let Command::Client(command) = cli.command else {
         return Ok(());

@@ -75,6 +75,12 @@ pub async fn add(s: &mut Session, args: AddArgs) -> Result<()> {
     let mut types = Vec::new();
     for local in &locals {
         let rel = paths::relative_to_root(local, &ws.root)?;
+        if ws.depot_of_client(&rel).is_none() {
+            if expanded {
+                continue;
+            }
+            bail!("{} - file(s) not in client view.", local.display());
+        }
         files.push(ws.workspace_path(&rel));
         types.push(detect_type(local)?);
     }
@@ -159,7 +165,10 @@ pub async fn delete(s: &mut Session, args: ChangeFilesArgs) -> Result<()> {
 
 pub async fn move_file(s: &mut Session, args: MoveArgs) -> Result<()> {
     let ws = s.workspace().await?;
-    let from = s.file_args(std::slice::from_ref(&args.from)).await?.remove(0);
+    let from = s
+        .file_args(std::slice::from_ref(&args.from))
+        .await?
+        .remove(0);
     let to = s.file_args(std::slice::from_ref(&args.to)).await?.remove(0);
     let records = s
         .all(
@@ -223,7 +232,7 @@ pub async fn reopen(s: &mut Session, args: EditArgs) -> Result<()> {
 pub async fn opened(s: &mut Session, args: OpenedArgs) -> Result<()> {
     let files = s.file_args(&args.files).await?;
     let ws = if s.settings.workspace.is_some() {
-        s.workspace().await.ok()
+        Some(s.workspace().await?)
     } else {
         None
     };

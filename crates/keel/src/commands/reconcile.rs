@@ -68,7 +68,10 @@ pub async fn reconcile(s: &mut Session, args: ReconcileArgs) -> Result<()> {
         s.out.note("No file(s) to reconcile.");
         return Ok(());
     }
-    let add_files = add.iter().map(|e| ws.workspace_path(&e.client_file)).collect();
+    let add_files = add
+        .iter()
+        .map(|e| ws.workspace_path(&e.client_file))
+        .collect();
     let add_types = add.iter().map(|e| e.file_type.clone()).collect();
     let added = open_files(s, "add", add_files, args.change, None, add_types).await?;
     print_opened(&s.out, Some(&ws), &added);

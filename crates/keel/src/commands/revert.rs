@@ -105,12 +105,12 @@ pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
             continue;
         };
         let result = async {
-            let client_file = ws.client_file_of(record).ok_or_else(|| {
-                keel_client::Error::BadArgument {
-                    arg: record.depot_file.clone(),
-                    reason: "not in the workspace view".into(),
-                }
-            })?;
+            let client_file =
+                ws.client_file_of(record)
+                    .ok_or_else(|| keel_client::Error::BadArgument {
+                        arg: record.depot_file.clone(),
+                        reason: "not in the workspace view".into(),
+                    })?;
             let local = ws.local(&client_file)?;
             let file_type = if record.head_type.is_empty() {
                 &file.head_type

@@ -10,7 +10,9 @@ use crate::cli::ServeArgs;
 
 pub async fn serve(args: &ServeArgs) -> Result<()> {
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
         .with_writer(std::io::stderr)
         .try_init();
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
@@ -18,7 +20,11 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
         .root
         .clone()
         .unwrap_or_else(|| PathBuf::from(".keel-data"));
-    let root = if root.is_absolute() { root } else { cwd.join(root) };
+    let root = if root.is_absolute() {
+        root
+    } else {
+        cwd.join(root)
+    };
     let shown = root.display().to_string();
     let options = keel_server::ServeOptions {
         root,

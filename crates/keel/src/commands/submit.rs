@@ -39,7 +39,8 @@ fn edit_change_form(s: &Session, ws: &WorkspaceCtx, opened: &[FileRecord]) -> Re
          #  Files:       The opened files in the change; remove lines to leave files out.\n\n{}",
         form.render()
     );
-    let edited = Form::parse(&edit_text(&text, "change")?).context("error in change specification")?;
+    let edited =
+        Form::parse(&edit_text(&text, "change")?).context("error in change specification")?;
     let description = edited
         .get("Description")
         .unwrap_or(&[])
@@ -180,10 +181,14 @@ async fn finish_submit(
     if pending != reply.change {
         s.out.emit(
             record.n("renamedFrom", pending),
-            format!("Change {pending} renamed change {} and submitted.", reply.change),
+            format!(
+                "Change {pending} renamed change {} and submitted.",
+                reply.change
+            ),
         );
     } else {
-        s.out.emit(record, format!("Change {} submitted.", reply.change));
+        s.out
+            .emit(record, format!("Change {} submitted.", reply.change));
     }
     keel_client::submit::finish_modes(ws, &reply, opened)?;
     Ok(())

@@ -39,11 +39,11 @@ pub async fn sync(s: &mut Session, args: SyncArgs) -> Result<()> {
     let report = |event: &SyncEvent| {
         count += 1;
         let file = &event.file;
-        let local = event
-            .local
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|| file.client_file.clone());
+        let local = match &event.local {
+            Some(path) => path.display().to_string(),
+            None if file.client_file.is_empty() => "(no longer in the view)".to_string(),
+            None => file.client_file.clone(),
+        };
         match &event.result {
             Ok(()) => {
                 bytes += event.bytes;
@@ -56,7 +56,14 @@ pub async fn sync(s: &mut Session, args: SyncArgs) -> Result<()> {
                 };
                 let record = Record::new()
                     .s("depotFile", &file.depot_file)
-                    .s("clientFile", &local)
+                    .s(
+                        "clientFile",
+                        event
+                            .local
+                            .as_ref()
+                            .map(|p| p.display().to_string())
+                            .unwrap_or_default(),
+                    )
                     .n("rev", u64::from(file.rev))
                     .s("action", &file.action)
                     .s("type", &file.file_type)

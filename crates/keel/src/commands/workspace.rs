@@ -1,7 +1,7 @@
 //! `workspace create|edit|show|list|delete`: workspace specs and their Perforce-style form.
 
 use anyhow::{Context, Result, anyhow, bail};
-use keel_core::{Form, View, WorkspaceName, WorkspaceOptions};
+use keel_core::{Form, View, ViewLine, WorkspaceName, WorkspaceOptions};
 use keel_proto::v1::{
     DeleteWorkspaceRequest, GetWorkspaceRequest, ListWorkspacesRequest, SaveWorkspaceRequest,
     Workspace,
@@ -22,7 +22,8 @@ pub async fn run(s: &mut Session, cmd: WorkspaceCmd) -> Result<()> {
         WorkspaceCmd::Show { name } => {
             let name = name_or_current(s, name)?;
             let spec = get(s, &name).await?;
-            s.out.emit(spec_record(&spec), render_form(&spec).trim_end());
+            s.out
+                .emit(spec_record(&spec), render_form(&spec).trim_end());
             Ok(())
         }
         WorkspaceCmd::List => list(s).await,
@@ -79,13 +80,19 @@ async fn save(s: &Session, spec: Workspace, create_only: bool) -> Result<()> {
 
 async fn create(s: &mut Session, args: WorkspaceCreateArgs) -> Result<()> {
     WorkspaceName::parse(&args.name)?;
-    let root = keel_client::paths::absolute_local(&args.root.to_string_lossy(), &s.cwd);
+    if !args.root.is_absolute() {
+        bail!(
+            "workspace root {} must be an absolute path",
+            args.root.display()
+        );
+    }
+    let root = keel_client::paths::normalize(&args.root);
     let view = if args.view.is_empty() {
         vec![format!("//depot/... //{}/...", args.name)]
     } else {
         args.view
     };
-    View::parse_lines(&view).context("invalid view")?;
+    check_view(&args.name, &view)?;
     let options = match args.options {
         Some(text) => WorkspaceOptions::parse(&text)?.to_string(),
         None => WorkspaceOptions::default().to_string(),
@@ -103,7 +110,8 @@ async fn create(s: &mut Session, args: WorkspaceCreateArgs) -> Result<()> {
         updated: 0,
         accessed: 0,
     };
-    save(s, spec, true).await
+    // Like `p4 client -i`, creating over an existing spec replaces it.
+    save(s, spec, false).await
 }
 
 async fn edit(s: &mut Session, name: &str) -> Result<()> {
@@ -143,9 +151,7 @@ async fn list(s: &mut Session) -> Result<()> {
     let specs = s
         .all(
             s.client()
-                .list_workspaces(ListWorkspacesRequest {
-                    caller: s.caller(),
-                })
+                .list_workspaces(ListWorkspacesRequest { caller: s.caller() })
                 .await,
         )
         .await?;
@@ -167,6 +173,7 @@ async fn list(s: &mut Session) -> Result<()> {
 /// The JSON form of a spec (Perforce `client -o` field names, `View0`, `View1`, ...).
 fn spec_record(spec: &Workspace) -> Record {
     let mut record = Record::new()
+        .s("name", &spec.name)
         .s("Client", &spec.name)
         .s("Owner", &spec.owner)
         .s("Host", &spec.host)
@@ -181,6 +188,22 @@ fn spec_record(spec: &Workspace) -> Record {
     record
 }
 
+/// Parses view lines and checks every right side lies in workspace `name`.
+fn check_view(name: &str, view: &[String]) -> Result<()> {
+    let prefix = format!("//{name}/");
+    for text in view {
+        let line = ViewLine::parse(text).with_context(|| format!("invalid view line {text:?}"))?;
+        if !line.right.starts_with(&prefix) {
+            bail!(
+                "view line {text:?}: the right side {} must start with {prefix}",
+                line.right
+            );
+        }
+    }
+    View::parse_lines(view).context("invalid view")?;
+    Ok(())
+}
+
 fn render_form(spec: &Workspace) -> String {
     let mut fields = vec![("Client".to_string(), vec![spec.name.clone()])];
     if spec.updated > 0 {
@@ -189,9 +212,16 @@ fn render_form(spec: &Workspace) -> String {
     if spec.accessed > 0 {
         fields.push(("Access".into(), vec![date_time(spec.accessed)]));
     }
+    let single = |value: &str| {
+        if value.is_empty() {
+            Vec::new()
+        } else {
+            vec![value.to_string()]
+        }
+    };
     fields.extend([
-        ("Owner".to_string(), vec![spec.owner.clone()]),
-        ("Host".to_string(), vec![spec.host.clone()]),
+        ("Owner".to_string(), single(&spec.owner)),
+        ("Host".to_string(), single(&spec.host)),
         (
             "Description".to_string(),
             spec.description.lines().map(String::from).collect(),
@@ -235,7 +265,7 @@ fn parse_form(text: &str, original: &Workspace) -> Result<Workspace> {
         .map(|l| l.trim().to_string())
         .filter(|l| !l.is_empty())
         .collect();
-    View::parse_lines(&view)?;
+    check_view(&name, &view)?;
     let owner = one("Owner");
     Ok(Workspace {
         name,

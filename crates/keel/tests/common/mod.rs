@@ -57,7 +57,12 @@ impl Server {
             .and_then(|rest| rest.split_whitespace().next())
             .map(str::to_string);
         match addr {
-            Some(addr) => Ok(Server { child: Some(child), addr, root: root.to_path_buf(), _dir: None }),
+            Some(addr) => Ok(Server {
+                child: Some(child),
+                addr,
+                root: root.to_path_buf(),
+                _dir: None,
+            }),
             None => {
                 let _ = child.kill();
                 let out = child.wait_with_output().expect("collect server output");
@@ -78,8 +83,8 @@ impl Server {
     pub fn restart(&mut self) {
         self.kill9();
         let next = Server::start_at(&self.root).expect("server restarts");
-        self.child = next.child_take();
         self.addr = next.addr.clone();
+        self.child = next.child_take();
     }
 
     fn child_take(mut self) -> Option<Child> {
@@ -99,7 +104,12 @@ impl Server {
     }
 
     pub fn client(&self, user: &str, workspace: &str, cwd: &Path) -> Client {
-        Client { addr: self.addr.clone(), user: user.into(), workspace: workspace.into(), cwd: cwd.into() }
+        Client {
+            addr: self.addr.clone(),
+            user: user.into(),
+            workspace: workspace.into(),
+            cwd: cwd.into(),
+        }
     }
 }
 
@@ -120,7 +130,10 @@ pub struct Client {
 
 impl Client {
     pub fn in_dir(&self, cwd: &Path) -> Client {
-        Client { cwd: cwd.into(), ..self.clone() }
+        Client {
+            cwd: cwd.into(),
+            ..self.clone()
+        }
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
@@ -186,7 +199,10 @@ pub struct Fixture {
 
 impl Fixture {
     pub fn new() -> Fixture {
-        Fixture { server: Server::start(), dir: tempfile::tempdir().expect("temp dir") }
+        Fixture {
+            server: Server::start(),
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
     }
 
     /// Creates a workspace named `name` for `user` mapping `//depot/...`, returns its client.
@@ -195,7 +211,15 @@ impl Fixture {
         std::fs::create_dir_all(&root).expect("workspace root");
         let client = self.server.client(user, name, &root);
         let view = format!("//depot/... //{name}/...");
-        client.ok(&["workspace", "create", name, "--root", root.to_str().expect("utf-8 root"), "--view", &view]);
+        client.ok(&[
+            "workspace",
+            "create",
+            name,
+            "--root",
+            root.to_str().expect("utf-8 root"),
+            "--view",
+            &view,
+        ]);
         client
     }
 }
