@@ -1,0 +1,238 @@
+//! End-to-end: the rest of the everyday commands, their flags and their `--json` output.
+
+mod common;
+
+use common::{Fixture, str_field, write};
+use std::os::unix::fs::PermissionsExt;
+
+#[test]
+fn types_symlinks_and_executables_round_trip() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    let b = fx.workspace("bob", "b");
+    write(&a.cwd, "a.txt", "a\n");
+    write(&a.cwd, "run.sh", "#!/bin/sh\necho hi\n");
+    std::fs::set_permissions(a.cwd.join("run.sh"), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod");
+    std::os::unix::fs::symlink("a.txt", a.cwd.join("link")).expect("symlink");
+    write(&a.cwd, "always.cfg", "w\n");
+    a.ok(&["add", "a.txt", "run.sh", "link"]);
+    a.ok(&["add", "-t", "+w", "always.cfg"]);
+    let mut types: Vec<(String, String)> = a
+        .json(&["opened"])
+        .iter()
+        .map(|o| (str_field(o, "depotFile"), str_field(o, "type")))
+        .collect();
+    types.sort();
+    assert_eq!(
+        types,
+        [
+            ("//depot/a.txt".into(), "text".into()),
+            ("//depot/always.cfg".into(), "text+w".into()),
+            ("//depot/link".into(), "symlink".into()),
+            ("//depot/run.sh".into(), "text+x".into()),
+        ] as [(String, String); 4]
+    );
+    a.ok(&["submit", "-d", "types"]);
+    b.ok(&["sync"]);
+    assert_eq!(
+        std::fs::read_link(b.cwd.join("link"))
+            .expect("link")
+            .to_str(),
+        Some("a.txt")
+    );
+    let mode = std::fs::metadata(b.cwd.join("run.sh"))
+        .expect("stat")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0o111, "executable: {mode:o}");
+    assert_eq!(mode & 0o222, 0, "read-only: {mode:o}");
+    let cfg = std::fs::metadata(b.cwd.join("always.cfg"))
+        .expect("stat")
+        .permissions();
+    assert!(!cfg.readonly(), "+w files are always writable");
+}
+
+#[test]
+fn reopen_changes_type_and_change() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    write(&a.cwd, "x.dat", "data\n");
+    a.ok(&["add", "x.dat"]);
+    a.ok(&["reopen", "-t", "binary+l", "x.dat"]);
+    let opened = a.json(&["opened"]);
+    assert_eq!(str_field(&opened[0], "type"), "binary+l");
+    a.ok(&["submit", "-d", "typed"]);
+    let fstat = a.json(&["fstat", "//depot/x.dat"]);
+    assert_eq!(str_field(&fstat[0], "headType"), "binary+l");
+    let err = a.fail(&["reopen", "-c", "77", "x.dat"]);
+    assert!(err.contains("x.dat") || err.contains("77"), "{err}");
+}
+
+#[test]
+fn print_diff2_describe_and_changes_filters() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    let b = fx.workspace("bob", "b");
+    write(&a.cwd, "a.txt", "a\n");
+    a.ok(&["add", "a.txt"]);
+    a.ok(&["submit", "-d", "first"]);
+    a.ok(&["edit", "a.txt"]);
+    write(&a.cwd, "a.txt", "a\nb\n");
+    a.ok(&["submit", "-d", "second"]);
+    b.ok(&["sync"]);
+    b.ok(&["edit", "a.txt"]);
+    write(&b.cwd, "a.txt", "a\nb\nc\n");
+    b.ok(&["submit", "-d", "bob's"]);
+
+    let out = fx.dir.path().join("printed.txt");
+    a.ok(&[
+        "print",
+        "-o",
+        out.to_str().expect("utf-8"),
+        "//depot/a.txt#1",
+    ]);
+    assert_eq!(std::fs::read(&out).expect("printed"), b"a\n");
+    let d = a.json(&["diff2", "//depot/a.txt#1", "//depot/a.txt#2"]);
+    assert!(str_field(&d[0], "diff").contains("+b"), "{d:?}");
+
+    let described = a.json(&["describe", "-s", "3"]);
+    assert_eq!(str_field(&described[0], "user"), "bob");
+    assert_eq!(str_field(&described[1], "depotFile"), "//depot/a.txt");
+    assert_eq!(str_field(&described[1], "rev"), "3");
+
+    assert_eq!(a.json(&["changes", "-m", "1"]).len(), 1);
+    assert_eq!(a.json(&["changes", "-u", "bob"]).len(), 1);
+    assert_eq!(a.json(&["changes", "//depot/a.txt"]).len(), 3);
+    assert_eq!(a.json(&["changes", "//depot/a.txt@2"]).len(), 2);
+    let files = a.json(&["files", "//depot/a.txt@1"]);
+    assert_eq!(str_field(&files[0], "rev"), "1");
+    let log = a.json(&["filelog", "//depot/a.txt"]);
+    let descs: Vec<String> = log.iter().map(|r| str_field(r, "desc")).collect();
+    assert_eq!(descs, ["bob's", "second", "first"]);
+}
+
+#[test]
+fn opened_across_workspaces_and_workspace_delete() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    let b = fx.workspace("bob", "b");
+    write(&a.cwd, "a.txt", "a\n");
+    a.ok(&["add", "a.txt"]);
+    a.ok(&["submit", "-d", "first"]);
+    b.ok(&["sync"]);
+    a.ok(&["edit", "a.txt"]);
+    b.ok(&["edit", "a.txt"]);
+    assert_eq!(a.json(&["opened", "-a"]).len(), 2);
+    let bobs = a.json(&["opened", "-a", "-u", "bob"]);
+    assert_eq!(bobs.len(), 1);
+    assert_eq!(str_field(&bobs[0], "client"), "b");
+    let err = b.fail(&["workspace", "delete", "b"]);
+    assert!(err.contains("opened"), "{err}");
+    b.ok(&["revert", "a.txt"]);
+    b.ok(&["workspace", "delete", "b"]);
+    let names: Vec<String> = a
+        .json(&["workspace", "list"])
+        .iter()
+        .map(|w| str_field(w, "name"))
+        .collect();
+    assert_eq!(names, ["a"]);
+}
+
+#[test]
+fn workspace_edit_uses_the_editor_and_validates() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    let editor = fx.dir.path().join("editor.sh");
+    // An "editor" that turns on allwrite and rmdir.
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nsed -i 's/noallwrite/allwrite/; s/normdir/rmdir/' \"$1\"\n",
+    )
+    .expect("editor");
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = std::process::Command::new(common::KEEL)
+        .args(["workspace", "edit", "a"])
+        .current_dir(&a.cwd)
+        .env("KEEL_SERVER", &a.addr)
+        .env("KEEL_USER", "alice")
+        .env("EDITOR", &editor)
+        .output()
+        .expect("run edit");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown = a.ok(&["workspace", "show", "a"]);
+    assert!(
+        shown.contains("allwrite") && !shown.contains("noallwrite"),
+        "{shown}"
+    );
+
+    // allwrite: synced files are writable; rmdir: emptied directories go away.
+    write(&a.cwd, "deep/dir/f.txt", "f\n");
+    a.ok(&["add", "deep/dir/f.txt"]);
+    a.ok(&["submit", "-d", "deep"]);
+    assert!(
+        !std::fs::metadata(a.cwd.join("deep/dir/f.txt"))
+            .expect("stat")
+            .permissions()
+            .readonly()
+    );
+    a.ok(&["sync", "//depot/...#none"]);
+    assert!(
+        !a.cwd.join("deep").exists(),
+        "rmdir removed the emptied directories"
+    );
+
+    // A broken edit is refused and changes nothing.
+    let bad = fx.dir.path().join("bad-editor.sh");
+    std::fs::write(
+        &bad,
+        "#!/bin/sh\nsed -i 's/allwrite/sometimeswrite/' \"$1\"\n",
+    )
+    .expect("editor");
+    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = std::process::Command::new(common::KEEL)
+        .args(["workspace", "edit", "a"])
+        .current_dir(&a.cwd)
+        .env("KEEL_SERVER", &a.addr)
+        .env("KEEL_USER", "alice")
+        .env("EDITOR", &bad)
+        .output()
+        .expect("run edit");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sometimeswrite"));
+    assert!(a.ok(&["workspace", "show", "a"]).contains("allwrite"));
+}
+
+#[test]
+fn keel_config_file_is_found_by_walking_up() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    std::fs::write(
+        a.cwd.join(".keel"),
+        format!("KEEL_SERVER={}\nKEEL_WORKSPACE=a\n", a.addr),
+    )
+    .expect("config");
+    std::fs::create_dir_all(a.cwd.join("sub/dir")).expect("mkdir");
+    let out = std::process::Command::new(common::KEEL)
+        .args(["--json", "info"])
+        .current_dir(a.cwd.join("sub/dir"))
+        .env_remove("KEEL_SERVER")
+        .env_remove("KEEL_WORKSPACE")
+        .env("KEEL_USER", "alice")
+        .output()
+        .expect("run info");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(str_field(&info, "clientName"), "a");
+    // Flags beat the environment and the file.
+    let err = a.fail(&["-w", "nosuch", "opened"]);
+    assert!(err.contains("nosuch"), "{err}");
+}
