@@ -204,6 +204,8 @@ impl Service {
                 file_type,
                 base_rev: head.map(|h| h.rev).unwrap_or(0),
                 move_file: None,
+                lazy: None,
+                integ: None,
             };
             let mut info = from_opened(&row, Some(ws));
             info.client_file = client_file;
@@ -260,6 +262,8 @@ impl Service {
                     file_type,
                     base_rev: have,
                     move_file: None,
+                    lazy: None,
+                    integ: None,
                 };
                 let mut info = from_opened(&row, Some(ws));
                 info.client_file = client_file;

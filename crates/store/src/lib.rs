@@ -21,11 +21,12 @@ pub use error::StoreError;
 pub use have::SqliteHaveStore;
 pub use range::PathRange;
 pub use rows::{
-    ChangeFilter, ChangeRow, ChangeStatus, DepotRow, HaveRow, OpenedRow, RevisionRow, WorkspaceRow,
+    BranchRow, ChangeFilter, ChangeRow, ChangeStatus, DepotRow, HaveRow, IntegRow, LabelRow,
+    LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, WorkspaceRow,
 };
 pub use sqlite::{SqliteStore, StoreConfig};
 
-use keel_core::ChangeNumber;
+use keel_core::{ChangeNumber, Digest};
 
 /// A consistent, read-only view of the metadata.
 ///
@@ -107,6 +108,45 @@ pub trait ReadTxn {
         after: Option<&str>,
         limit: usize,
     ) -> Result<Vec<OpenedRow>, StoreError>;
+    /// Integration records whose target is `path` (newest target revision first).
+    fn integrations_into(&self, path: &str) -> Result<Vec<IntegRow>, StoreError>;
+    /// Integration records whose source is `path`.
+    fn integrations_from(&self, path: &str) -> Result<Vec<IntegRow>, StoreError>;
+
+    fn get_label(&self, name: &str) -> Result<Option<LabelRow>, StoreError>;
+    /// Labels in name order after `after`.
+    fn list_labels(&self, after: Option<&str>, limit: usize) -> Result<Vec<LabelRow>, StoreError>;
+    /// The revision a label holds of one file (0 = none).
+    fn label_rev(&self, label: &str, path: &str) -> Result<u32, StoreError>;
+    /// A label's (path, rev) entries in `range`, path order after `after`.
+    fn label_revs(
+        &self,
+        label: &str,
+        range: &PathRange,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, u32)>, StoreError>;
+
+    fn get_branch(&self, name: &str) -> Result<Option<BranchRow>, StoreError>;
+    /// Branch specs in name order after `after`.
+    fn list_branches(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<BranchRow>, StoreError>;
+
+    /// Files shelved in a change, path order after `after`.
+    fn shelved_in_change(
+        &self,
+        change: ChangeNumber,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ShelvedRow>, StoreError>;
+
+    /// Whether any revision, shelved file or lazily-copied open file refers to `digest`.
+    fn digest_in_use(&self, digest: &Digest) -> Result<bool, StoreError>;
+    /// Digests queued for deletion from the content store.
+    fn queued_purges(&self, limit: usize) -> Result<Vec<Digest>, StoreError>;
 }
 
 /// The writer's view: reads see the transaction's own changes.
@@ -125,6 +165,28 @@ pub trait WriteTxn: ReadTxn {
     fn insert_revision(&mut self, revision: &RevisionRow) -> Result<(), StoreError>;
     fn put_opened(&mut self, opened: &OpenedRow) -> Result<(), StoreError>;
     fn delete_opened(&mut self, workspace: &str, path: &str) -> Result<(), StoreError>;
+    fn insert_integration(&mut self, integ: &IntegRow) -> Result<(), StoreError>;
+    /// Removes every integration record naming `path` as source or target.
+    fn delete_integrations_of(&mut self, path: &str) -> Result<usize, StoreError>;
+    fn delete_revision(&mut self, path: &str, rev: u32) -> Result<(), StoreError>;
+
+    fn put_label(&mut self, label: &LabelRow) -> Result<(), StoreError>;
+    /// Deletes a label and its entries.
+    fn delete_label(&mut self, name: &str) -> Result<(), StoreError>;
+    /// Sets (rev > 0) or removes (rev 0) a label's revision of one file.
+    fn set_label_rev(&mut self, label: &str, path: &str, rev: u32) -> Result<(), StoreError>;
+    /// Removes every label's entry for `path`; returns how many.
+    fn delete_label_revs_of(&mut self, path: &str) -> Result<usize, StoreError>;
+
+    fn put_branch(&mut self, branch: &BranchRow) -> Result<(), StoreError>;
+    fn delete_branch(&mut self, name: &str) -> Result<(), StoreError>;
+
+    fn put_shelved(&mut self, shelved: &ShelvedRow) -> Result<(), StoreError>;
+    fn delete_shelved(&mut self, change: ChangeNumber, path: &str) -> Result<(), StoreError>;
+
+    /// Queues a digest for deletion from the content store (see obliterate).
+    fn queue_purge(&mut self, digest: &Digest) -> Result<(), StoreError>;
+    fn unqueue_purge(&mut self, digest: &Digest) -> Result<(), StoreError>;
 }
 
 /// A job for the single writer. Returning `false` rolls the job's changes back.

@@ -93,6 +93,86 @@ pub struct OpenedRow {
     pub base_rev: u32,
     /// For move/add: the file it moved from; for move/delete: where it moved to.
     pub move_file: Option<String>,
+    /// Content the file already has on the server (a lazy copy), so submit needs no upload.
+    pub lazy: Option<LazyContent>,
+    /// The integration this open carries, waiting for or done by resolve.
+    pub integ: Option<PendingInteg>,
+}
+
+/// Content already in the content store, referenced instead of uploaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LazyContent {
+    pub digest: Digest,
+    pub size: u64,
+    pub md5: String,
+}
+
+/// An integration of `from_path` revisions `(from_start, from_end]` into an opened file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingInteg {
+    pub from_path: String,
+    /// Revisions after this one are integrated (0 = from the first).
+    pub from_start: u32,
+    pub from_end: u32,
+    /// The merge base: a revision of some file (empty path = none).
+    pub base_path: String,
+    pub base_rev: u32,
+    pub resolved: bool,
+    /// The history record written on submit: `branch from`, `copy from`, `merge from`,
+    /// `edit from`, `ignored`, `delete from` (empty for a sync-scheduled resolve).
+    pub how: String,
+}
+
+/// One submitted integration record, seen from its target (Perforce's db.integed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IntegRow {
+    pub to_path: String,
+    pub to_rev: u32,
+    pub from_path: String,
+    pub from_start: u32,
+    pub from_end: u32,
+    pub how: String,
+    pub change: ChangeNumber,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelRow {
+    pub name: String,
+    pub owner: String,
+    pub description: String,
+    /// `locked` or `unlocked`.
+    pub options: String,
+    /// Optional automatic-label revision (`@N`); empty for a static label.
+    pub revision: String,
+    pub view: Vec<String>,
+    pub created: i64,
+    pub updated: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BranchRow {
+    pub name: String,
+    pub owner: String,
+    pub description: String,
+    pub options: String,
+    pub view: Vec<String>,
+    pub created: i64,
+    pub updated: i64,
+}
+
+/// One file shelved in a pending change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShelvedRow {
+    pub change: ChangeNumber,
+    pub path: String,
+    pub action: FileAction,
+    pub file_type: FileType,
+    /// `None` for shelved deletes.
+    pub digest: Option<Digest>,
+    pub size: u64,
+    pub md5: String,
+    pub base_rev: u32,
+    pub move_file: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

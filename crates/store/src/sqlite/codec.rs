@@ -1,6 +1,9 @@
 //! Conversions between SQLite rows and the store's typed rows.
 
-use crate::{ChangeRow, ChangeStatus, DepotRow, OpenedRow, RevisionRow, WorkspaceRow};
+use crate::{
+    BranchRow, ChangeRow, ChangeStatus, DepotRow, IntegRow, LabelRow, LazyContent, OpenedRow,
+    PendingInteg, RevisionRow, ShelvedRow, WorkspaceRow,
+};
 use keel_core::{ChangeNumber, Digest, FileAction, FileType};
 use rusqlite::Row;
 use rusqlite::types::Type;
@@ -76,16 +79,7 @@ pub(crate) const REVISION_COLUMNS: &str =
     "path, rev, change, action, type, digest, size, md5, time";
 
 pub(crate) fn revision(row: &Row) -> rusqlite::Result<RevisionRow> {
-    let digest: Option<Vec<u8>> = row.get(5)?;
-    let digest = match digest {
-        None => None,
-        Some(bytes) => Some(Digest(
-            bytes
-                .as_slice()
-                .try_into()
-                .map_err(|_| corrupt(5, "digest", &hex_of(&bytes)))?,
-        )),
-    };
+    let digest = digest_at(row, 5)?;
     Ok(RevisionRow {
         path: row.get(0)?,
         rev: row.get(1)?,
@@ -103,8 +97,9 @@ fn hex_of(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-pub(crate) const OPENED_COLUMNS: &str =
-    "workspace, path, user, change, action, type, base_rev, move_file";
+pub(crate) const OPENED_COLUMNS: &str = "workspace, path, user, change, action, type, base_rev, \
+     move_file, lazy_digest, lazy_size, lazy_md5, integ_from, integ_start, integ_end, \
+     integ_base_path, integ_base_rev, integ_resolved, integ_how";
 
 pub(crate) fn opened(row: &Row) -> rusqlite::Result<OpenedRow> {
     Ok(OpenedRow {
@@ -116,5 +111,111 @@ pub(crate) fn opened(row: &Row) -> rusqlite::Result<OpenedRow> {
         file_type: file_type(row, 5)?,
         base_rev: row.get(6)?,
         move_file: row.get(7)?,
+        lazy: match digest_at(row, 8)? {
+            None => None,
+            Some(digest) => Some(LazyContent {
+                digest,
+                size: row.get::<_, Option<i64>>(9)?.unwrap_or(0) as u64,
+                md5: row.get::<_, Option<String>>(10)?.unwrap_or_default(),
+            }),
+        },
+        integ: match row.get::<_, Option<String>>(11)? {
+            None => None,
+            Some(from_path) => Some(PendingInteg {
+                from_path,
+                from_start: row.get::<_, Option<u32>>(12)?.unwrap_or(0),
+                from_end: row.get::<_, Option<u32>>(13)?.unwrap_or(0),
+                base_path: row.get::<_, Option<String>>(14)?.unwrap_or_default(),
+                base_rev: row.get::<_, Option<u32>>(15)?.unwrap_or(0),
+                resolved: row.get::<_, Option<i64>>(16)?.unwrap_or(0) != 0,
+                how: row.get::<_, Option<String>>(17)?.unwrap_or_default(),
+            }),
+        },
+    })
+}
+
+/// A nullable 32-byte digest column.
+pub(crate) fn digest_at(row: &Row, i: usize) -> rusqlite::Result<Option<Digest>> {
+    let bytes: Option<Vec<u8>> = row.get(i)?;
+    match bytes {
+        None => Ok(None),
+        Some(bytes) => Ok(Some(Digest(
+            bytes
+                .as_slice()
+                .try_into()
+                .map_err(|_| corrupt(i, "digest", &hex_of(&bytes)))?,
+        ))),
+    }
+}
+
+pub(crate) const INTEG_COLUMNS: &str =
+    "to_path, to_rev, from_path, from_start, from_end, how, change";
+
+pub(crate) fn integ(row: &Row) -> rusqlite::Result<IntegRow> {
+    Ok(IntegRow {
+        to_path: row.get(0)?,
+        to_rev: row.get(1)?,
+        from_path: row.get(2)?,
+        from_start: row.get(3)?,
+        from_end: row.get(4)?,
+        how: row.get(5)?,
+        change: ChangeNumber(row.get::<_, i64>(6)? as u64),
+    })
+}
+
+pub(crate) const LABEL_COLUMNS: &str =
+    "name, owner, description, options, revision, view, created, updated";
+
+pub(crate) fn label(row: &Row) -> rusqlite::Result<LabelRow> {
+    let view: String = row.get(5)?;
+    Ok(LabelRow {
+        name: row.get(0)?,
+        owner: row.get(1)?,
+        description: row.get(2)?,
+        options: row.get(3)?,
+        revision: row.get(4)?,
+        view: view
+            .lines()
+            .map(str::to_string)
+            .filter(|l| !l.is_empty())
+            .collect(),
+        created: row.get(6)?,
+        updated: row.get(7)?,
+    })
+}
+
+pub(crate) const BRANCH_COLUMNS: &str = "name, owner, description, options, view, created, updated";
+
+pub(crate) fn branch(row: &Row) -> rusqlite::Result<BranchRow> {
+    let view: String = row.get(4)?;
+    Ok(BranchRow {
+        name: row.get(0)?,
+        owner: row.get(1)?,
+        description: row.get(2)?,
+        options: row.get(3)?,
+        view: view
+            .lines()
+            .map(str::to_string)
+            .filter(|l| !l.is_empty())
+            .collect(),
+        created: row.get(5)?,
+        updated: row.get(6)?,
+    })
+}
+
+pub(crate) const SHELVED_COLUMNS: &str =
+    "change, path, action, type, digest, size, md5, base_rev, move_file";
+
+pub(crate) fn shelved(row: &Row) -> rusqlite::Result<ShelvedRow> {
+    Ok(ShelvedRow {
+        change: ChangeNumber(row.get::<_, i64>(0)? as u64),
+        path: row.get(1)?,
+        action: action(row, 2)?,
+        file_type: file_type(row, 3)?,
+        digest: digest_at(row, 4)?,
+        size: row.get::<_, i64>(5)? as u64,
+        md5: row.get(6)?,
+        base_rev: row.get(7)?,
+        move_file: row.get(8)?,
     })
 }

@@ -1,14 +1,15 @@
 //! The SQL behind [`ReadTxn`] and [`WriteTxn`], shared by snapshots and the writer.
 
 use super::codec::{
-    self, CHANGE_COLUMNS, DEPOT_COLUMNS, OPENED_COLUMNS, REVISION_COLUMNS, WORKSPACE_COLUMNS,
+    self, BRANCH_COLUMNS, CHANGE_COLUMNS, DEPOT_COLUMNS, INTEG_COLUMNS, LABEL_COLUMNS,
+    OPENED_COLUMNS, REVISION_COLUMNS, SHELVED_COLUMNS, WORKSPACE_COLUMNS,
 };
 use super::pool::Snapshot;
 use crate::{
-    ChangeFilter, ChangeRow, DepotRow, OpenedRow, PathRange, ReadTxn, RevisionRow, StoreError,
-    WorkspaceRow, WriteTxn,
+    BranchRow, ChangeFilter, ChangeRow, DepotRow, IntegRow, LabelRow, OpenedRow, PathRange,
+    ReadTxn, RevisionRow, ShelvedRow, StoreError, WorkspaceRow, WriteTxn,
 };
-use keel_core::ChangeNumber;
+use keel_core::{ChangeNumber, Digest};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// Anything holding a connection inside a transaction.
@@ -280,6 +281,129 @@ impl<T: HasConn> ReadTxn for T {
             codec::opened,
         )
     }
+
+    fn integrations_into(&self, path: &str) -> Result<Vec<IntegRow>, StoreError> {
+        let sql = format!(
+            "SELECT {INTEG_COLUMNS} FROM integrations WHERE to_path = ?1 ORDER BY to_rev DESC, from_path"
+        );
+        collect(self.conn(), &sql, [path], codec::integ)
+    }
+
+    fn integrations_from(&self, path: &str) -> Result<Vec<IntegRow>, StoreError> {
+        let sql = format!(
+            "SELECT {INTEG_COLUMNS} FROM integrations WHERE from_path = ?1 ORDER BY from_end DESC, to_path"
+        );
+        collect(self.conn(), &sql, [path], codec::integ)
+    }
+
+    fn get_label(&self, name: &str) -> Result<Option<LabelRow>, StoreError> {
+        let sql = format!("SELECT {LABEL_COLUMNS} FROM labels WHERE name = ?1");
+        Ok(self
+            .conn()
+            .query_row(&sql, [name], codec::label)
+            .optional()?)
+    }
+
+    fn list_labels(&self, after: Option<&str>, limit: usize) -> Result<Vec<LabelRow>, StoreError> {
+        let sql =
+            format!("SELECT {LABEL_COLUMNS} FROM labels WHERE name > ?1 ORDER BY name LIMIT ?2");
+        collect(
+            self.conn(),
+            &sql,
+            params![after.unwrap_or(""), lim(limit)],
+            codec::label,
+        )
+    }
+
+    fn label_rev(&self, label: &str, path: &str) -> Result<u32, StoreError> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT rev FROM label_revs WHERE label = ?1 AND path = ?2")?;
+        Ok(stmt
+            .query_row([label, path], |r| r.get(0))
+            .optional()?
+            .unwrap_or(0))
+    }
+
+    fn label_revs(
+        &self,
+        label: &str,
+        range: &PathRange,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, u32)>, StoreError> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT path, rev FROM label_revs WHERE label = ?1 AND path >= ?2 AND path < ?3 \
+             AND path > ?4 ORDER BY path LIMIT ?5",
+        )?;
+        let rows = stmt.query_map(
+            params![label, range.lo, range.hi, after.unwrap_or(""), lim(limit)],
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)),
+        )?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    fn get_branch(&self, name: &str) -> Result<Option<BranchRow>, StoreError> {
+        let sql = format!("SELECT {BRANCH_COLUMNS} FROM branches WHERE name = ?1");
+        Ok(self
+            .conn()
+            .query_row(&sql, [name], codec::branch)
+            .optional()?)
+    }
+
+    fn list_branches(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<BranchRow>, StoreError> {
+        let sql =
+            format!("SELECT {BRANCH_COLUMNS} FROM branches WHERE name > ?1 ORDER BY name LIMIT ?2");
+        collect(
+            self.conn(),
+            &sql,
+            params![after.unwrap_or(""), lim(limit)],
+            codec::branch,
+        )
+    }
+
+    fn shelved_in_change(
+        &self,
+        change: ChangeNumber,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ShelvedRow>, StoreError> {
+        let sql = format!(
+            "SELECT {SHELVED_COLUMNS} FROM shelved WHERE change = ?1 AND path > ?2 \
+             ORDER BY path LIMIT ?3"
+        );
+        collect(
+            self.conn(),
+            &sql,
+            params![num(change), after.unwrap_or(""), lim(limit)],
+            codec::shelved,
+        )
+    }
+
+    fn digest_in_use(&self, digest: &Digest) -> Result<bool, StoreError> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM revisions WHERE digest = ?1) \
+             OR EXISTS (SELECT 1 FROM shelved WHERE digest = ?1) \
+             OR EXISTS (SELECT 1 FROM opened WHERE lazy_digest = ?1)",
+        )?;
+        Ok(stmt.query_row([digest.0.to_vec()], |r| r.get::<_, bool>(0))?)
+    }
+
+    fn queued_purges(&self, limit: usize) -> Result<Vec<Digest>, StoreError> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT digest FROM purges LIMIT ?1")?;
+        let rows = stmt.query_map([lim(limit)], |r| codec::digest_at(r, 0))?;
+        Ok(rows
+            .collect::<rusqlite::Result<Vec<_>>>()?
+            .into_iter()
+            .flatten()
+            .collect())
+    }
 }
 
 impl WriteTxn for Tx<'_> {
@@ -382,9 +506,11 @@ impl WriteTxn for Tx<'_> {
     }
 
     fn put_opened(&mut self, o: &OpenedRow) -> Result<(), StoreError> {
+        let integ = o.integ.as_ref();
         self.conn
             .prepare_cached(
-                "INSERT OR REPLACE INTO opened VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT OR REPLACE INTO opened VALUES \
+                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
             )?
             .execute(params![
                 o.workspace,
@@ -394,7 +520,17 @@ impl WriteTxn for Tx<'_> {
                 o.action.as_str(),
                 o.file_type.to_string(),
                 o.base_rev,
-                o.move_file
+                o.move_file,
+                o.lazy.as_ref().map(|l| l.digest.0.to_vec()),
+                o.lazy.as_ref().map(|l| l.size as i64),
+                o.lazy.as_ref().map(|l| l.md5.clone()),
+                integ.map(|i| i.from_path.clone()),
+                integ.map(|i| i.from_start),
+                integ.map(|i| i.from_end),
+                integ.map(|i| i.base_path.clone()),
+                integ.map(|i| i.base_rev),
+                integ.map(|i| i.resolved),
+                integ.map(|i| i.how.clone())
             ])?;
         Ok(())
     }
@@ -403,6 +539,148 @@ impl WriteTxn for Tx<'_> {
         self.conn
             .prepare_cached("DELETE FROM opened WHERE workspace = ?1 AND path = ?2")?
             .execute([workspace, path])?;
+        Ok(())
+    }
+
+    fn insert_integration(&mut self, i: &IntegRow) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO integrations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                i.to_path,
+                i.to_rev,
+                i.from_path,
+                i.from_start,
+                i.from_end,
+                i.how,
+                num(i.change)
+            ])?;
+        Ok(())
+    }
+
+    fn delete_integrations_of(&mut self, path: &str) -> Result<usize, StoreError> {
+        let n = self
+            .conn
+            .prepare_cached("DELETE FROM integrations WHERE to_path = ?1 OR from_path = ?1")?
+            .execute([path])?;
+        Ok(n)
+    }
+
+    fn delete_revision(&mut self, path: &str, rev: u32) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("DELETE FROM revisions WHERE path = ?1 AND rev = ?2")?
+            .execute(params![path, rev])?;
+        Ok(())
+    }
+
+    fn put_label(&mut self, l: &LabelRow) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO labels VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![
+                l.name,
+                l.owner,
+                l.description,
+                l.options,
+                l.revision,
+                l.view.join("\n"),
+                l.created,
+                l.updated
+            ])?;
+        Ok(())
+    }
+
+    fn delete_label(&mut self, name: &str) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("DELETE FROM label_revs WHERE label = ?1")?
+            .execute([name])?;
+        self.conn
+            .prepare_cached("DELETE FROM labels WHERE name = ?1")?
+            .execute([name])?;
+        Ok(())
+    }
+
+    fn set_label_rev(&mut self, label: &str, path: &str, rev: u32) -> Result<(), StoreError> {
+        if rev == 0 {
+            self.conn
+                .prepare_cached("DELETE FROM label_revs WHERE label = ?1 AND path = ?2")?
+                .execute([label, path])?;
+        } else {
+            self.conn
+                .prepare_cached("INSERT OR REPLACE INTO label_revs VALUES (?1, ?2, ?3)")?
+                .execute(params![label, path, rev])?;
+        }
+        Ok(())
+    }
+
+    fn delete_label_revs_of(&mut self, path: &str) -> Result<usize, StoreError> {
+        Ok(self
+            .conn
+            .prepare_cached("DELETE FROM label_revs WHERE path = ?1")?
+            .execute([path])?)
+    }
+
+    fn put_branch(&mut self, b: &BranchRow) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("INSERT OR REPLACE INTO branches VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
+            .execute(params![
+                b.name,
+                b.owner,
+                b.description,
+                b.options,
+                b.view.join("\n"),
+                b.created,
+                b.updated
+            ])?;
+        Ok(())
+    }
+
+    fn delete_branch(&mut self, name: &str) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("DELETE FROM branches WHERE name = ?1")?
+            .execute([name])?;
+        Ok(())
+    }
+
+    fn put_shelved(&mut self, r: &ShelvedRow) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO shelved VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?
+            .execute(params![
+                num(r.change),
+                r.path,
+                r.action.as_str(),
+                r.file_type.to_string(),
+                r.digest.map(|d| d.0.to_vec()),
+                r.size as i64,
+                r.md5,
+                r.base_rev,
+                r.move_file
+            ])?;
+        Ok(())
+    }
+
+    fn delete_shelved(&mut self, change: ChangeNumber, path: &str) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("DELETE FROM shelved WHERE change = ?1 AND path = ?2")?
+            .execute(params![num(change), path])?;
+        Ok(())
+    }
+
+    fn queue_purge(&mut self, digest: &Digest) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("INSERT OR IGNORE INTO purges VALUES (?1)")?
+            .execute([digest.0.to_vec()])?;
+        Ok(())
+    }
+
+    fn unqueue_purge(&mut self, digest: &Digest) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("DELETE FROM purges WHERE digest = ?1")?
+            .execute([digest.0.to_vec()])?;
         Ok(())
     }
 }

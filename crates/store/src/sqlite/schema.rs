@@ -72,6 +72,71 @@ const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX opened_by_path ON opened (path, workspace);
     "#,
+    // 2: branching and merging, labels, branch specs, shelves, obliterate's purge queue.
+    r#"
+    ALTER TABLE opened ADD COLUMN lazy_digest BLOB;
+    ALTER TABLE opened ADD COLUMN lazy_size INTEGER;
+    ALTER TABLE opened ADD COLUMN lazy_md5 TEXT;
+    ALTER TABLE opened ADD COLUMN integ_from TEXT;
+    ALTER TABLE opened ADD COLUMN integ_start INTEGER;
+    ALTER TABLE opened ADD COLUMN integ_end INTEGER;
+    ALTER TABLE opened ADD COLUMN integ_base_path TEXT;
+    ALTER TABLE opened ADD COLUMN integ_base_rev INTEGER;
+    ALTER TABLE opened ADD COLUMN integ_resolved INTEGER;
+    ALTER TABLE opened ADD COLUMN integ_how TEXT;
+    CREATE INDEX opened_by_lazy_digest ON opened (lazy_digest) WHERE lazy_digest IS NOT NULL;
+    CREATE TABLE integrations (
+        to_path TEXT NOT NULL,
+        to_rev INTEGER NOT NULL,
+        from_path TEXT NOT NULL,
+        from_start INTEGER NOT NULL,
+        from_end INTEGER NOT NULL,
+        how TEXT NOT NULL,
+        change INTEGER NOT NULL,
+        PRIMARY KEY (to_path, to_rev, from_path, from_end)
+    ) WITHOUT ROWID;
+    CREATE INDEX integrations_by_from ON integrations (from_path, from_end);
+    CREATE TABLE labels (
+        name TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        description TEXT NOT NULL,
+        options TEXT NOT NULL,
+        revision TEXT NOT NULL,
+        view TEXT NOT NULL,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE label_revs (
+        label TEXT NOT NULL,
+        path TEXT NOT NULL,
+        rev INTEGER NOT NULL,
+        PRIMARY KEY (label, path)
+    ) WITHOUT ROWID;
+    CREATE INDEX label_revs_by_path ON label_revs (path, rev);
+    CREATE TABLE branches (
+        name TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        description TEXT NOT NULL,
+        options TEXT NOT NULL,
+        view TEXT NOT NULL,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE shelved (
+        change INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        action TEXT NOT NULL,
+        type TEXT NOT NULL,
+        digest BLOB,
+        size INTEGER NOT NULL,
+        md5 TEXT NOT NULL,
+        base_rev INTEGER NOT NULL,
+        move_file TEXT,
+        PRIMARY KEY (change, path)
+    ) WITHOUT ROWID;
+    CREATE INDEX shelved_by_digest ON shelved (digest);
+    CREATE TABLE purges (digest BLOB PRIMARY KEY) WITHOUT ROWID;
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.
