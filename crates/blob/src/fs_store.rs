@@ -1,8 +1,9 @@
 //! The filesystem backend: `ROOT/ab/cd/<hex digest>.zst` or `.raw`, written via temp + rename.
 
-use crate::writer::{BlobWriter, CompressionPolicy};
+use crate::writer::{BlobWriter, CompressionPolicy, PendingBlob};
 use crate::{BlobError, BlobStore, Encoding, StoredBlob};
 use keel_core::Digest;
+use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -51,35 +52,75 @@ impl FsBlobStore {
     }
 }
 
-fn sync_dir(dir: &Path) -> Result<(), BlobError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| BlobError::io(dir, e))
+/// Batches above this size are flushed with one `syncfs` instead of one fsync per file.
+const SYNCFS_THRESHOLD: usize = 8;
+
+fn sync_path(path: &Path) -> Result<(), BlobError> {
+    File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| BlobError::io(path, e))
+}
+
+/// Flushes the whole filesystem holding `anchor` (Linux `syncfs`).
+#[cfg(target_os = "linux")]
+fn syncfs(anchor: &Path) -> Result<(), BlobError> {
+    use std::os::fd::AsRawFd;
+    let dir = File::open(anchor).map_err(|e| BlobError::io(anchor, e))?;
+    // SAFETY: `dir` is an open descriptor for the duration of the call.
+    if unsafe { libc::syncfs(dir.as_raw_fd()) } == 0 {
+        Ok(())
+    } else {
+        Err(BlobError::io(anchor, std::io::Error::last_os_error()))
+    }
+}
+
+fn flush_files<'a>(anchor: &Path, files: impl Iterator<Item = &'a Path>) -> Result<(), BlobError> {
+    let files: Vec<&Path> = files.collect();
+    #[cfg(target_os = "linux")]
+    if files.len() > SYNCFS_THRESHOLD {
+        return syncfs(anchor);
+    }
+    let _ = anchor;
+    files.into_iter().try_for_each(sync_path)
+}
+
+fn flush_dirs(anchor: &Path, dirs: &BTreeSet<PathBuf>) -> Result<(), BlobError> {
+    #[cfg(target_os = "linux")]
+    if dirs.len() > SYNCFS_THRESHOLD {
+        return syncfs(anchor);
+    }
+    let _ = anchor;
+    dirs.iter().try_for_each(|d| sync_path(d))
 }
 
 impl BlobStore for FsBlobStore {
     fn writer(&self) -> Result<BlobWriter, BlobError> {
-        let root = self.root.clone();
-        let store = FsBlobStore {
-            root: root.clone(),
-            temp: self.temp.clone(),
-            policy: self.policy,
-        };
-        BlobWriter::new(
-            &self.temp,
-            self.policy,
-            Box::new(move |temp, digest, encoding| {
-                if store.find(digest).is_some() {
-                    return Ok(()); // Same content already stored; the temp file is dropped.
-                }
-                let dir = store.dir_of(digest);
-                fs::create_dir_all(&dir).map_err(|e| BlobError::io(&dir, e))?;
-                let dest = store.path_of(digest, encoding);
-                temp.persist(&dest)
-                    .map_err(|e| BlobError::io(&dest, e.error))?;
-                sync_dir(&dir)
-            }),
-        )
+        BlobWriter::new(&self.temp, self.policy)
+    }
+
+    fn publish(&self, pending: Vec<PendingBlob>) -> Result<(), BlobError> {
+        if pending.is_empty() {
+            return Ok(());
+        }
+        // 1. The temp files' bytes become durable (one filesystem flush for a large batch).
+        flush_files(&self.temp, pending.iter().map(|p| p.temp.path()))?;
+        // 2. Only durable content gets its final name.
+        let mut dirs = BTreeSet::new();
+        for blob in pending {
+            let digest = blob.info.digest;
+            if self.find(&digest).is_some() {
+                continue; // Same content already stored; the temp file is dropped.
+            }
+            let dir = self.dir_of(&digest);
+            fs::create_dir_all(&dir).map_err(|e| BlobError::io(&dir, e))?;
+            let dest = self.path_of(&digest, blob.info.encoding);
+            blob.temp
+                .persist(&dest)
+                .map_err(|e| BlobError::io(&dest, e.error))?;
+            dirs.insert(dir);
+        }
+        // 3. The renames become durable.
+        flush_dirs(&self.root, &dirs)
     }
 
     fn open(&self, digest: &Digest) -> Result<Option<StoredBlob>, BlobError> {

@@ -11,7 +11,7 @@ mod writer;
 
 pub use error::BlobError;
 pub use fs_store::FsBlobStore;
-pub use writer::{BlobWriter, CompressionPolicy};
+pub use writer::{BlobWriter, CompressionPolicy, PendingBlob};
 
 use keel_core::Digest;
 use std::io::Read;
@@ -65,13 +65,18 @@ impl StoredBlob {
 
 /// The content store contract.
 ///
-/// - `put` is atomic: after any crash a blob is either wholly present under its digest or absent.
-/// - When a writer's `finish` returns, the blob is durable (file and directory fsynced).
-/// - A digest names exactly one content; writing existing content again is a cheap no-op.
+/// - Writing is two steps: [`BlobWriter::finish`] leaves the content in a temporary file;
+///   [`BlobStore::publish`] makes a batch of them durable and then moves each under its digest.
+/// - A blob file under its digest is complete: its bytes were durable before it got the name,
+///   so after any crash a digest is either wholly present or absent.
+/// - When `publish` returns, every blob in the batch is durable and visible.
+/// - A digest names exactly one content; publishing existing content again is a cheap no-op.
 /// - Stored blobs are never modified; only `delete` (for obliterate) removes them.
 pub trait BlobStore: Send + Sync {
     /// Starts writing a new blob.
     fn writer(&self) -> Result<BlobWriter, BlobError>;
+    /// Makes finished blobs durable and visible under their digests (one flush per batch).
+    fn publish(&self, pending: Vec<PendingBlob>) -> Result<(), BlobError>;
     /// Opens a blob's stored bytes, or `None` when the store has no such blob.
     fn open(&self, digest: &Digest) -> Result<Option<StoredBlob>, BlobError>;
     /// Whether the store holds the blob.

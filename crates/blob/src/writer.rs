@@ -8,10 +8,6 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
-/// Moves a finished temp file under its digest (supplied by the backend).
-pub(crate) type Finalize =
-    Box<dyn FnOnce(NamedTempFile, &Digest, Encoding) -> Result<(), BlobError> + Send>;
-
 /// Tuning of the compress-or-not decision.
 #[derive(Clone, Copy, Debug)]
 pub struct CompressionPolicy {
@@ -41,7 +37,8 @@ enum Sink {
 }
 
 /// Writes one blob. Call [`BlobWriter::write`] with the content in chunks, then
-/// [`BlobWriter::finish`]. Dropping an unfinished writer removes its temporary file.
+/// [`BlobWriter::finish`], and hand the [`PendingBlob`]s to [`crate::BlobStore::publish`].
+/// Dropping an unfinished writer (or an unpublished blob) removes its temporary file.
 pub struct BlobWriter {
     temp: NamedTempFile,
     sink: Option<Sink>,
@@ -49,15 +46,10 @@ pub struct BlobWriter {
     md5: Md5,
     size: u64,
     policy: CompressionPolicy,
-    finalize: Finalize,
 }
 
 impl BlobWriter {
-    pub(crate) fn new(
-        temp_dir: &Path,
-        policy: CompressionPolicy,
-        finalize: Finalize,
-    ) -> Result<Self, BlobError> {
+    pub(crate) fn new(temp_dir: &Path, policy: CompressionPolicy) -> Result<Self, BlobError> {
         let temp = NamedTempFile::new_in(temp_dir).map_err(|e| BlobError::io(temp_dir, e))?;
         Ok(BlobWriter {
             temp,
@@ -66,7 +58,6 @@ impl BlobWriter {
             md5: Md5::new(),
             size: 0,
             policy,
-            finalize,
         })
     }
 
@@ -124,8 +115,8 @@ impl BlobWriter {
         }
     }
 
-    /// Finishes the blob: flushes, fsyncs and moves it under its digest.
-    pub fn finish(mut self) -> Result<BlobInfo, BlobError> {
+    /// Finishes the content: flushes the temp file (not yet durable nor visible).
+    pub fn finish(mut self) -> Result<PendingBlob, BlobError> {
         let path = self.temp_path();
         let digest = Digest(*self.blake.finalize().as_bytes());
         let md5 = hex::encode(self.md5.clone().finalize());
@@ -159,18 +150,24 @@ impl BlobWriter {
                 (Encoding::Zstd, file)
             }
         };
-        file.sync_all().map_err(|e| BlobError::io(&path, e))?;
         let stored_size = file.metadata().map_err(|e| BlobError::io(&path, e))?.len();
         drop(file);
-        let finalize = std::mem::replace(&mut self.finalize, Box::new(|_, _, _| Ok(())));
-        let BlobWriter { temp, size, .. } = self;
-        finalize(temp, &digest, encoding)?;
-        Ok(BlobInfo {
+        let info = BlobInfo {
             digest,
-            size,
+            size: self.size,
             md5,
             stored_size,
             encoding,
+        };
+        Ok(PendingBlob {
+            info,
+            temp: self.temp,
         })
     }
+}
+
+/// A finished blob in its temporary file, waiting for [`crate::BlobStore::publish`].
+pub struct PendingBlob {
+    pub info: BlobInfo,
+    pub(crate) temp: NamedTempFile,
 }

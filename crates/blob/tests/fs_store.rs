@@ -15,7 +15,10 @@ fn put(store: &FsBlobStore, chunks: &[&[u8]]) -> keel_blob::BlobInfo {
     for c in chunks {
         w.write(c).expect("write");
     }
-    w.finish().expect("finish")
+    let pending = w.finish().expect("finish");
+    let info = pending.info.clone();
+    store.publish(vec![pending]).expect("publish");
+    info
 }
 
 fn read_back(store: &FsBlobStore, info: &keel_blob::BlobInfo) -> Vec<u8> {
@@ -126,4 +129,22 @@ fn walk(dir: &std::path::Path) -> Vec<String> {
 fn md5_of(data: &[u8]) -> md5::digest::Output<md5::Md5> {
     use md5::Digest;
     md5::Md5::digest(data)
+}
+
+#[test]
+fn unpublished_blobs_are_invisible_and_a_batch_publishes_together() {
+    let (dir, store) = store();
+    let pending: Vec<_> = (0..20u8)
+        .map(|i| {
+            let mut w = store.writer().expect("writer");
+            w.write(&[i; 100]).expect("write");
+            w.finish().expect("finish")
+        })
+        .collect();
+    let digests: Vec<_> = pending.iter().map(|p| p.info.digest).collect();
+    assert!(digests.iter().all(|d| !store.contains(d).expect("contains")), "not yet visible");
+    store.publish(pending).expect("publish batch");
+    assert!(digests.iter().all(|d| store.contains(d).expect("contains")));
+    let leftovers = walk(&dir.path().join("content/tmp"));
+    assert!(leftovers.is_empty(), "temp files moved away: {leftovers:?}");
 }

@@ -8,9 +8,11 @@ use crate::context::{WorkspaceCtx, caller_workspace};
 use crate::fileinfo::from_revision;
 use crate::open::check_pending_change;
 use crate::{Caller, Service, ServiceError, SubmitResult};
-use keel_blob::{BlobInfo, BlobWriter};
-use keel_core::{ChangeNumber, Digest, FileAction};
-use keel_store::{ChangeRow, ChangeStatus, HaveRow, OpenedRow, PathRange, RevisionRow, WriteTxn};
+use keel_blob::{BlobInfo, BlobWriter, PendingBlob};
+use keel_core::{ChangeNumber, Digest, FileAction, IntegHow};
+use keel_store::{
+    ChangeRow, ChangeStatus, HaveRow, IntegRow, OpenedRow, PathRange, RevisionRow, WriteTxn,
+};
 use std::collections::{BTreeMap, HashMap};
 
 fn needs_content(action: FileAction) -> bool {
@@ -33,6 +35,8 @@ pub struct SubmitSession {
     /// Opened files of the change, by depot path, as planned at the start.
     files: BTreeMap<String, OpenedRow>,
     uploaded: HashMap<String, BlobInfo>,
+    /// Uploaded content not yet durable; published in one batch before the commit.
+    pending: Vec<PendingBlob>,
     current: Option<(String, BlobWriter)>,
 }
 
@@ -90,17 +94,19 @@ impl Service {
             description,
             files,
             uploaded: HashMap::new(),
+            pending: Vec::new(),
             current: None,
         })
     }
 }
 
 impl SubmitSession {
-    /// Depot paths the client must upload, in order.
+    /// Depot paths the client must upload, in order (files with lazy content may be uploaded
+    /// too, when the workspace copy was changed).
     pub fn expected_uploads(&self) -> impl Iterator<Item = &str> {
         self.files
             .values()
-            .filter(|r| needs_content(r.action))
+            .filter(|r| needs_content(r.action) && r.lazy.is_none())
             .map(|r| r.path.as_str())
     }
 
@@ -138,7 +144,8 @@ impl SubmitSession {
             .current
             .take()
             .ok_or_else(|| ServiceError::Invalid("file end sent before its file header".into()))?;
-        let info = writer.finish()?;
+        let pending = writer.finish()?;
+        let info = pending.info.clone();
         let claimed = Digest::from_hex(digest)
             .map_err(|e| ServiceError::Invalid(format!("{path} - bad digest from client: {e}")))?;
         if claimed != info.digest || size != info.size {
@@ -149,6 +156,7 @@ impl SubmitSession {
             )));
         }
         self.uploaded.insert(path, info);
+        self.pending.push(pending);
         Ok(())
     }
 
@@ -175,8 +183,11 @@ impl SubmitSession {
             description,
             files,
             uploaded,
+            pending,
             ..
         } = self;
+        // All content is durable under its digest before the metadata commit.
+        service.blobs.publish(pending)?;
         let ws_name = workspace.clone();
         let (number, renamed_from, revisions) =
             keel_store::write(service.meta.as_ref(), move |txn| {
@@ -259,7 +270,17 @@ fn commit_in(
             "the files of change {change} changed while it was being submitted; submit again"
         )));
     }
+    if let Some(open) = current
+        .iter()
+        .find(|o| o.integ.as_ref().is_some_and(|i| !i.resolved))
+    {
+        return Err(ServiceError::Precondition(format!(
+            "{} - must resolve before submitting (keel resolve)",
+            open.path
+        )));
+    }
     let mut revisions = Vec::with_capacity(current.len());
+    let mut records = Vec::new();
     for open in &current {
         let head = txn
             .head_revisions(&PathRange::exact(&open.path), None, None, 1)?
@@ -271,10 +292,21 @@ fn commit_in(
                 open.path, open.base_rev
             )));
         }
-        let (digest, size, md5) = match uploaded.get(&open.path) {
-            Some(info) => (Some(info.digest), info.size, info.md5.clone()),
-            None => (None, 0, String::new()),
+        let (digest, size, md5) = match (uploaded.get(&open.path), &open.lazy) {
+            (Some(info), _) => (Some(info.digest), info.size, info.md5.clone()),
+            (None, Some(lazy)) if !open.action.is_delete() => {
+                (Some(lazy.digest), lazy.size, lazy.md5.clone())
+            }
+            _ => (None, 0, String::new()),
         };
+        if let Some(record) = integration_record(
+            open,
+            head_rev + 1,
+            uploaded.contains_key(&open.path),
+            planned,
+        ) {
+            records.push(record);
+        }
         let action = match (open.action, &head) {
             (FileAction::Add, Some(h)) if !h.action.is_delete() => {
                 return Err(ServiceError::Precondition(format!(
@@ -331,5 +363,52 @@ fn commit_in(
         txn.insert_revision(rev)?;
         txn.delete_opened(workspace, &rev.path)?;
     }
+    for mut record in records {
+        record.change = number;
+        txn.insert_integration(&record)?;
+    }
     Ok((number, renamed_from, revisions))
+}
+
+/// The history record a submitted open file leaves: integrations by how they were resolved
+/// (a resolved copy that was then changed in the workspace becomes `edit from`), renames as
+/// `moved from`. Resolves scheduled by sync (a file against its own newer head) leave none.
+fn integration_record(
+    open: &OpenedRow,
+    to_rev: u32,
+    uploaded: bool,
+    planned: &BTreeMap<String, OpenedRow>,
+) -> Option<IntegRow> {
+    if let Some(integ) = open
+        .integ
+        .as_ref()
+        .filter(|i| i.from_path != open.path && !i.how.is_empty())
+    {
+        let how = match IntegHow::parse(&integ.how) {
+            Some(IntegHow::CopyFrom | IntegHow::BranchFrom) if uploaded => IntegHow::EditFrom,
+            Some(how) => how,
+            None => return None,
+        };
+        return Some(IntegRow {
+            to_path: open.path.clone(),
+            to_rev,
+            from_path: integ.from_path.clone(),
+            from_start: integ.from_start,
+            from_end: integ.from_end,
+            how: how.as_str().to_string(),
+            change: ChangeNumber(0),
+        });
+    }
+    match (open.action, &open.move_file) {
+        (FileAction::MoveAdd, Some(from)) => Some(IntegRow {
+            to_path: open.path.clone(),
+            to_rev,
+            from_path: from.clone(),
+            from_start: 0,
+            from_end: planned.get(from).map(|f| f.base_rev).unwrap_or(0),
+            how: IntegHow::MovedFrom.as_str().to_string(),
+            change: ChangeNumber(0),
+        }),
+        _ => None,
+    }
 }
