@@ -142,7 +142,12 @@ fn unpublished_blobs_are_invisible_and_a_batch_publishes_together() {
         })
         .collect();
     let digests: Vec<_> = pending.iter().map(|p| p.info.digest).collect();
-    assert!(digests.iter().all(|d| !store.contains(d).expect("contains")), "not yet visible");
+    assert!(
+        digests
+            .iter()
+            .all(|d| !store.contains(d).expect("contains")),
+        "not yet visible"
+    );
     store.publish(pending).expect("publish batch");
     assert!(digests.iter().all(|d| store.contains(d).expect("contains")));
     let leftovers = walk(&dir.path().join("content/tmp"));

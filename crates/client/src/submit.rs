@@ -35,7 +35,17 @@ pub async fn submit(
                 arg: record.depot_file.clone(),
                 reason: "not mapped in the workspace view".into(),
             })?;
-        uploads.push((record.depot_file.clone(), ws.local(&client_file)?));
+        let local = ws.local(&client_file)?;
+        if !record.lazy_digest.is_empty() {
+            // The server already holds this content (a branch, copy or unshelve); upload only
+            // when the workspace copy was changed.
+            match transfer::hash_local(&local)? {
+                None => continue,
+                Some(digest) if digest.eq_ignore_ascii_case(&record.lazy_digest) => continue,
+                Some(_) => {}
+            }
+        }
+        uploads.push((record.depot_file.clone(), local));
     }
     let (tx, rx) = mpsc::channel::<SubmitMessage>(8);
     let begin = SubmitMessage {

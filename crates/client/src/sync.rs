@@ -86,7 +86,8 @@ pub async fn sync(
                     if event.result.is_ok() {
                         totals.files += 1;
                         totals.bytes += event.bytes;
-                        if record_have {
+                        // A scheduled resolve: the server moved the have list itself.
+                        if record_have && event.file.action != "resolve" {
                             let rev = if event.file.action == "deleted" {
                                 0
                             } else {
@@ -149,7 +150,8 @@ async fn handle_file(
         }
     };
     event.local = Some(local.clone());
-    if options.preview || options.have_only {
+    // An opened file whose head moved: the workspace file stays, a resolve is scheduled.
+    if options.preview || options.have_only || event.file.action == "resolve" {
         skip_chunks(stream).await?;
         return Ok(event);
     }

@@ -91,6 +91,51 @@ pub enum ClientCommand {
     Diff(FilesArgs),
     /// Diff two depot file revisions.
     Diff2(Diff2Args),
+    /// Open files for integration from a source (branch, merge or delete into targets).
+    Integrate(IntegrateArgs),
+    /// Merge changes from a source into targets (same as integrate).
+    Merge(IntegrateArgs),
+    /// Make targets exact copies of their sources (lazy copies, no resolve).
+    Copy(IntegrateArgs),
+    /// Resolve integrations and scheduled merges of opened files.
+    Resolve(ResolveArgs),
+    /// List opened files that have been resolved.
+    Resolved(FilesArgs),
+    /// Show integration history of files.
+    Integrated(FilesRequiredArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IntegrateArgs {
+    /// Integrate using this branch spec's view.
+    #[arg(short = 'b', long = "branch")]
+    pub branch: Option<String>,
+    /// With -b: integrate from the view's right side to its left.
+    #[arg(short = 'r')]
+    pub reverse: bool,
+    /// Preview: open nothing.
+    #[arg(short = 'n')]
+    pub preview: bool,
+    /// Do not write target files into the workspace (they are still opened).
+    #[arg(short = 'v')]
+    pub virtual_only: bool,
+    /// Open into this pending change.
+    #[arg(short = 'c')]
+    pub change: Option<u64>,
+    /// FROM TO (FROM may carry @change/#rev/@label), or with -b: target files.
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ResolveArgs {
+    /// Automatic mode: -am merge (refuses conflicts), -as safe, -at theirs, -ay yours,
+    /// -af merge with conflict markers. Without it, asks on a terminal.
+    #[arg(short = 'a', value_name = "m|s|t|y|f")]
+    pub accept: Option<String>,
+    /// Preview: show what needs resolving.
+    #[arg(short = 'n')]
+    pub preview: bool,
+    pub files: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

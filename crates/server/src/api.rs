@@ -5,8 +5,8 @@ use crate::streams::{ResponseStream, blocking, spawn_stream};
 use keel_proto::v1 as pb;
 use keel_proto::v1::submit_message::Body as SubmitBody;
 use keel_service::{
-    ChangesQuery, DescribePart, ListOptions, OpenAction, OpenRequest, Service, ServiceError,
-    SyncOptions,
+    ChangesQuery, DescribePart, IntegrateMode, IntegrateRequest, ListOptions, OpenAction,
+    OpenRequest, ResolveOutcome, Service, ServiceError, SyncOptions,
 };
 use keel_store::HaveRow;
 use std::io::Read;
@@ -276,6 +276,91 @@ impl pb::keel_server::Keel for Api {
             files: result.files.into_iter().map(file).collect(),
             renamed_from: result.renamed_from,
         }))
+    }
+
+    type IntegrateStream = ResponseStream<pb::FileRecord>;
+    async fn integrate(&self, req: Request<pb::IntegrateRequest>) -> Stream<pb::FileRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let mode = match req.mode.as_str() {
+            "" | "integrate" | "merge" => IntegrateMode::Integrate,
+            "copy" => IntegrateMode::Copy,
+            other => {
+                return Err(Status::invalid_argument(format!(
+                    "unknown integrate mode '{other}'"
+                )));
+            }
+        };
+        let request = IntegrateRequest {
+            from: req.from,
+            to: req.to,
+            branch: req.branch,
+            reverse: req.reverse,
+            files: req.files,
+            preview: req.preview,
+            change: req.change,
+        };
+        let svc = self.service.clone();
+        let files = blocking(move || svc.integrate(&who, mode, request)).await?;
+        Ok(Response::new(spawn_stream(move |sink| {
+            files.into_iter().try_for_each(|f| sink.send(file(f)))
+        })))
+    }
+
+    type ResolveListStream = ResponseStream<pb::FileRecord>;
+    async fn resolve_list(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let files = blocking(move || svc.resolve_list(&who, &req.files)).await?;
+        Ok(Response::new(spawn_stream(move |sink| {
+            files.into_iter().try_for_each(|f| sink.send(file(f)))
+        })))
+    }
+
+    async fn resolve_done(
+        &self,
+        req: Request<pb::ResolveDoneRequest>,
+    ) -> Result<Response<pb::FileRecord>, Status> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let outcome = ResolveOutcome::parse(&req.outcome).ok_or_else(|| {
+            Status::invalid_argument(format!("unknown resolve outcome '{}'", req.outcome))
+        })?;
+        let svc = self.service.clone();
+        let info = blocking(move || svc.resolve_done(&who, &req.file, outcome)).await?;
+        Ok(Response::new(file(info)))
+    }
+
+    type ResolvedStream = ResponseStream<pb::FileRecord>;
+    async fn resolved(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let files = blocking(move || svc.resolved(&who, &req.files)).await?;
+        Ok(Response::new(spawn_stream(move |sink| {
+            files.into_iter().try_for_each(|f| sink.send(file(f)))
+        })))
+    }
+
+    type IntegratedStream = ResponseStream<pb::IntegRecord>;
+    async fn integrated(&self, req: Request<pb::FilesRequest>) -> Stream<pb::IntegRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.integrated(&who, &req.files, &mut |i| {
+                sink.send(pb::IntegRecord {
+                    to_file: i.to_file,
+                    to_rev: i.to_rev,
+                    from_file: i.from_file,
+                    start_from_rev: i.start_from_rev,
+                    end_from_rev: i.end_from_rev,
+                    how: i.how,
+                    change: i.change,
+                })
+            })
+        })))
     }
 
     type SyncStream = ResponseStream<pb::SyncMessage>;

@@ -56,6 +56,14 @@ pub(crate) fn file(f: FileInfo) -> pb::FileRecord {
         exclusive_held: f.exclusive_held,
         other_open: f.other_open,
         message: f.message,
+        source_file: f.source_file,
+        source_start: f.source_start,
+        source_end: f.source_end,
+        base_file: f.base_file,
+        base_rev: f.base_rev,
+        base_digest: f.base_digest,
+        lazy_digest: f.lazy_digest,
+        unresolved: f.unresolved,
     }
 }
 

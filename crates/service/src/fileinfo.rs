@@ -33,6 +33,19 @@ pub(crate) fn set_opened(info: &mut FileInfo, open: &OpenedRow) {
     info.user = open.user.clone();
     info.workspace = open.workspace.clone();
     info.move_file = open.move_file.clone().unwrap_or_default();
+    info.lazy_digest = open
+        .lazy
+        .as_ref()
+        .map(|l| l.digest.to_hex())
+        .unwrap_or_default();
+    if let Some(integ) = &open.integ {
+        info.source_file = integ.from_path.clone();
+        info.source_start = integ.from_start;
+        info.source_end = integ.from_end;
+        info.base_file = integ.base_path.clone();
+        info.base_rev = integ.base_rev;
+        info.unresolved = !integ.resolved;
+    }
 }
 
 /// A record for an opened file, with its workspace path when the view maps it.

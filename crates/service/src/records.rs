@@ -60,6 +60,18 @@ pub struct FileInfo {
     pub exclusive_held: bool,
     pub other_open: String,
     pub message: String,
+    /// Integrations: the source file and its revisions `(source_start, source_end]`.
+    pub source_file: String,
+    pub source_start: u32,
+    pub source_end: u32,
+    /// Integrations: the merge base (empty when none).
+    pub base_file: String,
+    pub base_rev: u32,
+    pub base_digest: String,
+    /// Digest of content the server already holds for an opened file (lazy copy).
+    pub lazy_digest: String,
+    /// Whether an opened file still needs a resolve.
+    pub unresolved: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

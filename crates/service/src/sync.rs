@@ -11,8 +11,8 @@ use crate::paging::Cursor;
 use crate::{Caller, Content, Service, ServiceError};
 use keel_blob::Encoding;
 use keel_core::{LineKind, RevSpec};
-use keel_store::{HaveRow, PathRange, ReadTxn, RevisionRow};
-use std::collections::HashSet;
+use keel_store::{HaveRow, OpenedRow, PathRange, PendingInteg, ReadTxn, RevisionRow};
+use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SyncOptions {
@@ -33,7 +33,8 @@ pub struct SyncItem {
     pub client_file: String,
     /// 0 when the file is deleted from the workspace.
     pub rev: u32,
-    /// `added`, `updated`, `refreshed` or `deleted`.
+    /// `added`, `updated`, `refreshed`, `deleted`, or `resolve` (an opened file whose head moved:
+    /// nothing is transferred, the workspace file stays, a resolve is scheduled).
     pub action: &'static str,
     pub file_type: String,
     pub digest: String,
@@ -50,6 +51,15 @@ pub struct SyncEvent {
 pub struct SyncTotals {
     pub files: u64,
     pub bytes: u64,
+}
+
+/// An opened file whose head moved: resolve against `head`, based on `have`.
+#[derive(Clone, Debug)]
+struct Scheduled {
+    path: String,
+    have: u32,
+    head: u32,
+    client: String,
 }
 
 /// What one pass of the merge selects and compares.
@@ -114,22 +124,83 @@ impl Service {
             }
         }
         let mut totals = SyncTotals::default();
+        let mut schedule = Vec::new();
         for pass in &passes {
-            self.sync_pass(snap.as_ref(), pass, &opened, opts, &mut totals, sink)?;
+            self.sync_pass(
+                snap.as_ref(),
+                pass,
+                &opened,
+                opts,
+                &mut totals,
+                &mut schedule,
+                sink,
+            )?;
+        }
+        let ws_name = ws.name().to_string();
+        drop(passes);
+        drop(snap);
+        if !schedule.is_empty() && !opts.preview && !opts.have_only && !opts.populate_only {
+            self.schedule_resolves(&ws_name, schedule)?;
         }
         Ok(totals)
     }
 
-    fn opened_paths(&self, snap: &dyn ReadTxn, ws: &str) -> Result<HashSet<String>, ServiceError> {
+    /// Opened files whose head moved get a pending resolve against the new head, and the have
+    /// list moves to that head (the workspace file stays as the user left it).
+    fn schedule_resolves(&self, ws: &str, schedule: Vec<Scheduled>) -> Result<(), ServiceError> {
+        let ws_name = ws.to_string();
+        let todo = schedule.clone();
+        keel_store::write(self.meta.as_ref(), move |txn| {
+            for item in &todo {
+                let Some(mut row) = txn
+                    .opened_file(&item.path)?
+                    .into_iter()
+                    .find(|o| o.workspace == ws_name)
+                else {
+                    continue;
+                };
+                if row.integ.is_some() {
+                    continue;
+                }
+                row.integ = Some(PendingInteg {
+                    from_path: item.path.clone(),
+                    from_start: item.have,
+                    from_end: item.head,
+                    base_path: item.path.clone(),
+                    base_rev: item.have,
+                    resolved: false,
+                    how: String::new(),
+                });
+                txn.put_opened(&row)?;
+            }
+            Ok::<_, ServiceError>(())
+        })?;
+        let have: Vec<HaveRow> = schedule
+            .into_iter()
+            .map(|s| HaveRow {
+                path: s.path,
+                rev: s.head,
+                client: s.client,
+            })
+            .collect();
+        self.have.apply(ws, &have)?;
+        Ok(())
+    }
+
+    fn opened_paths(
+        &self,
+        snap: &dyn ReadTxn,
+        ws: &str,
+    ) -> Result<HashMap<String, OpenedRow>, ServiceError> {
         let page = self.config.page_size;
         let mut cursor = Cursor::new(
             Box::new(|after| Ok(snap.opened_in_workspace(ws, after, page)?)),
             |o: &keel_store::OpenedRow| o.path.as_str(),
             page,
         );
-        let mut out = HashSet::new();
+        let mut out = HashMap::new();
         while let Some(row) = cursor.next_row()? {
-            out.insert(row.path);
+            out.insert(row.path.clone(), row);
         }
         Ok(out)
     }
@@ -147,9 +218,10 @@ impl Service {
         &self,
         snap: &dyn ReadTxn,
         pass: &Pass<'_>,
-        opened: &HashSet<String>,
+        opened: &HashMap<String, OpenedRow>,
         opts: SyncOptions,
         totals: &mut SyncTotals,
+        schedule: &mut Vec<Scheduled>,
         sink: &mut dyn FnMut(SyncEvent) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
         let ws = pass.ws;
@@ -181,7 +253,7 @@ impl Service {
                     _ => {}
                 }
                 let have = cursor.next_row()?.expect("peeked row exists");
-                if opened.contains(&have.path) || !pass.selects(&have.path) {
+                if opened.contains_key(&have.path) || !pass.selects(&have.path) {
                     continue;
                 }
                 let item = SyncItem {
@@ -205,13 +277,38 @@ impl Service {
                     continue;
                 }
                 let have = drain_haves(Some(&head.path), totals, sink)?.unwrap_or(0);
-                if opened.contains(&head.path) {
-                    continue;
-                }
                 let path = head.path.clone();
                 let target = self
                     .select_revision(snap, &pass.text, &pass.rev, head, Some(ws.name()))?
                     .filter(|r| !r.action.is_delete());
+                if let Some(open) = opened.get(&path) {
+                    // An opened file is never overwritten; an edit whose head moved on is
+                    // scheduled for resolve instead.
+                    if let Some(t) = &target
+                        && open.action == keel_core::FileAction::Edit
+                        && open.integ.is_none()
+                        && have > 0
+                        && t.rev > have
+                    {
+                        schedule.push(Scheduled {
+                            path: path.clone(),
+                            have,
+                            head: t.rev,
+                            client: client_file.clone(),
+                        });
+                        let item = SyncItem {
+                            depot_file: path,
+                            client_file,
+                            rev: t.rev,
+                            action: "resolve",
+                            file_type: t.file_type.to_string(),
+                            digest: t.digest.map(|d| d.to_hex()).unwrap_or_default(),
+                            size: t.size,
+                        };
+                        emit(item, None, totals, sink)?;
+                    }
+                    continue;
+                }
                 let Some(target) = target else {
                     if have != 0 {
                         let item = SyncItem {

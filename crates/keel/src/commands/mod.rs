@@ -3,9 +3,11 @@
 mod admin;
 mod browse;
 mod diff;
+mod integrate;
 mod open;
 mod reconcile;
 mod records;
+mod resolve;
 mod revert;
 mod serve;
 mod submit;
@@ -54,5 +56,12 @@ pub async fn run(cli: Cli) -> Result<()> {
         C::Print(args) => browse::print(&mut s, args).await,
         C::Diff(args) => diff::diff(&mut s, args).await,
         C::Diff2(args) => diff::diff2(&mut s, args).await,
+        C::Integrate(args) | C::Merge(args) => {
+            integrate::integrate(&mut s, args, "integrate").await
+        }
+        C::Copy(args) => integrate::integrate(&mut s, args, "copy").await,
+        C::Resolve(args) => resolve::resolve(&mut s, args).await,
+        C::Resolved(args) => resolve::resolved(&mut s, args.files).await,
+        C::Integrated(args) => integrate::integrated(&mut s, args.files).await,
     }
 }

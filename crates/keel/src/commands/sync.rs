@@ -52,6 +52,7 @@ pub async fn sync(s: &mut Session, args: SyncArgs) -> Result<()> {
                     "updated" => "updating",
                     "deleted" => "deleted as",
                     "refreshed" => "refreshing",
+                    "resolve" => "is opened; resolve scheduled (keel resolve) for",
                     other => other,
                 };
                 let record = Record::new()

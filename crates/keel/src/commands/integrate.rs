@@ -1,0 +1,132 @@
+//! `integrate`, `merge`, `copy`, `integrated`: open branch/integrate targets and show history.
+
+use std::collections::HashMap;
+
+use anyhow::{Result, bail};
+use keel_client::content::ContentStream;
+use keel_client::transfer::{self, LocalMode};
+use keel_proto::v1::{FileRecord, FilesRequest, IntegrateRequest};
+
+use super::records::open_record;
+use crate::cli::IntegrateArgs;
+use crate::output::Record;
+use crate::session::{AlreadyReported, Session};
+
+/// Runs `integrate`/`merge` (mode "integrate") or `copy` (mode "copy").
+pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: &str) -> Result<()> {
+    let ws = s.workspace().await?;
+    let (from, to, files) = match (&args.branch, args.files.as_slice()) {
+        (Some(_), files) => (String::new(), String::new(), s.file_args(files).await?),
+        (None, [from, to]) => (from.clone(), to.clone(), Vec::new()),
+        (None, _) => {
+            bail!("Usage: {mode} [-n] [-v] [-c N] FROM TO, or {mode} -b BRANCH [-r] [TOFILE...]")
+        }
+    };
+    let records = s
+        .all(
+            s.client()
+                .integrate(IntegrateRequest {
+                    caller: s.caller(),
+                    mode: mode.to_string(),
+                    from,
+                    to,
+                    branch: args.branch.clone().unwrap_or_default(),
+                    reverse: args.reverse,
+                    files,
+                    preview: args.preview,
+                    change: args.change.unwrap_or(0),
+                })
+                .await,
+        )
+        .await?;
+    for record in &records {
+        s.out.emit(
+            open_record(Some(&ws), record)
+                .s("fromFile", &record.source_file)
+                .n("startFromRev", u64::from(record.source_start + 1))
+                .n("endFromRev", u64::from(record.source_end))
+                .s("baseFile", &record.base_file)
+                .nz("baseRev", u64::from(record.base_rev)),
+            format!("{} - {}", record.depot_file, record.message),
+        );
+    }
+    if args.preview || args.virtual_only {
+        return Ok(());
+    }
+    // Branched and copied files get their content; deleted ones leave the workspace.
+    let mut failed = false;
+    for record in records.iter().filter(|r| r.action == "delete") {
+        if let Some(client_file) = ws.client_file_of(record) {
+            transfer::remove_local(&ws.root, &ws.local(&client_file)?, ws.options.rmdir)?;
+        }
+    }
+    let mut wanted: HashMap<String, &FileRecord> = HashMap::new();
+    let mut specs = Vec::new();
+    for record in records.iter().filter(|r| !r.lazy_digest.is_empty()) {
+        specs.push(format!("{}#{}", record.source_file, record.source_end));
+        wanted.insert(record.source_file.clone(), record);
+    }
+    if specs.is_empty() {
+        return Ok(());
+    }
+    let mut content = ContentStream::open(&s.conn, specs).await?;
+    while let Some((file, header)) = content.next_file().await? {
+        let (Some(header), Some(record)) = (header, wanted.get(&file.depot_file)) else {
+            continue;
+        };
+        let result = async {
+            let client_file = ws.client_file_of(record).unwrap_or_default();
+            let mode = LocalMode::for_type(&record.file_type, true);
+            content
+                .write_file(&header, ws.local(&client_file)?, mode)
+                .await
+        }
+        .await;
+        if let Err(e) = result {
+            s.out.error(e.to_string());
+            failed = true;
+        }
+    }
+    if failed {
+        return Err(AlreadyReported.into());
+    }
+    Ok(())
+}
+
+/// `integrated FILE...`: integration records, both directions.
+pub async fn integrated(s: &mut Session, files: Vec<String>) -> Result<()> {
+    let files = s.file_args(&files).await?;
+    let records = s
+        .all(
+            s.client()
+                .integrated(FilesRequest {
+                    caller: s.caller(),
+                    files,
+                    ..Default::default()
+                })
+                .await,
+        )
+        .await?;
+    for r in records {
+        let range = if r.start_from_rev == r.end_from_rev {
+            format!("#{}", r.end_from_rev)
+        } else {
+            format!("#{},#{}", r.start_from_rev, r.end_from_rev)
+        };
+        s.out.emit(
+            Record::new()
+                .s("toFile", &r.to_file)
+                .n("endToRev", u64::from(r.to_rev))
+                .s("fromFile", &r.from_file)
+                .n("startFromRev", u64::from(r.start_from_rev))
+                .n("endFromRev", u64::from(r.end_from_rev))
+                .s("how", &r.how)
+                .n("change", r.change),
+            format!(
+                "{}#{} - {} {}{range}",
+                r.to_file, r.to_rev, r.how, r.from_file
+            ),
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,239 @@
+//! End-to-end: branching and merging with integration history, resolve, and scheduled resolves.
+
+mod common;
+
+use common::{Client, Fixture, read, str_field, write};
+use std::path::Path;
+
+/// A fixture with `//depot/main/...` holding `files` and a workspace `a` over the whole depot.
+fn main_line(files: &[(&str, &str)]) -> (Fixture, Client) {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    for (name, content) in files {
+        write(&a.cwd, &format!("main/{name}"), content);
+    }
+    a.ok(&["add", "main/..."]);
+    a.ok(&["submit", "-d", "main line"]);
+    (fx, a)
+}
+
+fn edit(c: &Client, rel: &str, content: &str, desc: &str) {
+    c.ok(&["edit", rel]);
+    write(&c.cwd, rel, content);
+    c.ok(&["submit", "-d", desc]);
+}
+
+fn content_files(root: &Path) -> usize {
+    fn walk(dir: &Path) -> usize {
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| {
+                        let p = e.path();
+                        if p.is_dir() {
+                            if p.ends_with("tmp") { 0 } else { walk(&p) }
+                        } else {
+                            1
+                        }
+                    })
+                    .sum()
+            })
+            .unwrap_or(0)
+    }
+    walk(&root.join("content"))
+}
+
+#[test]
+fn branch_is_a_lazy_copy_with_history() {
+    let (fx, a) = main_line(&[("a.txt", "alpha\n"), ("b/c.txt", "gamma\n")]);
+    let blobs = content_files(&fx.server.root);
+    let out = a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
+    assert!(out.contains("//depot/rel/a.txt - branch from //depot/main/a.txt#1,#1"), "{out}");
+    assert_eq!(read(&a.cwd, "rel/b/c.txt"), b"gamma\n", "branched content in the workspace");
+    let opened: Vec<String> = a.json(&["opened"]).iter().map(|o| str_field(o, "action")).collect();
+    assert_eq!(opened, ["branch", "branch"]);
+    a.ok(&["submit", "-d", "branch rel"]);
+    assert_eq!(content_files(&fx.server.root), blobs, "a branch writes no content");
+    let fstat = a.json(&["fstat", "//depot/rel/a.txt"]);
+    assert_eq!(str_field(&fstat[0], "headAction"), "branch");
+    let integ = a.json(&["integrated", "//depot/rel/a.txt"]);
+    assert_eq!(str_field(&integ[0], "how"), "branch from");
+    assert_eq!(str_field(&integ[0], "fromFile"), "//depot/main/a.txt");
+    let back = a.json(&["integrated", "//depot/main/a.txt"]);
+    assert_eq!(str_field(&back[0], "how"), "branch into");
+    let err = a.fail(&["integrate", "//depot/main/...", "//depot/rel/..."]);
+    assert!(err.contains("already integrated"), "{err}");
+}
+
+#[test]
+fn merge_scenarios() {
+    // (name, base, main edit, rel edit, mode, expected rel content or None when -am refuses)
+    let cases: &[(&str, &str, &str, &str, &str, Option<&str>)] = &[
+        ("edits on both sides without conflict", "1\n2\n3\n4\n5\n", "one\n2\n3\n4\n5\n", "1\n2\n3\n4\nfive\n", "m", Some("one\n2\n3\n4\nfive\n")),
+        ("only the source changed", "x\ny\n", "x\nY\n", "x\ny\n", "m", Some("x\nY\n")),
+        ("only the target changed", "x\ny\n", "x\ny\n", "X\ny\n", "m", Some("X\ny\n")),
+        ("conflict refused by -am", "x\n", "from main\n", "from rel\n", "m", None),
+        ("conflict taken as theirs", "x\n", "from main\n", "from rel\n", "t", Some("from main\n")),
+        ("conflict kept as yours", "x\n", "from main\n", "from rel\n", "y", Some("from rel\n")),
+        ("safe refuses when both changed", "x\ny\n", "X\ny\n", "x\nY\n", "s", None),
+    ];
+    for (name, base, main_edit, rel_edit, mode, expected) in cases {
+        let (_fx, a) = main_line(&[("f.txt", base)]);
+        a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
+        a.ok(&["submit", "-d", "branch"]);
+        if main_edit != base {
+            edit(&a, "main/f.txt", main_edit, "main edit");
+        }
+        if rel_edit != base {
+            edit(&a, "rel/f.txt", rel_edit, "rel edit");
+        }
+        if main_edit == base {
+            let err = a.fail(&["merge", "//depot/main/...", "//depot/rel/..."]);
+            assert!(err.contains("already integrated"), "{name}: {err}");
+            continue;
+        }
+        a.ok(&["merge", "//depot/main/...", "//depot/rel/..."]);
+        let flag = format!("-a{mode}");
+        match expected {
+            Some(want) => {
+                a.ok(&["resolve", &flag]);
+                assert_eq!(String::from_utf8_lossy(&read(&a.cwd, "rel/f.txt")), *want, "{name}");
+                a.ok(&["submit", "-d", name]);
+                let printed = a.ok(&["print", "-q", "//depot/rel/f.txt"]);
+                assert_eq!(printed, *want, "{name}: submitted content");
+            }
+            None => {
+                let err = a.fail(&["resolve", &flag]);
+                assert!(err.contains("skipped"), "{name}: {err}");
+                let err = a.fail(&["submit", "-d", "unresolved"]);
+                assert!(err.contains("resolve"), "{name}: {err}");
+                a.ok(&["resolve", "-af"]);
+                let merged = String::from_utf8_lossy(&read(&a.cwd, "rel/f.txt")).into_owned();
+                assert!(merged.contains(">>>> ORIGINAL") && merged.contains("<<<<"), "{name}: {merged}");
+            }
+        }
+    }
+}
+
+#[test]
+fn repeated_integrations_pick_the_right_base_and_integrate_back() {
+    let base = "a\nb\nc\nd\ne\nf\ng\n";
+    let (_fx, a) = main_line(&[("f.txt", base)]);
+    a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
+    a.ok(&["submit", "-d", "branch"]);
+    edit(&a, "rel/f.txt", "a\nb\nc\nd\ne\nf\nG-rel\n", "rel work");
+    edit(&a, "main/f.txt", "A-main\nb\nc\nd\ne\nf\ng\n", "main 1");
+    a.ok(&["merge", "//depot/main/...", "//depot/rel/..."]);
+    a.ok(&["resolve", "-am"]);
+    a.ok(&["submit", "-d", "merge 1"]);
+    // The second merge must use main#2 as its base, or line one would conflict.
+    edit(&a, "main/f.txt", "A-main\nb\nC-main\nd\ne\nf\ng\n", "main 2");
+    let opened = a.json(&["merge", "//depot/main/...", "//depot/rel/..."]);
+    assert_eq!(str_field(&opened[0], "baseFile"), "//depot/main/f.txt");
+    assert_eq!(str_field(&opened[0], "baseRev"), "2");
+    a.ok(&["resolve", "-am"]);
+    a.ok(&["submit", "-d", "merge 2"]);
+    assert_eq!(String::from_utf8_lossy(&read(&a.cwd, "rel/f.txt")), "A-main\nb\nC-main\nd\ne\nf\nG-rel\n");
+    // Integrating back: main takes rel's own change cleanly.
+    a.ok(&["merge", "//depot/rel/...", "//depot/main/..."]);
+    a.ok(&["resolve", "-am"]);
+    a.ok(&["submit", "-d", "back to main"]);
+    assert_eq!(String::from_utf8_lossy(&read(&a.cwd, "main/f.txt")), "A-main\nb\nC-main\nd\ne\nf\nG-rel\n");
+    let how: Vec<String> = a.json(&["integrated", "//depot/main/f.txt"]).iter().map(|r| str_field(r, "how")).collect();
+    // rel held everything main had, so accepting the merge took rel's file whole: a copy.
+    assert!(how.contains(&"copy from".to_string()) && how.contains(&"branch into".to_string()), "{how:?}");
+}
+
+#[test]
+fn deletes_renames_and_copies_propagate() {
+    let (_fx, a) = main_line(&[("gone.txt", "bye\n"), ("old.txt", "moving\n"), ("same.txt", "s\n")]);
+    a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
+    a.ok(&["submit", "-d", "branch"]);
+    a.ok(&["delete", "main/gone.txt"]);
+    a.ok(&["edit", "main/old.txt"]);
+    a.ok(&["move", "main/old.txt", "main/new.txt"]);
+    a.ok(&["submit", "-d", "delete and rename"]);
+    let integ = a.json(&["integrated", "//depot/main/new.txt"]);
+    assert_eq!(str_field(&integ[0], "how"), "moved from");
+    a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
+    let mut actions: Vec<(String, String)> =
+        a.json(&["opened"]).iter().map(|o| (str_field(o, "depotFile"), str_field(o, "action"))).collect();
+    actions.sort();
+    assert_eq!(
+        actions,
+        [
+            ("//depot/rel/gone.txt".to_string(), "delete".to_string()),
+            ("//depot/rel/new.txt".to_string(), "branch".to_string()),
+            ("//depot/rel/old.txt".to_string(), "delete".to_string()),
+        ]
+    );
+    a.ok(&["submit", "-d", "propagate"]);
+    assert!(!a.cwd.join("rel/gone.txt").exists());
+    assert_eq!(read(&a.cwd, "rel/new.txt"), b"moving\n");
+
+    // copy: the target becomes exactly the source, without a resolve.
+    edit(&a, "rel/same.txt", "rel version\n", "rel edit");
+    edit(&a, "main/same.txt", "main version\n", "main edit");
+    a.ok(&["copy", "//depot/main/same.txt", "//depot/rel/same.txt"]);
+    a.ok(&["submit", "-d", "copy"]);
+    assert_eq!(a.ok(&["print", "-q", "//depot/rel/same.txt"]), "main version\n");
+    let integ = a.json(&["integrated", "//depot/rel/same.txt"]);
+    assert!(integ.iter().any(|r| str_field(r, "how") == "copy from"), "{integ:?}");
+}
+
+#[test]
+fn sync_schedules_a_resolve_for_an_edited_file() {
+    let (fx, a) = main_line(&[("f.txt", "1\n2\n3\n")]);
+    let b = fx.workspace("bob", "b");
+    b.ok(&["sync"]);
+    b.ok(&["edit", "main/f.txt"]);
+    write(&b.cwd, "main/f.txt", "1\n2\nthree\n");
+    edit(&a, "main/f.txt", "one\n2\n3\n", "alice edits");
+    let err = b.fail(&["submit", "-d", "bob"]);
+    assert!(err.contains("sync"), "{err}");
+    let out = b.ok(&["sync"]);
+    assert!(out.contains("resolve"), "{out}");
+    assert_eq!(read(&b.cwd, "main/f.txt"), b"1\n2\nthree\n", "the opened file is untouched");
+    let err = b.fail(&["submit", "-d", "bob"]);
+    assert!(err.contains("resolve"), "{err}");
+    b.ok(&["resolve", "-am"]);
+    assert_eq!(read(&b.cwd, "main/f.txt"), b"one\n2\nthree\n");
+    b.ok(&["submit", "-d", "bob merged"]);
+    assert_eq!(b.ok(&["print", "-q", "//depot/main/f.txt"]), "one\n2\nthree\n");
+}
+
+#[test]
+fn binary_files_are_accepted_whole() {
+    let (_fx, a) = main_line(&[("img.bin", "\u{0}base")]);
+    a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
+    a.ok(&["submit", "-d", "branch"]);
+    edit(&a, "main/img.bin", "\u{0}main", "main");
+    edit(&a, "rel/img.bin", "\u{0}rel", "rel");
+    a.ok(&["merge", "//depot/main/...", "//depot/rel/..."]);
+    let err = a.fail(&["resolve", "-am"]);
+    assert!(err.contains("skipped"), "{err}");
+    a.ok(&["resolve", "-at"]);
+    assert_eq!(read(&a.cwd, "rel/img.bin"), b"\x00main");
+    a.ok(&["submit", "-d", "take main"]);
+}
+
+#[test]
+fn bad_integrations_change_nothing() {
+    let (fx, a) = main_line(&[("f.txt", "x\n")]);
+    let err = a.fail(&["integrate", "//depot/nowhere/...", "//depot/rel/..."]);
+    assert!(err.contains("//depot/nowhere/..."), "{err}");
+    let err = a.fail(&["integrate", "//depot/main/...", "//depot/rel/*"]);
+    assert!(err.contains("//depot/rel/*"), "{err}");
+    // A workspace that cannot see the target.
+    let root = fx.dir.path().join("narrow");
+    std::fs::create_dir_all(&root).expect("root");
+    let n = fx.server.client("carol", "narrow", &root);
+    n.ok(&["workspace", "create", "narrow", "--root", root.to_str().expect("utf-8"), "--view", "//depot/main/... //narrow/main/..."]);
+    let err = n.fail(&["integrate", "//depot/main/...", "//depot/rel/..."]);
+    assert!(err.contains("//depot/rel/f.txt") && err.contains("view"), "{err}");
+    assert!(n.json(&["opened"]).is_empty());
+    let err = a.fail(&["resolve", "-am"]);
+    assert!(err.contains("no file(s) to resolve"), "{err}");
+    assert!(a.json(&["opened"]).is_empty(), "nothing was opened");
+}

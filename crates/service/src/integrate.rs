@@ -1,0 +1,388 @@
+//! integrate / merge / copy: open target files with the source revisions not yet integrated.
+//!
+//! A new target is opened for `branch` with lazy content (the source's digest: no content is
+//! copied, now or at submit). An existing target is opened for `integrate` with a pending
+//! resolve whose base is the closest common ancestor in the integration history; `copy` instead
+//! opens it already resolved as an exact (lazy) copy. A deleted source opens the target for
+//! delete. Everything is planned on a snapshot and opened in one write job.
+
+use crate::args::{FileArg, disjoint_scopes, literal_prefix};
+use crate::context::{WorkspaceCtx, caller_workspace};
+use crate::expand::bound_of;
+use crate::fileinfo::set_head;
+use crate::open::check_pending_change;
+use crate::{Caller, FileInfo, Service, ServiceError, error::invalid};
+use keel_core::{
+    ChangeNumber, FileAction, FileSpec, IntegEdge, IntegHow, LineKind, View, ViewLine,
+    pending_range, select_base,
+};
+use keel_store::{IntegRow, LazyContent, OpenedRow, PathRange, PendingInteg, ReadTxn, RevisionRow};
+use std::collections::HashMap;
+
+/// Which command opened the files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntegrateMode {
+    /// `integrate` and `merge`: changed targets need a resolve.
+    Integrate,
+    /// `copy`: targets become exact copies of their sources, no resolve.
+    Copy,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct IntegrateRequest {
+    /// `FROM` and `TO` file patterns (FROM may carry a revision); empty when `branch` is used.
+    pub from: String,
+    pub to: String,
+    /// Branch spec name (`-b`); `reverse` (`-r`) integrates from its right side to its left.
+    pub branch: String,
+    pub reverse: bool,
+    /// With `-b`: target files to limit to (may carry a revision bounding the sources).
+    pub files: Vec<String>,
+    /// `-n`: report only.
+    pub preview: bool,
+    /// 0 = the default changelist.
+    pub change: u64,
+}
+
+pub(crate) fn edge(row: IntegRow) -> Result<IntegEdge, ServiceError> {
+    let how = IntegHow::parse(&row.how).ok_or_else(|| {
+        ServiceError::Invalid(format!("unknown integration record '{}'", row.how))
+    })?;
+    Ok(IntegEdge {
+        to_path: row.to_path,
+        to_rev: row.to_rev,
+        from_path: row.from_path,
+        from_start: row.from_start,
+        from_end: row.from_end,
+        how,
+    })
+}
+
+/// Records into each of `paths` and, one level further, into their sources.
+fn history(
+    snap: &dyn ReadTxn,
+    paths: &[&str],
+) -> Result<HashMap<String, Vec<IntegEdge>>, ServiceError> {
+    let mut map: HashMap<String, Vec<IntegEdge>> = HashMap::new();
+    let mut todo: Vec<(String, u32)> = paths.iter().map(|p| (p.to_string(), 0)).collect();
+    while let Some((path, depth)) = todo.pop() {
+        if map.contains_key(&path) {
+            continue;
+        }
+        let edges = snap
+            .integrations_into(&path)?
+            .into_iter()
+            .map(edge)
+            .collect::<Result<Vec<_>, _>>()?;
+        if depth < 3 {
+            todo.extend(edges.iter().map(|e| (e.from_path.clone(), depth + 1)));
+        }
+        map.insert(path, edges);
+    }
+    Ok(map)
+}
+
+fn lazy_of(rev: &RevisionRow) -> Option<LazyContent> {
+    rev.digest.map(|digest| LazyContent {
+        digest,
+        size: rev.size,
+        md5: rev.md5.clone(),
+    })
+}
+
+impl Service {
+    /// Opens the files an integration needs; returns one record per opened target.
+    pub fn integrate(
+        &self,
+        caller: &Caller,
+        mode: IntegrateMode,
+        req: IntegrateRequest,
+    ) -> Result<Vec<FileInfo>, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = caller_workspace(snap.as_ref(), caller)?;
+        check_pending_change(snap.as_ref(), &ws, req.change)?;
+        let (mapping, source_rev, label) = mapping_of(snap.as_ref(), &req)?;
+        let filters = req
+            .files
+            .iter()
+            .map(|f| FileArg::parse(f, snap.as_ref(), Some(&ws)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let at = bound_of(&label, &source_rev)?;
+        let prefixes = mapping
+            .lines()
+            .iter()
+            .filter(|l| l.kind != LineKind::Exclude)
+            .map(|l| literal_prefix(&l.left).to_string())
+            .collect();
+        let mut plan: Vec<(OpenedRow, FileInfo)> = Vec::new();
+        let (mut sources, mut already) = (0usize, 0usize);
+        for scope in disjoint_scopes(prefixes) {
+            let mut heads = self.head_cursor(snap.as_ref(), scope, at);
+            while let Some(head) = heads.next_row()? {
+                let Some(target) = mapping.translate(&head.path) else {
+                    continue;
+                };
+                if !filters.is_empty() && !filters.iter().any(|f| f.matches(&target)) {
+                    continue;
+                }
+                let Some(source) = self.select_revision(
+                    snap.as_ref(),
+                    &label,
+                    &source_rev,
+                    head,
+                    Some(ws.name()),
+                )?
+                else {
+                    continue;
+                };
+                sources += 1;
+                match self.plan_target(snap.as_ref(), &ws, caller, mode, &req, &source, &target)? {
+                    Some(entry) => plan.push(entry),
+                    None => already += 1,
+                }
+            }
+        }
+        if plan.is_empty() {
+            let what = if req.branch.is_empty() {
+                req.from.clone()
+            } else {
+                format!("branch {}", req.branch)
+            };
+            return Err(if sources == 0 {
+                ServiceError::NotFound(format!("{what} - no such file(s)"))
+            } else {
+                ServiceError::Precondition(format!(
+                    "{what} - all revision(s) already integrated ({already} file(s))"
+                ))
+            });
+        }
+        drop(snap);
+        let infos: Vec<FileInfo> = plan.iter().map(|(_, info)| info.clone()).collect();
+        if req.preview {
+            return Ok(infos);
+        }
+        let rows: Vec<OpenedRow> = plan.into_iter().map(|(row, _)| row).collect();
+        let ws_name = ws.name().to_string();
+        keel_store::write(self.meta.as_ref(), move |txn| {
+            for row in &rows {
+                if txn
+                    .opened_file(&row.path)?
+                    .iter()
+                    .any(|o| o.workspace == ws_name)
+                {
+                    return Err(ServiceError::Precondition(format!(
+                        "{} - already opened in workspace {ws_name}; submit or revert it first",
+                        row.path
+                    )));
+                }
+                txn.put_opened(row)?;
+            }
+            Ok::<_, ServiceError>(())
+        })?;
+        Ok(infos)
+    }
+
+    /// Plans one target: `None` when the source has nothing left to integrate into it.
+    #[allow(clippy::too_many_arguments)]
+    fn plan_target(
+        &self,
+        snap: &dyn ReadTxn,
+        ws: &WorkspaceCtx,
+        caller: &Caller,
+        mode: IntegrateMode,
+        req: &IntegrateRequest,
+        source: &RevisionRow,
+        target: &str,
+    ) -> Result<Option<(OpenedRow, FileInfo)>, ServiceError> {
+        let client_file = ws.client_file(target).ok_or_else(|| {
+            ServiceError::Invalid(format!(
+                "{target} - not in client view of workspace {}",
+                ws.name()
+            ))
+        })?;
+        let into_target = snap
+            .integrations_into(target)?
+            .into_iter()
+            .map(edge)
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some((start, end)) = pending_range(&source.path, source.rev, &into_target) else {
+            return Ok(None);
+        };
+        let target_head = snap
+            .head_revisions(&PathRange::exact(target), None, None, 1)?
+            .pop();
+        let live = target_head.as_ref().filter(|h| !h.action.is_delete());
+        if let Some(open) = snap
+            .opened_file(target)?
+            .into_iter()
+            .find(|o| o.workspace == ws.name())
+        {
+            return Err(ServiceError::Precondition(format!(
+                "{target} - can't integrate: already opened for {}",
+                open.action.as_str()
+            )));
+        }
+        let have = match live {
+            Some(_) => self.have.get(ws.name(), target)?,
+            None => 0,
+        };
+        if live.is_some() && have == 0 {
+            return Err(ServiceError::Precondition(format!(
+                "{target} - file(s) not on client; sync it first"
+            )));
+        }
+        let integ = |how: &str, resolved: bool, base: Option<(String, u32)>| {
+            let (base_path, base_rev) = base.unwrap_or_default();
+            PendingInteg {
+                from_path: source.path.clone(),
+                from_start: start,
+                from_end: end,
+                base_path,
+                base_rev,
+                resolved,
+                how: how.to_string(),
+            }
+        };
+        let (action, lazy, pending, file_type) = match (source.action.is_delete(), live) {
+            (true, None) => return Ok(None),
+            (true, Some(t)) => (
+                FileAction::Delete,
+                None,
+                integ(IntegHow::DeleteFrom.as_str(), true, None),
+                t.file_type,
+            ),
+            (false, None) => (
+                FileAction::Branch,
+                lazy_of(source),
+                integ(IntegHow::BranchFrom.as_str(), true, None),
+                source.file_type,
+            ),
+            (false, Some(t)) if mode == IntegrateMode::Copy => {
+                if t.digest == source.digest {
+                    return Ok(None);
+                }
+                (
+                    FileAction::Integrate,
+                    lazy_of(source),
+                    integ(IntegHow::CopyFrom.as_str(), true, None),
+                    t.file_type,
+                )
+            }
+            (false, Some(t)) => {
+                let history = history(snap, &[&source.path, target])?;
+                let base = select_base(&source.path, source.rev, target, have, &history);
+                (
+                    FileAction::Integrate,
+                    None,
+                    integ("", false, base),
+                    t.file_type,
+                )
+            }
+        };
+        let row = OpenedRow {
+            workspace: ws.name().to_string(),
+            path: target.to_string(),
+            user: caller.user.clone(),
+            change: ChangeNumber(req.change),
+            action,
+            file_type,
+            base_rev: if live.is_some() {
+                have
+            } else {
+                target_head.as_ref().map(|h| h.rev).unwrap_or(0)
+            },
+            move_file: None,
+            lazy,
+            integ: Some(pending.clone()),
+        };
+        let mut info = FileInfo {
+            depot_file: target.to_string(),
+            client_file,
+            action: action.as_str().to_string(),
+            change: req.change,
+            file_type: file_type.to_string(),
+            have_rev: have,
+            ..FileInfo::default()
+        };
+        set_head(&mut info, source);
+        info.lazy_digest = row.lazy.as_ref().map(|l| l.digest.to_hex()).unwrap_or_default();
+        info.unresolved = !pending.resolved;
+        info.source_file = source.path.clone();
+        info.source_start = start;
+        info.source_end = end;
+        info.base_file = pending.base_path.clone();
+        info.base_rev = pending.base_rev;
+        let verb = match action {
+            FileAction::Branch => "branch",
+            FileAction::Delete => "delete",
+            _ if pending.resolved => "copy",
+            _ => "integrate",
+        };
+        info.message = format!("{verb} from {}#{},#{}", source.path, start + 1, end);
+        Ok(Some((row, info)))
+    }
+}
+
+/// The source→target mapping, the source revision spec and the text naming it in messages.
+fn mapping_of(
+    snap: &dyn ReadTxn,
+    req: &IntegrateRequest,
+) -> Result<(View, Option<keel_core::RevSpec>, String), ServiceError> {
+    if !req.branch.is_empty() {
+        let branch = snap.get_branch(&req.branch)?.ok_or_else(|| {
+            ServiceError::NotFound(format!("branch '{}' does not exist", req.branch))
+        })?;
+        let mut view = View::parse_lines(&branch.view).map_err(invalid)?;
+        if req.reverse {
+            let lines = view
+                .lines()
+                .iter()
+                .map(|l| ViewLine {
+                    kind: l.kind,
+                    left: l.right.clone(),
+                    right: l.left.clone(),
+                })
+                .collect();
+            view = View::new(lines).map_err(invalid)?;
+        }
+        let rev = req
+            .files
+            .iter()
+            .find_map(|f| FileSpec::parse(f).ok().and_then(|s| s.rev));
+        return Ok((view, rev, format!("branch {}", req.branch)));
+    }
+    if req.from.is_empty() || req.to.is_empty() {
+        return Err(ServiceError::Invalid(
+            "integrate needs FROM and TO files, or -b BRANCH".into(),
+        ));
+    }
+    let from = FileSpec::parse(&req.from).map_err(invalid)?;
+    let to = FileSpec::parse(&req.to).map_err(invalid)?;
+    if to.rev.is_some() {
+        return Err(ServiceError::Invalid(format!(
+            "{} - the target can't carry a revision",
+            req.to
+        )));
+    }
+    for (side, path) in [("source", &from.path), ("target", &to.path)] {
+        let depot = path
+            .trim_start_matches("//")
+            .split('/')
+            .next()
+            .unwrap_or("");
+        if !path.starts_with("//") || snap.get_depot(depot)?.is_none() {
+            return Err(ServiceError::Invalid(format!(
+                "{path} - the {side} must be in depot syntax (//depot/...)"
+            )));
+        }
+    }
+    let line = ViewLine {
+        kind: LineKind::Include,
+        left: from.path.clone(),
+        right: to.path.clone(),
+    };
+    let view = View::new(vec![line])
+        .map_err(|e| ServiceError::Invalid(format!("{} {} - {e}", from.path, to.path)))?;
+    Ok((view, from.rev, req.from.clone()))
+}

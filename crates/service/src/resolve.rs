@@ -1,0 +1,292 @@
+//! Resolve bookkeeping: which opened files wait for a resolve (with their source, theirs and
+//! base revisions), recording a file's resolution, `resolved`, and `integrated` history.
+//!
+//! The merge itself runs on the client, which holds "yours" (the workspace file); the pure
+//! decision lives in `keel_core::resolve`.
+
+use crate::args::FileArg;
+use crate::context::caller_workspace;
+use crate::fileinfo::{from_opened, set_head};
+use crate::integrate::edge;
+use crate::paging::Cursor;
+use crate::{Caller, FileInfo, Service, ServiceError};
+use keel_core::IntegHow;
+use keel_store::{LazyContent, OpenedRow, ReadTxn};
+
+/// How the client resolved a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResolveOutcome {
+    /// The workspace file now holds the source revision ("theirs").
+    Theirs,
+    /// The workspace file was kept ("yours").
+    Yours,
+    /// A clean 3-way merge.
+    Merged,
+    /// A merge with conflicts or edits written by the user.
+    Edited,
+}
+
+impl ResolveOutcome {
+    pub fn parse(text: &str) -> Option<ResolveOutcome> {
+        match text {
+            "theirs" => Some(ResolveOutcome::Theirs),
+            "yours" => Some(ResolveOutcome::Yours),
+            "merged" => Some(ResolveOutcome::Merged),
+            "edited" => Some(ResolveOutcome::Edited),
+            _ => None,
+        }
+    }
+}
+
+/// One line of `integrated`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IntegInfo {
+    pub to_file: String,
+    pub to_rev: u32,
+    pub from_file: String,
+    pub start_from_rev: u32,
+    pub end_from_rev: u32,
+    /// Seen from the file asked about: `branch from` or, for its sources' view, `branch into`.
+    pub how: String,
+    pub change: u64,
+}
+
+impl Service {
+    fn opened_matching(
+        &self,
+        snap: &dyn ReadTxn,
+        caller: &Caller,
+        files: &[String],
+        keep: impl Fn(&OpenedRow) -> bool,
+    ) -> Result<(crate::context::WorkspaceCtx, Vec<OpenedRow>), ServiceError> {
+        let ws = caller_workspace(snap, caller)?;
+        let args = files
+            .iter()
+            .map(|f| FileArg::parse(f, snap, Some(&ws)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let page = self.config.page_size;
+        let name = ws.name().to_string();
+        let mut cursor = Cursor::new(
+            Box::new(move |after| Ok(snap.opened_in_workspace(&name, after, page)?)),
+            |o: &OpenedRow| o.path.as_str(),
+            page,
+        );
+        let mut rows = Vec::new();
+        while let Some(row) = cursor.next_row()? {
+            let selected = args.is_empty()
+                || args
+                    .iter()
+                    .any(|a| a.matches(&row.path) || a.exact_file().as_deref() == Some(&row.path));
+            if selected && keep(&row) {
+                rows.push(row);
+            }
+        }
+        drop(cursor);
+        Ok((ws, rows))
+    }
+
+    /// Opened files waiting for a resolve: head fields describe "theirs" (the source revision),
+    /// `base_*` the merge base.
+    pub fn resolve_list(
+        &self,
+        caller: &Caller,
+        files: &[String],
+    ) -> Result<Vec<FileInfo>, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let (ws, rows) = self.opened_matching(snap.as_ref(), caller, files, |r| {
+            r.integ.as_ref().is_some_and(|i| !i.resolved)
+        })?;
+        if rows.is_empty() {
+            let which = if files.is_empty() {
+                "".to_string()
+            } else {
+                format!("{} - ", files.join(" "))
+            };
+            return Err(ServiceError::NotFound(format!(
+                "{which}no file(s) to resolve"
+            )));
+        }
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let integ = row.integ.as_ref().expect("filtered on integ");
+            let mut info = from_opened(&row, Some(&ws));
+            let theirs = snap
+                .revision(&integ.from_path, integ.from_end)?
+                .ok_or_else(|| {
+                    ServiceError::NotFound(format!(
+                        "{}#{} - source revision is gone",
+                        integ.from_path, integ.from_end
+                    ))
+                })?;
+            set_head(&mut info, &theirs);
+            if integ.base_rev > 0
+                && let Some(base) = snap.revision(&integ.base_path, integ.base_rev)?
+            {
+                info.base_digest = base.digest.map(|d| d.to_hex()).unwrap_or_default();
+            }
+            out.push(info);
+        }
+        Ok(out)
+    }
+
+    /// Records how the client resolved one file.
+    pub fn resolve_done(
+        &self,
+        caller: &Caller,
+        file: &str,
+        outcome: ResolveOutcome,
+    ) -> Result<FileInfo, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let (ws, mut rows) =
+            self.opened_matching(snap.as_ref(), caller, &[file.to_string()], |r| {
+                r.integ.as_ref().is_some_and(|i| !i.resolved)
+            })?;
+        let mut row = match rows.len() {
+            1 => rows.remove(0),
+            0 => {
+                return Err(ServiceError::Precondition(format!(
+                    "{file} - no file(s) to resolve"
+                )));
+            }
+            _ => {
+                return Err(ServiceError::Invalid(format!(
+                    "{file} - names more than one file"
+                )));
+            }
+        };
+        let mut integ = row.integ.clone().expect("filtered on integ");
+        let theirs = snap.revision(&integ.from_path, integ.from_end)?;
+        integ.resolved = true;
+        if integ.from_path == row.path {
+            // A resolve scheduled by sync: the file is now based on the head it merged.
+            row.base_rev = integ.from_end;
+            integ.how = String::new();
+        } else {
+            integ.how = match outcome {
+                ResolveOutcome::Theirs => IntegHow::CopyFrom,
+                ResolveOutcome::Yours => IntegHow::Ignored,
+                ResolveOutcome::Merged => IntegHow::MergeFrom,
+                ResolveOutcome::Edited => IntegHow::EditFrom,
+            }
+            .as_str()
+            .to_string();
+        }
+        row.lazy = match (outcome, theirs) {
+            (ResolveOutcome::Theirs, Some(t)) => t.digest.map(|digest| LazyContent {
+                digest,
+                size: t.size,
+                md5: t.md5.clone(),
+            }),
+            _ => None,
+        };
+        row.integ = Some(integ);
+        let mut info = from_opened(&row, Some(&ws));
+        info.message = match row.integ.as_ref().map(|i| i.how.as_str()) {
+            Some("") | None => format!("resolved ({outcome:?})").to_lowercase(),
+            Some(how) => format!(
+                "{how} {}",
+                row.integ
+                    .as_ref()
+                    .map(|i| i.from_path.as_str())
+                    .unwrap_or("")
+            ),
+        };
+        drop(snap);
+        let ws_name = ws.name().to_string();
+        keel_store::write(self.meta.as_ref(), move |txn| {
+            let current = txn
+                .opened_file(&row.path)?
+                .into_iter()
+                .find(|o| o.workspace == ws_name);
+            if current
+                .as_ref()
+                .and_then(|c| c.integ.as_ref())
+                .is_none_or(|i| i.resolved)
+            {
+                return Err(ServiceError::Precondition(format!(
+                    "{} - no longer needs a resolve",
+                    row.path
+                )));
+            }
+            txn.put_opened(&row)?;
+            Ok::<_, ServiceError>(())
+        })?;
+        Ok(info)
+    }
+
+    /// `resolved`: opened files whose integration has been resolved but not yet submitted.
+    pub fn resolved(
+        &self,
+        caller: &Caller,
+        files: &[String],
+    ) -> Result<Vec<FileInfo>, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let (ws, rows) = self.opened_matching(snap.as_ref(), caller, files, |r| {
+            r.integ.as_ref().is_some_and(|i| i.resolved)
+        })?;
+        Ok(rows.iter().map(|r| from_opened(r, Some(&ws))).collect())
+    }
+
+    /// `integrated`: every integration record touching the selected files, both directions.
+    pub fn integrated(
+        &self,
+        caller: &Caller,
+        files: &[String],
+        sink: &mut dyn FnMut(IntegInfo) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = crate::context::optional_workspace(snap.as_ref(), caller)?;
+        if files.is_empty() {
+            return Err(ServiceError::Invalid(
+                "integrated needs file arguments (try //depot/...)".into(),
+            ));
+        }
+        for text in files {
+            let arg = FileArg::parse(text, snap.as_ref(), ws.as_ref())?;
+            let mut found = 0;
+            self.for_each_selected(
+                snap.as_ref(),
+                &arg,
+                ws.as_ref().map(|w| w.name()),
+                &mut |head| {
+                    for row in snap.integrations_into(&head.path)? {
+                        found += 1;
+                        sink(IntegInfo {
+                            to_file: row.to_path,
+                            to_rev: row.to_rev,
+                            from_file: row.from_path,
+                            start_from_rev: row.from_start + 1,
+                            end_from_rev: row.from_end,
+                            how: row.how,
+                            change: row.change.0,
+                        })?;
+                    }
+                    for row in snap.integrations_from(&head.path)? {
+                        found += 1;
+                        let how = edge(row.clone())?.how.reverse_str().to_string();
+                        sink(IntegInfo {
+                            to_file: row.from_path,
+                            to_rev: row.from_end,
+                            from_file: row.to_path,
+                            start_from_rev: row.to_rev,
+                            end_from_rev: row.to_rev,
+                            how,
+                            change: row.change.0,
+                        })?;
+                    }
+                    Ok(())
+                },
+            )?;
+            if found == 0 {
+                return Err(ServiceError::NotFound(format!(
+                    "{text} - no integrations found"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
