@@ -1,12 +1,14 @@
 //! The filesystem backend: `ROOT/ab/cd/<hex digest>.zst` or `.raw`, written via temp + rename.
 
-use crate::writer::{BlobWriter, CompressionPolicy, PendingBlob};
+use crate::writer::{BlobWriter, Body, CompressionPolicy, PendingBlob};
 use crate::{BlobError, BlobStore, Encoding, StoredBlob};
 use keel_core::Digest;
 use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::io::ErrorKind;
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use tempfile::NamedTempFile;
 
 /// Content store on a local directory.
 pub struct FsBlobStore {
@@ -99,23 +101,38 @@ impl BlobStore for FsBlobStore {
     }
 
     fn publish(&self, pending: Vec<PendingBlob>) -> Result<(), BlobError> {
-        if pending.is_empty() {
+        // Content already stored needs nothing (and costs no file).
+        let mut seen = BTreeSet::new();
+        let fresh: Vec<PendingBlob> = pending
+            .into_iter()
+            .filter(|p| seen.insert(p.info.digest) && self.find(&p.info.digest).is_none())
+            .collect();
+        if fresh.is_empty() {
             return Ok(());
         }
-        // 1. The temp files' bytes become durable (one filesystem flush for a large batch).
-        flush_files(&self.temp, pending.iter().map(|p| p.temp.path()))?;
+        // 1. Every blob's bytes land in a temp file and become durable (one flush per batch).
+        let mut temps = Vec::with_capacity(fresh.len());
+        for blob in fresh {
+            let temp = match blob.body {
+                Body::Temp(temp) => temp,
+                Body::Bytes(bytes) => {
+                    let mut temp = NamedTempFile::new_in(&self.temp)
+                        .map_err(|e| BlobError::io(&self.temp, e))?;
+                    temp.write_all(&bytes)
+                        .map_err(|e| BlobError::io(temp.path(), e))?;
+                    temp
+                }
+            };
+            temps.push((blob.info, temp));
+        }
+        flush_files(&self.temp, temps.iter().map(|(_, t)| t.path()))?;
         // 2. Only durable content gets its final name.
         let mut dirs = BTreeSet::new();
-        for blob in pending {
-            let digest = blob.info.digest;
-            if self.find(&digest).is_some() {
-                continue; // Same content already stored; the temp file is dropped.
-            }
-            let dir = self.dir_of(&digest);
+        for (info, temp) in temps {
+            let dir = self.dir_of(&info.digest);
             fs::create_dir_all(&dir).map_err(|e| BlobError::io(&dir, e))?;
-            let dest = self.path_of(&digest, blob.info.encoding);
-            blob.temp
-                .persist(&dest)
+            let dest = self.path_of(&info.digest, info.encoding);
+            temp.persist(&dest)
                 .map_err(|e| BlobError::io(&dest, e.error))?;
             dirs.insert(dir);
         }

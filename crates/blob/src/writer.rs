@@ -40,7 +40,9 @@ enum Sink {
 /// [`BlobWriter::finish`], and hand the [`PendingBlob`]s to [`crate::BlobStore::publish`].
 /// Dropping an unfinished writer (or an unpublished blob) removes its temporary file.
 pub struct BlobWriter {
-    temp: NamedTempFile,
+    temp_dir: PathBuf,
+    /// Created only when the content outgrows the in-memory sample.
+    temp: Option<NamedTempFile>,
     sink: Option<Sink>,
     blake: blake3::Hasher,
     md5: Md5,
@@ -50,9 +52,9 @@ pub struct BlobWriter {
 
 impl BlobWriter {
     pub(crate) fn new(temp_dir: &Path, policy: CompressionPolicy) -> Result<Self, BlobError> {
-        let temp = NamedTempFile::new_in(temp_dir).map_err(|e| BlobError::io(temp_dir, e))?;
         Ok(BlobWriter {
-            temp,
+            temp_dir: temp_dir.to_path_buf(),
+            temp: None,
             sink: Some(Sink::Sampling(Vec::new())),
             blake: blake3::Hasher::new(),
             md5: Md5::new(),
@@ -62,7 +64,10 @@ impl BlobWriter {
     }
 
     fn temp_path(&self) -> PathBuf {
-        self.temp.path().to_path_buf()
+        self.temp
+            .as_ref()
+            .map(|t| t.path().to_path_buf())
+            .unwrap_or_else(|| self.temp_dir.clone())
     }
 
     /// Appends content.
@@ -96,8 +101,11 @@ impl BlobWriter {
 
     /// Decides from the sample whether to compress, and writes the sample out.
     fn start_streaming(&mut self, sample: Vec<u8>) -> Result<Sink, BlobError> {
-        let path = self.temp_path();
-        let file = self.temp.reopen().map_err(|e| BlobError::io(&path, e))?;
+        let temp =
+            NamedTempFile::new_in(&self.temp_dir).map_err(|e| BlobError::io(&self.temp_dir, e))?;
+        let path = temp.path().to_path_buf();
+        let file = temp.reopen().map_err(|e| BlobError::io(&path, e))?;
+        self.temp = Some(temp);
         let out = BufWriter::with_capacity(1 << 20, file);
         let compressed = zstd::bulk::compress(&sample, self.policy.level)
             .map_err(|e| BlobError::io(&path, e))?;
@@ -121,37 +129,40 @@ impl BlobWriter {
         let digest = Digest(*self.blake.finalize().as_bytes());
         let md5 = hex::encode(self.md5.clone().finalize());
         let sink = self.sink.take().expect("sink is present until finish");
-        let (encoding, file) = match sink {
+        let (encoding, stored) = match sink {
             Sink::Sampling(buf) => {
-                // Small blob: compress whole and keep whichever is smaller.
+                // Small blob: compress whole, keep whichever is smaller, and stay in memory
+                // until publish (content already stored then costs no file at all).
                 let compressed = zstd::bulk::compress(&buf, self.policy.level)
                     .map_err(|e| BlobError::io(&path, e))?;
-                let (encoding, bytes) = if compressed.len() < buf.len() {
-                    (Encoding::Zstd, compressed)
+                if compressed.len() < buf.len() {
+                    (Encoding::Zstd, Stored::Bytes(compressed))
                 } else {
-                    (Encoding::Raw, buf)
-                };
-                let mut file = self.temp.reopen().map_err(|e| BlobError::io(&path, e))?;
-                file.write_all(&bytes)
-                    .map_err(|e| BlobError::io(&path, e))?;
-                (encoding, file)
+                    (Encoding::Raw, Stored::Bytes(buf))
+                }
             }
             Sink::Raw(w) => {
                 let file = w
                     .into_inner()
                     .map_err(|e| BlobError::io(&path, e.into_error()))?;
-                (Encoding::Raw, file)
+                (Encoding::Raw, Stored::File(file))
             }
             Sink::Zstd(enc) => {
                 let w = enc.finish().map_err(|e| BlobError::io(&path, e))?;
                 let file = w
                     .into_inner()
                     .map_err(|e| BlobError::io(&path, e.into_error()))?;
-                (Encoding::Zstd, file)
+                (Encoding::Zstd, Stored::File(file))
             }
         };
-        let stored_size = file.metadata().map_err(|e| BlobError::io(&path, e))?.len();
-        drop(file);
+        let (stored_size, body) = match stored {
+            Stored::Bytes(bytes) => (bytes.len() as u64, Body::Bytes(bytes)),
+            Stored::File(file) => {
+                let size = file.metadata().map_err(|e| BlobError::io(&path, e))?.len();
+                let temp = self.temp.take().expect("a streamed blob has its temp file");
+                (size, Body::Temp(temp))
+            }
+        };
         let info = BlobInfo {
             digest,
             size: self.size,
@@ -159,15 +170,25 @@ impl BlobWriter {
             stored_size,
             encoding,
         };
-        Ok(PendingBlob {
-            info,
-            temp: self.temp,
-        })
+        Ok(PendingBlob { info, body })
     }
 }
 
-/// A finished blob in its temporary file, waiting for [`crate::BlobStore::publish`].
+enum Stored {
+    Bytes(Vec<u8>),
+    File(File),
+}
+
+/// Where a pending blob's stored bytes are.
+pub(crate) enum Body {
+    /// Small content, held in memory.
+    Bytes(Vec<u8>),
+    /// Large content, already in a temporary file.
+    Temp(NamedTempFile),
+}
+
+/// A finished blob (in memory or a temporary file), waiting for [`crate::BlobStore::publish`].
 pub struct PendingBlob {
     pub info: BlobInfo,
-    pub(crate) temp: NamedTempFile,
+    pub(crate) body: Body,
 }

@@ -82,7 +82,16 @@ pub async fn submit(
         .map_err(|e| Error::Protocol(format!("submit upload task failed: {e}")))?;
     // A local read failure explains a refused submit better than the server's complaint.
     produced?;
-    Ok(reply.map_err(|s| conn.status(s))?.into_inner())
+    // The reply arrives in batches of files; gather them into one.
+    let mut stream = reply.map_err(|s| conn.status(s))?.into_inner();
+    let mut whole: Option<SubmitReply> = None;
+    while let Some(part) = stream.message().await.map_err(|s| conn.status(s))? {
+        match whole.as_mut() {
+            Some(all) => all.files.extend(part.files),
+            None => whole = Some(part),
+        }
+    }
+    whole.ok_or_else(|| Error::Protocol("submit ended without a reply".into()))
 }
 
 /// After a successful submit, makes submitted files read-only (unless allwrite or `+w`).

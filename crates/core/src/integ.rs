@@ -155,6 +155,17 @@ mod tests {
         }
     }
 
+    /// (name, records, source head, expected pending range)
+    type RangeCase = (&'static str, Vec<IntegEdge>, u32, Option<(u32, u32)>);
+    /// (name, records, source#rev, target#rev, expected base)
+    type BaseCase = (
+        &'static str,
+        Vec<IntegEdge>,
+        (&'static str, u32),
+        (&'static str, u32),
+        Option<(&'static str, u32)>,
+    );
+
     fn history(edges: &[IntegEdge]) -> HashMap<String, Vec<IntegEdge>> {
         let mut map: HashMap<String, Vec<IntegEdge>> = HashMap::new();
         for e in edges {
@@ -176,7 +187,7 @@ mod tests {
     #[test]
     fn pending_ranges() {
         use IntegHow::*;
-        let cases: Vec<(&str, Vec<IntegEdge>, u32, Option<(u32, u32)>)> = vec![
+        let cases: Vec<RangeCase> = vec![
             ("never integrated", vec![], 3, Some((0, 3))),
             (
                 "branched at #3, nothing new",
@@ -226,13 +237,7 @@ mod tests {
     #[test]
     fn base_selection() {
         use IntegHow::*;
-        let cases: Vec<(
-            &str,
-            Vec<IntegEdge>,
-            (&str, u32),
-            (&str, u32),
-            Option<(&str, u32)>,
-        )> = vec![
+        let cases: Vec<BaseCase> = vec![
             (
                 "unrelated files share nothing",
                 vec![],

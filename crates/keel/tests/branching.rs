@@ -49,12 +49,27 @@ fn branch_is_a_lazy_copy_with_history() {
     let (fx, a) = main_line(&[("a.txt", "alpha\n"), ("b/c.txt", "gamma\n")]);
     let blobs = content_files(&fx.server.root);
     let out = a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
-    assert!(out.contains("//depot/rel/a.txt - branch from //depot/main/a.txt#1,#1"), "{out}");
-    assert_eq!(read(&a.cwd, "rel/b/c.txt"), b"gamma\n", "branched content in the workspace");
-    let opened: Vec<String> = a.json(&["opened"]).iter().map(|o| str_field(o, "action")).collect();
+    assert!(
+        out.contains("//depot/rel/a.txt - branch from //depot/main/a.txt#1,#1"),
+        "{out}"
+    );
+    assert_eq!(
+        read(&a.cwd, "rel/b/c.txt"),
+        b"gamma\n",
+        "branched content in the workspace"
+    );
+    let opened: Vec<String> = a
+        .json(&["opened"])
+        .iter()
+        .map(|o| str_field(o, "action"))
+        .collect();
     assert_eq!(opened, ["branch", "branch"]);
     a.ok(&["submit", "-d", "branch rel"]);
-    assert_eq!(content_files(&fx.server.root), blobs, "a branch writes no content");
+    assert_eq!(
+        content_files(&fx.server.root),
+        blobs,
+        "a branch writes no content"
+    );
     let fstat = a.json(&["fstat", "//depot/rel/a.txt"]);
     assert_eq!(str_field(&fstat[0], "headAction"), "branch");
     let integ = a.json(&["integrated", "//depot/rel/a.txt"]);
@@ -66,17 +81,76 @@ fn branch_is_a_lazy_copy_with_history() {
     assert!(err.contains("already integrated"), "{err}");
 }
 
+/// (name, base, main edit, rel edit, resolve mode, expected rel content or None when refused)
+type MergeCase = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+);
+
 #[test]
 fn merge_scenarios() {
     // (name, base, main edit, rel edit, mode, expected rel content or None when -am refuses)
-    let cases: &[(&str, &str, &str, &str, &str, Option<&str>)] = &[
-        ("edits on both sides without conflict", "1\n2\n3\n4\n5\n", "one\n2\n3\n4\n5\n", "1\n2\n3\n4\nfive\n", "m", Some("one\n2\n3\n4\nfive\n")),
-        ("only the source changed", "x\ny\n", "x\nY\n", "x\ny\n", "m", Some("x\nY\n")),
-        ("only the target changed", "x\ny\n", "x\ny\n", "X\ny\n", "m", Some("X\ny\n")),
-        ("conflict refused by -am", "x\n", "from main\n", "from rel\n", "m", None),
-        ("conflict taken as theirs", "x\n", "from main\n", "from rel\n", "t", Some("from main\n")),
-        ("conflict kept as yours", "x\n", "from main\n", "from rel\n", "y", Some("from rel\n")),
-        ("safe refuses when both changed", "x\ny\n", "X\ny\n", "x\nY\n", "s", None),
+    let cases: &[MergeCase] = &[
+        (
+            "edits on both sides without conflict",
+            "1\n2\n3\n4\n5\n",
+            "one\n2\n3\n4\n5\n",
+            "1\n2\n3\n4\nfive\n",
+            "m",
+            Some("one\n2\n3\n4\nfive\n"),
+        ),
+        (
+            "only the source changed",
+            "x\ny\n",
+            "x\nY\n",
+            "x\ny\n",
+            "m",
+            Some("x\nY\n"),
+        ),
+        (
+            "only the target changed",
+            "x\ny\n",
+            "x\ny\n",
+            "X\ny\n",
+            "m",
+            Some("X\ny\n"),
+        ),
+        (
+            "conflict refused by -am",
+            "x\n",
+            "from main\n",
+            "from rel\n",
+            "m",
+            None,
+        ),
+        (
+            "conflict taken as theirs",
+            "x\n",
+            "from main\n",
+            "from rel\n",
+            "t",
+            Some("from main\n"),
+        ),
+        (
+            "conflict kept as yours",
+            "x\n",
+            "from main\n",
+            "from rel\n",
+            "y",
+            Some("from rel\n"),
+        ),
+        (
+            "safe refuses when both changed",
+            "x\ny\n",
+            "X\ny\n",
+            "x\nY\n",
+            "s",
+            None,
+        ),
     ];
     for (name, base, main_edit, rel_edit, mode, expected) in cases {
         let (_fx, a) = main_line(&[("f.txt", base)]);
@@ -98,7 +172,11 @@ fn merge_scenarios() {
         match expected {
             Some(want) => {
                 a.ok(&["resolve", &flag]);
-                assert_eq!(String::from_utf8_lossy(&read(&a.cwd, "rel/f.txt")), *want, "{name}");
+                assert_eq!(
+                    String::from_utf8_lossy(&read(&a.cwd, "rel/f.txt")),
+                    *want,
+                    "{name}"
+                );
                 a.ok(&["submit", "-d", name]);
                 let printed = a.ok(&["print", "-q", "//depot/rel/f.txt"]);
                 assert_eq!(printed, *want, "{name}: submitted content");
@@ -110,7 +188,10 @@ fn merge_scenarios() {
                 assert!(err.contains("resolve"), "{name}: {err}");
                 a.ok(&["resolve", "-af"]);
                 let merged = String::from_utf8_lossy(&read(&a.cwd, "rel/f.txt")).into_owned();
-                assert!(merged.contains(">>>> ORIGINAL") && merged.contains("<<<<"), "{name}: {merged}");
+                assert!(
+                    merged.contains(">>>> ORIGINAL") && merged.contains("<<<<"),
+                    "{name}: {merged}"
+                );
             }
         }
     }
@@ -128,26 +209,48 @@ fn repeated_integrations_pick_the_right_base_and_integrate_back() {
     a.ok(&["resolve", "-am"]);
     a.ok(&["submit", "-d", "merge 1"]);
     // The second merge must use main#2 as its base, or line one would conflict.
-    edit(&a, "main/f.txt", "A-main\nb\nC-main\nd\ne\nf\ng\n", "main 2");
+    edit(
+        &a,
+        "main/f.txt",
+        "A-main\nb\nC-main\nd\ne\nf\ng\n",
+        "main 2",
+    );
     let opened = a.json(&["merge", "//depot/main/...", "//depot/rel/..."]);
     assert_eq!(str_field(&opened[0], "baseFile"), "//depot/main/f.txt");
     assert_eq!(str_field(&opened[0], "baseRev"), "2");
     a.ok(&["resolve", "-am"]);
     a.ok(&["submit", "-d", "merge 2"]);
-    assert_eq!(String::from_utf8_lossy(&read(&a.cwd, "rel/f.txt")), "A-main\nb\nC-main\nd\ne\nf\nG-rel\n");
+    assert_eq!(
+        String::from_utf8_lossy(&read(&a.cwd, "rel/f.txt")),
+        "A-main\nb\nC-main\nd\ne\nf\nG-rel\n"
+    );
     // Integrating back: main takes rel's own change cleanly.
     a.ok(&["merge", "//depot/rel/...", "//depot/main/..."]);
     a.ok(&["resolve", "-am"]);
     a.ok(&["submit", "-d", "back to main"]);
-    assert_eq!(String::from_utf8_lossy(&read(&a.cwd, "main/f.txt")), "A-main\nb\nC-main\nd\ne\nf\nG-rel\n");
-    let how: Vec<String> = a.json(&["integrated", "//depot/main/f.txt"]).iter().map(|r| str_field(r, "how")).collect();
+    assert_eq!(
+        String::from_utf8_lossy(&read(&a.cwd, "main/f.txt")),
+        "A-main\nb\nC-main\nd\ne\nf\nG-rel\n"
+    );
+    let how: Vec<String> = a
+        .json(&["integrated", "//depot/main/f.txt"])
+        .iter()
+        .map(|r| str_field(r, "how"))
+        .collect();
     // rel held everything main had, so accepting the merge took rel's file whole: a copy.
-    assert!(how.contains(&"copy from".to_string()) && how.contains(&"branch into".to_string()), "{how:?}");
+    assert!(
+        how.contains(&"copy from".to_string()) && how.contains(&"branch into".to_string()),
+        "{how:?}"
+    );
 }
 
 #[test]
 fn deletes_renames_and_copies_propagate() {
-    let (_fx, a) = main_line(&[("gone.txt", "bye\n"), ("old.txt", "moving\n"), ("same.txt", "s\n")]);
+    let (_fx, a) = main_line(&[
+        ("gone.txt", "bye\n"),
+        ("old.txt", "moving\n"),
+        ("same.txt", "s\n"),
+    ]);
     a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
     a.ok(&["submit", "-d", "branch"]);
     a.ok(&["delete", "main/gone.txt"]);
@@ -157,8 +260,11 @@ fn deletes_renames_and_copies_propagate() {
     let integ = a.json(&["integrated", "//depot/main/new.txt"]);
     assert_eq!(str_field(&integ[0], "how"), "moved from");
     a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
-    let mut actions: Vec<(String, String)> =
-        a.json(&["opened"]).iter().map(|o| (str_field(o, "depotFile"), str_field(o, "action"))).collect();
+    let mut actions: Vec<(String, String)> = a
+        .json(&["opened"])
+        .iter()
+        .map(|o| (str_field(o, "depotFile"), str_field(o, "action")))
+        .collect();
     actions.sort();
     assert_eq!(
         actions,
@@ -177,9 +283,15 @@ fn deletes_renames_and_copies_propagate() {
     edit(&a, "main/same.txt", "main version\n", "main edit");
     a.ok(&["copy", "//depot/main/same.txt", "//depot/rel/same.txt"]);
     a.ok(&["submit", "-d", "copy"]);
-    assert_eq!(a.ok(&["print", "-q", "//depot/rel/same.txt"]), "main version\n");
+    assert_eq!(
+        a.ok(&["print", "-q", "//depot/rel/same.txt"]),
+        "main version\n"
+    );
     let integ = a.json(&["integrated", "//depot/rel/same.txt"]);
-    assert!(integ.iter().any(|r| str_field(r, "how") == "copy from"), "{integ:?}");
+    assert!(
+        integ.iter().any(|r| str_field(r, "how") == "copy from"),
+        "{integ:?}"
+    );
 }
 
 #[test]
@@ -194,13 +306,20 @@ fn sync_schedules_a_resolve_for_an_edited_file() {
     assert!(err.contains("sync"), "{err}");
     let out = b.ok(&["sync"]);
     assert!(out.contains("resolve"), "{out}");
-    assert_eq!(read(&b.cwd, "main/f.txt"), b"1\n2\nthree\n", "the opened file is untouched");
+    assert_eq!(
+        read(&b.cwd, "main/f.txt"),
+        b"1\n2\nthree\n",
+        "the opened file is untouched"
+    );
     let err = b.fail(&["submit", "-d", "bob"]);
     assert!(err.contains("resolve"), "{err}");
     b.ok(&["resolve", "-am"]);
     assert_eq!(read(&b.cwd, "main/f.txt"), b"one\n2\nthree\n");
     b.ok(&["submit", "-d", "bob merged"]);
-    assert_eq!(b.ok(&["print", "-q", "//depot/main/f.txt"]), "one\n2\nthree\n");
+    assert_eq!(
+        b.ok(&["print", "-q", "//depot/main/f.txt"]),
+        "one\n2\nthree\n"
+    );
 }
 
 #[test]
@@ -229,9 +348,20 @@ fn bad_integrations_change_nothing() {
     let root = fx.dir.path().join("narrow");
     std::fs::create_dir_all(&root).expect("root");
     let n = fx.server.client("carol", "narrow", &root);
-    n.ok(&["workspace", "create", "narrow", "--root", root.to_str().expect("utf-8"), "--view", "//depot/main/... //narrow/main/..."]);
+    n.ok(&[
+        "workspace",
+        "create",
+        "narrow",
+        "--root",
+        root.to_str().expect("utf-8"),
+        "--view",
+        "//depot/main/... //narrow/main/...",
+    ]);
     let err = n.fail(&["integrate", "//depot/main/...", "//depot/rel/..."]);
-    assert!(err.contains("//depot/rel/f.txt") && err.contains("view"), "{err}");
+    assert!(
+        err.contains("//depot/rel/f.txt") && err.contains("view"),
+        "{err}"
+    );
     assert!(n.json(&["opened"]).is_empty());
     let err = a.fail(&["resolve", "-am"]);
     assert!(err.contains("no file(s) to resolve"), "{err}");

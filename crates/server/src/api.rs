@@ -17,6 +17,9 @@ use tonic::{Request, Response, Status, Streaming};
 /// Bytes per content chunk on the wire.
 const CHUNK: usize = 256 * 1024;
 
+/// File records per streamed reply message.
+const REPLY_BATCH: usize = 1000;
+
 pub(crate) struct Api {
     service: Arc<Service>,
     addr: SocketAddr,
@@ -227,10 +230,8 @@ impl pb::keel_server::Keel for Api {
         Ok(Response::new(convert::change(saved)))
     }
 
-    async fn submit(
-        &self,
-        req: Request<Streaming<pb::SubmitMessage>>,
-    ) -> Result<Response<pb::SubmitReply>, Status> {
+    type SubmitStream = ResponseStream<pb::SubmitReply>;
+    async fn submit(&self, req: Request<Streaming<pb::SubmitMessage>>) -> Stream<pb::SubmitReply> {
         let mut stream = req.into_inner();
         let svc = self.service.clone();
         let first = stream
@@ -263,7 +264,7 @@ impl pb::keel_server::Keel for Api {
                     tokio::task::block_in_place(|| session.write_chunk(&data))
                 }
                 SubmitBody::FileEnd(end) => {
-                    tokio::task::block_in_place(|| session.end_file(&end.digest, end.size))
+                    tokio::task::block_in_place(|| session.end_file(&svc, &end.digest, end.size))
                 }
                 SubmitBody::Commit(_) => break,
             };
@@ -271,11 +272,22 @@ impl pb::keel_server::Keel for Api {
         }
         let svc2 = svc.clone();
         let result = blocking(move || session.commit(&svc2)).await?;
-        Ok(Response::new(pb::SubmitReply {
-            change: result.change,
-            files: result.files.into_iter().map(file).collect(),
-            renamed_from: result.renamed_from,
-        }))
+        Ok(Response::new(spawn_stream(move |sink| {
+            let (change, renamed_from) = (result.change, result.renamed_from);
+            let mut files = result.files.into_iter().map(file).peekable();
+            // At least one message, even for a change of no content files.
+            loop {
+                let batch: Vec<pb::FileRecord> = files.by_ref().take(REPLY_BATCH).collect();
+                sink.send(pb::SubmitReply {
+                    change,
+                    files: batch,
+                    renamed_from,
+                })?;
+                if files.peek().is_none() {
+                    return Ok(());
+                }
+            }
+        })))
     }
 
     type IntegrateStream = ResponseStream<pb::FileRecord>;

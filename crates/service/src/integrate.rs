@@ -306,7 +306,11 @@ impl Service {
             ..FileInfo::default()
         };
         set_head(&mut info, source);
-        info.lazy_digest = row.lazy.as_ref().map(|l| l.digest.to_hex()).unwrap_or_default();
+        info.lazy_digest = row
+            .lazy
+            .as_ref()
+            .map(|l| l.digest.to_hex())
+            .unwrap_or_default();
         info.unresolved = !pending.resolved;
         info.source_file = source.path.clone();
         info.source_start = start;

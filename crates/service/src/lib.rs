@@ -68,6 +68,8 @@ pub struct ServiceConfig {
     pub page_size: usize,
     /// Largest text revision `describe`/`diff2` will diff, in bytes.
     pub max_diff_bytes: u64,
+    /// Bytes of small uploaded blobs a submit holds in memory before publishing them early.
+    pub publish_batch_bytes: u64,
 }
 
 impl Default for ServiceConfig {
@@ -75,6 +77,7 @@ impl Default for ServiceConfig {
         ServiceConfig {
             page_size: 1000,
             max_diff_bytes: 16 << 20,
+            publish_batch_bytes: 64 << 20,
         }
     }
 }

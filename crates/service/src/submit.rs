@@ -37,6 +37,7 @@ pub struct SubmitSession {
     uploaded: HashMap<String, BlobInfo>,
     /// Uploaded content not yet durable; published in one batch before the commit.
     pending: Vec<PendingBlob>,
+    pending_bytes: u64,
     current: Option<(String, BlobWriter)>,
 }
 
@@ -95,6 +96,7 @@ impl Service {
             files,
             uploaded: HashMap::new(),
             pending: Vec::new(),
+            pending_bytes: 0,
             current: None,
         })
     }
@@ -139,7 +141,12 @@ impl SubmitSession {
     }
 
     /// Finishes one file; the client's digest and size must match what arrived.
-    pub fn end_file(&mut self, digest: &str, size: u64) -> Result<(), ServiceError> {
+    pub fn end_file(
+        &mut self,
+        service: &Service,
+        digest: &str,
+        size: u64,
+    ) -> Result<(), ServiceError> {
         let (path, writer) = self
             .current
             .take()
@@ -156,7 +163,14 @@ impl SubmitSession {
             )));
         }
         self.uploaded.insert(path, info);
+        self.pending_bytes += pending.info.stored_size;
         self.pending.push(pending);
+        if self.pending_bytes > service.config.publish_batch_bytes {
+            // Small blobs wait in memory; past the budget they are published early (until the
+            // commit they are unreferenced, which is harmless).
+            self.pending_bytes = 0;
+            service.blobs.publish(std::mem::take(&mut self.pending))?;
+        }
         Ok(())
     }
 

@@ -53,6 +53,13 @@ pub struct SyncTotals {
     pub bytes: u64,
 }
 
+/// What a sync has done so far: counts, and the resolves it will schedule.
+#[derive(Default)]
+struct Tally {
+    totals: SyncTotals,
+    schedule: Vec<Scheduled>,
+}
+
 /// An opened file whose head moved: resolve against `head`, based on `have`.
 #[derive(Clone, Debug)]
 struct Scheduled {
@@ -123,26 +130,17 @@ impl Service {
                 });
             }
         }
-        let mut totals = SyncTotals::default();
-        let mut schedule = Vec::new();
+        let mut tally = Tally::default();
         for pass in &passes {
-            self.sync_pass(
-                snap.as_ref(),
-                pass,
-                &opened,
-                opts,
-                &mut totals,
-                &mut schedule,
-                sink,
-            )?;
+            self.sync_pass(snap.as_ref(), pass, &opened, opts, &mut tally, sink)?;
         }
         let ws_name = ws.name().to_string();
         drop(passes);
         drop(snap);
-        if !schedule.is_empty() && !opts.preview && !opts.have_only && !opts.populate_only {
-            self.schedule_resolves(&ws_name, schedule)?;
+        if !tally.schedule.is_empty() && !opts.preview && !opts.have_only && !opts.populate_only {
+            self.schedule_resolves(&ws_name, tally.schedule)?;
         }
-        Ok(totals)
+        Ok(tally.totals)
     }
 
     /// Opened files whose head moved get a pending resolve against the new head, and the have
@@ -220,11 +218,11 @@ impl Service {
         pass: &Pass<'_>,
         opened: &HashMap<String, OpenedRow>,
         opts: SyncOptions,
-        totals: &mut SyncTotals,
-        schedule: &mut Vec<Scheduled>,
+        tally: &mut Tally,
         sink: &mut dyn FnMut(SyncEvent) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
         let ws = pass.ws;
+        let Tally { totals, schedule } = tally;
         let at = bound_of(&pass.text, &pass.rev)?;
         let mut haves: Vec<Cursor<'_, HaveRow>> = pass
             .have_scopes
