@@ -56,6 +56,7 @@ pub(crate) fn file(f: FileInfo) -> pb::FileRecord {
         exclusive_held: f.exclusive_held,
         other_open: f.other_open,
         message: f.message,
+        lazy_digest: f.lazy_digest,
     }
 }
 

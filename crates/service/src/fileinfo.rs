@@ -33,6 +33,11 @@ pub(crate) fn set_opened(info: &mut FileInfo, open: &OpenedRow) {
     info.user = open.user.clone();
     info.workspace = open.workspace.clone();
     info.move_file = open.move_file.clone().unwrap_or_default();
+    info.lazy_digest = open
+        .lazy
+        .as_ref()
+        .map(|l| l.digest.to_hex())
+        .unwrap_or_default();
 }
 
 /// A record for an opened file, with its workspace path when the view maps it.

@@ -60,6 +60,8 @@ pub struct FileInfo {
     pub exclusive_held: bool,
     pub other_open: String,
     pub message: String,
+    /// Opened files: content already on the server (BLAKE3 hex) that needs no upload.
+    pub lazy_digest: String,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -3,11 +3,13 @@
 mod admin;
 mod browse;
 mod diff;
+pub(crate) mod obliterate;
 mod open;
 mod reconcile;
 mod records;
 mod revert;
 mod serve;
+pub(crate) mod shelve;
 mod submit;
 mod sync;
 mod workspace;
@@ -54,5 +56,8 @@ pub async fn run(cli: Cli) -> Result<()> {
         C::Print(args) => browse::print(&mut s, args).await,
         C::Diff(args) => diff::diff(&mut s, args).await,
         C::Diff2(args) => diff::diff2(&mut s, args).await,
+        C::Shelve(args) => shelve::shelve(&mut s, args).await,
+        C::Unshelve(args) => shelve::unshelve(&mut s, args).await,
+        C::Obliterate(args) => obliterate::obliterate(&mut s, args).await,
     }
 }
