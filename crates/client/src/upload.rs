@@ -107,3 +107,45 @@ where
     produced?;
     Ok(reply.map_err(|s| conn.status(s))?.into_inner())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use keel_proto::v1::Workspace;
+
+    #[test]
+    fn unchanged_lazy_files_are_not_uploaded() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ws = WorkspaceCtx::from_spec(Workspace {
+            name: "ws".into(),
+            root: dir.path().to_string_lossy().into_owned(),
+            view: vec!["//depot/... //ws/...".into()],
+            options: "noallwrite noclobber normdir nomodtime".into(),
+            ..Workspace::default()
+        })
+        .expect("workspace");
+        std::fs::write(dir.path().join("same.txt"), "shelved\n").expect("write");
+        std::fs::write(dir.path().join("changed.txt"), "edited\n").expect("write");
+        std::fs::write(dir.path().join("plain.txt"), "new\n").expect("write");
+        let shelved = blake3::hash(b"shelved\n").to_hex().to_string();
+        let record = |name: &str, action: &str, lazy: &str| FileRecord {
+            depot_file: format!("//depot/{name}"),
+            client_file: name.into(),
+            action: action.into(),
+            lazy_digest: lazy.into(),
+            ..FileRecord::default()
+        };
+        let opened = [
+            record("same.txt", "edit", &shelved),
+            record("changed.txt", "edit", &shelved),
+            record("plain.txt", "add", ""),
+            record("gone.txt", "delete", ""),
+        ];
+        let planned: Vec<String> = plan(&ws, &opened)
+            .expect("plan")
+            .into_iter()
+            .map(|u| u.depot_file)
+            .collect();
+        assert_eq!(planned, ["//depot/changed.txt", "//depot/plain.txt"]);
+    }
+}

@@ -99,6 +99,17 @@ fn shelve_unshelve_elsewhere_and_submit_without_upload() {
     }
     let printed = b.json(&["print", "//depot/base.txt"]);
     assert_eq!(str_field(&printed[0], "content"), "one\ntwo\n");
+
+    // A file changed after unshelving is uploaded: its new content is submitted.
+    write(&a.cwd, "fresh.txt", "as shelved\n");
+    a.ok(&["add", "-c", "2", "fresh.txt"]);
+    a.ok(&["shelve", "-c", "2", "fresh.txt"]);
+    b.ok(&["unshelve", "-s", "2", "//depot/fresh.txt"]);
+    assert_eq!(read(&b.cwd, "fresh.txt"), b"as shelved\n");
+    write(&b.cwd, "fresh.txt", "changed by bob\n");
+    b.ok(&["submit", "-d", "changed after unshelve"]);
+    let printed = b.json(&["print", "//depot/fresh.txt"]);
+    assert_eq!(str_field(&printed[0], "content"), "changed by bob\n");
 }
 
 #[test]
