@@ -7,10 +7,12 @@ pub mod content;
 pub mod error;
 pub mod have;
 pub mod paths;
+pub mod shelve;
 pub mod stream;
 pub mod submit;
 pub mod sync;
 pub mod transfer;
+pub mod upload;
 pub mod workspace;
 pub mod workspace_scan;
 

@@ -3,20 +3,24 @@
 use std::collections::HashMap;
 
 use keel_proto::v1::submit_message::Body;
-use keel_proto::v1::{
-    FileBegin, FileEnd, FileRecord, SubmitBegin, SubmitCommit, SubmitMessage, SubmitReply,
-};
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
+use keel_proto::v1::{FileRecord, SubmitBegin, SubmitCommit, SubmitMessage, SubmitReply};
 
 use crate::connect::Connection;
 use crate::error::{Error, Result};
 use crate::transfer::{self, LocalMode};
+use crate::upload::{self, UploadPart};
 use crate::workspace::WorkspaceCtx;
 
-/// Open actions whose content is uploaded at submit.
-pub fn needs_content(action: &str) -> bool {
-    matches!(action, "add" | "edit" | "move/add" | "integrate" | "branch")
+pub use crate::upload::needs_content;
+
+fn wrap(part: UploadPart) -> SubmitMessage {
+    let body = match part {
+        UploadPart::File(f) => Body::File(f),
+        UploadPart::Chunk(c) => Body::Chunk(c),
+        UploadPart::FileEnd(e) => Body::FileEnd(e),
+        UploadPart::Commit => Body::Commit(SubmitCommit {}),
+    };
+    SubmitMessage { body: Some(body) }
 }
 
 /// Submits pending change `change` (0 = the default changelist) whose opened files are `opened`.
@@ -27,27 +31,7 @@ pub async fn submit(
     description: &str,
     opened: &[FileRecord],
 ) -> Result<SubmitReply> {
-    let mut uploads = Vec::new();
-    for record in opened.iter().filter(|r| needs_content(&r.action)) {
-        let client_file = ws
-            .client_file_of(record)
-            .ok_or_else(|| Error::BadArgument {
-                arg: record.depot_file.clone(),
-                reason: "not mapped in the workspace view".into(),
-            })?;
-        let local = ws.local(&client_file)?;
-        if !record.lazy_digest.is_empty() {
-            // The server already holds this content (a branch, copy or unshelve); upload only
-            // when the workspace copy was changed.
-            match transfer::hash_local(&local)? {
-                None => continue,
-                Some(digest) if digest.eq_ignore_ascii_case(&record.lazy_digest) => continue,
-                Some(_) => {}
-            }
-        }
-        uploads.push((record.depot_file.clone(), local));
-    }
-    let (tx, rx) = mpsc::channel::<SubmitMessage>(8);
+    let uploads = upload::plan(ws, opened)?;
     let begin = SubmitMessage {
         body: Some(Body::Begin(SubmitBegin {
             caller: conn.caller(),
@@ -55,35 +39,9 @@ pub async fn submit(
             description: description.to_string(),
         })),
     };
-    let producer = tokio::task::spawn_blocking(move || -> Result<()> {
-        let send = |body: Body| tx.blocking_send(SubmitMessage { body: Some(body) }).is_ok();
-        if tx.blocking_send(begin).is_err() {
-            return Ok(());
-        }
-        for (depot_file, local) in uploads {
-            if !send(Body::File(FileBegin { depot_file })) {
-                return Ok(());
-            }
-            let mut open = true;
-            let (digest, size) = transfer::read_for_upload(&local, |chunk| {
-                open = send(Body::Chunk(chunk));
-                open
-            })?;
-            if !open || !send(Body::FileEnd(FileEnd { digest, size })) {
-                return Ok(());
-            }
-        }
-        send(Body::Commit(SubmitCommit {}));
-        Ok(())
-    });
-    let reply = conn.client().submit(ReceiverStream::new(rx)).await;
-    let produced = producer
-        .await
-        .map_err(|e| Error::Protocol(format!("submit upload task failed: {e}")))?;
-    // A local read failure explains a refused submit better than the server's complaint.
-    produced?;
+    let mut client = conn.client();
+    let mut stream = upload::stream(conn, begin, uploads, wrap, |rx| client.submit(rx)).await?;
     // The reply arrives in batches of files; gather them into one.
-    let mut stream = reply.map_err(|s| conn.status(s))?.into_inner();
     let mut whole: Option<SubmitReply> = None;
     while let Some(part) = stream.message().await.map_err(|s| conn.status(s))? {
         match whole.as_mut() {

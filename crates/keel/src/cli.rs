@@ -103,6 +103,12 @@ pub enum ClientCommand {
     Resolved(FilesArgs),
     /// Show integration history of files.
     Integrated(FilesRequiredArgs),
+    /// Store opened files of a pending change on the server (or delete shelved files with -d).
+    Shelve(crate::commands::shelve::ShelveArgs),
+    /// Open shelved files of a change in this workspace.
+    Unshelve(crate::commands::shelve::UnshelveArgs),
+    /// Permanently remove files' history and reclaim their content (report only without -y).
+    Obliterate(crate::commands::obliterate::ObliterateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -331,6 +337,9 @@ pub struct DescribeArgs {
     /// Summary only: no diffs.
     #[arg(short = 's')]
     pub summary: bool,
+    /// Describe the change's shelved files instead.
+    #[arg(short = 'S')]
+    pub shelved: bool,
     pub change: u64,
 }
 

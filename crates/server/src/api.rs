@@ -1,6 +1,7 @@
 //! The `Keel` gRPC service: one method per RPC, each a thin call into `keel_service::Service`.
 
-use crate::convert::{self, caller, file, status};
+use crate::api_shelves;
+use crate::convert::{self, caller, file};
 use crate::streams::{ResponseStream, blocking, spawn_stream};
 use keel_proto::v1 as pb;
 use keel_proto::v1::submit_message::Body as SubmitBody;
@@ -246,30 +247,14 @@ impl pb::keel_server::Keel for Api {
             let svc = svc.clone();
             blocking(move || svc.submit_begin(&who, begin.change, &begin.description)).await?
         };
-        loop {
-            let msg = stream.message().await?.ok_or_else(|| {
-                Status::aborted("submit stream ended before commit; nothing was submitted")
-            })?;
-            let body = msg
-                .body
-                .ok_or_else(|| Status::invalid_argument("submit message without a body"))?;
-            let step = match body {
-                SubmitBody::Begin(_) => Err(ServiceError::Invalid(
-                    "a second `begin` in one submit".into(),
-                )),
-                SubmitBody::File(f) => {
-                    tokio::task::block_in_place(|| session.begin_file(&svc, &f.depot_file))
-                }
-                SubmitBody::Chunk(data) => {
-                    tokio::task::block_in_place(|| session.write_chunk(&data))
-                }
-                SubmitBody::FileEnd(end) => {
-                    tokio::task::block_in_place(|| session.end_file(&svc, &end.digest, end.size))
-                }
-                SubmitBody::Commit(_) => break,
-            };
-            step.map_err(status)?;
-        }
+        api_shelves::receive_uploads(
+            &mut stream,
+            session.uploads(),
+            &svc,
+            api_shelves::submit_step,
+            "submit",
+        )
+        .await?;
         let svc2 = svc.clone();
         let result = blocking(move || session.commit(&svc2)).await?;
         Ok(Response::new(spawn_stream(move |sink| {
@@ -528,14 +513,19 @@ impl pb::keel_server::Keel for Api {
         let who = caller(req.caller)?;
         let svc = self.service.clone();
         Ok(Response::new(spawn_stream(move |sink| {
-            svc.describe(&who, req.change, req.summary, &mut |part| {
+            let mut send = |part| {
                 let body = match part {
                     DescribePart::Change(c) => Body::Change(convert::change(c)),
                     DescribePart::File(f) => Body::File(file(*f)),
                     DescribePart::Diff(d) => Body::Diff(d),
                 };
                 sink.send(pb::DescribeMessage { body: Some(body) })
-            })
+            };
+            if req.shelved {
+                svc.describe_shelved(&who, req.change, req.summary, &mut send)
+            } else {
+                svc.describe(&who, req.change, req.summary, &mut send)
+            }
         })))
     }
 
@@ -582,5 +572,53 @@ impl pb::keel_server::Keel for Api {
             identical: d.identical,
             binary: d.binary,
         }))
+    }
+
+    async fn shelve(
+        &self,
+        req: Request<Streaming<pb::ShelveMessage>>,
+    ) -> Result<Response<pb::ShelveReply>, Status> {
+        let reply = api_shelves::shelve(self.service.clone(), req.into_inner()).await?;
+        Ok(Response::new(reply))
+    }
+
+    type DeleteShelvedStream = ResponseStream<pb::FileRecord>;
+    async fn delete_shelved(
+        &self,
+        req: Request<pb::DeleteShelvedRequest>,
+    ) -> Stream<pb::FileRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let files = blocking(move || svc.delete_shelved(&who, req.change, &req.files)).await?;
+        Ok(Response::new(spawn_stream(move |sink| {
+            files.into_iter().try_for_each(|f| sink.send(file(f)))
+        })))
+    }
+
+    type UnshelveStream = ResponseStream<pb::FileRecord>;
+    async fn unshelve(&self, req: Request<pb::UnshelveRequest>) -> Stream<pb::FileRecord> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let files =
+            blocking(move || svc.unshelve(&who, req.shelved_change, req.change, &req.files))
+                .await?;
+        Ok(Response::new(spawn_stream(move |sink| {
+            files.into_iter().try_for_each(|f| sink.send(file(f)))
+        })))
+    }
+
+    type ObliterateStream = ResponseStream<pb::ObliterateMessage>;
+    async fn obliterate(
+        &self,
+        req: Request<pb::ObliterateRequest>,
+    ) -> Stream<pb::ObliterateMessage> {
+        let mut req = req.into_inner();
+        let who = caller(req.caller.take())?;
+        let svc = self.service.clone();
+        Ok(Response::new(spawn_stream(move |sink| {
+            api_shelves::obliterate(&svc, &who, &req, sink)
+        })))
     }
 }

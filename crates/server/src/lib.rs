@@ -2,6 +2,7 @@
 //! and serves the wire API by translating each call to `keel-service`.
 
 mod api;
+mod api_shelves;
 mod convert;
 mod lock;
 mod streams;
@@ -36,6 +37,8 @@ pub enum ServeError {
     Store(#[from] keel_store::StoreError),
     #[error(transparent)]
     Blob(#[from] keel_blob::BlobError),
+    #[error("cannot finish queued content purges: {0}")]
+    Recover(keel_service::ServiceError),
     #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: String,
@@ -75,6 +78,15 @@ pub async fn serve(
         ServiceConfig::default(),
         root.clone(),
     );
+    // Finish any content purge a crash interrupted (see keel_service::obliterate).
+    let (blobs, bytes) = service.recover_purges().map_err(ServeError::Recover)?;
+    if blobs > 0 {
+        tracing::info!(
+            blobs,
+            bytes,
+            "purged content left queued by an interrupted obliterate"
+        );
+    }
 
     let listener = tokio::net::TcpListener::bind(&opts.listen)
         .await

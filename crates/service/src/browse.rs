@@ -240,7 +240,15 @@ impl Service {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
-        for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
+        let (shelved, files): (Vec<String>, Vec<String>) =
+            files.iter().cloned().partition(|f| f.contains("@="));
+        for text in &shelved {
+            self.print_shelved(caller, text, sink)?;
+        }
+        if files.is_empty() && !shelved.is_empty() {
+            return Ok(());
+        }
+        for arg in parse_args(snap.as_ref(), &files, ws.as_ref())? {
             let mut printed = 0;
             self.for_each_selected(
                 snap.as_ref(),

@@ -67,6 +67,7 @@ impl Service {
                 let row = txn.get_change(ChangeNumber(change))?.ok_or_else(|| {
                     ServiceError::NotFound(format!("change {change} does not exist"))
                 })?;
+                crate::submit::check_no_shelf(txn, change)?;
                 if txn.change_file_count(&row)? > 0 {
                     return Err(ServiceError::Precondition(format!(
                         "change {change} has files opened; reopen or revert them first"

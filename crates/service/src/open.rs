@@ -82,7 +82,7 @@ pub(crate) fn check_pending_change(
 }
 
 /// Refuses when another workspace holds an exclusive (+l) open on the file.
-fn check_exclusive(txn: &dyn ReadTxn, row: &OpenedRow) -> Result<(), ServiceError> {
+pub(crate) fn check_exclusive(txn: &dyn ReadTxn, row: &OpenedRow) -> Result<(), ServiceError> {
     for other in txn.opened_file(&row.path)? {
         if other.workspace != row.workspace
             && (other.file_type.exclusive || row.file_type.exclusive)

@@ -7,24 +7,15 @@
 use crate::context::{WorkspaceCtx, caller_workspace};
 use crate::fileinfo::from_revision;
 use crate::open::check_pending_change;
+use crate::upload::{FileContents, Uploads, check_present};
 use crate::{Caller, Service, ServiceError, SubmitResult};
-use keel_blob::{BlobInfo, BlobWriter, PendingBlob};
-use keel_core::{ChangeNumber, Digest, FileAction, IntegHow};
+use keel_blob::BlobStore;
+use keel_core::{ChangeNumber, FileAction, IntegHow};
 use keel_store::{
-    ChangeRow, ChangeStatus, HaveRow, IntegRow, OpenedRow, PathRange, RevisionRow, WriteTxn,
+    ChangeRow, ChangeStatus, HaveRow, IntegRow, OpenedRow, PathRange, ReadTxn, RevisionRow,
+    WriteTxn,
 };
-use std::collections::{BTreeMap, HashMap};
-
-fn needs_content(action: FileAction) -> bool {
-    matches!(
-        action,
-        FileAction::Add
-            | FileAction::Edit
-            | FileAction::MoveAdd
-            | FileAction::Branch
-            | FileAction::Integrate
-    )
-}
+use std::collections::BTreeMap;
 
 /// A submit in progress: files announced by the client and their uploaded content.
 pub struct SubmitSession {
@@ -32,13 +23,22 @@ pub struct SubmitSession {
     workspace: String,
     change: u64,
     description: String,
-    /// Opened files of the change, by depot path, as planned at the start.
-    files: BTreeMap<String, OpenedRow>,
-    uploaded: HashMap<String, BlobInfo>,
-    /// Uploaded content not yet durable; published in one batch before the commit.
-    pending: Vec<PendingBlob>,
-    pending_bytes: u64,
-    current: Option<(String, BlobWriter)>,
+    /// Opened files of the change, as planned at the start, and their uploaded content.
+    uploads: Uploads,
+}
+
+/// Refuses to submit (or delete) a pending change that still has shelved files.
+pub(crate) fn check_no_shelf(snap: &dyn ReadTxn, change: u64) -> Result<(), ServiceError> {
+    if change != 0
+        && !snap
+            .shelved_in_change(ChangeNumber(change), None, 1)?
+            .is_empty()
+    {
+        return Err(ServiceError::Precondition(format!(
+            "change {change} - shelved files must be deleted first: keel shelve -d -c {change}"
+        )));
+    }
+    Ok(())
 }
 
 impl Service {
@@ -53,6 +53,7 @@ impl Service {
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
+        check_no_shelf(snap.as_ref(), change)?;
         let description = if description.trim().is_empty() && change != 0 {
             snap.get_change(ChangeNumber(change))?
                 .map(|c| c.description)
@@ -93,126 +94,40 @@ impl Service {
             workspace: ws.name().to_string(),
             change,
             description,
-            files,
-            uploaded: HashMap::new(),
-            pending: Vec::new(),
-            pending_bytes: 0,
-            current: None,
+            uploads: Uploads::new(files),
         })
     }
 }
 
 impl SubmitSession {
-    /// Depot paths the client must upload, in order (files with lazy content may be uploaded
-    /// too, when the workspace copy was changed).
-    pub fn expected_uploads(&self) -> impl Iterator<Item = &str> {
-        self.files
-            .values()
-            .filter(|r| needs_content(r.action) && r.lazy.is_none())
-            .map(|r| r.path.as_str())
-    }
-
-    /// Starts receiving one file's content.
-    pub fn begin_file(&mut self, service: &Service, depot_file: &str) -> Result<(), ServiceError> {
-        if let Some((path, _)) = &self.current {
-            return Err(ServiceError::Invalid(format!(
-                "{path} - content not finished before {depot_file}"
-            )));
-        }
-        let row = self.files.get(depot_file).ok_or_else(|| {
-            ServiceError::Invalid(format!("{depot_file} - not opened in this changelist"))
-        })?;
-        if !needs_content(row.action) {
-            return Err(ServiceError::Invalid(format!(
-                "{depot_file} - opened for {}; it takes no content",
-                row.action.as_str()
-            )));
-        }
-        self.current = Some((depot_file.to_string(), service.blobs.writer()?));
-        Ok(())
-    }
-
-    pub fn write_chunk(&mut self, data: &[u8]) -> Result<(), ServiceError> {
-        let (_, writer) = self.current.as_mut().ok_or_else(|| {
-            ServiceError::Invalid("file content sent before its file header".into())
-        })?;
-        writer.write(data)?;
-        Ok(())
-    }
-
-    /// Finishes one file; the client's digest and size must match what arrived.
-    pub fn end_file(
-        &mut self,
-        service: &Service,
-        digest: &str,
-        size: u64,
-    ) -> Result<(), ServiceError> {
-        let (path, writer) = self
-            .current
-            .take()
-            .ok_or_else(|| ServiceError::Invalid("file end sent before its file header".into()))?;
-        let pending = writer.finish()?;
-        let info = pending.info.clone();
-        let claimed = Digest::from_hex(digest)
-            .map_err(|e| ServiceError::Invalid(format!("{path} - bad digest from client: {e}")))?;
-        if claimed != info.digest || size != info.size {
-            return Err(ServiceError::Invalid(format!(
-                "{path} - content damaged in transfer: client sent {size} bytes with digest {digest}, \
-                 server received {} bytes with digest {}",
-                info.size, info.digest
-            )));
-        }
-        self.uploaded.insert(path, info);
-        self.pending_bytes += pending.info.stored_size;
-        self.pending.push(pending);
-        if self.pending_bytes > service.config.publish_batch_bytes {
-            // Small blobs wait in memory; past the budget they are published early (until the
-            // commit they are unreferenced, which is harmless).
-            self.pending_bytes = 0;
-            service.blobs.publish(std::mem::take(&mut self.pending))?;
-        }
-        Ok(())
+    /// The content being received for the change's files.
+    pub fn uploads(&mut self) -> &mut Uploads {
+        &mut self.uploads
     }
 
     /// Commits the change in one transaction and records the new revisions as had.
     pub fn commit(self, service: &Service) -> Result<SubmitResult, ServiceError> {
-        if let Some((path, _)) = &self.current {
-            return Err(ServiceError::Invalid(format!(
-                "{path} - content was not finished"
-            )));
-        }
-        if let Some(missing) = self
-            .expected_uploads()
-            .find(|p| !self.uploaded.contains_key(*p))
-        {
-            return Err(ServiceError::Invalid(format!(
-                "{missing} - content missing from submit"
-            )));
-        }
         let now = service.now();
         let SubmitSession {
             caller,
             workspace,
             change,
             description,
-            files,
-            uploaded,
-            pending,
-            ..
+            uploads,
         } = self;
-        // All content is durable under its digest before the metadata commit.
-        service.blobs.publish(pending)?;
+        let contents = uploads.finish(service)?;
         let ws_name = workspace.clone();
+        let blobs = service.blobs.clone();
         let (number, renamed_from, revisions) =
             keel_store::write(service.meta.as_ref(), move |txn| {
                 commit_in(
                     txn,
+                    blobs.as_ref(),
                     &caller,
                     &ws_name,
                     change,
                     &description,
-                    &files,
-                    &uploaded,
+                    &contents,
                     now,
                 )
             })?;
@@ -258,14 +173,16 @@ impl SubmitSession {
 #[allow(clippy::too_many_arguments)]
 fn commit_in(
     txn: &mut dyn WriteTxn,
+    blobs: &dyn BlobStore,
     caller: &Caller,
     workspace: &str,
     change: u64,
     description: &str,
-    planned: &BTreeMap<String, OpenedRow>,
-    uploaded: &HashMap<String, BlobInfo>,
+    contents: &FileContents,
     now: i64,
 ) -> Result<(ChangeNumber, u64, Vec<RevisionRow>), ServiceError> {
+    let planned = &contents.files;
+    check_no_shelf(txn, change)?;
     // The change may not have moved since the submit began.
     let mut current = Vec::new();
     let mut after: Option<String> = None;
@@ -306,17 +223,18 @@ fn commit_in(
                 open.path, open.base_rev
             )));
         }
-        let (digest, size, md5) = match (uploaded.get(&open.path), &open.lazy) {
-            (Some(info), _) => (Some(info.digest), info.size, info.md5.clone()),
-            (None, Some(lazy)) if !open.action.is_delete() => {
-                (Some(lazy.digest), lazy.size, lazy.md5.clone())
+        let (digest, size, md5) = match contents.content_of(open) {
+            Some(content) => {
+                // Obliterate may have purged this content since it was uploaded.
+                check_present(blobs, &open.path, &content.digest)?;
+                (Some(content.digest), content.size, content.md5)
             }
-            _ => (None, 0, String::new()),
+            None => (None, 0, String::new()),
         };
         if let Some(record) = integration_record(
             open,
             head_rev + 1,
-            uploaded.contains_key(&open.path),
+            contents.was_uploaded(&open.path),
             planned,
         ) {
             records.push(record);

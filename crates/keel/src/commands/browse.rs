@@ -68,6 +68,7 @@ pub async fn describe(s: &mut Session, args: DescribeArgs) -> Result<()> {
                     caller: s.caller(),
                     change: args.change,
                     summary: args.summary,
+                    shelved: args.shelved,
                 })
                 .await,
         )
@@ -97,7 +98,11 @@ pub async fn describe(s: &mut Session, args: DescribeArgs) -> Result<()> {
             }
             Some(Body::File(file)) => {
                 if !files_started {
-                    s.out.text("Affected files ...\n");
+                    s.out.text(if args.shelved {
+                        "Shelved files ...\n"
+                    } else {
+                        "Affected files ...\n"
+                    });
                     files_started = true;
                 }
                 let action = if file.action.is_empty() {

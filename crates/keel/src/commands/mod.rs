@@ -4,12 +4,14 @@ mod admin;
 mod browse;
 mod diff;
 mod integrate;
+pub(crate) mod obliterate;
 mod open;
 mod reconcile;
 mod records;
 mod resolve;
 mod revert;
 mod serve;
+pub(crate) mod shelve;
 mod submit;
 mod sync;
 mod workspace;
@@ -63,5 +65,8 @@ pub async fn run(cli: Cli) -> Result<()> {
         C::Resolve(args) => resolve::resolve(&mut s, args).await,
         C::Resolved(args) => resolve::resolved(&mut s, args.files).await,
         C::Integrated(args) => integrate::integrated(&mut s, args.files).await,
+        C::Shelve(args) => shelve::shelve(&mut s, args).await,
+        C::Unshelve(args) => shelve::unshelve(&mut s, args).await,
+        C::Obliterate(args) => obliterate::obliterate(&mut s, args).await,
     }
 }

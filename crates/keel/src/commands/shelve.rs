@@ -1,0 +1,152 @@
+//! Shelves: `shelve [-c N] [-r] [FILE...]`, `shelve -d -c N [FILE...]`, `unshelve -s N [-c M]`.
+
+use anyhow::{Result, bail};
+use clap::Args;
+use keel_proto::v1::{DeleteShelvedRequest, FileRecord, SaveChangeRequest};
+
+use super::records::{print_opened, rev_text};
+use crate::output::Record;
+use crate::session::Session;
+
+/// Description of a change created to shelve the default changelist.
+const DEFAULT_DESCRIPTION: &str = "Shelved files.";
+
+#[derive(Debug, Args)]
+pub struct ShelveArgs {
+    /// The pending change to shelve (default: move the default changelist to a new change).
+    #[arg(short = 'c', value_name = "N")]
+    pub change: Option<u64>,
+    /// Replace the whole shelf with the currently opened files.
+    #[arg(short = 'r', conflicts_with = "delete")]
+    pub replace: bool,
+    /// Delete shelved files (all of change -c N, or the files given).
+    #[arg(short = 'd')]
+    pub delete: bool,
+    /// Description of the new change created when shelving the default changelist.
+    #[arg(long = "description", value_name = "DESC")]
+    pub description: Option<String>,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct UnshelveArgs {
+    /// The change whose shelved files to unshelve.
+    #[arg(short = 's', value_name = "N", required = true)]
+    pub shelved: u64,
+    /// The pending change to open the files in (default changelist when absent).
+    #[arg(short = 'c', value_name = "N")]
+    pub change: Option<u64>,
+    pub files: Vec<String>,
+}
+
+/// JSON fields of a shelved file.
+fn shelved_record(record: &FileRecord) -> Record {
+    Record::new()
+        .s("depotFile", &record.depot_file)
+        .n("rev", u64::from(record.head_rev))
+        .s("action", &record.action)
+        .n("change", record.change)
+        .s("type", &record.file_type)
+        .s("digest", &record.head_digest)
+}
+
+pub async fn shelve(s: &mut Session, args: ShelveArgs) -> Result<()> {
+    if args.delete {
+        return delete(s, args).await;
+    }
+    let ws = s.workspace().await?;
+    let mut files = s.file_args(&args.files).await?;
+    let change = match args.change {
+        Some(n) if n != 0 => n,
+        _ => {
+            let default = ws.opened(&s.conn, files.clone(), Some(0)).await?;
+            if default.is_empty() {
+                bail!("No files to shelve: nothing matching is opened in the default change.");
+            }
+            let created = s.check(
+                s.client()
+                    .save_change(SaveChangeRequest {
+                        caller: s.caller(),
+                        change: 0,
+                        description: args
+                            .description
+                            .clone()
+                            .unwrap_or_else(|| DEFAULT_DESCRIPTION.into()),
+                        files: default.iter().map(|r| r.depot_file.clone()).collect(),
+                        delete: false,
+                    })
+                    .await,
+            )?;
+            s.out.emit(
+                Record::new()
+                    .n("change", created.change)
+                    .s("action", "created"),
+                format!("Change {} created.", created.change),
+            );
+            files.clear();
+            created.change
+        }
+    };
+    let opened = ws.opened(&s.conn, files.clone(), Some(change)).await?;
+    let reply =
+        keel_client::shelve::shelve(&s.conn, &ws, change, files, args.replace, &opened).await?;
+    s.out
+        .text(format!("Shelving files for change {}.", reply.change));
+    for file in &reply.files {
+        s.out.emit(
+            shelved_record(file),
+            format!(
+                "{}{} {}",
+                file.depot_file,
+                rev_text(file.head_rev),
+                file.action
+            ),
+        );
+    }
+    s.out.emit(
+        Record::new()
+            .n("change", reply.change)
+            .s("action", "shelved"),
+        format!("Change {} files shelved.", reply.change),
+    );
+    Ok(())
+}
+
+async fn delete(s: &mut Session, args: ShelveArgs) -> Result<()> {
+    let Some(change) = args.change.filter(|c| *c != 0) else {
+        bail!("shelve -d needs the change: keel shelve -d -c N [FILE...]");
+    };
+    let files = s.file_args(&args.files).await?;
+    let whole = files.is_empty();
+    let deleted = s
+        .all(
+            s.client()
+                .delete_shelved(DeleteShelvedRequest {
+                    caller: s.caller(),
+                    change,
+                    files,
+                })
+                .await,
+        )
+        .await?;
+    for file in &deleted {
+        s.out.emit(
+            shelved_record(file).s("message", &file.message),
+            format!("{} - {}", file.depot_file, file.message),
+        );
+    }
+    if whole {
+        s.out.text(format!("Shelved change {change} deleted."));
+    }
+    Ok(())
+}
+
+pub async fn unshelve(s: &mut Session, args: UnshelveArgs) -> Result<()> {
+    let ws = s.workspace().await?;
+    let files = s.file_args(&args.files).await?;
+    let opened =
+        keel_client::shelve::unshelve(&s.conn, &ws, args.shelved, args.change.unwrap_or(0), files)
+            .await?;
+    print_opened(&s.out, Some(&ws), &opened);
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! Wire translation for shelves and obliterate, and the streamed upload step that Submit and
+//! Shelve share.
+
+use crate::convert::{caller, file, status};
+use crate::streams::{BlockingSink, blocking};
+use keel_proto::v1 as pb;
+use keel_service::{Caller, Service, ServiceError, Uploads};
+use std::sync::Arc;
+use tonic::{Status, Streaming};
+
+/// One message of a streamed upload, whichever RPC carries it.
+pub(crate) enum UploadStep {
+    Begin,
+    File(String),
+    Chunk(Vec<u8>),
+    FileEnd { digest: String, size: u64 },
+    Commit,
+}
+
+pub(crate) fn submit_step(msg: pb::SubmitMessage) -> Option<UploadStep> {
+    use pb::submit_message::Body;
+    Some(match msg.body? {
+        Body::Begin(_) => UploadStep::Begin,
+        Body::File(f) => UploadStep::File(f.depot_file),
+        Body::Chunk(data) => UploadStep::Chunk(data),
+        Body::FileEnd(end) => UploadStep::FileEnd {
+            digest: end.digest,
+            size: end.size,
+        },
+        Body::Commit(_) => UploadStep::Commit,
+    })
+}
+
+fn shelve_step(msg: pb::ShelveMessage) -> Option<UploadStep> {
+    use pb::shelve_message::Body;
+    Some(match msg.body? {
+        Body::Begin(_) => UploadStep::Begin,
+        Body::File(f) => UploadStep::File(f.depot_file),
+        Body::Chunk(data) => UploadStep::Chunk(data),
+        Body::FileEnd(end) => UploadStep::FileEnd {
+            digest: end.digest,
+            size: end.size,
+        },
+        Body::Commit(_) => UploadStep::Commit,
+    })
+}
+
+/// Feeds file/chunk/file_end messages into `uploads` until `commit`.
+pub(crate) async fn receive_uploads<M>(
+    stream: &mut Streaming<M>,
+    uploads: &mut Uploads,
+    svc: &Service,
+    step: fn(M) -> Option<UploadStep>,
+    what: &str,
+) -> Result<(), Status> {
+    loop {
+        let msg = stream.message().await?.ok_or_else(|| {
+            Status::aborted(format!(
+                "{what} stream ended before commit; nothing was changed"
+            ))
+        })?;
+        let step = step(msg)
+            .ok_or_else(|| Status::invalid_argument(format!("{what} message without a body")))?;
+        let result = match step {
+            UploadStep::Begin => Err(ServiceError::Invalid(format!(
+                "a second `begin` in one {what}"
+            ))),
+            UploadStep::File(path) => {
+                tokio::task::block_in_place(|| uploads.begin_file(svc, &path))
+            }
+            UploadStep::Chunk(data) => tokio::task::block_in_place(|| uploads.write_chunk(&data)),
+            UploadStep::FileEnd { digest, size } => {
+                tokio::task::block_in_place(|| uploads.end_file(svc, &digest, size))
+            }
+            UploadStep::Commit => return Ok(()),
+        };
+        result.map_err(status)?;
+    }
+}
+
+/// The Shelve RPC: begin, uploads, commit.
+pub(crate) async fn shelve(
+    svc: Arc<Service>,
+    mut stream: Streaming<pb::ShelveMessage>,
+) -> Result<pb::ShelveReply, Status> {
+    let first = stream
+        .message()
+        .await?
+        .ok_or_else(|| Status::invalid_argument("empty shelve stream"))?;
+    let Some(pb::shelve_message::Body::Begin(begin)) = first.body else {
+        return Err(Status::invalid_argument("a shelve must start with `begin`"));
+    };
+    let who = caller(begin.caller)?;
+    let mut session = {
+        let svc = svc.clone();
+        blocking(move || svc.shelve_begin(&who, begin.change, &begin.files, begin.replace)).await?
+    };
+    receive_uploads(&mut stream, session.uploads(), &svc, shelve_step, "shelve").await?;
+    let (change, files) = blocking(move || session.commit(&svc)).await?;
+    Ok(pb::ShelveReply {
+        change,
+        files: files.into_iter().map(file).collect(),
+    })
+}
+
+/// Streams an obliterate's revision records, then its summary.
+pub(crate) fn obliterate(
+    svc: &Service,
+    who: &Caller,
+    req: &pb::ObliterateRequest,
+    sink: &BlockingSink<pb::ObliterateMessage>,
+) -> Result<(), ServiceError> {
+    use pb::obliterate_message::Body;
+    let totals = svc.obliterate(who, &req.files, req.execute, &mut |f| {
+        sink.send(pb::ObliterateMessage {
+            body: Some(Body::Revision(file(f))),
+        })
+    })?;
+    sink.send(pb::ObliterateMessage {
+        body: Some(Body::Summary(pb::ObliterateSummary {
+            revisions: totals.revisions,
+            integrations: totals.integrations,
+            label_entries: totals.label_entries,
+            blobs_deleted: totals.blobs_deleted,
+            bytes_reclaimed: totals.bytes_reclaimed,
+            executed: totals.executed,
+        })),
+    })
+}

@@ -1,0 +1,471 @@
+//! Shelves: storing the opened files of a pending change on the server, deleting shelved files,
+//! unshelving them into any workspace, and reading shelved content (`//depot/path@=N`).
+//!
+//! Shelving uploads content with the same streamed step as submit ([`Uploads`]); the shelf rows
+//! are written in one write job that re-checks the opened files and that every referenced blob
+//! is still present. Unshelving opens files whose open record carries the shelved digest as lazy
+//! content, so an unchanged unshelved file is submitted without an upload.
+
+use crate::args::FileArg;
+use crate::context::{WorkspaceCtx, caller_workspace, optional_workspace};
+use crate::open::{check_exclusive, check_pending_change};
+use crate::upload::{Uploads, check_present};
+use crate::{Caller, Content, FileInfo, Service, ServiceError};
+use keel_blob::Encoding;
+use keel_core::{ChangeNumber, Digest};
+use keel_store::{ChangeStatus, LazyContent, OpenedRow, ReadTxn, ShelvedRow, WriteTxn};
+use std::collections::{BTreeMap, HashSet};
+
+/// Rows read per page when a write job walks a whole shelf.
+const SHELF_PAGE: usize = 10_000;
+
+/// A shelve in progress: the selected opened files and their uploaded content.
+pub struct ShelveSession {
+    workspace: String,
+    change: u64,
+    replace: bool,
+    uploads: Uploads,
+}
+
+/// Every shelved file of a change, path order.
+pub(crate) fn whole_shelf(
+    txn: &dyn ReadTxn,
+    change: u64,
+) -> Result<BTreeMap<String, ShelvedRow>, ServiceError> {
+    let mut out = BTreeMap::new();
+    let mut after: Option<String> = None;
+    loop {
+        let rows = txn.shelved_in_change(ChangeNumber(change), after.as_deref(), SHELF_PAGE)?;
+        let full = rows.len() == SHELF_PAGE;
+        after = rows.last().map(|r| r.path.clone());
+        out.extend(rows.into_iter().map(|r| (r.path.clone(), r)));
+        if !full {
+            return Ok(out);
+        }
+    }
+}
+
+/// A record describing one shelved file (head fields describe the shelved content).
+pub(crate) fn shelved_info(row: &ShelvedRow, ws: Option<&WorkspaceCtx>) -> FileInfo {
+    FileInfo {
+        depot_file: row.path.clone(),
+        client_file: ws
+            .and_then(|w| w.client_file(&row.path))
+            .unwrap_or_default(),
+        head_rev: row.base_rev,
+        head_change: row.change.0,
+        head_action: row.action.as_str().to_string(),
+        head_type: row.file_type.to_string(),
+        head_size: row.size,
+        head_digest: row.digest.map(|d| d.to_hex()).unwrap_or_default(),
+        head_md5: row.md5.clone(),
+        action: row.action.as_str().to_string(),
+        change: row.change.0,
+        file_type: row.file_type.to_string(),
+        move_file: row.move_file.clone().unwrap_or_default(),
+        ..FileInfo::default()
+    }
+}
+
+/// Whether `path` is selected by `args` (every path when there are none).
+fn selected(args: &[FileArg], path: &str) -> bool {
+    args.is_empty()
+        || args
+            .iter()
+            .any(|a| a.matches(path) || a.exact_file().as_deref() == Some(path))
+}
+
+/// Queues each digest no longer referenced anywhere for the purge step; returns those queued.
+pub(crate) fn queue_unused(
+    txn: &mut dyn WriteTxn,
+    digests: impl IntoIterator<Item = Digest>,
+) -> Result<Vec<Digest>, ServiceError> {
+    let mut queued = Vec::new();
+    let mut seen = HashSet::new();
+    for digest in digests {
+        if seen.insert(digest) && !txn.digest_in_use(&digest)? {
+            txn.queue_purge(&digest)?;
+            queued.push(digest);
+        }
+    }
+    Ok(queued)
+}
+
+/// Refuses unless `change` is still a pending change of `workspace` (checked inside a job).
+fn check_still_pending(
+    txn: &dyn ReadTxn,
+    change: u64,
+    workspace: &str,
+) -> Result<(), ServiceError> {
+    match txn.get_change(ChangeNumber(change))? {
+        Some(row) if row.status == ChangeStatus::Pending && row.workspace == workspace => Ok(()),
+        _ => Err(ServiceError::Precondition(format!(
+            "change {change} is no longer a pending change of workspace '{workspace}'"
+        ))),
+    }
+}
+
+impl Service {
+    /// Starts shelving the opened files of pending change `change` selected by `files`
+    /// (all when empty). With `replace`, the shelf becomes exactly the selected files.
+    pub fn shelve_begin(
+        &self,
+        caller: &Caller,
+        change: u64,
+        files: &[String],
+        replace: bool,
+    ) -> Result<ShelveSession, ServiceError> {
+        self.touch_user(caller)?;
+        if change == 0 {
+            return Err(ServiceError::Invalid(
+                "shelve needs a numbered pending change; the default changelist is moved to a \
+                 new change first"
+                    .into(),
+            ));
+        }
+        let snap = self.meta.snapshot()?;
+        let ws = caller_workspace(snap.as_ref(), caller)?;
+        check_pending_change(snap.as_ref(), &ws, change)?;
+        let args = files
+            .iter()
+            .map(|f| FileArg::parse(f, snap.as_ref(), Some(&ws)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut chosen = BTreeMap::new();
+        let page = self.config.page_size;
+        let mut after: Option<String> = None;
+        loop {
+            let rows =
+                snap.opened_in_change(ws.name(), ChangeNumber(change), after.as_deref(), page)?;
+            let full = rows.len() == page;
+            after = rows.last().map(|r| r.path.clone());
+            for row in rows {
+                if selected(&args, &row.path) {
+                    chosen.insert(row.path.clone(), row);
+                }
+            }
+            if !full {
+                break;
+            }
+        }
+        if chosen.is_empty() {
+            let what = if files.is_empty() {
+                format!("change {change}")
+            } else {
+                format!("{} in change {change}", files.join(" "))
+            };
+            return Err(ServiceError::Precondition(format!(
+                "No files to shelve: no opened files {what}."
+            )));
+        }
+        Ok(ShelveSession {
+            workspace: ws.name().to_string(),
+            change,
+            replace,
+            uploads: Uploads::new(chosen),
+        })
+    }
+
+    /// Deletes shelved files of `change` selected by `files` (all when empty).
+    pub fn delete_shelved(
+        &self,
+        caller: &Caller,
+        change: u64,
+        files: &[String],
+    ) -> Result<Vec<FileInfo>, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = caller_workspace(snap.as_ref(), caller)?;
+        if change == 0 {
+            return Err(ServiceError::Invalid(
+                "shelve -d needs the change: -c N".into(),
+            ));
+        }
+        check_pending_change(snap.as_ref(), &ws, change)?;
+        let args = files
+            .iter()
+            .map(|f| FileArg::parse(f, snap.as_ref(), Some(&ws)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let shelf = whole_shelf(snap.as_ref(), change)?;
+        let doomed: Vec<ShelvedRow> = shelf
+            .into_values()
+            .filter(|r| selected(&args, &r.path))
+            .collect();
+        if doomed.is_empty() {
+            return Err(ServiceError::NotFound(format!(
+                "No shelved files in change {change} to delete{}.",
+                if files.is_empty() {
+                    String::new()
+                } else {
+                    format!(" matching {}", files.join(" "))
+                }
+            )));
+        }
+        let infos = doomed
+            .iter()
+            .map(|r| {
+                let mut info = shelved_info(r, Some(&ws));
+                info.message = "shelved file deleted".into();
+                info
+            })
+            .collect();
+        drop(snap);
+        let queued = keel_store::write(self.meta.as_ref(), move |txn| {
+            for row in &doomed {
+                txn.delete_shelved(row.change, &row.path)?;
+            }
+            queue_unused(txn, doomed.iter().filter_map(|r| r.digest))
+        })?;
+        self.purge(&queued)?;
+        Ok(infos)
+    }
+
+    /// Opens shelved files of `shelved_change` in the caller's workspace, in pending change
+    /// `change`, with the shelved action and type and the shelved content as lazy content.
+    pub fn unshelve(
+        &self,
+        caller: &Caller,
+        shelved_change: u64,
+        change: u64,
+        files: &[String],
+    ) -> Result<Vec<FileInfo>, ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = caller_workspace(snap.as_ref(), caller)?;
+        check_pending_change(snap.as_ref(), &ws, change)?;
+        let source = snap
+            .get_change(ChangeNumber(shelved_change))?
+            .ok_or_else(|| {
+                ServiceError::NotFound(format!("change {shelved_change} does not exist"))
+            })?;
+        if source.status != ChangeStatus::Pending {
+            return Err(ServiceError::Precondition(format!(
+                "change {shelved_change} is submitted; only pending changes have shelves"
+            )));
+        }
+        let args = files
+            .iter()
+            .map(|f| FileArg::parse(f, snap.as_ref(), Some(&ws)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let rows: Vec<ShelvedRow> = whole_shelf(snap.as_ref(), shelved_change)?
+            .into_values()
+            .filter(|r| selected(&args, &r.path))
+            .collect();
+        if rows.is_empty() {
+            return Err(ServiceError::NotFound(format!(
+                "change {shelved_change} has no shelved files{}",
+                if files.is_empty() {
+                    String::new()
+                } else {
+                    format!(" matching {}", files.join(" "))
+                }
+            )));
+        }
+        let mut plan = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let Some(client_file) = ws.client_file(&row.path) else {
+                return Err(ServiceError::Invalid(format!(
+                    "{} - file(s) not in client view of workspace '{}'",
+                    row.path,
+                    ws.name()
+                )));
+            };
+            let open = OpenedRow {
+                workspace: ws.name().to_string(),
+                path: row.path.clone(),
+                user: caller.user.clone(),
+                change: ChangeNumber(change),
+                action: row.action,
+                file_type: row.file_type,
+                base_rev: row.base_rev,
+                move_file: row.move_file.clone(),
+                lazy: row.digest.map(|digest| LazyContent {
+                    digest,
+                    size: row.size,
+                    md5: row.md5.clone(),
+                }),
+                integ: None,
+            };
+            let mut info = shelved_info(row, Some(&ws));
+            info.client_file = client_file;
+            info.change = change;
+            info.user = caller.user.clone();
+            info.workspace = ws.name().to_string();
+            info.lazy_digest = info.head_digest.clone();
+            info.have_rev = self.have.get(ws.name(), &row.path)?;
+            info.message = format!("unshelved, opened for {}", row.action.as_str());
+            plan.push((open, row.clone(), info));
+        }
+        drop(snap);
+        let blobs = self.blobs.clone();
+        let ws_name = ws.name().to_string();
+        keel_store::write(self.meta.as_ref(), move |txn| {
+            let shelf = whole_shelf(txn, shelved_change)?;
+            if change != 0 {
+                check_still_pending(txn, change, &ws_name)?;
+            }
+            let mut out = Vec::with_capacity(plan.len());
+            for (open, row, info) in plan {
+                if shelf.get(&row.path) != Some(&row) {
+                    return Err(ServiceError::Precondition(format!(
+                        "{} - the shelved file changed while unshelving; run unshelve again",
+                        row.path
+                    )));
+                }
+                if let Some(existing) = txn
+                    .opened_file(&open.path)?
+                    .into_iter()
+                    .find(|o| o.workspace == ws_name)
+                {
+                    return Err(ServiceError::Precondition(format!(
+                        "{} - can't unshelve: already opened for {} in workspace '{ws_name}'; \
+                         nothing was unshelved",
+                        open.path,
+                        existing.action.as_str()
+                    )));
+                }
+                check_exclusive(txn, &open)?;
+                if let Some(lazy) = &open.lazy {
+                    check_present(blobs.as_ref(), &open.path, &lazy.digest)?;
+                }
+                txn.put_opened(&open)?;
+                out.push(info);
+            }
+            Ok(out)
+        })
+    }
+
+    /// `print //path@=N`: the shelved content of each matching file shelved in change N.
+    pub(crate) fn print_shelved(
+        &self,
+        caller: &Caller,
+        text: &str,
+        sink: &mut dyn FnMut(FileInfo, Content) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        let Some((path, number)) = text.split_once("@=") else {
+            return Err(ServiceError::Invalid(format!(
+                "{text} - expected a shelved revision //path@=CHANGE"
+            )));
+        };
+        let change: u64 = number.parse().map_err(|_| {
+            ServiceError::Invalid(format!("{text} - '@={number}' is not a change number"))
+        })?;
+        let snap = self.meta.snapshot()?;
+        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let arg = FileArg::parse(path, snap.as_ref(), ws.as_ref())?;
+        let mut printed = 0;
+        for row in whole_shelf(snap.as_ref(), change)?.into_values() {
+            if !selected(std::slice::from_ref(&arg), &row.path) {
+                continue;
+            }
+            let Some(digest) = row.digest else {
+                continue;
+            };
+            let blob = self.blobs.open(&digest)?.ok_or_else(|| {
+                ServiceError::NotFound(format!(
+                    "{}@={change} - content {digest} is missing from the content store",
+                    row.path
+                ))
+            })?;
+            printed += 1;
+            sink(
+                shelved_info(&row, ws.as_ref()),
+                Content {
+                    compressed: blob.encoding == Encoding::Zstd,
+                    size: row.size,
+                    digest: digest.to_hex(),
+                    blob,
+                },
+            )?;
+        }
+        if printed == 0 {
+            return Err(ServiceError::NotFound(format!(
+                "{text} - no such shelved file(s)"
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl ShelveSession {
+    /// The content being received for the selected files.
+    pub fn uploads(&mut self) -> &mut Uploads {
+        &mut self.uploads
+    }
+
+    /// Writes the shelf in one write job; returns the change and one record per shelved file.
+    pub fn commit(self, service: &Service) -> Result<(u64, Vec<FileInfo>), ServiceError> {
+        let ShelveSession {
+            workspace,
+            change,
+            replace,
+            uploads,
+        } = self;
+        let contents = uploads.finish(service)?;
+        let blobs = service.blobs.clone();
+        let ws_name = workspace.clone();
+        let (rows, queued) = keel_store::write(service.meta.as_ref(), move |txn| {
+            check_still_pending(txn, change, &workspace)?;
+            let existing = whole_shelf(txn, change)?;
+            let mut released = Vec::new();
+            if replace {
+                for row in existing.values() {
+                    if !contents.files.contains_key(&row.path) {
+                        txn.delete_shelved(row.change, &row.path)?;
+                        released.extend(row.digest);
+                    }
+                }
+            }
+            let mut rows = Vec::with_capacity(contents.files.len());
+            for (path, planned) in &contents.files {
+                let current = txn
+                    .opened_file(path)?
+                    .into_iter()
+                    .find(|o| o.workspace == workspace);
+                if current.as_ref() != Some(planned) {
+                    return Err(ServiceError::Precondition(format!(
+                        "{path} - its open record changed while shelving; shelve again"
+                    )));
+                }
+                let content = contents.content_of(planned);
+                if let Some(content) = &content {
+                    check_present(blobs.as_ref(), path, &content.digest)?;
+                }
+                let row = ShelvedRow {
+                    change: ChangeNumber(change),
+                    path: path.clone(),
+                    action: planned.action,
+                    file_type: planned.file_type,
+                    digest: content.as_ref().map(|c| c.digest),
+                    size: content.as_ref().map(|c| c.size).unwrap_or(0),
+                    md5: content.map(|c| c.md5).unwrap_or_default(),
+                    base_rev: planned.base_rev,
+                    move_file: planned.move_file.clone(),
+                };
+                if let Some(old) = existing.get(path)
+                    && old.digest != row.digest
+                {
+                    released.extend(old.digest);
+                }
+                txn.put_shelved(&row)?;
+                rows.push(row);
+            }
+            let queued = queue_unused(txn, released)?;
+            Ok::<_, ServiceError>((rows, queued))
+        })?;
+        service.purge(&queued)?;
+        let snap = service.meta.snapshot()?;
+        let ws = snap
+            .get_workspace(&ws_name)?
+            .map(WorkspaceCtx::new)
+            .transpose()?;
+        let infos = rows
+            .iter()
+            .map(|r| {
+                let mut info = shelved_info(r, ws.as_ref());
+                info.message = format!("shelved {}", r.action.as_str());
+                info
+            })
+            .collect();
+        Ok((change, infos))
+    }
+}

@@ -1,0 +1,193 @@
+//! Receiving file content from a client: the streamed upload step submit and shelve share.
+//!
+//! A client announces a file, sends its bytes in chunks and ends with the digest and size it
+//! computed; the content lands in the blob store as it arrives and is checked against that claim.
+//! Which files may be uploaded, and which must be, is decided by the command that owns the
+//! upload (open actions that carry content; files with lazy content need no upload).
+
+use crate::{Service, ServiceError};
+use keel_blob::{BlobInfo, BlobStore, BlobWriter, PendingBlob};
+use keel_core::{Digest, FileAction};
+use keel_store::OpenedRow;
+use std::collections::{BTreeMap, HashMap};
+
+/// Open actions whose revision carries content.
+pub(crate) fn needs_content(action: FileAction) -> bool {
+    matches!(
+        action,
+        FileAction::Add
+            | FileAction::Edit
+            | FileAction::MoveAdd
+            | FileAction::Branch
+            | FileAction::Integrate
+    )
+}
+
+/// Content uploaded for a set of opened files.
+pub struct Uploads {
+    /// The opened files content may be sent for, by depot path.
+    files: BTreeMap<String, OpenedRow>,
+    uploaded: HashMap<String, BlobInfo>,
+    /// Received content not yet durable: published in batches, at the latest by `finish`.
+    pending: Vec<PendingBlob>,
+    pending_bytes: u64,
+    current: Option<(String, BlobWriter)>,
+}
+
+impl Uploads {
+    pub(crate) fn new(files: BTreeMap<String, OpenedRow>) -> Uploads {
+        Uploads {
+            files,
+            uploaded: HashMap::new(),
+            pending: Vec::new(),
+            pending_bytes: 0,
+            current: None,
+        }
+    }
+
+    /// Depot paths the client must upload, in order: content-carrying files without lazy content.
+    pub fn expected(&self) -> impl Iterator<Item = &str> {
+        self.files
+            .values()
+            .filter(|r| needs_content(r.action) && r.lazy.is_none())
+            .map(|r| r.path.as_str())
+    }
+
+    /// Starts receiving one file's content.
+    pub fn begin_file(&mut self, service: &Service, depot_file: &str) -> Result<(), ServiceError> {
+        if let Some((path, _)) = &self.current {
+            return Err(ServiceError::Invalid(format!(
+                "{path} - content not finished before {depot_file}"
+            )));
+        }
+        let row = self.files.get(depot_file).ok_or_else(|| {
+            ServiceError::Invalid(format!("{depot_file} - not opened in this changelist"))
+        })?;
+        if !needs_content(row.action) {
+            return Err(ServiceError::Invalid(format!(
+                "{depot_file} - opened for {}; it takes no content",
+                row.action.as_str()
+            )));
+        }
+        self.current = Some((depot_file.to_string(), service.blobs.writer()?));
+        Ok(())
+    }
+
+    pub fn write_chunk(&mut self, data: &[u8]) -> Result<(), ServiceError> {
+        let (_, writer) = self.current.as_mut().ok_or_else(|| {
+            ServiceError::Invalid("file content sent before its file header".into())
+        })?;
+        writer.write(data)?;
+        Ok(())
+    }
+
+    /// Finishes one file; the client's digest and size must match what arrived.
+    pub fn end_file(
+        &mut self,
+        service: &Service,
+        digest: &str,
+        size: u64,
+    ) -> Result<(), ServiceError> {
+        let (path, writer) = self
+            .current
+            .take()
+            .ok_or_else(|| ServiceError::Invalid("file end sent before its file header".into()))?;
+        let pending = writer.finish()?;
+        let info = pending.info.clone();
+        let claimed = Digest::from_hex(digest)
+            .map_err(|e| ServiceError::Invalid(format!("{path} - bad digest from client: {e}")))?;
+        if claimed != info.digest || size != info.size {
+            return Err(ServiceError::Invalid(format!(
+                "{path} - content damaged in transfer: client sent {size} bytes with digest {digest}, \
+                 server received {} bytes with digest {}",
+                info.size, info.digest
+            )));
+        }
+        self.uploaded.insert(path, info);
+        self.pending_bytes += pending.info.stored_size;
+        self.pending.push(pending);
+        if self.pending_bytes > service.config.publish_batch_bytes {
+            // Small blobs wait in memory; past the budget they are published early (until the
+            // command commits they are unreferenced, which is harmless).
+            self.pending_bytes = 0;
+            service.blobs.publish(std::mem::take(&mut self.pending))?;
+        }
+        Ok(())
+    }
+
+    /// Ends the upload: every expected file arrived, none is half-sent, and all content is
+    /// durable under its digest (one flush for the batch) before any metadata refers to it.
+    pub(crate) fn finish(self, service: &Service) -> Result<FileContents, ServiceError> {
+        if let Some((path, _)) = &self.current {
+            return Err(ServiceError::Invalid(format!(
+                "{path} - content was not finished"
+            )));
+        }
+        if let Some(missing) = self.expected().find(|p| !self.uploaded.contains_key(*p)) {
+            return Err(ServiceError::Invalid(format!(
+                "{missing} - content missing from upload"
+            )));
+        }
+        service.blobs.publish(self.pending)?;
+        Ok(FileContents {
+            files: self.files,
+            uploaded: self.uploaded,
+        })
+    }
+}
+
+/// The opened files of a finished upload and the content each one carries.
+pub(crate) struct FileContents {
+    pub files: BTreeMap<String, OpenedRow>,
+    uploaded: HashMap<String, BlobInfo>,
+}
+
+/// A file's content: the uploaded blob, else the lazy copy the open record carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FileContent {
+    pub digest: Digest,
+    pub size: u64,
+    pub md5: String,
+}
+
+impl FileContents {
+    /// Whether the client sent content for `path` (rather than relying on lazy content).
+    pub(crate) fn was_uploaded(&self, path: &str) -> bool {
+        self.uploaded.contains_key(path)
+    }
+
+    pub(crate) fn content_of(&self, row: &OpenedRow) -> Option<FileContent> {
+        match self.uploaded.get(&row.path) {
+            Some(info) => Some(FileContent {
+                digest: info.digest,
+                size: info.size,
+                md5: info.md5.clone(),
+            }),
+            None if needs_content(row.action) => row.lazy.as_ref().map(|l| FileContent {
+                digest: l.digest,
+                size: l.size,
+                md5: l.md5.clone(),
+            }),
+            None => None,
+        }
+    }
+}
+
+/// Refuses when content a write job is about to reference is gone from the blob store.
+///
+/// Call inside the write job that adds the reference: obliterate's purge step deletes blobs
+/// inside write jobs too, so the writer orders the two and a purged blob is never referenced.
+pub(crate) fn check_present(
+    blobs: &dyn BlobStore,
+    path: &str,
+    digest: &Digest,
+) -> Result<(), ServiceError> {
+    if blobs.contains(digest)? {
+        Ok(())
+    } else {
+        Err(ServiceError::Precondition(format!(
+            "{path} - content {digest} was removed from the server (obliterate) while this \
+             command ran; nothing was changed, run it again"
+        )))
+    }
+}
