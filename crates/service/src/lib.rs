@@ -6,6 +6,7 @@
 //! grouped writer, planned on a snapshot first so the writer is held only to re-check and apply.
 
 mod args;
+mod branches;
 pub mod browse;
 pub mod changes;
 mod context;
@@ -13,6 +14,8 @@ mod depots;
 mod error;
 mod expand;
 mod fileinfo;
+mod labels;
+mod labelsync;
 pub mod open;
 mod paging;
 pub mod records;
@@ -23,6 +26,8 @@ mod workspaces;
 pub use browse::ListOptions;
 pub use changes::{ChangesQuery, DescribePart};
 pub use error::ServiceError;
+pub use labels::DEFAULT_LABEL_VIEW;
+pub use labelsync::{LABEL_BATCH, TagOptions};
 pub use open::{OpenAction, OpenRequest};
 pub use records::*;
 pub use submit::SubmitSession;
