@@ -1,8 +1,10 @@
 //! Dispatch from the parsed command line to the verb implementations.
 
 mod admin;
+mod branches;
 mod browse;
 mod diff;
+mod labels;
 mod open;
 mod reconcile;
 mod records;
@@ -54,5 +56,11 @@ pub async fn run(cli: Cli) -> Result<()> {
         C::Print(args) => browse::print(&mut s, args).await,
         C::Diff(args) => diff::diff(&mut s, args).await,
         C::Diff2(args) => diff::diff2(&mut s, args).await,
+        C::Label(cmd) => labels::run(&mut s, cmd).await,
+        C::Labels => labels::list(&mut s).await,
+        C::Tag(args) => labels::tag(&mut s, args).await,
+        C::Labelsync(args) => labels::labelsync(&mut s, args).await,
+        C::Branch(cmd) => branches::run(&mut s, cmd).await,
+        C::Branches => branches::list(&mut s).await,
     }
 }
