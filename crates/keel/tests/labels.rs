@@ -492,3 +492,50 @@ fn automatic_labels_select_their_change_within_their_view() {
     let err = a.fail(&["label", "create", "bad", "--revision", "42"]);
     assert!(err.contains("42"), "{err}");
 }
+
+#[test]
+fn large_labels_cross_page_and_batch_boundaries() {
+    // More files than one store page (1,000) and one label write batch (1,000 entries).
+    const FILES: usize = 2_100;
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    let b = fx.workspace("bob", "b");
+    let names: Vec<String> = (0..FILES).map(|i| format!("big/f{i:05}.txt")).collect();
+    for name in &names {
+        write(&a.cwd, name, format!("{name}\n"));
+    }
+    let mut add = vec!["add"];
+    add.extend(names.iter().map(String::as_str));
+    a.ok(&add);
+    a.ok(&["submit", "-d", "many"]);
+    a.ok(&["label", "create", "big", "--view", "//depot/big/..."]);
+    assert_eq!(a.json(&["tag", "-l", "big", "//depot/..."]).len(), FILES);
+    let labelled = a.json(&["files", "//depot/...@big"]);
+    assert_eq!(labelled.len(), FILES);
+    assert!(labelled.iter().all(|r| str_field(r, "rev") == "1"));
+
+    // Change one file and drop one; labelsync touches only those two.
+    a.ok(&["edit", &names[1500]]);
+    write(&a.cwd, &names[1500], "changed\n");
+    a.ok(&["delete", &names[7]]);
+    a.ok(&["submit", "-d", "two"]);
+    let synced = a.json(&["labelsync", "-l", "big"]);
+    assert_eq!(
+        actions(&synced),
+        pairs(&[
+            ("//depot/big/f00007.txt", "deleted"),
+            ("//depot/big/f01500.txt", "updated"),
+        ])
+    );
+    b.ok(&["sync", "-q", "@big"]);
+    assert_eq!(b.json(&["have"]).len(), FILES - 1);
+    assert_eq!(read(&b.cwd, &names[1500]), b"changed\n");
+    assert_eq!(
+        a.json(&["tag", "-d", "-l", "big", "//depot/big/..."]).len(),
+        FILES - 1
+    );
+    assert!(
+        a.fail(&["files", "//depot/...@big"])
+            .contains("no such file")
+    );
+}
