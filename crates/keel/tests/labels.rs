@@ -496,7 +496,7 @@ fn automatic_labels_select_their_change_within_their_view() {
 #[test]
 fn large_labels_cross_page_and_batch_boundaries() {
     // More files than one store page (1,000) and one label write batch (1,000 entries).
-    const FILES: usize = 2_100;
+    const FILES: usize = 1_100;
     let fx = Fixture::new();
     let a = fx.workspace("alice", "a");
     let b = fx.workspace("bob", "b");
@@ -515,8 +515,8 @@ fn large_labels_cross_page_and_batch_boundaries() {
     assert!(labelled.iter().all(|r| str_field(r, "rev") == "1"));
 
     // Change one file and drop one; labelsync touches only those two.
-    a.ok(&["edit", &names[1500]]);
-    write(&a.cwd, &names[1500], "changed\n");
+    a.ok(&["edit", &names[1050]]);
+    write(&a.cwd, &names[1050], "changed\n");
     a.ok(&["delete", &names[7]]);
     a.ok(&["submit", "-d", "two"]);
     let synced = a.json(&["labelsync", "-l", "big"]);
@@ -524,12 +524,12 @@ fn large_labels_cross_page_and_batch_boundaries() {
         actions(&synced),
         pairs(&[
             ("//depot/big/f00007.txt", "deleted"),
-            ("//depot/big/f01500.txt", "updated"),
+            ("//depot/big/f01050.txt", "updated"),
         ])
     );
     b.ok(&["sync", "-q", "@big"]);
     assert_eq!(b.json(&["have"]).len(), FILES - 1);
-    assert_eq!(read(&b.cwd, &names[1500]), b"changed\n");
+    assert_eq!(read(&b.cwd, &names[1050]), b"changed\n");
     assert_eq!(
         a.json(&["tag", "-d", "-l", "big", "//depot/big/..."]).len(),
         FILES - 1
