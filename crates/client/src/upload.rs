@@ -48,10 +48,14 @@ pub fn plan(ws: &WorkspaceCtx, opened: &[FileRecord]) -> Result<Vec<Upload>> {
                 reason: "not mapped in the workspace view".into(),
             })?;
         let local = ws.local(&client_file)?;
-        if !record.lazy_digest.is_empty()
-            && transfer::hash_local(&local)?.as_deref() == Some(record.lazy_digest.as_str())
-        {
-            continue;
+        if !record.lazy_digest.is_empty() {
+            // The server already holds this content (branch, copy, unshelve): upload only a
+            // changed workspace copy. No local copy (`integrate -v`) submits the server's.
+            match transfer::hash_local(&local)? {
+                None => continue,
+                Some(digest) if digest.eq_ignore_ascii_case(&record.lazy_digest) => continue,
+                Some(_) => {}
+            }
         }
         uploads.push(Upload {
             depot_file: record.depot_file.clone(),

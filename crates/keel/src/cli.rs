@@ -109,6 +109,20 @@ pub enum ClientCommand {
     Unshelve(crate::commands::shelve::UnshelveArgs),
     /// Permanently remove files' history and reclaim their content (report only without -y).
     Obliterate(crate::commands::obliterate::ObliterateArgs),
+    /// Manage labels.
+    #[command(subcommand)]
+    Label(LabelCmd),
+    /// List labels (same as `label list`).
+    Labels,
+    /// Tag files with a label at the revisions given (default head), or untag them (-d).
+    Tag(TagArgs),
+    /// Make a label hold the selected revisions of the files in its View.
+    Labelsync(LabelsyncArgs),
+    /// Manage branch specs.
+    #[command(subcommand)]
+    Branch(BranchCmd),
+    /// List branch specs (same as `branch list`).
+    Branches,
 }
 
 #[derive(Debug, Args)]
@@ -399,4 +413,91 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:1666")]
     pub listen: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LabelCmd {
+    /// Create a label.
+    Create(LabelCreateArgs),
+    /// Edit a label spec in $EDITOR (creates it when missing).
+    Edit { name: String },
+    /// Print a label spec.
+    Show { name: String },
+    /// List labels.
+    List,
+    /// Delete a label (refused while it is locked).
+    Delete { name: String },
+}
+
+#[derive(Debug, Args)]
+pub struct LabelCreateArgs {
+    pub name: String,
+    /// A depot path the label may hold, "-" to exclude (repeatable; default //depot/...).
+    #[arg(long = "view", value_name = "LINE", allow_hyphen_values = true)]
+    pub view: Vec<String>,
+    /// Description.
+    #[arg(short = 'd', long = "description", value_name = "DESC")]
+    pub description: Option<String>,
+    /// Lock the label: tag, labelsync, edit and delete are refused until it is unlocked.
+    #[arg(long)]
+    pub locked: bool,
+    /// Make an automatic label of this change (`@N`) instead of a static one.
+    #[arg(long, value_name = "@N")]
+    pub revision: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TagArgs {
+    /// The label.
+    #[arg(short = 'l', value_name = "LABEL")]
+    pub label: String,
+    /// Remove the files from the label.
+    #[arg(short = 'd')]
+    pub delete: bool,
+    /// Preview only.
+    #[arg(short = 'n')]
+    pub preview: bool,
+    #[arg(required = true)]
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LabelsyncArgs {
+    /// The label.
+    #[arg(short = 'l', value_name = "LABEL")]
+    pub label: String,
+    /// Preview only.
+    #[arg(short = 'n')]
+    pub preview: bool,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BranchCmd {
+    /// Create a branch spec.
+    Create(BranchCreateArgs),
+    /// Edit a branch spec in $EDITOR (creates it when missing).
+    Edit { name: String },
+    /// Print a branch spec.
+    Show { name: String },
+    /// List branch specs.
+    List,
+    /// Delete a branch spec.
+    Delete { name: String },
+}
+
+#[derive(Debug, Args)]
+pub struct BranchCreateArgs {
+    pub name: String,
+    /// A view line, e.g. "//depot/main/... //depot/rel/..." (repeatable).
+    #[arg(
+        long = "view",
+        value_name = "LINE",
+        required = true,
+        allow_hyphen_values = true
+    )]
+    pub view: Vec<String>,
+    /// Description.
+    #[arg(short = 'd', long = "description", value_name = "DESC")]
+    pub description: Option<String>,
 }

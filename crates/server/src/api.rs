@@ -1,5 +1,6 @@
 //! The `Keel` gRPC service: one method per RPC, each a thin call into `keel_service::Service`.
 
+use crate::api_labels;
 use crate::api_shelves;
 use crate::convert::{self, caller, file};
 use crate::streams::{ResponseStream, blocking, spawn_stream};
@@ -7,7 +8,7 @@ use keel_proto::v1 as pb;
 use keel_proto::v1::submit_message::Body as SubmitBody;
 use keel_service::{
     ChangesQuery, DescribePart, IntegrateMode, IntegrateRequest, ListOptions, OpenAction,
-    OpenRequest, ResolveOutcome, Service, ServiceError, SyncOptions,
+    OpenRequest, ResolveOutcome, Service, ServiceError, SyncOptions, TagOptions,
 };
 use keel_store::HaveRow;
 use std::io::Read;
@@ -620,5 +621,126 @@ impl pb::keel_server::Keel for Api {
         Ok(Response::new(spawn_stream(move |sink| {
             api_shelves::obliterate(&svc, &who, &req, sink)
         })))
+    }
+    async fn save_label(
+        &self,
+        req: Request<pb::SaveLabelRequest>,
+    ) -> Result<Response<pb::Label>, Status> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let spec = api_labels::label_from_wire(
+            req.label
+                .ok_or_else(|| Status::invalid_argument("no label spec given"))?,
+        );
+        let svc = self.service.clone();
+        let saved = blocking(move || svc.save_label(&who, spec, req.create_only)).await?;
+        Ok(Response::new(api_labels::label_to_wire(saved)))
+    }
+
+    async fn get_label(
+        &self,
+        req: Request<pb::GetLabelRequest>,
+    ) -> Result<Response<pb::Label>, Status> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let spec = blocking(move || svc.get_label(&who, &req.name)).await?;
+        Ok(Response::new(api_labels::label_to_wire(spec)))
+    }
+
+    type ListLabelsStream = ResponseStream<pb::Label>;
+    async fn list_labels(&self, req: Request<pb::ListLabelsRequest>) -> Stream<pb::Label> {
+        let who = caller(req.into_inner().caller)?;
+        let svc = self.service.clone();
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.list_labels(&who, &mut |l| sink.send(api_labels::label_to_wire(l)))
+        })))
+    }
+
+    async fn delete_label(
+        &self,
+        req: Request<pb::DeleteLabelRequest>,
+    ) -> Result<Response<pb::DeleteLabelReply>, Status> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        blocking(move || svc.delete_label(&who, &req.name)).await?;
+        Ok(Response::new(pb::DeleteLabelReply {}))
+    }
+
+    type TagStream = ResponseStream<pb::LabelFile>;
+    async fn tag(&self, req: Request<pb::TagRequest>) -> Stream<pb::LabelFile> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let opts = TagOptions {
+            delete: req.delete,
+            preview: req.preview,
+        };
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.tag(&who, &req.label, &req.files, opts, &mut |c| {
+                sink.send(api_labels::label_file(c))
+            })
+            .map(drop)
+        })))
+    }
+
+    type LabelsyncStream = ResponseStream<pb::LabelFile>;
+    async fn labelsync(&self, req: Request<pb::LabelsyncRequest>) -> Stream<pb::LabelFile> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.labelsync(&who, &req.label, &req.files, req.preview, &mut |c| {
+                sink.send(api_labels::label_file(c))
+            })
+            .map(drop)
+        })))
+    }
+
+    async fn save_branch(
+        &self,
+        req: Request<pb::SaveBranchRequest>,
+    ) -> Result<Response<pb::Branch>, Status> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let spec = api_labels::branch_from_wire(
+            req.branch
+                .ok_or_else(|| Status::invalid_argument("no branch spec given"))?,
+        );
+        let svc = self.service.clone();
+        let saved = blocking(move || svc.save_branch(&who, spec, req.create_only)).await?;
+        Ok(Response::new(api_labels::branch_to_wire(saved)))
+    }
+
+    async fn get_branch(
+        &self,
+        req: Request<pb::GetBranchRequest>,
+    ) -> Result<Response<pb::Branch>, Status> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let spec = blocking(move || svc.get_branch(&who, &req.name)).await?;
+        Ok(Response::new(api_labels::branch_to_wire(spec)))
+    }
+
+    type ListBranchesStream = ResponseStream<pb::Branch>;
+    async fn list_branches(&self, req: Request<pb::ListBranchesRequest>) -> Stream<pb::Branch> {
+        let who = caller(req.into_inner().caller)?;
+        let svc = self.service.clone();
+        Ok(Response::new(spawn_stream(move |sink| {
+            svc.list_branches(&who, &mut |b| sink.send(api_labels::branch_to_wire(b)))
+        })))
+    }
+
+    async fn delete_branch(
+        &self,
+        req: Request<pb::DeleteBranchRequest>,
+    ) -> Result<Response<pb::DeleteBranchReply>, Status> {
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        blocking(move || svc.delete_branch(&who, &req.name)).await?;
+        Ok(Response::new(pb::DeleteBranchReply {}))
     }
 }

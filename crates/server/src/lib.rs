@@ -2,6 +2,7 @@
 //! and serves the wire API by translating each call to `keel-service`.
 
 mod api;
+mod api_labels;
 mod api_shelves;
 mod convert;
 mod lock;

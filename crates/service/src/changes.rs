@@ -2,6 +2,7 @@
 
 use crate::args::FileArg;
 use crate::context::{caller_workspace, optional_workspace};
+use crate::expand::Selection;
 use crate::fileinfo::{from_opened, from_revision};
 use crate::open::check_pending_change;
 use crate::{Caller, ChangeInfo, FileInfo, Service, ServiceError};
@@ -188,7 +189,28 @@ impl Service {
         let mut found = Vec::new();
         for text in &query.files {
             let arg = FileArg::parse(text, snap.as_ref(), ws.as_ref())?;
-            let bound = crate::expand::bound_of(text, &arg.rev)?;
+            let selection = crate::expand::selection_of(snap.as_ref(), text, &arg.rev)?;
+            let bound = match &selection {
+                Selection::Newest { at, .. } => *at,
+                Selection::Static(_) => {
+                    // A static label: the changes of every revision up to the labelled one.
+                    for scope in &arg.scopes {
+                        let mut labelled =
+                            self.selected_cursor(snap.as_ref(), scope.clone(), &selection);
+                        while let Some(rev) = labelled.next_row()? {
+                            if !arg.matches(&rev.path) {
+                                continue;
+                            }
+                            for older in snap.file_revisions(&rev.path)? {
+                                if older.rev <= rev.rev && seen.insert(older.change) {
+                                    found.push(older.change);
+                                }
+                            }
+                        }
+                    }
+                    continue;
+                }
+            };
             for scope in &arg.scopes {
                 let mut before = bound.map(|b| ChangeNumber(b.0 + 1));
                 let mut taken = 0;
@@ -197,7 +219,7 @@ impl Service {
                     let full = rows.len() == page;
                     for (change, path) in rows {
                         before = Some(change);
-                        if arg.matches(&path) && seen.insert(change) {
+                        if arg.matches(&path) && selection.admits(&path) && seen.insert(change) {
                             found.push(change);
                             taken += 1;
                             if taken >= max {

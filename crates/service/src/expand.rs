@@ -1,23 +1,95 @@
 //! Expanding a file argument to the revisions it selects, streamed in path order.
+//!
+//! A revision spec becomes a [`Selection`]: the newest revision at a change (`@N`, or head), an
+//! automatic label (its change, limited to its View), or a static label (exactly the revisions
+//! it holds; files it lacks select nothing).
 
 use crate::args::FileArg;
-use crate::paging::Cursor;
+use crate::labels::LabelCtx;
+use crate::paging::{Cursor, Fetch};
 use crate::{Service, ServiceError};
-use keel_core::{ChangeNumber, RevSpec};
+use keel_core::{ChangeNumber, RevSpec, View};
 use keel_store::{PathRange, ReadTxn, RevisionRow};
 
-/// The change a revision spec bounds head lookups by; `Err` for specs that select nothing known.
-pub(crate) fn bound_of(
+/// Which revision of each file a revision spec selects, before `#rev`/`#have` refinements.
+pub(crate) enum Selection {
+    /// The newest revision at or before `at` (any when `None`); only files in `view` when set.
+    Newest {
+        at: Option<ChangeNumber>,
+        view: Option<View>,
+    },
+    /// The revisions a static label holds.
+    Static(String),
+}
+
+impl Selection {
+    /// Whether a file can be selected at all (automatic labels select only their View).
+    pub(crate) fn admits(&self, path: &str) -> bool {
+        match self {
+            Selection::Newest {
+                view: Some(view), ..
+            } => view.translate(path).is_some(),
+            _ => true,
+        }
+    }
+}
+
+/// The selection `rev` makes; unknown labels are NotFound, named with the argument.
+pub(crate) fn selection_of(
+    snap: &dyn ReadTxn,
     text: &str,
     rev: &Option<RevSpec>,
-) -> Result<Option<ChangeNumber>, ServiceError> {
+) -> Result<Selection, ServiceError> {
     match rev {
-        Some(RevSpec::Change(n)) => Ok(Some(*n)),
-        Some(RevSpec::Label(name)) => Err(ServiceError::NotFound(format!(
-            "{text} - label '{name}' does not exist"
-        ))),
-        _ => Ok(None),
+        Some(RevSpec::Change(n)) => Ok(Selection::Newest {
+            at: Some(*n),
+            view: None,
+        }),
+        Some(RevSpec::Label(name)) => {
+            let row = snap.get_label(name)?.ok_or_else(|| {
+                ServiceError::NotFound(format!("{text} - label '{name}' does not exist"))
+            })?;
+            let label = LabelCtx::new(row)?;
+            Ok(match label.revision {
+                Some(at) => Selection::Newest {
+                    at: Some(at),
+                    view: Some(label.view),
+                },
+                None => Selection::Static(label.row.name),
+            })
+        }
+        _ => Ok(Selection::Newest {
+            at: None,
+            view: None,
+        }),
     }
+}
+
+/// Pages of a static label's revisions in `range`: at least `page` rows unless the label's
+/// entries run out (entries whose revision is gone are skipped without ending the listing).
+fn label_fetch<'a>(
+    snap: &'a dyn ReadTxn,
+    label: String,
+    range: PathRange,
+    page: usize,
+) -> Fetch<'a, RevisionRow> {
+    Box::new(move |after| {
+        let mut out = Vec::new();
+        let mut after = after.map(str::to_string);
+        loop {
+            let entries = snap.label_revs(&label, &range, after.as_deref(), page)?;
+            let short = entries.len() < page;
+            for (path, rev) in &entries {
+                if let Some(row) = snap.revision(path, *rev)? {
+                    out.push(row);
+                }
+            }
+            after = entries.last().map(|(path, _)| path.clone());
+            if short || out.len() >= page {
+                return Ok(out);
+            }
+        }
+    })
 }
 
 impl Service {
@@ -36,7 +108,27 @@ impl Service {
         )
     }
 
-    /// The revision `rev` selects of a file whose newest revision (within the bound) is `head`.
+    /// A cursor over the revisions `selection` picks in `range`, path order.
+    pub(crate) fn selected_cursor<'a>(
+        &self,
+        snap: &'a dyn ReadTxn,
+        range: PathRange,
+        selection: &Selection,
+    ) -> Cursor<'a, RevisionRow> {
+        match selection {
+            Selection::Newest { at, .. } => self.head_cursor(snap, range, *at),
+            Selection::Static(label) => {
+                let page = self.config.page_size;
+                Cursor::new(
+                    label_fetch(snap, label.clone(), range, page),
+                    |r: &RevisionRow| r.path.as_str(),
+                    page,
+                )
+            }
+        }
+    }
+
+    /// The revision `rev` selects of a file whose selected revision (see [`Selection`]) is `head`.
     pub(crate) fn select_revision(
         &self,
         snap: &dyn ReadTxn,
@@ -70,12 +162,12 @@ impl Service {
         have_of: Option<&str>,
         f: &mut dyn FnMut(RevisionRow) -> Result<(), ServiceError>,
     ) -> Result<usize, ServiceError> {
-        let at = bound_of(&arg.text, &arg.rev)?;
+        let selection = selection_of(snap, &arg.text, &arg.rev)?;
         let mut matched = 0;
         for scope in &arg.scopes {
-            let mut heads = self.head_cursor(snap, scope.clone(), at);
+            let mut heads = self.selected_cursor(snap, scope.clone(), &selection);
             while let Some(head) = heads.next_row()? {
-                if !arg.matches(&head.path) {
+                if !arg.matches(&head.path) || !selection.admits(&head.path) {
                     continue;
                 }
                 if let Some(rev) = self.select_revision(snap, &arg.text, &arg.rev, head, have_of)? {

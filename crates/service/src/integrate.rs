@@ -8,7 +8,7 @@
 
 use crate::args::{FileArg, disjoint_scopes, literal_prefix};
 use crate::context::{WorkspaceCtx, caller_workspace};
-use crate::expand::bound_of;
+use crate::expand::selection_of;
 use crate::fileinfo::set_head;
 use crate::open::check_pending_change;
 use crate::{Caller, FileInfo, Service, ServiceError, error::invalid};
@@ -108,7 +108,7 @@ impl Service {
             .iter()
             .map(|f| FileArg::parse(f, snap.as_ref(), Some(&ws)))
             .collect::<Result<Vec<_>, _>>()?;
-        let at = bound_of(&label, &source_rev)?;
+        let selection = selection_of(snap.as_ref(), &label, &source_rev)?;
         let prefixes = mapping
             .lines()
             .iter()
@@ -118,8 +118,11 @@ impl Service {
         let mut plan: Vec<(OpenedRow, FileInfo)> = Vec::new();
         let (mut sources, mut already) = (0usize, 0usize);
         for scope in disjoint_scopes(prefixes) {
-            let mut heads = self.head_cursor(snap.as_ref(), scope, at);
+            let mut heads = self.selected_cursor(snap.as_ref(), scope, &selection);
             while let Some(head) = heads.next_row()? {
+                if !selection.admits(&head.path) {
+                    continue;
+                }
                 let Some(target) = mapping.translate(&head.path) else {
                     continue;
                 };

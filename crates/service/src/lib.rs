@@ -6,6 +6,7 @@
 //! grouped writer, planned on a snapshot first so the writer is held only to re-check and apply.
 
 mod args;
+mod branches;
 pub mod browse;
 pub mod changes;
 mod context;
@@ -15,6 +16,8 @@ mod error;
 mod expand;
 mod fileinfo;
 pub mod integrate;
+mod labels;
+mod labelsync;
 pub mod obliterate;
 pub mod open;
 mod paging;
@@ -30,6 +33,8 @@ pub use browse::ListOptions;
 pub use changes::{ChangesQuery, DescribePart};
 pub use error::ServiceError;
 pub use integrate::{IntegrateMode, IntegrateRequest};
+pub use labels::DEFAULT_LABEL_VIEW;
+pub use labelsync::{LABEL_BATCH, TagOptions};
 pub use obliterate::ObliterateTotals;
 pub use open::{OpenAction, OpenRequest};
 pub use records::*;

@@ -108,3 +108,41 @@ pub struct Diff2Result {
     pub identical: bool,
     pub binary: bool,
 }
+
+/// A label spec (`p4 label -o` fields).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LabelSpec {
+    pub name: String,
+    pub owner: String,
+    pub description: String,
+    /// `unlocked` or `locked`.
+    pub options: String,
+    /// Empty for a static label; `@N` for an automatic one.
+    pub revision: String,
+    /// Depot paths, `-` for exclusions.
+    pub view: Vec<String>,
+    pub updated: i64,
+}
+
+/// A branch spec (`p4 branch -o` fields).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BranchSpec {
+    pub name: String,
+    pub owner: String,
+    pub description: String,
+    /// `unlocked` or `locked`.
+    pub options: String,
+    /// Two-sided depot view lines, `//depot/main/... //depot/rel/...`.
+    pub view: Vec<String>,
+    pub updated: i64,
+}
+
+/// One label entry changed (or, when previewing, to be changed) by `tag` or `labelsync`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LabelFileChange {
+    pub depot_file: String,
+    /// The revision added or updated to, or the revision that was removed.
+    pub rev: u32,
+    /// `added`, `updated` or `deleted`.
+    pub action: &'static str,
+}

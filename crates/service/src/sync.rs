@@ -6,7 +6,7 @@
 
 use crate::args::{FileArg, disjoint_scopes, literal_prefix};
 use crate::context::{WorkspaceCtx, caller_workspace};
-use crate::expand::bound_of;
+use crate::expand::selection_of;
 use crate::paging::Cursor;
 use crate::{Caller, Content, Service, ServiceError};
 use keel_blob::Encoding;
@@ -223,7 +223,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         let ws = pass.ws;
         let Tally { totals, schedule } = tally;
-        let at = bound_of(&pass.text, &pass.rev)?;
+        let selection = selection_of(snap, &pass.text, &pass.rev)?;
         let mut haves: Vec<Cursor<'_, HaveRow>> = pass
             .have_scopes
             .iter()
@@ -266,12 +266,14 @@ impl Service {
             Ok(None)
         };
         for scope in &pass.target_scopes {
-            let mut heads = self.head_cursor(snap, scope.clone(), at);
+            let mut heads = self.selected_cursor(snap, scope.clone(), &selection);
             while let Some(head) = heads.next_row()? {
                 let Some(client_file) = ws.client_file(&head.path) else {
                     continue;
                 };
-                if !pass.selects(&head.path) {
+                // Files the selection cannot pick (outside an automatic label's View) are
+                // skipped here, so the have-list drain removes them like any unselected file.
+                if !pass.selects(&head.path) || !selection.admits(&head.path) {
                     continue;
                 }
                 let have = drain_haves(Some(&head.path), totals, sink)?.unwrap_or(0);

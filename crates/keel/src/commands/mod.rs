@@ -1,9 +1,11 @@
 //! Dispatch from the parsed command line to the verb implementations.
 
 mod admin;
+mod branches;
 mod browse;
 mod diff;
 mod integrate;
+mod labels;
 pub(crate) mod obliterate;
 mod open;
 mod reconcile;
@@ -68,5 +70,11 @@ pub async fn run(cli: Cli) -> Result<()> {
         C::Shelve(args) => shelve::shelve(&mut s, args).await,
         C::Unshelve(args) => shelve::unshelve(&mut s, args).await,
         C::Obliterate(args) => obliterate::obliterate(&mut s, args).await,
+        C::Label(cmd) => labels::run(&mut s, cmd).await,
+        C::Labels => labels::list(&mut s).await,
+        C::Tag(args) => labels::tag(&mut s, args).await,
+        C::Labelsync(args) => labels::labelsync(&mut s, args).await,
+        C::Branch(cmd) => branches::run(&mut s, cmd).await,
+        C::Branches => branches::list(&mut s).await,
     }
 }

@@ -1,0 +1,303 @@
+//! `label create|edit|show|list|delete`, `labels`, `tag` and `labelsync`: label specs in their
+//! Perforce-style form and the files a label holds.
+
+use anyhow::{Context, Result, bail};
+use keel_core::{Form, WorkspaceName};
+use keel_proto::v1::{
+    DeleteLabelRequest, GetLabelRequest, Label, LabelFile, LabelsyncRequest, ListLabelsRequest,
+    SaveLabelRequest, TagRequest,
+};
+
+use crate::cli::{LabelCmd, LabelCreateArgs, LabelsyncArgs, TagArgs};
+use crate::editor::edit_text;
+use crate::output::{Record, date, date_time, first_line};
+use crate::session::Session;
+
+/// The view a new label gets (the server applies the same default).
+const DEFAULT_VIEW: &str = "//depot/...";
+
+pub async fn run(s: &mut Session, cmd: LabelCmd) -> Result<()> {
+    match cmd {
+        LabelCmd::Create(args) => create(s, args).await,
+        LabelCmd::Edit { name } => edit(s, &name).await,
+        LabelCmd::Show { name } => {
+            let spec = get(s, &name).await?;
+            s.out
+                .emit(spec_record(&spec), render_form(&spec).trim_end());
+            Ok(())
+        }
+        LabelCmd::List => list(s).await,
+        LabelCmd::Delete { name } => {
+            s.check(
+                s.client()
+                    .delete_label(DeleteLabelRequest {
+                        caller: s.caller(),
+                        name: name.clone(),
+                    })
+                    .await,
+            )?;
+            s.out.emit(
+                Record::new().s("label", &name).s("action", "deleted"),
+                format!("Label {name} deleted."),
+            );
+            Ok(())
+        }
+    }
+}
+
+async fn get(s: &Session, name: &str) -> Result<Label> {
+    Ok(s.check(
+        s.client()
+            .get_label(GetLabelRequest {
+                caller: s.caller(),
+                name: name.to_string(),
+            })
+            .await,
+    )?)
+}
+
+async fn save(s: &Session, spec: Label, create_only: bool) -> Result<()> {
+    let saved = s.check(
+        s.client()
+            .save_label(SaveLabelRequest {
+                caller: s.caller(),
+                label: Some(spec),
+                create_only,
+            })
+            .await,
+    )?;
+    s.out.emit(
+        spec_record(&saved).s("action", "saved"),
+        format!("Label {} saved.", saved.name),
+    );
+    Ok(())
+}
+
+async fn create(s: &mut Session, args: LabelCreateArgs) -> Result<()> {
+    WorkspaceName::parse(&args.name)?;
+    let view = if args.view.is_empty() {
+        vec![DEFAULT_VIEW.to_string()]
+    } else {
+        args.view
+    };
+    let spec = Label {
+        name: args.name,
+        owner: s.settings.user.clone(),
+        description: args
+            .description
+            .unwrap_or_else(|| format!("Created by {}.", s.settings.user)),
+        options: if args.locked { "locked" } else { "unlocked" }.to_string(),
+        revision: args.revision.unwrap_or_default(),
+        view,
+        updated: 0,
+    };
+    save(s, spec, true).await
+}
+
+async fn edit(s: &mut Session, name: &str) -> Result<()> {
+    WorkspaceName::parse(name)?;
+    let spec = match get(s, name).await {
+        Ok(spec) => spec,
+        Err(e) if super::branches::is_not_found(&e) => Label {
+            name: name.to_string(),
+            owner: s.settings.user.clone(),
+            description: format!("Created by {}.", s.settings.user),
+            options: "unlocked".to_string(),
+            view: vec![DEFAULT_VIEW.to_string()],
+            ..Default::default()
+        },
+        Err(e) => return Err(e),
+    };
+    let original = render_form(&spec);
+    let edited = edit_text(&original, name)?;
+    if edited == original {
+        s.out.emit(
+            Record::new().s("label", name).s("action", "unchanged"),
+            format!("Label {name} not changed."),
+        );
+        return Ok(());
+    }
+    let updated = parse_form(&edited, &spec).context("error in label specification")?;
+    save(s, updated, false).await
+}
+
+pub async fn list(s: &mut Session) -> Result<()> {
+    let specs = s
+        .all(
+            s.client()
+                .list_labels(ListLabelsRequest { caller: s.caller() })
+                .await,
+        )
+        .await?;
+    for spec in specs {
+        s.out.emit(
+            spec_record(&spec),
+            format!(
+                "Label {} {} '{}'",
+                spec.name,
+                date(spec.updated),
+                first_line(&spec.description)
+            ),
+        );
+    }
+    Ok(())
+}
+
+pub async fn tag(s: &mut Session, args: TagArgs) -> Result<()> {
+    let files = s.file_args(&args.files).await?;
+    let changed = s
+        .all(
+            s.client()
+                .tag(TagRequest {
+                    caller: s.caller(),
+                    label: args.label.clone(),
+                    files,
+                    delete: args.delete,
+                    preview: args.preview,
+                })
+                .await,
+        )
+        .await?;
+    report(s, &args.label, &changed);
+    Ok(())
+}
+
+pub async fn labelsync(s: &mut Session, args: LabelsyncArgs) -> Result<()> {
+    let files = s.file_args(&args.files).await?;
+    let changed = s
+        .all(
+            s.client()
+                .labelsync(LabelsyncRequest {
+                    caller: s.caller(),
+                    label: args.label.clone(),
+                    files,
+                    preview: args.preview,
+                })
+                .await,
+        )
+        .await?;
+    report(s, &args.label, &changed);
+    Ok(())
+}
+
+/// Prints `//depot/x#3 - added` per changed entry (or that nothing changed).
+fn report(s: &Session, label: &str, changed: &[LabelFile]) {
+    if changed.is_empty() {
+        s.out.note(format!("Label {label} is up to date."));
+    }
+    for file in changed {
+        s.out.emit(
+            Record::new()
+                .s("label", label)
+                .s("depotFile", &file.depot_file)
+                .n("rev", u64::from(file.rev))
+                .s("action", &file.action),
+            format!("{}#{} - {}", file.depot_file, file.rev, file.action),
+        );
+    }
+}
+
+/// The JSON form of a spec (Perforce `label -o` field names, `View0`, `View1`, ...).
+fn spec_record(spec: &Label) -> Record {
+    let mut record = Record::new()
+        .s("label", &spec.name)
+        .s("Owner", &spec.owner)
+        .s("Options", &spec.options)
+        .s("Revision", &spec.revision)
+        .s("Description", &spec.description)
+        .nz("Update", spec.updated);
+    for (i, line) in spec.view.iter().enumerate() {
+        record = record.s(&format!("View{i}"), line);
+    }
+    record
+}
+
+fn render_form(spec: &Label) -> String {
+    let mut fields = vec![("Label".to_string(), vec![spec.name.clone()])];
+    if spec.updated > 0 {
+        fields.push(("Update".into(), vec![date_time(spec.updated)]));
+    }
+    let single = |value: &str| {
+        if value.is_empty() {
+            Vec::new()
+        } else {
+            vec![value.to_string()]
+        }
+    };
+    fields.extend([
+        ("Owner".to_string(), single(&spec.owner)),
+        (
+            "Description".to_string(),
+            spec.description.lines().map(String::from).collect(),
+        ),
+        ("Options".to_string(), single(&spec.options)),
+        ("Revision".to_string(), single(&spec.revision)),
+        ("View".to_string(), spec.view.clone()),
+    ]);
+    format!(
+        "# A Keel label specification.\n\
+         #  Label:       The label name (cannot be changed here).\n\
+         #  Owner:       The user who owns the label.\n\
+         #  Description: A short description.\n\
+         #  Options:     unlocked or locked (a locked label refuses tag, labelsync,\n\
+         #               edit and delete until its owner unlocks it).\n\
+         #  Revision:    Empty for a static label; @N makes an automatic label of change N.\n\
+         #  View:        Depot paths the label may hold (-//depot/path/... excludes).\n\n{}",
+        Form { fields }.render()
+    )
+}
+
+fn parse_form(text: &str, original: &Label) -> Result<Label> {
+    let form = Form::parse(text)?;
+    let one = |name: &str| form.get_one(name).unwrap_or("").trim().to_string();
+    let name = one("Label");
+    if name != original.name {
+        bail!(
+            "Label field {name:?} does not match label {}",
+            original.name
+        );
+    }
+    let view: Vec<String> = form
+        .get("View")
+        .unwrap_or(&[])
+        .iter()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let owner = one("Owner");
+    Ok(Label {
+        name,
+        owner: if owner.is_empty() {
+            original.owner.clone()
+        } else {
+            owner
+        },
+        description: form.get("Description").unwrap_or(&[]).join("\n"),
+        options: one("Options"),
+        revision: one("Revision"),
+        view,
+        updated: original.updated,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_round_trips() {
+        let spec = Label {
+            name: "rel-1".into(),
+            owner: "alice".into(),
+            description: "Release one.\nSecond line.".into(),
+            options: "locked".into(),
+            revision: "@12".into(),
+            view: vec!["//depot/...".into(), "-//depot/tmp/...".into()],
+            updated: 1_700_000_000,
+        };
+        let parsed = parse_form(&render_form(&spec), &spec).expect("parses");
+        assert_eq!(parsed, spec);
+        let renamed = render_form(&spec).replace("Label:\trel-1", "Label:\tother");
+        assert!(parse_form(&renamed, &spec).is_err());
+    }
+}
