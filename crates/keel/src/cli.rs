@@ -383,6 +383,9 @@ pub struct FilelogArgs {
     /// At most this many revisions per file.
     #[arg(short = 'm', value_name = "N")]
     pub max: Option<u32>,
+    /// Follow history back through the files these were branched, copied or moved from.
+    #[arg(short = 'i')]
+    pub follow: bool,
     #[arg(required = true)]
     pub files: Vec<String>,
 }

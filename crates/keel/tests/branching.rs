@@ -367,3 +367,87 @@ fn bad_integrations_change_nothing() {
     assert!(err.contains("no file(s) to resolve"), "{err}");
     assert!(a.json(&["opened"]).is_empty(), "nothing was opened");
 }
+
+#[test]
+fn branch_specs_drive_integrate_and_filelog_follows_history() {
+    let (_fx, a) = main_line(&[("f.txt", "1\n")]);
+    edit(&a, "main/f.txt", "2\n", "main 2");
+    a.ok(&[
+        "branch",
+        "create",
+        "rel",
+        "--view",
+        "//depot/main/... //depot/rel/...",
+    ]);
+    a.ok(&["integrate", "-b", "rel"]);
+    a.ok(&["submit", "-d", "branch via spec"]);
+    assert_eq!(a.json(&["filelog", "//depot/rel/f.txt"]).len(), 1);
+    let followed = a.json(&["filelog", "-i", "//depot/rel/f.txt"]);
+    let revs: Vec<(String, String)> = followed
+        .iter()
+        .map(|r| (str_field(r, "depotFile"), str_field(r, "rev")))
+        .collect();
+    assert_eq!(
+        revs,
+        [
+            ("//depot/rel/f.txt".to_string(), "1".to_string()),
+            ("//depot/main/f.txt".to_string(), "2".to_string()),
+            ("//depot/main/f.txt".to_string(), "1".to_string()),
+        ]
+    );
+    assert_eq!(
+        str_field(&followed[0], "how"),
+        "branch from //depot/main/f.txt#1,#2"
+    );
+    // -r integrates from the spec's right side back to its left.
+    edit(&a, "rel/f.txt", "3\n", "rel work");
+    a.ok(&["integrate", "-b", "rel", "-r"]);
+    a.ok(&["resolve", "-am"]);
+    a.ok(&["submit", "-d", "back to main"]);
+    assert_eq!(a.ok(&["print", "-q", "//depot/main/f.txt"]), "3\n");
+    let err = a.fail(&["integrate", "-b", "nosuch"]);
+    assert!(err.contains("nosuch"), "{err}");
+}
+
+#[test]
+fn resolve_asks_on_a_terminal() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let (_fx, a) = main_line(&[("f.txt", "x\n")]);
+    a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
+    a.ok(&["submit", "-d", "branch"]);
+    edit(&a, "main/f.txt", "main\n", "main");
+    edit(&a, "rel/f.txt", "rel\n", "rel");
+    a.ok(&["merge", "//depot/main/...", "//depot/rel/..."]);
+    let err = a.fail(&["resolve"]);
+    assert!(
+        err.contains("terminal"),
+        "without a terminal resolve needs a mode: {err}"
+    );
+    // `script` runs resolve on a pseudo-terminal; the answer "at" accepts theirs.
+    let mut child = Command::new("script")
+        .args(["-qec", &format!("{} resolve", common::KEEL), "/dev/null"])
+        .current_dir(&a.cwd)
+        .env("KEEL_SERVER", &a.addr)
+        .env("KEEL_USER", "alice")
+        .env("KEEL_WORKSPACE", "a")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"at\n")
+        .expect("answer");
+    let out = child.wait_with_output().expect("resolve finishes");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("Accept theirs (at)"),
+        "the prompt is shown: {shown}"
+    );
+    assert_eq!(read(&a.cwd, "rel/f.txt"), b"main\n");
+    assert_eq!(a.json(&["resolved"]).len(), 1);
+}

@@ -486,7 +486,9 @@ impl pb::keel_server::Keel for Api {
         let who = caller(req.caller)?;
         let svc = self.service.clone();
         Ok(Response::new(spawn_stream(move |sink| {
-            svc.filelog(&who, &req.files, req.max, &mut |f| sink.send(file(f)))
+            svc.filelog(&who, &req.files, req.max, req.follow_history, &mut |f| {
+                sink.send(file(f))
+            })
         })))
     }
 

@@ -9,6 +9,12 @@ use keel_store::{HaveRow, PathRange, ReadTxn};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
+/// Records `filelog -i` follows back to the file a revision came from.
+const FOLLOWED: [&str; 3] = ["branch from", "copy from", "moved from"];
+
+/// Most files one `filelog -i` argument follows through.
+const MAX_FOLLOW: usize = 64;
+
 /// Options of `files` and `filelog`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ListOptions {
@@ -181,11 +187,14 @@ impl Service {
     }
 
     /// `filelog`: every revision of each matching file, newest first, with its change.
+    /// With `follow` (`filelog -i`), a file branched, copied or moved from another also lists the
+    /// source's revisions up to the point it was taken from, and so on back.
     pub fn filelog(
         &self,
         caller: &Caller,
         files: &[String],
         max: u32,
+        follow: bool,
         sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
@@ -198,27 +207,32 @@ impl Service {
                 &arg,
                 ws.as_ref().map(|w| w.name()),
                 &mut |head| {
-                    let revs = snap
-                        .file_revisions(&head.path)?
-                        .into_iter()
-                        .filter(|r| r.rev <= head.rev);
-                    let limit = if max == 0 { usize::MAX } else { max as usize };
-                    for rev in revs.take(limit) {
-                        let mut info = from_revision(&rev);
-                        let (description, user, workspace) = match changes.entry(rev.change.0) {
-                            Entry::Occupied(known) => known.into_mut(),
-                            Entry::Vacant(slot) => {
-                                let c = snap.get_change(rev.change)?;
-                                slot.insert(
-                                    c.map(|c| (c.description, c.user, c.workspace))
-                                        .unwrap_or_default(),
-                                )
+                    // (path, newest revision to list), following sources when asked.
+                    let mut todo = vec![(head.path.clone(), head.rev)];
+                    let mut seen = std::collections::HashSet::new();
+                    while let Some((path, upto)) = todo.pop() {
+                        if !seen.insert(path.clone()) || seen.len() > MAX_FOLLOW {
+                            continue;
+                        }
+                        let records = snap.integrations_into(&path)?;
+                        if follow {
+                            let origin = records
+                                .iter()
+                                .filter(|r| r.to_rev <= upto && FOLLOWED.contains(&r.how.as_str()))
+                                .min_by_key(|r| r.to_rev);
+                            if let Some(origin) = origin {
+                                todo.push((origin.from_path.clone(), origin.from_end));
                             }
-                        };
-                        info.description = description.clone();
-                        info.user = user.clone();
-                        info.workspace = workspace.clone();
-                        sink(info)?;
+                        }
+                        self.filelog_one(
+                            snap.as_ref(),
+                            &path,
+                            upto,
+                            max,
+                            &records,
+                            &mut changes,
+                            sink,
+                        )?;
                     }
                     Ok(())
                 },
@@ -226,6 +240,58 @@ impl Service {
             if matched == 0 {
                 return Err(no_such(&arg.text));
             }
+        }
+        Ok(())
+    }
+
+    /// One file's revisions up to `upto`, newest first, each with its change and its
+    /// integration records (`branch from //depot/main/a#1,#3`) in `message`.
+    #[allow(clippy::too_many_arguments)]
+    fn filelog_one(
+        &self,
+        snap: &dyn ReadTxn,
+        path: &str,
+        upto: u32,
+        max: u32,
+        records: &[keel_store::IntegRow],
+        changes: &mut HashMap<u64, (String, String, String)>,
+        sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        let revs = snap
+            .file_revisions(path)?
+            .into_iter()
+            .filter(|r| r.rev <= upto);
+        let limit = if max == 0 { usize::MAX } else { max as usize };
+        for rev in revs.take(limit) {
+            let mut info = from_revision(&rev);
+            info.message = records
+                .iter()
+                .filter(|r| r.to_rev == rev.rev)
+                .map(|r| {
+                    format!(
+                        "{} {}#{},#{}",
+                        r.how,
+                        r.from_path,
+                        r.from_start + 1,
+                        r.from_end
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            let (description, user, workspace) = match changes.entry(rev.change.0) {
+                Entry::Occupied(known) => known.into_mut(),
+                Entry::Vacant(slot) => {
+                    let c = snap.get_change(rev.change)?;
+                    slot.insert(
+                        c.map(|c| (c.description, c.user, c.workspace))
+                            .unwrap_or_default(),
+                    )
+                }
+            };
+            info.description = description.clone();
+            info.user = user.clone();
+            info.workspace = workspace.clone();
+            sink(info)?;
         }
         Ok(())
     }

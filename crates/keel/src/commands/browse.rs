@@ -142,6 +142,7 @@ pub async fn files(s: &mut Session, args: FilesListArgs) -> Result<()> {
                     all_revisions: args.all,
                     max: args.max.unwrap_or(0),
                     include_deleted: args.include_deleted,
+                    ..Default::default()
                 })
                 .await,
         )
@@ -240,6 +241,7 @@ pub async fn filelog(s: &mut Session, args: FilelogArgs) -> Result<()> {
                     all_revisions: true,
                     max: args.max.unwrap_or(0),
                     include_deleted: true,
+                    follow_history: args.follow,
                 })
                 .await,
         )
@@ -254,7 +256,8 @@ pub async fn filelog(s: &mut Session, args: FilelogArgs) -> Result<()> {
             head_record(record)
                 .s("user", &record.user)
                 .s("client", &record.workspace)
-                .s("desc", &record.description),
+                .s("desc", &record.description)
+                .s("how", &record.message),
             format!(
                 "... #{} change {} {} on {} by {}@{} ({}) '{}'",
                 record.head_rev,
@@ -267,6 +270,9 @@ pub async fn filelog(s: &mut Session, args: FilelogArgs) -> Result<()> {
                 first_line(&record.description)
             ),
         );
+        if !record.message.is_empty() {
+            s.out.text(format!("... ... {}", record.message));
+        }
     }
     Ok(())
 }
