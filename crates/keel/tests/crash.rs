@@ -5,7 +5,7 @@ mod common;
 
 use common::{Fixture, bytes, read, str_field, write};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::Instant;
 
 const ROUNDS: u64 = 20;
 const FILES: u64 = 150;
@@ -25,11 +25,21 @@ fn kill_nine_during_submit_never_half_submits() {
     }
     a.ok(&["add", "data/..."]);
 
-    let mut submitted: Vec<(u64, u64)> = Vec::new(); // (change, round whose content it holds)
-    let mut round_content = 0u64;
-    for round in 0..ROUNDS {
-        // Kill points spread from "before the first byte" to "after the commit".
-        let delay = Duration::from_millis((round * 53) % 700);
+    // Calibration: one uninterrupted submit of the same size measures how long a submit takes
+    // on this machine now, so the kill points below cover it whatever the load.
+    let started = Instant::now();
+    a.ok(&["submit", "-d", "calibration"]);
+    let full = started.elapsed();
+    let mut submitted: Vec<(u64, u64)> = vec![(1, 0)]; // (change, round whose content it holds)
+    let mut round_content = 1u64;
+    a.ok(&["edit", "data/..."]);
+    for f in 0..FILES {
+        write(&a.cwd, &format!("data/{f}.bin"), content(round_content, f));
+    }
+    let mut killed = 0;
+    for round in 1..=ROUNDS {
+        // Kill points spread from "before the first byte" to past the commit (0-120%).
+        let delay = full.mul_f64(((round * 53) % 100) as f64 * 0.012);
         let mut submit = Command::new(common::KEEL)
             .args(["submit", "-d", &format!("round {round}")])
             .current_dir(&a.cwd)
@@ -79,6 +89,7 @@ fn kill_nine_during_submit_never_half_submits() {
             }
         } else {
             assert_eq!(opened, FILES, "round {round}: the change is wholly pending");
+            killed += 1;
         }
         // Every submitted change reads back exactly, digests verified by the client.
         let (change, holds) = *submitted.last().unwrap_or(&(0, 0));
@@ -93,14 +104,7 @@ fn kill_nine_during_submit_never_half_submits() {
             }
         }
     }
-    assert!(
-        !submitted.is_empty(),
-        "at least one round got its submit through"
-    );
-    assert!(
-        submitted.len() < ROUNDS as usize,
-        "at least one round was killed mid-submit"
-    );
+    assert!(killed > 0, "at least one round was killed before its commit");
     let b = fx.server.client("bob", "b", &fx.dir.path().join("b"));
     for (change, holds) in &submitted {
         b.ok(&["sync", "-f", "-q", &format!("//depot/...@{change}")]);
