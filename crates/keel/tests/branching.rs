@@ -451,3 +451,40 @@ fn resolve_asks_on_a_terminal() {
     assert_eq!(read(&a.cwd, "rel/f.txt"), b"main\n");
     assert_eq!(a.json(&["resolved"]).len(), 1);
 }
+
+#[test]
+fn obliterating_a_branch_source_keeps_the_branch_readable() {
+    let (fx, a) = main_line(&[
+        ("keep.txt", "shared by the branch\n"),
+        ("solo.txt", "main only\n"),
+    ]);
+    a.ok(&["integrate", "//depot/main/keep.txt", "//depot/rel/keep.txt"]);
+    a.ok(&["submit", "-d", "branch one file"]);
+    let before = content_files(&fx.server.root);
+    let report = a.ok(&["obliterate", "//depot/main/..."]);
+    assert!(report.contains("report mode"), "{report}");
+    assert_eq!(
+        content_files(&fx.server.root),
+        before,
+        "report mode deletes nothing"
+    );
+    a.ok(&["obliterate", "-y", "//depot/main/..."]);
+    assert_eq!(
+        content_files(&fx.server.root),
+        before - 1,
+        "only main's unshared content goes"
+    );
+    assert!(
+        a.fail(&["files", "//depot/main/..."])
+            .contains("no such file")
+    );
+    assert_eq!(
+        a.ok(&["print", "-q", "//depot/rel/keep.txt"]),
+        "shared by the branch\n"
+    );
+    let err = a.fail(&["integrated", "//depot/rel/keep.txt"]);
+    assert!(
+        err.contains("no integrations"),
+        "records of obliterated files go too: {err}"
+    );
+}

@@ -104,7 +104,10 @@ fn kill_nine_during_submit_never_half_submits() {
             }
         }
     }
-    assert!(killed > 0, "at least one round was killed before its commit");
+    assert!(
+        killed > 0,
+        "at least one round was killed before its commit"
+    );
     let b = fx.server.client("bob", "b", &fx.dir.path().join("b"));
     for (change, holds) in &submitted {
         b.ok(&["sync", "-f", "-q", &format!("//depot/...@{change}")]);
