@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Fixture, str_field, write};
+use common::{Fixture, content_files, str_field, write};
 use std::time::Instant;
 
 const FILES: usize = 70_000;
@@ -23,7 +23,7 @@ fn branching_seventy_thousand_files_writes_no_content() {
     a.ok(&["add", "main/..."]);
     a.ok(&["submit", "-d", "seventy thousand files"]);
     println!("add + submit of {FILES} files: {:?}", t.elapsed());
-    let blobs = count_files(&fx.server.root.join("content"));
+    let blobs = content_files(&fx.server.root);
 
     let t = Instant::now();
     a.ok(&["integrate", "-v", "//depot/main/...", "//depot/rel/..."]);
@@ -38,7 +38,7 @@ fn branching_seventy_thousand_files_writes_no_content() {
     );
 
     assert_eq!(
-        count_files(&fx.server.root.join("content")),
+        content_files(&fx.server.root),
         blobs,
         "the branch wrote no content"
     );
@@ -56,18 +56,4 @@ fn branching_seventy_thousand_files_writes_no_content() {
         a.ok(&["print", "-q", "//depot/rel/d07/s01/f1477.c"]),
         "// file 77\n"
     );
-}
-
-fn count_files(dir: &std::path::Path) -> usize {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| {
-                    let p = e.path();
-                    if p.is_dir() { count_files(&p) } else { 1 }
-                })
-                .sum()
-        })
-        .unwrap_or(0)
 }

@@ -2,8 +2,7 @@
 
 mod common;
 
-use common::{Client, Fixture, read, str_field, write};
-use std::path::Path;
+use common::{Client, Fixture, content_files, read, str_field, write};
 
 /// A fixture with `//depot/main/...` holding `files` and a workspace `a` over the whole depot.
 fn main_line(files: &[(&str, &str)]) -> (Fixture, Client) {
@@ -21,27 +20,6 @@ fn edit(c: &Client, rel: &str, content: &str, desc: &str) {
     c.ok(&["edit", rel]);
     write(&c.cwd, rel, content);
     c.ok(&["submit", "-d", desc]);
-}
-
-fn content_files(root: &Path) -> usize {
-    fn walk(dir: &Path) -> usize {
-        std::fs::read_dir(dir)
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .map(|e| {
-                        let p = e.path();
-                        if p.is_dir() {
-                            if p.ends_with("tmp") { 0 } else { walk(&p) }
-                        } else {
-                            1
-                        }
-                    })
-                    .sum()
-            })
-            .unwrap_or(0)
-    }
-    walk(&root.join("content"))
 }
 
 #[test]
@@ -345,18 +323,7 @@ fn bad_integrations_change_nothing() {
     let err = a.fail(&["integrate", "//depot/main/...", "//depot/rel/*"]);
     assert!(err.contains("//depot/rel/*"), "{err}");
     // A workspace that cannot see the target.
-    let root = fx.dir.path().join("narrow");
-    std::fs::create_dir_all(&root).expect("root");
-    let n = fx.server.client("carol", "narrow", &root);
-    n.ok(&[
-        "workspace",
-        "create",
-        "narrow",
-        "--root",
-        root.to_str().expect("utf-8"),
-        "--view",
-        "//depot/main/... //narrow/main/...",
-    ]);
+    let n = fx.workspace_with_view("carol", "narrow", &["//depot/main/... //narrow/main/..."]);
     let err = n.fail(&["integrate", "//depot/main/...", "//depot/rel/..."]);
     assert!(
         err.contains("//depot/rel/f.txt") && err.contains("view"),

@@ -26,18 +26,8 @@ fn bad_paths_are_refused_with_their_name() {
 #[test]
 fn paths_outside_the_view_are_refused() {
     let fx = Fixture::new();
-    let root = fx.dir.path().join("narrow");
-    std::fs::create_dir_all(&root).expect("root");
-    let c = fx.server.client("carol", "narrow", &root);
-    c.ok(&[
-        "workspace",
-        "create",
-        "narrow",
-        "--root",
-        root.to_str().expect("utf-8"),
-        "--view",
-        "//depot/src/... //narrow/src/...",
-    ]);
+    let c = fx.workspace_with_view("carol", "narrow", &["//depot/src/... //narrow/src/..."]);
+    let root = c.cwd.clone();
     write(&root, "other/x.txt", "x");
     let err = c.fail(&["add", "other/x.txt"]);
     assert!(err.contains("x.txt") && err.contains("view"), "{err}");

@@ -3,34 +3,7 @@
 
 mod common;
 
-use common::{Client, Fixture, bytes, str_field, write};
-use std::path::Path;
-
-/// Content files in the server's content store (the writer's `tmp/` excluded).
-fn content_files(root: &Path) -> usize {
-    fn walk(dir: &Path) -> usize {
-        std::fs::read_dir(dir)
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .map(|e| {
-                        let path = e.path();
-                        if path.is_dir() {
-                            if e.file_name() == "tmp" {
-                                0
-                            } else {
-                                walk(&path)
-                            }
-                        } else {
-                            1
-                        }
-                    })
-                    .sum()
-            })
-            .unwrap_or(0)
-    }
-    walk(&root.join("content"))
-}
+use common::{Client, Fixture, bytes, content_files, str_field, write};
 
 fn summary(records: &[serde_json::Value]) -> &serde_json::Value {
     records

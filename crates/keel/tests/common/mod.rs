@@ -207,21 +207,49 @@ impl Fixture {
 
     /// Creates a workspace named `name` for `user` mapping `//depot/...`, returns its client.
     pub fn workspace(&self, user: &str, name: &str) -> Client {
+        self.workspace_with_view(user, name, &[&format!("//depot/... //{name}/...")])
+    }
+
+    /// Creates a workspace with the given view lines, rooted at `<temp>/<name>`.
+    pub fn workspace_with_view(&self, user: &str, name: &str, view: &[&str]) -> Client {
         let root = self.dir.path().join(name);
         std::fs::create_dir_all(&root).expect("workspace root");
         let client = self.server.client(user, name, &root);
-        let view = format!("//depot/... //{name}/...");
-        client.ok(&[
+        let mut args = vec![
             "workspace",
             "create",
             name,
             "--root",
             root.to_str().expect("utf-8 root"),
-            "--view",
-            &view,
-        ]);
+        ];
+        for line in view {
+            args.extend(["--view", line]);
+        }
+        client.ok(&args);
         client
     }
+}
+
+/// Files in a server's content store (`ROOT/content`, the writer's `tmp/` excluded).
+pub fn content_files(server_root: &Path) -> usize {
+    fn walk(dir: &Path) -> usize {
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| {
+                        let p = e.path();
+                        match (p.is_dir(), e.file_name() == "tmp") {
+                            (true, true) => 0,
+                            (true, false) => walk(&p),
+                            (false, _) => 1,
+                        }
+                    })
+                    .sum()
+            })
+            .unwrap_or(0)
+    }
+    walk(&server_root.join("content"))
 }
 
 /// Writes a file (creating parents) under `root`.
