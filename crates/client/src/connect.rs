@@ -89,9 +89,14 @@ impl Connection {
 
 impl From<tonic::Status> for Error {
     fn from(status: tonic::Status) -> Error {
+        // Transport failures carry their cause as the status's source, not in its message.
+        let message = match std::error::Error::source(&status) {
+            Some(cause) => format!("{}: {}", status.message(), error_chain(cause)),
+            None => status.message().to_string(),
+        };
         Error::Server {
             code: status.code(),
-            message: status.message().to_string(),
+            message,
         }
     }
 }

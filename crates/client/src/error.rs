@@ -50,6 +50,10 @@ pub enum Error {
     /// Sync refused to overwrite a writable file that is not opened.
     #[error("Can't clobber writable file {}", .0.display())]
     CantClobber(PathBuf),
+    /// The connection broke while content was still being sent, before the request was
+    /// complete, so the server changed nothing and the upload may be repeated.
+    #[error("connection to the server broke during the upload, before it was complete: {reason}")]
+    Interrupted { reason: String },
     /// The server sent messages out of the documented order.
     #[error("protocol error: {0}")]
     Protocol(String),

@@ -31,16 +31,15 @@ pub async fn submit(
     description: &str,
     opened: &[FileRecord],
 ) -> Result<SubmitReply> {
-    let uploads = upload::plan(ws, opened)?;
-    let begin = SubmitMessage {
-        body: Some(Body::Begin(SubmitBegin {
-            caller: conn.caller(),
-            change,
-            description: description.to_string(),
-        })),
+    let mut stream = match submit_once(conn, ws, change, description, opened).await {
+        // Nothing was committed; one more try on a fresh connection (said on stderr, so a
+        // flaky link is visible rather than hidden).
+        Err(Error::Interrupted { reason }) => {
+            eprintln!("keel: {reason}; nothing was submitted, retrying once");
+            submit_once(conn, ws, change, description, opened).await?
+        }
+        other => other?,
     };
-    let mut client = conn.client();
-    let mut stream = upload::stream(conn, begin, uploads, wrap, |rx| client.submit(rx)).await?;
     // The reply arrives in batches of files; gather them into one.
     let mut whole: Option<SubmitReply> = None;
     while let Some(part) = stream.message().await.map_err(|s| conn.status(s))? {
@@ -50,6 +49,25 @@ pub async fn submit(
         }
     }
     whole.ok_or_else(|| Error::Protocol("submit ended without a reply".into()))
+}
+
+async fn submit_once(
+    conn: &Connection,
+    ws: &WorkspaceCtx,
+    change: u64,
+    description: &str,
+    opened: &[FileRecord],
+) -> Result<tonic::Streaming<SubmitReply>> {
+    let uploads = upload::plan(ws, opened)?;
+    let begin = SubmitMessage {
+        body: Some(Body::Begin(SubmitBegin {
+            caller: conn.caller(),
+            change,
+            description: description.to_string(),
+        })),
+    };
+    let mut client = conn.client();
+    upload::stream(conn, begin, uploads, wrap, |rx| client.submit(rx)).await
 }
 
 /// After a successful submit, makes submitted files read-only (unless allwrite or `+w`).

@@ -66,7 +66,8 @@ pub fn plan(ws: &WorkspaceCtx, opened: &[FileRecord]) -> Result<Vec<Upload>> {
 }
 
 /// Sends `begin`, then every upload as file / chunks / file end, then commit, through `call`
-/// (the RPC), and returns its reply.
+/// (the RPC), and returns its reply. A transport failure before `commit` was handed over is
+/// [`Error::Interrupted`]: the server commits nothing without it, so the caller may repeat.
 pub async fn stream<M, R, F, Fut>(
     conn: &Connection,
     begin: M,
@@ -80,16 +81,17 @@ where
     Fut: Future<Output = std::result::Result<tonic::Response<R>, tonic::Status>>,
 {
     let (tx, rx) = mpsc::channel::<M>(8);
-    let producer = tokio::task::spawn_blocking(move || -> Result<()> {
+    // The producer reports whether it handed `commit` over.
+    let producer = tokio::task::spawn_blocking(move || -> Result<bool> {
         let send = |part: UploadPart| tx.blocking_send(wrap(part)).is_ok();
         if tx.blocking_send(begin).is_err() {
-            return Ok(());
+            return Ok(false);
         }
         for upload in uploads {
             if !send(UploadPart::File(FileBegin {
                 depot_file: upload.depot_file,
             })) {
-                return Ok(());
+                return Ok(false);
             }
             let mut open = true;
             let (digest, size) = transfer::read_for_upload(&upload.local, |chunk| {
@@ -97,19 +99,27 @@ where
                 open
             })?;
             if !open || !send(UploadPart::FileEnd(FileEnd { digest, size })) {
-                return Ok(());
+                return Ok(false);
             }
         }
-        send(UploadPart::Commit);
-        Ok(())
+        Ok(send(UploadPart::Commit))
     });
     let reply = call(ReceiverStream::new(rx)).await;
     let produced = producer
         .await
         .map_err(|e| Error::Protocol(format!("upload task failed: {e}")))?;
     // A local read failure explains a refused request better than the server's complaint.
-    produced?;
-    Ok(reply.map_err(|s| conn.status(s))?.into_inner())
+    let committed = produced?;
+    match reply {
+        Ok(reply) => Ok(reply.into_inner()),
+        // A status with a source is a transport failure, not an answer from the server.
+        Err(status) if !committed && std::error::Error::source(&status).is_some() => {
+            Err(Error::Interrupted {
+                reason: conn.status(status).to_string(),
+            })
+        }
+        Err(status) => Err(conn.status(status)),
+    }
 }
 
 #[cfg(test)]
