@@ -120,12 +120,13 @@ impl BlobStore for FsBlobStore {
                         .map_err(|e| BlobError::io(&self.temp, e))?;
                     temp.write_all(&bytes)
                         .map_err(|e| BlobError::io(temp.path(), e))?;
-                    temp
+                    // Close it now: a large batch must not hold a descriptor per blob.
+                    temp.into_temp_path()
                 }
             };
             temps.push((blob.info, temp));
         }
-        flush_files(&self.temp, temps.iter().map(|(_, t)| t.path()))?;
+        flush_files(&self.temp, temps.iter().map(|(_, t)| t.as_ref()))?;
         // 2. Only durable content gets its final name.
         let mut dirs = BTreeSet::new();
         for (info, temp) in temps {

@@ -6,7 +6,7 @@ use md5::{Digest as _, Md5};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use tempfile::NamedTempFile;
+use tempfile::{NamedTempFile, TempPath};
 
 /// Tuning of the compress-or-not decision.
 #[derive(Clone, Copy, Debug)]
@@ -159,8 +159,10 @@ impl BlobWriter {
             Stored::Bytes(bytes) => (bytes.len() as u64, Body::Bytes(bytes)),
             Stored::File(file) => {
                 let size = file.metadata().map_err(|e| BlobError::io(&path, e))?.len();
+                drop(file);
+                // Keep only the path: a batch of thousands of pending blobs holds no descriptors.
                 let temp = self.temp.take().expect("a streamed blob has its temp file");
-                (size, Body::Temp(temp))
+                (size, Body::Temp(temp.into_temp_path()))
             }
         };
         let info = BlobInfo {
@@ -183,8 +185,8 @@ enum Stored {
 pub(crate) enum Body {
     /// Small content, held in memory.
     Bytes(Vec<u8>),
-    /// Large content, already in a temporary file.
-    Temp(NamedTempFile),
+    /// Large content, already in a (closed) temporary file.
+    Temp(TempPath),
 }
 
 /// A finished blob (in memory or a temporary file), waiting for [`crate::BlobStore::publish`].

@@ -153,3 +153,43 @@ fn unpublished_blobs_are_invisible_and_a_batch_publishes_together() {
     let leftovers = walk(&dir.path().join("content/tmp"));
     assert!(leftovers.is_empty(), "temp files moved away: {leftovers:?}");
 }
+
+#[test]
+fn a_large_batch_holds_no_descriptor_per_blob() {
+    // With 256 descriptors allowed, 2,000 fresh blobs still publish (each temp file is closed
+    // as soon as it is written).
+    let limit = libc::rlimit {
+        rlim_cur: 256,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    let mut old = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain getrlimit/setrlimit calls with valid pointers.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut old);
+        libc::setrlimit(
+            libc::RLIMIT_NOFILE,
+            &libc::rlimit {
+                rlim_max: old.rlim_max,
+                ..limit
+            },
+        );
+    }
+    let (_dir, store) = store();
+    let pending: Vec<_> = (0..2000u32)
+        .map(|i| {
+            let mut w = store.writer().expect("writer");
+            w.write(format!("distinct content {i}\n").as_bytes())
+                .expect("write");
+            w.finish().expect("finish")
+        })
+        .collect();
+    let digests: Vec<_> = pending.iter().map(|p| p.info.digest).collect();
+    let published = store.publish(pending);
+    // SAFETY: restores the limit read above.
+    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &old) };
+    published.expect("publish 2,000 blobs under a 256-descriptor limit");
+    assert!(digests.iter().all(|d| store.contains(d).expect("contains")));
+}
