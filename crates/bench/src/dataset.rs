@@ -31,6 +31,11 @@ const WORDS: [&[u8; 8]; 16] = [
     b"Ok(())\n}",
 ];
 
+/// Files per generating submit. The server keeps one open temporary file per new blob until
+/// the submit publishes them, so a submit of 20,000 distinct new files meets a 20,000
+/// open-file limit; 5,000 stays well clear of it.
+pub const BATCH: u64 = 5_000;
+
 /// The shape of a dataset.
 #[derive(Debug, Clone)]
 pub struct Shape {
@@ -72,7 +77,7 @@ impl Shape {
             distinct: 1000,
             per_dir: 100,
             seed,
-            batch: 20_000,
+            batch: BATCH,
         }
     }
 
@@ -86,7 +91,7 @@ impl Shape {
             distinct: files.max(1),
             per_dir: 100,
             seed,
-            batch: 20_000,
+            batch: BATCH,
         }
     }
 
@@ -101,7 +106,7 @@ impl Shape {
             distinct: files.max(1),
             per_dir: 100,
             seed,
-            batch: batch.clamp(16, 20_000),
+            batch: batch.clamp(16, BATCH),
         }
     }
 
