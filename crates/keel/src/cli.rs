@@ -28,6 +28,8 @@ pub struct Cli {
 pub enum Command {
     /// Run a Keel server.
     Serve(ServeArgs),
+    /// Run a benchmark workload against a server on loopback.
+    Bench(crate::commands::bench::BenchArgs),
     #[command(flatten)]
     Client(ClientCommand),
 }

@@ -1,6 +1,7 @@
 //! Dispatch from the parsed command line to the verb implementations.
 
 mod admin;
+pub(crate) mod bench;
 mod branches;
 mod browse;
 mod diff;
@@ -27,6 +28,9 @@ use crate::session::Session;
 pub async fn run(cli: Cli) -> Result<()> {
     let mut s = match &cli.command {
         Command::Serve(args) => return serve::serve(args).await,
+        Command::Bench(args) => {
+            return bench::run(args, cli.server.as_deref(), cli.json).await;
+        }
         Command::Client(_) => Session::connect(&cli).await?,
     };
     let Command::Client(command) = cli.command else {

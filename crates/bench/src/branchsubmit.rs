@@ -1,0 +1,147 @@
+//! branchsubmit: integrate a whole source tree into a new branch without workspace writes
+//! (`integrate -v`), then submit it; run warm twice into two new branches, report the second.
+
+use std::time::{Duration, Instant};
+
+use keel_proto::v1::{ChangesRequest, IntegrateRequest};
+
+use crate::dataset::{self, Shape};
+use crate::error::{BenchError, Result};
+use crate::report::{Report, Sample};
+use crate::rpc;
+use crate::stats::{ms, rate};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub files: u64,
+    pub seed: u64,
+    /// Create the source tree first (false when `generate` already did).
+    pub generate: bool,
+    /// Branches to create; the last one is reported.
+    pub runs: u32,
+}
+
+/// One branch: how long integrate and submit took and how many files they handled.
+#[derive(Debug, Clone, Copy)]
+pub struct BranchRun {
+    pub integrated: u64,
+    pub submitted: u64,
+    pub integrate: Duration,
+    pub commit: Duration,
+}
+
+impl BranchRun {
+    /// Integrate plus submit.
+    pub fn elapsed(&self) -> Duration {
+        self.integrate + self.commit
+    }
+}
+
+/// Runs the workload against the server at `addr`.
+pub async fn run(addr: &str, config: &Config) -> Result<Report> {
+    let shape = Shape::branchsubmit(config.files, config.seed);
+    let mut report = Report::new("branchsubmit");
+    if config.generate {
+        let generated = dataset::generate(addr, &shape, 2).await?;
+        report.set("generate_ms", ms(generated.elapsed));
+    }
+    let conn = rpc::connect(addr, "brancher", "bench-branch").await?;
+    let root = std::env::temp_dir().join("keel-bench-branch");
+    rpc::save_workspace(
+        &conn,
+        "bench-branch",
+        &root,
+        vec!["//depot/... //bench-branch/...".into()],
+    )
+    .await?;
+    let mut last = None;
+    for run in 1..=config.runs.max(1) {
+        let target = format!("//depot/branch{}r{run}", head_change(&conn).await?);
+        let source = format!("{}/...", shape.prefix);
+        let result = branch(&conn, &source, &format!("{target}/...")).await?;
+        let start = report
+            .samples
+            .last()
+            .map_or(Duration::ZERO, |s| s.start + s.latency);
+        report.samples.push(Sample {
+            op: "integrate",
+            client: run,
+            start,
+            latency: result.integrate,
+        });
+        report.samples.push(Sample {
+            op: "submit",
+            client: run,
+            start: start + result.integrate,
+            latency: result.commit,
+        });
+        if run < config.runs {
+            report.set("warmup_elapsed_ms", ms(result.elapsed()));
+        }
+        last = Some(result);
+    }
+    let last = last.ok_or_else(|| BenchError::Check("no branch run".into()))?;
+    if last.submitted != config.files || last.integrated != config.files {
+        return Err(BenchError::Check(format!(
+            "branched {} and submitted {} files, expected {}",
+            last.integrated, last.submitted, config.files
+        )));
+    }
+    report
+        .set("files", last.submitted)
+        .set("integrate_ms", ms(last.integrate))
+        .set("commit_ms", ms(last.commit))
+        .set("commit_files_per_s", rate(last.submitted, last.commit))
+        .set("elapsed_ms", ms(last.elapsed()));
+    Ok(report)
+}
+
+/// Integrates `from` into `to` (no workspace writes) and submits the result.
+pub async fn branch(conn: &keel_client::Connection, from: &str, to: &str) -> Result<BranchRun> {
+    let t = Instant::now();
+    let reply = conn
+        .client()
+        .integrate(IntegrateRequest {
+            caller: conn.caller(),
+            mode: "integrate".into(),
+            from: from.to_string(),
+            to: to.to_string(),
+            ..IntegrateRequest::default()
+        })
+        .await;
+    let integrated = rpc::drain(&format!("integrate {from} {to}"), reply).await?;
+    let integrate = t.elapsed();
+    let t = Instant::now();
+    let (_, submitted) =
+        rpc::submit(conn, &format!("branch {to}"), Vec::new(), |_| Vec::new()).await?;
+    Ok(BranchRun {
+        integrated,
+        submitted,
+        integrate,
+        commit: t.elapsed(),
+    })
+}
+
+/// The newest change number (0 on an empty server), used to name fresh branches.
+pub async fn head_change(conn: &keel_client::Connection) -> Result<u64> {
+    let mut stream = conn
+        .client()
+        .changes(ChangesRequest {
+            caller: conn.caller(),
+            max: 1,
+            ..ChangesRequest::default()
+        })
+        .await
+        .map_err(|s| BenchError::rpc("changes -m 1", s))?
+        .into_inner();
+    let mut head = 0;
+    while let Some(change) = stream
+        .message()
+        .await
+        .map_err(|s| BenchError::rpc("changes -m 1", s))?
+    {
+        head = head.max(change.change);
+    }
+    Ok(head)
+}

@@ -1,0 +1,19 @@
+//! Keel's benchmark workloads, modelled on the published Perforce benchmarks (browse,
+//! branchsubmit, sync, deltas) plus the lock-jam scenario. Everything goes through the gRPC API
+//! over loopback, like a user: this crate knows no store, blob or service type.
+
+pub mod branchsubmit;
+pub mod browse;
+pub mod dataset;
+pub mod deltas;
+pub mod error;
+pub mod lockjam;
+pub mod report;
+pub mod rng;
+pub mod rpc;
+pub mod server;
+pub mod stats;
+pub mod sync;
+
+pub use error::{BenchError, Result};
+pub use report::Report;

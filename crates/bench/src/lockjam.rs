@@ -1,0 +1,306 @@
+//! lockjam: a probe loop of five everyday calls (Info, Changes -m 1, Fstat of one file, Sync
+//! preview of one file, Opened) timed per loop, while small submits run first alone and then
+//! beside a long read (Fstat over the whole tree), followed by a large branch submit.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+use keel_client::Connection;
+use keel_proto::v1::{ChangesRequest, FilesRequest, InfoRequest, OpenedRequest, SyncRequest};
+
+use crate::branchsubmit;
+use crate::dataset::{self, Shape};
+use crate::error::{BenchError, Result};
+use crate::report::{Report, Sample};
+use crate::rng::Rng;
+use crate::rpc;
+use crate::stats::{Latencies, ms};
+
+/// Pause between probe loops.
+const PROBE_PAUSE: Duration = Duration::from_millis(20);
+/// Files added by each small submit.
+const SUBMIT_FILES: u64 = 10;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Files of the browsed tree (three revisions each).
+    pub files: u64,
+    /// Files of the branch submitted during the long read.
+    pub branch_files: u64,
+    /// Small submits per phase.
+    pub submits: u32,
+    pub seed: u64,
+    pub generate: bool,
+}
+
+const QUIET: u8 = 0;
+const LOADED: u8 = 1;
+
+/// Runs the workload against the server at `addr`.
+pub async fn run(addr: &str, config: &Config) -> Result<Report> {
+    let tree = Shape::browse(config.files, config.seed);
+    let mut source = Shape::branchsubmit(config.branch_files, config.seed);
+    source.prefix = "//depot/jamsrc".into();
+    let mut report = Report::new("lockjam");
+    if config.generate {
+        let a = dataset::generate(addr, &tree, 2).await?;
+        let b = dataset::generate(addr, &source, 2).await?;
+        report.set("generate_ms", ms(a.elapsed + b.elapsed));
+    }
+    let start = Instant::now();
+    let phase = Arc::new(AtomicU8::new(QUIET));
+    let stop = Arc::new(AtomicBool::new(false));
+
+    let probe_conn = rpc::connect(addr, "prober", "bench-probe").await?;
+    rpc::save_workspace(
+        &probe_conn,
+        "bench-probe",
+        &std::env::temp_dir().join("keel-bench-probe"),
+        vec![format!("{}/... //bench-probe/...", tree.prefix)],
+    )
+    .await?;
+    let probe = tokio::spawn(probe_loop(
+        probe_conn,
+        tree.clone(),
+        phase.clone(),
+        stop.clone(),
+        start,
+    ));
+
+    let writer = rpc::connect(addr, "writer", "bench-jam").await?;
+    rpc::save_workspace(
+        &writer,
+        "bench-jam",
+        &std::env::temp_dir().join("keel-bench-jam"),
+        vec!["//depot/... //bench-jam/...".into()],
+    )
+    .await?;
+    let base = branchsubmit::head_change(&writer).await?;
+    let quiet = small_submits(&writer, base, 0, config.submits, start, &mut report).await?;
+
+    phase.store(LOADED, Ordering::SeqCst);
+    let reader_conn = rpc::connect(addr, "reader", "").await?;
+    let reader = tokio::spawn(long_reads(reader_conn, tree.prefix.clone(), stop.clone()));
+    // Let the long read get going before the writes start.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let loaded = small_submits(&writer, base, 1, config.submits, start, &mut report).await?;
+    let big = branchsubmit::branch(
+        &writer,
+        &format!("{}/...", source.prefix),
+        &format!("//depot/jambranch{base}/..."),
+    )
+    .await?;
+    let reads_during = reader.is_finished();
+    stop.store(true, Ordering::SeqCst);
+    let reads = reader
+        .await
+        .map_err(|e| BenchError::Check(format!("long read failed: {e}")))??;
+    let probes = probe
+        .await
+        .map_err(|e| BenchError::Check(format!("probe failed: {e}")))??;
+    if reads_during {
+        return Err(BenchError::Check(
+            "the long read ended before the writes did".into(),
+        ));
+    }
+    if big.submitted != config.branch_files {
+        return Err(BenchError::Check(format!(
+            "branch submitted {} files, expected {}",
+            big.submitted, config.branch_files
+        )));
+    }
+
+    let (mut all, mut under_load) = (Latencies::default(), Latencies::default());
+    for (sample, loaded_phase) in &probes {
+        all.push(sample.latency);
+        if *loaded_phase {
+            under_load.push(sample.latency);
+        }
+    }
+    let without = quiet.percentile(50.0);
+    let with = loaded.percentile(50.0);
+    let ratio = if without.is_zero() {
+        0.0
+    } else {
+        (with.as_secs_f64() / without.as_secs_f64() * 100.0).round() / 100.0
+    };
+    report
+        .set("files", config.files)
+        .set("branch_files", big.submitted)
+        .set("probe_loops", all.len() as u64)
+        .set("probe_p50_ms", ms(all.percentile(50.0)))
+        .set("probe_p99_ms", ms(all.percentile(99.0)))
+        .set("probe_max_ms", ms(all.max()))
+        .set("probe_loops_during_long_read", under_load.len() as u64)
+        .set(
+            "probe_p50_during_long_read_ms",
+            ms(under_load.percentile(50.0)),
+        )
+        .set(
+            "probe_p99_during_long_read_ms",
+            ms(under_load.percentile(99.0)),
+        )
+        .set("probe_max_during_long_read_ms", ms(under_load.max()))
+        .set("submits_per_phase", config.submits)
+        .set("submit_p50_without_long_read_ms", ms(without))
+        .set("submit_p50_with_long_read_ms", ms(with))
+        .set("submit_ratio", ratio)
+        .set("branch_integrate_ms", ms(big.integrate))
+        .set("branch_commit_ms", ms(big.commit))
+        .set("long_reads_completed", reads.len() as u64)
+        .set(
+            "long_read_ms",
+            ms(reads.first().copied().unwrap_or_default()),
+        );
+    report.samples.extend(probes.into_iter().map(|(s, _)| s));
+    Ok(report)
+}
+
+/// `count` submits of `SUBMIT_FILES` new files each, timed.
+async fn small_submits(
+    conn: &Connection,
+    base: u64,
+    phase: u32,
+    count: u32,
+    start: Instant,
+    report: &mut Report,
+) -> Result<Latencies> {
+    let mut latencies = Latencies::default();
+    for k in 0..count {
+        let dir = format!("jam/b{base}/p{phase}/s{k}");
+        let files: Vec<String> = (0..SUBMIT_FILES)
+            .map(|j| format!("//bench-jam/{dir}/f{j}.txt"))
+            .collect();
+        let uploads = (0..SUBMIT_FILES)
+            .map(|j| format!("//depot/{dir}/f{j}.txt"))
+            .collect();
+        let began = Instant::now();
+        rpc::open(conn, "add", files).await?;
+        rpc::submit(conn, "lockjam submit", uploads, |f| f.as_bytes().to_vec()).await?;
+        let latency = began.elapsed();
+        latencies.push(latency);
+        report.samples.push(Sample {
+            op: if phase == 0 {
+                "submit_quiet"
+            } else {
+                "submit_loaded"
+            },
+            client: 1,
+            start: began.duration_since(start),
+            latency,
+        });
+    }
+    Ok(latencies)
+}
+
+/// Fstat over the whole tree, again and again until `stop`; returns each completed read's time.
+async fn long_reads(
+    conn: Connection,
+    prefix: String,
+    stop: Arc<AtomicBool>,
+) -> Result<Vec<Duration>> {
+    let mut done = Vec::new();
+    while !stop.load(Ordering::SeqCst) {
+        let began = Instant::now();
+        let mut stream = conn
+            .client()
+            .fstat(FilesRequest {
+                caller: conn.caller(),
+                files: vec![format!("{prefix}/...")],
+                ..FilesRequest::default()
+            })
+            .await
+            .map_err(|s| BenchError::rpc("long fstat", s))?
+            .into_inner();
+        let mut finished = true;
+        while stream
+            .message()
+            .await
+            .map_err(|s| BenchError::rpc("long fstat", s))?
+            .is_some()
+        {
+            if stop.load(Ordering::SeqCst) {
+                finished = false;
+                break;
+            }
+        }
+        if finished {
+            done.push(began.elapsed());
+        }
+    }
+    Ok(done)
+}
+
+/// The probe: five everyday calls per loop until `stop`; each sample says whether the long
+/// read was running when the loop began.
+async fn probe_loop(
+    conn: Connection,
+    tree: Shape,
+    phase: Arc<AtomicU8>,
+    stop: Arc<AtomicBool>,
+    start: Instant,
+) -> Result<Vec<(Sample, bool)>> {
+    let mut rng = Rng::derive(tree.seed, 3000);
+    let mut out = Vec::new();
+    let mut grpc = conn.client();
+    // Every loop is bounded by the workload's own bounded phases; this caps it regardless.
+    for _ in 0..1_000_000u32 {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let loaded = phase.load(Ordering::SeqCst) == LOADED;
+        let i = rng.below(tree.files);
+        let began = Instant::now();
+        grpc.info(InfoRequest {
+            caller: conn.caller(),
+        })
+        .await
+        .map_err(|s| BenchError::rpc("probe info", s))?;
+        let reply = grpc
+            .changes(ChangesRequest {
+                caller: conn.caller(),
+                max: 1,
+                ..ChangesRequest::default()
+            })
+            .await;
+        rpc::drain("probe changes", reply).await?;
+        let reply = grpc
+            .fstat(FilesRequest {
+                caller: conn.caller(),
+                files: vec![tree.depot_path(i)],
+                ..FilesRequest::default()
+            })
+            .await;
+        rpc::drain("probe fstat", reply).await?;
+        let reply = grpc
+            .sync(SyncRequest {
+                caller: conn.caller(),
+                files: vec![format!("//bench-probe/{}", tree.rel_path(i))],
+                preview: true,
+                ..SyncRequest::default()
+            })
+            .await;
+        rpc::drain("probe sync -n", reply).await?;
+        let reply = grpc
+            .opened(OpenedRequest {
+                caller: conn.caller(),
+                ..OpenedRequest::default()
+            })
+            .await;
+        rpc::drain("probe opened", reply).await?;
+        let latency = began.elapsed();
+        out.push((
+            Sample {
+                op: "probe",
+                client: 0,
+                start: began.duration_since(start),
+                latency,
+            },
+            loaded,
+        ));
+        tokio::time::sleep(PROBE_PAUSE).await;
+    }
+    Ok(out)
+}

@@ -1,0 +1,176 @@
+//! sync: one full sync of the tree into an empty workspace, then concurrent clients each
+//! syncing a random subtree into a fresh workspace (real Sync RPC + client writes).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use keel_client::WorkspaceCtx;
+use keel_client::sync::{SyncOptions, SyncTotals};
+use keel_proto::v1::DeleteWorkspaceRequest;
+
+use crate::dataset::{self, Shape};
+use crate::error::{BenchError, Result};
+use crate::report::{Report, Sample};
+use crate::rng::Rng;
+use crate::rpc;
+use crate::stats::{Latencies, ms, rate};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub files: u64,
+    pub file_size: u64,
+    pub clients: u32,
+    /// Syncs per client in the concurrent phase.
+    pub rounds: u32,
+    pub seed: u64,
+    pub generate: bool,
+    /// Where workspaces are written (a temporary directory when None).
+    pub work_dir: Option<PathBuf>,
+}
+
+/// One finished sync.
+struct Synced {
+    totals: SyncTotals,
+    latency: Duration,
+}
+
+/// Runs the workload against the server at `addr`.
+pub async fn run(addr: &str, config: &Config) -> Result<Report> {
+    let shape = Shape::sync(config.files, config.file_size, config.seed);
+    let mut report = Report::new("sync");
+    if config.generate {
+        let generated = dataset::generate(addr, &shape, 2).await?;
+        report
+            .set("generate_ms", ms(generated.elapsed))
+            .set("generated_bytes", generated.bytes);
+    }
+    let temp = tempfile::Builder::new()
+        .prefix("keel-bench-sync-")
+        .tempdir_in(config.work_dir.clone().unwrap_or_else(std::env::temp_dir))
+        .map_err(|e| BenchError::io("creating the workspace directory", e))?;
+    let nonce = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64);
+
+    // One sync of the whole tree into an empty workspace.
+    let full = sync_fresh(addr, &shape, temp.path(), &format!("bsf{nonce}"), "").await?;
+    let expected_bytes = shape.head_bytes(0..shape.files);
+    if full.totals.files != shape.files || full.totals.bytes != expected_bytes {
+        return Err(BenchError::Check(format!(
+            "full sync wrote {} files / {} bytes, expected {} / {expected_bytes}",
+            full.totals.files, full.totals.bytes, shape.files
+        )));
+    }
+    report
+        .set("files", full.totals.files)
+        .set("bytes", full.totals.bytes)
+        .set("full_sync_ms", ms(full.latency))
+        .set(
+            "full_sync_mb_per_s",
+            rate(full.totals.bytes / 1_000_000, full.latency),
+        );
+
+    // Concurrent clients, each syncing random subtrees into fresh workspaces.
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..config.clients.max(1) {
+        let addr = addr.to_string();
+        let shape = shape.clone();
+        let dir = temp.path().to_path_buf();
+        let rounds = config.rounds.max(1);
+        tasks.push(tokio::spawn(async move {
+            let mut rng = Rng::derive(shape.seed, 2000 + u64::from(c));
+            let groups = shape
+                .files
+                .div_ceil(shape.per_dir.max(1))
+                .div_ceil(10)
+                .max(1);
+            let mut out = Vec::new();
+            for r in 0..rounds {
+                let g = rng.below(groups);
+                let sub = format!("a{}/b{}/c{}/", g / 100, g / 10 % 10, g % 10);
+                let began = Instant::now();
+                let name = format!("bs{nonce}c{c}r{r}");
+                let synced = sync_fresh(&addr, &shape, &dir, &name, &sub).await?;
+                out.push((c, began, synced));
+            }
+            Ok::<_, BenchError>(out)
+        }));
+    }
+    let mut latencies = Latencies::default();
+    let (mut files, mut bytes, mut syncs) = (0u64, 0u64, 0u64);
+    for task in tasks {
+        let done = task
+            .await
+            .map_err(|e| BenchError::Check(format!("sync client failed: {e}")))??;
+        for (c, began, synced) in done {
+            files += synced.totals.files;
+            bytes += synced.totals.bytes;
+            syncs += 1;
+            latencies.push(synced.latency);
+            report.samples.push(Sample {
+                op: "sync",
+                client: c,
+                start: began.duration_since(start),
+                latency: synced.latency,
+            });
+        }
+    }
+    let wall = start.elapsed();
+    report
+        .set("clients", config.clients)
+        .set("concurrent_syncs", syncs)
+        .set("concurrent_files", files)
+        .set("concurrent_bytes", bytes)
+        .set("concurrent_wall_ms", ms(wall))
+        .set("aggregate_mb_per_s", rate(bytes / 1_000_000, wall))
+        .set("sync_p50_ms", ms(latencies.percentile(50.0)))
+        .set("sync_p99_ms", ms(latencies.percentile(99.0)));
+    Ok(report)
+}
+
+/// Creates workspace `name` rooted in a new directory under `dir`, syncs `sub` (a subtree of
+/// the shape, empty = all) into it, then deletes the workspace and its files.
+async fn sync_fresh(
+    addr: &str,
+    shape: &Shape,
+    dir: &Path,
+    name: &str,
+    sub: &str,
+) -> Result<Synced> {
+    let conn = rpc::connect(addr, "syncer", name).await?;
+    let root = dir.join(name);
+    std::fs::create_dir_all(&root)
+        .map_err(|e| BenchError::io(format!("mkdir {}", root.display()), e))?;
+    let spec = rpc::save_workspace(
+        &conn,
+        name,
+        &root,
+        vec![format!("{}/... //{name}/...", shape.prefix)],
+    )
+    .await?;
+    let ws = WorkspaceCtx::from_spec(spec)?;
+    let options = SyncOptions {
+        files: vec![format!("//{name}/{sub}...")],
+        ..SyncOptions::default()
+    };
+    let began = Instant::now();
+    let totals = keel_client::sync::sync(&conn, &ws, &options, |_| {}).await?;
+    let latency = began.elapsed();
+    if totals.failed > 0 {
+        return Err(BenchError::Check(format!(
+            "{name}: {} files failed to sync",
+            totals.failed
+        )));
+    }
+    conn.client()
+        .delete_workspace(DeleteWorkspaceRequest {
+            caller: conn.caller(),
+            name: name.to_string(),
+        })
+        .await
+        .map_err(|s| BenchError::rpc(format!("deleting workspace {name}"), s))?;
+    let _ = std::fs::remove_dir_all(&root);
+    Ok(Synced { totals, latency })
+}

@@ -1,0 +1,232 @@
+//! `keel bench`: runs a benchmark workload against a `keel serve` child process on loopback (or
+//! `--server ADDR`) and prints its report.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use keel_bench::server::Target;
+use keel_bench::{Report, branchsubmit, browse, dataset, deltas, lockjam, sync};
+
+/// `keel bench` flags shared by every workload.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub workload: Workload,
+    /// Benchmark the server at HOST:PORT instead of starting one.
+    #[arg(long = "server", global = true, value_name = "ADDR")]
+    pub server: Option<String>,
+    /// Keep the started server's data in DIR (reuse it later with --skip-generate).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Seed of the dataset generator and of the clients' random choices.
+    #[arg(long, global = true, default_value_t = 1)]
+    pub seed: u64,
+    /// The dataset is already on the server (from `keel bench generate` with the same sizes).
+    #[arg(long, global = true)]
+    pub skip_generate: bool,
+    /// Write raw per-operation results to FILE (.csv, else JSON lines).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// The workloads.
+#[derive(Debug, Subcommand)]
+pub enum Workload {
+    /// Create a dataset through the API (use with --root or --server).
+    Generate(GenerateArgs),
+    /// Concurrent clients drilling down random paths (dirs, fstat, filelog).
+    Browse(BrowseArgs),
+    /// Branch a tree without workspace writes and submit it (twice, the second reported).
+    Branchsubmit(BranchsubmitArgs),
+    /// A full sync into an empty workspace, then concurrent subtree syncs.
+    Sync(SyncArgs),
+    /// Integrate and sync previews over large file sets.
+    Deltas(FilesArg),
+    /// Probe latency and submit latency beside a long read and a large branch submit.
+    Lockjam(LockjamArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ShapeName {
+    Browse,
+    Branchsubmit,
+    Sync,
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    #[arg(long, value_enum)]
+    pub shape: ShapeName,
+    /// Files (default: the shape's reference size).
+    #[arg(long)]
+    pub files: Option<u64>,
+    /// Mean file size in bytes (sync shape).
+    #[arg(long, default_value_t = 4096)]
+    pub file_size: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct BrowseArgs {
+    #[arg(long, default_value_t = 1_000_000)]
+    pub files: u64,
+    #[arg(long, default_value_t = 8)]
+    pub clients: u32,
+    #[arg(long, default_value_t = 10)]
+    pub seconds: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct BranchsubmitArgs {
+    #[arg(long, default_value_t = 70_000)]
+    pub files: u64,
+    /// Branches to create; the last is reported.
+    #[arg(long, default_value_t = 2)]
+    pub runs: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    #[arg(long, default_value_t = 3_400)]
+    pub files: u64,
+    /// Mean file size in bytes.
+    #[arg(long, default_value_t = 4096)]
+    pub file_size: u64,
+    #[arg(long, default_value_t = 8)]
+    pub clients: u32,
+    /// Syncs per client.
+    #[arg(long, default_value_t = 4)]
+    pub rounds: u32,
+    /// Directory for the workspaces (default: the system temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct FilesArg {
+    #[arg(long, default_value_t = 70_000)]
+    pub files: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct LockjamArgs {
+    /// Files of the browsed tree (three revisions each).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub files: u64,
+    /// Files of the branch submitted during the long read.
+    #[arg(long, default_value_t = 70_000)]
+    pub branch_files: u64,
+    /// Small submits per phase (without, then with the long read).
+    #[arg(long, default_value_t = 10)]
+    pub submits: u32,
+}
+
+/// Runs `keel bench ...`.
+pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> Result<()> {
+    let target = match args.server.as_deref().or(global_server) {
+        Some(addr) => Target::external(addr),
+        None => {
+            if matches!(args.workload, Workload::Generate(_)) && args.root.is_none() {
+                bail!("keel bench generate needs --root DIR or --server ADDR to keep the data");
+            }
+            let exe = std::env::current_exe().context("cannot find the keel executable")?;
+            let root = match &args.root {
+                Some(root) if root.is_relative() => Some(std::env::current_dir()?.join(root)),
+                other => other.clone(),
+            };
+            tokio::task::spawn_blocking(move || Target::start(&exe, root))
+                .await
+                .context("server start task failed")??
+        }
+    };
+    let addr = target.addr.as_str();
+    let generate = !args.skip_generate;
+    let seed = args.seed;
+    let mut report = match &args.workload {
+        Workload::Generate(g) => generate_only(addr, g, seed).await?,
+        Workload::Browse(b) => {
+            let config = browse::Config {
+                files: b.files,
+                clients: b.clients,
+                seconds: b.seconds,
+                seed,
+                generate,
+            };
+            browse::run(addr, &config).await?
+        }
+        Workload::Branchsubmit(b) => {
+            let config = branchsubmit::Config {
+                files: b.files,
+                seed,
+                generate,
+                runs: b.runs,
+            };
+            branchsubmit::run(addr, &config).await?
+        }
+        Workload::Sync(s) => {
+            let config = sync::Config {
+                files: s.files,
+                file_size: s.file_size,
+                clients: s.clients,
+                rounds: s.rounds,
+                seed,
+                generate,
+                work_dir: s.work_dir.clone(),
+            };
+            sync::run(addr, &config).await?
+        }
+        Workload::Deltas(d) => {
+            let config = deltas::Config {
+                files: d.files,
+                seed,
+                generate,
+            };
+            deltas::run(addr, &config).await?
+        }
+        Workload::Lockjam(l) => {
+            let config = lockjam::Config {
+                files: l.files,
+                branch_files: l.branch_files,
+                submits: l.submits,
+                seed,
+                generate,
+            };
+            lockjam::run(addr, &config).await?
+        }
+    };
+    if let Some(kib) = target.peak_rss_kib() {
+        report.set("server_peak_rss_mib", kib / 1024);
+    }
+    if let Some(out) = &args.out {
+        report.write_samples(out)?;
+    }
+    if json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_text());
+    }
+    Ok(())
+}
+
+/// `keel bench generate`: only creates the dataset.
+async fn generate_only(addr: &str, args: &GenerateArgs, seed: u64) -> Result<Report> {
+    let shape = match args.shape {
+        ShapeName::Browse => dataset::Shape::browse(args.files.unwrap_or(1_000_000), seed),
+        ShapeName::Branchsubmit => dataset::Shape::branchsubmit(args.files.unwrap_or(70_000), seed),
+        ShapeName::Sync => dataset::Shape::sync(args.files.unwrap_or(3_400), args.file_size, seed),
+    };
+    let generated = dataset::generate(addr, &shape, 2).await?;
+    let mut report = Report::new("generate");
+    report
+        .set("prefix", shape.prefix.as_str())
+        .set("files", generated.files)
+        .set("revisions", generated.revisions)
+        .set("bytes", generated.bytes)
+        .set("changes", generated.changes)
+        .set("elapsed_ms", keel_bench::stats::ms(generated.elapsed))
+        .set(
+            "revisions_per_s",
+            keel_bench::stats::rate(generated.revisions, generated.elapsed),
+        );
+    Ok(report)
+}

@@ -1,0 +1,150 @@
+//! `keel bench` end to end at tiny sizes: every workload runs through the real binary against a
+//! `keel serve` child it starts itself, and its JSON report is consistent with what was asked.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+const KEEL: &str = env!("CARGO_BIN_EXE_keel");
+
+/// Runs `keel --json bench ARGS` and parses its one-line report.
+fn bench(args: &[&str]) -> Value {
+    let out = Command::new(KEEL)
+        .arg("--json")
+        .arg("bench")
+        .args(args)
+        .env_remove("KEEL_SERVER")
+        .output()
+        .expect("run keel bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "keel bench {args:?} failed:\nstdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout.lines().last().expect("a report line");
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+}
+
+fn n(report: &Value, key: &str) -> f64 {
+    report
+        .get(key)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("no number '{key}' in {report}"))
+}
+
+#[test]
+fn browse_reports_browses_and_rates() {
+    let r = bench(&[
+        "browse",
+        "--files",
+        "300",
+        "--seconds",
+        "1",
+        "--clients",
+        "2",
+    ]);
+    assert_eq!(r["workload"], "browse");
+    assert!(n(&r, "browses") > 0.0, "{r}");
+    assert!(n(&r, "unique_paths") <= 300.0 && n(&r, "unique_paths") > 0.0);
+    // Five dirs levels, one fstat and one filelog per browse.
+    assert!(n(&r, "dirs_calls") >= 5.0 * n(&r, "browses"));
+    assert!(n(&r, "fstat_calls") >= n(&r, "browses"));
+    assert!(n(&r, "max_dirs_per_s") > 0.0 && n(&r, "max_filelog_per_s") > 0.0);
+}
+
+#[test]
+fn branchsubmit_submits_every_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("raw.csv");
+    let r = bench(&[
+        "branchsubmit",
+        "--files",
+        "500",
+        "--out",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(n(&r, "files"), 500.0);
+    assert!(n(&r, "commit_files_per_s") > 0.0);
+    assert!(n(&r, "elapsed_ms") >= n(&r, "commit_ms"));
+    let csv = std::fs::read_to_string(&out).expect("raw results");
+    assert_eq!(
+        csv.lines().count(),
+        1 + 4,
+        "header + integrate/submit twice:\n{csv}"
+    );
+}
+
+#[test]
+fn sync_writes_the_whole_dataset() {
+    let r = bench(&[
+        "sync",
+        "--files",
+        "120",
+        "--file-size",
+        "2000",
+        "--clients",
+        "2",
+        "--rounds",
+        "2",
+    ]);
+    assert_eq!(n(&r, "files"), 120.0);
+    assert!(n(&r, "bytes") > 0.0);
+    assert_eq!(n(&r, "concurrent_syncs"), 4.0);
+    assert!(n(&r, "concurrent_files") > 0.0);
+    assert!(n(&r, "sync_p99_ms") >= n(&r, "sync_p50_ms"));
+}
+
+#[test]
+fn deltas_preview_every_file() {
+    let r = bench(&["deltas", "--files", "300"]);
+    assert_eq!(n(&r, "files"), 300.0);
+    assert!(n(&r, "integrate_preview_ms") > 0.0 && n(&r, "sync_preview_ms") > 0.0);
+}
+
+#[test]
+fn lockjam_probes_while_writing() {
+    let r = bench(&[
+        "lockjam",
+        "--files",
+        "300",
+        "--branch-files",
+        "200",
+        "--submits",
+        "3",
+    ]);
+    assert!(n(&r, "probe_loops") > 0.0, "{r}");
+    assert!(n(&r, "probe_max_ms") >= n(&r, "probe_p50_ms"));
+    assert_eq!(n(&r, "branch_files"), 200.0);
+    assert!(n(&r, "submit_ratio") > 0.0);
+    assert!(n(&r, "long_reads_completed") + n(&r, "probe_loops_during_long_read") > 0.0);
+}
+
+#[test]
+fn generate_then_reuse_with_skip_generate() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("server");
+    let root = root.to_str().expect("utf-8 path");
+    let g = bench(&[
+        "generate",
+        "--shape",
+        "branchsubmit",
+        "--files",
+        "200",
+        "--root",
+        root,
+    ]);
+    assert_eq!(n(&g, "files"), 200.0);
+    assert_eq!(n(&g, "revisions"), 200.0);
+    let r = bench(&[
+        "branchsubmit",
+        "--files",
+        "200",
+        "--root",
+        root,
+        "--skip-generate",
+        "--runs",
+        "1",
+    ]);
+    assert_eq!(n(&r, "files"), 200.0);
+}
