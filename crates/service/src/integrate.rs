@@ -16,7 +16,7 @@ use keel_core::{
     ChangeNumber, FileAction, FileSpec, IntegEdge, IntegHow, LineKind, View, ViewLine,
     pending_range, select_base,
 };
-use keel_store::{IntegRow, LazyContent, OpenedRow, PathRange, PendingInteg, ReadTxn, RevisionRow};
+use keel_store::{IntegRow, LazyContent, OpenedRow, PendingInteg, ReadTxn, RevisionRow};
 use std::collections::HashMap;
 
 /// Which command opened the files.
@@ -212,9 +212,7 @@ impl Service {
         let Some((start, end)) = pending_range(&source.path, source.rev, &into_target) else {
             return Ok(None);
         };
-        let target_head = snap
-            .head_revisions(&PathRange::exact(target), None, None, 1)?
-            .pop();
+        let target_head = snap.head_revision(target)?;
         let live = target_head.as_ref().filter(|h| !h.action.is_delete());
         if let Some(open) = snap
             .opened_file(target)?

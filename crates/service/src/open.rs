@@ -184,9 +184,7 @@ impl Service {
             };
             let base = FileType::parse(detected).map_err(invalid)?;
             let file_type = apply_type(base, &req.file_type)?;
-            let head = snap
-                .head_revisions(&PathRange::exact(&depot), None, None, 1)?
-                .pop();
+            let head = snap.head_revision(&depot)?;
             if let Some(head) = &head
                 && !head.action.is_delete()
             {
@@ -332,9 +330,7 @@ impl Service {
                         "{from_path} - not opened; edit it before moving"
                     ))
                 })?;
-            if let Some(head) = txn
-                .head_revisions(&PathRange::exact(&to_path), None, None, 1)?
-                .pop()
+            if let Some(head) = txn.head_revision(&to_path)?
                 && !head.action.is_delete()
             {
                 return Err(ServiceError::Precondition(format!(
@@ -355,11 +351,7 @@ impl Service {
             } else {
                 ChangeNumber(change)
             };
-            let target_base = txn
-                .head_revisions(&PathRange::exact(&to_path), None, None, 1)?
-                .pop()
-                .map(|h| h.rev)
-                .unwrap_or(0);
+            let target_base = txn.head_revision(&to_path)?.map(|h| h.rev).unwrap_or(0);
             let mut target = OpenedRow {
                 path: to_path.clone(),
                 change,

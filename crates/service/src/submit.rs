@@ -12,8 +12,7 @@ use crate::{Caller, Service, ServiceError, SubmitResult};
 use keel_blob::BlobStore;
 use keel_core::{ChangeNumber, FileAction, IntegHow};
 use keel_store::{
-    ChangeRow, ChangeStatus, HaveRow, IntegRow, OpenedRow, PathRange, ReadTxn, RevisionRow,
-    WriteTxn,
+    ChangeRow, ChangeStatus, HaveRow, IntegRow, OpenedRow, ReadTxn, RevisionRow, WriteTxn,
 };
 use std::collections::BTreeMap;
 
@@ -213,9 +212,7 @@ fn commit_in(
     let mut revisions = Vec::with_capacity(current.len());
     let mut records = Vec::new();
     for open in &current {
-        let head = txn
-            .head_revisions(&PathRange::exact(&open.path), None, None, 1)?
-            .pop();
+        let head = txn.head_revision(&open.path)?;
         let head_rev = head.as_ref().map(|h| h.rev).unwrap_or(0);
         if head_rev != open.base_rev {
             return Err(ServiceError::Precondition(format!(

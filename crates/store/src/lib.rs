@@ -64,6 +64,8 @@ pub trait ReadTxn {
         at: Option<ChangeNumber>,
         limit: usize,
     ) -> Result<Vec<RevisionRow>, StoreError>;
+    /// The newest revision of one file.
+    fn head_revision(&self, path: &str) -> Result<Option<RevisionRow>, StoreError>;
     /// Every revision of one file, newest first.
     fn file_revisions(&self, path: &str) -> Result<Vec<RevisionRow>, StoreError>;
     fn revision(&self, path: &str, rev: u32) -> Result<Option<RevisionRow>, StoreError>;

@@ -21,6 +21,8 @@ pub struct StoreConfig {
     pub max_group: usize,
     /// SQLite page cache per connection, in KiB.
     pub cache_kib: i64,
+    /// Prepared statements kept per connection.
+    pub statement_cache: usize,
 }
 
 impl Default for StoreConfig {
@@ -29,6 +31,7 @@ impl Default for StoreConfig {
             reader_pool_size: 16,
             max_group: 256,
             cache_kib: 64 * 1024,
+            statement_cache: 128,
         }
     }
 }
@@ -74,6 +77,8 @@ pub(crate) fn open_connection(path: &Path, config: &StoreConfig) -> Result<Conne
         .map_err(open_err)?;
     conn.pragma_update(None, "cache_size", -config.cache_kib)
         .map_err(open_err)?;
+    // Every statement the store uses stays prepared (rusqlite keeps 16 by default).
+    conn.set_prepared_statement_cache_capacity(config.statement_cache);
     Ok(conn)
 }
 

@@ -159,6 +159,16 @@ impl<T: HasConn> ReadTxn for T {
         )
     }
 
+    fn head_revision(&self, path: &str) -> Result<Option<RevisionRow>, StoreError> {
+        let sql = format!(
+            "SELECT {REVISION_COLUMNS} FROM revisions WHERE path = ?1 ORDER BY rev DESC LIMIT 1"
+        );
+        Ok(self
+            .conn()
+            .query_row(&sql, [path], codec::revision)
+            .optional()?)
+    }
+
     fn file_revisions(&self, path: &str) -> Result<Vec<RevisionRow>, StoreError> {
         let sql =
             format!("SELECT {REVISION_COLUMNS} FROM revisions WHERE path = ?1 ORDER BY rev DESC");
