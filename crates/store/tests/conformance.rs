@@ -163,6 +163,13 @@ fn head_revisions_honour_change_bound_and_paging() {
         .head_revisions(&range, None, Some(c1), 10)
         .expect("at c1");
     assert!(at_c1.iter().all(|r| r.rev == 1));
+    assert_eq!(
+        snap.head_revision("//depot/p/2")
+            .expect("head")
+            .map(|r| r.rev),
+        Some(2)
+    );
+    assert_eq!(snap.head_revision("//depot/p/none").expect("head"), None);
 }
 
 #[test]
