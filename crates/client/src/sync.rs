@@ -170,15 +170,19 @@ async fn handle_file(
         return Ok(event);
     }
     let mode = LocalMode::for_type(&event.file.file_type, ws.options.allwrite);
-    let mut incoming =
-        match IncomingFile::begin(local, event.file.compressed, &event.file.digest, mode) {
-            Ok(incoming) => incoming,
-            Err(e) => {
-                skip_chunks(stream).await?;
-                event.result = Err(e);
-                return Ok(event);
-            }
-        };
+    let mut incoming = match IncomingFile::begin(
+        local.clone(),
+        event.file.compressed,
+        &event.file.digest,
+        mode,
+    ) {
+        Ok(incoming) => incoming,
+        Err(e) => {
+            skip_chunks(stream).await?;
+            event.result = Err(e);
+            return Ok(event);
+        }
+    };
     let mut failure = None;
     while let Some(chunk) = next_chunk(stream).await? {
         if failure.is_none()
@@ -191,6 +195,10 @@ async fn handle_file(
         Some(e) => Err(e),
         None => incoming.finish().map(|bytes| event.bytes = bytes),
     };
+    // `modtime`: the file's modification time is the revision's submit time, as in Perforce.
+    if event.result.is_ok() && ws.options.modtime && event.file.mod_time > 0 {
+        event.result = transfer::set_modified(&local, event.file.mod_time);
+    }
     Ok(event)
 }
 

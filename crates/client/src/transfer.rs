@@ -291,6 +291,19 @@ pub fn is_writable_file(path: &Path) -> bool {
     }
 }
 
+/// Sets a file's modification time (seconds since the epoch); symlinks are left as they are.
+pub fn set_modified(path: &Path, secs: u64) -> Result<()> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| Error::io(path, e))?;
+    if meta.file_type().is_symlink() {
+        return Ok(());
+    }
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    // Owners may set explicit times through a read-only descriptor.
+    std::fs::File::open(path)
+        .and_then(|f| f.set_modified(when))
+        .map_err(|e| Error::io(path, e))
+}
+
 /// Removes a workspace file; with `rmdir`, also removes emptied parents up to (not including) `root`.
 pub fn remove_local(root: &Path, path: &Path, rmdir: bool) -> Result<bool> {
     let removed = match std::fs::remove_file(path) {

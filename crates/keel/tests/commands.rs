@@ -236,3 +236,55 @@ fn keel_config_file_is_found_by_walking_up() {
     let err = a.fail(&["-w", "nosuch", "opened"]);
     assert!(err.contains("nosuch"), "{err}");
 }
+
+#[test]
+fn modtime_sets_synced_files_to_their_submit_time() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    write(&a.cwd, "stamped.txt", "when?\n");
+    a.ok(&["add", "stamped.txt"]);
+    a.ok(&["submit", "-d", "stamp"]);
+    let root = fx.dir.path().join("m");
+    std::fs::create_dir_all(&root).expect("root");
+    let m = fx.server.client("bob", "m", &root);
+    m.ok(&[
+        "workspace",
+        "create",
+        "m",
+        "--root",
+        root.to_str().expect("utf-8"),
+        "--options",
+        "noallwrite noclobber normdir modtime",
+    ]);
+    // Let the wall clock move on, so "now" and the submit time differ.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    m.ok(&["sync"]);
+    let head_time: u64 = str_field(&m.json(&["fstat", "//depot/stamped.txt"])[0], "headTime")
+        .parse()
+        .expect("headTime");
+    let modified = std::fs::metadata(root.join("stamped.txt"))
+        .expect("stat")
+        .modified()
+        .expect("mtime")
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after the epoch")
+        .as_secs();
+    assert_eq!(
+        modified, head_time,
+        "modtime: mtime is the revision's submit time"
+    );
+    // Without modtime the file carries the time it was written (after the sleep above).
+    let b = fx.workspace("carol", "b");
+    b.ok(&["sync"]);
+    let written = std::fs::metadata(b.cwd.join("stamped.txt"))
+        .expect("stat")
+        .modified()
+        .expect("mtime")
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after the epoch")
+        .as_secs();
+    assert!(
+        written > head_time,
+        "no modtime: written {written}, submitted {head_time}"
+    );
+}

@@ -391,6 +391,7 @@ impl pb::keel_server::Keel for Api {
                         .as_ref()
                         .map(|c| c.blob.stored_size)
                         .unwrap_or(0),
+                    mod_time: item.time.max(0) as u64,
                 };
                 sink.send(pb::SyncMessage {
                     body: Some(Body::File(msg)),

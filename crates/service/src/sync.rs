@@ -39,6 +39,8 @@ pub struct SyncItem {
     pub file_type: String,
     pub digest: String,
     pub size: u64,
+    /// When the revision was submitted (seconds since the epoch).
+    pub time: i64,
 }
 
 pub struct SyncEvent {
@@ -304,6 +306,7 @@ impl Service {
                             file_type: t.file_type.to_string(),
                             digest: t.digest.map(|d| d.to_hex()).unwrap_or_default(),
                             size: t.size,
+                            time: t.time,
                         };
                         emit(item, None, totals, sink)?;
                     }
@@ -341,6 +344,7 @@ impl Service {
                     file_type: target.file_type.to_string(),
                     digest: target.digest.map(|d| d.to_hex()).unwrap_or_default(),
                     size: target.size,
+                    time: target.time,
                 };
                 emit(item, content, totals, sink)?;
             }
