@@ -139,26 +139,27 @@ fn opened_across_workspaces_and_workspace_delete() {
     assert_eq!(names, ["a"]);
 }
 
-#[test]
-fn workspace_edit_uses_the_editor_and_validates() {
-    let fx = Fixture::new();
-    let a = fx.workspace("alice", "a");
-    let editor = fx.dir.path().join("editor.sh");
-    // An "editor" that turns on allwrite and rmdir.
-    std::fs::write(
-        &editor,
-        "#!/bin/sh\nsed -i 's/noallwrite/allwrite/; s/normdir/rmdir/' \"$1\"\n",
-    )
-    .expect("editor");
+/// Runs `keel workspace edit NAME` with an "editor" that applies a sed script to the form.
+fn edit_with_sed(fx: &Fixture, a: &common::Client, name: &str, sed: &str) -> std::process::Output {
+    let editor = fx.dir.path().join(format!("editor-{}.sh", sed.len()));
+    std::fs::write(&editor, format!("#!/bin/sh\nsed -i '{sed}' \"$1\"\n")).expect("editor");
     std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let out = std::process::Command::new(common::KEEL)
-        .args(["workspace", "edit", "a"])
+    std::process::Command::new(common::KEEL)
+        .args(["workspace", "edit", name])
         .current_dir(&a.cwd)
         .env("KEEL_SERVER", &a.addr)
         .env("KEEL_USER", "alice")
         .env("EDITOR", &editor)
         .output()
-        .expect("run edit");
+        .expect("run edit")
+}
+
+#[test]
+fn workspace_edit_uses_the_editor_and_validates() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    // An "editor" that turns on allwrite and rmdir.
+    let out = edit_with_sed(&fx, &a, "a", "s/noallwrite/allwrite/; s/normdir/rmdir/");
     assert!(
         out.status.success(),
         "{}",
@@ -187,21 +188,7 @@ fn workspace_edit_uses_the_editor_and_validates() {
     );
 
     // A broken edit is refused and changes nothing.
-    let bad = fx.dir.path().join("bad-editor.sh");
-    std::fs::write(
-        &bad,
-        "#!/bin/sh\nsed -i 's/allwrite/sometimeswrite/' \"$1\"\n",
-    )
-    .expect("editor");
-    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let out = std::process::Command::new(common::KEEL)
-        .args(["workspace", "edit", "a"])
-        .current_dir(&a.cwd)
-        .env("KEEL_SERVER", &a.addr)
-        .env("KEEL_USER", "alice")
-        .env("EDITOR", &bad)
-        .output()
-        .expect("run edit");
+    let out = edit_with_sed(&fx, &a, "a", "s/allwrite/sometimeswrite/");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("sometimeswrite"));
     assert!(a.ok(&["workspace", "show", "a"]).contains("allwrite"));
