@@ -7,6 +7,7 @@ use keel_proto::v1::{
     Branch, DeleteBranchRequest, GetBranchRequest, ListBranchesRequest, SaveBranchRequest,
 };
 
+use super::spec_form::{EditedForm, description_lines, single, with_view};
 use crate::cli::{BranchCmd, BranchCreateArgs};
 use crate::editor::edit_text;
 use crate::output::{Record, date, date_time, first_line};
@@ -154,16 +155,13 @@ pub async fn list(s: &mut Session) -> Result<()> {
 
 /// The JSON form of a spec (Perforce `branch -o` field names, `View0`, `View1`, ...).
 fn spec_record(spec: &Branch) -> Record {
-    let mut record = Record::new()
+    let record = Record::new()
         .s("branch", &spec.name)
         .s("Owner", &spec.owner)
         .s("Options", &spec.options)
         .s("Description", &spec.description)
         .nz("Update", spec.updated);
-    for (i, line) in spec.view.iter().enumerate() {
-        record = record.s(&format!("View{i}"), line);
-    }
-    record
+    with_view(record, &spec.view)
 }
 
 fn render_form(spec: &Branch) -> String {
@@ -171,18 +169,11 @@ fn render_form(spec: &Branch) -> String {
     if spec.updated > 0 {
         fields.push(("Update".into(), vec![date_time(spec.updated)]));
     }
-    let single = |value: &str| {
-        if value.is_empty() {
-            Vec::new()
-        } else {
-            vec![value.to_string()]
-        }
-    };
     fields.extend([
         ("Owner".to_string(), single(&spec.owner)),
         (
             "Description".to_string(),
-            spec.description.lines().map(String::from).collect(),
+            description_lines(&spec.description),
         ),
         ("Options".to_string(), single(&spec.options)),
         ("View".to_string(), spec.view.clone()),
@@ -199,33 +190,14 @@ fn render_form(spec: &Branch) -> String {
 }
 
 fn parse_form(text: &str, original: &Branch) -> Result<Branch> {
-    let form = Form::parse(text)?;
-    let one = |name: &str| form.get_one(name).unwrap_or("").trim().to_string();
-    let name = one("Branch");
-    if name != original.name {
-        bail!(
-            "Branch field {name:?} does not match branch {}",
-            original.name
-        );
-    }
-    let view: Vec<String> = form
-        .get("View")
-        .unwrap_or(&[])
-        .iter()
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty())
-        .collect();
+    let form = EditedForm::parse(text, "Branch", &original.name, "branch")?;
+    let view = form.lines("View");
     check_view(&view)?;
-    let owner = one("Owner");
     Ok(Branch {
-        name,
-        owner: if owner.is_empty() {
-            original.owner.clone()
-        } else {
-            owner
-        },
-        description: form.get("Description").unwrap_or(&[]).join("\n"),
-        options: one("Options"),
+        name: original.name.clone(),
+        owner: form.owner_or(&original.owner),
+        description: form.description(),
+        options: form.one("Options"),
         view,
         updated: original.updated,
     })

@@ -1,13 +1,14 @@
 //! `label create|edit|show|list|delete`, `labels`, `tag` and `labelsync`: label specs in their
 //! Perforce-style form and the files a label holds.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use keel_core::{Form, WorkspaceName};
 use keel_proto::v1::{
     DeleteLabelRequest, GetLabelRequest, Label, LabelFile, LabelsyncRequest, ListLabelsRequest,
     SaveLabelRequest, TagRequest,
 };
 
+use super::spec_form::{EditedForm, description_lines, single, with_view};
 use crate::cli::{LabelCmd, LabelCreateArgs, LabelsyncArgs, TagArgs};
 use crate::editor::edit_text;
 use crate::output::{Record, date, date_time, first_line};
@@ -199,17 +200,14 @@ fn report(s: &Session, label: &str, changed: &[LabelFile]) {
 
 /// The JSON form of a spec (Perforce `label -o` field names, `View0`, `View1`, ...).
 fn spec_record(spec: &Label) -> Record {
-    let mut record = Record::new()
+    let record = Record::new()
         .s("label", &spec.name)
         .s("Owner", &spec.owner)
         .s("Options", &spec.options)
         .s("Revision", &spec.revision)
         .s("Description", &spec.description)
         .nz("Update", spec.updated);
-    for (i, line) in spec.view.iter().enumerate() {
-        record = record.s(&format!("View{i}"), line);
-    }
-    record
+    with_view(record, &spec.view)
 }
 
 fn render_form(spec: &Label) -> String {
@@ -217,18 +215,11 @@ fn render_form(spec: &Label) -> String {
     if spec.updated > 0 {
         fields.push(("Update".into(), vec![date_time(spec.updated)]));
     }
-    let single = |value: &str| {
-        if value.is_empty() {
-            Vec::new()
-        } else {
-            vec![value.to_string()]
-        }
-    };
     fields.extend([
         ("Owner".to_string(), single(&spec.owner)),
         (
             "Description".to_string(),
-            spec.description.lines().map(String::from).collect(),
+            description_lines(&spec.description),
         ),
         ("Options".to_string(), single(&spec.options)),
         ("Revision".to_string(), single(&spec.revision)),
@@ -248,34 +239,14 @@ fn render_form(spec: &Label) -> String {
 }
 
 fn parse_form(text: &str, original: &Label) -> Result<Label> {
-    let form = Form::parse(text)?;
-    let one = |name: &str| form.get_one(name).unwrap_or("").trim().to_string();
-    let name = one("Label");
-    if name != original.name {
-        bail!(
-            "Label field {name:?} does not match label {}",
-            original.name
-        );
-    }
-    let view: Vec<String> = form
-        .get("View")
-        .unwrap_or(&[])
-        .iter()
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty())
-        .collect();
-    let owner = one("Owner");
+    let form = EditedForm::parse(text, "Label", &original.name, "label")?;
     Ok(Label {
-        name,
-        owner: if owner.is_empty() {
-            original.owner.clone()
-        } else {
-            owner
-        },
-        description: form.get("Description").unwrap_or(&[]).join("\n"),
-        options: one("Options"),
-        revision: one("Revision"),
-        view,
+        name: original.name.clone(),
+        owner: form.owner_or(&original.owner),
+        description: form.description(),
+        options: form.one("Options"),
+        revision: form.one("Revision"),
+        view: form.lines("View"),
         updated: original.updated,
     })
 }

@@ -15,6 +15,7 @@ mod resolve;
 mod revert;
 mod serve;
 pub(crate) mod shelve;
+mod spec_form;
 mod submit;
 mod sync;
 mod workspace;

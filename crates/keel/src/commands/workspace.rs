@@ -7,6 +7,7 @@ use keel_proto::v1::{
     Workspace,
 };
 
+use super::spec_form::{EditedForm, description_lines, single, with_view};
 use crate::cli::{WorkspaceCmd, WorkspaceCreateArgs};
 use crate::editor::edit_text;
 use crate::output::{Record, date, date_time};
@@ -172,7 +173,7 @@ async fn list(s: &mut Session) -> Result<()> {
 
 /// The JSON form of a spec (Perforce `client -o` field names, `View0`, `View1`, ...).
 fn spec_record(spec: &Workspace) -> Record {
-    let mut record = Record::new()
+    let record = Record::new()
         .s("name", &spec.name)
         .s("Client", &spec.name)
         .s("Owner", &spec.owner)
@@ -182,10 +183,7 @@ fn spec_record(spec: &Workspace) -> Record {
         .s("Description", &spec.description)
         .nz("Update", spec.updated)
         .nz("Access", spec.accessed);
-    for (i, line) in spec.view.iter().enumerate() {
-        record = record.s(&format!("View{i}"), line);
-    }
-    record
+    with_view(record, &spec.view)
 }
 
 /// Parses view lines and checks every right side lies in workspace `name`.
@@ -212,19 +210,12 @@ fn render_form(spec: &Workspace) -> String {
     if spec.accessed > 0 {
         fields.push(("Access".into(), vec![date_time(spec.accessed)]));
     }
-    let single = |value: &str| {
-        if value.is_empty() {
-            Vec::new()
-        } else {
-            vec![value.to_string()]
-        }
-    };
     fields.extend([
         ("Owner".to_string(), single(&spec.owner)),
         ("Host".to_string(), single(&spec.host)),
         (
             "Description".to_string(),
-            spec.description.lines().map(String::from).collect(),
+            description_lines(&spec.description),
         ),
         ("Root".to_string(), vec![spec.root.clone()]),
         ("Options".to_string(), vec![spec.options.clone()]),
@@ -244,39 +235,20 @@ fn render_form(spec: &Workspace) -> String {
 }
 
 fn parse_form(text: &str, original: &Workspace) -> Result<Workspace> {
-    let form = Form::parse(text)?;
-    let one = |name: &str| form.get_one(name).unwrap_or("").trim().to_string();
-    let name = one("Client");
-    if name != original.name {
-        bail!(
-            "Client field {name:?} does not match workspace {}",
-            original.name
-        );
-    }
-    let root = one("Root");
+    let form = EditedForm::parse(text, "Client", &original.name, "workspace")?;
+    let root = form.one("Root");
     if root.is_empty() {
         bail!("missing required field Root");
     }
-    let options = WorkspaceOptions::parse(&one("Options"))?.to_string();
-    let view: Vec<String> = form
-        .get("View")
-        .unwrap_or(&[])
-        .iter()
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty())
-        .collect();
-    check_view(&name, &view)?;
-    let owner = one("Owner");
+    let options = WorkspaceOptions::parse(&form.one("Options"))?.to_string();
+    let view = form.lines("View");
+    check_view(&original.name, &view)?;
     Ok(Workspace {
-        name,
-        owner: if owner.is_empty() {
-            original.owner.clone()
-        } else {
-            owner
-        },
-        host: one("Host"),
+        name: original.name.clone(),
+        owner: form.owner_or(&original.owner),
+        host: form.one("Host"),
         root,
-        description: form.get("Description").unwrap_or(&[]).join("\n"),
+        description: form.description(),
         options,
         view,
         updated: original.updated,
