@@ -3,7 +3,7 @@
 use crate::api_labels;
 use crate::api_shelves;
 use crate::convert::{self, caller, file};
-use crate::streams::{ResponseStream, blocking, spawn_stream};
+use crate::streams::{ResponseStream, blocking, read_stream, single_files, spawn_stream};
 use keel_proto::v1 as pb;
 use keel_proto::v1::submit_message::Body as SubmitBody;
 use keel_service::{
@@ -37,7 +37,7 @@ type Stream<T> = Result<Response<ResponseStream<T>>, Status>;
 
 /// Streams a blob's stored bytes as chunk messages.
 fn send_content<T>(
-    sink: &crate::streams::BlockingSink<T>,
+    sink: &crate::streams::Sink<T>,
     mut reader: Box<dyn Read + Send>,
     path: &str,
     wrap: fn(Vec<u8>) -> T,
@@ -59,7 +59,12 @@ impl pb::keel_server::Keel for Api {
     async fn info(&self, req: Request<pb::InfoRequest>) -> Result<Response<pb::InfoReply>, Status> {
         let who = caller(req.into_inner().caller)?;
         let (svc, addr) = (self.service.clone(), self.addr);
-        let info = blocking(move || svc.info(&who)).await?;
+        // Small and read-only: answered on the runtime thread once the user is on record.
+        let info = if svc.user_known(&who) {
+            svc.info(&who).map_err(convert::status)?
+        } else {
+            blocking(move || svc.info(&who)).await?
+        };
         Ok(Response::new(pb::InfoReply {
             server_version: info.version,
             server_root: info.root,
@@ -206,16 +211,19 @@ impl pb::keel_server::Keel for Api {
         let who = caller(req.caller)?;
         let svc = self.service.clone();
         let change = req.filter_change.then_some(req.change);
-        Ok(Response::new(spawn_stream(move |sink| {
-            svc.opened(
-                &who,
-                &req.files,
-                req.all_workspaces,
-                &req.user,
-                change,
-                &mut |f| sink.send(file(f)),
-            )
-        })))
+        Ok(Response::new(read_stream(
+            svc.user_known(&who),
+            move |sink| {
+                svc.opened(
+                    &who,
+                    &req.files,
+                    req.all_workspaces,
+                    &req.user,
+                    change,
+                    &mut |f| sink.send(file(f)),
+                )
+            },
+        )))
     }
 
     async fn save_change(
@@ -373,45 +381,50 @@ impl pb::keel_server::Keel for Api {
             have_only: req.have_only,
             populate_only: req.populate_only,
         };
-        Ok(Response::new(spawn_stream(move |sink| {
-            let totals = svc.sync(&who, &req.files, opts, &mut |event| {
-                let item = event.item;
-                let msg = pb::SyncFile {
-                    depot_file: item.depot_file.clone(),
-                    client_file: item.client_file,
-                    rev: item.rev,
-                    action: item.action.to_string(),
-                    file_type: item.file_type,
-                    digest: item.digest,
-                    size: item.size,
-                    compressed: event.content.as_ref().is_some_and(|c| c.compressed),
-                    transfer: event.content.is_some(),
-                    stored_size: event
-                        .content
-                        .as_ref()
-                        .map(|c| c.blob.stored_size)
-                        .unwrap_or(0),
-                    mod_time: item.time.max(0) as u64,
-                };
-                sink.send(pb::SyncMessage {
-                    body: Some(Body::File(msg)),
-                })?;
-                if let Some(content) = event.content {
-                    send_content(sink, content.blob.reader, &item.depot_file, |data| {
-                        pb::SyncMessage {
-                            body: Some(Body::Chunk(data)),
-                        }
+        // A preview writes nothing (no resolves are scheduled), so it may be answered inline.
+        let small = opts.preview && single_files(&req.files);
+        Ok(Response::new(read_stream(
+            small && svc.user_known(&who),
+            move |sink| {
+                let totals = svc.sync(&who, &req.files, opts, &mut |event| {
+                    let item = event.item;
+                    let msg = pb::SyncFile {
+                        depot_file: item.depot_file.clone(),
+                        client_file: item.client_file,
+                        rev: item.rev,
+                        action: item.action.to_string(),
+                        file_type: item.file_type,
+                        digest: item.digest,
+                        size: item.size,
+                        compressed: event.content.as_ref().is_some_and(|c| c.compressed),
+                        transfer: event.content.is_some(),
+                        stored_size: event
+                            .content
+                            .as_ref()
+                            .map(|c| c.blob.stored_size)
+                            .unwrap_or(0),
+                        mod_time: item.time.max(0) as u64,
+                    };
+                    sink.send(pb::SyncMessage {
+                        body: Some(Body::File(msg)),
                     })?;
-                }
-                Ok(())
-            })?;
-            sink.send(pb::SyncMessage {
-                body: Some(Body::Summary(pb::SyncSummary {
-                    files: totals.files,
-                    bytes: totals.bytes,
-                })),
-            })
-        })))
+                    if let Some(content) = event.content {
+                        send_content(sink, content.blob.reader, &item.depot_file, |data| {
+                            pb::SyncMessage {
+                                body: Some(Body::Chunk(data)),
+                            }
+                        })?;
+                    }
+                    Ok(())
+                })?;
+                sink.send(pb::SyncMessage {
+                    body: Some(Body::Summary(pb::SyncSummary {
+                        files: totals.files,
+                        bytes: totals.bytes,
+                    })),
+                })
+            },
+        )))
     }
 
     async fn update_have(
@@ -456,9 +469,11 @@ impl pb::keel_server::Keel for Api {
             all_revisions: req.all_revisions,
             max: req.max,
         };
-        Ok(Response::new(spawn_stream(move |sink| {
-            svc.files(&who, &req.files, opts, &mut |f| sink.send(file(f)))
-        })))
+        let small = single_files(&req.files);
+        Ok(Response::new(read_stream(
+            small && svc.user_known(&who),
+            move |sink| svc.files(&who, &req.files, opts, &mut |f| sink.send(file(f))),
+        )))
     }
 
     type FstatStream = ResponseStream<pb::FileRecord>;
@@ -466,9 +481,11 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
-        Ok(Response::new(spawn_stream(move |sink| {
-            svc.fstat(&who, &req.files, &mut |f| sink.send(file(f)))
-        })))
+        let small = single_files(&req.files);
+        Ok(Response::new(read_stream(
+            small && svc.user_known(&who),
+            move |sink| svc.fstat(&who, &req.files, &mut |f| sink.send(file(f))),
+        )))
     }
 
     type DirsStream = ResponseStream<pb::DirRecord>;
@@ -476,9 +493,10 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
-        Ok(Response::new(spawn_stream(move |sink| {
-            svc.dirs(&who, &req.dirs, &mut |dir| sink.send(pb::DirRecord { dir }))
-        })))
+        Ok(Response::new(read_stream(
+            svc.user_known(&who),
+            move |sink| svc.dirs(&who, &req.dirs, &mut |dir| sink.send(pb::DirRecord { dir })),
+        )))
     }
 
     type FilelogStream = ResponseStream<pb::FileRecord>;
@@ -486,11 +504,15 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
-        Ok(Response::new(spawn_stream(move |sink| {
-            svc.filelog(&who, &req.files, req.max, req.follow_history, &mut |f| {
-                sink.send(file(f))
-            })
-        })))
+        let small = single_files(&req.files);
+        Ok(Response::new(read_stream(
+            small && svc.user_known(&who),
+            move |sink| {
+                svc.filelog(&who, &req.files, req.max, req.follow_history, &mut |f| {
+                    sink.send(file(f))
+                })
+            },
+        )))
     }
 
     type ChangesStream = ResponseStream<pb::Change>;
@@ -505,9 +527,11 @@ impl pb::keel_server::Keel for Api {
             user: req.user,
             workspace: req.workspace,
         };
-        Ok(Response::new(spawn_stream(move |sink| {
-            svc.changes(&who, &query, &mut |c| sink.send(convert::change(c)))
-        })))
+        let small = query.files.is_empty() && (1..=64).contains(&query.max);
+        Ok(Response::new(read_stream(
+            small && svc.user_known(&who),
+            move |sink| svc.changes(&who, &query, &mut |c| sink.send(convert::change(c))),
+        )))
     }
 
     type DescribeStream = ResponseStream<pb::DescribeMessage>;

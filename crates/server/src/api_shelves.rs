@@ -2,7 +2,7 @@
 //! Shelve share.
 
 use crate::convert::{caller, file, status};
-use crate::streams::{BlockingSink, blocking};
+use crate::streams::{Sink, blocking};
 use keel_proto::v1 as pb;
 use keel_service::{Caller, Service, ServiceError, Uploads};
 use std::sync::Arc;
@@ -108,7 +108,7 @@ pub(crate) fn obliterate(
     svc: &Service,
     who: &Caller,
     req: &pb::ObliterateRequest,
-    sink: &BlockingSink<pb::ObliterateMessage>,
+    sink: &Sink<pb::ObliterateMessage>,
 ) -> Result<(), ServiceError> {
     use pb::obliterate_message::Body;
     let totals = svc.obliterate(who, &req.files, req.execute, &mut |f| {

@@ -1,25 +1,68 @@
 //! Bridging blocking service calls to gRPC response streams with bounded buffering.
+//!
+//! Most calls run on tokio's blocking pool and stream through a channel. Small reads (one
+//! file's fstat, one directory level, `changes -m 1`) are cheaper answered on the runtime thread
+//! itself: [`read_stream`] tries that first under a small budget of records and time, and when
+//! the answer turns out bigger, throws the partial answer away and runs the read again on the
+//! blocking pool. Reads are snapshot-consistent and side-effect free, so running one twice is
+//! safe; writes never take the inline path.
 
 use keel_service::ServiceError;
+use std::cell::{Cell, RefCell};
+use std::pin::Pin;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
+use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 
 /// Messages buffered per response stream before the producer waits for the client.
 const STREAM_BUFFER: usize = 32;
 
-pub(crate) type ResponseStream<T> = ReceiverStream<Result<T, Status>>;
+/// Most records an inline read may produce before it moves to the blocking pool.
+const INLINE_ITEMS: usize = 64;
 
-/// A sender usable from blocking code; fails with `Cancelled` when the client went away.
-pub(crate) struct BlockingSink<T> {
-    tx: mpsc::Sender<Result<T, Status>>,
+/// Longest an inline read may keep a runtime thread before it moves to the blocking pool.
+const INLINE_TIME: Duration = Duration::from_millis(2);
+
+pub(crate) type ResponseStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// Where a producer sends its records: a channel to the client, or an inline buffer.
+pub(crate) struct Sink<T> {
+    target: Target<T>,
 }
 
-impl<T> BlockingSink<T> {
+enum Target<T> {
+    Channel(mpsc::Sender<Result<T, Status>>),
+    Inline {
+        items: RefCell<Vec<T>>,
+        began: Instant,
+        overflowed: Cell<bool>,
+    },
+}
+
+impl<T> Sink<T> {
+    /// Sends one record; fails with `Cancelled` when the client went away (or an inline read
+    /// ran over its budget).
     pub(crate) fn send(&self, item: T) -> Result<(), ServiceError> {
-        self.tx
-            .blocking_send(Ok(item))
-            .map_err(|_| ServiceError::Cancelled)
+        match &self.target {
+            Target::Channel(tx) => tx
+                .blocking_send(Ok(item))
+                .map_err(|_| ServiceError::Cancelled),
+            Target::Inline {
+                items,
+                began,
+                overflowed,
+            } => {
+                let mut items = items.borrow_mut();
+                if items.len() >= INLINE_ITEMS || began.elapsed() > INLINE_TIME {
+                    overflowed.set(true);
+                    return Err(ServiceError::Cancelled);
+                }
+                items.push(item);
+                Ok(())
+            }
+        }
     }
 }
 
@@ -27,19 +70,63 @@ impl<T> BlockingSink<T> {
 pub(crate) fn spawn_stream<T, F>(produce: F) -> ResponseStream<T>
 where
     T: Send + 'static,
-    F: FnOnce(&BlockingSink<T>) -> Result<(), ServiceError> + Send + 'static,
+    F: FnOnce(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
 {
     let (tx, rx) = mpsc::channel(STREAM_BUFFER);
     tokio::task::spawn_blocking(move || {
-        let sink = BlockingSink { tx };
+        let sink = Sink {
+            target: Target::Channel(tx),
+        };
         if let Err(e) = produce(&sink)
             && !matches!(e, ServiceError::Cancelled)
         {
             tracing::debug!(error = %e, "streamed command failed");
-            let _ = sink.tx.blocking_send(Err(crate::convert::status(e)));
+            if let Target::Channel(tx) = &sink.target {
+                let _ = tx.blocking_send(Err(crate::convert::status(e)));
+            }
         }
     });
-    ReceiverStream::new(rx)
+    Box::pin(ReceiverStream::new(rx))
+}
+
+/// A read-only streamed call: answered inline when `small` and it fits the inline budget,
+/// else (or when it does not fit) on the blocking pool like [`spawn_stream`].
+pub(crate) fn read_stream<T, F>(small: bool, produce: F) -> ResponseStream<T>
+where
+    T: Send + 'static,
+    F: Fn(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
+{
+    if small {
+        let sink = Sink {
+            target: Target::Inline {
+                items: RefCell::new(Vec::new()),
+                began: Instant::now(),
+                overflowed: Cell::new(false),
+            },
+        };
+        let result = produce(&sink);
+        if let Target::Inline {
+            items, overflowed, ..
+        } = sink.target
+            && !overflowed.get()
+        {
+            let mut out: Vec<Result<T, Status>> = items.into_inner().into_iter().map(Ok).collect();
+            if let Err(e) = result
+                && !matches!(e, ServiceError::Cancelled)
+            {
+                out.push(Err(crate::convert::status(e)));
+            }
+            return Box::pin(tokio_stream::iter(out));
+        }
+    }
+    spawn_stream(produce)
+}
+
+/// Whether file arguments name single files only (no `*` or `...`), so a read of them is small.
+pub(crate) fn single_files(files: &[String]) -> bool {
+    !files.is_empty()
+        && files.len() <= 16
+        && files.iter().all(|f| !f.contains('*') && !f.contains("..."))
 }
 
 /// Runs a blocking service call off the async workers.

@@ -153,6 +153,17 @@ impl Service {
         })
     }
 
+    /// Whether the caller's user is already recorded, so a read by them writes nothing
+    /// (the server answers such small reads on its runtime threads).
+    pub fn user_known(&self, caller: &Caller) -> bool {
+        context::user_name(&caller.user).is_ok_and(|user| {
+            self.known_users
+                .lock()
+                .expect("user cache is never poisoned")
+                .contains(&user)
+        })
+    }
+
     /// Records a user the first time it is seen (users are created on first use).
     fn touch_user(&self, caller: &Caller) -> Result<(), ServiceError> {
         let user = context::user_name(&caller.user)?;

@@ -32,13 +32,11 @@ impl ReaderPool {
                 conn
             }
         };
-        conn.execute_batch("BEGIN DEFERRED")?;
+        // Cached statements: a snapshot costs no SQL parsing.
+        conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
         // The snapshot is taken by the first read, so read now to pin it.
-        conn.query_row(
-            "SELECT value FROM counters WHERE name = 'change'",
-            [],
-            |_| Ok(()),
-        )?;
+        conn.prepare_cached("SELECT value FROM counters WHERE name = 'change'")?
+            .query_row([], |_| Ok(()))?;
         Ok(Snapshot {
             conn: Some(conn),
             pool: self,
@@ -63,7 +61,10 @@ impl Snapshot<'_> {
 impl Drop for Snapshot<'_> {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take()
-            && conn.execute_batch("COMMIT").is_ok()
+            && conn
+                .prepare_cached("COMMIT")
+                .and_then(|mut commit| commit.execute([]))
+                .is_ok()
         {
             let mut idle = self.pool.idle.lock().expect("pool lock is never poisoned");
             if idle.len() < self.pool.config.reader_pool_size {

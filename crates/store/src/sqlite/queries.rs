@@ -45,6 +45,19 @@ fn collect<T>(
     Ok(rows.collect::<rusqlite::Result<Vec<T>>>()?)
 }
 
+/// At most one row, through the statement cache (`Connection::query_row` re-parses its SQL).
+fn one<T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    map: fn(&rusqlite::Row) -> rusqlite::Result<T>,
+) -> Result<Option<T>, StoreError> {
+    Ok(conn
+        .prepare_cached(sql)?
+        .query_row(params, map)
+        .optional()?)
+}
+
 fn lim(limit: usize) -> i64 {
     i64::try_from(limit).unwrap_or(i64::MAX)
 }
@@ -56,10 +69,7 @@ fn num(change: ChangeNumber) -> i64 {
 impl<T: HasConn> ReadTxn for T {
     fn get_depot(&self, name: &str) -> Result<Option<DepotRow>, StoreError> {
         let sql = format!("SELECT {DEPOT_COLUMNS} FROM depots WHERE name = ?1");
-        Ok(self
-            .conn()
-            .query_row(&sql, [name], codec::depot)
-            .optional()?)
+        one(self.conn(), &sql, [name], codec::depot)
     }
 
     fn list_depots(&self) -> Result<Vec<DepotRow>, StoreError> {
@@ -69,10 +79,7 @@ impl<T: HasConn> ReadTxn for T {
 
     fn get_workspace(&self, name: &str) -> Result<Option<WorkspaceRow>, StoreError> {
         let sql = format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE name = ?1");
-        Ok(self
-            .conn()
-            .query_row(&sql, [name], codec::workspace)
-            .optional()?)
+        one(self.conn(), &sql, [name], codec::workspace)
     }
 
     fn list_workspaces(
@@ -93,10 +100,7 @@ impl<T: HasConn> ReadTxn for T {
 
     fn get_change(&self, change: ChangeNumber) -> Result<Option<ChangeRow>, StoreError> {
         let sql = format!("SELECT {CHANGE_COLUMNS} FROM changes WHERE change = ?1");
-        Ok(self
-            .conn()
-            .query_row(&sql, [num(change)], codec::change)
-            .optional()?)
+        one(self.conn(), &sql, [num(change)], codec::change)
     }
 
     fn list_changes(
@@ -163,10 +167,7 @@ impl<T: HasConn> ReadTxn for T {
         let sql = format!(
             "SELECT {REVISION_COLUMNS} FROM revisions WHERE path = ?1 ORDER BY rev DESC LIMIT 1"
         );
-        Ok(self
-            .conn()
-            .query_row(&sql, [path], codec::revision)
-            .optional()?)
+        one(self.conn(), &sql, [path], codec::revision)
     }
 
     fn file_revisions(&self, path: &str) -> Result<Vec<RevisionRow>, StoreError> {
@@ -177,10 +178,7 @@ impl<T: HasConn> ReadTxn for T {
 
     fn revision(&self, path: &str, rev: u32) -> Result<Option<RevisionRow>, StoreError> {
         let sql = format!("SELECT {REVISION_COLUMNS} FROM revisions WHERE path = ?1 AND rev = ?2");
-        Ok(self
-            .conn()
-            .query_row(&sql, params![path, rev], codec::revision)
-            .optional()?)
+        one(self.conn(), &sql, params![path, rev], codec::revision)
     }
 
     fn change_revisions(
@@ -308,10 +306,7 @@ impl<T: HasConn> ReadTxn for T {
 
     fn get_label(&self, name: &str) -> Result<Option<LabelRow>, StoreError> {
         let sql = format!("SELECT {LABEL_COLUMNS} FROM labels WHERE name = ?1");
-        Ok(self
-            .conn()
-            .query_row(&sql, [name], codec::label)
-            .optional()?)
+        one(self.conn(), &sql, [name], codec::label)
     }
 
     fn list_labels(&self, after: Option<&str>, limit: usize) -> Result<Vec<LabelRow>, StoreError> {
@@ -355,10 +350,7 @@ impl<T: HasConn> ReadTxn for T {
 
     fn get_branch(&self, name: &str) -> Result<Option<BranchRow>, StoreError> {
         let sql = format!("SELECT {BRANCH_COLUMNS} FROM branches WHERE name = ?1");
-        Ok(self
-            .conn()
-            .query_row(&sql, [name], codec::branch)
-            .optional()?)
+        one(self.conn(), &sql, [name], codec::branch)
     }
 
     fn list_branches(
@@ -460,20 +452,20 @@ impl WriteTxn for Tx<'_> {
     }
 
     fn allocate_change(&mut self) -> Result<ChangeNumber, StoreError> {
-        let next: i64 = self.conn.query_row(
-            "UPDATE counters SET value = value + 1 WHERE name = 'change' RETURNING value",
-            [],
-            |r| r.get(0),
-        )?;
+        let next: i64 = self
+            .conn
+            .prepare_cached(
+                "UPDATE counters SET value = value + 1 WHERE name = 'change' RETURNING value",
+            )?
+            .query_row([], |r| r.get(0))?;
         Ok(ChangeNumber(next as u64))
     }
 
     fn last_change(&self) -> Result<ChangeNumber, StoreError> {
-        let value: i64 = self.conn.query_row(
-            "SELECT value FROM counters WHERE name = 'change'",
-            [],
-            |r| r.get(0),
-        )?;
+        let value: i64 = self
+            .conn
+            .prepare_cached("SELECT value FROM counters WHERE name = 'change'")?
+            .query_row([], |r| r.get(0))?;
         Ok(ChangeNumber(value as u64))
     }
 
