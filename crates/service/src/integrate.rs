@@ -16,7 +16,7 @@ use keel_core::{
     ChangeNumber, FileAction, FileSpec, IntegEdge, IntegHow, LineKind, View, ViewLine,
     pending_range, select_base,
 };
-use keel_store::{IntegRow, LazyContent, OpenedRow, PendingInteg, ReadTxn, RevisionRow};
+use keel_store::{IntegRow, LazyContent, OpenedRow, PathRange, PendingInteg, ReadTxn, RevisionRow};
 use std::collections::HashMap;
 
 /// Which command opened the files.
@@ -115,6 +115,8 @@ impl Service {
             .filter(|l| l.kind != LineKind::Exclude)
             .map(|l| literal_prefix(&l.left).to_string())
             .collect();
+        let target_scopes = target_scopes(&mapping);
+        let untouched = targets_untouched(snap.as_ref(), &target_scopes)?;
         let mut plan: Vec<(OpenedRow, FileInfo)> = Vec::new();
         let (mut sources, mut already) = (0usize, 0usize);
         for scope in disjoint_scopes(prefixes) {
@@ -140,7 +142,21 @@ impl Service {
                     continue;
                 };
                 sources += 1;
-                match self.plan_target(snap.as_ref(), &ws, caller, mode, &req, &source, &target)? {
+                let known = if untouched {
+                    TargetState::default()
+                } else {
+                    TargetState::read(snap.as_ref(), &ws, &target)?
+                };
+                match self.plan_target(
+                    snap.as_ref(),
+                    &ws,
+                    caller,
+                    mode,
+                    &req,
+                    &source,
+                    &target,
+                    known,
+                )? {
                     Some(entry) => plan.push(entry),
                     None => already += 1,
                 }
@@ -168,11 +184,17 @@ impl Service {
         let rows: Vec<OpenedRow> = plan.into_iter().map(|(row, _)| row).collect();
         let ws_name = ws.name().to_string();
         keel_store::write(self.meta.as_ref(), move |txn| {
+            // Still nothing opened under the targets: no per-file conflict checks needed.
+            let mut check_each = false;
+            for range in &target_scopes {
+                check_each |= !txn.opened_in_range(range, None, 1)?.is_empty();
+            }
             for row in &rows {
-                if txn
-                    .opened_file(&row.path)?
-                    .iter()
-                    .any(|o| o.workspace == ws_name)
+                if check_each
+                    && txn
+                        .opened_file(&row.path)?
+                        .iter()
+                        .any(|o| o.workspace == ws_name)
                 {
                     return Err(ServiceError::Precondition(format!(
                         "{} - already opened in workspace {ws_name}; submit or revert it first",
@@ -197,6 +219,7 @@ impl Service {
         req: &IntegrateRequest,
         source: &RevisionRow,
         target: &str,
+        known: TargetState,
     ) -> Result<Option<(OpenedRow, FileInfo)>, ServiceError> {
         let client_file = ws.client_file(target).ok_or_else(|| {
             ServiceError::Invalid(format!(
@@ -204,26 +227,21 @@ impl Service {
                 ws.name()
             ))
         })?;
-        let into_target = snap
-            .integrations_into(target)?
-            .into_iter()
-            .map(edge)
-            .collect::<Result<Vec<_>, _>>()?;
+        let TargetState {
+            into: into_target,
+            head: target_head,
+            opened_here,
+        } = known;
         let Some((start, end)) = pending_range(&source.path, source.rev, &into_target) else {
             return Ok(None);
         };
-        let target_head = snap.head_revision(target)?;
-        let live = target_head.as_ref().filter(|h| !h.action.is_delete());
-        if let Some(open) = snap
-            .opened_file(target)?
-            .into_iter()
-            .find(|o| o.workspace == ws.name())
-        {
+        if let Some(action) = opened_here {
             return Err(ServiceError::Precondition(format!(
                 "{target} - can't integrate: already opened for {}",
-                open.action.as_str()
+                action.as_str()
             )));
         }
+        let live = target_head.as_ref().filter(|h| !h.action.is_delete());
         let have = match live {
             Some(_) => self.have.get(ws.name(), target)?,
             None => 0,
@@ -327,6 +345,59 @@ impl Service {
         info.message = format!("{verb} from {}#{},#{}", source.path, start + 1, end);
         Ok(Some((row, info)))
     }
+}
+
+/// What already exists of one target file.
+#[derive(Default)]
+struct TargetState {
+    /// Integration records into the target.
+    into: Vec<IntegEdge>,
+    /// The target's head revision.
+    head: Option<RevisionRow>,
+    /// How the caller's workspace already has the target open, if it does.
+    opened_here: Option<FileAction>,
+}
+
+impl TargetState {
+    fn read(snap: &dyn ReadTxn, ws: &WorkspaceCtx, target: &str) -> Result<Self, ServiceError> {
+        Ok(TargetState {
+            opened_here: snap
+                .opened_file(target)?
+                .into_iter()
+                .find(|o| o.workspace == ws.name())
+                .map(|o| o.action),
+            into: snap
+                .integrations_into(target)?
+                .into_iter()
+                .map(edge)
+                .collect::<Result<Vec<_>, _>>()?,
+            head: snap.head_revision(target)?,
+        })
+    }
+}
+
+/// The disjoint path ranges the mapping's target side can reach.
+fn target_scopes(mapping: &View) -> Vec<PathRange> {
+    let prefixes = mapping
+        .lines()
+        .iter()
+        .filter(|l| l.kind != LineKind::Exclude)
+        .map(|l| literal_prefix(&l.right).to_string())
+        .collect();
+    disjoint_scopes(prefixes)
+}
+
+/// Whether nothing exists yet where the targets go: no revision and no open record. (Records
+/// of integrations into a file exist only beside its revisions.) A new branch then needs no
+/// per-target lookups, which is what makes branching a large tree cheap.
+fn targets_untouched(snap: &dyn ReadTxn, scopes: &[PathRange]) -> Result<bool, ServiceError> {
+    for range in scopes {
+        if snap.next_path(range, "")?.is_some() || !snap.opened_in_range(range, None, 1)?.is_empty()
+        {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// The source→target mapping, the source revision spec and the text naming it in messages.

@@ -135,26 +135,32 @@ impl SubmitSession {
             .get_workspace(&workspace)?
             .map(WorkspaceCtx::new)
             .transpose()?;
+        // Each file's workspace path, worked out once through the view.
+        let clients: Vec<String> = revisions
+            .iter()
+            .map(|r| {
+                ws.as_ref()
+                    .and_then(|w| w.client_file(&r.path))
+                    .unwrap_or_default()
+            })
+            .collect();
         let have: Vec<HaveRow> = revisions
             .iter()
-            .map(|r| HaveRow {
+            .zip(&clients)
+            .map(|(r, client)| HaveRow {
                 path: r.path.clone(),
                 rev: if r.action.is_delete() { 0 } else { r.rev },
-                client: ws
-                    .as_ref()
-                    .and_then(|w| w.client_file(&r.path))
-                    .unwrap_or_default(),
+                client: client.clone(),
             })
             .collect();
         service.have.apply(&workspace, &have)?;
+        drop(have);
         let files = revisions
             .iter()
-            .map(|r| {
+            .zip(clients)
+            .map(|(r, client_file)| {
                 let mut info = from_revision(r);
-                info.client_file = ws
-                    .as_ref()
-                    .and_then(|w| w.client_file(&r.path))
-                    .unwrap_or_default();
+                info.client_file = client_file;
                 info.have_rev = if r.action.is_delete() { 0 } else { r.rev };
                 info.file_type = r.file_type.to_string();
                 info.action = r.action.as_str().to_string();
@@ -290,8 +296,9 @@ fn commit_in(
     for rev in &mut revisions {
         rev.change = number;
         txn.insert_revision(rev)?;
-        txn.delete_opened(workspace, &rev.path)?;
     }
+    // Every open record of the change is being submitted (checked above).
+    txn.delete_opened_in_change(workspace, ChangeNumber(change))?;
     for mut record in records {
         record.change = number;
         txn.insert_integration(&record)?;

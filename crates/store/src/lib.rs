@@ -167,6 +167,13 @@ pub trait WriteTxn: ReadTxn {
     fn insert_revision(&mut self, revision: &RevisionRow) -> Result<(), StoreError>;
     fn put_opened(&mut self, opened: &OpenedRow) -> Result<(), StoreError>;
     fn delete_opened(&mut self, workspace: &str, path: &str) -> Result<(), StoreError>;
+    /// Removes every open record of one pending change of a workspace (one statement, for
+    /// submit); returns how many.
+    fn delete_opened_in_change(
+        &mut self,
+        workspace: &str,
+        change: ChangeNumber,
+    ) -> Result<usize, StoreError>;
     fn insert_integration(&mut self, integ: &IntegRow) -> Result<(), StoreError>;
     /// Removes every integration record naming `path` as source or target.
     fn delete_integrations_of(&mut self, path: &str) -> Result<usize, StoreError>;

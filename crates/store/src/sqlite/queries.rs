@@ -544,6 +544,17 @@ impl WriteTxn for Tx<'_> {
         Ok(())
     }
 
+    fn delete_opened_in_change(
+        &mut self,
+        workspace: &str,
+        change: ChangeNumber,
+    ) -> Result<usize, StoreError> {
+        Ok(self
+            .conn
+            .prepare_cached("DELETE FROM opened WHERE workspace = ?1 AND change = ?2")?
+            .execute(params![workspace, num(change)])?)
+    }
+
     fn insert_integration(&mut self, i: &IntegRow) -> Result<(), StoreError> {
         self.conn
             .prepare_cached(
