@@ -76,6 +76,8 @@ fn obliterate_batch(
         out.finished += 1;
     }
     let digests: Vec<Digest> = out.deleted.iter().filter_map(|r| r.digest).collect();
+    // A surviving lazy copy of deleted content becomes its owner before anything is queued.
+    txn.adopt_lazy_copies(&digests)?;
     out.queued = queue_unused(txn, digests)?;
     Ok(out)
 }

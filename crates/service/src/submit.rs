@@ -228,8 +228,11 @@ fn commit_in(
         }
         let (digest, size, md5) = match contents.content_of(open) {
             Some(content) => {
-                // Obliterate may have purged this content since it was uploaded.
-                check_present(blobs, &open.path, &content.digest)?;
+                // Obliterate may have purged this content since it was uploaded (or since the
+                // lazy copy was opened); content a revision owns cannot have been purged.
+                if contents.was_uploaded(&open.path) || !txn.digest_owned(&content.digest)? {
+                    check_present(blobs, &open.path, &content.digest)?;
+                }
                 (Some(content.digest), content.size, content.md5)
             }
             None => (None, 0, String::new()),

@@ -147,6 +147,9 @@ pub trait ReadTxn {
 
     /// Whether any revision, shelved file or lazily-copied open file refers to `digest`.
     fn digest_in_use(&self, digest: &Digest) -> Result<bool, StoreError>;
+    /// Whether a content-owning revision refers to `digest`. Such content cannot be purged
+    /// while it does, so a lazy copy of it needs no check that the blob is still there.
+    fn digest_owned(&self, digest: &Digest) -> Result<bool, StoreError>;
     /// Digests queued for deletion from the content store.
     fn queued_purges(&self, limit: usize) -> Result<Vec<Digest>, StoreError>;
 }
@@ -178,6 +181,11 @@ pub trait WriteTxn: ReadTxn {
     /// Removes every integration record naming `path` as source or target.
     fn delete_integrations_of(&mut self, path: &str) -> Result<usize, StoreError>;
     fn delete_revision(&mut self, path: &str, rev: u32) -> Result<(), StoreError>;
+    /// After revisions were deleted: for each of `digests` that no content-owning revision
+    /// refers to any more, makes one revision that still refers to it (a lazy copy) its owner,
+    /// so [`ReadTxn::digest_in_use`] keeps seeing it. Returns how many copies were adopted.
+    /// Costs one scan of the lazy revisions when any digest lost its owner.
+    fn adopt_lazy_copies(&mut self, digests: &[Digest]) -> Result<usize, StoreError>;
 
     fn put_label(&mut self, label: &LabelRow) -> Result<(), StoreError>;
     /// Deletes a label and its entries.

@@ -190,3 +190,58 @@ fn reopening_keeps_everything() {
         Some(ChangeStatus::Submitted)
     );
 }
+
+#[test]
+fn content_stays_in_use_while_any_revision_refers_to_it() {
+    let (_dir, store) = open();
+    let digest = Digest([7; 32]);
+    let with = |path: &str| RevisionRow {
+        digest: Some(digest),
+        ..rev(path, 1, 0, FileAction::Add)
+    };
+    // The first revision owns the content; the two copies refer to it lazily.
+    submit(
+        store.as_ref(),
+        vec![with("//depot/a/f"), with("//depot/b/f")],
+    );
+    submit(store.as_ref(), vec![with("//depot/c/f")]);
+    let in_use = |store: &SqliteStore| {
+        let snap = store.snapshot().expect("snapshot");
+        (
+            snap.digest_in_use(&digest).expect("in use"),
+            snap.digest_owned(&digest).expect("owned"),
+        )
+    };
+    assert_eq!(in_use(&store), (true, true));
+    // Deleting the owner hands the content to a surviving copy.
+    let adopted = write(store.as_ref(), move |txn| {
+        txn.delete_revision("//depot/a/f", 1)?;
+        txn.adopt_lazy_copies(&[digest, digest])
+    })
+    .expect("delete owner");
+    assert_eq!(adopted, 1, "exactly one copy becomes the owner");
+    assert_eq!(in_use(&store), (true, true));
+    // The new owner goes too: the last copy takes over.
+    for path in ["//depot/b/f", "//depot/c/f"] {
+        let owner = {
+            let snap = store.snapshot().expect("snapshot");
+            snap.digest_owned(&digest).expect("owned")
+                && snap.revision(path, 1).expect("revision").is_some()
+        };
+        assert!(owner);
+        write(store.as_ref(), move |txn| {
+            txn.delete_revision(path, 1)?;
+            txn.adopt_lazy_copies(&[digest])
+        })
+        .expect("delete copy");
+    }
+    assert_eq!(
+        in_use(&store),
+        (false, false),
+        "no revision refers to it any more"
+    );
+    // Nothing left to adopt: a no-op.
+    let adopted =
+        write(store.as_ref(), move |txn| txn.adopt_lazy_copies(&[digest])).expect("adopt nothing");
+    assert_eq!(adopted, 0);
+}

@@ -388,9 +388,16 @@ impl<T: HasConn> ReadTxn for T {
 
     fn digest_in_use(&self, digest: &Digest) -> Result<bool, StoreError> {
         let mut stmt = self.conn().prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM revisions WHERE digest = ?1) \
+            "SELECT EXISTS (SELECT 1 FROM revisions WHERE digest = ?1 AND lazy = 0) \
              OR EXISTS (SELECT 1 FROM shelved WHERE digest = ?1) \
              OR EXISTS (SELECT 1 FROM opened WHERE lazy_digest = ?1)",
+        )?;
+        Ok(stmt.query_row([digest.0.to_vec()], |r| r.get::<_, bool>(0))?)
+    }
+
+    fn digest_owned(&self, digest: &Digest) -> Result<bool, StoreError> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM revisions WHERE digest = ?1 AND lazy = 0)",
         )?;
         Ok(stmt.query_row([digest.0.to_vec()], |r| r.get::<_, bool>(0))?)
     }
@@ -492,7 +499,14 @@ impl WriteTxn for Tx<'_> {
 
     fn insert_revision(&mut self, r: &RevisionRow) -> Result<(), StoreError> {
         self.conn
-            .prepare_cached("INSERT INTO revisions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")?
+            // `lazy` when another revision already owns the content (see schema migration 3).
+            .prepare_cached(
+                "INSERT INTO revisions \
+                 (path, rev, change, action, type, digest, size, md5, time, lazy) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
+                 ?6 IS NOT NULL AND EXISTS \
+                 (SELECT 1 FROM revisions WHERE digest = ?6 AND lazy = 0))",
+            )?
             .execute(params![
                 r.path,
                 r.rev,
@@ -578,6 +592,42 @@ impl WriteTxn for Tx<'_> {
             .prepare_cached("DELETE FROM integrations WHERE to_path = ?1 OR from_path = ?1")?
             .execute([path])?;
         Ok(n)
+    }
+
+    fn adopt_lazy_copies(&mut self, digests: &[Digest]) -> Result<usize, StoreError> {
+        let mut orphaned = Vec::new();
+        for digest in digests {
+            if !orphaned.contains(&digest.0.to_vec()) && !self.digest_owned(digest)? {
+                orphaned.push(digest.0.to_vec());
+            }
+        }
+        let mut adopted = 0;
+        // One scan of the lazy revisions per chunk of orphaned digests (they are not indexed).
+        for chunk in orphaned.chunks(500) {
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let sql = format!(
+                "SELECT path, rev, digest FROM revisions WHERE lazy = 1 AND digest IN ({marks})"
+            );
+            let heirs: Vec<(String, u32, Vec<u8>)> = {
+                let mut stmt = self.conn.prepare(&sql)?;
+                let rows = stmt.query_map(rusqlite::params_from_iter(chunk.iter()), |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?;
+                rows.collect::<rusqlite::Result<_>>()?
+            };
+            let mut adopted_digests = std::collections::HashSet::new();
+            for (path, rev, digest) in heirs {
+                if adopted_digests.insert(digest) {
+                    self.conn
+                        .prepare_cached(
+                            "UPDATE revisions SET lazy = 0 WHERE path = ?1 AND rev = ?2",
+                        )?
+                        .execute(params![path, rev])?;
+                    adopted += 1;
+                }
+            }
+        }
+        Ok(adopted)
     }
 
     fn delete_revision(&mut self, path: &str, rev: u32) -> Result<(), StoreError> {
