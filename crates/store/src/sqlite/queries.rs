@@ -58,6 +58,15 @@ fn one<T>(
         .optional()?)
 }
 
+/// Where a paged range scan resumes: the range's start, or the last path seen when later.
+///
+/// Paged queries bound the scan with this single lower bound. Given both `path >= lo` and
+/// `path > after`, SQLite seeks on the first and filters on the second, so every page rescanned
+/// the range from its start (quadratic: 70,000 heads took ~1 s instead of ~0.3 s).
+fn resume_at<'a>(range: &'a PathRange, after: &'a str) -> &'a str {
+    std::cmp::max(range.lo.as_str(), after)
+}
+
 fn lim(limit: usize) -> i64 {
     i64::try_from(limit).unwrap_or(i64::MAX)
 }
@@ -150,7 +159,7 @@ impl<T: HasConn> ReadTxn for T {
         // SQLite returns the bare columns of the row holding max(rev) in each group.
         let sql = format!(
             "SELECT {REVISION_COLUMNS}, max(rev) FROM revisions \
-             WHERE path >= ?1 AND path < ?2 AND path > ?3 AND change <= ?4 \
+             WHERE path >= ?1 AND path < ?2 AND path <> ?3 AND change <= ?4 \
              GROUP BY path ORDER BY path LIMIT ?5"
         );
         let after = after.unwrap_or("");
@@ -158,7 +167,7 @@ impl<T: HasConn> ReadTxn for T {
         collect(
             self.conn(),
             &sql,
-            params![range.lo, range.hi, after, at, lim(limit)],
+            params![resume_at(range, after), range.hi, after, at, lim(limit)],
             codec::revision,
         )
     }
@@ -261,7 +270,13 @@ impl<T: HasConn> ReadTxn for T {
         collect(
             self.conn(),
             &sql,
-            params![range.lo, range.hi, after_path, after_ws, lim(limit)],
+            params![
+                resume_at(range, after_path),
+                range.hi,
+                after_path,
+                after_ws,
+                lim(limit)
+            ],
             codec::opened,
         )
     }
@@ -339,10 +354,11 @@ impl<T: HasConn> ReadTxn for T {
     ) -> Result<Vec<(String, u32)>, StoreError> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT path, rev FROM label_revs WHERE label = ?1 AND path >= ?2 AND path < ?3 \
-             AND path > ?4 ORDER BY path LIMIT ?5",
+             AND path <> ?4 ORDER BY path LIMIT ?5",
         )?;
+        let after = after.unwrap_or("");
         let rows = stmt.query_map(
-            params![label, range.lo, range.hi, after.unwrap_or(""), lim(limit)],
+            params![label, resume_at(range, after), range.hi, after, lim(limit)],
             |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)),
         )?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
