@@ -183,8 +183,9 @@ pub trait WriteTxn: ReadTxn {
     fn delete_revision(&mut self, path: &str, rev: u32) -> Result<(), StoreError>;
     /// After revisions were deleted: for each of `digests` that no content-owning revision
     /// refers to any more, makes one revision that still refers to it (a lazy copy) its owner,
-    /// so [`ReadTxn::digest_in_use`] keeps seeing it. Returns how many copies were adopted.
-    /// Costs one scan of the lazy revisions when any digest lost its owner.
+    /// so [`ReadTxn::digest_in_use`] keeps seeing it; when no revision refers to it at all, open
+    /// records with a lazy copy of it count for themselves again. Returns how many revisions
+    /// were adopted. Costs one scan of the lazy revisions when any digest lost its owner.
     fn adopt_lazy_copies(&mut self, digests: &[Digest]) -> Result<usize, StoreError>;
 
     fn put_label(&mut self, label: &LabelRow) -> Result<(), StoreError>;

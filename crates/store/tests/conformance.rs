@@ -2,8 +2,8 @@
 
 use keel_core::{ChangeNumber, Digest, FileAction, FileType};
 use keel_store::{
-    ChangeFilter, ChangeRow, ChangeStatus, MetaStore, PathRange, RevisionRow, SqliteStore,
-    StoreConfig, StoreError, write,
+    ChangeFilter, ChangeRow, ChangeStatus, LazyContent, MetaStore, OpenedRow, PathRange,
+    RevisionRow, SqliteStore, StoreConfig, StoreError, write,
 };
 use std::sync::Arc;
 
@@ -205,6 +205,26 @@ fn content_stays_in_use_while_any_revision_refers_to_it() {
         vec![with("//depot/a/f"), with("//depot/b/f")],
     );
     submit(store.as_ref(), vec![with("//depot/c/f")]);
+    // A workspace has a lazy copy of it open too (say, a branch not yet submitted).
+    write(store.as_ref(), move |txn| {
+        txn.put_opened(&OpenedRow {
+            workspace: "w".into(),
+            path: "//depot/d/f".into(),
+            user: "u".into(),
+            change: ChangeNumber(0),
+            action: FileAction::Branch,
+            file_type: FileType::parse("text").expect("text type"),
+            base_rev: 0,
+            move_file: None,
+            lazy: Some(LazyContent {
+                digest,
+                size: 10,
+                md5: String::new(),
+            }),
+            integ: None,
+        })
+    })
+    .expect("open lazy copy");
     let in_use = |store: &SqliteStore| {
         let snap = store.snapshot().expect("snapshot");
         (
@@ -237,8 +257,17 @@ fn content_stays_in_use_while_any_revision_refers_to_it() {
     }
     assert_eq!(
         in_use(&store),
+        (true, false),
+        "no revision refers to it any more, but the open record does"
+    );
+    write(store.as_ref(), move |txn| {
+        txn.delete_opened("w", "//depot/d/f")
+    })
+    .expect("revert");
+    assert_eq!(
+        in_use(&store),
         (false, false),
-        "no revision refers to it any more"
+        "nothing refers to it any more"
     );
     // Nothing left to adopt: a no-op.
     let adopted =

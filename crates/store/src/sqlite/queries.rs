@@ -406,7 +406,7 @@ impl<T: HasConn> ReadTxn for T {
         let mut stmt = self.conn().prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM revisions WHERE digest = ?1 AND lazy = 0) \
              OR EXISTS (SELECT 1 FROM shelved WHERE digest = ?1) \
-             OR EXISTS (SELECT 1 FROM opened WHERE lazy_digest = ?1)",
+             OR EXISTS (SELECT 1 FROM opened WHERE lazy_digest = ?1 AND lazy_owned = 0)",
         )?;
         Ok(stmt.query_row([digest.0.to_vec()], |r| r.get::<_, bool>(0))?)
     }
@@ -541,8 +541,11 @@ impl WriteTxn for Tx<'_> {
         let integ = o.integ.as_ref();
         self.conn
             .prepare_cached(
+                // `lazy_owned` when a revision owns the lazy content (see migration 4).
                 "INSERT OR REPLACE INTO opened VALUES \
-                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
+                 ?9 IS NOT NULL AND EXISTS \
+                 (SELECT 1 FROM revisions WHERE digest = ?9 AND lazy = 0))",
             )?
             .execute(params![
                 o.workspace,
@@ -641,6 +644,21 @@ impl WriteTxn for Tx<'_> {
                         .execute(params![path, rev])?;
                     adopted += 1;
                 }
+            }
+            // Content no revision refers to any more: open records relying on an owner now
+            // count for themselves (the lazy-digest index takes them back).
+            let still: Vec<&Vec<u8>> = chunk
+                .iter()
+                .filter(|d| !adopted_digests.contains(*d))
+                .collect();
+            if !still.is_empty() {
+                let marks = vec!["?"; still.len()].join(", ");
+                let sql = format!(
+                    "UPDATE opened SET lazy_owned = 0 \
+                     WHERE lazy_owned = 1 AND lazy_digest IN ({marks})"
+                );
+                self.conn
+                    .execute(&sql, rusqlite::params_from_iter(still.iter()))?;
             }
         }
         Ok(adopted)

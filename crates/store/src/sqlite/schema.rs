@@ -147,6 +147,15 @@ const MIGRATIONS: &[&str] = &[
     DROP INDEX revisions_by_digest;
     CREATE INDEX revisions_by_digest ON revisions (digest) WHERE lazy = 0;
     "#,
+    // 4: the same for open records: a lazy copy whose content a revision owns (every file of a
+    // new branch) is marked `lazy_owned` and left out of the lazy-digest index; obliterate
+    // clears the mark when the last owning revision goes.
+    r#"
+    ALTER TABLE opened ADD COLUMN lazy_owned INTEGER NOT NULL DEFAULT 0;
+    DROP INDEX opened_by_lazy_digest;
+    CREATE INDEX opened_by_lazy_digest ON opened (lazy_digest)
+        WHERE lazy_digest IS NOT NULL AND lazy_owned = 0;
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.
