@@ -54,6 +54,9 @@ pub enum Error {
     /// complete, so the server changed nothing and the upload may be repeated.
     #[error("connection to the server broke during the upload, before it was complete: {reason}")]
     Interrupted { reason: String },
+    /// A sync file writer stopped before reporting on every file it was given (a bug).
+    #[error("a sync file writer stopped unexpectedly")]
+    WriterStopped,
     /// The server sent messages out of the documented order.
     #[error("protocol error: {0}")]
     Protocol(String),

@@ -15,6 +15,7 @@ pub mod transfer;
 pub mod upload;
 pub mod workspace;
 pub mod workspace_scan;
+pub mod writers;
 
 pub use config::{Overrides, Settings};
 pub use connect::Connection;

@@ -1,5 +1,6 @@
 //! Mapping between local file arguments, workspace syntax (`//WS/rel`) and safe local paths.
 
+use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 
 use keel_core::ClientPath;
@@ -127,35 +128,82 @@ fn resolve_existing(path: &Path) -> Option<PathBuf> {
 /// path whose parent directory resolves (through symlinks) outside the root: the client never
 /// writes outside its workspace root whatever the server sends.
 pub fn client_file_to_local(root: &Path, client_file: &str) -> Result<PathBuf> {
-    let refuse = |reason: String| Error::UnsafeClientPath {
-        path: client_file.to_string(),
-        reason,
-    };
-    ClientPath::parse(client_file).map_err(|e| refuse(e.to_string()))?;
-    let mut local = root.to_path_buf();
-    for segment in client_file.split('/') {
-        let component = Path::new(segment);
-        if segment.contains('\\')
-            || component.components().count() != 1
-            || !matches!(component.components().next(), Some(Component::Normal(_)))
-        {
-            return Err(refuse(format!("invalid path segment {segment:?}")));
+    LocalResolver::new(root).resolve(client_file)
+}
+
+/// Most parent directories a [`LocalResolver`] remembers before it starts over.
+const REMEMBERED_DIRS: usize = 1024;
+
+/// [`client_file_to_local`] for many files: resolves the root once and remembers the parent
+/// directories it has already found inside the root.
+///
+/// A directory found inside the root can only come to resolve elsewhere when a symlink is
+/// created on its path, so whoever creates symlinks in the workspace must call
+/// [`LocalResolver::forget`] before resolving more files.
+pub struct LocalResolver {
+    root: PathBuf,
+    /// The canonical root, once it exists.
+    root_real: Option<PathBuf>,
+    inside: HashSet<PathBuf>,
+}
+
+impl LocalResolver {
+    pub fn new(root: &Path) -> LocalResolver {
+        LocalResolver {
+            root: root.to_path_buf(),
+            root_real: None,
+            inside: HashSet::new(),
         }
-        local.push(segment);
     }
-    let parent = local.parent().unwrap_or(root);
-    if let Ok(root_real) = root.canonicalize() {
-        let resolved =
-            resolve_existing(parent).ok_or_else(|| refuse("cannot resolve parent".into()))?;
-        if !resolved.starts_with(&root_real) {
-            return Err(refuse(format!(
-                "its directory resolves to {} outside the workspace root {}",
-                resolved.display(),
-                root.display()
-            )));
+
+    /// The safe local path of `client_file` (see [`client_file_to_local`]).
+    pub fn resolve(&mut self, client_file: &str) -> Result<PathBuf> {
+        let refuse = |reason: String| Error::UnsafeClientPath {
+            path: client_file.to_string(),
+            reason,
+        };
+        ClientPath::parse(client_file).map_err(|e| refuse(e.to_string()))?;
+        let mut local = self.root.clone();
+        for segment in client_file.split('/') {
+            let component = Path::new(segment);
+            if segment.contains('\\')
+                || component.components().count() != 1
+                || !matches!(component.components().next(), Some(Component::Normal(_)))
+            {
+                return Err(refuse(format!("invalid path segment {segment:?}")));
+            }
+            local.push(segment);
         }
+        let parent = local.parent().unwrap_or(&self.root);
+        if self.inside.contains(parent) {
+            return Ok(local);
+        }
+        if self.root_real.is_none() {
+            // A root that does not exist yet has nothing under it that could lead outside.
+            self.root_real = self.root.canonicalize().ok();
+        }
+        if let Some(root_real) = &self.root_real {
+            let resolved =
+                resolve_existing(parent).ok_or_else(|| refuse("cannot resolve parent".into()))?;
+            if !resolved.starts_with(root_real) {
+                return Err(refuse(format!(
+                    "its directory resolves to {} outside the workspace root {}",
+                    resolved.display(),
+                    self.root.display()
+                )));
+            }
+            if self.inside.len() >= REMEMBERED_DIRS {
+                self.inside.clear();
+            }
+            self.inside.insert(parent.to_path_buf());
+        }
+        Ok(local)
     }
-    Ok(local)
+
+    /// Forgets the directories found inside the root (after a symlink was created).
+    pub fn forget(&mut self) {
+        self.inside.clear();
+    }
 }
 
 #[cfg(test)]
@@ -235,5 +283,26 @@ mod tests {
                 assert!(e.to_string().contains("refusing"), "{e}");
             }
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn resolver_checks_again_after_forget() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        let mut resolver = LocalResolver::new(&root);
+        assert!(resolver.resolve("d/x").is_ok());
+        std::os::unix::fs::symlink(&outside, root.join("d")).unwrap();
+        // Remembered: the caller promised to call `forget` after creating a symlink.
+        assert!(resolver.resolve("d/y").is_ok());
+        resolver.forget();
+        let err = resolver.resolve("d/y").unwrap_err();
+        assert!(
+            err.to_string().contains("outside the workspace root"),
+            "{err}"
+        );
     }
 }

@@ -1,17 +1,21 @@
-//! The sync driver: consumes the Sync stream, writes files, then records the have list.
+//! The sync driver: consumes the Sync stream, hands files to the writers, reports them in
+//! stream order and records the have list for the files in place.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 
 use keel_proto::v1::sync_message::Body;
 use keel_proto::v1::{SyncFile, SyncMessage, SyncRequest};
+use tokio::sync::oneshot::error::TryRecvError;
 
 use crate::connect::Connection;
 use crate::error::{Error, Result};
 use crate::have::HaveUpdater;
+use crate::paths::LocalResolver;
 use crate::stream::PeekStream;
-use crate::transfer::{self, IncomingFile, LocalMode};
+use crate::transfer::{self, LocalMode};
 use crate::workspace::WorkspaceCtx;
+use crate::writers::{FileJob, Writers, Written};
 
 /// What to sync and how (Perforce `sync` flags).
 #[derive(Debug, Clone, Default)]
@@ -51,7 +55,15 @@ pub struct SyncTotals {
     pub server_bytes: u64,
 }
 
-/// Runs a sync, calling `report` for every file as it is handled.
+/// Reported-but-unwritten files the driver holds before it waits for the oldest: bounds the
+/// memory a slow large file can pin while small files behind it finish.
+const REPORT_BACKLOG: usize = 256;
+
+/// Runs a sync, calling `report` for every file in the order the server sent them.
+///
+/// The stream loop only receives: each file's content goes to one of a few [`Writers`], which
+/// write, verify and place it while the next files arrive. A file is reported, and recorded in
+/// the have list, only once its writer has placed it.
 pub async fn sync(
     conn: &Connection,
     ws: &WorkspaceCtx,
@@ -72,37 +84,28 @@ pub async fn sync(
         .map_err(|s| conn.status(s))?
         .into_inner();
     let mut stream = PeekStream::new(conn, inner);
-    let record_have = !options.preview && !options.populate_only;
-    let mut have = HaveUpdater::new(conn);
-    let mut have_digests: Option<HashMap<String, String>> = None;
-    let mut totals = SyncTotals::default();
+    let mut driver = Driver {
+        conn,
+        ws,
+        options,
+        report: &mut report,
+        record_have: !options.preview && !options.populate_only,
+        have: HaveUpdater::new(conn),
+        have_digests: None,
+        totals: SyncTotals::default(),
+        paths: LocalResolver::new(&ws.root),
+        last_mode: None,
+        writers: None,
+        pending: VecDeque::new(),
+        in_flight: HashSet::new(),
+    };
     let outcome: Result<()> = async {
         while let Some(message) = stream.next().await? {
             match message.body {
-                Some(Body::File(file)) => {
-                    let event =
-                        handle_file(conn, ws, options, &mut stream, &mut have_digests, file)
-                            .await?;
-                    if event.result.is_ok() {
-                        totals.files += 1;
-                        totals.bytes += event.bytes;
-                        // A scheduled resolve: the server moved the have list itself.
-                        if record_have && event.file.action != "resolve" {
-                            let rev = if event.file.action == "deleted" {
-                                0
-                            } else {
-                                event.file.rev
-                            };
-                            have.push(&event.file.depot_file, rev).await?;
-                        }
-                    } else {
-                        totals.failed += 1;
-                    }
-                    report(&event);
-                }
+                Some(Body::File(file)) => driver.file(&mut stream, file).await?,
                 Some(Body::Summary(summary)) => {
-                    totals.server_files = summary.files;
-                    totals.server_bytes = summary.bytes;
+                    driver.totals.server_files = summary.files;
+                    driver.totals.server_bytes = summary.bytes;
                 }
                 Some(Body::Chunk(_)) => {
                     return Err(Error::Protocol("sync content without a file".into()));
@@ -113,93 +116,216 @@ pub async fn sync(
         Ok(())
     }
     .await;
-    // Record what was written even when the stream broke off.
-    let recorded = have.finish().await;
+    // Report and record what was written even when the stream broke off.
+    let settled = driver.settle(true).await;
+    let closed = match driver.writers.take() {
+        Some(writers) => writers.close().await,
+        None => Ok(()),
+    };
+    let recorded = driver.have.finish().await;
     outcome?;
+    settled?;
+    closed?;
     recorded?;
-    Ok(totals)
+    Ok(driver.totals)
 }
 
-/// Handles one announced file; per-file problems go into the event, stream failures are errors.
-async fn handle_file(
-    conn: &Connection,
-    ws: &WorkspaceCtx,
-    options: &SyncOptions,
-    stream: &mut PeekStream<SyncMessage>,
-    have_digests: &mut Option<HashMap<String, String>>,
-    file: SyncFile,
-) -> Result<SyncEvent> {
-    let mut event = SyncEvent {
-        local: None,
-        bytes: 0,
-        result: Ok(()),
-        file,
-    };
-    if event.file.action == "deleted" && event.file.client_file.is_empty() {
-        // The revision left the view: the server cannot say where it was, so only the have
-        // list entry goes (the caller reports the missing local path).
-        skip_chunks(stream).await?;
-        return Ok(event);
-    }
-    let local = match ws.local(&event.file.client_file) {
-        Ok(path) => path,
-        Err(e) => {
+/// A file handled by the stream loop, waiting to be reported in stream order.
+struct Pending {
+    event: SyncEvent,
+    /// The writer's outcome, for a file handed to one.
+    written: Option<Written>,
+}
+
+/// The state of one sync.
+struct Driver<'a, R> {
+    conn: &'a Connection,
+    ws: &'a WorkspaceCtx,
+    options: &'a SyncOptions,
+    report: &'a mut R,
+    record_have: bool,
+    have: HaveUpdater,
+    have_digests: Option<HashMap<String, String>>,
+    totals: SyncTotals,
+    paths: LocalResolver,
+    /// The last file type seen and its mode: runs of files share one.
+    last_mode: Option<(String, LocalMode)>,
+    /// Started with the first file that has content to write.
+    writers: Option<Writers>,
+    pending: VecDeque<Pending>,
+    /// Local paths of pending files a writer may still be writing.
+    in_flight: HashSet<PathBuf>,
+}
+
+impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
+    /// Handles one announced file and consumes its content; per-file problems go into its
+    /// event, stream failures are errors.
+    async fn file(&mut self, stream: &mut PeekStream<SyncMessage>, file: SyncFile) -> Result<()> {
+        let mut event = SyncEvent {
+            local: None,
+            bytes: 0,
+            result: Ok(()),
+            file,
+        };
+        if event.file.action == "deleted" && event.file.client_file.is_empty() {
+            // The revision left the view: the server cannot say where it was, so only the have
+            // list entry goes (the caller reports the missing local path).
             skip_chunks(stream).await?;
-            event.result = Err(e);
-            return Ok(event);
+            return self.push(event, None).await;
         }
-    };
-    event.local = Some(local.clone());
-    // An opened file whose head moved: the workspace file stays, a resolve is scheduled.
-    if options.preview || options.have_only || event.file.action == "resolve" {
-        skip_chunks(stream).await?;
-        return Ok(event);
-    }
-    if !options.force
-        && !ws.options.clobber
-        && transfer::is_writable_file(&local)
-        && !safe_to_overwrite(conn, ws, &event.file, &local, have_digests).await?
-    {
-        skip_chunks(stream).await?;
-        event.result = Err(Error::CantClobber(local));
-        return Ok(event);
-    }
-    if event.file.action == "deleted" {
-        event.result = transfer::remove_local(&ws.root, &local, ws.options.rmdir).map(|_| ());
-        skip_chunks(stream).await?;
-        return Ok(event);
-    }
-    let mode = LocalMode::for_type(&event.file.file_type, ws.options.allwrite);
-    let mut incoming = match IncomingFile::begin(
-        local.clone(),
-        event.file.compressed,
-        &event.file.digest,
-        mode,
-    ) {
-        Ok(incoming) => incoming,
-        Err(e) => {
+        let local = match self.paths.resolve(&event.file.client_file) {
+            Ok(path) => path,
+            Err(e) => {
+                skip_chunks(stream).await?;
+                event.result = Err(e);
+                return self.push(event, None).await;
+            }
+        };
+        if self.in_flight.contains(&local) {
+            // Two depot files at one local path: the earlier is finished before this one is
+            // looked at, as if they were handled one after the other.
+            self.settle(true).await?;
+        }
+        event.local = Some(local.clone());
+        // An opened file whose head moved: the workspace file stays, a resolve is scheduled.
+        if self.options.preview || self.options.have_only || event.file.action == "resolve" {
             skip_chunks(stream).await?;
-            event.result = Err(e);
-            return Ok(event);
+            return self.push(event, None).await;
         }
-    };
-    let mut failure = None;
-    while let Some(chunk) = next_chunk(stream).await? {
-        if failure.is_none()
-            && let Err(e) = incoming.write_chunk(&chunk)
+        if !self.options.force
+            && !self.ws.options.clobber
+            && transfer::is_writable_file(&local)
+            && !safe_to_overwrite(
+                self.conn,
+                self.ws,
+                &event.file,
+                &local,
+                &mut self.have_digests,
+            )
+            .await?
         {
-            failure = Some(e);
+            skip_chunks(stream).await?;
+            event.result = Err(Error::CantClobber(local));
+            return self.push(event, None).await;
+        }
+        if event.file.action == "deleted" {
+            if self.ws.options.rmdir {
+                // Emptied directories go: none may be one a writer is about to fill.
+                self.settle(true).await?;
+            }
+            event.result =
+                transfer::remove_local(&self.ws.root, &local, self.ws.options.rmdir).map(|_| ());
+            skip_chunks(stream).await?;
+            return self.push(event, None).await;
+        }
+        let mode = self.mode(&event.file.file_type);
+        if mode.symlink {
+            // A new symlink may redirect directories other files are being written into.
+            self.settle(true).await?;
+        }
+        let job = FileJob {
+            target: local,
+            compressed: event.file.compressed,
+            digest: event.file.digest.clone(),
+            mode,
+            // `modtime`: the file's modification time is the revision's submit time, as in
+            // Perforce.
+            modified: (self.ws.options.modtime && event.file.mod_time > 0)
+                .then_some(event.file.mod_time),
+        };
+        let writers = self.writers.get_or_insert_with(Writers::start);
+        let (feed, written) = writers.submit(job).await?;
+        while let Some(chunk) = next_chunk(stream).await? {
+            if !feed.chunk(chunk).await {
+                // The writer failed; the rest of the content has nowhere to go.
+                skip_chunks(stream).await?;
+                break;
+            }
+        }
+        feed.end().await;
+        self.push(event, Some(written)).await?;
+        if mode.symlink {
+            // Paths checked from here on must see the link.
+            self.settle(true).await?;
+            self.paths.forget();
+        }
+        Ok(())
+    }
+
+    /// The local mode for `file_type` in this workspace.
+    fn mode(&mut self, file_type: &str) -> LocalMode {
+        match &self.last_mode {
+            Some((last, mode)) if last == file_type => *mode,
+            _ => {
+                let mode = LocalMode::for_type(file_type, self.ws.options.allwrite);
+                self.last_mode = Some((file_type.to_string(), mode));
+                mode
+            }
         }
     }
-    event.result = match failure {
-        Some(e) => Err(e),
-        None => incoming.finish().map(|bytes| event.bytes = bytes),
-    };
-    // `modtime`: the file's modification time is the revision's submit time, as in Perforce.
-    if event.result.is_ok() && ws.options.modtime && event.file.mod_time > 0 {
-        event.result = transfer::set_modified(&local, event.file.mod_time);
+
+    /// Queues a handled file for reporting, then reports whatever is finished.
+    async fn push(&mut self, event: SyncEvent, written: Option<Written>) -> Result<()> {
+        if written.is_some()
+            && let Some(local) = &event.local
+        {
+            self.in_flight.insert(local.clone());
+        }
+        self.pending.push_back(Pending { event, written });
+        self.settle(false).await
     }
-    Ok(event)
+
+    /// Reports pending files in stream order while they are finished; with `all`, waits for
+    /// every one. Also waits when the backlog is full.
+    async fn settle(&mut self, all: bool) -> Result<()> {
+        while let Some(mut next) = self.pending.pop_front() {
+            if let Some(mut written) = next.written.take() {
+                let wait = all || self.pending.len() >= REPORT_BACKLOG;
+                let outcome = match written.try_recv() {
+                    Ok(outcome) => outcome,
+                    Err(TryRecvError::Empty) if wait => {
+                        written.await.unwrap_or(Err(Error::WriterStopped))
+                    }
+                    Err(TryRecvError::Empty) => {
+                        next.written = Some(written);
+                        self.pending.push_front(next);
+                        return Ok(());
+                    }
+                    Err(TryRecvError::Closed) => Err(Error::WriterStopped),
+                };
+                match outcome {
+                    Ok(bytes) => next.event.bytes = bytes,
+                    Err(e) => next.event.result = Err(e),
+                }
+                if let Some(local) = &next.event.local {
+                    self.in_flight.remove(local);
+                }
+            }
+            self.account(next.event).await?;
+        }
+        Ok(())
+    }
+
+    /// Counts, records and reports one finished file.
+    async fn account(&mut self, event: SyncEvent) -> Result<()> {
+        if event.result.is_ok() {
+            self.totals.files += 1;
+            self.totals.bytes += event.bytes;
+            // A scheduled resolve: the server moved the have list itself.
+            if self.record_have && event.file.action != "resolve" {
+                let rev = if event.file.action == "deleted" {
+                    0
+                } else {
+                    event.file.rev
+                };
+                self.have.push(&event.file.depot_file, rev).await?;
+            }
+        } else {
+            self.totals.failed += 1;
+        }
+        (self.report)(&event);
+        Ok(())
+    }
 }
 
 /// A writable unopened file may be replaced only if no local work would be lost: its content

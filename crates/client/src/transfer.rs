@@ -70,18 +70,22 @@ impl<W: Write> Write for HashingWriter<W> {
     }
 }
 
-enum Stage<W: Write> {
+enum Stage<'a, W: Write> {
     Plain(HashingWriter<W>),
-    Zstd(zstd::stream::write::Decoder<'static, HashingWriter<W>>),
+    Zstd(zstd::stream::write::Decoder<'a, HashingWriter<W>>),
 }
 
+/// A zstd decompression context to reuse across files (creating one costs more than
+/// decompressing a small file).
+pub type Decompressor = zstd::zstd_safe::DCtx<'static>;
+
 /// Streams stored bytes (optionally one zstd stream) into `W`, hashing the raw content.
-pub struct ContentDecoder<W: Write> {
-    stage: Stage<W>,
+pub struct ContentDecoder<'a, W: Write> {
+    stage: Stage<'a, W>,
     expected: String,
 }
 
-impl<W: Write> ContentDecoder<W> {
+impl<W: Write> ContentDecoder<'static, W> {
     /// `expected` is the BLAKE3 hex digest of the raw content ("" skips verification).
     pub fn new(sink: W, compressed: bool, expected: &str) -> io::Result<Self> {
         let hashing = HashingWriter::new(sink);
@@ -94,6 +98,28 @@ impl<W: Write> ContentDecoder<W> {
             stage,
             expected: expected.to_ascii_lowercase(),
         })
+    }
+}
+
+impl<'a, W: Write> ContentDecoder<'a, W> {
+    /// Like [`ContentDecoder::new`], decompressing with `context` (reset first) instead of a
+    /// new one.
+    pub fn with_context(
+        sink: W,
+        compressed: bool,
+        expected: &str,
+        context: &'a mut Decompressor,
+    ) -> Self {
+        let hashing = HashingWriter::new(sink);
+        let stage = if compressed {
+            Stage::Zstd(zstd::stream::write::Decoder::with_context(hashing, context))
+        } else {
+            Stage::Plain(hashing)
+        };
+        ContentDecoder {
+            stage,
+            expected: expected.to_ascii_lowercase(),
+        }
     }
 
     /// Feeds one chunk of stored bytes.
@@ -132,29 +158,51 @@ impl<W: Write> ContentDecoder<W> {
 
 /// A workspace file being received: content goes to a temp file in the target's directory and
 /// only appears under its real name once the digest is verified.
-pub struct IncomingFile {
+pub struct IncomingFile<'a> {
     target: PathBuf,
     mode: LocalMode,
-    decoder: ContentDecoder<tempfile::NamedTempFile>,
+    modified: Option<u64>,
+    decoder: ContentDecoder<'a, tempfile::NamedTempFile>,
 }
 
-impl IncomingFile {
+impl IncomingFile<'static> {
     /// Starts receiving `target` (parent directories are created).
     pub fn begin(target: PathBuf, compressed: bool, digest: &str, mode: LocalMode) -> Result<Self> {
-        let dir = target
-            .parent()
-            .ok_or_else(|| Error::io(&target, io::Error::other("no parent directory")))?;
-        std::fs::create_dir_all(dir).at(dir)?;
-        let temp = tempfile::Builder::new()
-            .prefix(".keel-tmp-")
-            .tempfile_in(dir)
-            .at(dir)?;
+        let temp = temp_beside(&target)?;
         let decoder = ContentDecoder::new(temp, compressed, digest).at(&target)?;
         Ok(IncomingFile {
             target,
             mode,
+            modified: None,
             decoder,
         })
+    }
+}
+
+impl<'a> IncomingFile<'a> {
+    /// Like [`IncomingFile::begin`], decompressing with a reused `context`.
+    pub fn begin_with(
+        target: PathBuf,
+        compressed: bool,
+        digest: &str,
+        mode: LocalMode,
+        context: &'a mut Decompressor,
+    ) -> Result<Self> {
+        let temp = temp_beside(&target)?;
+        let decoder = ContentDecoder::with_context(temp, compressed, digest, context);
+        Ok(IncomingFile {
+            target,
+            mode,
+            modified: None,
+            decoder,
+        })
+    }
+
+    /// Gives the file this modification time (seconds since the epoch) when it is placed;
+    /// symlinks keep theirs.
+    pub fn modified(mut self, secs: u64) -> Self {
+        self.modified = Some(secs);
+        self
     }
 
     /// Appends one chunk of stored bytes.
@@ -162,32 +210,62 @@ impl IncomingFile {
         self.decoder.write_chunk(chunk).at(&self.target)
     }
 
-    /// Verifies, sets the mode and renames into place. On error the temp file is removed.
+    /// Verifies, sets the mode and modification time, and renames into place. On error the
+    /// temp file is removed.
     pub fn finish(self) -> Result<u64> {
         let target = self.target;
         let (temp, size) = self.decoder.finish(&target)?;
-        if let Ok(meta) = std::fs::symlink_metadata(&target)
-            && meta.is_dir()
-        {
-            return Err(Error::io(
-                &target,
-                io::Error::other("a directory is in the way"),
-            ));
-        }
         if self.mode.symlink {
             let mut link_target = Vec::new();
             File::open(temp.path())
                 .and_then(|mut f| f.read_to_end(&mut link_target))
                 .at(&target)?;
             drop(temp);
-            make_symlink(&link_target, &target)?;
-            return Ok(size);
+            return make_symlink(&link_target, &target)
+                .map_err(|e| directory_in_the_way(&target).unwrap_or(e))
+                .map(|()| size);
         }
-        set_mode(temp.path(), self.mode).at(&target)?;
-        temp.persist(&target)
-            .map_err(|e| Error::io(&target, e.error))?;
+        // Through the open descriptor: no path lookups, and nothing to reopen.
+        set_mode(temp.as_file(), self.mode).at(&target)?;
+        if let Some(secs) = self.modified {
+            let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+            temp.as_file().set_modified(when).at(&target)?;
+        }
+        temp.persist(&target).map_err(|e| {
+            directory_in_the_way(&target).unwrap_or_else(|| Error::io(&target, e.error))
+        })?;
         Ok(size)
     }
+}
+
+/// A temp file in `target`'s directory, creating the directory only when it is missing (the
+/// common case, an existing directory, costs one file creation and nothing more).
+fn temp_beside(target: &Path) -> Result<tempfile::NamedTempFile> {
+    let dir = target
+        .parent()
+        .ok_or_else(|| Error::io(target, io::Error::other("no parent directory")))?;
+    let create = || {
+        tempfile::Builder::new()
+            .prefix(".keel-tmp-")
+            .tempfile_in(dir)
+    };
+    match create() {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            // Safe when another writer creates the same directory meanwhile: an existing
+            // directory counts as created.
+            std::fs::create_dir_all(dir).at(dir)?;
+            create().at(dir)
+        }
+        other => other.at(dir),
+    }
+}
+
+/// The error for a target that is a directory, checked after placing the file failed (a
+/// rename onto a directory always fails, so the common case needs no check).
+fn directory_in_the_way(target: &Path) -> Option<Error> {
+    let meta = std::fs::symlink_metadata(target).ok()?;
+    meta.is_dir()
+        .then(|| Error::io(target, io::Error::other("a directory is in the way")))
 }
 
 #[cfg(unix)]
@@ -214,8 +292,8 @@ fn make_symlink(link_target: &[u8], target: &Path) -> Result<()> {
     std::fs::write(target, link_target).at(target)
 }
 
-/// Sets permissions: read-only unless writable, executable bits when executable.
-pub fn set_mode(path: &Path, mode: LocalMode) -> io::Result<()> {
+/// Sets an open file's permissions: read-only unless writable, executable bits when executable.
+fn set_mode(file: &File, mode: LocalMode) -> io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -225,13 +303,13 @@ pub fn set_mode(path: &Path, mode: LocalMode) -> io::Result<()> {
             (false, true) => 0o555,
             (false, false) => 0o444,
         };
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(bits))
+        file.set_permissions(std::fs::Permissions::from_mode(bits))
     }
     #[cfg(not(unix))]
     {
-        let mut perms = std::fs::metadata(path)?.permissions();
+        let mut perms = file.metadata()?.permissions();
         perms.set_readonly(!mode.writable);
-        std::fs::set_permissions(path, perms)
+        file.set_permissions(perms)
     }
 }
 
@@ -289,19 +367,6 @@ pub fn is_writable_file(path: &Path) -> bool {
         }
         _ => false,
     }
-}
-
-/// Sets a file's modification time (seconds since the epoch); symlinks are left as they are.
-pub fn set_modified(path: &Path, secs: u64) -> Result<()> {
-    let meta = std::fs::symlink_metadata(path).map_err(|e| Error::io(path, e))?;
-    if meta.file_type().is_symlink() {
-        return Ok(());
-    }
-    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
-    // Owners may set explicit times through a read-only descriptor.
-    std::fs::File::open(path)
-        .and_then(|f| f.set_modified(when))
-        .map_err(|e| Error::io(path, e))
 }
 
 /// Removes a workspace file; with `rmdir`, also removes emptied parents up to (not including) `root`.

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Fixture, read, str_field, write};
+use common::{Fixture, bytes, read, str_field, write};
 
 fn seeded() -> (Fixture, common::Client, common::Client) {
     let fx = Fixture::new();
@@ -34,6 +34,96 @@ fn sync_preview_have_only_and_populate() {
 
     b.ok(&["sync", "-f", "//depot/docs/..."]);
     assert_eq!(read(&b.cwd, "docs/readme.md"), b"# hi\n");
+}
+
+/// Content of file `i` in the many-files tests: mostly small text, some random (stored raw),
+/// one compressible file spanning several wire chunks.
+fn many_content(i: usize) -> Vec<u8> {
+    match i {
+        0 => b"line of a large compressible file\n".repeat(40_000),
+        1 => bytes(1, 700_000),
+        i if i % 7 == 0 => bytes(i as u64, 100 + i * 13),
+        i => format!("file {i}\n").repeat(i % 50 + 1).into_bytes(),
+    }
+}
+
+#[test]
+fn sync_of_many_files_into_an_empty_workspace_writes_and_records_each() {
+    const FILES: usize = 300;
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    let b = fx.workspace("bob", "b");
+    let rel = |i: usize| format!("d{}/e{}/f{i:03}.txt", i % 4, i % 3);
+    for i in 0..FILES {
+        write(&a.cwd, &rel(i), many_content(i));
+    }
+    a.ok(&["add", "..."]);
+    a.ok(&["submit", "-d", "many"]);
+
+    let synced = b.json(&["sync"]);
+    assert_eq!(synced.len(), FILES, "every file reported once");
+    let reported: Vec<String> = synced.iter().map(|r| str_field(r, "depotFile")).collect();
+    let mut sorted = reported.clone();
+    sorted.sort();
+    assert_eq!(reported, sorted, "reported in the server's order");
+    for i in 0..FILES {
+        assert_eq!(read(&b.cwd, &rel(i)), many_content(i), "{}", rel(i));
+    }
+    let have = b.json(&["have"]);
+    assert_eq!(have.len(), FILES, "every file in the have list");
+    let leftovers = walk_names(&b.cwd)
+        .into_iter()
+        .filter(|n| n.starts_with(".keel-tmp"))
+        .count();
+    assert_eq!(leftovers, 0, "no temp files left");
+    assert!(b.json(&["sync"]).is_empty(), "nothing left to sync");
+}
+
+/// Every file and directory name under `dir`.
+fn walk_names(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("read dir") {
+        let entry = entry.expect("entry");
+        out.push(entry.file_name().to_string_lossy().into_owned());
+        if entry.file_type().expect("type").is_dir() {
+            out.extend(walk_names(&entry.path()));
+        }
+    }
+    out
+}
+
+#[test]
+fn sync_never_writes_through_a_symlink_it_just_created() {
+    // The server sends the link first, then a file whose local path runs through it.
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    let outside = fx.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).expect("outside");
+    std::fs::create_dir_all(a.cwd.join("a")).expect("mkdir");
+    std::os::unix::fs::symlink(&outside, a.cwd.join("a/link")).expect("symlink");
+    for i in 0..20 {
+        write(&a.cwd, &format!("b/x{i}"), "payload\n");
+    }
+    a.ok(&["add", "..."]);
+    a.ok(&["submit", "-d", "link and files"]);
+    let b = fx.workspace_with_view(
+        "bob",
+        "b",
+        &["//depot/a/link //b/link", "//depot/b/... //b/link/..."],
+    );
+    let err = b.fail(&["sync"]);
+    assert!(err.contains("refusing"), "{err}");
+    assert_eq!(
+        std::fs::read_link(b.cwd.join("link")).expect("link"),
+        outside
+    );
+    assert_eq!(
+        std::fs::read_dir(&outside).expect("outside").count(),
+        0,
+        "nothing written outside the root"
+    );
+    let have = b.json(&["have"]);
+    assert_eq!(have.len(), 1, "only the link is recorded: {have:?}");
 }
 
 #[test]

@@ -1,0 +1,202 @@
+//! The sync's file writers: a few blocking workers that decompress, verify and place files
+//! while the sync's stream loop goes on receiving.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use crate::error::{Error, Result};
+use crate::transfer::{Decompressor, IncomingFile, LocalMode};
+
+/// Most writers; one per core on smaller machines, never fewer than two (a writer waits on the
+/// disk as often as it computes).
+pub const MAX_WRITERS: usize = 4;
+
+/// Chunks buffered between the stream loop and one file's writer (each at most the server's
+/// chunk size, 256 KiB): a large file streams through, it is never held whole.
+pub const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// One file to write.
+#[derive(Debug)]
+pub struct FileJob {
+    pub target: PathBuf,
+    /// The content arrives as one zstd stream.
+    pub compressed: bool,
+    /// BLAKE3 hex digest of the content ("" skips verification).
+    pub digest: String,
+    pub mode: LocalMode,
+    /// Modification time to give the file (seconds since the epoch).
+    pub modified: Option<u64>,
+}
+
+/// A piece of a file's stored content.
+enum Piece {
+    Data(Vec<u8>),
+    End,
+}
+
+/// Feeds one file's content to its writer.
+pub struct FileFeed {
+    tx: mpsc::Sender<Piece>,
+}
+
+impl FileFeed {
+    /// Passes a chunk on; false once the writer has stopped reading (the file failed, and its
+    /// result says why).
+    pub async fn chunk(&self, bytes: Vec<u8>) -> bool {
+        self.tx.send(Piece::Data(bytes)).await.is_ok()
+    }
+
+    /// Marks the content complete. A feed dropped without `end` abandons the file: nothing
+    /// replaces the target.
+    pub async fn end(self) {
+        // A writer that stopped reading has already reported its failure.
+        let _ = self.tx.send(Piece::End).await;
+    }
+}
+
+/// A file's outcome: the bytes written, or why the file is not in place.
+pub type Written = oneshot::Receiver<Result<u64>>;
+
+struct Task {
+    job: FileJob,
+    pieces: mpsc::Receiver<Piece>,
+    done: oneshot::Sender<Result<u64>>,
+}
+
+/// The running writers.
+pub struct Writers {
+    queue: mpsc::Sender<Task>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+impl Writers {
+    /// Starts the writers on the blocking pool.
+    pub fn start() -> Writers {
+        let count = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(2, MAX_WRITERS);
+        let (queue, rx) = mpsc::channel(count);
+        let rx = Arc::new(Mutex::new(rx));
+        let workers = (0..count)
+            .map(|_| {
+                let rx = rx.clone();
+                tokio::task::spawn_blocking(move || work(&rx))
+            })
+            .collect();
+        Writers { queue, workers }
+    }
+
+    /// Hands `job` to the next free writer (waiting while all are busy and the queue is full);
+    /// its content goes through the returned feed.
+    pub async fn submit(&self, job: FileJob) -> Result<(FileFeed, Written)> {
+        let (tx, pieces) = mpsc::channel(CHUNKS_IN_FLIGHT);
+        let (done, written) = oneshot::channel();
+        self.queue
+            .send(Task { job, pieces, done })
+            .await
+            .map_err(|_| Error::WriterStopped)?;
+        Ok((FileFeed { tx }, written))
+    }
+
+    /// Lets the writers finish what they were given, then waits for them to stop.
+    pub async fn close(self) -> Result<()> {
+        drop(self.queue);
+        for worker in self.workers {
+            worker.await.map_err(|_| Error::WriterStopped)?;
+        }
+        Ok(())
+    }
+}
+
+/// One writer: takes files from the queue until it closes, reusing one zstd context.
+fn work(queue: &Mutex<mpsc::Receiver<Task>>) {
+    let mut context = Decompressor::create();
+    loop {
+        // One idle writer waits on the queue while holding the lock; the others wait for it.
+        let task = queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .blocking_recv();
+        let Some(task) = task else {
+            return;
+        };
+        let result = write(task.job, task.pieces, &mut context);
+        // The sync stopped waiting for this file only when it is failing anyway.
+        let _ = task.done.send(result);
+    }
+}
+
+fn write(
+    job: FileJob,
+    mut pieces: mpsc::Receiver<Piece>,
+    context: &mut Decompressor,
+) -> Result<u64> {
+    let mut incoming =
+        IncomingFile::begin_with(job.target, job.compressed, &job.digest, job.mode, context)?;
+    if let Some(secs) = job.modified {
+        incoming = incoming.modified(secs);
+    }
+    loop {
+        match pieces.blocking_recv() {
+            Some(Piece::Data(bytes)) => incoming.write_chunk(&bytes)?,
+            Some(Piece::End) => return incoming.finish(),
+            None => {
+                return Err(Error::Protocol(
+                    "the sync stream ended in the middle of a file".into(),
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(target: PathBuf, content: &[u8]) -> FileJob {
+        FileJob {
+            target,
+            compressed: false,
+            digest: blake3::hash(content).to_hex().to_string(),
+            mode: LocalMode::default(),
+            modified: None,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn many_files_in_shared_new_directories() {
+        // Every writer creates the same missing parents at once; all files must land.
+        let dir = tempfile::tempdir().unwrap();
+        let writers = Writers::start();
+        let mut written = Vec::new();
+        for i in 0..200 {
+            let target = dir.path().join(format!("d{}/e{}/f{i}", i % 3, i % 2));
+            let content = format!("file {i}\n").into_bytes();
+            let (feed, done) = writers.submit(job(target.clone(), &content)).await.unwrap();
+            assert!(feed.chunk(content.clone()).await);
+            feed.end().await;
+            written.push((target, content, done));
+        }
+        for (target, content, done) in written {
+            assert_eq!(done.await.unwrap().unwrap(), content.len() as u64);
+            assert_eq!(std::fs::read(&target).unwrap(), content);
+        }
+        writers.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn abandoned_file_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let writers = Writers::start();
+        let target = dir.path().join("f");
+        let (feed, done) = writers.submit(job(target.clone(), b"whole")).await.unwrap();
+        assert!(feed.chunk(b"wh".to_vec()).await);
+        drop(feed);
+        assert!(done.await.unwrap().is_err());
+        writers.close().await.unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
