@@ -38,11 +38,14 @@ type Stream<T> = Result<Response<ResponseStream<T>>, Status>;
 /// Streams a blob's stored bytes as chunk messages.
 fn send_content<T>(
     sink: &crate::streams::Sink<T>,
-    mut reader: Box<dyn Read + Send>,
+    blob: keel_blob::StoredBlob,
     path: &str,
     wrap: fn(Vec<u8>) -> T,
 ) -> Result<(), ServiceError> {
-    let mut buf = vec![0u8; CHUNK];
+    let mut reader = blob.reader;
+    // A small file needs no chunk-sized (zeroed) buffer; +1 reads the end in the same call.
+    let len = usize::try_from(blob.stored_size).map_or(CHUNK, |n| n.saturating_add(1).min(CHUNK));
+    let mut buf = vec![0u8; len];
     loop {
         let n = reader
             .read(&mut buf)
@@ -409,7 +412,7 @@ impl pb::keel_server::Keel for Api {
                         body: Some(Body::File(msg)),
                     })?;
                     if let Some(content) = event.content {
-                        send_content(sink, content.blob.reader, &item.depot_file, |data| {
+                        send_content(sink, content.blob, &item.depot_file, |data| {
                             pb::SyncMessage {
                                 body: Some(Body::Chunk(data)),
                             }
@@ -576,7 +579,7 @@ impl pb::keel_server::Keel for Api {
                         digest: content.digest,
                     })),
                 })?;
-                send_content(sink, content.blob.reader, &path, |data| {
+                send_content(sink, content.blob, &path, |data| {
                     pb::ContentMessage {
                         body: Some(Body::Chunk(data)),
                     }
