@@ -579,10 +579,8 @@ impl pb::keel_server::Keel for Api {
                         digest: content.digest,
                     })),
                 })?;
-                send_content(sink, content.blob, &path, |data| {
-                    pb::ContentMessage {
-                        body: Some(Body::Chunk(data)),
-                    }
+                send_content(sink, content.blob, &path, |data| pb::ContentMessage {
+                    body: Some(Body::Chunk(data)),
                 })
             })
         })))
