@@ -216,6 +216,32 @@ fn numbered_changes_reopen_and_history() {
         .map(|d| str_field(d, "dir"))
         .collect();
     assert_eq!(dirs, ["//depot/other", "//depot/sub"]);
+    // Files sorting before, between and after the subdirectories are stepped over; a
+    // subdirectory holding several files is listed once.
+    for (path, text) in [
+        ("a.txt", "a\n"),
+        ("sub.txt", "s\n"),
+        ("sub/more/q.txt", "q\n"),
+        ("sub/more/r.txt", "r\n"),
+        ("sub/top.txt", "t\n"),
+    ] {
+        write(&a.cwd, path, text);
+    }
+    a.ok(&["add", "..."]);
+    a.ok(&["submit", "-d", "more dirs"]);
+    let list = |pattern: &str| -> Vec<String> {
+        a.json(&["dirs", pattern])
+            .iter()
+            .map(|d| str_field(d, "dir"))
+            .collect()
+    };
+    assert_eq!(list("//depot/*"), ["//depot/other", "//depot/sub"]);
+    assert_eq!(
+        list("//depot/sub/*"),
+        ["//depot/sub/dir", "//depot/sub/more"]
+    );
+    let err = a.fail(&["dirs", "//depot/sub/more/*"]);
+    assert!(err.contains("no such file(s)"), "{err}");
 }
 
 #[test]

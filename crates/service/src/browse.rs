@@ -166,18 +166,18 @@ impl Service {
             let range = PathRange::prefix(&prefix);
             let mut after = prefix.clone();
             let mut found = 0;
-            // Skip-scan: one index probe per subdirectory, not per file.
-            while let Some(path) = snap.next_path(&range, &after)? {
+            // Skip-scan: one query per subdirectory; the directory's own files are stepped over
+            // inside SQLite, so a flat directory of many files costs one scan, not a probe each.
+            while let Some(path) = snap.next_subdir_path(&range, &after)? {
                 let rest = &path[prefix.len()..];
-                match rest.find('/') {
-                    Some(slash) => {
-                        let dir = format!("{prefix}{}", &rest[..slash]);
-                        after = format!("{dir}/{}", char::MAX);
-                        sink(dir)?;
-                        found += 1;
-                    }
-                    None => after = path,
-                }
+                let Some(slash) = rest.find('/') else {
+                    after = path;
+                    continue;
+                };
+                let dir = format!("{prefix}{}", &rest[..slash]);
+                after = format!("{dir}/{}", char::MAX);
+                sink(dir)?;
+                found += 1;
             }
             if found == 0 {
                 return Err(ServiceError::NotFound(format!("{text} - no such file(s)")));

@@ -85,6 +85,14 @@ pub trait ReadTxn {
     ) -> Result<Vec<(ChangeNumber, String)>, StoreError>;
     /// The first depot path in `range` strictly greater than `after` (for directory skip-scans).
     fn next_path(&self, range: &PathRange, after: &str) -> Result<Option<String>, StoreError>;
+    /// The first depot path in `range` strictly greater than `after` that lies below a
+    /// subdirectory of the range's start (`range.lo` is the directory, ending in `/`): the next
+    /// subdirectory for `dirs`, skipping the directory's own files inside the query.
+    fn next_subdir_path(
+        &self,
+        range: &PathRange,
+        after: &str,
+    ) -> Result<Option<String>, StoreError>;
 
     /// Files opened in a workspace, path order after `after`.
     fn opened_in_workspace(

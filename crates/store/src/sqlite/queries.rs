@@ -238,6 +238,23 @@ impl<T: HasConn> ReadTxn for T {
             .optional()?)
     }
 
+    fn next_subdir_path(
+        &self,
+        range: &PathRange,
+        after: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT path FROM revisions WHERE path >= ?1 AND path <> ?2 AND path < ?3 \
+             AND instr(substr(path, length(?4) + 1), '/') > 0 ORDER BY path LIMIT 1",
+        )?;
+        Ok(stmt
+            .query_row(
+                params![resume_at(range, after), after, range.hi, range.lo],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
     fn opened_in_workspace(
         &self,
         workspace: &str,
