@@ -121,12 +121,70 @@ pub(crate) fn is_match(toks: &[Tok], path: &str) -> bool {
             .collect();
         return lit == path;
     }
+    if let Some(fast) = single_wildcard(toks) {
+        return fast.capture(path).is_some();
+    }
     prefix_ok(toks, path) && match_table(toks, path)[0]
+}
+
+/// A pattern with exactly one wildcard between optional literals (`//depot/a/...`,
+/// `//depot/*.c`, `//ws/%%1`): by far the commonest shape in views and arguments, matched
+/// without the general table.
+struct SingleWildcard<'t> {
+    prefix: &'t str,
+    wild: &'t Tok,
+    suffix: &'t str,
+}
+
+fn single_wildcard(toks: &[Tok]) -> Option<SingleWildcard<'_>> {
+    let (prefix, rest) = match toks.first() {
+        Some(Tok::Lit(p)) => (p.as_str(), &toks[1..]),
+        _ => ("", toks),
+    };
+    match rest {
+        [wild] if wild.is_wildcard() => Some(SingleWildcard {
+            prefix,
+            wild,
+            suffix: "",
+        }),
+        [wild, Tok::Lit(suffix)] if wild.is_wildcard() => Some(SingleWildcard {
+            prefix,
+            wild,
+            suffix,
+        }),
+        _ => None,
+    }
+}
+
+impl SingleWildcard<'_> {
+    /// The wildcard's capture when `path` matches.
+    fn capture<'p>(&self, path: &'p str) -> Option<&'p str> {
+        if path.len() < self.prefix.len() + self.suffix.len()
+            || !path.starts_with(self.prefix)
+            || !path.ends_with(self.suffix)
+        {
+            return None;
+        }
+        let middle = &path[self.prefix.len()..path.len() - self.suffix.len()];
+        match self.wild {
+            Tok::Dots => Some(middle),
+            _ if middle.contains('/') => None,
+            _ => Some(middle),
+        }
+    }
 }
 
 /// Matches `toks` against `path`, returning one captured substring per wildcard in order.
 /// Earlier wildcards capture as much as possible (greedy).
 pub(crate) fn captures<'a>(toks: &[Tok], path: &'a str) -> Option<Vec<&'a str>> {
+    if let Some(fast) = single_wildcard(toks) {
+        return fast.capture(path).map(|c| vec![c]);
+    }
+    captures_by_table(toks, path)
+}
+
+/// The general matcher behind [`captures`]: a table over (token, position).
+fn captures_by_table<'a>(toks: &[Tok], path: &'a str) -> Option<Vec<&'a str>> {
     if !prefix_ok(toks, path) {
         return None;
     }
@@ -219,6 +277,54 @@ impl fmt::Display for PathPattern {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn single_wildcard_shortcut_agrees_with_the_table() {
+        let patterns = [
+            "//depot/a/...",
+            "//depot/...",
+            "//depot/*.c",
+            "//depot/a/*",
+            "...",
+            "*",
+            "//ws/%%1.txt",
+            "//depot/...z",
+            "//depot/a/.../f.c",
+            "//depot/*/x/*",
+        ];
+        let paths = [
+            "//depot/a/b/c.c",
+            "//depot/a/",
+            "//depot/a",
+            "//depot/x.c",
+            "//depot/x/y.c",
+            "//depot/z",
+            "//depot/",
+            "//ws/a.txt",
+            "//ws/a/b.txt",
+            "//depot/a/q/f.c",
+            "//depot/é/x/ü",
+            "",
+        ];
+        let mut shortcut_used = 0;
+        for pattern in patterns {
+            let toks = tokenize(pattern, true);
+            for path in paths {
+                let by_table = captures_by_table(&toks, path);
+                assert_eq!(captures(&toks, path), by_table, "{pattern} on {path}");
+                assert_eq!(
+                    is_match(&toks, path),
+                    by_table.is_some(),
+                    "{pattern} on {path}"
+                );
+            }
+            shortcut_used += usize::from(single_wildcard(&toks).is_some());
+        }
+        assert_eq!(
+            shortcut_used, 9,
+            "only the two-wildcard pattern needs the table"
+        );
+    }
 
     #[test]
     fn parse_validation() {
