@@ -6,6 +6,11 @@
 //! the answer turns out bigger, throws the partial answer away and runs the read again on the
 //! blocking pool. Reads are snapshot-consistent and side-effect free, so running one twice is
 //! safe; writes never take the inline path.
+//!
+//! A read that is not small (an fstat of a whole tree, a big sync) runs on a thread of its own
+//! at a lower CPU priority ([`LONG_READ_NICE`]). On a saturated machine the scheduler then
+//! serves small reads, submits and the writer first: a long read takes longer, and nothing
+//! waits behind it.
 
 use keel_service::ServiceError;
 use std::cell::{Cell, RefCell};
@@ -24,6 +29,10 @@ const INLINE_ITEMS: usize = 64;
 
 /// Longest an inline read may keep a runtime thread before it moves to the blocking pool.
 const INLINE_TIME: Duration = Duration::from_millis(2);
+
+/// Nice value (Linux, per thread) of threads serving long reads; runtime and writer threads
+/// stay at the server's own.
+const LONG_READ_NICE: libc::c_int = 10;
 
 pub(crate) type ResponseStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
@@ -77,20 +86,13 @@ where
         let sink = Sink {
             target: Target::Channel(tx),
         };
-        if let Err(e) = produce(&sink)
-            && !matches!(e, ServiceError::Cancelled)
-        {
-            tracing::debug!(error = %e, "streamed command failed");
-            if let Target::Channel(tx) = &sink.target {
-                let _ = tx.blocking_send(Err(crate::convert::status(e)));
-            }
-        }
+        finish(&sink, produce(&sink));
     });
     Box::pin(ReceiverStream::new(rx))
 }
 
 /// A read-only streamed call: answered inline when `small` and it fits the inline budget,
-/// else (or when it does not fit) on the blocking pool like [`spawn_stream`].
+/// else (or when it does not fit) as a long read on a lower-priority thread.
 pub(crate) fn read_stream<T, F>(small: bool, produce: F) -> ResponseStream<T>
 where
     T: Send + 'static,
@@ -119,7 +121,64 @@ where
             return Box::pin(tokio_stream::iter(out));
         }
     }
-    spawn_stream(produce)
+    spawn_long_read(produce)
+}
+
+/// Runs a long read on a thread of its own at [`LONG_READ_NICE`], streaming what it sends.
+fn spawn_long_read<T, F>(produce: F) -> ResponseStream<T>
+where
+    T: Send + 'static,
+    F: FnOnce(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+    let run = move || {
+        lower_priority();
+        let sink = Sink {
+            target: Target::Channel(tx),
+        };
+        finish(&sink, produce(&sink));
+    };
+    if let Err(e) = std::thread::Builder::new()
+        .name("keel-long-read".into())
+        .spawn(run)
+    {
+        // No thread to be had: the stream ends with the reason.
+        tracing::warn!(error = %e, "could not start a thread for a long read");
+        let (fail_tx, fail_rx) = mpsc::channel(1);
+        let _ = fail_tx.try_send(Err(Status::resource_exhausted(format!(
+            "server could not start a thread for this read: {e}"
+        ))));
+        return Box::pin(ReceiverStream::new(fail_rx));
+    }
+    Box::pin(ReceiverStream::new(rx))
+}
+
+/// Lowers the calling thread's CPU priority (Linux keeps nice values per thread). Best effort:
+/// a failure only means the read competes at normal priority.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid and setpriority take plain integers and touch no memory of ours.
+        let result = unsafe {
+            let tid = libc::gettid();
+            libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, LONG_READ_NICE)
+        };
+        if result != 0 {
+            tracing::debug!("could not lower a long read's priority");
+        }
+    }
+}
+
+/// Ends a producer's stream: an error other than a gone client is sent as the last message.
+fn finish<T>(sink: &Sink<T>, result: Result<(), ServiceError>) {
+    if let Err(e) = result
+        && !matches!(e, ServiceError::Cancelled)
+    {
+        tracing::debug!(error = %e, "streamed command failed");
+        if let Target::Channel(tx) = &sink.target {
+            let _ = tx.blocking_send(Err(crate::convert::status(e)));
+        }
+    }
 }
 
 /// Whether file arguments name single files only (no `*` or `...`), so a read of them is small.
