@@ -243,15 +243,22 @@ impl<T: HasConn> ReadTxn for T {
         range: &PathRange,
         after: &str,
     ) -> Result<Option<String>, StoreError> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT path FROM revisions WHERE path >= ?1 AND path <> ?2 AND path < ?3 \
-             AND instr(substr(path, length(?4) + 1), '/') > 0 ORDER BY path LIMIT 1",
-        )?;
-        Ok(stmt
-            .query_row(
-                params![resume_at(range, after), after, range.hi, range.lo],
-                |r| r.get(0),
-            )
+        // One lower bound for the seek (see `resume_at`); the directory's own files are
+        // stepped over by the `instr` test inside SQLite.
+        let sql = if after >= range.lo.as_str() {
+            "SELECT path FROM revisions WHERE path > ?1 AND path < ?2 \
+             AND instr(substr(path, ?3), '/') > 0 ORDER BY path LIMIT 1"
+        } else {
+            "SELECT path FROM revisions WHERE path >= ?1 AND path < ?2 \
+             AND instr(substr(path, ?3), '/') > 0 ORDER BY path LIMIT 1"
+        };
+        let bound = resume_at(range, after);
+        // `substr` counts characters (not bytes) from 1.
+        let start = range.lo.chars().count() as i64 + 1;
+        Ok(self
+            .conn()
+            .prepare_cached(sql)?
+            .query_row(params![bound, range.hi, start], |r| r.get(0))
             .optional()?)
     }
 
