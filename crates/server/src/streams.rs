@@ -15,6 +15,7 @@
 use keel_service::ServiceError;
 use std::cell::{Cell, RefCell};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_stream::Stream;
@@ -33,6 +34,33 @@ const INLINE_TIME: Duration = Duration::from_millis(2);
 /// Nice value (Linux, per thread) of threads serving long reads; runtime and writer threads
 /// stay at the server's own.
 const LONG_READ_NICE: libc::c_int = 10;
+
+/// Most long reads on threads of their own at once; more go to the blocking pool (bounded,
+/// queued, at normal priority).
+const MAX_LONG_READ_THREADS: usize = 64;
+
+/// Long-read threads running now.
+static LONG_READ_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts one long-read thread for as long as it lives (also when its producer panics).
+struct LongReadSlot;
+
+impl LongReadSlot {
+    fn take() -> Option<LongReadSlot> {
+        if LONG_READ_THREADS.fetch_add(1, Ordering::AcqRel) < MAX_LONG_READ_THREADS {
+            Some(LongReadSlot)
+        } else {
+            LONG_READ_THREADS.fetch_sub(1, Ordering::AcqRel);
+            None
+        }
+    }
+}
+
+impl Drop for LongReadSlot {
+    fn drop(&mut self) {
+        LONG_READ_THREADS.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 pub(crate) type ResponseStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
@@ -124,14 +152,19 @@ where
     spawn_long_read(produce)
 }
 
-/// Runs a long read on a thread of its own at [`LONG_READ_NICE`], streaming what it sends.
+/// Runs a long read on a thread of its own at [`LONG_READ_NICE`], streaming what it sends
+/// (on the blocking pool instead when [`MAX_LONG_READ_THREADS`] are already running).
 fn spawn_long_read<T, F>(produce: F) -> ResponseStream<T>
 where
     T: Send + 'static,
     F: FnOnce(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
 {
+    let Some(slot) = LongReadSlot::take() else {
+        return spawn_stream(produce);
+    };
     let (tx, rx) = mpsc::channel(STREAM_BUFFER);
     let run = move || {
+        let _slot = slot;
         lower_priority();
         let sink = Sink {
             target: Target::Channel(tx),
