@@ -177,11 +177,9 @@ where
     {
         // No thread to be had: the stream ends with the reason.
         tracing::warn!(error = %e, "could not start a thread for a long read");
-        let (fail_tx, fail_rx) = mpsc::channel(1);
-        let _ = fail_tx.try_send(Err(Status::resource_exhausted(format!(
-            "server could not start a thread for this read: {e}"
+        return Box::pin(tokio_stream::once(Err(Status::resource_exhausted(
+            format!("server could not start a thread for this read: {e}"),
         ))));
-        return Box::pin(ReceiverStream::new(fail_rx));
     }
     Box::pin(ReceiverStream::new(rx))
 }

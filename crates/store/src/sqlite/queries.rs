@@ -638,9 +638,10 @@ impl WriteTxn for Tx<'_> {
     }
 
     fn adopt_lazy_copies(&mut self, digests: &[Digest]) -> Result<usize, StoreError> {
+        let mut seen = std::collections::HashSet::new();
         let mut orphaned = Vec::new();
         for digest in digests {
-            if !orphaned.contains(&digest.0.to_vec()) && !self.digest_owned(digest)? {
+            if seen.insert(*digest) && !self.digest_owned(digest)? {
                 orphaned.push(digest.0.to_vec());
             }
         }
