@@ -36,7 +36,7 @@ impl Api {
 type Stream<T> = Result<Response<ResponseStream<T>>, Status>;
 
 /// Streams a blob's stored bytes as chunk messages.
-fn send_content<T>(
+fn send_content<T: prost::Message>(
     sink: &crate::streams::Sink<T>,
     blob: keel_blob::StoredBlob,
     path: &str,

@@ -11,6 +11,11 @@
 //! at a lower CPU priority ([`LONG_READ_NICE`]). On a saturated machine the scheduler then
 //! serves small reads, submits and the writer first: a long read takes longer, and nothing
 //! waits behind it.
+//!
+//! Streamed records cross the channel in batches ([`Sink::send`]): a record goes at once when
+//! the client side has nothing queued, and otherwise joins a batch of up to [`BATCH_ITEMS`]
+//! records or [`BATCH_BYTES`] bytes. gRPC then packs a batch's messages into a few large HTTP/2
+//! frames instead of one frame, one write and one wake-up per record.
 
 use keel_service::ServiceError;
 use std::cell::{Cell, RefCell};
@@ -19,11 +24,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_stream::Stream;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 
-/// Messages buffered per response stream before the producer waits for the client.
-const STREAM_BUFFER: usize = 32;
+/// Batches buffered per response stream before the producer waits for the client.
+const STREAM_BUFFER: usize = 8;
+
+/// Most records in one batch.
+const BATCH_ITEMS: usize = 256;
+
+/// A batch is sent once its records' encoded size reaches this many bytes.
+const BATCH_BYTES: usize = 64 * 1024;
 
 /// Most records an inline read may produce before it moves to the blocking pool.
 const INLINE_ITEMS: usize = 64;
@@ -69,8 +79,16 @@ pub(crate) struct Sink<T> {
     target: Target<T>,
 }
 
+/// Records crossing the channel together; an error is always a batch's last item.
+type Batch<T> = Vec<Result<T, Status>>;
+
 enum Target<T> {
-    Channel(mpsc::Sender<Result<T, Status>>),
+    Channel {
+        tx: mpsc::Sender<Batch<T>>,
+        /// Records not sent yet, and their encoded size.
+        pending: RefCell<Batch<T>>,
+        pending_bytes: Cell<usize>,
+    },
     Inline {
         items: RefCell<Vec<T>>,
         began: Instant,
@@ -78,14 +96,40 @@ enum Target<T> {
     },
 }
 
-impl<T> Sink<T> {
+impl<T: prost::Message> Sink<T> {
+    fn channel(tx: mpsc::Sender<Batch<T>>) -> Sink<T> {
+        Sink {
+            target: Target::Channel {
+                tx,
+                pending: RefCell::new(Vec::new()),
+                pending_bytes: Cell::new(0),
+            },
+        }
+    }
+
     /// Sends one record; fails with `Cancelled` when the client went away (or an inline read
     /// ran over its budget).
+    ///
+    /// Over a channel the record goes at once when the client side has nothing queued (so a
+    /// slow producer's records are never held back), else when its batch is full.
     pub(crate) fn send(&self, item: T) -> Result<(), ServiceError> {
         match &self.target {
-            Target::Channel(tx) => tx
-                .blocking_send(Ok(item))
-                .map_err(|_| ServiceError::Cancelled),
+            Target::Channel {
+                tx,
+                pending,
+                pending_bytes,
+            } => {
+                pending_bytes.set(pending_bytes.get() + item.encoded_len());
+                let full = {
+                    let mut pending = pending.borrow_mut();
+                    pending.push(Ok(item));
+                    pending.len() >= BATCH_ITEMS || pending_bytes.get() >= BATCH_BYTES
+                };
+                if full || tx.capacity() == tx.max_capacity() {
+                    self.flush(None)?;
+                }
+                Ok(())
+            }
             Target::Inline {
                 items,
                 began,
@@ -101,29 +145,86 @@ impl<T> Sink<T> {
             }
         }
     }
+
+    /// Sends the pending records (and `error`, last) over the channel; inline, does nothing.
+    fn flush(&self, error: Option<Status>) -> Result<(), ServiceError> {
+        if let Target::Channel {
+            tx,
+            pending,
+            pending_bytes,
+        } = &self.target
+        {
+            let mut batch = std::mem::take(&mut *pending.borrow_mut());
+            pending_bytes.set(0);
+            batch.extend(error.map(Err));
+            if !batch.is_empty() {
+                tx.blocking_send(batch)
+                    .map_err(|_| ServiceError::Cancelled)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The client side of a batched channel: its records one at a time.
+struct Batches<T> {
+    rx: mpsc::Receiver<Batch<T>>,
+    current: std::vec::IntoIter<Result<T, Status>>,
+}
+
+impl<T> Batches<T> {
+    fn new(rx: mpsc::Receiver<Batch<T>>) -> Batches<T> {
+        Batches {
+            rx,
+            current: Vec::new().into_iter(),
+        }
+    }
+}
+
+// Nothing in a `Batches` is pinned in place.
+impl<T> Unpin for Batches<T> {}
+
+impl<T> Stream for Batches<T> {
+    type Item = Result<T, Status>;
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        loop {
+            if let Some(item) = this.current.next() {
+                return Poll::Ready(Some(item));
+            }
+            match this.rx.poll_recv(cx) {
+                Poll::Ready(Some(batch)) => this.current = batch.into_iter(),
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
 }
 
 /// Runs `produce` on the blocking pool, streaming what it sends; an error ends the stream.
 pub(crate) fn spawn_stream<T, F>(produce: F) -> ResponseStream<T>
 where
-    T: Send + 'static,
+    T: prost::Message + 'static,
     F: FnOnce(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
 {
     let (tx, rx) = mpsc::channel(STREAM_BUFFER);
     tokio::task::spawn_blocking(move || {
-        let sink = Sink {
-            target: Target::Channel(tx),
-        };
+        let sink = Sink::channel(tx);
         finish(&sink, produce(&sink));
     });
-    Box::pin(ReceiverStream::new(rx))
+    Box::pin(Batches::new(rx))
 }
 
 /// A read-only streamed call: answered inline when `small` and it fits the inline budget,
 /// else (or when it does not fit) as a long read on a lower-priority thread.
 pub(crate) fn read_stream<T, F>(small: bool, produce: F) -> ResponseStream<T>
 where
-    T: Send + 'static,
+    T: prost::Message + 'static,
     F: Fn(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
 {
     if small {
@@ -156,7 +257,7 @@ where
 /// (on the blocking pool instead when [`MAX_LONG_READ_THREADS`] are already running).
 fn spawn_long_read<T, F>(produce: F) -> ResponseStream<T>
 where
-    T: Send + 'static,
+    T: prost::Message + 'static,
     F: FnOnce(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
 {
     let Some(slot) = LongReadSlot::take() else {
@@ -166,9 +267,7 @@ where
     let run = move || {
         let _slot = slot;
         lower_priority();
-        let sink = Sink {
-            target: Target::Channel(tx),
-        };
+        let sink = Sink::channel(tx);
         finish(&sink, produce(&sink));
     };
     if let Err(e) = std::thread::Builder::new()
@@ -181,7 +280,7 @@ where
             format!("server could not start a thread for this read: {e}"),
         ))));
     }
-    Box::pin(ReceiverStream::new(rx))
+    Box::pin(Batches::new(rx))
 }
 
 /// Lowers the calling thread's CPU priority (Linux keeps nice values per thread). Best effort:
@@ -200,16 +299,18 @@ fn lower_priority() {
     }
 }
 
-/// Ends a producer's stream: an error other than a gone client is sent as the last message.
-fn finish<T>(sink: &Sink<T>, result: Result<(), ServiceError>) {
-    if let Err(e) = result
-        && !matches!(e, ServiceError::Cancelled)
-    {
-        tracing::debug!(error = %e, "streamed command failed");
-        if let Target::Channel(tx) = &sink.target {
-            let _ = tx.blocking_send(Err(crate::convert::status(e)));
+/// Ends a producer's stream: sends what is pending, and an error other than a gone client as
+/// the last message.
+fn finish<T: prost::Message>(sink: &Sink<T>, result: Result<(), ServiceError>) {
+    let error = match result {
+        Err(e) if !matches!(e, ServiceError::Cancelled) => {
+            tracing::debug!(error = %e, "streamed command failed");
+            Some(crate::convert::status(e))
         }
-    }
+        _ => None,
+    };
+    // A client that went away gets nothing more.
+    let _ = sink.flush(error);
 }
 
 /// Whether file arguments name single files only (no `*` or `...`), so a read of them is small.

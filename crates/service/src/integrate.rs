@@ -87,6 +87,8 @@ fn lazy_of(rev: &RevisionRow) -> Option<LazyContent> {
         digest,
         size: rev.size,
         md5: rev.md5.clone(),
+        // A revision's content always has an owning revision (ARCHITECTURE.md).
+        owned: true,
     })
 }
 
@@ -117,6 +119,7 @@ impl Service {
             .collect();
         let target_scopes = target_scopes(&mapping);
         let untouched = targets_untouched(snap.as_ref(), &target_scopes)?;
+        let removed = snap.revisions_removed()?;
         let mut plan: Vec<(OpenedRow, FileInfo)> = Vec::new();
         let (mut sources, mut already) = (0usize, 0usize);
         for scope in disjoint_scopes(prefixes) {
@@ -189,6 +192,9 @@ impl Service {
             for range in &target_scopes {
                 check_each |= !txn.opened_in_range(range, None, 1)?.is_empty();
             }
+            // No revision deleted since the plan: every source revision it read still owns
+            // the content its lazy copies refer to.
+            let sources_intact = txn.revisions_removed()? == removed;
             for row in &rows {
                 if check_each
                     && txn
@@ -201,7 +207,11 @@ impl Service {
                         row.path
                     )));
                 }
-                txn.put_opened(row)?;
+                if sources_intact && row.lazy.is_some() {
+                    txn.put_opened_owned(row)?;
+                } else {
+                    txn.put_opened(row)?;
+                }
             }
             Ok::<_, ServiceError>(())
         })?;

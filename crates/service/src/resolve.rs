@@ -178,6 +178,7 @@ impl Service {
                 digest,
                 size: t.size,
                 md5: t.md5.clone(),
+                owned: true,
             }),
             _ => None,
         };

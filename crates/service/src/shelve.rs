@@ -282,6 +282,7 @@ impl Service {
                     digest,
                     size: row.size,
                     md5: row.md5.clone(),
+                    owned: false,
                 }),
                 integ: None,
             };

@@ -216,6 +216,8 @@ fn commit_in(
         )));
     }
     let mut revisions = Vec::with_capacity(current.len());
+    // Per revision: known to be a lazy copy of content a revision owns, or "look it up".
+    let mut owners: Vec<Option<bool>> = Vec::with_capacity(current.len());
     let mut records = Vec::new();
     for open in &current {
         let head = txn.head_revision(&open.path)?;
@@ -226,23 +228,22 @@ fn commit_in(
                 open.path, open.base_rev
             )));
         }
+        let uploaded = contents.was_uploaded(&open.path);
+        // A lazy copy whose content a revision owns (read in this transaction).
+        let owned = !uploaded && open.lazy.as_ref().is_some_and(|l| l.owned);
         let (digest, size, md5) = match contents.content_of(open) {
             Some(content) => {
                 // Obliterate may have purged this content since it was uploaded (or since the
                 // lazy copy was opened); content a revision owns cannot have been purged.
-                if contents.was_uploaded(&open.path) || !txn.digest_owned(&content.digest)? {
+                if !owned {
                     check_present(blobs, &open.path, &content.digest)?;
                 }
                 (Some(content.digest), content.size, content.md5)
             }
             None => (None, 0, String::new()),
         };
-        if let Some(record) = integration_record(
-            open,
-            head_rev + 1,
-            contents.was_uploaded(&open.path),
-            planned,
-        ) {
+        owners.push(owned.then_some(true));
+        if let Some(record) = integration_record(open, head_rev + 1, uploaded, planned) {
             records.push(record);
         }
         let action = match (open.action, &head) {
@@ -296,9 +297,9 @@ fn commit_in(
         description: description.to_string(),
         time: now,
     })?;
-    for rev in &mut revisions {
+    for (rev, owned) in revisions.iter_mut().zip(owners) {
         rev.change = number;
-        txn.insert_revision(rev)?;
+        txn.insert_revision(rev, owned)?;
     }
     // Every open record of the change is being submitted (checked above).
     txn.delete_opened_in_change(workspace, ChangeNumber(change))?;

@@ -158,6 +158,10 @@ pub trait ReadTxn {
     /// Whether a content-owning revision refers to `digest`. Such content cannot be purged
     /// while it does, so a lazy copy of it needs no check that the blob is still there.
     fn digest_owned(&self, digest: &Digest) -> Result<bool, StoreError>;
+    /// How many revisions have ever been deleted (by obliterate). The same number in a
+    /// snapshot and in a later write transaction means every revision the snapshot saw still
+    /// exists, so content it owned is still owned.
+    fn revisions_removed(&self) -> Result<u64, StoreError>;
     /// Digests queued for deletion from the content store.
     fn queued_purges(&self, limit: usize) -> Result<Vec<Digest>, StoreError>;
 }
@@ -175,8 +179,18 @@ pub trait WriteTxn: ReadTxn {
     fn last_change(&self) -> Result<ChangeNumber, StoreError>;
     fn put_change(&mut self, change: &ChangeRow) -> Result<(), StoreError>;
     fn delete_change(&mut self, change: ChangeNumber) -> Result<(), StoreError>;
-    fn insert_revision(&mut self, revision: &RevisionRow) -> Result<(), StoreError>;
+    /// Adds a revision. `owned` says whether another revision already owns its content, when
+    /// the caller knows it from this same transaction (a `LazyContent::owned` open record);
+    /// `None` lets the store look it up.
+    fn insert_revision(
+        &mut self,
+        revision: &RevisionRow,
+        owned: Option<bool>,
+    ) -> Result<(), StoreError>;
     fn put_opened(&mut self, opened: &OpenedRow) -> Result<(), StoreError>;
+    /// `put_opened` for a lazy copy whose content the caller knows a revision owns in this
+    /// transaction (see `revisions_removed`): skips looking the owner up.
+    fn put_opened_owned(&mut self, opened: &OpenedRow) -> Result<(), StoreError>;
     fn delete_opened(&mut self, workspace: &str, path: &str) -> Result<(), StoreError>;
     /// Removes every open record of one pending change of a workspace (one statement, for
     /// submit); returns how many.

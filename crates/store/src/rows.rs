@@ -105,6 +105,10 @@ pub struct LazyContent {
     pub digest: Digest,
     pub size: u64,
     pub md5: String,
+    /// A revision owns this content (schema migration 4's `lazy_owned`), so it cannot be
+    /// purged while this record exists. Set by the store when the record is written and kept
+    /// current by obliterate; what a caller puts here is not stored.
+    pub owned: bool,
 }
 
 /// An integration of `from_path` revisions `(from_start, from_end]` into an opened file.

@@ -41,7 +41,7 @@ fn submit(store: &dyn MetaStore, revs: Vec<RevisionRow>) -> ChangeNumber {
         })?;
         for mut r in revs {
             r.change = n;
-            txn.insert_revision(&r)?;
+            txn.insert_revision(&r, None)?;
         }
         Ok::<_, StoreError>(n)
     })
@@ -95,7 +95,7 @@ fn snapshot_does_not_see_later_commits_and_does_not_block_them() {
 fn failed_job_rolls_back_alone() {
     let (_dir, store) = open();
     let result: Result<(), StoreError> = write(store.as_ref(), |txn| {
-        txn.insert_revision(&rev("//depot/x", 1, 1, FileAction::Add))?;
+        txn.insert_revision(&rev("//depot/x", 1, 1, FileAction::Add), None)?;
         Err(StoreError::Corrupt("refused on purpose".into()))
     });
     assert!(result.is_err());
@@ -220,6 +220,7 @@ fn content_stays_in_use_while_any_revision_refers_to_it() {
                 digest,
                 size: 10,
                 md5: String::new(),
+                owned: false,
             }),
             integ: None,
         })
@@ -233,6 +234,21 @@ fn content_stays_in_use_while_any_revision_refers_to_it() {
         )
     };
     assert_eq!(in_use(&store), (true, true));
+    let open_owned = |store: &SqliteStore| {
+        let snap = store.snapshot().expect("snapshot");
+        let rows = snap.opened_file("//depot/d/f").expect("opened");
+        rows[0].lazy.as_ref().map(|l| l.owned)
+    };
+    assert_eq!(
+        open_owned(&store),
+        Some(true),
+        "the store decides ownership, not the caller"
+    );
+    let removed = |store: &SqliteStore| {
+        let snap = store.snapshot().expect("snapshot");
+        snap.revisions_removed().expect("counter")
+    };
+    assert_eq!(removed(&store), 0);
     // Deleting the owner hands the content to a surviving copy.
     let adopted = write(store.as_ref(), move |txn| {
         txn.delete_revision("//depot/a/f", 1)?;
@@ -260,6 +276,8 @@ fn content_stays_in_use_while_any_revision_refers_to_it() {
         (true, false),
         "no revision refers to it any more, but the open record does"
     );
+    assert_eq!(open_owned(&store), Some(false), "adopting cleared the mark");
+    assert_eq!(removed(&store), 3, "every deleted revision is counted");
     write(store.as_ref(), move |txn| {
         txn.delete_opened("w", "//depot/d/f")
     })
@@ -273,4 +291,83 @@ fn content_stays_in_use_while_any_revision_refers_to_it() {
     let adopted =
         write(store.as_ref(), move |txn| txn.adopt_lazy_copies(&[digest])).expect("adopt nothing");
     assert_eq!(adopted, 0);
+}
+
+#[test]
+fn an_open_record_known_to_be_owned_skips_the_lookup_but_reads_back_the_same() {
+    let (_dir, store) = open();
+    let digest = Digest([9; 32]);
+    submit(
+        store.as_ref(),
+        vec![RevisionRow {
+            digest: Some(digest),
+            ..rev("//depot/src/f", 1, 0, FileAction::Add)
+        }],
+    );
+    let copy = |path: &str| OpenedRow {
+        workspace: "w".into(),
+        path: path.into(),
+        user: "u".into(),
+        change: ChangeNumber(0),
+        action: FileAction::Branch,
+        file_type: FileType::parse("text").expect("text type"),
+        base_rev: 0,
+        move_file: None,
+        lazy: Some(LazyContent {
+            digest,
+            size: 10,
+            md5: String::new(),
+            owned: true,
+        }),
+        integ: None,
+    };
+    let (looked_up, known) = (copy("//depot/b1/f"), copy("//depot/b2/f"));
+    write(store.as_ref(), move |txn| {
+        txn.put_opened(&looked_up)?;
+        txn.put_opened_owned(&known)
+    })
+    .expect("open copies");
+    let snap = store.snapshot().expect("snapshot");
+    let b1 = snap.opened_file("//depot/b1/f").expect("b1");
+    let b2 = snap.opened_file("//depot/b2/f").expect("b2");
+    assert_eq!(b1[0].lazy, b2[0].lazy);
+    assert_eq!(b2[0].lazy.as_ref().map(|l| l.owned), Some(true));
+    // Owned copies are left out of the lazy-digest index, so only the revision keeps the
+    // content in use; without it nothing would.
+    assert!(snap.digest_in_use(&digest).expect("in use"));
+}
+
+#[test]
+fn committed_pages_reach_the_database_file_without_a_checkpoint_in_the_commit() {
+    let (dir, store) = open();
+    let db = dir.path().join("meta.db");
+    let size = || std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
+    let before = size();
+    // About 1.5 MB of pages: far more than the fresh file holds, yet below SQLite's own
+    // automatic checkpoint (1,000 pages), which would otherwise run inside the commit.
+    let revs = (0..2_000)
+        .map(|i| {
+            rev(
+                &format!("//depot/bulk/{i:06}/{}", "x".repeat(300)),
+                1,
+                0,
+                FileAction::Add,
+            )
+        })
+        .collect();
+    submit(store.as_ref(), revs);
+    // The checkpoint thread copies the pages over shortly after; wait at most 10 s.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while size() <= before + 500_000 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        size() > before + 500_000,
+        "database file grew from {before} to only {} bytes",
+        size()
+    );
+    // Nothing was lost on the way.
+    let snap = store.snapshot().expect("snapshot");
+    let first = format!("//depot/bulk/000000/{}", "x".repeat(300));
+    assert!(snap.revision(&first, 1).expect("lookup").is_some());
 }

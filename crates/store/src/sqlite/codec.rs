@@ -99,7 +99,7 @@ fn hex_of(bytes: &[u8]) -> String {
 
 pub(crate) const OPENED_COLUMNS: &str = "workspace, path, user, change, action, type, base_rev, \
      move_file, lazy_digest, lazy_size, lazy_md5, integ_from, integ_start, integ_end, \
-     integ_base_path, integ_base_rev, integ_resolved, integ_how";
+     integ_base_path, integ_base_rev, integ_resolved, integ_how, lazy_owned";
 
 pub(crate) fn opened(row: &Row) -> rusqlite::Result<OpenedRow> {
     Ok(OpenedRow {
@@ -117,6 +117,7 @@ pub(crate) fn opened(row: &Row) -> rusqlite::Result<OpenedRow> {
                 digest,
                 size: row.get::<_, Option<i64>>(9)?.unwrap_or(0) as u64,
                 md5: row.get::<_, Option<String>>(10)?.unwrap_or_default(),
+                owned: row.get::<_, i64>(18)? != 0,
             }),
         },
         integ: match row.get::<_, Option<String>>(11)? {

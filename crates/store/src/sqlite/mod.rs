@@ -1,5 +1,6 @@
 //! The SQLite backend: WAL mode, one writer thread with group commit, pooled snapshot readers.
 
+mod checkpoint;
 mod codec;
 mod pool;
 mod queries;
@@ -7,6 +8,7 @@ mod schema;
 mod writer;
 
 use crate::{MetaStore, ReadTxn, StoreError, WriteJob};
+use checkpoint::Checkpointer;
 use pool::ReaderPool;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -40,7 +42,9 @@ impl Default for StoreConfig {
 pub struct SqliteStore {
     path: PathBuf,
     readers: ReaderPool,
+    /// Declared before the checkpointer: the writer holds its nudge, so it must stop first.
     writer: Writer,
+    _checkpointer: Checkpointer,
 }
 
 impl SqliteStore {
@@ -48,12 +52,16 @@ impl SqliteStore {
     pub fn open(path: &Path, config: &StoreConfig) -> Result<SqliteStore, StoreError> {
         let mut conn = open_connection(path, config)?;
         schema::migrate(&mut conn)?;
-        let writer = Writer::start(conn, config.max_group);
+        // Checkpoints run on their own thread (see `checkpoint`), not inside a commit.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        let (checkpointer, nudge) = Checkpointer::start(open_connection(path, config)?);
+        let writer = Writer::start(conn, config.max_group, nudge);
         let readers = ReaderPool::new(path.to_path_buf(), config.clone());
         Ok(SqliteStore {
             path: path.to_path_buf(),
             readers,
             writer,
+            _checkpointer: checkpointer,
         })
     }
 

@@ -435,6 +435,16 @@ impl<T: HasConn> ReadTxn for T {
         Ok(stmt.query_row([digest.0.to_vec()], |r| r.get::<_, bool>(0))?)
     }
 
+    fn revisions_removed(&self) -> Result<u64, StoreError> {
+        let value: Option<i64> = one(
+            self.conn(),
+            "SELECT value FROM counters WHERE name = 'revisions_removed'",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(value.unwrap_or(0) as u64)
+    }
+
     fn digest_owned(&self, digest: &Digest) -> Result<bool, StoreError> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM revisions WHERE digest = ?1 AND lazy = 0)",
@@ -537,61 +547,57 @@ impl WriteTxn for Tx<'_> {
         Ok(())
     }
 
-    fn insert_revision(&mut self, r: &RevisionRow) -> Result<(), StoreError> {
-        self.conn
-            // `lazy` when another revision already owns the content (see schema migration 3).
-            .prepare_cached(
+    fn insert_revision(&mut self, r: &RevisionRow, owned: Option<bool>) -> Result<(), StoreError> {
+        // `lazy` when another revision already owns the content (see schema migration 3).
+        let sql = match owned {
+            Some(_) => {
                 "INSERT INTO revisions \
                  (path, rev, change, action, type, digest, size, md5, time, lazy) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
-                 ?6 IS NOT NULL AND EXISTS \
-                 (SELECT 1 FROM revisions WHERE digest = ?6 AND lazy = 0))",
-            )?
-            .execute(params![
-                r.path,
-                r.rev,
-                num(r.change),
-                r.action.as_str(),
-                r.file_type.to_string(),
-                r.digest.map(|d| d.0.to_vec()),
-                r.size as i64,
-                r.md5,
-                r.time
-            ])?;
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?6 IS NOT NULL AND ?10)"
+            }
+            None => {
+                "INSERT INTO revisions \
+                 (path, rev, change, action, type, digest, size, md5, time, lazy) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?6 IS NOT NULL AND EXISTS \
+                 (SELECT 1 FROM revisions WHERE digest = ?6 AND lazy = 0))"
+            }
+        };
+        let (change, file_type, digest) = (
+            num(r.change),
+            r.file_type.to_string(),
+            r.digest.map(|d| d.0.to_vec()),
+        );
+        let (size, action) = (r.size as i64, r.action.as_str());
+        let mut values: Vec<&dyn rusqlite::ToSql> = vec![
+            &r.path, &r.rev, &change, &action, &file_type, &digest, &size, &r.md5, &r.time,
+        ];
+        if let Some(owned) = &owned {
+            values.push(owned);
+        }
+        self.conn.prepare_cached(sql)?.execute(values.as_slice())?;
         Ok(())
     }
 
     fn put_opened(&mut self, o: &OpenedRow) -> Result<(), StoreError> {
-        let integ = o.integ.as_ref();
-        self.conn
-            .prepare_cached(
-                // `lazy_owned` when a revision owns the lazy content (see migration 4).
-                "INSERT OR REPLACE INTO opened VALUES \
-                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
-                 ?9 IS NOT NULL AND EXISTS \
-                 (SELECT 1 FROM revisions WHERE digest = ?9 AND lazy = 0))",
-            )?
-            .execute(params![
-                o.workspace,
-                o.path,
-                o.user,
-                num(o.change),
-                o.action.as_str(),
-                o.file_type.to_string(),
-                o.base_rev,
-                o.move_file,
-                o.lazy.as_ref().map(|l| l.digest.0.to_vec()),
-                o.lazy.as_ref().map(|l| l.size as i64),
-                o.lazy.as_ref().map(|l| l.md5.clone()),
-                integ.map(|i| i.from_path.clone()),
-                integ.map(|i| i.from_start),
-                integ.map(|i| i.from_end),
-                integ.map(|i| i.base_path.clone()),
-                integ.map(|i| i.base_rev),
-                integ.map(|i| i.resolved),
-                integ.map(|i| i.how.clone())
-            ])?;
-        Ok(())
+        // `lazy_owned` when a revision owns the lazy content (see migration 4).
+        insert_opened(
+            self.conn,
+            o,
+            "INSERT OR REPLACE INTO opened VALUES \
+             (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
+             ?9 IS NOT NULL AND EXISTS \
+             (SELECT 1 FROM revisions WHERE digest = ?9 AND lazy = 0))",
+        )
+    }
+
+    fn put_opened_owned(&mut self, o: &OpenedRow) -> Result<(), StoreError> {
+        insert_opened(
+            self.conn,
+            o,
+            "INSERT OR REPLACE INTO opened VALUES \
+             (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
+             ?9 IS NOT NULL)",
+        )
     }
 
     fn delete_opened(&mut self, workspace: &str, path: &str) -> Result<(), StoreError> {
@@ -690,9 +696,18 @@ impl WriteTxn for Tx<'_> {
     }
 
     fn delete_revision(&mut self, path: &str, rev: u32) -> Result<(), StoreError> {
-        self.conn
+        let deleted = self
+            .conn
             .prepare_cached("DELETE FROM revisions WHERE path = ?1 AND rev = ?2")?
             .execute(params![path, rev])?;
+        if deleted > 0 {
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO counters VALUES ('revisions_removed', 1) \
+                     ON CONFLICT (name) DO UPDATE SET value = value + 1",
+                )?
+                .execute([])?;
+        }
         Ok(())
     }
 
@@ -805,4 +820,30 @@ impl WriteTxn for Tx<'_> {
             .execute([digest.0.to_vec()])?;
         Ok(())
     }
+}
+
+/// Writes an open record with `sql`, which binds its 18 columns and decides `lazy_owned`.
+fn insert_opened(conn: &Connection, o: &OpenedRow, sql: &str) -> Result<(), StoreError> {
+    let integ = o.integ.as_ref();
+    conn.prepare_cached(sql)?.execute(params![
+        o.workspace,
+        o.path,
+        o.user,
+        num(o.change),
+        o.action.as_str(),
+        o.file_type.to_string(),
+        o.base_rev,
+        o.move_file,
+        o.lazy.as_ref().map(|l| l.digest.0.to_vec()),
+        o.lazy.as_ref().map(|l| l.size as i64),
+        o.lazy.as_ref().map(|l| l.md5.clone()),
+        integ.map(|i| i.from_path.clone()),
+        integ.map(|i| i.from_start),
+        integ.map(|i| i.from_end),
+        integ.map(|i| i.base_path.clone()),
+        integ.map(|i| i.base_rev),
+        integ.map(|i| i.resolved),
+        integ.map(|i| i.how.clone())
+    ])?;
+    Ok(())
 }

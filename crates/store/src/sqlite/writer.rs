@@ -1,5 +1,6 @@
 //! The single writer thread: groups queued jobs into one transaction, one savepoint per job.
 
+use super::checkpoint::Nudge;
 use super::queries::Tx;
 use crate::{StoreError, WriteJob};
 use rusqlite::Connection;
@@ -15,11 +16,12 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    pub(crate) fn start(conn: Connection, max_group: usize) -> Writer {
+    /// Starts the writer thread; after each commit it nudges the checkpoint thread.
+    pub(crate) fn start(conn: Connection, max_group: usize, checkpoint: Nudge) -> Writer {
         let (tx, rx) = sync_channel::<(WriteJob, Reply)>(max_group.max(1) * 4);
         let thread = std::thread::Builder::new()
             .name("keel-store-writer".into())
-            .spawn(move || writer_loop(conn, rx, max_group.max(1)))
+            .spawn(move || writer_loop(conn, rx, max_group.max(1), checkpoint))
             .expect("spawning the writer thread");
         Writer {
             queue: Mutex::new(Some(tx)),
@@ -55,7 +57,12 @@ impl Drop for Writer {
     }
 }
 
-fn writer_loop(conn: Connection, rx: Receiver<(WriteJob, Reply)>, max_group: usize) {
+fn writer_loop(
+    conn: Connection,
+    rx: Receiver<(WriteJob, Reply)>,
+    max_group: usize,
+    checkpoint: Nudge,
+) {
     while let Ok(first) = rx.recv() {
         let mut group = vec![first];
         while group.len() < max_group {
@@ -65,6 +72,9 @@ fn writer_loop(conn: Connection, rx: Receiver<(WriteJob, Reply)>, max_group: usi
             }
         }
         let outcome = run_group(&conn, &mut group);
+        if outcome.is_ok() {
+            checkpoint.nudge();
+        }
         for (_, reply) in group {
             let result = match &outcome {
                 Ok(()) => Ok(()),
