@@ -53,21 +53,23 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     let phase = Arc::new(AtomicU8::new(QUIET));
     let stop = Arc::new(AtomicBool::new(false));
 
-    let probe_conn = rpc::connect(addr, "prober", "bench-probe").await?;
-    rpc::save_workspace(
-        &probe_conn,
-        "bench-probe",
-        &std::env::temp_dir().join("keel-bench-probe"),
-        vec![format!("{}/... //bench-probe/...", tree.prefix)],
-    )
-    .await?;
-    let probe = tokio::spawn(probe_loop(
-        probe_conn,
-        tree.clone(),
-        phase.clone(),
-        stop.clone(),
-        start,
-    ));
+    // The probe and the long read are separate users: each runs on a thread and runtime of
+    // its own, as a separate client process would, so neither waits on the other's decoding.
+    let probe = {
+        let (addr, tree, phase, stop) =
+            (addr.to_string(), tree.clone(), phase.clone(), stop.clone());
+        own_thread("keel-bench-probe", async move {
+            let conn = rpc::connect(&addr, "prober", "bench-probe").await?;
+            rpc::save_workspace(
+                &conn,
+                "bench-probe",
+                &std::env::temp_dir().join("keel-bench-probe"),
+                vec![format!("{}/... //bench-probe/...", tree.prefix)],
+            )
+            .await?;
+            probe_loop(conn, tree, phase, stop, start).await
+        })?
+    };
 
     let writer = rpc::connect(addr, "writer", "bench-jam").await?;
     rpc::save_workspace(
@@ -81,8 +83,13 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     let quiet = small_submits(&writer, base, 0, config.submits, start, &mut report).await?;
 
     phase.store(LOADED, Ordering::SeqCst);
-    let reader_conn = rpc::connect(addr, "reader", "").await?;
-    let reader = tokio::spawn(long_reads(reader_conn, tree.prefix.clone(), stop.clone()));
+    let reader = {
+        let (addr, prefix, stop) = (addr.to_string(), tree.prefix.clone(), stop.clone());
+        own_thread("keel-bench-reader", async move {
+            let conn = rpc::connect(&addr, "reader", "").await?;
+            long_reads(conn, prefix, stop).await
+        })?
+    };
     // Let the long read get going before the writes start.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let loaded = small_submits(&writer, base, 1, config.submits, start, &mut report).await?;
@@ -303,4 +310,29 @@ async fn probe_loop(
         tokio::time::sleep(PROBE_PAUSE).await;
     }
     Ok(out)
+}
+
+/// Runs `work` on a new thread with a single-threaded runtime of its own; the returned task
+/// finishes with its result.
+fn own_thread<T, F>(name: &str, work: F) -> Result<tokio::task::JoinHandle<Result<T>>>
+where
+    T: Send + 'static,
+    F: std::future::Future<Output = Result<T>> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(move || {
+            let result = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| BenchError::Check(format!("starting a client runtime: {e}")))
+                .and_then(|runtime| runtime.block_on(work));
+            let _ = tx.send(result);
+        })
+        .map_err(|e| BenchError::Check(format!("starting a client thread: {e}")))?;
+    Ok(tokio::spawn(async move {
+        rx.await
+            .unwrap_or_else(|_| Err(BenchError::Check("a client thread panicked".into())))
+    }))
 }

@@ -5,7 +5,9 @@
 //! writer (and every submit queued behind it) waited while tens of megabytes were copied and
 //! flushed after a big branch. The writer connection turns it off (`wal_autocheckpoint = 0`)
 //! and nudges this thread after each commit instead. A passive checkpoint never blocks the
-//! writer or readers; it copies what no open snapshot still needs.
+//! writer or readers; it copies what no open snapshot still needs. The thread runs at a lower
+//! CPU priority ([`CHECKPOINT_NICE`]): on a busy machine, requests go first and the WAL grows
+//! a little longer instead.
 
 use rusqlite::Connection;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -13,6 +15,9 @@ use std::time::Duration;
 
 /// At most one checkpoint per interval; nudges in between collapse into one.
 const INTERVAL: Duration = Duration::from_millis(250);
+
+/// Nice value (Linux, per thread) of the checkpoint thread.
+const CHECKPOINT_NICE: libc::c_int = 10;
 
 /// Asks the checkpoint thread for a checkpoint; dropping every `Nudge` stops the thread.
 #[derive(Clone)]
@@ -57,6 +62,7 @@ impl Drop for Checkpointer {
 }
 
 fn run(conn: Connection, rx: Receiver<()>) {
+    lower_priority();
     // Ends when the last `Nudge` (the writer's) is dropped.
     while rx.recv().is_ok() {
         let result = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
@@ -67,5 +73,21 @@ fn run(conn: Connection, rx: Receiver<()>) {
             Err(e) => tracing::warn!(error = %e, "wal checkpoint failed; retrying later"),
         }
         std::thread::sleep(INTERVAL);
+    }
+}
+
+/// Lowers the calling thread's CPU priority (Linux keeps nice values per thread). Best effort:
+/// a failure only means checkpoints compete at normal priority.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid and setpriority take plain integers and touch no memory of ours.
+        let result = unsafe {
+            let tid = libc::gettid();
+            libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, CHECKPOINT_NICE)
+        };
+        if result != 0 {
+            tracing::debug!("could not lower the checkpoint thread's priority");
+        }
     }
 }
