@@ -28,6 +28,28 @@ fn rev(path: &str, rev: u32, change: u64, action: FileAction) -> RevisionRow {
     }
 }
 
+/// A file of workspace `w` opened for branch with lazy `digest` content (`owned` as the caller
+/// claims it; the store decides what is stored).
+fn lazy_copy(path: &str, digest: Digest, owned: bool) -> OpenedRow {
+    OpenedRow {
+        workspace: "w".into(),
+        path: path.into(),
+        user: "u".into(),
+        change: ChangeNumber(0),
+        action: FileAction::Branch,
+        file_type: FileType::parse("text").expect("text type"),
+        base_rev: 0,
+        move_file: None,
+        lazy: Some(LazyContent {
+            digest,
+            size: 10,
+            md5: String::new(),
+            owned,
+        }),
+        integ: None,
+    }
+}
+
 fn submit(store: &dyn MetaStore, revs: Vec<RevisionRow>) -> ChangeNumber {
     write(store, move |txn| {
         let n = txn.allocate_change()?;
@@ -207,23 +229,7 @@ fn content_stays_in_use_while_any_revision_refers_to_it() {
     submit(store.as_ref(), vec![with("//depot/c/f")]);
     // A workspace has a lazy copy of it open too (say, a branch not yet submitted).
     write(store.as_ref(), move |txn| {
-        txn.put_opened(&OpenedRow {
-            workspace: "w".into(),
-            path: "//depot/d/f".into(),
-            user: "u".into(),
-            change: ChangeNumber(0),
-            action: FileAction::Branch,
-            file_type: FileType::parse("text").expect("text type"),
-            base_rev: 0,
-            move_file: None,
-            lazy: Some(LazyContent {
-                digest,
-                size: 10,
-                md5: String::new(),
-                owned: false,
-            }),
-            integ: None,
-        })
+        txn.put_opened(&lazy_copy("//depot/d/f", digest, false))
     })
     .expect("open lazy copy");
     let in_use = |store: &SqliteStore| {
@@ -304,24 +310,10 @@ fn an_open_record_known_to_be_owned_skips_the_lookup_but_reads_back_the_same() {
             ..rev("//depot/src/f", 1, 0, FileAction::Add)
         }],
     );
-    let copy = |path: &str| OpenedRow {
-        workspace: "w".into(),
-        path: path.into(),
-        user: "u".into(),
-        change: ChangeNumber(0),
-        action: FileAction::Branch,
-        file_type: FileType::parse("text").expect("text type"),
-        base_rev: 0,
-        move_file: None,
-        lazy: Some(LazyContent {
-            digest,
-            size: 10,
-            md5: String::new(),
-            owned: true,
-        }),
-        integ: None,
-    };
-    let (looked_up, known) = (copy("//depot/b1/f"), copy("//depot/b2/f"));
+    let (looked_up, known) = (
+        lazy_copy("//depot/b1/f", digest, true),
+        lazy_copy("//depot/b2/f", digest, true),
+    );
     write(store.as_ref(), move |txn| {
         txn.put_opened(&looked_up)?;
         txn.put_opened_owned(&known)
