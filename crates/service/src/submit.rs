@@ -216,8 +216,8 @@ fn commit_in(
         )));
     }
     let mut revisions = Vec::with_capacity(current.len());
-    // Per revision: known to be a lazy copy of content a revision owns, or "look it up".
-    let mut owners: Vec<Option<bool>> = Vec::with_capacity(current.len());
+    // Per revision: known to be a lazy copy of content another revision owns.
+    let mut owners: Vec<bool> = Vec::with_capacity(current.len());
     let mut records = Vec::new();
     for open in &current {
         let head = txn.head_revision(&open.path)?;
@@ -242,7 +242,7 @@ fn commit_in(
             }
             None => (None, 0, String::new()),
         };
-        owners.push(owned.then_some(true));
+        owners.push(owned);
         if let Some(record) = integration_record(open, head_rev + 1, uploaded, planned) {
             records.push(record);
         }
@@ -299,7 +299,11 @@ fn commit_in(
     })?;
     for (rev, owned) in revisions.iter_mut().zip(owners) {
         rev.change = number;
-        txn.insert_revision(rev, owned)?;
+        if owned {
+            txn.insert_revision_owned(rev)?;
+        } else {
+            txn.insert_revision(rev)?;
+        }
     }
     // Every open record of the change is being submitted (checked above).
     txn.delete_opened_in_change(workspace, ChangeNumber(change))?;

@@ -179,14 +179,10 @@ pub trait WriteTxn: ReadTxn {
     fn last_change(&self) -> Result<ChangeNumber, StoreError>;
     fn put_change(&mut self, change: &ChangeRow) -> Result<(), StoreError>;
     fn delete_change(&mut self, change: ChangeNumber) -> Result<(), StoreError>;
-    /// Adds a revision. `owned` says whether another revision already owns its content, when
-    /// the caller knows it from this same transaction (a `LazyContent::owned` open record);
-    /// `None` lets the store look it up.
-    fn insert_revision(
-        &mut self,
-        revision: &RevisionRow,
-        owned: Option<bool>,
-    ) -> Result<(), StoreError>;
+    fn insert_revision(&mut self, revision: &RevisionRow) -> Result<(), StoreError>;
+    /// `insert_revision` for a lazy copy whose content the caller knows another revision owns
+    /// in this transaction (a `LazyContent::owned` open record): skips looking the owner up.
+    fn insert_revision_owned(&mut self, revision: &RevisionRow) -> Result<(), StoreError>;
     fn put_opened(&mut self, opened: &OpenedRow) -> Result<(), StoreError>;
     /// `put_opened` for a lazy copy whose content the caller knows a revision owns in this
     /// transaction (see `revisions_removed`): skips looking the owner up.

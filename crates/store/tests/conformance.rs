@@ -63,7 +63,7 @@ fn submit(store: &dyn MetaStore, revs: Vec<RevisionRow>) -> ChangeNumber {
         })?;
         for mut r in revs {
             r.change = n;
-            txn.insert_revision(&r, None)?;
+            txn.insert_revision(&r)?;
         }
         Ok::<_, StoreError>(n)
     })
@@ -117,7 +117,7 @@ fn snapshot_does_not_see_later_commits_and_does_not_block_them() {
 fn failed_job_rolls_back_alone() {
     let (_dir, store) = open();
     let result: Result<(), StoreError> = write(store.as_ref(), |txn| {
-        txn.insert_revision(&rev("//depot/x", 1, 1, FileAction::Add), None)?;
+        txn.insert_revision(&rev("//depot/x", 1, 1, FileAction::Add))?;
         Err(StoreError::Corrupt("refused on purpose".into()))
     });
     assert!(result.is_err());
@@ -327,6 +327,20 @@ fn an_open_record_known_to_be_owned_skips_the_lookup_but_reads_back_the_same() {
     // Owned copies are left out of the lazy-digest index, so only the revision keeps the
     // content in use; without it nothing would.
     assert!(snap.digest_in_use(&digest).expect("in use"));
+    drop(snap);
+    // A revision known to copy owned content is stored as a lazy copy: it does not own it.
+    let copy = RevisionRow {
+        digest: Some(digest),
+        ..rev("//depot/b3/f", 1, 0, FileAction::Branch)
+    };
+    write(store.as_ref(), move |txn| {
+        txn.insert_revision_owned(&copy)?;
+        txn.delete_revision("//depot/src/f", 1)
+    })
+    .expect("copy, then delete the owner without adopting");
+    let snap = store.snapshot().expect("snapshot");
+    assert!(snap.revision("//depot/b3/f", 1).expect("copy").is_some());
+    assert!(!snap.digest_owned(&digest).expect("owned"));
 }
 
 #[test]

@@ -547,35 +547,26 @@ impl WriteTxn for Tx<'_> {
         Ok(())
     }
 
-    fn insert_revision(&mut self, r: &RevisionRow, owned: Option<bool>) -> Result<(), StoreError> {
+    fn insert_revision(&mut self, r: &RevisionRow) -> Result<(), StoreError> {
         // `lazy` when another revision already owns the content (see schema migration 3).
-        let sql = match owned {
-            Some(_) => {
-                "INSERT INTO revisions \
-                 (path, rev, change, action, type, digest, size, md5, time, lazy) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?6 IS NOT NULL AND ?10)"
-            }
-            None => {
-                "INSERT INTO revisions \
-                 (path, rev, change, action, type, digest, size, md5, time, lazy) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?6 IS NOT NULL AND EXISTS \
-                 (SELECT 1 FROM revisions WHERE digest = ?6 AND lazy = 0))"
-            }
-        };
-        let (change, file_type, digest) = (
-            num(r.change),
-            r.file_type.to_string(),
-            r.digest.map(|d| d.0.to_vec()),
-        );
-        let (size, action) = (r.size as i64, r.action.as_str());
-        let mut values: Vec<&dyn rusqlite::ToSql> = vec![
-            &r.path, &r.rev, &change, &action, &file_type, &digest, &size, &r.md5, &r.time,
-        ];
-        if let Some(owned) = &owned {
-            values.push(owned);
-        }
-        self.conn.prepare_cached(sql)?.execute(values.as_slice())?;
-        Ok(())
+        insert_revision_with(
+            self.conn,
+            r,
+            "INSERT INTO revisions \
+             (path, rev, change, action, type, digest, size, md5, time, lazy) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?6 IS NOT NULL AND EXISTS \
+             (SELECT 1 FROM revisions WHERE digest = ?6 AND lazy = 0))",
+        )
+    }
+
+    fn insert_revision_owned(&mut self, r: &RevisionRow) -> Result<(), StoreError> {
+        insert_revision_with(
+            self.conn,
+            r,
+            "INSERT INTO revisions \
+             (path, rev, change, action, type, digest, size, md5, time, lazy) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?6 IS NOT NULL)",
+        )
     }
 
     fn put_opened(&mut self, o: &OpenedRow) -> Result<(), StoreError> {
@@ -820,6 +811,22 @@ impl WriteTxn for Tx<'_> {
             .execute([digest.0.to_vec()])?;
         Ok(())
     }
+}
+
+/// Writes a revision with `sql`, which binds its 9 columns and decides `lazy`.
+fn insert_revision_with(conn: &Connection, r: &RevisionRow, sql: &str) -> Result<(), StoreError> {
+    conn.prepare_cached(sql)?.execute(params![
+        r.path,
+        r.rev,
+        num(r.change),
+        r.action.as_str(),
+        r.file_type.to_string(),
+        r.digest.map(|d| d.0.to_vec()),
+        r.size as i64,
+        r.md5,
+        r.time
+    ])?;
+    Ok(())
 }
 
 /// Writes an open record with `sql`, which binds its 18 columns and decides `lazy_owned`.
