@@ -142,4 +142,29 @@ mod tests {
         }
         assert_eq!(seen, [1, 2, 3]);
     }
+
+    /// The bundled SQLite is built as `.cargo/config.toml` asks: no process-wide page-cache
+    /// mutex (memory management) and no memory accounting under a global lock.
+    #[test]
+    fn sqlite_is_built_without_global_locks() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let conn = open_connection(&dir.path().join("db"), &StoreConfig::default())
+            .expect("connection opens");
+        let mut stmt = conn
+            .prepare("PRAGMA compile_options")
+            .expect("pragma prepares");
+        let options = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .expect("pragma runs")
+            .collect::<Result<Vec<_>, _>>()
+            .expect("options read");
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "{options:?}"
+        );
+        assert!(
+            !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
+            "{options:?}"
+        );
+    }
 }
