@@ -75,7 +75,6 @@ pub(crate) fn change(c: ChangeInfo) -> pb::Change {
         workspace: c.workspace,
         description: c.description,
         time: c.time.max(0) as u64,
-        file_count: c.file_count,
     }
 }
 

@@ -7,7 +7,7 @@ use crate::fileinfo::{from_opened, from_revision};
 use crate::open::check_pending_change;
 use crate::{Caller, ChangeInfo, FileInfo, Service, ServiceError};
 use keel_core::{BaseType, ChangeNumber, unified_diff};
-use keel_store::{ChangeFilter, ChangeRow, ChangeStatus, ReadTxn, RevisionRow};
+use keel_store::{ChangeFilter, ChangeRow, ChangeStatus, RevisionRow};
 use std::collections::HashSet;
 use std::io::Read;
 
@@ -29,17 +29,17 @@ pub enum DescribePart {
     Diff(String),
 }
 
-pub(crate) fn change_info(snap: &dyn ReadTxn, row: ChangeRow) -> Result<ChangeInfo, ServiceError> {
-    let file_count = snap.change_file_count(&row)?;
-    Ok(ChangeInfo {
+/// A change's header. It carries no file count: counting is a scan of the change's files
+/// (70,000 for a big branch), and `changes -m 1` must stay a single-row read.
+pub(crate) fn change_info(row: ChangeRow) -> ChangeInfo {
+    ChangeInfo {
         change: row.change.0,
         status: row.status.as_str().to_string(),
         user: row.user,
         workspace: row.workspace,
         description: row.description,
         time: row.time,
-        file_count,
-    })
+    }
 }
 
 impl Service {
@@ -133,7 +133,7 @@ impl Service {
             }
             Ok::<_, ServiceError>(row)
         })?;
-        change_info(self.meta.snapshot()?.as_ref(), row)
+        Ok(change_info(row))
     }
 
     /// Lists changes newest first.
@@ -173,7 +173,7 @@ impl Service {
                 for row in rows {
                     before = Some(row.change);
                     if sent < max {
-                        sink(change_info(snap.as_ref(), row)?)?;
+                        sink(change_info(row))?;
                         sent += 1;
                     }
                 }
@@ -246,7 +246,7 @@ impl Service {
                     .as_ref()
                     .is_none_or(|w| *w == row.workspace)
             {
-                sink(change_info(snap.as_ref(), row)?)?;
+                sink(change_info(row))?;
                 sent += 1;
             }
         }
@@ -268,7 +268,7 @@ impl Service {
             .ok_or_else(|| ServiceError::NotFound(format!("change {change} does not exist")))?;
         let status = row.status;
         let workspace = row.workspace.clone();
-        sink(DescribePart::Change(change_info(snap.as_ref(), row)?))?;
+        sink(DescribePart::Change(change_info(row)))?;
         if status == ChangeStatus::Pending {
             for open in snap.opened_in_change(&workspace, ChangeNumber(change), None, usize::MAX)? {
                 sink(DescribePart::File(Box::new(from_opened(&open, None))))?;

@@ -37,7 +37,7 @@ impl Service {
             .get_change(ChangeNumber(change))?
             .ok_or_else(|| ServiceError::NotFound(format!("change {change} does not exist")))?;
         let shelf = whole_shelf(snap.as_ref(), change)?;
-        sink(DescribePart::Change(change_info(snap.as_ref(), row)?))?;
+        sink(DescribePart::Change(change_info(row)))?;
         for shelved in shelf.values() {
             sink(DescribePart::File(Box::new(shelved_info(shelved, None))))?;
         }

@@ -82,7 +82,6 @@ pub struct ChangeInfo {
     pub workspace: String,
     pub description: String,
     pub time: i64,
-    pub file_count: u32,
 }
 
 /// Content of one revision, as stored.
