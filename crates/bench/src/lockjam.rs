@@ -93,6 +93,7 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     // Let the long read get going before the writes start.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let loaded = small_submits(&writer, base, 1, config.submits, start, &mut report).await?;
+    let big_began = start.elapsed();
     let big = branchsubmit::branch(
         &writer,
         &format!("{}/...", source.prefix),
@@ -120,10 +121,10 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     }
 
     let (mut all, mut under_load) = (Latencies::default(), Latencies::default());
-    for (sample, loaded_phase) in &probes {
-        all.push(sample.latency);
-        if *loaded_phase {
-            under_load.push(sample.latency);
+    for probe in &probes {
+        all.push(probe.sample.latency);
+        if probe.loaded {
+            under_load.push(probe.sample.latency);
         }
     }
     let without = quiet.percentile(50.0);
@@ -161,7 +162,24 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
             "long_read_ms",
             ms(reads.first().copied().unwrap_or_default()),
         );
-    report.samples.extend(probes.into_iter().map(|(s, _)| s));
+    // Raw results: each loop, then its five calls (which one was slow), then the branch's
+    // two phases, so a slow loop can be placed against what the writer was doing.
+    for probe in probes {
+        report.samples.push(probe.sample);
+        report.samples.extend(probe.calls);
+    }
+    report.samples.push(Sample {
+        op: "branch_integrate",
+        client: 1,
+        start: big_began,
+        latency: big.integrate,
+    });
+    report.samples.push(Sample {
+        op: "branch_commit",
+        client: 1,
+        start: big_began + big.integrate,
+        latency: big.commit,
+    });
     Ok(report)
 }
 
@@ -240,6 +258,13 @@ async fn long_reads(
     Ok(done)
 }
 
+/// One probe loop: its time, each call's, and whether the long read was running when it began.
+struct Probe {
+    sample: Sample,
+    calls: Vec<Sample>,
+    loaded: bool,
+}
+
 /// The probe: five everyday calls per loop until `stop`; each sample says whether the long
 /// read was running when the loop began.
 async fn probe_loop(
@@ -248,7 +273,7 @@ async fn probe_loop(
     phase: Arc<AtomicU8>,
     stop: Arc<AtomicBool>,
     start: Instant,
-) -> Result<Vec<(Sample, bool)>> {
+) -> Result<Vec<Probe>> {
     let mut rng = Rng::derive(tree.seed, 3000);
     let mut out = Vec::new();
     let mut grpc = conn.client();
@@ -260,11 +285,23 @@ async fn probe_loop(
         let loaded = phase.load(Ordering::SeqCst) == LOADED;
         let i = rng.below(tree.files);
         let began = Instant::now();
+        let mut calls = Vec::with_capacity(5);
+        let mut call = |op: &'static str, since: Instant| {
+            calls.push(Sample {
+                op,
+                client: 0,
+                start: since.duration_since(start),
+                latency: since.elapsed(),
+            });
+        };
+        let t = Instant::now();
         grpc.info(InfoRequest {
             caller: conn.caller(),
         })
         .await
         .map_err(|s| BenchError::rpc("probe info", s))?;
+        call("probe_info", t);
+        let t = Instant::now();
         let reply = grpc
             .changes(ChangesRequest {
                 caller: conn.caller(),
@@ -273,6 +310,8 @@ async fn probe_loop(
             })
             .await;
         rpc::drain("probe changes", reply).await?;
+        call("probe_changes", t);
+        let t = Instant::now();
         let reply = grpc
             .fstat(FilesRequest {
                 caller: conn.caller(),
@@ -281,6 +320,8 @@ async fn probe_loop(
             })
             .await;
         rpc::drain("probe fstat", reply).await?;
+        call("probe_fstat", t);
+        let t = Instant::now();
         let reply = grpc
             .sync(SyncRequest {
                 caller: conn.caller(),
@@ -290,6 +331,8 @@ async fn probe_loop(
             })
             .await;
         rpc::drain("probe sync -n", reply).await?;
+        call("probe_sync_n", t);
+        let t = Instant::now();
         let reply = grpc
             .opened(OpenedRequest {
                 caller: conn.caller(),
@@ -297,16 +340,18 @@ async fn probe_loop(
             })
             .await;
         rpc::drain("probe opened", reply).await?;
+        call("probe_opened", t);
         let latency = began.elapsed();
-        out.push((
-            Sample {
+        out.push(Probe {
+            sample: Sample {
                 op: "probe",
                 client: 0,
                 start: began.duration_since(start),
                 latency,
             },
+            calls,
             loaded,
-        ));
+        });
         tokio::time::sleep(PROBE_PAUSE).await;
     }
     Ok(out)

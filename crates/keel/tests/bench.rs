@@ -104,6 +104,8 @@ fn deltas_preview_every_file() {
 
 #[test]
 fn lockjam_probes_while_writing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let raw = dir.path().join("raw.jsonl");
     let r = bench(&[
         "lockjam",
         "--files",
@@ -112,12 +114,35 @@ fn lockjam_probes_while_writing() {
         "200",
         "--submits",
         "3",
+        "--out",
+        raw.to_str().expect("utf-8 path"),
     ]);
     assert!(n(&r, "probe_loops") > 0.0, "{r}");
     assert!(n(&r, "probe_max_ms") >= n(&r, "probe_p50_ms"));
     assert_eq!(n(&r, "branch_files"), 200.0);
     assert!(n(&r, "submit_ratio") > 0.0);
     assert!(n(&r, "long_reads_completed") + n(&r, "probe_loops_during_long_read") > 0.0);
+
+    // The raw results time every probe loop, each of its five calls, and the branch's phases.
+    let text = std::fs::read_to_string(&raw).expect("raw results written");
+    let samples: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON sample"))
+        .collect();
+    let count = |op: &str| samples.iter().filter(|s| s["op"] == op).count();
+    let loops = count("probe");
+    assert_eq!(loops as f64, n(&r, "probe_loops"));
+    for call in [
+        "probe_info",
+        "probe_changes",
+        "probe_fstat",
+        "probe_sync_n",
+        "probe_opened",
+    ] {
+        assert_eq!(count(call), loops, "{call} samples in {text}");
+    }
+    assert_eq!(count("branch_integrate"), 1);
+    assert_eq!(count("branch_commit"), 1);
 }
 
 #[test]
