@@ -40,8 +40,7 @@ const INLINE_ITEMS: usize = 64;
 
 /// Most CPU time an inline read may spend on a runtime thread before it moves to the blocking
 /// pool. Measured as the thread's own CPU time, not wall time: on a busy machine a small read
-/// that is merely preempted must not be thrown away and rerun at the long reads' low priority
-/// (under lockjam that turned 1 ms `changes -m 1` calls into 35 ms ones).
+/// that is merely preempted must not be thrown away and rerun at the long reads' low priority.
 const INLINE_TIME: Duration = Duration::from_millis(2);
 
 /// Nice value (Linux, per thread) of threads serving long reads; runtime and writer threads
