@@ -276,7 +276,6 @@ async fn probe_loop(
 ) -> Result<Vec<Probe>> {
     let mut rng = Rng::derive(tree.seed, 3000);
     let mut out = Vec::new();
-    let mut grpc = conn.client();
     // Every loop is bounded by the workload's own bounded phases; this caps it regardless.
     for _ in 0..1_000_000u32 {
         if stop.load(Ordering::SeqCst) {
@@ -285,62 +284,7 @@ async fn probe_loop(
         let loaded = phase.load(Ordering::SeqCst) == LOADED;
         let i = rng.below(tree.files);
         let began = Instant::now();
-        let mut calls = Vec::with_capacity(5);
-        let mut call = |op: &'static str, since: Instant| {
-            calls.push(Sample {
-                op,
-                client: 0,
-                start: since.duration_since(start),
-                latency: since.elapsed(),
-            });
-        };
-        let t = Instant::now();
-        grpc.info(InfoRequest {
-            caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| BenchError::rpc("probe info", s))?;
-        call("probe_info", t);
-        let t = Instant::now();
-        let reply = grpc
-            .changes(ChangesRequest {
-                caller: conn.caller(),
-                max: 1,
-                ..ChangesRequest::default()
-            })
-            .await;
-        rpc::drain("probe changes", reply).await?;
-        call("probe_changes", t);
-        let t = Instant::now();
-        let reply = grpc
-            .fstat(FilesRequest {
-                caller: conn.caller(),
-                files: vec![tree.depot_path(i)],
-                ..FilesRequest::default()
-            })
-            .await;
-        rpc::drain("probe fstat", reply).await?;
-        call("probe_fstat", t);
-        let t = Instant::now();
-        let reply = grpc
-            .sync(SyncRequest {
-                caller: conn.caller(),
-                files: vec![format!("//bench-probe/{}", tree.rel_path(i))],
-                preview: true,
-                ..SyncRequest::default()
-            })
-            .await;
-        rpc::drain("probe sync -n", reply).await?;
-        call("probe_sync_n", t);
-        let t = Instant::now();
-        let reply = grpc
-            .opened(OpenedRequest {
-                caller: conn.caller(),
-                ..OpenedRequest::default()
-            })
-            .await;
-        rpc::drain("probe opened", reply).await?;
-        call("probe_opened", t);
+        let calls = probe_calls(&conn, &tree, i, start).await?;
         let latency = began.elapsed();
         out.push(Probe {
             sample: Sample {
@@ -355,6 +299,73 @@ async fn probe_loop(
         tokio::time::sleep(PROBE_PAUSE).await;
     }
     Ok(out)
+}
+
+/// One probe loop's five calls, each timed (`start` is the workload's start).
+async fn probe_calls(
+    conn: &Connection,
+    tree: &Shape,
+    i: u64,
+    start: Instant,
+) -> Result<Vec<Sample>> {
+    let mut grpc = conn.client();
+    let mut calls = Vec::with_capacity(5);
+    let mut call = |op: &'static str, since: Instant| {
+        calls.push(Sample {
+            op,
+            client: 0,
+            start: since.duration_since(start),
+            latency: since.elapsed(),
+        });
+    };
+    let t = Instant::now();
+    grpc.info(InfoRequest {
+        caller: conn.caller(),
+    })
+    .await
+    .map_err(|s| BenchError::rpc("probe info", s))?;
+    call("probe_info", t);
+    let t = Instant::now();
+    let reply = grpc
+        .changes(ChangesRequest {
+            caller: conn.caller(),
+            max: 1,
+            ..ChangesRequest::default()
+        })
+        .await;
+    rpc::drain("probe changes", reply).await?;
+    call("probe_changes", t);
+    let t = Instant::now();
+    let reply = grpc
+        .fstat(FilesRequest {
+            caller: conn.caller(),
+            files: vec![tree.depot_path(i)],
+            ..FilesRequest::default()
+        })
+        .await;
+    rpc::drain("probe fstat", reply).await?;
+    call("probe_fstat", t);
+    let t = Instant::now();
+    let reply = grpc
+        .sync(SyncRequest {
+            caller: conn.caller(),
+            files: vec![format!("//bench-probe/{}", tree.rel_path(i))],
+            preview: true,
+            ..SyncRequest::default()
+        })
+        .await;
+    rpc::drain("probe sync -n", reply).await?;
+    call("probe_sync_n", t);
+    let t = Instant::now();
+    let reply = grpc
+        .opened(OpenedRequest {
+            caller: conn.caller(),
+            ..OpenedRequest::default()
+        })
+        .await;
+    rpc::drain("probe opened", reply).await?;
+    call("probe_opened", t);
+    Ok(calls)
 }
 
 /// Runs `work` on a new thread with a single-threaded runtime of its own; the returned task
