@@ -14,6 +14,7 @@ use keel_core::{ChangeNumber, FileAction, IntegHow};
 use keel_store::{
     ChangeRow, ChangeStatus, HaveRow, IntegRow, OpenedRow, ReadTxn, RevisionRow, WriteTxn,
 };
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A submit in progress: files announced by the client and their uploaded content.
@@ -24,6 +25,8 @@ pub struct SubmitSession {
     description: String,
     /// Opened files of the change, as planned at the start, and their uploaded content.
     uploads: Uploads,
+    /// The store's write count when the files were planned (`ReadTxn::jobs_written`).
+    planned_at: u64,
 }
 
 /// Refuses to submit (or delete) a pending change that still has shelved files.
@@ -65,6 +68,7 @@ impl Service {
                 "submit needs a description (-d TEXT)".into(),
             ));
         }
+        let planned_at = snap.jobs_written()?;
         let mut files = BTreeMap::new();
         let page = self.config.page_size;
         let mut after: Option<String> = None;
@@ -94,6 +98,7 @@ impl Service {
             change,
             description,
             uploads: Uploads::new(files),
+            planned_at,
         })
     }
 }
@@ -113,6 +118,7 @@ impl SubmitSession {
             change,
             description,
             uploads,
+            planned_at,
         } = self;
         let contents = uploads.finish(service)?;
         let ws_name = workspace.clone();
@@ -127,6 +133,7 @@ impl SubmitSession {
                     change,
                     &description,
                     &contents,
+                    planned_at,
                     now,
                 )
             })?;
@@ -184,28 +191,12 @@ fn commit_in(
     change: u64,
     description: &str,
     contents: &FileContents,
+    planned_at: u64,
     now: i64,
 ) -> Result<(ChangeNumber, u64, Vec<RevisionRow>), ServiceError> {
     let planned = &contents.files;
     check_no_shelf(txn, change)?;
-    // The change may not have moved since the submit began.
-    let mut current = Vec::new();
-    let mut after: Option<String> = None;
-    loop {
-        let rows =
-            txn.opened_in_change(workspace, ChangeNumber(change), after.as_deref(), 10_000)?;
-        let full = rows.len() == 10_000;
-        after = rows.last().map(|r| r.path.clone());
-        current.extend(rows);
-        if !full {
-            break;
-        }
-    }
-    if current.len() != planned.len() || current.iter().any(|r| planned.get(&r.path) != Some(r)) {
-        return Err(ServiceError::Precondition(format!(
-            "the files of change {change} changed while it was being submitted; submit again"
-        )));
-    }
+    let current = current_files(txn, workspace, change, planned, planned_at)?;
     if let Some(open) = current
         .iter()
         .find(|o| o.integ.as_ref().is_some_and(|i| !i.resolved))
@@ -215,11 +206,11 @@ fn commit_in(
             open.path
         )));
     }
-    let mut revisions = Vec::with_capacity(current.len());
+    let mut revisions = Vec::with_capacity(planned.len());
     // Per revision: known to be a lazy copy of content another revision owns.
-    let mut owners: Vec<bool> = Vec::with_capacity(current.len());
+    let mut owners: Vec<bool> = Vec::with_capacity(planned.len());
     let mut records = Vec::new();
-    for open in &current {
+    for open in current.iter().map(|c| c.as_ref()) {
         let head = txn.head_revision(&open.path)?;
         let head_rev = head.as_ref().map(|h| h.rev).unwrap_or(0);
         if head_rev != open.base_rev {
@@ -312,6 +303,45 @@ fn commit_in(
         txn.insert_integration(&record)?;
     }
     Ok((number, renamed_from, revisions))
+}
+
+/// The change's open files as the transaction sees them, which must be the files the submit
+/// planned with (in path order). When no write job has run since they were planned, they are
+/// those files unchanged and are not read again: for a 70,000-file branch the second read was
+/// ~0.12 s of the commit.
+fn current_files<'p>(
+    txn: &dyn WriteTxn,
+    workspace: &str,
+    change: u64,
+    planned: &'p BTreeMap<String, OpenedRow>,
+    planned_at: u64,
+) -> Result<Vec<Cow<'p, OpenedRow>>, ServiceError> {
+    if txn.jobs_written()? == planned_at {
+        return Ok(planned.values().map(Cow::Borrowed).collect());
+    }
+    // Something was written since: the change may not have moved.
+    let mut current: Vec<Cow<OpenedRow>> = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let rows =
+            txn.opened_in_change(workspace, ChangeNumber(change), after.as_deref(), 10_000)?;
+        let full = rows.len() == 10_000;
+        after = rows.last().map(|r| r.path.clone());
+        current.extend(rows.into_iter().map(Cow::Owned));
+        if !full {
+            break;
+        }
+    }
+    if current.len() != planned.len()
+        || current
+            .iter()
+            .any(|r| planned.get(&r.path) != Some(r.as_ref()))
+    {
+        return Err(ServiceError::Precondition(format!(
+            "the files of change {change} changed while it was being submitted; submit again"
+        )));
+    }
+    Ok(current)
 }
 
 /// The history record a submitted open file leaves: integrations by how they were resolved

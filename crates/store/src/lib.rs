@@ -162,6 +162,10 @@ pub trait ReadTxn {
     /// snapshot and in a later write transaction means every revision the snapshot saw still
     /// exists, so content it owned is still owned.
     fn revisions_removed(&self) -> Result<u64, StoreError>;
+    /// How many write jobs have kept their changes. The same number in a snapshot and in a
+    /// later write job means no job wrote anything in between, so everything the snapshot read
+    /// is still as it was.
+    fn jobs_written(&self) -> Result<u64, StoreError>;
     /// Digests queued for deletion from the content store.
     fn queued_purges(&self, limit: usize) -> Result<Vec<Digest>, StoreError>;
 }
@@ -225,7 +229,8 @@ pub trait WriteTxn: ReadTxn {
     fn unqueue_purge(&mut self, digest: &Digest) -> Result<(), StoreError>;
 }
 
-/// A job for the single writer. Returning `false` rolls the job's changes back.
+/// A job for the single writer. Returning `false` rolls the job's changes back; a job that
+/// returns `true` is counted in [`ReadTxn::jobs_written`].
 pub type WriteJob = Box<dyn FnOnce(&mut dyn WriteTxn) -> bool + Send>;
 
 /// The metadata store.

@@ -377,3 +377,58 @@ fn committed_pages_reach_the_database_file_without_a_checkpoint_in_the_commit() 
     let first = format!("//depot/bulk/000000/{}", "x".repeat(300));
     assert!(snap.revision(&first, 1).expect("lookup").is_some());
 }
+
+#[test]
+fn jobs_written_counts_the_jobs_that_kept_their_changes() {
+    let (_dir, store) = open();
+    let written = |store: &SqliteStore| {
+        let snap = store.snapshot().expect("snapshot");
+        snap.jobs_written().expect("counter")
+    };
+    let before = written(&store);
+    let snap = store.snapshot().expect("snapshot");
+    let seen = snap.jobs_written().expect("counter");
+    assert_eq!(seen, before);
+    // A job that rolls back changes nothing and is not counted; one that keeps is.
+    let failed = write(store.as_ref(), |txn| {
+        txn.ensure_user("ghost", 0)?;
+        Err::<(), _>(StoreError::JobLost)
+    });
+    assert!(failed.is_err());
+    assert_eq!(written(&store), before);
+    let in_job = write(store.as_ref(), |txn| {
+        let seen = txn.jobs_written()?;
+        txn.ensure_user("u", 0)?;
+        Ok::<_, StoreError>(seen)
+    })
+    .expect("job kept");
+    assert_eq!(in_job, before, "a job sees the count before itself");
+    assert_eq!(written(&store), before + 1);
+    // The earlier snapshot still sees the old count: it can tell something was written since.
+    assert_eq!(snap.jobs_written().expect("counter"), seen);
+    drop(snap);
+    // Jobs grouped into one transaction are counted one by one.
+    let counts: Vec<u64> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|i| {
+                let store = store.clone();
+                scope.spawn(move || {
+                    write(store.as_ref(), move |txn| {
+                        let seen = txn.jobs_written()?;
+                        txn.ensure_user(&format!("user{i}"), 0)?;
+                        Ok::<_, StoreError>(seen)
+                    })
+                    .expect("job kept")
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    let mut sorted = counts.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, [before + 1, before + 2, before + 3, before + 4]);
+    assert_eq!(written(&store), before + 5);
+}

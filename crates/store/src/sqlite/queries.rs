@@ -22,6 +22,20 @@ pub(crate) struct Tx<'c> {
     pub(crate) conn: &'c Connection,
 }
 
+impl Tx<'_> {
+    /// Counts a job that kept its changes (see [`ReadTxn::jobs_written`]); runs inside the
+    /// job's savepoint, so a job rolled back is not counted.
+    pub(crate) fn count_job(&self) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO counters VALUES ('jobs_written', 1) \
+                 ON CONFLICT (name) DO UPDATE SET value = value + 1",
+            )?
+            .execute([])?;
+        Ok(())
+    }
+}
+
 impl HasConn for Tx<'_> {
     fn conn(&self) -> &Connection {
         self.conn
@@ -439,6 +453,16 @@ impl<T: HasConn> ReadTxn for T {
         let value: Option<i64> = one(
             self.conn(),
             "SELECT value FROM counters WHERE name = 'revisions_removed'",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(value.unwrap_or(0) as u64)
+    }
+
+    fn jobs_written(&self) -> Result<u64, StoreError> {
+        let value: Option<i64> = one(
+            self.conn(),
+            "SELECT value FROM counters WHERE name = 'jobs_written'",
             [],
             |r| r.get(0),
         )?;

@@ -96,7 +96,9 @@ fn run_group(conn: &Connection, group: &mut [(WriteJob, Reply)]) -> Result<(), S
             conn.execute_batch("SAVEPOINT job")?;
             let mut tx = Tx { conn };
             let keep = catch_unwind(AssertUnwindSafe(|| job(&mut tx))).unwrap_or(false);
-            if !keep {
+            if keep {
+                tx.count_job()?;
+            } else {
                 conn.execute_batch("ROLLBACK TO job")?;
             }
             conn.execute_batch("RELEASE job")?;
