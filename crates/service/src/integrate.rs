@@ -180,11 +180,10 @@ impl Service {
             });
         }
         drop(snap);
-        let infos: Vec<FileInfo> = plan.iter().map(|(_, info)| info.clone()).collect();
+        let (rows, infos): (Vec<OpenedRow>, Vec<FileInfo>) = plan.into_iter().unzip();
         if req.preview {
             return Ok(infos);
         }
-        let rows: Vec<OpenedRow> = plan.into_iter().map(|(row, _)| row).collect();
         let ws_name = ws.name().to_string();
         keel_store::write(self.meta.as_ref(), move |txn| {
             // Still nothing opened under the targets: no per-file conflict checks needed.
