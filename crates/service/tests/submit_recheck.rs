@@ -76,12 +76,18 @@ fn upload_all(service: &Service, blobs: &FsBlobStore, session: &mut SubmitSessio
     }
 }
 
-#[test]
-fn submit_notices_a_file_reverted_after_it_began() {
+/// A server in a temporary directory and user ann's workspace on it.
+fn fixture() -> (tempfile::TempDir, Service, Arc<FsBlobStore>, Caller) {
     let dir = tempfile::tempdir().expect("temp dir");
     let (service, blobs) = service(dir.path());
     let who = caller("ann", "ann-ws");
     workspace(&service, &who, &dir.path().join("ws"));
+    (dir, service, blobs, who)
+}
+
+#[test]
+fn submit_notices_a_file_reverted_after_it_began() {
+    let (_dir, service, blobs, who) = fixture();
     add(&service, &who, &["//depot/a", "//depot/b", "//depot/c"]);
 
     let mut session = service.submit_begin(&who, 0, "three files").expect("begin");
@@ -108,10 +114,7 @@ fn submit_notices_a_file_reverted_after_it_began() {
 
 #[test]
 fn submit_commits_when_only_unrelated_writes_came_between() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (service, blobs) = service(dir.path());
-    let who = caller("ann", "ann-ws");
-    workspace(&service, &who, &dir.path().join("ws"));
+    let (dir, service, blobs, who) = fixture();
     add(&service, &who, &["//depot/a", "//depot/b"]);
 
     // Nothing written between begin and commit.

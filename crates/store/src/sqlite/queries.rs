@@ -26,14 +26,28 @@ impl Tx<'_> {
     /// Counts a job that kept its changes (see [`ReadTxn::jobs_written`]); runs inside the
     /// job's savepoint, so a job rolled back is not counted.
     pub(crate) fn count_job(&self) -> Result<(), StoreError> {
-        self.conn
-            .prepare_cached(
-                "INSERT INTO counters VALUES ('jobs_written', 1) \
-                 ON CONFLICT (name) DO UPDATE SET value = value + 1",
-            )?
-            .execute([])?;
-        Ok(())
+        bump_counter(self.conn, "jobs_written")
     }
+}
+
+/// Adds one to counter `name` (created at 1).
+fn bump_counter(conn: &Connection, name: &str) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO counters VALUES (?1, 1) ON CONFLICT (name) DO UPDATE SET value = value + 1",
+    )?
+    .execute([name])?;
+    Ok(())
+}
+
+/// Counter `name`; 0 until first bumped.
+fn read_counter(conn: &Connection, name: &str) -> Result<u64, StoreError> {
+    let value: Option<i64> = one(
+        conn,
+        "SELECT value FROM counters WHERE name = ?1",
+        [name],
+        |r| r.get(0),
+    )?;
+    Ok(value.unwrap_or(0) as u64)
 }
 
 impl HasConn for Tx<'_> {
@@ -450,23 +464,11 @@ impl<T: HasConn> ReadTxn for T {
     }
 
     fn revisions_removed(&self) -> Result<u64, StoreError> {
-        let value: Option<i64> = one(
-            self.conn(),
-            "SELECT value FROM counters WHERE name = 'revisions_removed'",
-            [],
-            |r| r.get(0),
-        )?;
-        Ok(value.unwrap_or(0) as u64)
+        read_counter(self.conn(), "revisions_removed")
     }
 
     fn jobs_written(&self) -> Result<u64, StoreError> {
-        let value: Option<i64> = one(
-            self.conn(),
-            "SELECT value FROM counters WHERE name = 'jobs_written'",
-            [],
-            |r| r.get(0),
-        )?;
-        Ok(value.unwrap_or(0) as u64)
+        read_counter(self.conn(), "jobs_written")
     }
 
     fn digest_owned(&self, digest: &Digest) -> Result<bool, StoreError> {
@@ -716,12 +718,7 @@ impl WriteTxn for Tx<'_> {
             .prepare_cached("DELETE FROM revisions WHERE path = ?1 AND rev = ?2")?
             .execute(params![path, rev])?;
         if deleted > 0 {
-            self.conn
-                .prepare_cached(
-                    "INSERT INTO counters VALUES ('revisions_removed', 1) \
-                     ON CONFLICT (name) DO UPDATE SET value = value + 1",
-                )?
-                .execute([])?;
+            bump_counter(self.conn, "revisions_removed")?;
         }
         Ok(())
     }
