@@ -41,8 +41,8 @@ impl Default for StoreConfig {
             max_group: 256,
             cache_kib: 64 * 1024,
             statement_cache: 128,
-            // Browse at 100,000 files: 4-7% more dirs/s than reading pages with `pread`
-            // (BENCHMARKS.md, fifth round).
+            // Browse at 100,000 files, against reading pages with `pread`: peak dirs/s +4-5%,
+            // mean dirs/s +6-12% (BENCHMARKS.md, fifth round).
             reader_mmap_bytes: 2 << 30,
             // SQLite's default. 16 KiB pages made a 70,000-file branch ~12% cheaper and browse
             // ~8% dearer (BENCHMARKS.md, fifth round).
