@@ -16,10 +16,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let json = cli.json;
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if matches!(cli.command, cli::Command::Serve(_)) {
+        builder.worker_threads(server_workers());
+    }
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             output::report_error(json, &format!("cannot start the async runtime: {e}"));
@@ -35,4 +36,21 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The server's async worker threads: twice the cores (at least four), unless
+/// `TOKIO_WORKER_THREADS` says otherwise. With one worker per core, a submit's RPC task can wait
+/// behind other tasks on its worker (a long read's HTTP/2 framing, an inline read); with more
+/// workers than cores the kernel time-slices them instead. lockjam at
+/// 100,000 files, interleaved: submit ratio median 1.59 with two workers, 1.20 with four
+/// (BENCHMARKS.md, change 24).
+fn server_workers() -> usize {
+    std::env::var("TOKIO_WORKER_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+            (2 * cores).max(4)
+        })
 }
