@@ -21,7 +21,7 @@ use keel_service::ServiceError;
 use std::cell::{Cell, RefCell};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_stream::Stream;
 use tonic::Status;
@@ -93,8 +93,9 @@ enum Target<T> {
     },
     Inline {
         items: RefCell<Vec<T>>,
-        /// The thread's CPU time when the read began.
-        began: Duration,
+        /// When the read began, by the wall clock and by the thread's CPU clock.
+        began: Instant,
+        began_cpu: Duration,
         overflowed: Cell<bool>,
     },
 }
@@ -136,11 +137,15 @@ impl<T: prost::Message> Sink<T> {
             Target::Inline {
                 items,
                 began,
+                began_cpu,
                 overflowed,
             } => {
                 let mut items = items.borrow_mut();
+                // CPU time never exceeds wall time, so the thread's CPU clock (a system call,
+                // unlike the wall clock) is read only once the wall clock allows an overrun.
                 if items.len() >= INLINE_ITEMS
-                    || thread_cpu_time().saturating_sub(*began) > INLINE_TIME
+                    || (began.elapsed() > INLINE_TIME
+                        && thread_cpu_time().saturating_sub(*began_cpu) > INLINE_TIME)
                 {
                     overflowed.set(true);
                     return Err(ServiceError::Cancelled);
@@ -236,7 +241,8 @@ where
         let sink = Sink {
             target: Target::Inline {
                 items: RefCell::new(Vec::new()),
-                began: thread_cpu_time(),
+                began: Instant::now(),
+                began_cpu: thread_cpu_time(),
                 overflowed: Cell::new(false),
             },
         };
