@@ -1,5 +1,5 @@
 //! Keel's benchmark workloads, modelled on the published Perforce benchmarks (browse,
-//! branchsubmit, sync, deltas) plus the lock-jam scenario. Everything goes through the gRPC API
+//! branchsubmit, sync, deltas) plus the lock-jam scenario, and `ping`, the per-call floor. Everything goes through the gRPC API
 //! over loopback, like a user: this crate knows no store, blob or service type.
 
 pub mod branchsubmit;
@@ -8,6 +8,7 @@ pub mod dataset;
 pub mod deltas;
 pub mod error;
 pub mod lockjam;
+pub mod ping;
 pub mod report;
 pub mod rng;
 pub mod rpc;

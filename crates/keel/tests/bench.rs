@@ -54,6 +54,35 @@ fn browse_reports_browses_and_rates() {
 }
 
 #[test]
+fn ping_counts_every_call() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("raw.jsonl");
+    let r = bench(&[
+        "ping",
+        "--seconds",
+        "1",
+        "--clients",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r["workload"], "ping");
+    assert!(n(&r, "calls") > 0.0, "{r}");
+    assert!(n(&r, "max_calls_per_s") > 0.0 && n(&r, "call_p50_ms") > 0.0);
+    assert!(n(&r, "call_p99_ms") >= n(&r, "call_p50_ms"));
+    // One raw sample per call, then the summary.
+    let raw = std::fs::read_to_string(&out).expect("raw results");
+    let calls = raw.lines().filter(|l| l.contains(r#""op":"info""#)).count();
+    assert_eq!(calls as f64, n(&r, "calls"));
+    assert!(
+        raw.lines()
+            .last()
+            .unwrap()
+            .contains(r#""mean_calls_per_s""#)
+    );
+}
+
+#[test]
 fn branchsubmit_submits_every_file() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("raw.csv");

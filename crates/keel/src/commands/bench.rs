@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use keel_bench::server::Target;
-use keel_bench::{Report, branchsubmit, browse, dataset, deltas, lockjam, sync};
+use keel_bench::{Report, branchsubmit, browse, dataset, deltas, lockjam, ping, sync};
 
 /// `keel bench` flags shared by every workload.
 #[derive(Debug, Args)]
@@ -45,6 +45,8 @@ pub enum Workload {
     Deltas(FilesArg),
     /// Probe latency and submit latency beside a long read and a large branch submit.
     Lockjam(LockjamArgs),
+    /// Concurrent clients calling Info: the per-call ceiling of this machine (no dataset).
+    Ping(PingArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -70,6 +72,14 @@ pub struct GenerateArgs {
 pub struct BrowseArgs {
     #[arg(long, default_value_t = 1_000_000)]
     pub files: u64,
+    #[arg(long, default_value_t = 8)]
+    pub clients: u32,
+    #[arg(long, default_value_t = 10)]
+    pub seconds: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct PingArgs {
     #[arg(long, default_value_t = 8)]
     pub clients: u32,
     #[arg(long, default_value_t = 10)]
@@ -193,6 +203,13 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 generate,
             };
             lockjam::run(addr, &config).await?
+        }
+        Workload::Ping(p) => {
+            let config = ping::Config {
+                clients: p.clients,
+                seconds: p.seconds,
+            };
+            ping::run(addr, &config).await?
         }
     };
     if let Some(kib) = target.peak_rss_kib() {
