@@ -5,6 +5,7 @@ mod api;
 mod api_labels;
 mod api_shelves;
 mod convert;
+mod handover;
 mod lock;
 mod streams;
 

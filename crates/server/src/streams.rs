@@ -12,28 +12,20 @@
 //! serves small reads, submits and the writer first: a long read takes longer, and nothing
 //! waits behind it.
 //!
-//! Streamed records cross the channel in batches ([`Sink::send`]): a record goes at once when
-//! the client side has nothing queued, and otherwise joins a batch of up to [`BATCH_ITEMS`]
-//! records or [`BATCH_BYTES`] bytes. gRPC then packs a batch's messages into a few large HTTP/2
-//! frames instead of one frame, one write and one wake-up per record.
+//! Streamed records reach the runtime through a [`handover`](crate::handover) queue, which the
+//! response stream drains at most once per timer tick while records flow: gRPC then packs many
+//! messages into a few large HTTP/2 frames instead of one frame, one write and one wake-up per
+//! record or two.
 
 use keel_service::ServiceError;
 use std::cell::{Cell, RefCell};
+
+use crate::handover::{Producer, handover};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc;
 use tokio_stream::Stream;
 use tonic::Status;
-
-/// Batches buffered per response stream before the producer waits for the client.
-const STREAM_BUFFER: usize = 8;
-
-/// Most records in one batch.
-const BATCH_ITEMS: usize = 256;
-
-/// A batch is sent once its records' encoded size reaches this many bytes.
-const BATCH_BYTES: usize = 64 * 1024;
 
 /// Most records an inline read may produce before it moves to the blocking pool.
 const INLINE_ITEMS: usize = 64;
@@ -76,21 +68,13 @@ impl Drop for LongReadSlot {
 
 pub(crate) type ResponseStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
-/// Where a producer sends its records: a channel to the client, or an inline buffer.
+/// Where a producer sends its records: a hand-over queue to the client, or an inline buffer.
 pub(crate) struct Sink<T> {
     target: Target<T>,
 }
 
-/// Records crossing the channel together; an error is always a batch's last item.
-type Batch<T> = Vec<Result<T, Status>>;
-
 enum Target<T> {
-    Channel {
-        tx: mpsc::Sender<Batch<T>>,
-        /// Records not sent yet, and their encoded size.
-        pending: RefCell<Batch<T>>,
-        pending_bytes: Cell<usize>,
-    },
+    Queue(Producer<T>),
     Inline {
         items: RefCell<Vec<T>>,
         /// When the read began, by the wall clock and by the thread's CPU clock.
@@ -101,38 +85,17 @@ enum Target<T> {
 }
 
 impl<T: prost::Message> Sink<T> {
-    fn channel(tx: mpsc::Sender<Batch<T>>) -> Sink<T> {
-        Sink {
-            target: Target::Channel {
-                tx,
-                pending: RefCell::new(Vec::new()),
-                pending_bytes: Cell::new(0),
-            },
-        }
-    }
-
     /// Sends one record; fails with `Cancelled` when the client went away (or an inline read
-    /// ran over its budget).
-    ///
-    /// Over a channel the record goes at once when the client side has nothing queued (so a
-    /// slow producer's records are never held back), else when its batch is full.
+    /// ran over its budget). Waits while the client is this far behind.
     pub(crate) fn send(&self, item: T) -> Result<(), ServiceError> {
         match &self.target {
-            Target::Channel {
-                tx,
-                pending,
-                pending_bytes,
-            } => {
-                pending_bytes.set(pending_bytes.get() + item.encoded_len());
-                let full = {
-                    let mut pending = pending.borrow_mut();
-                    pending.push(Ok(item));
-                    pending.len() >= BATCH_ITEMS || pending_bytes.get() >= BATCH_BYTES
-                };
-                if full || tx.capacity() == tx.max_capacity() {
-                    self.flush(None)?;
+            Target::Queue(producer) => {
+                let bytes = item.encoded_len();
+                if producer.send(Ok(item), bytes) {
+                    Ok(())
+                } else {
+                    Err(ServiceError::Cancelled)
                 }
-                Ok(())
             }
             Target::Inline {
                 items,
@@ -156,62 +119,11 @@ impl<T: prost::Message> Sink<T> {
         }
     }
 
-    /// Sends the pending records (and `error`, last) over the channel; inline, does nothing.
-    fn flush(&self, error: Option<Status>) -> Result<(), ServiceError> {
-        if let Target::Channel {
-            tx,
-            pending,
-            pending_bytes,
-        } = &self.target
-        {
-            let mut batch = std::mem::take(&mut *pending.borrow_mut());
-            pending_bytes.set(0);
-            batch.extend(error.map(Err));
-            if !batch.is_empty() {
-                tx.blocking_send(batch)
-                    .map_err(|_| ServiceError::Cancelled)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The client side of a batched channel: its records one at a time.
-struct Batches<T> {
-    rx: mpsc::Receiver<Batch<T>>,
-    current: std::vec::IntoIter<Result<T, Status>>,
-}
-
-impl<T> Batches<T> {
-    fn new(rx: mpsc::Receiver<Batch<T>>) -> Batches<T> {
-        Batches {
-            rx,
-            current: Vec::new().into_iter(),
-        }
-    }
-}
-
-// Nothing in a `Batches` is pinned in place.
-impl<T> Unpin for Batches<T> {}
-
-impl<T> Stream for Batches<T> {
-    type Item = Result<T, Status>;
-
-    fn poll_next(
-        self: Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Self::Item>> {
-        use std::task::Poll;
-        let this = self.get_mut();
-        loop {
-            if let Some(item) = this.current.next() {
-                return Poll::Ready(Some(item));
-            }
-            match this.rx.poll_recv(cx) {
-                Poll::Ready(Some(batch)) => this.current = batch.into_iter(),
-                Poll::Ready(None) => return Poll::Ready(None),
-                Poll::Pending => return Poll::Pending,
-            }
+    /// Queues `error` as the stream's last item; inline, does nothing.
+    fn end_with(&self, error: Status) {
+        if let Target::Queue(producer) = &self.target {
+            // A client that went away gets nothing more.
+            let _ = producer.send(Err(error), 0);
         }
     }
 }
@@ -222,12 +134,14 @@ where
     T: prost::Message + 'static,
     F: FnOnce(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
 {
-    let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+    let (producer, consumer) = handover();
     tokio::task::spawn_blocking(move || {
-        let sink = Sink::channel(tx);
+        let sink = Sink {
+            target: Target::Queue(producer),
+        };
         finish(&sink, produce(&sink));
     });
-    Box::pin(Batches::new(rx))
+    Box::pin(consumer)
 }
 
 /// A read-only streamed call: answered inline when `small` and it fits the inline budget,
@@ -274,11 +188,13 @@ where
     let Some(slot) = LongReadSlot::take() else {
         return spawn_stream(produce);
     };
-    let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+    let (producer, consumer) = handover();
     let run = move || {
         let _slot = slot;
         lower_priority();
-        let sink = Sink::channel(tx);
+        let sink = Sink {
+            target: Target::Queue(producer),
+        };
         finish(&sink, produce(&sink));
     };
     if let Err(e) = std::thread::Builder::new()
@@ -291,7 +207,7 @@ where
             format!("server could not start a thread for this read: {e}"),
         ))));
     }
-    Box::pin(Batches::new(rx))
+    Box::pin(consumer)
 }
 
 /// CPU time the calling thread has used (zero where the clock is unavailable, which makes the
@@ -328,18 +244,15 @@ fn lower_priority() {
     }
 }
 
-/// Ends a producer's stream: sends what is pending, and an error other than a gone client as
-/// the last message.
+/// Ends a producer's stream: an error other than a gone client goes as the last message (the
+/// stream itself ends when the sink is dropped).
 fn finish<T: prost::Message>(sink: &Sink<T>, result: Result<(), ServiceError>) {
-    let error = match result {
-        Err(e) if !matches!(e, ServiceError::Cancelled) => {
-            tracing::debug!(error = %e, "streamed command failed");
-            Some(crate::convert::status(e))
-        }
-        _ => None,
-    };
-    // A client that went away gets nothing more.
-    let _ = sink.flush(error);
+    if let Err(e) = result
+        && !matches!(e, ServiceError::Cancelled)
+    {
+        tracing::debug!(error = %e, "streamed command failed");
+        sink.end_with(crate::convert::status(e));
+    }
 }
 
 /// Whether file arguments name single files only (no `*` or `...`), so a read of them is small.
@@ -363,8 +276,47 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::thread_cpu_time;
+    use super::{spawn_stream, thread_cpu_time};
+    use keel_proto::v1::FileRecord;
+    use keel_service::ServiceError;
     use std::time::Duration;
+    use tokio_stream::StreamExt;
+
+    fn record(i: u32) -> FileRecord {
+        FileRecord {
+            depot_file: format!("//depot/f{i}"),
+            head_rev: i,
+            ..FileRecord::default()
+        }
+    }
+
+    /// A streamed read delivers every record in order, then the producer's error last.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn streamed_read_delivers_every_record_then_its_error() {
+        let mut stream = spawn_stream(|sink| {
+            for i in 0..5_000 {
+                sink.send(record(i))?;
+                if i % 700 == 0 {
+                    std::thread::sleep(Duration::from_millis(3));
+                }
+            }
+            Err(ServiceError::Invalid("the end".into()))
+        });
+        let mut next = 0;
+        let mut error = None;
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(r) => {
+                    assert!(error.is_none(), "a record after the error");
+                    assert_eq!(r.head_rev, next);
+                    next += 1;
+                }
+                Err(status) => error = Some(status.message().to_string()),
+            }
+        }
+        assert_eq!(next, 5_000);
+        assert_eq!(error.as_deref(), Some("the end"));
+    }
 
     /// The inline budget counts work, not waiting: time spent off the CPU (here asleep, on a
     /// busy server preempted) does not use it up.
