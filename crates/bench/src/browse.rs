@@ -11,7 +11,7 @@ use crate::error::{BenchError, Result};
 use crate::report::{Report, Sample};
 use crate::rng::Rng;
 use crate::rpc;
-use crate::stats::{Latencies, Windows, ms, rate};
+use crate::stats::{Latencies, Windows, ms, rate, record};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -173,24 +173,4 @@ async fn client(
         t.paths.insert(i);
     }
     Ok(t)
-}
-
-fn record(
-    samples: &mut Vec<Sample>,
-    windows: &mut Windows,
-    latencies: &mut Latencies,
-    op: &'static str,
-    client: u32,
-    start: Instant,
-    began: Instant,
-) {
-    let latency = began.elapsed();
-    windows.count(began.duration_since(start) + latency);
-    latencies.push(latency);
-    samples.push(Sample {
-        op,
-        client,
-        start: began.duration_since(start),
-        latency,
-    });
 }

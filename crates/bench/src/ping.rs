@@ -9,7 +9,7 @@ use keel_proto::v1::InfoRequest;
 use crate::error::{BenchError, Result};
 use crate::report::{Report, Sample};
 use crate::rpc;
-use crate::stats::{Latencies, Windows, ms, rate};
+use crate::stats::{Latencies, Windows, ms, rate, record};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -90,15 +90,15 @@ async fn client(
         if reply.user.is_empty() {
             return Err(BenchError::Check("info: the reply names no user".into()));
         }
-        let latency = began.elapsed();
-        t.windows.count(began.duration_since(start) + latency);
-        t.latencies.push(latency);
-        t.samples.push(Sample {
-            op: "info",
-            client: id,
-            start: began.duration_since(start),
-            latency,
-        });
+        record(
+            &mut t.samples,
+            &mut t.windows,
+            &mut t.latencies,
+            "info",
+            id,
+            start,
+            began,
+        );
     }
     Ok(t)
 }

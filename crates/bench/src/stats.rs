@@ -1,6 +1,8 @@
 //! Latency percentiles and per-second throughput windows.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use crate::report::Sample;
 
 /// Latencies of one kind of operation.
 #[derive(Debug, Default, Clone)]
@@ -55,6 +57,28 @@ pub fn percentile_sorted(sorted: &[Duration], p: f64) -> Duration {
     }
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Records one call that began at `began` (runs started at `start`) and has just finished:
+/// its window, its latency and its raw sample.
+pub fn record(
+    samples: &mut Vec<Sample>,
+    windows: &mut Windows,
+    latencies: &mut Latencies,
+    op: &'static str,
+    client: u32,
+    start: Instant,
+    began: Instant,
+) {
+    let latency = began.elapsed();
+    windows.count(began.duration_since(start) + latency);
+    latencies.push(latency);
+    samples.push(Sample {
+        op,
+        client,
+        start: began.duration_since(start),
+        latency,
+    });
 }
 
 /// Operation counts per one-second window since a common start.
