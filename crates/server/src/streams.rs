@@ -1,6 +1,6 @@
 //! Bridging blocking service calls to gRPC response streams with bounded buffering.
 //!
-//! Most calls run on tokio's blocking pool and stream through a channel. Small reads (one
+//! Most calls run on tokio's blocking pool and stream through a hand-over queue. Small reads (one
 //! file's fstat, one directory level, `changes -m 1`) are cheaper answered on the runtime thread
 //! itself: [`read_stream`] tries that first under a small budget of records and CPU time, and when
 //! the answer turns out bigger, throws the partial answer away and runs the read again on the
@@ -86,7 +86,7 @@ enum Target<T> {
 
 impl<T: prost::Message> Sink<T> {
     /// Sends one record; fails with `Cancelled` when the client went away (or an inline read
-    /// ran over its budget). Waits while the client is this far behind.
+    /// ran over its budget). Waits while the hand-over queue is full (the client is behind).
     pub(crate) fn send(&self, item: T) -> Result<(), ServiceError> {
         match &self.target {
             Target::Queue(producer) => {
