@@ -58,10 +58,7 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
         }));
     }
     let mut all = Tally::default();
-    for task in tasks {
-        let t = task
-            .await
-            .map_err(|e| BenchError::Check(format!("browse client failed: {e}")))??;
+    for t in rpc::join_clients("browse", tasks).await? {
         all.dirs.merge(&t.dirs);
         all.fstat.merge(&t.fstat);
         all.filelog.merge(&t.filelog);

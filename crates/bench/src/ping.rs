@@ -38,10 +38,7 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
         }));
     }
     let mut all = Tally::default();
-    for task in tasks {
-        let t = task
-            .await
-            .map_err(|e| BenchError::Check(format!("ping client failed: {e}")))??;
+    for t in rpc::join_clients("ping", tasks).await? {
         all.windows.merge(&t.windows);
         all.latencies.extend(&t.latencies);
         all.samples.extend(t.samples);

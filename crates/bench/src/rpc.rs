@@ -12,6 +12,22 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use crate::error::{BenchError, Result};
 
+/// Waits for a workload's client tasks in order; a client that failed or panicked fails the run
+/// (`workload` names it in the error).
+pub async fn join_clients<T>(
+    workload: &str,
+    tasks: Vec<tokio::task::JoinHandle<Result<T>>>,
+) -> Result<Vec<T>> {
+    let mut results = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let result = task
+            .await
+            .map_err(|e| BenchError::Check(format!("{workload} client failed: {e}")))??;
+        results.push(result);
+    }
+    Ok(results)
+}
+
 /// Largest chunk sent in one submit message.
 const CHUNK: usize = 1 << 20;
 

@@ -100,10 +100,7 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     }
     let mut latencies = Latencies::default();
     let (mut files, mut bytes, mut syncs) = (0u64, 0u64, 0u64);
-    for task in tasks {
-        let done = task
-            .await
-            .map_err(|e| BenchError::Check(format!("sync client failed: {e}")))??;
+    for done in rpc::join_clients("sync", tasks).await? {
         for (c, began, synced) in done {
             files += synced.totals.files;
             bytes += synced.totals.bytes;
