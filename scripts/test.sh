@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check and test Keel has: formatting, lints, the layer rules, unit and end-to-end
-# tests against the real `keel` binary, and a bounded fuzz smoke run of every parser.
+# tests against the real `keel` binary (the slow cases too), and a bounded fuzz smoke run of every
+# parser. A plain `cargo test` skips the slow end-to-end cases and takes well under two minutes.
 # Usage: scripts/test.sh            (FUZZ_SECONDS=N to change the per-target fuzz time; 0 skips)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,8 +20,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "layer rules (dependencies point down)"
 scripts/check-layers.sh
 
-step "cargo test"
-cargo test --workspace --locked
+step "cargo test (with the slow end-to-end cases: KEEL_SLOW_TESTS=1)"
+KEEL_SLOW_TESTS=1 cargo test --workspace --locked
 
 if [ "${FUZZ_SECONDS:-10}" != "0" ]; then
   step "fuzz smoke (${FUZZ_SECONDS:-10}s per target)"

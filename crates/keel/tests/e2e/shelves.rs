@@ -1,9 +1,7 @@
 //! End-to-end: shelve, unshelve into another user's workspace, describe -S, and the refusals
 //! that protect shelves (submit / delete of a change with shelved files, unshelve over opens).
 
-mod common;
-
-use common::{Client, Fixture, bytes, read, str_field, write};
+use crate::common::{Client, Fixture, bytes, read, str_field, write};
 
 /// The shelved files of `change` as (depotFile, digest), from `describe -S -s --json`.
 fn shelf(client: &Client, change: &str) -> Vec<(String, String)> {

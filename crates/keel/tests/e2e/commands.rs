@@ -1,8 +1,6 @@
 //! End-to-end: the rest of the everyday commands, their flags and their `--json` output.
 
-mod common;
-
-use common::{Fixture, str_field, write};
+use crate::common::{Fixture, str_field, write};
 use std::os::unix::fs::PermissionsExt;
 
 #[test]
@@ -140,11 +138,16 @@ fn opened_across_workspaces_and_workspace_delete() {
 }
 
 /// Runs `keel workspace edit NAME` with an "editor" that applies a sed script to the form.
-fn edit_with_sed(fx: &Fixture, a: &common::Client, name: &str, sed: &str) -> std::process::Output {
+fn edit_with_sed(
+    fx: &Fixture,
+    a: &crate::common::Client,
+    name: &str,
+    sed: &str,
+) -> std::process::Output {
     let editor = fx.dir.path().join(format!("editor-{}.sh", sed.len()));
     std::fs::write(&editor, format!("#!/bin/sh\nsed -i '{sed}' \"$1\"\n")).expect("editor");
     std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    std::process::Command::new(common::KEEL)
+    std::process::Command::new(crate::common::KEEL)
         .args(["workspace", "edit", name])
         .current_dir(&a.cwd)
         .env("KEEL_SERVER", &a.addr)
@@ -204,7 +207,7 @@ fn keel_config_file_is_found_by_walking_up() {
     )
     .expect("config");
     std::fs::create_dir_all(a.cwd.join("sub/dir")).expect("mkdir");
-    let out = std::process::Command::new(common::KEEL)
+    let out = std::process::Command::new(crate::common::KEEL)
         .args(["--json", "info"])
         .current_dir(a.cwd.join("sub/dir"))
         .env_remove("KEEL_SERVER")

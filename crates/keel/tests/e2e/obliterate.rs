@@ -1,9 +1,7 @@
 //! End-to-end: obliterate reports without -y, removes history with -y, and reclaims content
 //! only when nothing else refers to it.
 
-mod common;
-
-use common::{Client, Fixture, bytes, content_files, str_field, write};
+use crate::common::{Client, Fixture, bytes, content_files, str_field, write};
 
 fn summary(records: &[serde_json::Value]) -> &serde_json::Value {
     records
@@ -107,7 +105,7 @@ fn shared_content_survives_obliterate_of_one_copy() {
     assert_eq!(std::fs::read(&out).expect("printed"), same);
     let fresh = fx.workspace("bob", "b");
     fresh.ok(&["sync"]);
-    assert_eq!(common::read(&fresh.cwd, "two.bin"), same);
+    assert_eq!(crate::common::read(&fresh.cwd, "two.bin"), same);
     assert!(!fresh.cwd.join("one.bin").exists());
 }
 

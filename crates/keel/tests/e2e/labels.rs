@@ -1,8 +1,6 @@
 //! End-to-end: branch specs, labels, `tag`, `labelsync` and `@label` revision specifiers.
 
-mod common;
-
-use common::{Client, Fixture, read, str_field, write};
+use crate::common::{Client, Fixture, read, str_field, write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -11,7 +9,7 @@ fn with_editor(client: &Client, dir: &Path, script: &str, args: &[&str]) -> std:
     let editor = dir.join(format!("editor-{}.sh", args.join("-")));
     std::fs::write(&editor, format!("#!/bin/sh\n{script}\n")).expect("editor");
     std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    std::process::Command::new(common::KEEL)
+    std::process::Command::new(crate::common::KEEL)
         .args(args)
         .current_dir(&client.cwd)
         .env("KEEL_SERVER", &client.addr)

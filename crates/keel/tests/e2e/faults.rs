@@ -1,8 +1,6 @@
 //! End-to-end: bad input gets a clear error and loses nothing.
 
-mod common;
-
-use common::{Client, Fixture, Server, bytes, write};
+use crate::common::{Client, Fixture, Server, bytes, write};
 use std::process::Command;
 
 #[test]

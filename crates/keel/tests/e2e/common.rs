@@ -1,8 +1,6 @@
 //! Test harness: starts the real `keel serve` on an ephemeral loopback port and drives the real
 //! `keel` CLI against it. Every wait is bounded.
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -129,13 +127,6 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn in_dir(&self, cwd: &Path) -> Client {
-        Client {
-            cwd: cwd.into(),
-            ..self.clone()
-        }
-    }
-
     pub fn run(&self, args: &[&str]) -> Output {
         let mut cmd = Command::new(KEEL);
         for (key, _) in std::env::vars() {
@@ -285,4 +276,14 @@ pub fn str_field(v: &serde_json::Value, key: &str) -> String {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
     }
+}
+
+/// True (and says so on stderr) when the slow end-to-end cases are not asked for: they run
+/// only with `KEEL_SLOW_TESTS=1`, which `scripts/test.sh` sets.
+pub fn skip_slow(test: &str) -> bool {
+    let run = std::env::var("KEEL_SLOW_TESTS").is_ok_and(|v| v == "1");
+    if !run {
+        eprintln!("{test}: slow test, skipped (set KEEL_SLOW_TESTS=1 to run it)");
+    }
+    !run
 }

@@ -1,10 +1,8 @@
 //! End-to-end: sync flags, views, exclusive locks and out-of-date submits.
 
-mod common;
+use crate::common::{Fixture, bytes, read, str_field, write};
 
-use common::{Fixture, bytes, read, str_field, write};
-
-fn seeded() -> (Fixture, common::Client, common::Client) {
+fn seeded() -> (Fixture, crate::common::Client, crate::common::Client) {
     let fx = Fixture::new();
     let a = fx.workspace("alice", "a");
     let b = fx.workspace("bob", "b");

@@ -1,8 +1,6 @@
 //! End-to-end: the everyday workflow through the real CLI against a real server.
 
-mod common;
-
-use common::{Fixture, bytes, read, str_field, write};
+use crate::common::{Fixture, bytes, read, str_field, write};
 use std::path::Path;
 
 #[test]

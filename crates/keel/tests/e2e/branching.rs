@@ -1,8 +1,6 @@
 //! End-to-end: branching and merging with integration history, resolve, and scheduled resolves.
 
-mod common;
-
-use common::{Client, Fixture, content_files, read, str_field, write};
+use crate::common::{Client, Fixture, content_files, read, str_field, write};
 
 /// A fixture with `//depot/main/...` holding `files` and a workspace `a` over the whole depot.
 fn main_line(files: &[(&str, &str)]) -> (Fixture, Client) {
@@ -393,7 +391,11 @@ fn resolve_asks_on_a_terminal() {
     );
     // `script` runs resolve on a pseudo-terminal; the answer "at" accepts theirs.
     let mut child = Command::new("script")
-        .args(["-qec", &format!("{} resolve", common::KEEL), "/dev/null"])
+        .args([
+            "-qec",
+            &format!("{} resolve", crate::common::KEEL),
+            "/dev/null",
+        ])
         .current_dir(&a.cwd)
         .env("KEEL_SERVER", &a.addr)
         .env("KEEL_USER", "alice")

@@ -1,0 +1,20 @@
+//! The end-to-end suite: every module starts the real `keel serve` on loopback and drives it
+//! through the real `keel` CLI, as a user would. One test binary, one module per area.
+//!
+//! Slow cases (a 1 GiB file, a 70,000-file branch, kill -9 rounds, benchmark smoke runs) run
+//! only when `KEEL_SLOW_TESTS=1`; `scripts/test.sh` (and so CI) sets it.
+
+mod common;
+
+mod bench;
+mod branch_70k;
+mod branching;
+mod commands;
+mod crash;
+mod faults;
+mod labels;
+mod large_file;
+mod obliterate;
+mod shelves;
+mod sync_and_locks;
+mod workflow;
