@@ -31,9 +31,8 @@ const WORDS: [&[u8; 8]; 16] = [
     b"Ok(())\n}",
 ];
 
-/// Files per generating submit. The server's publish step holds one open temporary file per
-/// new blob of a submit, so a submit of 20,000 distinct new files meets a 20,000
-/// open-file limit; 5,000 stays well clear of it.
+/// Files per generating submit: a large tree takes a few hundred submits, and no single
+/// submit's upload, commit and reply grows with the size of the tree.
 pub const BATCH: u64 = 5_000;
 
 /// The shape of a dataset.

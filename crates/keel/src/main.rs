@@ -41,9 +41,7 @@ fn main() -> ExitCode {
 /// The server's async worker threads: twice the cores (at least four), unless
 /// `TOKIO_WORKER_THREADS` says otherwise. With one worker per core, a submit's RPC task can wait
 /// behind other tasks on its worker (a long read's HTTP/2 framing, an inline read); with more
-/// workers than cores the kernel time-slices them instead. lockjam at
-/// 100,000 files, interleaved: submit ratio median 1.59 with two workers, 1.20 with four
-/// (BENCHMARKS.md, change 24).
+/// workers than cores the kernel time-slices them instead (see BENCHMARKS.md, Design choices).
 fn server_workers() -> usize {
     std::env::var("TOKIO_WORKER_THREADS")
         .ok()

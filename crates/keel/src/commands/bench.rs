@@ -126,8 +126,8 @@ pub struct LockjamArgs {
     /// Files of the branch submitted during the long read.
     #[arg(long, default_value_t = 70_000)]
     pub branch_files: u64,
-    /// Small submits per phase (without, then with the long read). Ten per phase let the
-    /// ratio of the two medians swing 1.07-1.97 between runs of one binary.
+    /// Small submits per phase (without, then with the long read). Fewer make the ratio of the
+    /// two medians swing widely between runs of one binary.
     #[arg(long, default_value_t = 30)]
     pub submits: u32,
 }

@@ -14,7 +14,7 @@ fn branching_seventy_thousand_files_writes_no_content() {
     let fx = Fixture::new();
     let a = fx.workspace("alice", "a");
     // Seeded in 7 submits of 10,000 files: a single 70,000-file upload submit sometimes loses
-    // its connection (see the notes: "stream closed because of a broken pipe"); the branch
+    // its connection ("stream closed because of a broken pipe"); the branch
     // below is still one 70,000-file integrate and one 70,000-file submit.
     let t = Instant::now();
     for batch in 0..7 {

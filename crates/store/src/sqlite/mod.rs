@@ -41,11 +41,11 @@ impl Default for StoreConfig {
             max_group: 256,
             cache_kib: 64 * 1024,
             statement_cache: 128,
-            // Browse at 100,000 files, against reading pages with `pread`: peak dirs/s +4-5%,
-            // mean dirs/s +6-12% (BENCHMARKS.md, fifth round).
+            // Readers map the file instead of copying each page into their own cache with
+            // `pread` (see BENCHMARKS.md, Design choices).
             reader_mmap_bytes: 2 << 30,
-            // SQLite's default. 16 KiB pages made a 70,000-file branch ~12% cheaper and browse
-            // ~8% dearer (BENCHMARKS.md, fifth round).
+            // SQLite's default. Larger pages favour big branches over everyday small reads
+            // (see BENCHMARKS.md, Design choices).
             page_size: 4096,
         }
     }
@@ -105,8 +105,7 @@ pub(crate) fn open_connection(path: &Path, config: &StoreConfig) -> Result<Conne
     conn.set_prepared_statement_cache_capacity(config.statement_cache);
     // Plans must not depend on bound values. Without this, SQLite marks a statement whose
     // `LIMIT ?` (or range bound) it planned with for re-preparation whenever that parameter is
-    // bound again, so every paged query was parsed and planned anew on every call (18 µs
-    // against 4 µs for a small page, measured in SQLite alone).
+    // bound again, so every paged query would be parsed and planned anew on every call.
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
         .map_err(open_err)?;
     Ok(conn)
@@ -128,8 +127,7 @@ mod tests {
     use rusqlite::StatementStatus;
 
     /// A paged query run again with other bounds and another `LIMIT` reuses its plan: SQLite
-    /// would otherwise re-prepare it on every call (it did before the connection enabled the
-    /// query planner stability guarantee).
+    /// would re-prepare it on every call without the query planner stability guarantee.
     #[test]
     fn paged_queries_are_not_reprepared_when_rebound() {
         let dir = tempfile::tempdir().expect("temporary directory");

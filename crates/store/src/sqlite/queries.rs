@@ -89,8 +89,8 @@ fn one<T>(
 /// Where a paged range scan resumes: the range's start, or the last path seen when later.
 ///
 /// Paged queries bound the scan with this single lower bound. Given both `path >= lo` and
-/// `path > after`, SQLite seeks on the first and filters on the second, so every page rescanned
-/// the range from its start (quadratic: 70,000 heads took ~1 s instead of ~0.3 s).
+/// `path > after`, SQLite seeks on the first and filters on the second, so every page would
+/// rescan the range from its start (quadratic in the range's size).
 fn resume_at<'a>(range: &'a PathRange, after: &'a str) -> &'a str {
     std::cmp::max(range.lo.as_str(), after)
 }

@@ -139,7 +139,7 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // 3: only content-owning revisions are indexed by digest. A revision whose content another
     // revision already owns (a branch, copy or other lazy copy) is marked `lazy` and left out
-    // of the index: inserting 70,000 random digests into it was over half of a branch's commit.
+    // of the index, so a branch adds no random index entries (see BENCHMARKS.md, Design choices).
     // Obliterate hands ownership to a surviving lazy copy (`adopt_lazy_copies`), so "some
     // revision refers to this digest" stays one index probe.
     r#"
