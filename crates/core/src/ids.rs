@@ -1,4 +1,8 @@
 //! Identifiers: change numbers, content digests and validated names (workspaces, users, depots).
+//!
+//! Names (workspaces, users, depots, labels, branch specs) follow Perforce's rules: 1 to 255
+//! bytes, no whitespace or control characters, none of `/`, `@`, `#`, `%`, `*`, no `...`, not
+//! starting with `-`, and not all digits (so `@name` can never be read as a change number).
 
 use std::fmt;
 

@@ -1,4 +1,9 @@
 //! Validated depot paths (`//depot/dir/file`) and workspace-relative client paths (`dir/file`).
+//!
+//! Every `/`-separated segment is non-empty and never `.` or `..`; no path holds a NUL, another
+//! control character, or the reserved `@`, `#` and `%`. Wildcards (`*`, `...`, and in view lines
+//! `%%1`-`%%9`) appear only where a pattern or view line allows them, never in a single file's
+//! path.
 
 use std::fmt;
 

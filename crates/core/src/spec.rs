@@ -1,4 +1,7 @@
 //! File arguments: a path plus an optional revision specifier (`#3`, `#head`, `@42`, `@label`).
+//!
+//! As in Perforce, `#0` means `#none`, and `@` followed only by digits is a change number;
+//! anything else after `@` is a label name, validated like other names.
 
 use std::fmt;
 

@@ -3,6 +3,10 @@
 //! Later lines take precedence over earlier ones on both sides: a path maps through the last
 //! line whose source side matches it, and the result is kept only if no later line claims the
 //! result on the other side (so `translate` and `translate_back` are mutual inverses).
+//!
+//! Both sides of a line carry the same wildcards (`...`, `*`, `%%1`-`%%9`, counted as a
+//! multiset, as Perforce requires). Each wildcard on one side takes its text from the next
+//! unused wildcard of the same kind on the other side; `%%n` takes it from `%%n`.
 
 use std::fmt;
 

@@ -8,7 +8,7 @@
 //!   a job that returns `false` (or panics) leaves no trace, and does not affect the others.
 //! - **Atomic and durable on return.** When `run_write` returns `Ok`, the job's changes are
 //!   committed and on disk; after a crash they are wholly present or wholly absent.
-//! - **Have lists live apart** ([`HaveStore`]): one small database per workspace, so syncs of
+//! - **Have lists live apart** ([`SqliteHaveStore`]): one small database per workspace, so syncs of
 //!   different workspaces never contend with each other or with the main writer.
 
 mod error;
