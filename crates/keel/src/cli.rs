@@ -166,7 +166,7 @@ pub enum DepotCmd {
     Create {
         name: String,
         /// Description.
-        #[arg(short = 'd', long = "description")]
+        #[arg(short = 'd', long = "description", allow_hyphen_values = true)]
         description: Option<String>,
     },
 }
@@ -198,7 +198,7 @@ pub struct WorkspaceCreateArgs {
     #[arg(long)]
     pub options: Option<String>,
     /// Description.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub description: Option<String>,
     /// Restrict the workspace to this host.
     #[arg(long)]
@@ -294,7 +294,12 @@ pub struct ReconcileArgs {
 #[derive(Debug, Args)]
 pub struct ChangeArgs {
     /// Description of a new change (else $EDITOR opens a form).
-    #[arg(short = 'd', value_name = "DESC", conflicts_with = "delete")]
+    #[arg(
+        short = 'd',
+        value_name = "DESC",
+        conflicts_with = "delete",
+        allow_hyphen_values = true
+    )]
     pub description: Option<String>,
     /// Delete this (empty) pending change.
     #[arg(short = 'D', value_name = "N")]
@@ -304,7 +309,7 @@ pub struct ChangeArgs {
 #[derive(Debug, Args)]
 pub struct SubmitArgs {
     /// Change description (required for the default change; else $EDITOR opens a form).
-    #[arg(short = 'd', value_name = "DESC")]
+    #[arg(short = 'd', value_name = "DESC", allow_hyphen_values = true)]
     pub description: Option<String>,
     /// Submit this numbered pending change.
     #[arg(short = 'c', value_name = "N")]
@@ -441,7 +446,12 @@ pub struct LabelCreateArgs {
     #[arg(long = "view", value_name = "LINE", allow_hyphen_values = true)]
     pub view: Vec<String>,
     /// Description.
-    #[arg(short = 'd', long = "description", value_name = "DESC")]
+    #[arg(
+        short = 'd',
+        long = "description",
+        value_name = "DESC",
+        allow_hyphen_values = true
+    )]
     pub description: Option<String>,
     /// Lock the label: tag, labelsync, edit and delete are refused until it is unlocked.
     #[arg(long)]
@@ -503,6 +513,11 @@ pub struct BranchCreateArgs {
     )]
     pub view: Vec<String>,
     /// Description.
-    #[arg(short = 'd', long = "description", value_name = "DESC")]
+    #[arg(
+        short = 'd',
+        long = "description",
+        value_name = "DESC",
+        allow_hyphen_values = true
+    )]
     pub description: Option<String>,
 }

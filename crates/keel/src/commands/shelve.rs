@@ -23,7 +23,7 @@ pub struct ShelveArgs {
     #[arg(short = 'd')]
     pub delete: bool,
     /// Description of the new change created when shelving the default changelist.
-    #[arg(long = "description", value_name = "DESC")]
+    #[arg(long = "description", value_name = "DESC", allow_hyphen_values = true)]
     pub description: Option<String>,
     pub files: Vec<String>,
 }

@@ -278,3 +278,53 @@ fn modtime_sets_synced_files_to_their_submit_time() {
         "no modtime: written {written}, submitted {head_time}"
     );
 }
+
+/// Free-text values (descriptions) may start with `-` or `--`, as p4 accepts them.
+#[test]
+fn descriptions_may_start_with_a_dash() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    write(&a.cwd, "a.txt", "a\n");
+    a.ok(&["add", "a.txt"]);
+    let subject = "--no-ignore implies --no-ignore-parent";
+    a.ok(&["submit", "-d", subject]);
+    let described = a.json(&["describe", "-s", "1"]);
+    assert_eq!(str_field(&described[0], "desc").trim_end(), subject);
+    assert!(a.ok(&["describe", "-s", "1"]).contains(subject));
+
+    let created = a.json(&["change", "-d", "-x is a flag"]);
+    let change = str_field(&created[0], "change");
+    let described = a.json(&["describe", "-s", &change]);
+    assert_eq!(str_field(&described[0], "desc").trim_end(), "-x is a flag");
+
+    a.ok(&["edit", "a.txt"]);
+    let shelved = a.json(&["shelve", "--description", "--shelved"]);
+    let change = str_field(&shelved[0], "change");
+    let described = a.json(&["describe", "-s", &change]);
+    assert_eq!(str_field(&described[0], "desc").trim_end(), "--shelved");
+
+    a.ok(&["label", "create", "rel", "-d", "-x label"]);
+    let label = a.json(&["label", "show", "rel"]);
+    assert_eq!(str_field(&label[0], "Description").trim_end(), "-x label");
+
+    let view = "//depot/main/... //depot/rel/...";
+    a.ok(&["branch", "create", "br", "--view", view, "-d", "--branch"]);
+    let branch = a.json(&["branch", "show", "br"]);
+    assert_eq!(str_field(&branch[0], "Description").trim_end(), "--branch");
+
+    a.ok(&["depot", "create", "other", "-d", "-x depot"]);
+    let root = a.cwd.to_str().expect("utf-8 root").to_string();
+    a.ok(&[
+        "workspace",
+        "create",
+        "a2",
+        "--root",
+        &root,
+        "--view",
+        "//depot/... //a2/...",
+        "--description",
+        "--workspace",
+    ]);
+    let ws = a.json(&["workspace", "show", "a2"]);
+    assert_eq!(str_field(&ws[0], "Description").trim_end(), "--workspace");
+}
