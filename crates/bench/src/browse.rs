@@ -116,6 +116,7 @@ async fn client(
                 .dirs(DirsRequest {
                     caller: conn.caller(),
                     dirs: vec![pattern.clone()],
+                    include_deleted: false,
                 })
                 .await;
             let n = rpc::drain(&format!("dirs {pattern}"), reply).await?;

@@ -381,6 +381,9 @@ pub struct FilesListArgs {
 
 #[derive(Debug, Args)]
 pub struct DirsArgs {
+    /// Also list directories whose every file is deleted (at the revision asked).
+    #[arg(short = 'D')]
+    pub include_deleted: bool,
     #[arg(required = true)]
     pub dirs: Vec<String>,
 }

@@ -496,9 +496,16 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
+        let opts = keel_service::DirsOptions {
+            include_deleted: req.include_deleted,
+        };
         Ok(Response::new(read_stream(
             svc.user_known(&who),
-            move |sink| svc.dirs(&who, &req.dirs, &mut |dir| sink.send(pb::DirRecord { dir })),
+            move |sink| {
+                svc.dirs(&who, &req.dirs, opts, &mut |dir| {
+                    sink.send(pb::DirRecord { dir })
+                })
+            },
         )))
     }
 

@@ -1,10 +1,10 @@
-//! Read-only browsing: files, fstat, dirs, filelog, print, diff2, and the have list.
+//! Read-only browsing: files, fstat, filelog, print, diff2, and the have list (`dirs.rs`: dirs).
 
 use crate::args::FileArg;
 use crate::context::{caller_workspace, optional_workspace};
 use crate::fileinfo::{from_revision, set_head, set_opened};
 use crate::{Caller, Content, Diff2Result, FileInfo, Service, ServiceError, error::invalid};
-use keel_core::{BaseType, DepotPath, PathPattern};
+use keel_core::{BaseType, DepotPath};
 use keel_store::{HaveRow, PathRange, ReadTxn};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -137,50 +137,6 @@ impl Service {
                     Some(open) => sink(crate::fileinfo::from_opened(&open, ws.as_ref()))?,
                     None => return Err(no_such(&arg.text)),
                 }
-            }
-        }
-        Ok(())
-    }
-
-    /// `dirs`: immediate subdirectories matching `//path/*`.
-    pub fn dirs(
-        &self,
-        caller: &Caller,
-        dirs: &[String],
-        sink: &mut dyn FnMut(String) -> Result<(), ServiceError>,
-    ) -> Result<(), ServiceError> {
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        for text in dirs {
-            let pattern = PathPattern::parse(text).map_err(invalid)?;
-            let Some(parent) = text
-                .strip_suffix("/*")
-                .or_else(|| text.strip_suffix("/..."))
-            else {
-                return Err(ServiceError::Invalid(format!(
-                    "{text} - dirs takes a pattern ending in /*"
-                )));
-            };
-            let _ = pattern;
-            let prefix = format!("{parent}/");
-            let range = PathRange::prefix(&prefix);
-            let mut after = prefix.clone();
-            let mut found = 0;
-            // Skip-scan: one query per subdirectory; the directory's own files are stepped over
-            // inside SQLite, so a flat directory of many files costs one scan, not a probe each.
-            while let Some(path) = snap.next_subdir_path(&range, &after)? {
-                let rest = &path[prefix.len()..];
-                let Some(slash) = rest.find('/') else {
-                    after = path;
-                    continue;
-                };
-                let dir = format!("{prefix}{}", &rest[..slash]);
-                after = format!("{dir}/{}", char::MAX);
-                sink(dir)?;
-                found += 1;
-            }
-            if found == 0 {
-                return Err(ServiceError::NotFound(format!("{text} - no such file(s)")));
             }
         }
         Ok(())

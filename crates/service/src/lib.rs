@@ -12,6 +12,7 @@ pub mod changes;
 mod context;
 mod depots;
 mod describe_shelf;
+mod dirs;
 mod error;
 mod expand;
 mod fileinfo;
@@ -31,6 +32,7 @@ mod workspaces;
 
 pub use browse::ListOptions;
 pub use changes::{ChangesQuery, DescribePart};
+pub use dirs::DirsOptions;
 pub use error::ServiceError;
 pub use integrate::{IntegrateMode, IntegrateRequest};
 pub use labels::DEFAULT_LABEL_VIEW;

@@ -161,6 +161,7 @@ pub async fn dirs(s: &mut Session, args: DirsArgs) -> Result<()> {
                 .dirs(DirsRequest {
                     caller: s.caller(),
                     dirs,
+                    include_deleted: args.include_deleted,
                 })
                 .await,
         )

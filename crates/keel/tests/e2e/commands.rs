@@ -328,3 +328,47 @@ fn descriptions_may_start_with_a_dash() {
     let ws = a.json(&["workspace", "show", "a2"]);
     assert_eq!(str_field(&ws[0], "Description").trim_end(), "--workspace");
 }
+
+/// `dirs` hides directories whose every file is deleted (at the revision asked) unless `-D`.
+#[test]
+fn dirs_hides_deleted_directories_unless_dash_big_d() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    for file in ["a/x", "b/y", "c/z1", "c/z2"] {
+        write(&a.cwd, file, "x\n");
+    }
+    a.ok(&["add", "a/x", "b/y", "c/z1", "c/z2"]);
+    a.ok(&["submit", "-d", "one"]);
+    a.ok(&["delete", "b/y", "c/z1"]);
+    a.ok(&["submit", "-d", "two"]);
+    write(&a.cwd, "d/w", "x\n");
+    a.ok(&["add", "d/w"]);
+    a.ok(&["submit", "-d", "three"]);
+
+    let dirs = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["dirs"];
+        all.extend_from_slice(args);
+        a.json(&all).iter().map(|r| str_field(r, "dir")).collect()
+    };
+    let d =
+        |names: &[&str]| -> Vec<String> { names.iter().map(|n| format!("//depot/{n}")).collect() };
+    assert_eq!(dirs(&["//depot/*"]), d(&["a", "c", "d"]));
+    assert_eq!(dirs(&["-D", "//depot/*"]), d(&["a", "b", "c", "d"]));
+    assert_eq!(dirs(&["//depot/*@1"]), d(&["a", "b", "c"]));
+    assert_eq!(dirs(&["//depot/*@2"]), d(&["a", "c"]));
+    assert_eq!(dirs(&["-D", "//depot/*@2"]), d(&["a", "b", "c"]));
+    assert_eq!(
+        a.ok(&["dirs", "//depot/*"]),
+        "//depot/a\n//depot/c\n//depot/d\n"
+    );
+
+    // A directory whose only subdirectory is deleted lists nothing without -D.
+    write(&a.cwd, "e/f/g", "x\n");
+    a.ok(&["add", "e/f/g"]);
+    a.ok(&["submit", "-d", "four"]);
+    a.ok(&["delete", "e/f/g"]);
+    a.ok(&["submit", "-d", "five"]);
+    let err = a.fail(&["dirs", "//depot/e/*"]);
+    assert!(err.contains("//depot/e/* - no such file(s)"), "{err}");
+    assert_eq!(dirs(&["-D", "//depot/e/*"]), d(&["e/f"]));
+}

@@ -1,0 +1,129 @@
+//! `dirs`: the immediate subdirectories of a depot directory that hold files at the revision
+//! asked (Perforce: a directory whose every file is deleted there is listed only with `-D`).
+
+use crate::context::optional_workspace;
+use crate::expand::{Selection, selection_of};
+use crate::paging::Cursor;
+use crate::{Caller, Service, ServiceError, error::invalid};
+use keel_core::{FileSpec, PathPattern, RevSpec};
+use keel_store::{PathRange, ReadTxn, RevisionRow};
+
+/// Rows the first liveness probe of a directory reads; each further page is four times larger
+/// (up to the service's page size), so a directory whose first file is live costs one tiny
+/// query and one full of deleted files still streams in pages.
+const FIRST_PROBE_ROWS: usize = 1;
+
+/// Options of `dirs`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DirsOptions {
+    /// `dirs -D`: also list directories whose every file is deleted at the revision asked.
+    pub include_deleted: bool,
+}
+
+impl Service {
+    /// `dirs`: immediate subdirectories matching `//path/*` (optionally `@change`, `@label`,
+    /// `#have`, ...): those holding at least one file not deleted at that revision, or with
+    /// `include_deleted` at least one file that exists there.
+    pub fn dirs(
+        &self,
+        caller: &Caller,
+        dirs: &[String],
+        opts: DirsOptions,
+        sink: &mut dyn FnMut(String) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let have_of = ws.as_ref().map(|w| w.name());
+        for text in dirs {
+            let spec = FileSpec::parse(text).map_err(invalid)?;
+            PathPattern::parse(&spec.path).map_err(invalid)?;
+            let Some(parent) = spec
+                .path
+                .strip_suffix("/*")
+                .or_else(|| spec.path.strip_suffix("/..."))
+            else {
+                return Err(ServiceError::Invalid(format!(
+                    "{text} - dirs takes a pattern ending in /*"
+                )));
+            };
+            let selection = selection_of(snap.as_ref(), text, &spec.rev)?;
+            // Every stored path has a revision at head, so `-D` at head needs no probe.
+            let probe = !(opts.include_deleted && spec.rev.is_none());
+            let prefix = format!("{parent}/");
+            let range = PathRange::prefix(&prefix);
+            let mut after = prefix.clone();
+            let mut found = 0;
+            // Skip-scan: one query per subdirectory; the directory's own files are stepped over
+            // inside SQLite, so a flat directory of many files costs one scan, not a probe each.
+            while let Some(path) = snap.next_subdir_path(&range, &after)? {
+                let rest = &path[prefix.len()..];
+                let Some(slash) = rest.find('/') else {
+                    after = path;
+                    continue;
+                };
+                let dir = format!("{prefix}{}", &rest[..slash]);
+                after = format!("{dir}/{}", char::MAX);
+                let listed = !probe
+                    || self.dir_has_files(
+                        snap.as_ref(),
+                        &format!("{dir}/"),
+                        text,
+                        (&selection, &spec.rev),
+                        have_of,
+                        opts.include_deleted,
+                    )?;
+                if listed {
+                    sink(dir)?;
+                    found += 1;
+                }
+            }
+            if found == 0 {
+                return Err(ServiceError::NotFound(format!("{text} - no such file(s)")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether some file under `dir` (ending in `/`) has a revision the spec selects that is
+    /// not a delete (or any selected revision, with `include_deleted`). Stops at the first.
+    fn dir_has_files(
+        &self,
+        snap: &dyn ReadTxn,
+        dir: &str,
+        text: &str,
+        (selection, rev): (&Selection, &Option<RevSpec>),
+        have_of: Option<&str>,
+        include_deleted: bool,
+    ) -> Result<bool, ServiceError> {
+        let range = PathRange::prefix(dir);
+        let mut heads = match selection {
+            Selection::Newest { at, .. } => {
+                let at = *at;
+                let max = self.config.page_size.max(FIRST_PROBE_ROWS);
+                let mut limit = FIRST_PROBE_ROWS;
+                Cursor::new(
+                    Box::new(move |after| {
+                        let rows = snap.head_revisions(&range, after, at, limit)?;
+                        limit = (limit * 4).min(max);
+                        Ok(rows)
+                    }),
+                    |r: &RevisionRow| r.path.as_str(),
+                    FIRST_PROBE_ROWS,
+                )
+            }
+            Selection::Static(_) => self.selected_cursor(snap, range, selection),
+        };
+        while let Some(head) = heads.next_row()? {
+            if !selection.admits(&head.path) {
+                continue;
+            }
+            if let Some(row) = self.select_revision(snap, text, rev, head, have_of)?
+                && (include_deleted || !row.action.is_delete())
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
