@@ -6,7 +6,7 @@ use crate::expand::Selection;
 use crate::fileinfo::{from_opened, from_revision};
 use crate::open::check_pending_change;
 use crate::{Caller, ChangeInfo, FileInfo, Service, ServiceError};
-use keel_core::{BaseType, ChangeNumber, unified_diff};
+use keel_core::{BaseType, ChangeNumber, RevSpec, unified_diff};
 use keel_store::{ChangeFilter, ChangeRow, ChangeStatus, RevisionRow};
 use std::collections::HashSet;
 use std::io::Read;
@@ -185,29 +185,30 @@ impl Service {
         }
         // Changes touching the files: merge the per-argument listings newest first.
         let ws = optional_workspace(snap.as_ref(), caller)?;
+        let have_of = ws.as_ref().map(|w| w.name());
         let mut seen = HashSet::new();
         let mut found = Vec::new();
         for text in &query.files {
             let arg = FileArg::parse(text, snap.as_ref(), ws.as_ref())?;
             let selection = crate::expand::selection_of(snap.as_ref(), text, &arg.rev)?;
-            let bound = match &selection {
-                Selection::Newest { at, .. } => *at,
-                Selection::Static(_) => {
-                    // A static label: the changes of every revision up to the labelled one.
-                    for scope in &arg.scopes {
-                        let mut labelled =
-                            self.selected_cursor(snap.as_ref(), scope.clone(), &selection);
-                        while let Some(rev) = labelled.next_row()? {
-                            if !arg.matches(&rev.path) {
-                                continue;
-                            }
-                            for older in snap.file_revisions(&rev.path)? {
-                                if older.rev <= rev.rev && seen.insert(older.change) {
-                                    found.push(older.change);
-                                }
+            let bound = match (&selection, &arg.rev) {
+                (Selection::Newest { at, .. }, rev)
+                    if !matches!(rev, Some(RevSpec::Rev(_) | RevSpec::Have | RevSpec::None)) =>
+                {
+                    *at
+                }
+                _ => {
+                    // A per-file revision (`#3`, `#have`, `#none`) or a static label: the
+                    // changes of every revision up to the one selected in each file
+                    // (Perforce's `changes f#have`).
+                    self.for_each_selected(snap.as_ref(), &arg, have_of, &mut |selected| {
+                        for older in snap.file_revisions(&selected.path)? {
+                            if older.rev <= selected.rev && seen.insert(older.change) {
+                                found.push(older.change);
                             }
                         }
-                    }
+                        Ok(())
+                    })?;
                     continue;
                 }
             };

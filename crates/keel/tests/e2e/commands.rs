@@ -372,3 +372,99 @@ fn dirs_hides_deleted_directories_unless_dash_big_d() {
     assert!(err.contains("//depot/e/* - no such file(s)"), "{err}");
     assert_eq!(dirs(&["-D", "//depot/e/*"]), d(&["e/f"]));
 }
+
+/// Every command that takes a revision spec answers `#have` from the workspace's have list,
+/// not the head: after `sync @1` in a two-change depot, each sees revision 1 / change 1.
+#[test]
+fn have_revision_is_honoured_by_every_command() {
+    let fx = Fixture::new();
+    let ws = fx.workspace("alice", "ws");
+    write(&ws.cwd, "a.txt", "one\n");
+    write(&ws.cwd, "sub/b.txt", "one\n");
+    ws.ok(&["add", "a.txt", "sub/b.txt"]);
+    ws.ok(&["submit", "-d", "one"]);
+    ws.ok(&["edit", "a.txt"]);
+    write(&ws.cwd, "a.txt", "two\n");
+    ws.ok(&["delete", "sub/b.txt"]);
+    ws.ok(&["submit", "-d", "two"]);
+    ws.ok(&["sync", "@1"]);
+    ws.ok(&["label", "create", "tagged"]);
+    ws.ok(&["label", "create", "synced"]);
+
+    // (command line, fields joined by '#' per JSON record, the expected records)
+    let both = ["//depot/a.txt#1", "//depot/sub/b.txt#1"];
+    let table: &[(&[&str], &[&str], &[&str])] = &[
+        (&["files", "//ws/...#have"], &["depotFile", "rev"], &both),
+        (&["changes", "//ws/...#have"], &["change"], &["1"]),
+        (
+            &["changes", "-m", "1", "//ws/...#have"],
+            &["change"],
+            &["1"],
+        ),
+        (&["changes", "//ws/a.txt#have"], &["change"], &["1"]),
+        (
+            &["fstat", "//ws/a.txt#have"],
+            &["depotFile", "headRev"],
+            &["//depot/a.txt#1"],
+        ),
+        (
+            &["filelog", "//ws/a.txt#have"],
+            &["depotFile", "rev"],
+            &["//depot/a.txt#1"],
+        ),
+        (
+            &["print", "//ws/a.txt#have"],
+            &["depotFile", "rev", "content"],
+            &["//depot/a.txt#1#one\n"],
+        ),
+        (
+            &["diff2", "//ws/a.txt#have", "//depot/a.txt#1"],
+            &["rev", "rev2", "status"],
+            &["1#1#identical"],
+        ),
+        (&["dirs", "//depot/*#have"], &["dir"], &["//depot/sub"]),
+        (&["sync", "-n", "//ws/...#have"], &["depotFile"], &[]),
+        (
+            &["integrate", "-n", "//depot/...#have", "//depot/rel/..."],
+            &["fromFile", "endFromRev"],
+            &both,
+        ),
+        (
+            &["tag", "-l", "tagged", "//ws/...#have"],
+            &["depotFile", "rev"],
+            &both,
+        ),
+        (
+            &["labelsync", "-l", "synced", "//ws/...#have"],
+            &["depotFile", "rev"],
+            &both,
+        ),
+        (
+            &["files", "//depot/...@tagged"],
+            &["depotFile", "rev"],
+            &both,
+        ),
+        (
+            &["files", "//depot/...@synced"],
+            &["depotFile", "rev"],
+            &both,
+        ),
+    ];
+    for (args, fields, want) in table {
+        let got: Vec<String> = ws
+            .json(args)
+            .iter()
+            .map(|r| {
+                let parts: Vec<String> = fields.iter().map(|f| str_field(r, f)).collect();
+                parts.join("#")
+            })
+            .collect();
+        assert_eq!(got, *want, "keel {args:?}");
+    }
+    // At head the same depot has no subdirectory left and change 2 is the newest.
+    ws.fail(&["dirs", "//depot/*"]);
+    assert_eq!(
+        str_field(&ws.json(&["changes", "-m", "1", "//ws/..."])[0], "change"),
+        "2"
+    );
+}
