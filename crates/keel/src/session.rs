@@ -113,9 +113,27 @@ impl Session {
                 } else {
                     arg.clone()
                 };
-                Ok(ws.arg(&arg, &self.cwd)?)
+                ws.arg(&arg, &self.cwd).map_err(|e| match e {
+                    keel_client::Error::OutsideRoot { path, .. } => not_under_root(&path, &ws),
+                    other => other.into(),
+                })
             })
             .collect()
+    }
+
+    /// File arguments of a command that defaults to the current directory (`status`,
+    /// `reconcile`, `where`): none means `...` under it, which must lie inside the workspace
+    /// root. A copied working copy whose `.keel` names the original workspace is refused here
+    /// instead of silently acting on the original's root.
+    pub async fn file_args_or_cwd(&mut self, args: &[String]) -> Result<Vec<String>> {
+        if !args.is_empty() {
+            return self.file_args(args).await;
+        }
+        let ws = self.workspace().await?;
+        if paths::relative_to_root(&self.cwd, &ws.root).is_err() {
+            return Err(not_under_root(&self.cwd, &ws));
+        }
+        self.file_args(&["...".to_string()]).await
     }
 
     /// Like [`Session::file_args`], defaulting to the whole workspace when `args` is empty.
@@ -126,4 +144,14 @@ impl Session {
             self.file_args(args).await
         }
     }
+}
+
+/// Perforce's refusal of a local path outside the workspace root, naming the workspace.
+fn not_under_root(path: &std::path::Path, ws: &WorkspaceCtx) -> anyhow::Error {
+    anyhow::anyhow!(
+        "Path {} is not under client's root {} (workspace {}).",
+        path.display(),
+        ws.root.display(),
+        ws.name
+    )
 }

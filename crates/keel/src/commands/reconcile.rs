@@ -11,8 +11,8 @@ use crate::output::Record;
 use crate::session::Session;
 
 async fn scan_workspace(s: &mut Session, files: &[String]) -> Result<ScanResult> {
+    let patterns = s.file_args_or_cwd(files).await?;
     let ws = s.workspace().await?;
-    let patterns = s.file_args(files).await?;
     let have = ws.have(&s.conn, Vec::new()).await?;
     let opened = ws.opened(&s.conn, Vec::new(), None).await?;
     Ok(scan(&ws, &have, &opened, &patterns)?)

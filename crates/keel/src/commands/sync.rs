@@ -142,11 +142,7 @@ pub async fn have(s: &mut Session, args: FilesArgs) -> Result<()> {
 
 pub async fn where_(s: &mut Session, args: FilesArgs) -> Result<()> {
     let ws = s.workspace().await?;
-    let args = if args.files.is_empty() {
-        vec![ws.all_files()]
-    } else {
-        s.file_args(&args.files).await?
-    };
+    let args = s.file_args_or_cwd(&args.files).await?;
     let prefix = format!("//{}/", ws.name);
     let mut failed = false;
     for arg in args {

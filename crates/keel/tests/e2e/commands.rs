@@ -468,3 +468,75 @@ fn have_revision_is_honoured_by_every_command() {
         "2"
     );
 }
+
+/// A working copy copied with its `.keel` file names the original workspace: commands that
+/// default to the current directory refuse there instead of acting on the original's root.
+#[test]
+fn copied_working_copy_is_refused_outside_the_root() {
+    let fx = Fixture::new();
+    let w1 = fx.workspace("alice", "w1");
+    std::fs::write(w1.cwd.join(".keel"), "KEEL_WORKSPACE=w1\n").expect("config");
+    write(&w1.cwd, "a.txt", "one\n");
+    w1.ok(&["add", "a.txt"]);
+    w1.ok(&["submit", "-d", "one"]);
+
+    let w2_dir = fx.dir.path().join("w2");
+    let copied = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(&w1.cwd)
+        .arg(&w2_dir)
+        .status()
+        .expect("run cp");
+    assert!(copied.success());
+    let local = w2_dir.join("a.txt");
+    let mut perms = std::fs::metadata(&local)
+        .expect("copied file")
+        .permissions();
+    perms.set_mode(0o644);
+    std::fs::set_permissions(&local, perms).expect("chmod");
+    write(&w2_dir, "a.txt", "two\n");
+    write(&w2_dir, "new.txt", "new\n");
+    // The workspace comes from the copied .keel only, as for a user.
+    let w2 = crate::common::Client {
+        workspace: String::new(),
+        cwd: w2_dir.canonicalize().expect("w2 path"),
+        ..w1.clone()
+    };
+    let root = w1.cwd.display().to_string();
+    let refusal =
+        |path: &str| format!("Path {path} is not under client's root {root} (workspace w1).");
+    let here = w2.cwd.display().to_string();
+    for command in [
+        &["status"][..],
+        &["reconcile"],
+        &["reconcile", "-n"],
+        &["where"],
+    ] {
+        let err = w2.fail(command);
+        assert!(err.contains(&refusal(&here)), "keel {command:?}: {err}");
+    }
+    let err = w2.fail(&["edit", "a.txt"]);
+    assert!(err.contains(&refusal(&format!("{here}/a.txt"))), "{err}");
+    assert!(w1.json(&["opened"]).is_empty(), "nothing was opened in w1");
+
+    // Commands that do not default to the working directory, and depot syntax, still work.
+    assert_eq!(str_field(&w2.json(&["info"])[0], "clientName"), "w1");
+    assert_eq!(w2.json(&["changes"]).len(), 1);
+    assert_eq!(w2.json(&["describe", "-s", "1"]).len(), 2);
+    assert_eq!(w2.json(&["files", "//depot/..."]).len(), 1);
+
+    // Inside the root, status defaults to the current directory (`...` below it).
+    write(&w1.cwd, "top.txt", "top\n");
+    write(&w1.cwd, "sub/new.txt", "new\n");
+    let in_sub = crate::common::Client {
+        cwd: w1.cwd.join("sub"),
+        ..w1.clone()
+    };
+    let found: Vec<String> = in_sub
+        .json(&["status"])
+        .iter()
+        .map(|r| str_field(r, "depotFile"))
+        .collect();
+    assert_eq!(found, ["//depot/sub/new.txt"]);
+    assert_eq!(w1.json(&["status"]).len(), 2);
+}
