@@ -20,6 +20,12 @@ pub struct Cli {
     /// Print one JSON object per line instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Quiet: suppress informational messages (errors still print; --json is unaffected).
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Verbose: print every per-file line, not a summary of a listing longer than a screenful.
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }

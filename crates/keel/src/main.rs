@@ -3,6 +3,7 @@
 mod cli;
 mod commands;
 mod editor;
+mod listing;
 mod output;
 mod session;
 

@@ -50,12 +50,19 @@ impl Record {
 #[derive(Debug, Clone, Copy)]
 pub struct Out {
     pub json: bool,
+    /// `-q`: no informational text (results and notes); errors still print.
     pub quiet: bool,
+    /// `-v`: every per-file line, however long the listing (see `listing.rs`).
+    pub verbose: bool,
 }
 
 impl Out {
     pub fn new(json: bool) -> Out {
-        Out { json, quiet: false }
+        Out {
+            json,
+            quiet: false,
+            verbose: false,
+        }
     }
 
     /// Emits one result: `record` as a JSON line, or `text` as a text line.

@@ -49,7 +49,11 @@ impl Session {
         Ok(Session {
             settings,
             conn,
-            out: Out::new(cli.json),
+            out: Out {
+                quiet: cli.quiet,
+                verbose: cli.verbose,
+                ..Out::new(cli.json)
+            },
             cwd,
             workspace: None,
         })

@@ -9,6 +9,7 @@ use keel_proto::v1::{FileRecord, FilesRequest, IntegrateRequest};
 
 use super::records::open_record;
 use crate::cli::IntegrateArgs;
+use crate::listing::Listing;
 use crate::output::Record;
 use crate::session::{AlreadyReported, Session};
 
@@ -39,8 +40,10 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: &str) -> Resu
                 .await,
         )
         .await?;
+    let mut listing = Listing::new(s.out);
     for record in &records {
-        s.out.emit(
+        listing.item(
+            &format!("opened for {}", record.action),
             open_record(Some(&ws), record)
                 .s("fromFile", &record.source_file)
                 .n("startFromRev", u64::from(record.source_start + 1))
@@ -50,6 +53,7 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: &str) -> Resu
             format!("{} - {}", record.depot_file, record.message),
         );
     }
+    listing.finish();
     if args.preview || args.virtual_only {
         return Ok(());
     }

@@ -9,7 +9,7 @@ use keel_client::{WorkspaceCtx, paths, transfer};
 use keel_core::PathPattern;
 use keel_proto::v1::{FileRecord, MoveRequest, OpenRequest, OpenedRequest, ReopenRequest};
 
-use super::records::{open_record, opened_line, print_opened};
+use super::records::{list_opened, open_record, opened_line};
 use crate::cli::{AddArgs, ChangeFilesArgs, EditArgs, MoveArgs, OpenedArgs};
 use crate::session::Session;
 
@@ -89,7 +89,7 @@ pub async fn add(s: &mut Session, args: AddArgs) -> Result<()> {
         return Ok(());
     }
     let records = open_files(s, "add", files, args.change, args.file_type, types).await?;
-    print_opened(&s.out, Some(&ws), &records);
+    list_opened(s.out, Some(&ws), &records);
     Ok(())
 }
 
@@ -141,7 +141,7 @@ pub async fn edit(s: &mut Session, args: EditArgs) -> Result<()> {
     let ws = s.workspace().await?;
     let files = s.file_args(&args.files).await?;
     let records = open_files(s, "edit", files, args.change, args.file_type, Vec::new()).await?;
-    print_opened(&s.out, Some(&ws), &records);
+    list_opened(s.out, Some(&ws), &records);
     for record in &records {
         if let Some(client_file) = ws.client_file_of(record) {
             transfer::make_writable(&ws.local(&client_file)?)?;
@@ -154,7 +154,7 @@ pub async fn delete(s: &mut Session, args: ChangeFilesArgs) -> Result<()> {
     let ws = s.workspace().await?;
     let files = s.file_args(&args.files).await?;
     let records = open_files(s, "delete", files, args.change, None, Vec::new()).await?;
-    print_opened(&s.out, Some(&ws), &records);
+    list_opened(s.out, Some(&ws), &records);
     for record in &records {
         if let Some(client_file) = ws.client_file_of(record) {
             transfer::remove_local(&ws.root, &ws.local(&client_file)?, ws.options.rmdir)?;
@@ -182,7 +182,7 @@ pub async fn move_file(s: &mut Session, args: MoveArgs) -> Result<()> {
                 .await,
         )
         .await?;
-    print_opened(&s.out, Some(&ws), &records);
+    list_opened(s.out, Some(&ws), &records);
     let local_for = |action: &str| -> Result<Option<PathBuf>> {
         match records.iter().find(|r| r.action == action) {
             Some(r) => match ws.client_file_of(r) {
@@ -225,7 +225,7 @@ pub async fn reopen(s: &mut Session, args: EditArgs) -> Result<()> {
                 .await,
         )
         .await?;
-    print_opened(&s.out, Some(&ws), &records);
+    list_opened(s.out, Some(&ws), &records);
     Ok(())
 }
 

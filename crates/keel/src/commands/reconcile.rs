@@ -7,6 +7,7 @@ use keel_client::workspace_scan::{ScanEntry, ScanResult, scan};
 use super::open::open_files;
 use super::records::{print_opened, rev_text};
 use crate::cli::{FilesArgs, ReconcileArgs};
+use crate::listing::Listing;
 use crate::output::Record;
 use crate::session::Session;
 
@@ -24,13 +25,13 @@ fn preview(s: &Session, result: &ScanResult) {
         ("edit", &result.edit),
         ("delete", &result.delete),
     ];
-    let mut any = false;
+    let mut listing = Listing::new(s.out);
     for (action, entries) in groups {
         for entry in entries {
-            any = true;
             let rev = if action == "add" { 1 } else { entry.have_rev };
             let local = entry.local.display().to_string();
-            s.out.emit(
+            listing.item(
+                &format!("to be opened for {action}"),
                 Record::new()
                     .s("clientFile", &local)
                     .s("depotFile", &entry.depot_file)
@@ -45,9 +46,10 @@ fn preview(s: &Session, result: &ScanResult) {
             );
         }
     }
-    if !any {
+    if listing.total() == 0 {
         s.out.note("No file(s) to reconcile.");
     }
+    listing.finish();
 }
 
 pub async fn status(s: &mut Session, args: FilesArgs) -> Result<()> {
@@ -73,16 +75,18 @@ pub async fn reconcile(s: &mut Session, args: ReconcileArgs) -> Result<()> {
         .map(|e| ws.workspace_path(&e.client_file))
         .collect();
     let add_types = add.iter().map(|e| e.file_type.clone()).collect();
+    let mut listing = Listing::new(s.out);
     let added = open_files(s, "add", add_files, args.change, None, add_types).await?;
-    print_opened(&s.out, Some(&ws), &added);
+    print_opened(&mut listing, Some(&ws), &added);
     let edit_files = edit.iter().map(|e| e.depot_file.clone()).collect();
     let edited = open_files(s, "edit", edit_files, args.change, None, Vec::new()).await?;
-    print_opened(&s.out, Some(&ws), &edited);
+    print_opened(&mut listing, Some(&ws), &edited);
     for entry in &edit {
         transfer::make_writable(&entry.local)?;
     }
     let delete_files = delete.iter().map(|e| e.depot_file.clone()).collect();
     let deleted = open_files(s, "delete", delete_files, args.change, None, Vec::new()).await?;
-    print_opened(&s.out, Some(&ws), &deleted);
+    print_opened(&mut listing, Some(&ws), &deleted);
+    listing.finish();
     Ok(())
 }

@@ -3,6 +3,7 @@
 use keel_client::WorkspaceCtx;
 use keel_proto::v1::FileRecord;
 
+use crate::listing::Listing;
 use crate::output::{Out, Record, change_label};
 
 /// True for open actions that create a new revision rather than edit the have one.
@@ -56,15 +57,17 @@ pub fn open_record(ws: Option<&WorkspaceCtx>, record: &FileRecord) -> Record {
         .s("movedFile", &record.move_file)
 }
 
-/// Prints the result of add/edit/delete/reopen/move/reconcile: `//depot/x#2 - opened for edit`.
-pub fn print_opened(out: &Out, ws: Option<&WorkspaceCtx>, records: &[FileRecord]) {
+/// Lists the result of add/edit/delete/reopen/move/reconcile: `//depot/x#2 - opened for edit`.
+pub fn print_opened(listing: &mut Listing, ws: Option<&WorkspaceCtx>, records: &[FileRecord]) {
     for record in records {
+        let kind = format!("opened for {}", record.action);
         let message = if record.message.is_empty() {
-            format!("opened for {}", record.action)
+            kind.clone()
         } else {
             record.message.clone()
         };
-        out.emit(
+        listing.item(
+            &kind,
             open_record(ws, record).s("message", &message),
             format!(
                 "{}{} - {}",
@@ -74,6 +77,13 @@ pub fn print_opened(out: &Out, ws: Option<&WorkspaceCtx>, records: &[FileRecord]
             ),
         );
     }
+}
+
+/// Lists one batch of opened files as a whole listing (see [`Listing`]).
+pub fn list_opened(out: Out, ws: Option<&WorkspaceCtx>, records: &[FileRecord]) {
+    let mut listing = Listing::new(out);
+    print_opened(&mut listing, ws, records);
+    listing.finish();
 }
 
 /// `opened` listing line: `//depot/x#3 - edit default change (text)`.

@@ -9,6 +9,7 @@ use keel_proto::v1::{FileRecord, RevertRequest};
 
 use super::records::{open_record, rev_text};
 use crate::cli::RevertArgs;
+use crate::listing::Listing;
 use crate::session::{AlreadyReported, Session};
 
 pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
@@ -58,7 +59,13 @@ pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
                 .await,
         )
         .await?;
+    let mut listing = Listing::new(s.out);
     for record in &records {
+        let kind = if record.action == "add" || record.action == "move/add" {
+            "abandoned"
+        } else {
+            "reverted"
+        };
         let message = if !record.message.is_empty() {
             record.message.clone()
         } else if record.action == "add" || record.action == "move/add" {
@@ -66,7 +73,8 @@ pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
         } else {
             format!("was {}, reverted", record.action)
         };
-        s.out.emit(
+        listing.item(
+            kind,
             open_record(Some(&ws), record)
                 .n("haveRev", u64::from(record.have_rev))
                 .s("oldAction", &record.action)
@@ -79,6 +87,7 @@ pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
             ),
         );
     }
+    listing.finish();
     let mut failed = false;
     // New files of a reverted move disappear; reverted adds are left alone.
     for record in records.iter().filter(|r| r.action == "move/add") {

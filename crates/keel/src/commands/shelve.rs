@@ -4,7 +4,8 @@ use anyhow::{Result, bail};
 use clap::Args;
 use keel_proto::v1::{DeleteShelvedRequest, FileRecord, SaveChangeRequest};
 
-use super::records::{print_opened, rev_text};
+use super::records::{list_opened, rev_text};
+use crate::listing::Listing;
 use crate::output::Record;
 use crate::session::Session;
 
@@ -92,8 +93,10 @@ pub async fn shelve(s: &mut Session, args: ShelveArgs) -> Result<()> {
         keel_client::shelve::shelve(&s.conn, &ws, change, files, args.replace, &opened).await?;
     s.out
         .text(format!("Shelving files for change {}.", reply.change));
+    let mut listing = Listing::new(s.out);
     for file in &reply.files {
-        s.out.emit(
+        listing.item(
+            "shelved",
             shelved_record(file),
             format!(
                 "{}{} {}",
@@ -103,6 +106,7 @@ pub async fn shelve(s: &mut Session, args: ShelveArgs) -> Result<()> {
             ),
         );
     }
+    listing.finish();
     s.out.emit(
         Record::new()
             .n("change", reply.change)
@@ -129,12 +133,15 @@ async fn delete(s: &mut Session, args: ShelveArgs) -> Result<()> {
                 .await,
         )
         .await?;
+    let mut listing = Listing::new(s.out);
     for file in &deleted {
-        s.out.emit(
+        listing.item(
+            "deleted from the shelf",
             shelved_record(file).s("message", &file.message),
             format!("{} - {}", file.depot_file, file.message),
         );
     }
+    listing.finish();
     if whole {
         s.out.text(format!("Shelved change {change} deleted."));
     }
@@ -147,6 +154,6 @@ pub async fn unshelve(s: &mut Session, args: UnshelveArgs) -> Result<()> {
     let opened =
         keel_client::shelve::unshelve(&s.conn, &ws, args.shelved, args.change.unwrap_or(0), files)
             .await?;
-    print_opened(&s.out, Some(&ws), &opened);
+    list_opened(s.out, Some(&ws), &opened);
     Ok(())
 }

@@ -7,6 +7,7 @@ use keel_proto::v1::{FileRecord, SaveChangeRequest};
 
 use crate::cli::{ChangeArgs, SubmitArgs};
 use crate::editor::edit_text;
+use crate::listing::Listing;
 use crate::output::Record;
 use crate::session::Session;
 
@@ -161,13 +162,15 @@ async fn finish_submit(
         reply.change
     };
     s.out.text(format!("Submitting change {pending}."));
+    let mut listing = Listing::new(s.out);
     for file in &reply.files {
         let action = if file.action.is_empty() {
             &file.head_action
         } else {
             &file.action
         };
-        s.out.emit(
+        listing.item(
+            "submitted",
             Record::new()
                 .s("depotFile", &file.depot_file)
                 .n("rev", u64::from(file.head_rev))
@@ -175,6 +178,7 @@ async fn finish_submit(
             format!("{action} {}#{}", file.depot_file, file.head_rev),
         );
     }
+    listing.finish();
     let record = Record::new()
         .n("submittedChange", reply.change)
         .n("change", pending);

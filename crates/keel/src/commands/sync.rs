@@ -9,6 +9,7 @@ use keel_client::sync::{SyncEvent, SyncOptions};
 
 use super::records::rev_text;
 use crate::cli::{FilesArgs, SyncArgs};
+use crate::listing::Listing;
 use crate::output::Record;
 use crate::session::{AlreadyReported, Session};
 
@@ -16,7 +17,8 @@ pub async fn sync(s: &mut Session, args: SyncArgs) -> Result<()> {
     let ws = s.workspace().await?;
     let files = s.file_args(&args.files).await?;
     let mut out = s.out;
-    out.quiet = args.quiet;
+    out.quiet |= args.quiet;
+    let mut listing = Listing::new(out);
     let progress = (!out.json && !out.quiet && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new_spinner();
         bar.set_style(
@@ -70,9 +72,10 @@ pub async fn sync(s: &mut Session, args: SyncArgs) -> Result<()> {
                     .s("type", &file.file_type)
                     .n("fileSize", file.size);
                 let text = format!("{}{} - {verb} {local}", file.depot_file, rev_text(file.rev));
+                let kind = summary_kind(&file.action, args.preview);
                 match &progress {
-                    Some(bar) => bar.suspend(|| out.emit(record, &text)),
-                    None => out.emit(record, &text),
+                    Some(bar) => bar.suspend(|| listing.item(&kind, record, text)),
+                    None => listing.item(&kind, record, text),
                 }
             }
             Err(e) => {
@@ -92,6 +95,7 @@ pub async fn sync(s: &mut Session, args: SyncArgs) -> Result<()> {
     if let Some(bar) = &progress {
         bar.finish_and_clear();
     }
+    listing.finish();
     let totals = result?;
     if totals.files == 0 && totals.failed == 0 {
         out.note("File(s) up-to-date.");
@@ -100,6 +104,19 @@ pub async fn sync(s: &mut Session, args: SyncArgs) -> Result<()> {
         return Err(AlreadyReported.into());
     }
     Ok(())
+}
+
+/// How a summary line counts a synced file: `updated`, or `would be updated` with `-n`.
+fn summary_kind(action: &str, preview: bool) -> String {
+    let done = match action {
+        "resolve" => "scheduled for resolve",
+        other => other,
+    };
+    if preview {
+        format!("would be {done}")
+    } else {
+        done.to_string()
+    }
 }
 
 fn human_bytes(bytes: u64) -> String {

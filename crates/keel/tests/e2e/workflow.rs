@@ -281,3 +281,50 @@ fn make_writable(path: &Path) {
     perms.set_readonly(false);
     std::fs::set_permissions(path, perms).expect("chmod");
 }
+
+/// `-q` prints no informational text (errors still print, `--json` is unchanged), and a
+/// per-file listing longer than a screenful prints as one summary line unless `-v`.
+#[test]
+fn quiet_flag_and_summaries_of_long_listings() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    for i in 0..150 {
+        write(&a.cwd, &format!("many/f{i:03}.txt"), format!("{i}\n"));
+    }
+    assert_eq!(a.ok(&["-q", "add", "many"]), "");
+    assert_eq!(a.json(&["opened"]).len(), 150);
+    assert_eq!(a.ok(&["revert", "many/..."]), "150 files abandoned.\n");
+    assert_eq!(a.ok(&["add", "many"]), "150 files opened for add.\n");
+    assert_eq!(a.ok(&["-v", "revert", "many/..."]).lines().count(), 150);
+    assert_eq!(a.json(&["add", "many"]).len(), 150);
+    assert_eq!(
+        a.ok(&["submit", "-d", "many"]),
+        "Submitting change 1.\n150 files submitted.\nChange 1 submitted.\n"
+    );
+
+    let b = fx.workspace("bob", "b");
+    assert_eq!(b.ok(&["sync", "-n"]), "150 files would be added.\n");
+    assert_eq!(b.ok(&["-q", "sync"]), "");
+    assert_eq!(b.json(&["have"]).len(), 150);
+    assert_eq!(b.ok(&["sync", "#none"]), "150 files deleted.\n");
+    assert_eq!(b.json(&["sync"]).len(), 150);
+    assert_eq!(
+        b.ok(&["integrate", "//depot/many/...", "//depot/copy/..."]),
+        "150 files opened for branch.\n"
+    );
+
+    // A short listing prints every line; -q still lets errors through with a failing exit.
+    write(&a.cwd, "few/x.txt", "x\n");
+    write(&a.cwd, "few/y.txt", "y\n");
+    let added = a.ok(&["add", "few"]);
+    assert_eq!(added.lines().count(), 2, "{added}");
+    assert!(
+        added.contains("//depot/few/x.txt#1 - opened for add"),
+        "{added}"
+    );
+    let out = a.run(&["-q", "edit", "nosuch.txt"]);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nosuch.txt"), "{err}");
+}

@@ -1,0 +1,100 @@
+//! Per-file listings of the commands that can touch many files (add, edit, delete, reconcile,
+//! submit, sync, integrate, revert, shelve, unshelve).
+//!
+//! The rule: `--json` prints every record; `-q` prints no per-file line; otherwise up to
+//! [`MAX_LISTED_LINES`] lines print as they are, and a longer listing prints one summary line
+//! instead (`70000 files opened for add.`), unless `-v` asks for every line. Errors are not
+//! part of a listing: they always go to stderr.
+
+use crate::output::{Out, Record};
+
+/// Per-file lines a command prints in text mode before it prints a summary line instead.
+pub const MAX_LISTED_LINES: usize = 100;
+
+/// The per-file lines of one command, held until it is known whether they fit.
+pub struct Listing {
+    out: Out,
+    held: Vec<String>,
+    /// Files per kind (`opened for add`, `updated`, ...), in the order kinds first appeared.
+    counts: Vec<(String, usize)>,
+    total: usize,
+}
+
+impl Listing {
+    pub fn new(out: Out) -> Listing {
+        Listing {
+            out,
+            held: Vec::new(),
+            counts: Vec::new(),
+            total: 0,
+        }
+    }
+
+    /// One file: `kind` completes "N files ..." in the summary (`opened for add`), `record` is
+    /// its JSON line (printed at once) and `text` its text line.
+    pub fn item(&mut self, kind: &str, record: Record, text: impl Into<String>) {
+        self.total += 1;
+        match self.counts.iter_mut().find(|(k, _)| k == kind) {
+            Some((_, n)) => *n += 1,
+            None => self.counts.push((kind.to_string(), 1)),
+        }
+        if self.out.json {
+            self.out.emit(record, "");
+            return;
+        }
+        if self.out.quiet {
+            return;
+        }
+        if self.out.verbose {
+            self.out.text(text.into());
+        } else if self.total <= MAX_LISTED_LINES {
+            self.held.push(text.into());
+        } else {
+            self.held.clear();
+        }
+    }
+
+    /// Files listed so far.
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// Prints the held lines, or the summary line when there were too many.
+    pub fn finish(self) {
+        if self.out.json || self.out.quiet || self.out.verbose {
+            return;
+        }
+        if self.total <= MAX_LISTED_LINES {
+            for line in &self.held {
+                self.out.text(line);
+            }
+            return;
+        }
+        self.out.text(summary(&self.counts));
+    }
+}
+
+/// `70000 files opened for add.` / `3 files opened for add, 120 files opened for edit.`
+fn summary(counts: &[(String, usize)]) -> String {
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(kind, n)| {
+            let noun = if *n == 1 { "file" } else { "files" };
+            format!("{n} {noun} {kind}")
+        })
+        .collect();
+    format!("{}.", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_lines() {
+        let one = [("opened for add".to_string(), 70_000)];
+        assert_eq!(summary(&one), "70000 files opened for add.");
+        let two = [("updated".to_string(), 150), ("deleted".to_string(), 1)];
+        assert_eq!(summary(&two), "150 files updated, 1 file deleted.");
+    }
+}
