@@ -1,10 +1,11 @@
-//! Comparing the workspace directory with the have list: what to add, edit or delete.
+//! Comparing the workspace directory with the have list: what to add, edit (content changed,
+//! or the executable bit or file kind no longer matching the type) or delete.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use keel_core::{BaseType, FileType, PathPattern, detect_base_type};
+use keel_core::{BaseType, FileType, LocalKind, PathPattern, detect_base_type};
 use keel_proto::v1::FileRecord;
 
 use crate::config::CONFIG_FILE_NAME;
@@ -23,6 +24,9 @@ pub struct ScanEntry {
     pub local: PathBuf,
     /// Detected type for adds; the have revision's type otherwise.
     pub file_type: String,
+    /// For edits: the type to open the file with when its executable bit or its kind
+    /// (file or symlink) no longer matches `file_type`.
+    pub new_type: Option<String>,
     pub have_rev: u32,
 }
 
@@ -88,9 +92,12 @@ pub fn scan(
                 {
                     continue;
                 }
+                let new_type = changed_type(&record.head_type, &local)?;
                 let digest = transfer::hash_local(&local)?.unwrap_or_default();
-                if !digest.eq_ignore_ascii_case(&record.head_digest) {
-                    result.edit.push(entry(record, client_file, local));
+                if new_type.is_some() || !digest.eq_ignore_ascii_case(&record.head_digest) {
+                    let mut edit = entry(record, client_file, local);
+                    edit.new_type = new_type;
+                    result.edit.push(edit);
                 }
             }
             None => {
@@ -107,6 +114,7 @@ pub fn scan(
                     client_file,
                     depot_file,
                     local,
+                    new_type: None,
                     have_rev: 0,
                 });
             }
@@ -137,8 +145,36 @@ fn entry(record: &FileRecord, client_file: String, local: PathBuf) -> ScanEntry 
         depot_file: record.depot_file.clone(),
         local,
         file_type: record.head_type.clone(),
+        new_type: None,
         have_rev: record.have_rev,
     }
+}
+
+/// The type `have_type` (the have revision's) becomes for the local file at `path` when the
+/// file's kind or executable bit no longer matches it; None when it still does.
+fn changed_type(have_type: &str, path: &Path) -> Result<Option<String>> {
+    let Ok(have) = FileType::parse(have_type) else {
+        return Ok(None);
+    };
+    let meta = std::fs::symlink_metadata(path).at(path)?;
+    let local = if meta.file_type().is_symlink() {
+        LocalKind::Symlink
+    } else {
+        LocalKind::File {
+            executable: executable_bit(&meta),
+        }
+    };
+    let adjusted = have.adjusted_to(local, || sample_base(path))?;
+    Ok((adjusted != have).then(|| adjusted.to_string()))
+}
+
+/// Text or binary, from the first 64 KiB of a regular file.
+fn sample_base(path: &Path) -> Result<BaseType> {
+    let mut sample = Vec::with_capacity(SAMPLE);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(SAMPLE as u64).read_to_end(&mut sample))
+        .at(path)?;
+    Ok(detect_base_type(&sample))
 }
 
 /// The type Keel would give a new local file: `symlink`, or `text`/`binary` from its first
@@ -148,13 +184,9 @@ pub fn detect_type(path: &Path) -> Result<String> {
     let base = if meta.file_type().is_symlink() {
         BaseType::Symlink
     } else {
-        let mut sample = Vec::with_capacity(SAMPLE);
-        std::fs::File::open(path)
-            .and_then(|f| f.take(SAMPLE as u64).read_to_end(&mut sample))
-            .at(path)?;
-        detect_base_type(&sample)
+        sample_base(path)?
     };
-    let executable = !meta.file_type().is_symlink() && is_executable(&meta);
+    let executable = !meta.file_type().is_symlink() && executable_bit(&meta).unwrap_or(false);
     Ok(FileType {
         base,
         executable,
@@ -164,15 +196,16 @@ pub fn detect_type(path: &Path) -> Result<String> {
     .to_string())
 }
 
+/// Whether a file is executable; None where the platform keeps no executable bit.
 #[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
+fn executable_bit(meta: &std::fs::Metadata) -> Option<bool> {
     use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o111 != 0
+    Some(meta.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(not(unix))]
-fn is_executable(_meta: &std::fs::Metadata) -> bool {
-    false
+fn executable_bit(_meta: &std::fs::Metadata) -> Option<bool> {
+    None
 }
 
 /// All files (and symlinks) under `dir`, not following symlinked directories; skips the

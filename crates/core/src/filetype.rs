@@ -107,6 +107,45 @@ impl FileType {
     }
 }
 
+/// What a workspace file is on disk, as far as its type is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocalKind {
+    Symlink,
+    /// A regular file; `executable` is None where the platform keeps no executable bit.
+    File {
+        executable: Option<bool>,
+    },
+}
+
+impl FileType {
+    /// This type adjusted to a workspace file of kind `local`, as `reconcile` opens it: a
+    /// symlink makes it `symlink`; a file that replaced a symlink takes the base `detect`
+    /// returns (its content class, only asked for then); a file's `+x` follows its executable
+    /// bit. `+l` and `+w` are kept; a symlink is never `+x`.
+    pub fn adjusted_to<E>(
+        self,
+        local: LocalKind,
+        detect: impl FnOnce() -> Result<BaseType, E>,
+    ) -> Result<FileType, E> {
+        let mut out = self;
+        match local {
+            LocalKind::Symlink => {
+                out.base = BaseType::Symlink;
+                out.executable = false;
+            }
+            LocalKind::File { executable } => {
+                if self.base == BaseType::Symlink {
+                    out.base = detect()?;
+                    out.executable = executable.unwrap_or(false);
+                } else if let Some(executable) = executable {
+                    out.executable = executable;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
 impl fmt::Display for FileType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.base.as_str())?;
@@ -209,6 +248,46 @@ mod tests {
         for (mods, want) in cases {
             let got = text.apply_modifiers(mods).ok().map(|t| t.to_string());
             assert_eq!(got.as_deref(), *want, "{mods}");
+        }
+    }
+
+    #[test]
+    fn adjusted_to_local_kind() {
+        use LocalKind::{File, Symlink};
+        let exec = |e| File {
+            executable: Some(e),
+        };
+        let unknown = File { executable: None };
+        // (depot type, local kind, detected base when asked, expected type)
+        let cases: &[(&str, LocalKind, BaseType, &str)] = &[
+            ("text", exec(false), BaseType::Binary, "text"),
+            ("text", exec(true), BaseType::Binary, "text+x"),
+            ("text+x", exec(false), BaseType::Text, "text"),
+            ("text+x", unknown, BaseType::Text, "text+x"),
+            ("binary", exec(true), BaseType::Text, "binary+x"),
+            ("binary+x", exec(false), BaseType::Text, "binary"),
+            ("binary+lw", exec(true), BaseType::Text, "binary+lwx"),
+            ("text+lwx", exec(false), BaseType::Text, "text+lw"),
+            ("text", Symlink, BaseType::Text, "symlink"),
+            ("binary+lx", Symlink, BaseType::Text, "symlink+l"),
+            ("symlink", Symlink, BaseType::Binary, "symlink"),
+            ("symlink", exec(false), BaseType::Text, "text"),
+            ("symlink", exec(true), BaseType::Binary, "binary+x"),
+            ("symlink+l", unknown, BaseType::Binary, "binary+l"),
+        ];
+        for (from, local, detected, want) in cases {
+            let base = FileType::parse(from).expect(from);
+            let mut asked = false;
+            let got = base
+                .adjusted_to(*local, || {
+                    asked = true;
+                    Ok::<_, ()>(*detected)
+                })
+                .expect("detection cannot fail here");
+            assert_eq!(got.to_string(), *want, "{from} as {local:?}");
+            let needs_detection =
+                base.base == BaseType::Symlink && matches!(local, LocalKind::File { .. });
+            assert_eq!(asked, needs_detection, "{from} as {local:?}");
         }
     }
 

@@ -1,5 +1,7 @@
 //! `status` and `reconcile`: find work done outside Keel and open it.
 
+use std::collections::BTreeMap;
+
 use anyhow::Result;
 use keel_client::transfer;
 use keel_client::workspace_scan::{ScanEntry, ScanResult, scan};
@@ -30,20 +32,25 @@ fn preview(s: &Session, result: &ScanResult) {
         for entry in entries {
             let rev = if action == "add" { 1 } else { entry.have_rev };
             let local = entry.local.display().to_string();
-            listing.item(
-                &format!("to be opened for {action}"),
-                Record::new()
-                    .s("clientFile", &local)
-                    .s("depotFile", &entry.depot_file)
-                    .s("action", action)
-                    .n("workRev", u64::from(rev))
-                    .s("type", &entry.file_type),
-                format!(
-                    "{local} - reconcile to {action} {}{}",
-                    entry.depot_file,
-                    rev_text(rev)
-                ),
+            let mut record = Record::new()
+                .s("clientFile", &local)
+                .s("depotFile", &entry.depot_file)
+                .s("action", action)
+                .n("workRev", u64::from(rev));
+            let mut text = format!(
+                "{local} - reconcile to {action} {}{}",
+                entry.depot_file,
+                rev_text(rev)
             );
+            match &entry.new_type {
+                // The executable bit or the kind changed: `type` is what it will be opened as.
+                Some(new_type) => {
+                    record = record.s("type", new_type).s("haveType", &entry.file_type);
+                    text.push_str(&format!(" (type {} -> {new_type})", entry.file_type));
+                }
+                None => record = record.s("type", &entry.file_type),
+            }
+            listing.item(&format!("to be opened for {action}"), record, text);
         }
     }
     if listing.total() == 0 {
@@ -78,9 +85,20 @@ pub async fn reconcile(s: &mut Session, args: ReconcileArgs) -> Result<()> {
     let mut listing = Listing::new(s.out);
     let added = open_files(s, "add", add_files, args.change, None, add_types).await?;
     print_opened(&mut listing, Some(&ws), &added);
-    let edit_files = edit.iter().map(|e| e.depot_file.clone()).collect();
-    let edited = open_files(s, "edit", edit_files, args.change, None, Vec::new()).await?;
-    print_opened(&mut listing, Some(&ws), &edited);
+    // One Open per new type: files whose executable bit or kind changed are opened with the
+    // type that matches them now, the rest keep theirs.
+    let mut by_type: BTreeMap<Option<&str>, Vec<String>> = BTreeMap::new();
+    for entry in &edit {
+        by_type
+            .entry(entry.new_type.as_deref())
+            .or_default()
+            .push(entry.depot_file.clone());
+    }
+    for (new_type, files) in by_type {
+        let file_type = new_type.map(str::to_string);
+        let edited = open_files(s, "edit", files, args.change, file_type, Vec::new()).await?;
+        print_opened(&mut listing, Some(&ws), &edited);
+    }
     for entry in &edit {
         transfer::make_writable(&entry.local)?;
     }

@@ -17,4 +17,5 @@ mod large_file;
 mod obliterate;
 mod shelves;
 mod sync_and_locks;
+mod type_changes;
 mod workflow;
