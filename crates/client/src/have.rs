@@ -1,8 +1,17 @@
-//! Recording have-list changes: streams UpdateHave batches of at most 1000 entries.
+//! Recording have-list changes as files land: one UpdateHave call carrying batches of at most
+//! [`HAVE_BATCH`] entries, each sent once it is full or [`HAVE_FLUSH_AFTER`] after its first
+//! entry, whichever comes first.
+//!
+//! The server records each batch as it arrives, so a sync that is cut off (the server killed,
+//! the connection dropped) leaves a have list at most one batch interval behind the files it
+//! placed, never ahead: an entry is pushed only after its file is in place.
+
+use std::time::Duration;
 
 use keel_proto::v1::{HaveBatch, HaveEntry, UpdateHaveReply};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::connect::Connection;
@@ -11,56 +20,50 @@ use crate::error::{Error, Result};
 /// Maximum entries per UpdateHave batch.
 pub const HAVE_BATCH: usize = 1000;
 
+/// Longest an entry waits for its batch to fill before the batch is sent anyway.
+pub const HAVE_FLUSH_AFTER: Duration = Duration::from_millis(200);
+
 type Call = JoinHandle<std::result::Result<tonic::Response<UpdateHaveReply>, tonic::Status>>;
 
-/// Collects have entries and sends them in batches over one UpdateHave call, opened lazily.
+/// Sends have entries over one UpdateHave call, opened with the first entry.
 pub struct HaveUpdater {
     conn: Connection,
-    batch: Vec<HaveEntry>,
-    call: Option<(mpsc::Sender<HaveBatch>, Call)>,
+    call: Option<(mpsc::Sender<HaveEntry>, Call)>,
 }
 
 impl HaveUpdater {
     pub fn new(conn: &Connection) -> HaveUpdater {
         HaveUpdater {
             conn: conn.clone(),
-            batch: Vec::new(),
             call: None,
         }
     }
 
-    /// Records that the workspace now has `depot_file#rev` (rev 0: no longer has it).
+    /// Records that the workspace now has `depot_file#rev` (rev 0: no longer has it). Waits
+    /// while a batch's worth of entries is queued and not yet taken by the call.
     pub async fn push(&mut self, depot_file: &str, rev: u32) -> Result<()> {
-        self.batch.push(HaveEntry {
-            depot_file: depot_file.to_string(),
-            rev,
-        });
-        if self.batch.len() >= HAVE_BATCH {
-            self.flush().await?;
-        }
-        Ok(())
-    }
-
-    async fn flush(&mut self) -> Result<()> {
-        if self.batch.is_empty() {
-            return Ok(());
-        }
         let (tx, _) = self.call.get_or_insert_with(|| {
-            let (tx, rx) = mpsc::channel(4);
+            let (tx, rx) = mpsc::channel(HAVE_BATCH);
+            let caller = self.conn.caller();
+            let batches = ReceiverStream::new(rx)
+                .chunks_timeout(HAVE_BATCH, HAVE_FLUSH_AFTER)
+                .map(move |entries| HaveBatch {
+                    caller: caller.clone(),
+                    entries,
+                });
             let mut client = self.conn.client();
-            let task =
-                tokio::spawn(async move { client.update_have(ReceiverStream::new(rx)).await });
+            let task = tokio::spawn(async move { client.update_have(batches).await });
             (tx, task)
         });
-        let batch = HaveBatch {
-            caller: self.conn.caller(),
-            entries: std::mem::take(&mut self.batch),
+        let entry = HaveEntry {
+            depot_file: depot_file.to_string(),
+            rev,
         };
-        if tx.send(batch).await.is_err() {
+        if tx.send(entry).await.is_err() {
             // The call ended early; its status explains why.
-            let (_, task) = self.call.take().expect("call was just created");
+            let (_, task) = self.call.take().expect("the call was just looked at");
             return Err(self.finish_call(task).await.err().unwrap_or_else(|| {
-                Error::Protocol("UpdateHave ended before all batches were sent".into())
+                Error::Protocol("UpdateHave ended before all entries were sent".into())
             }));
         }
         Ok(())
@@ -76,10 +79,10 @@ impl HaveUpdater {
 
     /// Sends what is left and waits for the server to record everything.
     pub async fn finish(mut self) -> Result<u64> {
-        self.flush().await?;
         match self.call.take() {
             None => Ok(0),
             Some((tx, task)) => {
+                // Closing the queue sends the last, partial batch at once.
                 drop(tx);
                 self.finish_call(task).await
             }
