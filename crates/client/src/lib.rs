@@ -1,6 +1,7 @@
 //! Keel's client library: configuration, connection, workspace paths, file transfer and the
 //! sync/submit drivers used by the `keel` command line.
 
+pub mod clobber;
 pub mod config;
 pub mod connect;
 pub mod content;

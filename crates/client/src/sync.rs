@@ -1,13 +1,14 @@
 //! The sync driver: consumes the Sync stream, hands files to the writers, reports them in
 //! stream order and records the have list for the files in place.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 
 use keel_proto::v1::sync_message::Body;
 use keel_proto::v1::{SyncFile, SyncMessage, SyncRequest};
 use tokio::sync::oneshot::error::TryRecvError;
 
+use crate::clobber::ClobberCheck;
 use crate::connect::Connection;
 use crate::error::{Error, Result};
 use crate::have::HaveUpdater;
@@ -91,7 +92,7 @@ pub async fn sync(
         report: &mut report,
         record_have: !options.preview && !options.populate_only,
         have: HaveUpdater::new(conn),
-        have_digests: None,
+        clobber: ClobberCheck::default(),
         totals: SyncTotals::default(),
         paths: LocalResolver::new(&ws.root),
         last_mode: None,
@@ -145,7 +146,7 @@ struct Driver<'a, R> {
     report: &'a mut R,
     record_have: bool,
     have: HaveUpdater,
-    have_digests: Option<HashMap<String, String>>,
+    clobber: ClobberCheck,
     totals: SyncTotals,
     paths: LocalResolver,
     /// The last file type seen and its mode: runs of files share one.
@@ -195,14 +196,10 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
         if !self.options.force
             && !self.ws.options.clobber
             && transfer::is_writable_file(&local)
-            && !safe_to_overwrite(
-                self.conn,
-                self.ws,
-                &event.file,
-                &local,
-                &mut self.have_digests,
-            )
-            .await?
+            && !self
+                .clobber
+                .safe_to_overwrite(self.conn, self.ws, &event.file, &local)
+                .await?
         {
             skip_chunks(stream).await?;
             event.result = Err(Error::CantClobber(local));
@@ -326,39 +323,6 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
         (self.report)(&event);
         Ok(())
     }
-}
-
-/// A writable unopened file may be replaced only if no local work would be lost: its content
-/// equals the incoming revision, or (with `allwrite`, where every file is writable) the have one.
-async fn safe_to_overwrite(
-    conn: &Connection,
-    ws: &WorkspaceCtx,
-    file: &SyncFile,
-    local: &std::path::Path,
-    have_digests: &mut Option<HashMap<String, String>>,
-) -> Result<bool> {
-    let Some(local_digest) = transfer::hash_local(local)? else {
-        return Ok(true);
-    };
-    if !file.digest.is_empty() && local_digest.eq_ignore_ascii_case(&file.digest) {
-        return Ok(true);
-    }
-    if !ws.options.allwrite {
-        return Ok(false);
-    }
-    if have_digests.is_none() {
-        let records = ws.have(conn, Vec::new()).await?;
-        *have_digests = Some(
-            records
-                .into_iter()
-                .map(|r| (r.depot_file, r.head_digest))
-                .collect(),
-        );
-    }
-    Ok(have_digests
-        .as_ref()
-        .and_then(|m| m.get(&file.depot_file))
-        .is_some_and(|d| d.eq_ignore_ascii_case(&local_digest)))
 }
 
 async fn next_chunk(stream: &mut PeekStream<SyncMessage>) -> Result<Option<Vec<u8>>> {

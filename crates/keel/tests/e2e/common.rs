@@ -128,6 +128,19 @@ pub struct Client {
 
 impl Client {
     pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run keel")
+    }
+
+    /// Starts the command without waiting for it (output discarded).
+    pub fn spawn(&self, args: &[&str]) -> Child {
+        self.command(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn keel")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(KEEL);
         for (key, _) in std::env::vars() {
             if key.starts_with("KEEL_") {
@@ -143,7 +156,7 @@ impl Client {
         if !self.workspace.is_empty() {
             cmd.env("KEEL_WORKSPACE", &self.workspace);
         }
-        cmd.output().expect("run keel")
+        cmd
     }
 
     /// Runs and expects success; returns stdout.

@@ -12,6 +12,7 @@ mod branching;
 mod commands;
 mod crash;
 mod faults;
+mod interrupted_sync;
 mod labels;
 mod large_file;
 mod obliterate;
