@@ -7,22 +7,28 @@
 //! client wrote the files, so a crash can only leave a have list *behind* the workspace (the next
 //! sync transfers a few files again), never ahead of it.
 
-use crate::{HaveRow, PathRange, StoreError};
+use crate::{DatabaseError, HaveRow, PathRange, StoreConfig, StoreError};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// Most have-list connections kept open at once.
-const MAX_OPEN: usize = 256;
-
 pub struct SqliteHaveStore {
     dir: PathBuf,
     open: Mutex<HashMap<String, Arc<Mutex<Connection>>>>,
+    /// Most connections kept open at once (`StoreConfig::max_open_have_lists`).
+    max_open: usize,
 }
 
 impl SqliteHaveStore {
+    /// Opens (creating when needed) the have lists under `dir`, with the default limit of
+    /// open connections.
     pub fn open(dir: &Path) -> Result<SqliteHaveStore, StoreError> {
+        Self::open_with(dir, &StoreConfig::default())
+    }
+
+    /// Opens the have lists under `dir`, keeping at most `config.max_open_have_lists` open.
+    pub fn open_with(dir: &Path, config: &StoreConfig) -> Result<SqliteHaveStore, StoreError> {
         std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
             path: dir.into(),
             source,
@@ -30,6 +36,7 @@ impl SqliteHaveStore {
         Ok(SqliteHaveStore {
             dir: dir.to_path_buf(),
             open: Mutex::new(HashMap::new()),
+            max_open: config.max_open_have_lists.max(1),
         })
     }
 
@@ -42,13 +49,13 @@ impl SqliteHaveStore {
         if let Some(conn) = open.get(workspace) {
             return Ok(conn.clone());
         }
-        if open.len() >= MAX_OPEN {
+        if open.len() >= self.max_open {
             open.clear();
         }
         let path = self.path_of(workspace);
-        let err = |source| StoreError::Have {
+        let err = |e| StoreError::Have {
             path: path.clone(),
-            source,
+            source: DatabaseError::from_sqlite(e),
         };
         let conn = Connection::open(&path).map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
@@ -73,9 +80,9 @@ impl SqliteHaveStore {
     ) -> Result<T, StoreError> {
         let conn = self.connection(workspace)?;
         let mut conn = conn.lock().expect("have connection lock is never poisoned");
-        f(&mut conn).map_err(|source| StoreError::Have {
+        f(&mut conn).map_err(|e| StoreError::Have {
             path: self.path_of(workspace),
-            source,
+            source: DatabaseError::from_sqlite(e),
         })
     }
 

@@ -11,20 +11,23 @@
 //! - **Have lists live apart** ([`SqliteHaveStore`]): one small database per workspace, so syncs of
 //!   different workspaces never contend with each other or with the main writer.
 
+mod config;
 mod error;
 mod have;
 mod range;
 mod rows;
 mod sqlite;
+pub mod thread_priority;
 
-pub use error::StoreError;
+pub use error::{DatabaseError, DatabaseErrorKind, StoreError};
 pub use have::SqliteHaveStore;
 pub use range::PathRange;
 pub use rows::{
     BranchRow, ChangeFilter, ChangeRow, ChangeStatus, DepotRow, HaveRow, IntegRow, LabelRow,
     LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, WorkspaceRow,
 };
-pub use sqlite::{SqliteStore, StoreConfig};
+pub use config::StoreConfig;
+pub use sqlite::SqliteStore;
 
 use keel_core::{ChangeNumber, Digest};
 

@@ -6,18 +6,14 @@
 //! flushed after a big branch. The writer connection turns it off (`wal_autocheckpoint = 0`)
 //! and nudges this thread after each commit instead. A passive checkpoint never blocks the
 //! writer or readers; it copies what no open snapshot still needs. The thread runs at a lower
-//! CPU priority ([`CHECKPOINT_NICE`]): on a busy machine, requests go first and the WAL grows
-//! a little longer instead.
+//! CPU priority (`StoreConfig::checkpoint_nice`): on a busy machine, requests go first and the
+//! WAL grows a little longer instead. At most one checkpoint runs per
+//! `StoreConfig::checkpoint_interval_ms`; nudges in between collapse into one.
 
+use crate::{StoreConfig, StoreError};
 use rusqlite::Connection;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::Duration;
-
-/// At most one checkpoint per interval; nudges in between collapse into one.
-const INTERVAL: Duration = Duration::from_millis(250);
-
-/// Nice value (Linux, per thread) of the checkpoint thread.
-const CHECKPOINT_NICE: libc::c_int = 10;
 
 /// Asks the checkpoint thread for a checkpoint; dropping every `Nudge` stops the thread.
 #[derive(Clone)]
@@ -38,18 +34,26 @@ pub(crate) struct Checkpointer {
 
 impl Checkpointer {
     /// Starts the thread on its own connection.
-    pub(crate) fn start(conn: Connection) -> (Checkpointer, Nudge) {
+    pub(crate) fn start(
+        conn: Connection,
+        config: &StoreConfig,
+    ) -> Result<(Checkpointer, Nudge), StoreError> {
         let (tx, rx) = sync_channel(1);
+        let interval = Duration::from_millis(config.checkpoint_interval_ms);
+        let nice = config.checkpoint_nice;
         let thread = std::thread::Builder::new()
             .name("keel-checkpoint".into())
-            .spawn(move || run(conn, rx))
-            .expect("spawning the checkpoint thread");
-        (
+            .spawn(move || run(conn, rx, interval, nice))
+            .map_err(|source| StoreError::Thread {
+                name: "checkpoint",
+                source,
+            })?;
+        Ok((
             Checkpointer {
                 thread: Some(thread),
             },
             Nudge(tx),
-        )
+        ))
     }
 }
 
@@ -61,8 +65,11 @@ impl Drop for Checkpointer {
     }
 }
 
-fn run(conn: Connection, rx: Receiver<()>) {
-    lower_priority();
+fn run(conn: Connection, rx: Receiver<()>, interval: Duration, nice: i32) {
+    if let Err(e) = crate::thread_priority::lower_current_thread(nice) {
+        // Checkpoints then compete at normal priority.
+        tracing::debug!(error = %e, "checkpoint thread keeps normal priority");
+    }
     // Ends when the last `Nudge` (the writer's) is dropped.
     while rx.recv().is_ok() {
         let result = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
@@ -72,22 +79,6 @@ fn run(conn: Connection, rx: Receiver<()>) {
             Ok((frames, copied)) => tracing::trace!(frames, copied, "wal checkpoint"),
             Err(e) => tracing::warn!(error = %e, "wal checkpoint failed; retrying later"),
         }
-        std::thread::sleep(INTERVAL);
-    }
-}
-
-/// Lowers the calling thread's CPU priority (Linux keeps nice values per thread). Best effort:
-/// a failure only means checkpoints compete at normal priority.
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: gettid and setpriority take plain integers and touch no memory of ours.
-        let result = unsafe {
-            let tid = libc::gettid();
-            libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, CHECKPOINT_NICE)
-        };
-        if result != 0 {
-            tracing::debug!("could not lower the checkpoint thread's priority");
-        }
+        std::thread::sleep(interval);
     }
 }

@@ -7,49 +7,13 @@ mod queries;
 mod schema;
 mod writer;
 
-use crate::{MetaStore, ReadTxn, StoreError, WriteJob};
+use crate::{DatabaseError, MetaStore, ReadTxn, StoreConfig, StoreError, WriteJob};
 use checkpoint::Checkpointer;
 use pool::ReaderPool;
 use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 use std::path::{Path, PathBuf};
 use writer::Writer;
-
-/// Tuning knobs of the SQLite store.
-#[derive(Clone, Debug)]
-pub struct StoreConfig {
-    /// Idle reader connections kept open.
-    pub reader_pool_size: usize,
-    /// Most write jobs grouped into one transaction.
-    pub max_group: usize,
-    /// SQLite page cache per connection, in KiB.
-    pub cache_kib: i64,
-    /// Prepared statements kept per connection.
-    pub statement_cache: usize,
-    /// How much of the database file a reader connection reads through a memory mapping
-    /// instead of `pread` (SQLite caps it at its build's limit, 2 GiB by default).
-    pub reader_mmap_bytes: i64,
-    /// Page size of a database this store creates, in bytes (a power of two, 512 to 65,536).
-    /// An existing database keeps the page size it was created with.
-    pub page_size: u32,
-}
-
-impl Default for StoreConfig {
-    fn default() -> Self {
-        StoreConfig {
-            reader_pool_size: 16,
-            max_group: 256,
-            cache_kib: 64 * 1024,
-            statement_cache: 128,
-            // Readers map the file instead of copying each page into their own cache with
-            // `pread` (see BENCHMARKS.md, Design choices).
-            reader_mmap_bytes: 2 << 30,
-            // SQLite's default. Larger pages favour big branches over everyday small reads
-            // (see BENCHMARKS.md, Design choices).
-            page_size: 4096,
-        }
-    }
-}
 
 /// Metadata in one SQLite database file.
 pub struct SqliteStore {
@@ -67,8 +31,8 @@ impl SqliteStore {
         schema::migrate(&mut conn)?;
         // Checkpoints run on their own thread (see `checkpoint`), not inside a commit.
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
-        let (checkpointer, nudge) = Checkpointer::start(open_connection(path, config)?);
-        let writer = Writer::start(conn, config.max_group, nudge);
+        let (checkpointer, nudge) = Checkpointer::start(open_connection(path, config)?, config)?;
+        let writer = Writer::start(conn, config.max_group, nudge)?;
         let readers = ReaderPool::new(path.to_path_buf(), config.clone());
         Ok(SqliteStore {
             path: path.to_path_buf(),
@@ -85,9 +49,9 @@ impl SqliteStore {
 }
 
 pub(crate) fn open_connection(path: &Path, config: &StoreConfig) -> Result<Connection, StoreError> {
-    let open_err = |source| StoreError::Open {
+    let open_err = |e| StoreError::Open {
         path: path.into(),
-        source,
+        source: DatabaseError::from_sqlite(e),
     };
     let conn = Connection::open(path).map_err(open_err)?;
     // Takes effect only while the file is still empty, so before WAL mode writes its header.
@@ -123,7 +87,8 @@ impl MetaStore for SqliteStore {
 
 #[cfg(test)]
 mod tests {
-    use super::{StoreConfig, open_connection};
+    use super::open_connection;
+    use crate::StoreConfig;
     use rusqlite::StatementStatus;
 
     /// A paged query run again with other bounds and another `LIMIT` reuses its plan: SQLite
@@ -206,18 +171,24 @@ mod tests {
         assert_eq!(page_size(&old), 4096);
     }
 
-    /// Reader connections read through a memory mapping (as far as SQLite's build allows);
-    /// the writer does not.
+    /// Reader connections map no part of the database file by default (an I/O error under a
+    /// mapping is SIGBUS); with `reader_mmap_bytes` set they read through a mapping.
     #[test]
-    fn readers_read_through_a_mapping() {
-        let dir = tempfile::tempdir().expect("temporary directory");
-        let store = super::SqliteStore::open(&dir.path().join("db"), &StoreConfig::default())
-            .expect("store opens");
-        let snap = store.readers.snapshot().expect("snapshot");
-        let mapped: i64 = snap
-            .conn()
-            .query_row("PRAGMA mmap_size", [], |r| r.get(0))
-            .expect("mmap size read");
-        assert!(mapped >= 1 << 30, "reader maps {mapped} bytes");
+    fn readers_map_the_file_only_when_configured() {
+        let mapped = |config: &StoreConfig| -> i64 {
+            let dir = tempfile::tempdir().expect("temporary directory");
+            let store =
+                super::SqliteStore::open(&dir.path().join("db"), config).expect("store opens");
+            let snap = store.readers.snapshot().expect("snapshot");
+            snap.conn()
+                .query_row("PRAGMA mmap_size", [], |r| r.get(0))
+                .expect("mmap size read")
+        };
+        assert_eq!(mapped(&StoreConfig::default()), 0);
+        let opted_in = StoreConfig {
+            reader_mmap_bytes: 1 << 30,
+            ..StoreConfig::default()
+        };
+        assert!(mapped(&opted_in) >= 1 << 30);
     }
 }

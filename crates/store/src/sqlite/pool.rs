@@ -29,7 +29,7 @@ impl ReaderPool {
             None => {
                 let conn = open_connection(&self.path, &self.config)?;
                 conn.pragma_update(None, "query_only", true)?;
-                // Reads from a mapping: no `pread` into this connection's own cache per page.
+                // Off by default: see `StoreConfig::reader_mmap_bytes` (SIGBUS on an I/O error).
                 conn.pragma_update(None, "mmap_size", self.config.reader_mmap_bytes)?;
                 conn
             }

@@ -2,7 +2,7 @@
 
 use super::checkpoint::Nudge;
 use super::queries::Tx;
-use crate::{StoreError, WriteJob};
+use crate::{DatabaseError, StoreError, WriteJob};
 use rusqlite::Connection;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
@@ -17,16 +17,23 @@ pub(crate) struct Writer {
 
 impl Writer {
     /// Starts the writer thread; after each commit it nudges the checkpoint thread.
-    pub(crate) fn start(conn: Connection, max_group: usize, checkpoint: Nudge) -> Writer {
+    pub(crate) fn start(
+        conn: Connection,
+        max_group: usize,
+        checkpoint: Nudge,
+    ) -> Result<Writer, StoreError> {
         let (tx, rx) = sync_channel::<(WriteJob, Reply)>(max_group.max(1) * 4);
         let thread = std::thread::Builder::new()
             .name("keel-store-writer".into())
             .spawn(move || writer_loop(conn, rx, max_group.max(1), checkpoint))
-            .expect("spawning the writer thread");
-        Writer {
+            .map_err(|source| StoreError::Thread {
+                name: "writer",
+                source,
+            })?;
+        Ok(Writer {
             queue: Mutex::new(Some(tx)),
             thread: Some(thread),
-        }
+        })
     }
 
     /// Queues a job and waits until its group transaction has committed.
@@ -78,10 +85,7 @@ fn writer_loop(
         for (_, reply) in group {
             let result = match &outcome {
                 Ok(()) => Ok(()),
-                Err(e) => Err(StoreError::Commit {
-                    message: e.to_string(),
-                    disk_full: e.is_disk_full(),
-                }),
+                Err(e) => Err(StoreError::Commit(DatabaseError::copy_of(e))),
             };
             let _ = reply.send(result);
         }

@@ -1,0 +1,54 @@
+//! Tuning knobs of the metadata store, with their defaults.
+
+use documented::DocumentedFields;
+use serde::{Deserialize, Serialize};
+
+/// Tuning knobs of the SQLite store and the have lists.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, DocumentedFields)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreConfig {
+    /// Idle reader connections kept open for snapshots (connections; default 16).
+    pub reader_pool_size: usize,
+    /// Most write jobs grouped into one transaction (jobs; default 256).
+    pub max_group: usize,
+    /// SQLite page cache per connection (KiB; default 65536).
+    pub cache_kib: i64,
+    /// Prepared statements kept per connection (statements; default 128).
+    pub statement_cache: usize,
+    /// How much of the database file a reader connection reads through a memory mapping
+    /// instead of `pread` (bytes; default 0, off; SQLite caps it at 2 GiB). Faster reads, but
+    /// an I/O error on the database file (a failing disk, a truncated file) then arrives as
+    /// SIGBUS and kills the server instead of failing one request.
+    pub reader_mmap_bytes: i64,
+    /// Page size of a database this store creates (bytes, a power of two from 512 to 65536;
+    /// default 4096). An existing database keeps the page size it was created with.
+    pub page_size: u32,
+    /// Least time between two WAL checkpoints; nudges in between collapse into one
+    /// (milliseconds; default 250).
+    pub checkpoint_interval_ms: u64,
+    /// Nice value of the checkpoint thread (Linux; 0 to 19; default 10).
+    pub checkpoint_nice: i32,
+    /// Most have-list databases kept open at once (connections; default 256).
+    pub max_open_have_lists: usize,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            reader_pool_size: 16,
+            max_group: 256,
+            cache_kib: 64 * 1024,
+            statement_cache: 128,
+            // Off: a mapped read that hits an I/O error is SIGBUS, not an error (see the field).
+            // Browse at 100,000 files read 4-12% more dirs/s with 2 GiB mapped
+            // (BENCHMARKS.md, fifth round).
+            reader_mmap_bytes: 0,
+            // SQLite's default. 16 KiB pages made a 70,000-file branch ~12% cheaper and browse
+            // ~8% dearer (BENCHMARKS.md, fifth round).
+            page_size: 4096,
+            checkpoint_interval_ms: 250,
+            checkpoint_nice: 10,
+            max_open_have_lists: 256,
+        }
+    }
+}
