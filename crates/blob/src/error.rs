@@ -22,9 +22,11 @@ impl BlobError {
     /// Classifies an I/O error on `path`, singling out a full disk so callers can say so.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         let path = path.into();
-        let full = source.kind() == std::io::ErrorKind::StorageFull
-            || source.kind() == std::io::ErrorKind::QuotaExceeded
-            || source.raw_os_error() == Some(28);
+        // ENOSPC and EDQUOT.
+        let full = matches!(
+            source.kind(),
+            std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+        );
         if full {
             BlobError::DiskFull { path, source }
         } else {

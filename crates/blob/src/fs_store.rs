@@ -1,7 +1,7 @@
 //! The filesystem backend: `ROOT/ab/cd/<hex digest>.zst` or `.raw`, written via temp + rename.
 
 use crate::writer::{BlobWriter, Body, CompressionPolicy, PendingBlob};
-use crate::{BlobError, BlobStore, Encoding, StoredBlob};
+use crate::{BlobConfig, BlobError, BlobStore, Encoding, StoredBlob};
 use keel_core::Digest;
 use std::collections::BTreeSet;
 use std::fs::{self, File};
@@ -15,11 +15,21 @@ pub struct FsBlobStore {
     root: PathBuf,
     temp: PathBuf,
     policy: CompressionPolicy,
+    /// Batches above this size are flushed with one `syncfs` instead of one fsync per file.
+    syncfs_threshold: usize,
 }
 
 impl FsBlobStore {
-    /// Opens (creating when needed) a content store under `root`.
+    /// Opens (creating when needed) a content store under `root`, compressing by `policy`
+    /// and otherwise with the default knobs.
     pub fn open(root: impl Into<PathBuf>, policy: CompressionPolicy) -> Result<Self, BlobError> {
+        let mut store = Self::open_with(root, &BlobConfig::default())?;
+        store.policy = policy;
+        Ok(store)
+    }
+
+    /// Opens (creating when needed) a content store under `root` tuned by `config`.
+    pub fn open_with(root: impl Into<PathBuf>, config: &BlobConfig) -> Result<Self, BlobError> {
         let root = root.into();
         let temp = root.join("tmp");
         fs::create_dir_all(&temp).map_err(|e| BlobError::io(&temp, e))?;
@@ -29,7 +39,12 @@ impl FsBlobStore {
                 let _ = fs::remove_file(entry.path());
             }
         }
-        Ok(FsBlobStore { root, temp, policy })
+        Ok(FsBlobStore {
+            root,
+            temp,
+            policy: config.compression(),
+            syncfs_threshold: config.syncfs_threshold,
+        })
     }
 
     fn dir_of(&self, digest: &Digest) -> PathBuf {
@@ -54,9 +69,6 @@ impl FsBlobStore {
     }
 }
 
-/// Batches above this size are flushed with one `syncfs` instead of one fsync per file.
-const SYNCFS_THRESHOLD: usize = 8;
-
 fn sync_path(path: &Path) -> Result<(), BlobError> {
     File::open(path)
         .and_then(|f| f.sync_all())
@@ -76,22 +88,28 @@ fn syncfs(anchor: &Path) -> Result<(), BlobError> {
     }
 }
 
-fn flush_files<'a>(anchor: &Path, files: impl Iterator<Item = &'a Path>) -> Result<(), BlobError> {
+/// Flushes `files`: one by one, or (Linux) with one `syncfs` when more than `threshold`.
+fn flush_files<'a>(
+    anchor: &Path,
+    files: impl Iterator<Item = &'a Path>,
+    threshold: usize,
+) -> Result<(), BlobError> {
     let files: Vec<&Path> = files.collect();
     #[cfg(target_os = "linux")]
-    if files.len() > SYNCFS_THRESHOLD {
+    if files.len() > threshold {
         return syncfs(anchor);
     }
-    let _ = anchor;
+    let _ = (anchor, threshold);
     files.into_iter().try_for_each(sync_path)
 }
 
-fn flush_dirs(anchor: &Path, dirs: &BTreeSet<PathBuf>) -> Result<(), BlobError> {
+/// Flushes `dirs`: one by one, or (Linux) with one `syncfs` when more than `threshold`.
+fn flush_dirs(anchor: &Path, dirs: &BTreeSet<PathBuf>, threshold: usize) -> Result<(), BlobError> {
     #[cfg(target_os = "linux")]
-    if dirs.len() > SYNCFS_THRESHOLD {
+    if dirs.len() > threshold {
         return syncfs(anchor);
     }
-    let _ = anchor;
+    let _ = (anchor, threshold);
     dirs.iter().try_for_each(|d| sync_path(d))
 }
 
@@ -126,7 +144,11 @@ impl BlobStore for FsBlobStore {
             };
             temps.push((blob.info, temp));
         }
-        flush_files(&self.temp, temps.iter().map(|(_, t)| t.as_ref()))?;
+        flush_files(
+            &self.temp,
+            temps.iter().map(|(_, t)| t.as_ref()),
+            self.syncfs_threshold,
+        )?;
         // 2. Only durable content gets its final name.
         let mut dirs = BTreeSet::new();
         for (info, temp) in temps {
@@ -138,7 +160,7 @@ impl BlobStore for FsBlobStore {
             dirs.insert(dir);
         }
         // 3. The renames become durable.
-        flush_dirs(&self.root, &dirs)
+        flush_dirs(&self.root, &dirs, self.syncfs_threshold)
     }
 
     fn open(&self, digest: &Digest) -> Result<Option<StoredBlob>, BlobError> {

@@ -5,10 +5,12 @@
 //! bytes and their [`Encoding`]; decompression and verification happen at the consumer (the
 //! client, or the service when it needs text for a diff).
 
+mod config;
 mod error;
 mod fs_store;
 mod writer;
 
+pub use config::BlobConfig;
 pub use error::BlobError;
 pub use fs_store::FsBlobStore;
 pub use writer::{BlobWriter, CompressionPolicy, PendingBlob};

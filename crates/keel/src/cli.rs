@@ -432,6 +432,22 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:1666")]
     pub listen: String,
+    /// Async worker threads (overrides `workers` in ROOT/keel.toml).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Idle reader connections kept open (overrides `store.reader_pool_size`).
+    #[arg(long, value_name = "N")]
+    pub readers: Option<usize>,
+    /// Most long reads on low-priority threads of their own (overrides `long_read_threads`).
+    #[arg(long, value_name = "N")]
+    pub long_read_threads: Option<usize>,
+    /// Bytes of the database file readers map into memory; 0 is off (overrides
+    /// `store.reader_mmap_bytes`; an I/O error under a mapping kills the server).
+    #[arg(long, value_name = "BYTES")]
+    pub reader_mmap_bytes: Option<i64>,
+    /// Print the configuration in effect (every knob, documented) as TOML and exit.
+    #[arg(long)]
+    pub print_config: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -18,9 +18,30 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let json = cli.json;
     let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if matches!(cli.command, cli::Command::Serve(_)) {
-        builder.worker_threads(server_workers());
-    }
+    // The server's configuration sizes its runtime, so it is read before the runtime starts.
+    let serve_config = match &cli.command {
+        cli::Command::Serve(args) => {
+            let config = match commands::serve::config(args) {
+                Ok(config) => config,
+                Err(e) => {
+                    output::report_error(json, &format!("{e:#}"));
+                    return ExitCode::FAILURE;
+                }
+            };
+            if args.print_config {
+                return match commands::serve::print_config(&config, json) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => {
+                        output::report_error(json, &format!("{e:#}"));
+                        ExitCode::FAILURE
+                    }
+                };
+            }
+            builder.worker_threads(config.workers);
+            Some(config)
+        }
+        _ => None,
+    };
     let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -28,7 +49,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(commands::run(cli)) {
+    match runtime.block_on(commands::run(cli, serve_config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if !e.is::<session::AlreadyReported>() {
@@ -37,19 +58,4 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// The server's async worker threads: twice the cores (at least four), unless
-/// `TOKIO_WORKER_THREADS` says otherwise. With one worker per core, a submit's RPC task can wait
-/// behind other tasks on its worker (a long read's HTTP/2 framing, an inline read); with more
-/// workers than cores the kernel time-slices them instead (see BENCHMARKS.md, Design choices).
-fn server_workers() -> usize {
-    std::env::var("TOKIO_WORKER_THREADS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n: &usize| n > 0)
-        .unwrap_or_else(|| {
-            let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-            (2 * cores).max(4)
-        })
 }

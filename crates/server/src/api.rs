@@ -1,9 +1,10 @@
 //! The `Keel` gRPC service: one method per RPC, each a thin call into `keel_service::Service`.
 
+use crate::ServerConfig;
 use crate::api_labels;
 use crate::api_shelves;
 use crate::convert::{self, caller, file};
-use crate::streams::{ResponseStream, blocking, read_stream, single_files, spawn_stream};
+use crate::streams::{ResponseStream, Streams, blocking, single_files};
 use keel_proto::v1 as pb;
 use keel_proto::v1::submit_message::Body as SubmitBody;
 use keel_service::{
@@ -16,20 +17,25 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use tonic::{Request, Response, Status, Streaming};
 
-/// Bytes per content chunk on the wire.
-const CHUNK: usize = 256 * 1024;
-
-/// File records per streamed reply message.
-const REPLY_BATCH: usize = 1000;
-
 pub(crate) struct Api {
     service: Arc<Service>,
     addr: SocketAddr,
+    streams: Streams,
+    /// Bytes per content chunk on the wire.
+    chunk: usize,
+    /// File records per streamed reply message.
+    reply_batch: usize,
 }
 
 impl Api {
-    pub(crate) fn new(service: Arc<Service>, addr: SocketAddr) -> Api {
-        Api { service, addr }
+    pub(crate) fn new(service: Arc<Service>, addr: SocketAddr, config: &ServerConfig) -> Api {
+        Api {
+            service,
+            addr,
+            streams: Streams::new(config),
+            chunk: config.content_chunk_bytes,
+            reply_batch: config.reply_batch,
+        }
     }
 }
 
@@ -40,11 +46,12 @@ fn send_content<T: prost::Message>(
     sink: &crate::streams::Sink<T>,
     blob: keel_blob::StoredBlob,
     path: &str,
+    chunk: usize,
     wrap: fn(Vec<u8>) -> T,
 ) -> Result<(), ServiceError> {
     let mut reader = blob.reader;
     // A small file needs no chunk-sized (zeroed) buffer; +1 reads the end in the same call.
-    let len = usize::try_from(blob.stored_size).map_or(CHUNK, |n| n.saturating_add(1).min(CHUNK));
+    let len = usize::try_from(blob.stored_size).map_or(chunk, |n| n.saturating_add(1).min(chunk));
     let mut buf = vec![0u8; len];
     loop {
         let n = reader
@@ -136,7 +143,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Stream<pb::Workspace> {
         let who = caller(req.into_inner().caller)?;
         let svc = self.service.clone();
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             svc.list_workspaces(&who, &mut |w| sink.send(convert::workspace_to_wire(w)))
         })))
     }
@@ -167,7 +174,7 @@ impl pb::keel_server::Keel for Api {
         };
         let svc = self.service.clone();
         let files = blocking(move || svc.open(&who, action, open)).await?;
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             files.into_iter().try_for_each(|f| sink.send(file(f)))
         })))
     }
@@ -178,7 +185,7 @@ impl pb::keel_server::Keel for Api {
         let who = caller(req.caller)?;
         let svc = self.service.clone();
         let files = blocking(move || svc.move_file(&who, &req.from, &req.to, req.change)).await?;
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             files.into_iter().try_for_each(|f| sink.send(file(f)))
         })))
     }
@@ -191,7 +198,7 @@ impl pb::keel_server::Keel for Api {
         let files =
             blocking(move || svc.revert(&who, &req.files, req.unchanged_only, &req.unchanged))
                 .await?;
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             files.into_iter().try_for_each(|f| sink.send(file(f)))
         })))
     }
@@ -203,7 +210,7 @@ impl pb::keel_server::Keel for Api {
         let svc = self.service.clone();
         let change = req.set_change.then_some(req.change);
         let files = blocking(move || svc.reopen(&who, &req.files, change, &req.file_type)).await?;
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             files.into_iter().try_for_each(|f| sink.send(file(f)))
         })))
     }
@@ -214,7 +221,7 @@ impl pb::keel_server::Keel for Api {
         let who = caller(req.caller)?;
         let svc = self.service.clone();
         let change = req.filter_change.then_some(req.change);
-        Ok(Response::new(read_stream(
+        Ok(Response::new(self.streams.read(
             svc.user_known(&who),
             move |sink| {
                 svc.opened(
@@ -269,12 +276,13 @@ impl pb::keel_server::Keel for Api {
         .await?;
         let svc2 = svc.clone();
         let result = blocking(move || session.commit(&svc2)).await?;
-        Ok(Response::new(spawn_stream(move |sink| {
+        let reply_batch = self.reply_batch;
+        Ok(Response::new(self.streams.spawn(move |sink| {
             let (change, renamed_from) = (result.change, result.renamed_from);
             let mut files = result.files.into_iter().map(file).peekable();
             // At least one message, even for a change of no content files.
             loop {
-                let batch: Vec<pb::FileRecord> = files.by_ref().take(REPLY_BATCH).collect();
+                let batch: Vec<pb::FileRecord> = files.by_ref().take(reply_batch).collect();
                 sink.send(pb::SubmitReply {
                     change,
                     files: batch,
@@ -311,7 +319,7 @@ impl pb::keel_server::Keel for Api {
         };
         let svc = self.service.clone();
         let files = blocking(move || svc.integrate(&who, mode, request)).await?;
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             files.into_iter().try_for_each(|f| sink.send(file(f)))
         })))
     }
@@ -322,7 +330,7 @@ impl pb::keel_server::Keel for Api {
         let who = caller(req.caller)?;
         let svc = self.service.clone();
         let files = blocking(move || svc.resolve_list(&who, &req.files)).await?;
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             files.into_iter().try_for_each(|f| sink.send(file(f)))
         })))
     }
@@ -347,7 +355,7 @@ impl pb::keel_server::Keel for Api {
         let who = caller(req.caller)?;
         let svc = self.service.clone();
         let files = blocking(move || svc.resolved(&who, &req.files)).await?;
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             files.into_iter().try_for_each(|f| sink.send(file(f)))
         })))
     }
@@ -357,7 +365,7 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             svc.integrated(&who, &req.files, &mut |i| {
                 sink.send(pb::IntegRecord {
                     to_file: i.to_file,
@@ -386,7 +394,8 @@ impl pb::keel_server::Keel for Api {
         };
         // A preview writes nothing (no resolves are scheduled), so it may be answered inline.
         let small = opts.preview && single_files(&req.files);
-        Ok(Response::new(read_stream(
+        let chunk = self.chunk;
+        Ok(Response::new(self.streams.read(
             small && svc.user_known(&who),
             move |sink| {
                 let totals = svc.sync(&who, &req.files, opts, &mut |event| {
@@ -412,7 +421,7 @@ impl pb::keel_server::Keel for Api {
                         body: Some(Body::File(msg)),
                     })?;
                     if let Some(content) = event.content {
-                        send_content(sink, content.blob, &item.depot_file, |data| {
+                        send_content(sink, content.blob, &item.depot_file, chunk, |data| {
                             pb::SyncMessage {
                                 body: Some(Body::Chunk(data)),
                             }
@@ -458,7 +467,7 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             svc.have_list(&who, &req.files, &mut |f| sink.send(file(f)))
         })))
     }
@@ -473,10 +482,12 @@ impl pb::keel_server::Keel for Api {
             max: req.max,
         };
         let small = single_files(&req.files);
-        Ok(Response::new(read_stream(
-            small && svc.user_known(&who),
-            move |sink| svc.files(&who, &req.files, opts, &mut |f| sink.send(file(f))),
-        )))
+        Ok(Response::new(
+            self.streams
+                .read(small && svc.user_known(&who), move |sink| {
+                    svc.files(&who, &req.files, opts, &mut |f| sink.send(file(f)))
+                }),
+        ))
     }
 
     type FstatStream = ResponseStream<pb::FileRecord>;
@@ -485,10 +496,12 @@ impl pb::keel_server::Keel for Api {
         let who = caller(req.caller)?;
         let svc = self.service.clone();
         let small = single_files(&req.files);
-        Ok(Response::new(read_stream(
-            small && svc.user_known(&who),
-            move |sink| svc.fstat(&who, &req.files, &mut |f| sink.send(file(f))),
-        )))
+        Ok(Response::new(
+            self.streams
+                .read(small && svc.user_known(&who), move |sink| {
+                    svc.fstat(&who, &req.files, &mut |f| sink.send(file(f)))
+                }),
+        ))
     }
 
     type DirsStream = ResponseStream<pb::DirRecord>;
@@ -499,14 +512,13 @@ impl pb::keel_server::Keel for Api {
         let opts = keel_service::DirsOptions {
             include_deleted: req.include_deleted,
         };
-        Ok(Response::new(read_stream(
-            svc.user_known(&who),
-            move |sink| {
+        Ok(Response::new(
+            self.streams.read(svc.user_known(&who), move |sink| {
                 svc.dirs(&who, &req.dirs, opts, &mut |dir| {
                     sink.send(pb::DirRecord { dir })
                 })
-            },
-        )))
+            }),
+        ))
     }
 
     type FilelogStream = ResponseStream<pb::FileRecord>;
@@ -515,7 +527,7 @@ impl pb::keel_server::Keel for Api {
         let who = caller(req.caller)?;
         let svc = self.service.clone();
         let small = single_files(&req.files);
-        Ok(Response::new(read_stream(
+        Ok(Response::new(self.streams.read(
             small && svc.user_known(&who),
             move |sink| {
                 svc.filelog(&who, &req.files, req.max, req.follow_history, &mut |f| {
@@ -538,10 +550,12 @@ impl pb::keel_server::Keel for Api {
             workspace: req.workspace,
         };
         let small = query.files.is_empty() && (1..=64).contains(&query.max);
-        Ok(Response::new(read_stream(
-            small && svc.user_known(&who),
-            move |sink| svc.changes(&who, &query, &mut |c| sink.send(convert::change(c))),
-        )))
+        Ok(Response::new(
+            self.streams
+                .read(small && svc.user_known(&who), move |sink| {
+                    svc.changes(&who, &query, &mut |c| sink.send(convert::change(c)))
+                }),
+        ))
     }
 
     type DescribeStream = ResponseStream<pb::DescribeMessage>;
@@ -550,7 +564,7 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             let mut send = |part| {
                 let body = match part {
                     DescribePart::Change(c) => Body::Change(convert::change(c)),
@@ -573,7 +587,8 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
-        Ok(Response::new(spawn_stream(move |sink| {
+        let chunk = self.chunk;
+        Ok(Response::new(self.streams.spawn(move |sink| {
             svc.print(&who, &req.files, &mut |info, content| {
                 let path = info.depot_file.clone();
                 sink.send(pb::ContentMessage {
@@ -586,8 +601,10 @@ impl pb::keel_server::Keel for Api {
                         digest: content.digest,
                     })),
                 })?;
-                send_content(sink, content.blob, &path, |data| pb::ContentMessage {
-                    body: Some(Body::Chunk(data)),
+                send_content(sink, content.blob, &path, chunk, |data| {
+                    pb::ContentMessage {
+                        body: Some(Body::Chunk(data)),
+                    }
                 })
             })
         })))
@@ -627,7 +644,7 @@ impl pb::keel_server::Keel for Api {
         let who = caller(req.caller)?;
         let svc = self.service.clone();
         let files = blocking(move || svc.delete_shelved(&who, req.change, &req.files)).await?;
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             files.into_iter().try_for_each(|f| sink.send(file(f)))
         })))
     }
@@ -640,7 +657,7 @@ impl pb::keel_server::Keel for Api {
         let files =
             blocking(move || svc.unshelve(&who, req.shelved_change, req.change, &req.files))
                 .await?;
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             files.into_iter().try_for_each(|f| sink.send(file(f)))
         })))
     }
@@ -653,7 +670,7 @@ impl pb::keel_server::Keel for Api {
         let mut req = req.into_inner();
         let who = caller(req.caller.take())?;
         let svc = self.service.clone();
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             api_shelves::obliterate(&svc, &who, &req, sink)
         })))
     }
@@ -687,7 +704,7 @@ impl pb::keel_server::Keel for Api {
     async fn list_labels(&self, req: Request<pb::ListLabelsRequest>) -> Stream<pb::Label> {
         let who = caller(req.into_inner().caller)?;
         let svc = self.service.clone();
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             svc.list_labels(&who, &mut |l| sink.send(api_labels::label_to_wire(l)))
         })))
     }
@@ -712,7 +729,7 @@ impl pb::keel_server::Keel for Api {
             delete: req.delete,
             preview: req.preview,
         };
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             svc.tag(&who, &req.label, &req.files, opts, &mut |c| {
                 sink.send(api_labels::label_file(c))
             })
@@ -725,7 +742,7 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             svc.labelsync(&who, &req.label, &req.files, req.preview, &mut |c| {
                 sink.send(api_labels::label_file(c))
             })
@@ -763,7 +780,7 @@ impl pb::keel_server::Keel for Api {
     async fn list_branches(&self, req: Request<pb::ListBranchesRequest>) -> Stream<pb::Branch> {
         let who = caller(req.into_inner().caller)?;
         let svc = self.service.clone();
-        Ok(Response::new(spawn_stream(move |sink| {
+        Ok(Response::new(self.streams.spawn(move |sink| {
             svc.list_branches(&who, &mut |b| sink.send(api_labels::branch_to_wire(b)))
         })))
     }

@@ -1,54 +1,47 @@
-//! The hand-over between a blocking producer thread and a gRPC response stream: a bounded
-//! queue the producer fills and the runtime drains, at most once per [`PACE`] while records
-//! are flowing.
+//! The hand-over between a blocking producer thread and a gRPC response stream: a tokio
+//! channel bounded by records, a byte budget on top, and a stream that drains the channel at
+//! most once per pacing tick while records are flowing.
 //!
 //! A producer that is slower than the network (a long read scanning the database) would
-//! otherwise hand over a record or two at a time, and each hand-over parks and wakes a runtime
-//! thread. Those threads run at the server's normal priority, so the hand-overs could cost more
-//! CPU than the niced producer itself spends reading (see BENCHMARKS.md, Design choices).
-//! Pacing lets records gather for one tick of the runtime's timer instead. An idle stream waits to be
+//! otherwise hand over a record or two at a time, and each hand-over wakes a runtime thread.
+//! Those threads run at the server's normal priority: for a long fstat that cost more CPU than
+//! the niced producer itself spent reading (see BENCHMARKS.md,
+//! Design choices). Pacing lets
+//! records gather for one tick of the runtime's timer instead. An idle stream waits to be
 //! woken by its next record, so the first record of a burst goes at once, and no record waits
 //! longer than one tick for the producer's next one.
 
+use crate::config::HandoverLimits;
 use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll, Waker};
-use std::time::Duration;
-
+use std::task::{Context, Poll};
+use tokio::sync::mpsc::{self, error::TryRecvError};
 use tokio_stream::Stream;
 use tonic::Status;
-
-/// How long a stream whose records are flowing waits before it takes what has gathered (the
-/// resolution of tokio's timer).
-const PACE: Duration = Duration::from_millis(1);
-
-/// Most records queued before the producer waits for the client.
-const MAX_ITEMS: usize = 2048;
-
-/// Most encoded bytes queued before the producer waits (one record may exceed it alone).
-const MAX_BYTES: usize = 2 << 20;
 
 /// What a stream carries: records, and an error as its last item.
 type Item<T> = Result<T, Status>;
 
-/// A new hand-over: the producer's end and the stream.
-pub(crate) fn handover<T>() -> (Producer<T>, Consumer<T>) {
-    let shared = Arc::new(Shared {
-        state: Mutex::new(State {
-            items: Vec::new(),
-            bytes: 0,
-            finished: false,
+/// A new hand-over bounded by `limits`: the producer's end and the stream.
+pub(crate) fn handover<T>(limits: HandoverLimits) -> (Producer<T>, Consumer<T>) {
+    let (tx, rx) = mpsc::channel(limits.max_items.max(1));
+    let budget = Arc::new(Budget {
+        state: Mutex::new(BudgetState {
+            queued: 0,
             gone: false,
-            waiting: None,
         }),
         room: Condvar::new(),
+        max: limits.max_bytes,
     });
     (
         Producer {
-            shared: shared.clone(),
+            tx,
+            budget: budget.clone(),
         },
         Consumer {
-            shared,
+            rx,
+            budget,
+            limits,
             current: Vec::new().into_iter(),
             flowing: false,
             pause: None,
@@ -56,80 +49,64 @@ pub(crate) fn handover<T>() -> (Producer<T>, Consumer<T>) {
     )
 }
 
-struct Shared<T> {
-    state: Mutex<State<T>>,
-    /// Signalled when the stream takes the queue or goes away.
+/// The byte bound: encoded bytes in the channel, and whether the stream went away.
+struct Budget {
+    state: Mutex<BudgetState>,
+    /// Signalled when the stream takes records or goes away.
     room: Condvar,
+    max: usize,
 }
 
-struct State<T> {
-    items: Vec<Item<T>>,
-    bytes: usize,
-    /// The producer is done (or gone): nothing more will be queued.
-    finished: bool,
-    /// The stream was dropped (the client went away).
+struct BudgetState {
+    queued: usize,
     gone: bool,
-    /// The stream, when it is waiting for its next record (not while pausing).
-    waiting: Option<Waker>,
 }
 
-impl<T> Shared<T> {
-    fn lock(&self) -> MutexGuard<'_, State<T>> {
+impl Budget {
+    fn lock(&self) -> MutexGuard<'_, BudgetState> {
         // Nothing panics while holding the lock, and the state stays consistent if it did.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits until `bytes` more fit (always, into an empty channel); false when the stream
+    /// went away.
+    fn take(&self, bytes: usize) -> bool {
+        let mut state = self.lock();
+        while !state.gone && state.queued > 0 && state.queued + bytes > self.max {
+            state = self
+                .room
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        state.queued += bytes;
+        !state.gone
+    }
+
+    fn give_back(&self, bytes: usize) {
+        self.lock().queued -= bytes;
+        self.room.notify_all();
     }
 }
 
 /// The producer's end; dropping it ends the stream.
 pub(crate) struct Producer<T> {
-    shared: Arc<Shared<T>>,
+    tx: mpsc::Sender<(Item<T>, usize)>,
+    budget: Arc<Budget>,
 }
 
 impl<T> Producer<T> {
     /// Queues `item` (`bytes` is its encoded size), waiting while the queue is full; false
-    /// when the stream has gone away.
+    /// when the stream has gone away. Call it from a thread outside the async runtime.
     pub(crate) fn send(&self, item: Item<T>, bytes: usize) -> bool {
-        let mut state = self.shared.lock();
-        loop {
-            if state.gone {
-                return false;
-            }
-            let fits = state.items.len() < MAX_ITEMS && state.bytes + bytes <= MAX_BYTES;
-            if state.items.is_empty() || fits {
-                break;
-            }
-            state = self
-                .shared
-                .room
-                .wait(state)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
-        state.items.push(item);
-        state.bytes += bytes;
-        let waiting = state.waiting.take();
-        drop(state);
-        if let Some(waker) = waiting {
-            waker.wake();
-        }
-        true
-    }
-}
-
-impl<T> Drop for Producer<T> {
-    fn drop(&mut self) {
-        let mut state = self.shared.lock();
-        state.finished = true;
-        let waiting = state.waiting.take();
-        drop(state);
-        if let Some(waker) = waiting {
-            waker.wake();
-        }
+        self.budget.take(bytes) && self.tx.blocking_send((item, bytes)).is_ok()
     }
 }
 
 /// The stream's end: the records in order, one at a time.
 pub(crate) struct Consumer<T> {
-    shared: Arc<Shared<T>>,
+    rx: mpsc::Receiver<(Item<T>, usize)>,
+    budget: Arc<Budget>,
+    limits: HandoverLimits,
     current: std::vec::IntoIter<Item<T>>,
     /// Records arrived since the stream last waited: look again after a pause.
     flowing: bool,
@@ -138,6 +115,20 @@ pub(crate) struct Consumer<T> {
 
 // Nothing in a `Consumer` is pinned in place (the pause is boxed).
 impl<T> Unpin for Consumer<T> {}
+
+impl<T> Consumer<T> {
+    /// Makes `taken` the records to hand out and frees their bytes for the producer.
+    fn deliver(&mut self, taken: Vec<(Item<T>, usize)>) {
+        let bytes = taken.iter().map(|(_, b)| b).sum();
+        self.budget.give_back(bytes);
+        self.current = taken
+            .into_iter()
+            .map(|(item, _)| item)
+            .collect::<Vec<_>>()
+            .into_iter();
+        self.flowing = true;
+    }
+}
 
 impl<T> Stream for Consumer<T> {
     type Item = Item<T>;
@@ -156,47 +147,74 @@ impl<T> Stream for Consumer<T> {
                 }
                 this.pause = None;
             }
-            let mut state = this.shared.lock();
-            if !state.items.is_empty() {
-                this.current = std::mem::take(&mut state.items).into_iter();
-                state.bytes = 0;
-                drop(state);
-                this.shared.room.notify_one();
-                this.flowing = true;
+            // Take what is queued without asking to be woken (`try_recv` registers nothing).
+            let mut taken = Vec::new();
+            let mut ended = false;
+            while taken.len() < this.limits.max_items {
+                match this.rx.try_recv() {
+                    Ok(entry) => taken.push(entry),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        ended = true;
+                        break;
+                    }
+                }
+            }
+            if !taken.is_empty() {
+                this.deliver(taken);
                 continue;
             }
-            if state.finished {
+            if ended {
                 return Poll::Ready(None);
             }
             if this.flowing {
-                drop(state);
                 this.flowing = false;
-                this.pause = Some(Box::pin(tokio::time::sleep(PACE)));
+                this.pause = Some(Box::pin(tokio::time::sleep(this.limits.pace)));
                 continue;
             }
-            state.waiting = Some(cx.waker().clone());
-            return Poll::Pending;
+            // Idle: the next record (or the producer's end) wakes the stream.
+            match this
+                .rx
+                .poll_recv_many(cx, &mut taken, this.limits.max_items)
+            {
+                Poll::Ready(0) => return Poll::Ready(None),
+                Poll::Ready(_) => this.deliver(taken),
+                Poll::Pending => return Poll::Pending,
+            }
         }
     }
 }
 
 impl<T> Drop for Consumer<T> {
     fn drop(&mut self) {
-        self.shared.lock().gone = true;
-        self.shared.room.notify_all();
+        // The channel closes with the receiver; a producer waiting for bytes learns it here.
+        self.budget.lock().gone = true;
+        self.budget.room.notify_all();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
     use std::time::Instant;
+
+    const MAX_ITEMS: usize = 2048;
+    const MAX_BYTES: usize = 2 << 20;
+
+    fn limits() -> HandoverLimits {
+        HandoverLimits {
+            max_items: MAX_ITEMS,
+            max_bytes: MAX_BYTES,
+            pace: Duration::from_millis(1),
+        }
+    }
     use tokio_stream::StreamExt;
 
     /// Every record arrives in order, and the stream ends when the producer is dropped.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn delivers_in_order_through_a_full_queue() {
-        let (producer, mut consumer) = handover::<u32>();
+        let (producer, mut consumer) = handover::<u32>(limits());
         let feeder = std::thread::spawn(move || {
             // More than the queue holds, so the producer waits for room several times.
             for i in 0..(MAX_ITEMS as u32 * 5) {
@@ -215,7 +233,7 @@ mod tests {
     /// A record larger than the byte bound still goes through an empty queue.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_oversized_record_passes_alone() {
-        let (producer, mut consumer) = handover::<u32>();
+        let (producer, mut consumer) = handover::<u32>(limits());
         let feeder = std::thread::spawn(move || {
             for i in 0..3 {
                 assert!(producer.send(Ok(i), MAX_BYTES * 2));
@@ -229,7 +247,7 @@ mod tests {
     /// A producer waiting for room learns that the client went away.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_dropped_stream_releases_a_waiting_producer() {
-        let (producer, consumer) = handover::<u32>();
+        let (producer, consumer) = handover::<u32>(limits());
         let feeder = std::thread::spawn(move || {
             let mut sent = 0u32;
             while producer.send(Ok(sent), 1) {
@@ -251,7 +269,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn records_before_a_silence_arrive_during_it() {
         let silence = Duration::from_millis(1_500);
-        let (producer, mut consumer) = handover::<u32>();
+        let (producer, mut consumer) = handover::<u32>(limits());
         let feeder = std::thread::spawn(move || {
             for i in 1..=3 {
                 assert!(producer.send(Ok(i), 8));

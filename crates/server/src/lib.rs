@@ -4,14 +4,17 @@
 mod api;
 mod api_labels;
 mod api_shelves;
+mod config;
 mod convert;
 mod handover;
 mod lock;
 mod streams;
 
-use keel_blob::{CompressionPolicy, FsBlobStore};
-use keel_service::{Service, ServiceConfig, system_clock};
-use keel_store::{SqliteHaveStore, SqliteStore, StoreConfig};
+pub use config::{CONFIG_FILE_NAME, ConfigError, ServerConfig};
+
+use keel_blob::FsBlobStore;
+use keel_service::{Service, system_clock};
+use keel_store::{SqliteHaveStore, SqliteStore};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +26,8 @@ pub struct ServeOptions {
     pub root: PathBuf,
     /// `HOST:PORT` to listen on; port 0 picks a free one.
     pub listen: String,
+    /// The tuning knobs (see [`ServerConfig::load`] for `ROOT/keel.toml`).
+    pub config: ServerConfig,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -69,15 +74,16 @@ pub async fn serve(
             source,
         })?;
     let _lock = lock::RootLock::acquire(&root)?;
-    let meta = SqliteStore::open(&root.join("metadata.db"), &StoreConfig::default())?;
-    let have = SqliteHaveStore::open(&root.join("have"))?;
-    let blobs = FsBlobStore::open(root.join("content"), CompressionPolicy::default())?;
+    let config = &opts.config;
+    let meta = SqliteStore::open(&root.join("metadata.db"), &config.store)?;
+    let have = SqliteHaveStore::open_with(&root.join("have"), &config.store)?;
+    let blobs = FsBlobStore::open_with(root.join("content"), &config.blob)?;
     let service = Service::new(
         Arc::new(meta),
         have,
         Arc::new(blobs),
         system_clock(),
-        ServiceConfig::default(),
+        config.service.clone(),
         root.clone(),
     );
     // Finish any content purge a crash interrupted (see keel_service::obliterate).
@@ -101,15 +107,15 @@ pub async fn serve(
         source,
     })?;
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-    let api = api::Api::new(Arc::new(service), addr);
+    let api = api::Api::new(Arc::new(service), addr, config);
     tracing::info!(%addr, root = %root.display(), "keel server listening");
     ready(addr);
     tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .add_service(
             keel_proto::v1::keel_server::KeelServer::new(api)
-                .max_decoding_message_size(64 << 20)
-                .max_encoding_message_size(64 << 20),
+                .max_decoding_message_size(config.max_message_bytes)
+                .max_encoding_message_size(config.max_message_bytes),
         )
         .serve_with_incoming_shutdown(incoming_nodelay(incoming), shutdown_signal())
         .await?;

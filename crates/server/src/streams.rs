@@ -2,13 +2,13 @@
 //!
 //! Most calls run on tokio's blocking pool and stream through a hand-over queue. Small reads (one
 //! file's fstat, one directory level, `changes -m 1`) are cheaper answered on the runtime thread
-//! itself: [`read_stream`] tries that first under a small budget of records and CPU time, and when
+//! itself: [`Streams::read`] tries that first under a small budget of records and CPU time, and when
 //! the answer turns out bigger, throws the partial answer away and runs the read again on the
 //! blocking pool. Reads are snapshot-consistent and side-effect free, so running one twice is
 //! safe; writes never take the inline path.
 //!
 //! A read that is not small (an fstat of a whole tree, a big sync) runs on a thread of its own
-//! at a lower CPU priority ([`LONG_READ_NICE`]). On a saturated machine the scheduler then
+//! at a lower CPU priority (`ServerConfig::long_read_nice`). On a saturated machine the scheduler then
 //! serves small reads, submits and the writer first: a long read takes longer, and nothing
 //! waits behind it.
 //!
@@ -20,41 +20,45 @@
 use keel_service::ServiceError;
 use std::cell::{Cell, RefCell};
 
+use crate::ServerConfig;
+use crate::config::HandoverLimits;
 use crate::handover::{Producer, handover};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio_stream::Stream;
 use tonic::Status;
 
-/// Most records an inline read may produce before it moves to the blocking pool.
-const INLINE_ITEMS: usize = 64;
-
-/// Most CPU time an inline read may spend on a runtime thread before it moves to the blocking
-/// pool. Measured as the thread's own CPU time, not wall time: on a busy machine a small read
-/// that is merely preempted must not be thrown away and rerun at the long reads' low priority.
-const INLINE_TIME: Duration = Duration::from_millis(2);
-
-/// Nice value (Linux, per thread) of threads serving long reads; runtime and writer threads
-/// stay at the server's own.
-const LONG_READ_NICE: libc::c_int = 10;
-
-/// Most long reads on threads of their own at once; more go to the blocking pool (bounded,
-/// queued, at normal priority).
-const MAX_LONG_READ_THREADS: usize = 64;
-
-/// Long-read threads running now.
-static LONG_READ_THREADS: AtomicUsize = AtomicUsize::new(0);
+/// How streamed calls run: the knobs of inline reads, long reads and the hand-over queue, and
+/// the count of long-read threads running now.
+pub(crate) struct Streams {
+    /// Most records an inline read may produce before it moves off the runtime.
+    inline_items: usize,
+    /// Most CPU time an inline read may spend on a runtime thread before it moves off the
+    /// runtime. Measured as the thread's own CPU time, not wall time: on a busy machine a small
+    /// read that is merely preempted must not be thrown away and rerun at the long reads' low
+    /// priority.
+    inline_time: Duration,
+    /// Nice value (Linux, per thread) of threads serving long reads; runtime and writer
+    /// threads stay at the server's own.
+    long_read_nice: i32,
+    /// Most long reads on threads of their own at once; more go to the blocking pool
+    /// (bounded, queued, at normal priority).
+    max_long_read_threads: usize,
+    handover: HandoverLimits,
+    long_read_threads: Arc<AtomicUsize>,
+}
 
 /// Counts one long-read thread for as long as it lives (also when its producer panics).
-struct LongReadSlot;
+struct LongReadSlot(Arc<AtomicUsize>);
 
 impl LongReadSlot {
-    fn take() -> Option<LongReadSlot> {
-        if LONG_READ_THREADS.fetch_add(1, Ordering::AcqRel) < MAX_LONG_READ_THREADS {
-            Some(LongReadSlot)
+    fn take(running: &Arc<AtomicUsize>, max: usize) -> Option<LongReadSlot> {
+        if running.fetch_add(1, Ordering::AcqRel) < max {
+            Some(LongReadSlot(running.clone()))
         } else {
-            LONG_READ_THREADS.fetch_sub(1, Ordering::AcqRel);
+            running.fetch_sub(1, Ordering::AcqRel);
             None
         }
     }
@@ -62,7 +66,7 @@ impl LongReadSlot {
 
 impl Drop for LongReadSlot {
     fn drop(&mut self) {
-        LONG_READ_THREADS.fetch_sub(1, Ordering::AcqRel);
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -77,6 +81,9 @@ enum Target<T> {
     Queue(Producer<T>),
     Inline {
         items: RefCell<Vec<T>>,
+        /// The budget: most records and most CPU time.
+        max_items: usize,
+        max_time: Duration,
         /// When the read began, by the wall clock and by the thread's CPU clock.
         began: Instant,
         began_cpu: Duration,
@@ -99,6 +106,8 @@ impl<T: prost::Message> Sink<T> {
             }
             Target::Inline {
                 items,
+                max_items,
+                max_time,
                 began,
                 began_cpu,
                 overflowed,
@@ -106,9 +115,9 @@ impl<T: prost::Message> Sink<T> {
                 let mut items = items.borrow_mut();
                 // CPU time never exceeds wall time, so the thread's CPU clock (a system call,
                 // unlike the wall clock) is read only once the wall clock allows an overrun.
-                if items.len() >= INLINE_ITEMS
-                    || (began.elapsed() > INLINE_TIME
-                        && thread_cpu_time().saturating_sub(*began_cpu) > INLINE_TIME)
+                if items.len() >= *max_items
+                    || (began.elapsed() > *max_time
+                        && thread_cpu_time().saturating_sub(*began_cpu) > *max_time)
                 {
                     overflowed.set(true);
                     return Err(ServiceError::Cancelled);
@@ -128,86 +137,107 @@ impl<T: prost::Message> Sink<T> {
     }
 }
 
-/// Runs `produce` on the blocking pool, streaming what it sends; an error ends the stream.
-pub(crate) fn spawn_stream<T, F>(produce: F) -> ResponseStream<T>
-where
-    T: prost::Message + 'static,
-    F: FnOnce(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
-{
-    let (producer, consumer) = handover();
-    tokio::task::spawn_blocking(move || {
-        let sink = Sink {
-            target: Target::Queue(producer),
-        };
-        finish(&sink, produce(&sink));
-    });
-    Box::pin(consumer)
-}
-
-/// A read-only streamed call: answered inline when `small` and it fits the inline budget,
-/// else (or when it does not fit) as a long read on a lower-priority thread.
-pub(crate) fn read_stream<T, F>(small: bool, produce: F) -> ResponseStream<T>
-where
-    T: prost::Message + 'static,
-    F: Fn(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
-{
-    if small {
-        let sink = Sink {
-            target: Target::Inline {
-                items: RefCell::new(Vec::new()),
-                began: Instant::now(),
-                began_cpu: thread_cpu_time(),
-                overflowed: Cell::new(false),
-            },
-        };
-        let result = produce(&sink);
-        if let Target::Inline {
-            items, overflowed, ..
-        } = sink.target
-            && !overflowed.get()
-        {
-            let mut out: Vec<Result<T, Status>> = items.into_inner().into_iter().map(Ok).collect();
-            if let Err(e) = result
-                && !matches!(e, ServiceError::Cancelled)
-            {
-                out.push(Err(crate::convert::status(e)));
-            }
-            return Box::pin(tokio_stream::iter(out));
+impl Streams {
+    pub(crate) fn new(config: &ServerConfig) -> Streams {
+        Streams {
+            inline_items: config.inline_max_records,
+            inline_time: Duration::from_micros(config.inline_cpu_micros),
+            long_read_nice: config.long_read_nice,
+            max_long_read_threads: config.long_read_threads,
+            handover: config.handover(),
+            long_read_threads: Arc::new(AtomicUsize::new(0)),
         }
     }
-    spawn_long_read(produce)
-}
 
-/// Runs a long read on a thread of its own at [`LONG_READ_NICE`], streaming what it sends
-/// (on the blocking pool instead when [`MAX_LONG_READ_THREADS`] are already running).
-fn spawn_long_read<T, F>(produce: F) -> ResponseStream<T>
-where
-    T: prost::Message + 'static,
-    F: FnOnce(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
-{
-    let Some(slot) = LongReadSlot::take() else {
-        return spawn_stream(produce);
-    };
-    let (producer, consumer) = handover();
-    let run = move || {
-        let _slot = slot;
-        lower_priority();
-        let sink = Sink {
-            target: Target::Queue(producer),
-        };
-        finish(&sink, produce(&sink));
-    };
-    if let Err(e) = std::thread::Builder::new()
-        .name("keel-long-read".into())
-        .spawn(run)
+    /// Runs `produce` on the blocking pool, streaming what it sends; an error ends the stream.
+    pub(crate) fn spawn<T, F>(&self, produce: F) -> ResponseStream<T>
+    where
+        T: prost::Message + 'static,
+        F: FnOnce(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
     {
-        // No thread to be had: the stream ends with the reason.
-        tracing::warn!(error = %e, "could not start a thread for a long read");
-        return Box::pin(tokio_stream::once(Err(Status::resource_exhausted(
-            format!("server could not start a thread for this read: {e}"),
-        ))));
+        let (producer, consumer) = handover(self.handover);
+        tokio::task::spawn_blocking(move || {
+            let sink = Sink {
+                target: Target::Queue(producer),
+            };
+            finish(&sink, produce(&sink));
+        });
+        Box::pin(consumer)
     }
-    Box::pin(consumer)
+
+    /// A read-only streamed call: answered inline when `small` and it fits the inline budget,
+    /// else (or when it does not fit) as a long read on a lower-priority thread.
+    pub(crate) fn read<T, F>(&self, small: bool, produce: F) -> ResponseStream<T>
+    where
+        T: prost::Message + 'static,
+        F: Fn(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
+    {
+        if small {
+            let sink = Sink {
+                target: Target::Inline {
+                    items: RefCell::new(Vec::new()),
+                    max_items: self.inline_items,
+                    max_time: self.inline_time,
+                    began: Instant::now(),
+                    began_cpu: thread_cpu_time(),
+                    overflowed: Cell::new(false),
+                },
+            };
+            let result = produce(&sink);
+            if let Target::Inline {
+                items, overflowed, ..
+            } = sink.target
+                && !overflowed.get()
+            {
+                let mut out: Vec<Result<T, Status>> =
+                    items.into_inner().into_iter().map(Ok).collect();
+                if let Err(e) = result
+                    && !matches!(e, ServiceError::Cancelled)
+                {
+                    out.push(Err(crate::convert::status(e)));
+                }
+                return Box::pin(tokio_stream::iter(out));
+            }
+        }
+        self.spawn_long_read(produce)
+    }
+
+    /// Runs a long read on a thread of its own at the long-read nice value, streaming what it
+    /// sends (on the blocking pool instead when the most long-read threads are running).
+    fn spawn_long_read<T, F>(&self, produce: F) -> ResponseStream<T>
+    where
+        T: prost::Message + 'static,
+        F: FnOnce(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
+    {
+        let Some(slot) = LongReadSlot::take(&self.long_read_threads, self.max_long_read_threads)
+        else {
+            return self.spawn(produce);
+        };
+        let (producer, consumer) = handover(self.handover);
+        let nice = self.long_read_nice;
+        let run = move || {
+            let _slot = slot;
+            if let Err(e) = keel_store::thread_priority::lower_current_thread(nice) {
+                // The read then competes at normal priority.
+                tracing::debug!(error = %e, "long read keeps normal priority");
+            }
+            let sink = Sink {
+                target: Target::Queue(producer),
+            };
+            finish(&sink, produce(&sink));
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("keel-long-read".into())
+            .spawn(run)
+        {
+            // No thread to be had: the stream ends with the reason.
+            tracing::warn!(error = %e, "could not start a thread for a long read");
+            return Box::pin(tokio_stream::once(Err(Status::resource_exhausted(
+                format!("server could not start a thread for this read: {e}"),
+            ))));
+        }
+        Box::pin(consumer)
+    }
 }
 
 /// CPU time the calling thread has used (zero where the clock is unavailable, which makes the
@@ -226,22 +256,6 @@ fn thread_cpu_time() -> Duration {
         u64::try_from(now.tv_sec).unwrap_or(0),
         u32::try_from(now.tv_nsec).unwrap_or(0),
     )
-}
-
-/// Lowers the calling thread's CPU priority (Linux keeps nice values per thread). Best effort:
-/// a failure only means the read competes at normal priority.
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: gettid and setpriority take plain integers and touch no memory of ours.
-        let result = unsafe {
-            let tid = libc::gettid();
-            libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, LONG_READ_NICE)
-        };
-        if result != 0 {
-            tracing::debug!("could not lower a long read's priority");
-        }
-    }
 }
 
 /// Ends a producer's stream: an error other than a gone client goes as the last message (the
@@ -276,7 +290,8 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::{spawn_stream, thread_cpu_time};
+    use super::{Streams, thread_cpu_time};
+    use crate::ServerConfig;
     use keel_proto::v1::FileRecord;
     use keel_service::ServiceError;
     use std::time::Duration;
@@ -293,7 +308,8 @@ mod tests {
     /// A streamed read delivers every record in order, then the producer's error last.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn streamed_read_delivers_every_record_then_its_error() {
-        let mut stream = spawn_stream(|sink| {
+        let streams = Streams::new(&ServerConfig::default());
+        let mut stream = streams.spawn(|sink| {
             for i in 0..5_000 {
                 sink.send(record(i))?;
                 if i % 700 == 0 {

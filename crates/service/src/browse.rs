@@ -12,9 +12,6 @@ use std::collections::hash_map::Entry;
 /// Records `filelog -i` follows back to the file a revision came from.
 const FOLLOWED: [&str; 3] = ["branch from", "copy from", "moved from"];
 
-/// Most files one `filelog -i` argument follows through.
-const MAX_FOLLOW: usize = 64;
-
 /// Options of `files` and `filelog`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ListOptions {
@@ -167,7 +164,7 @@ impl Service {
                     let mut todo = vec![(head.path.clone(), head.rev)];
                     let mut seen = std::collections::HashSet::new();
                     while let Some((path, upto)) = todo.pop() {
-                        if !seen.insert(path.clone()) || seen.len() > MAX_FOLLOW {
+                        if !seen.insert(path.clone()) || seen.len() > self.config.max_follow {
                             continue;
                         }
                         let records = snap.integrations_into(&path)?;

@@ -36,7 +36,7 @@ impl Service {
         let row = snap
             .get_change(ChangeNumber(change))?
             .ok_or_else(|| ServiceError::NotFound(format!("change {change} does not exist")))?;
-        let shelf = whole_shelf(snap.as_ref(), change)?;
+        let shelf = whole_shelf(snap.as_ref(), change, self.config.shelf_page)?;
         sink(DescribePart::Change(change_info(row)))?;
         for shelved in shelf.values() {
             sink(DescribePart::File(Box::new(shelved_info(shelved, None))))?;

@@ -1,7 +1,7 @@
 //! `tag` and `labelsync`: changing which revisions a static label holds.
 //!
 //! Both plan on a snapshot, streaming the selected revisions and the label's entries in path
-//! order, and apply what changes in bounded write jobs ([`LABEL_BATCH`] entries each), each of
+//! order, and apply what changes in bounded write jobs (`ServiceConfig::label_batch` entries each), each of
 //! which re-checks that the label still exists and is unlocked. Every change is reported once
 //! its job is durable (or at once with `preview`).
 
@@ -13,9 +13,6 @@ use crate::paging::Cursor;
 use crate::{Caller, LabelFileChange, LabelSpec, Service, ServiceError};
 use keel_core::{LineKind, RevSpec};
 use keel_store::{PathRange, ReadTxn};
-
-/// Label entries written per write job.
-pub const LABEL_BATCH: usize = 1000;
 
 /// Options of `tag`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -56,7 +53,7 @@ impl Batch<'_, '_> {
             return (self.sink)(change);
         }
         self.pending.push(change);
-        if self.pending.len() >= LABEL_BATCH {
+        if self.pending.len() >= self.service.config.label_batch {
             self.flush()?;
         }
         Ok(())

@@ -9,6 +9,7 @@ mod args;
 mod branches;
 pub mod browse;
 pub mod changes;
+mod config;
 mod context;
 mod depots;
 mod describe_shelf;
@@ -32,11 +33,12 @@ mod workspaces;
 
 pub use browse::ListOptions;
 pub use changes::{ChangesQuery, DescribePart};
+pub use config::ServiceConfig;
 pub use dirs::DirsOptions;
 pub use error::ServiceError;
 pub use integrate::{IntegrateMode, IntegrateRequest};
 pub use labels::DEFAULT_LABEL_VIEW;
-pub use labelsync::{LABEL_BATCH, TagOptions};
+pub use labelsync::TagOptions;
 pub use obliterate::ObliterateTotals;
 pub use open::{OpenAction, OpenRequest};
 pub use records::*;
@@ -73,27 +75,6 @@ pub fn system_clock() -> Clock {
             .map(|d| d.as_secs() as i64)
             .unwrap_or(0)
     })
-}
-
-/// Tuning knobs of the service layer.
-#[derive(Clone, Debug)]
-pub struct ServiceConfig {
-    /// Rows fetched per page when streaming listings.
-    pub page_size: usize,
-    /// Largest text revision `describe`/`diff2` will diff, in bytes.
-    pub max_diff_bytes: u64,
-    /// Bytes of small uploaded blobs a submit holds in memory before publishing them early.
-    pub publish_batch_bytes: u64,
-}
-
-impl Default for ServiceConfig {
-    fn default() -> Self {
-        ServiceConfig {
-            page_size: 1000,
-            max_diff_bytes: 16 << 20,
-            publish_batch_bytes: 64 << 20,
-        }
-    }
 }
 
 /// The Keel commands.

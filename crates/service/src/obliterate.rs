@@ -1,6 +1,6 @@
 //! Obliterate: permanently removing files' history, and the purge queue that reclaims content.
 //!
-//! Metadata goes first, in bounded write jobs of at most [`BATCH`] revisions each: a job deletes
+//! Metadata goes first, in bounded write jobs of at most `ServiceConfig::obliterate_batch` revisions each: a job deletes
 //! revisions, the files' integration records (both directions) and label entries, and queues
 //! every digest no revision, shelf or lazily-copied open file refers to any more. Blobs go
 //! second, in a separate write job per batch of queued digests that re-checks `digest_in_use`
@@ -17,9 +17,6 @@ use crate::{Caller, FileInfo, Service, ServiceError};
 use keel_core::Digest;
 use keel_store::{ReadTxn, RevisionRow, WriteTxn};
 use std::collections::{BTreeSet, HashSet};
-
-/// Most revisions (or queued digests) one write job handles.
-pub const BATCH: usize = 500;
 
 /// What an obliterate removed (or, in report mode, would remove).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -44,11 +41,12 @@ struct BatchOutcome {
     queued: Vec<Digest>,
 }
 
-/// Deletes up to [`BATCH`] revisions of `paths` (in order, newest revisions first); a file's
+/// Deletes up to `batch` revisions of `paths` (in order, newest revisions first); a file's
 /// integration records and label entries go with its last revision.
 fn obliterate_batch(
     txn: &mut dyn WriteTxn,
     paths: &[String],
+    batch: usize,
 ) -> Result<BatchOutcome, ServiceError> {
     let mut out = BatchOutcome {
         finished: 0,
@@ -58,7 +56,7 @@ fn obliterate_batch(
         queued: Vec::new(),
     };
     for path in paths {
-        let budget = BATCH - out.deleted.len();
+        let budget = batch - out.deleted.len();
         if budget == 0 {
             break;
         }
@@ -83,11 +81,15 @@ fn obliterate_batch(
 }
 
 /// Label entries naming `path`, counted over every label (report mode).
-fn count_label_entries(snap: &dyn ReadTxn, paths: &BTreeSet<String>) -> Result<u64, ServiceError> {
+fn count_label_entries(
+    snap: &dyn ReadTxn,
+    paths: &BTreeSet<String>,
+    page: usize,
+) -> Result<u64, ServiceError> {
     let mut count = 0;
     let mut after: Option<String> = None;
     loop {
-        let labels = snap.list_labels(after.as_deref(), BATCH)?;
+        let labels = snap.list_labels(after.as_deref(), page)?;
         for label in &labels {
             for path in paths {
                 if snap.label_rev(&label.name, path)? != 0 {
@@ -96,7 +98,7 @@ fn count_label_entries(snap: &dyn ReadTxn, paths: &BTreeSet<String>) -> Result<u
             }
         }
         match labels.last() {
-            Some(last) if labels.len() == BATCH => after = Some(last.name.clone()),
+            Some(last) if labels.len() == page => after = Some(last.name.clone()),
             _ => return Ok(count),
         }
     }
@@ -152,9 +154,11 @@ impl Service {
         let pending: Vec<String> = paths.into_iter().collect();
         let mut start = 0;
         while start < pending.len() {
-            let batch: Vec<String> = pending[start..].iter().take(BATCH).cloned().collect();
-            let outcome =
-                keel_store::write(self.meta.as_ref(), move |txn| obliterate_batch(txn, &batch))?;
+            let size = self.config.obliterate_batch;
+            let batch: Vec<String> = pending[start..].iter().take(size).cloned().collect();
+            let outcome = keel_store::write(self.meta.as_ref(), move |txn| {
+                obliterate_batch(txn, &batch, size)
+            })?;
             start += outcome.finished;
             totals.revisions += outcome.deleted.len() as u64;
             totals.integrations += outcome.integrations;
@@ -201,7 +205,7 @@ impl Service {
             }
         }
         totals.integrations = integrations.len() as u64;
-        totals.label_entries = count_label_entries(snap, paths)?;
+        totals.label_entries = count_label_entries(snap, paths, self.config.obliterate_batch)?;
         Ok(totals)
     }
 
@@ -209,7 +213,7 @@ impl Service {
     /// references inside the writer, then deletes and unqueues. Returns (blobs, stored bytes).
     pub(crate) fn purge(&self, digests: &[Digest]) -> Result<(u64, u64), ServiceError> {
         let mut totals = (0, 0);
-        for chunk in digests.chunks(BATCH) {
+        for chunk in digests.chunks(self.config.obliterate_batch) {
             let chunk = chunk.to_vec();
             let blobs = self.blobs.clone();
             let (count, bytes) = keel_store::write(self.meta.as_ref(), move |txn| {
@@ -237,7 +241,10 @@ impl Service {
     pub fn recover_purges(&self) -> Result<(u64, u64), ServiceError> {
         let mut totals = (0, 0);
         loop {
-            let queued = self.meta.snapshot()?.queued_purges(BATCH)?;
+            let queued = self
+                .meta
+                .snapshot()?
+                .queued_purges(self.config.obliterate_batch)?;
             if queued.is_empty() {
                 return Ok(totals);
             }

@@ -16,9 +16,6 @@ use keel_core::{ChangeNumber, Digest};
 use keel_store::{ChangeStatus, LazyContent, OpenedRow, ReadTxn, ShelvedRow, WriteTxn};
 use std::collections::{BTreeMap, HashSet};
 
-/// Rows read per page when a write job walks a whole shelf.
-const SHELF_PAGE: usize = 10_000;
-
 /// A shelve in progress: the selected opened files and their uploaded content.
 pub struct ShelveSession {
     workspace: String,
@@ -27,16 +24,17 @@ pub struct ShelveSession {
     uploads: Uploads,
 }
 
-/// Every shelved file of a change, path order.
+/// Every shelved file of a change, path order, read `page` rows at a time.
 pub(crate) fn whole_shelf(
     txn: &dyn ReadTxn,
     change: u64,
+    page: usize,
 ) -> Result<BTreeMap<String, ShelvedRow>, ServiceError> {
     let mut out = BTreeMap::new();
     let mut after: Option<String> = None;
     loop {
-        let rows = txn.shelved_in_change(ChangeNumber(change), after.as_deref(), SHELF_PAGE)?;
-        let full = rows.len() == SHELF_PAGE;
+        let rows = txn.shelved_in_change(ChangeNumber(change), after.as_deref(), page)?;
+        let full = rows.len() == page;
         after = rows.last().map(|r| r.path.clone());
         out.extend(rows.into_iter().map(|r| (r.path.clone(), r)));
         if !full {
@@ -185,7 +183,7 @@ impl Service {
             .iter()
             .map(|f| FileArg::parse(f, snap.as_ref(), Some(&ws)))
             .collect::<Result<Vec<_>, _>>()?;
-        let shelf = whole_shelf(snap.as_ref(), change)?;
+        let shelf = whole_shelf(snap.as_ref(), change, self.config.shelf_page)?;
         let doomed: Vec<ShelvedRow> = shelf
             .into_values()
             .filter(|r| selected(&args, &r.path))
@@ -246,10 +244,11 @@ impl Service {
             .iter()
             .map(|f| FileArg::parse(f, snap.as_ref(), Some(&ws)))
             .collect::<Result<Vec<_>, _>>()?;
-        let rows: Vec<ShelvedRow> = whole_shelf(snap.as_ref(), shelved_change)?
-            .into_values()
-            .filter(|r| selected(&args, &r.path))
-            .collect();
+        let rows: Vec<ShelvedRow> =
+            whole_shelf(snap.as_ref(), shelved_change, self.config.shelf_page)?
+                .into_values()
+                .filter(|r| selected(&args, &r.path))
+                .collect();
         if rows.is_empty() {
             return Err(ServiceError::NotFound(format!(
                 "change {shelved_change} has no shelved files{}",
@@ -299,8 +298,9 @@ impl Service {
         drop(snap);
         let blobs = self.blobs.clone();
         let ws_name = ws.name().to_string();
+        let page = self.config.shelf_page;
         keel_store::write(self.meta.as_ref(), move |txn| {
-            let shelf = whole_shelf(txn, shelved_change)?;
+            let shelf = whole_shelf(txn, shelved_change, page)?;
             if change != 0 {
                 check_still_pending(txn, change, &ws_name)?;
             }
@@ -354,7 +354,7 @@ impl Service {
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let arg = FileArg::parse(path, snap.as_ref(), ws.as_ref())?;
         let mut printed = 0;
-        for row in whole_shelf(snap.as_ref(), change)?.into_values() {
+        for row in whole_shelf(snap.as_ref(), change, self.config.shelf_page)?.into_values() {
             if !selected(std::slice::from_ref(&arg), &row.path) {
                 continue;
             }
@@ -404,9 +404,10 @@ impl ShelveSession {
         let contents = uploads.finish(service)?;
         let blobs = service.blobs.clone();
         let ws_name = workspace.clone();
+        let page = service.config.shelf_page;
         let (rows, queued) = keel_store::write(service.meta.as_ref(), move |txn| {
             check_still_pending(txn, change, &workspace)?;
-            let existing = whole_shelf(txn, change)?;
+            let existing = whole_shelf(txn, change, page)?;
             let mut released = Vec::new();
             if replace {
                 for row in existing.values() {

@@ -19,6 +19,7 @@ mod rows;
 mod sqlite;
 pub mod thread_priority;
 
+pub use config::StoreConfig;
 pub use error::{DatabaseError, DatabaseErrorKind, StoreError};
 pub use have::SqliteHaveStore;
 pub use range::PathRange;
@@ -26,7 +27,6 @@ pub use rows::{
     BranchRow, ChangeFilter, ChangeRow, ChangeStatus, DepotRow, HaveRow, IntegRow, LabelRow,
     LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, WorkspaceRow,
 };
-pub use config::StoreConfig;
 pub use sqlite::SqliteStore;
 
 use keel_core::{ChangeNumber, Digest};

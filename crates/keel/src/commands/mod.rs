@@ -13,7 +13,7 @@ mod reconcile;
 mod records;
 mod resolve;
 mod revert;
-mod serve;
+pub(crate) mod serve;
 pub(crate) mod shelve;
 mod spec_form;
 mod submit;
@@ -25,10 +25,17 @@ use anyhow::Result;
 use crate::cli::{Cli, ClientCommand as C, Command};
 use crate::session::Session;
 
-/// Runs one command line.
-pub async fn run(cli: Cli) -> Result<()> {
+/// Runs one command line; `serve_config` is the server's configuration when `main` already
+/// read it (to size the runtime).
+pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> Result<()> {
     let mut s = match &cli.command {
-        Command::Serve(args) => return serve::serve(args).await,
+        Command::Serve(args) => {
+            let config = match serve_config {
+                Some(config) => config,
+                None => serve::config(args)?,
+            };
+            return serve::serve(args, config).await;
+        }
         Command::Bench(args) => {
             return bench::run(args, cli.server.as_deref(), cli.json).await;
         }

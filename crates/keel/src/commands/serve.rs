@@ -1,34 +1,76 @@
-//! `keel serve`: runs the server crate with logging to stderr.
+//! `keel serve`: the effective configuration (`ROOT/keel.toml`, then flags) and running the
+//! server crate with logging to stderr.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
+use keel_server::ServerConfig;
 use tracing_subscriber::EnvFilter;
 
 use crate::cli::ServeArgs;
 
-pub async fn serve(args: &ServeArgs) -> Result<()> {
+/// The server root the arguments name, made absolute.
+fn root(args: &ServeArgs) -> Result<PathBuf> {
+    let root = args
+        .root
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(".keel-data"));
+    if root.is_absolute() {
+        return Ok(root);
+    }
+    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
+    Ok(cwd.join(root))
+}
+
+/// The configuration in effect: the defaults, overridden by `ROOT/keel.toml`, overridden by
+/// the flags.
+pub fn config(args: &ServeArgs) -> Result<ServerConfig> {
+    let mut config = ServerConfig::load(&root(args)?)?;
+    if let Some(workers) = args.workers {
+        config.workers = workers;
+    }
+    if let Some(readers) = args.readers {
+        config.store.reader_pool_size = readers;
+    }
+    if let Some(threads) = args.long_read_threads {
+        config.long_read_threads = threads;
+    }
+    if let Some(bytes) = args.reader_mmap_bytes {
+        config.store.reader_mmap_bytes = bytes;
+    }
+    if let Some((key, value, expected)) = config.invalid_knob() {
+        anyhow::bail!("{key} = {value} is not valid: it must be {expected}");
+    }
+    Ok(config)
+}
+
+/// `keel serve --print-config`: the configuration as a commented `keel.toml` (or, with
+/// `--json`, one JSON object).
+pub fn print_config(config: &ServerConfig, json: bool) -> Result<()> {
+    let text = if json {
+        serde_json::to_string(config).context("cannot print the configuration")?
+    } else {
+        config.to_documented_toml()?
+    };
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", text.trim_end()).context("cannot write to stdout")?;
+    Ok(())
+}
+
+pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
         .try_init();
-    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
-    let root = args
-        .root
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(".keel-data"));
-    let root = if root.is_absolute() {
-        root
-    } else {
-        cwd.join(root)
-    };
+    let root = root(args)?;
     let shown = root.display().to_string();
     let options = keel_server::ServeOptions {
         root,
         listen: args.listen.clone(),
+        config,
     };
     keel_server::serve(options, move |addr: std::net::SocketAddr| {
         let mut stdout = std::io::stdout().lock();

@@ -1,0 +1,301 @@
+//! The server's tuning knobs in one tree: the server's own, and the store's, service's and
+//! content store's, with their defaults and docs. `ROOT/keel.toml` overrides any of them.
+
+use documented::DocumentedFields;
+use keel_blob::BlobConfig;
+use keel_service::ServiceConfig;
+use keel_store::StoreConfig;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Name of the configuration file under the server root.
+pub const CONFIG_FILE_NAME: &str = "keel.toml";
+
+/// Every tuning knob of a server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, DocumentedFields)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Async runtime worker threads. More workers than cores lets the kernel time-slice a
+    /// submit's RPC against a long read's stream instead of queueing it behind it on a worker
+    /// (threads; default twice the cores, at least 4).
+    pub workers: usize,
+    /// Largest gRPC message accepted or sent (bytes; default 67108864).
+    pub max_message_bytes: usize,
+    /// Bytes of file content per streamed chunk message (bytes; default 262144).
+    pub content_chunk_bytes: usize,
+    /// File records per streamed submit reply message (records; default 1000).
+    pub reply_batch: usize,
+    /// Most records a small read may produce on a runtime thread before it is rerun off the
+    /// runtime (records; default 64).
+    pub inline_max_records: usize,
+    /// Most CPU time of its thread a small read may use on a runtime thread before it is
+    /// rerun off the runtime (microseconds; default 2000).
+    pub inline_cpu_micros: u64,
+    /// Nice value of threads serving long reads (Linux; 0 to 19; default 10).
+    pub long_read_nice: i32,
+    /// Most long reads on low-priority threads of their own at once; more run on the
+    /// blocking pool at normal priority (threads; default 64).
+    pub long_read_threads: usize,
+    /// Most records queued between a streaming producer and its response stream before the
+    /// producer waits (records; default 2048).
+    pub handover_max_records: usize,
+    /// Most encoded bytes queued between a streaming producer and its response stream before
+    /// the producer waits; one larger record still passes alone (bytes; default 2097152).
+    pub handover_max_bytes: usize,
+    /// How long a response stream whose records are flowing lets them gather before taking
+    /// them (microseconds; default 1000, one tick of the runtime's timer).
+    pub handover_pace_micros: u64,
+    /// The metadata store.
+    pub store: StoreConfig,
+    /// The service layer.
+    pub service: ServiceConfig,
+    /// The content store.
+    pub blob: BlobConfig,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        ServerConfig {
+            // lockjam at 100,000 files, interleaved: submit ratio median 1.59 with two workers,
+            // 1.20 with four (BENCHMARKS.md, change 24).
+            workers: (2 * cores).max(4),
+            max_message_bytes: 64 << 20,
+            content_chunk_bytes: 256 * 1024,
+            reply_batch: 1000,
+            inline_max_records: 64,
+            inline_cpu_micros: 2000,
+            long_read_nice: 10,
+            long_read_threads: 64,
+            handover_max_records: 2048,
+            handover_max_bytes: 2 << 20,
+            handover_pace_micros: 1000,
+            store: StoreConfig::default(),
+            service: ServiceConfig::default(),
+            blob: BlobConfig::default(),
+        }
+    }
+}
+
+/// A configuration that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read configuration file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("configuration file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("configuration file {path}: {key} = {value} is not valid: it must be {expected}")]
+    Invalid {
+        path: PathBuf,
+        key: &'static str,
+        value: String,
+        expected: &'static str,
+    },
+    #[error("cannot print the configuration: {0}")]
+    Render(String),
+}
+
+/// The handover queue's knobs, as its code uses them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HandoverLimits {
+    pub(crate) max_items: usize,
+    pub(crate) max_bytes: usize,
+    pub(crate) pace: Duration,
+}
+
+impl ServerConfig {
+    /// The configuration of the server at `root`: `ROOT/keel.toml` when it exists, else the
+    /// defaults.
+    pub fn load(root: &Path) -> Result<ServerConfig, ConfigError> {
+        let path = root.join(CONFIG_FILE_NAME);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => ServerConfig::parse(&text, &path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ServerConfig::default()),
+            Err(source) => Err(ConfigError::Read { path, source }),
+        }
+    }
+
+    /// Parses and checks a configuration file's text (`path` names it in errors). Keys it
+    /// leaves out keep their defaults; an unknown key is an error.
+    pub fn parse(text: &str, path: &Path) -> Result<ServerConfig, ConfigError> {
+        let config: ServerConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        if let Some((key, value, expected)) = config.invalid_knob() {
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key,
+                value,
+                expected,
+            });
+        }
+        Ok(config)
+    }
+
+    /// The first knob whose value cannot work: its key, its value and what it must be.
+    pub fn invalid_knob(&self) -> Option<(&'static str, String, &'static str)> {
+        let (store, service, blob) = (&self.store, &self.service, &self.blob);
+        let at_least_one: [(&'static str, usize); 16] = [
+            ("workers", self.workers),
+            ("max_message_bytes", self.max_message_bytes),
+            ("content_chunk_bytes", self.content_chunk_bytes),
+            ("reply_batch", self.reply_batch),
+            ("handover_max_records", self.handover_max_records),
+            ("handover_max_bytes", self.handover_max_bytes),
+            ("store.reader_pool_size", store.reader_pool_size),
+            ("store.max_group", store.max_group),
+            ("store.statement_cache", store.statement_cache),
+            ("store.max_open_have_lists", store.max_open_have_lists),
+            ("service.page_size", service.page_size),
+            ("service.obliterate_batch", service.obliterate_batch),
+            ("service.label_batch", service.label_batch),
+            ("service.shelf_page", service.shelf_page),
+            ("service.max_follow", service.max_follow),
+            (
+                "blob.compression_sample_bytes",
+                blob.compression_sample_bytes,
+            ),
+        ];
+        if let Some((key, value)) = at_least_one.iter().find(|(_, v)| *v == 0) {
+            return Some((key, value.to_string(), "at least 1"));
+        }
+        let nice = [
+            ("long_read_nice", self.long_read_nice),
+            ("store.checkpoint_nice", store.checkpoint_nice),
+        ];
+        if let Some((key, value)) = nice.iter().find(|(_, v)| !(0..=19).contains(v)) {
+            return Some((key, value.to_string(), "from 0 to 19"));
+        }
+        let page = store.page_size;
+        if !(512..=65536).contains(&page) || !page.is_power_of_two() {
+            let expected = "a power of two from 512 to 65536";
+            return Some(("store.page_size", page.to_string(), expected));
+        }
+        if store.reader_mmap_bytes < 0 {
+            let value = store.reader_mmap_bytes.to_string();
+            return Some(("store.reader_mmap_bytes", value, "0 or more"));
+        }
+        if store.cache_kib < 0 {
+            return Some(("store.cache_kib", store.cache_kib.to_string(), "0 or more"));
+        }
+        if !(1..=22).contains(&blob.compression_level) {
+            let value = blob.compression_level.to_string();
+            return Some(("blob.compression_level", value, "from 1 to 22"));
+        }
+        if !(0.0..=1.0).contains(&blob.compression_max_ratio) {
+            let value = blob.compression_max_ratio.to_string();
+            return Some(("blob.compression_max_ratio", value, "from 0 to 1"));
+        }
+        None
+    }
+
+    /// The configuration as a `keel.toml`, every knob preceded by its documentation.
+    pub fn to_documented_toml(&self) -> Result<String, ConfigError> {
+        let mut out = format!(
+            "# Keel server configuration: ROOT/{CONFIG_FILE_NAME}. Every knob is optional; \
+             these are the values in effect.\n"
+        );
+        let top = table(self)?;
+        write_fields::<ServerConfig>(&mut out, &top);
+        for name in ServerConfig::FIELD_NAMES {
+            let Some(section) = top.get(*name).and_then(toml::Value::as_table) else {
+                continue;
+            };
+            out.push('\n');
+            push_doc(&mut out, ServerConfig::get_field_docs(name).unwrap_or(""));
+            out.push_str(&format!("[{name}]\n"));
+            match *name {
+                "store" => write_fields::<StoreConfig>(&mut out, section),
+                "service" => write_fields::<ServiceConfig>(&mut out, section),
+                _ => write_fields::<BlobConfig>(&mut out, section),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The hand-over queue's knobs.
+    pub(crate) fn handover(&self) -> HandoverLimits {
+        HandoverLimits {
+            max_items: self.handover_max_records,
+            max_bytes: self.handover_max_bytes,
+            pace: Duration::from_micros(self.handover_pace_micros),
+        }
+    }
+}
+
+fn table(config: &ServerConfig) -> Result<toml::Table, ConfigError> {
+    toml::Table::try_from(config).map_err(|e| ConfigError::Render(e.to_string()))
+}
+
+/// Writes the plain (non-table) values of `section` in `T`'s field order, each after its doc.
+fn write_fields<T: DocumentedFields>(out: &mut String, section: &toml::Table) {
+    for name in T::FIELD_NAMES {
+        let Some(value) = section.get(*name).filter(|v| !v.is_table()) else {
+            continue;
+        };
+        push_doc(out, T::get_field_docs(name).unwrap_or(""));
+        out.push_str(&format!("{name} = {value}\n"));
+    }
+}
+
+fn push_doc(out: &mut String, doc: &str) {
+    for line in doc.lines().map(str::trim) {
+        if line.is_empty() {
+            out.push_str("#\n");
+        } else {
+            out.push_str(&format!("# {line}\n"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `--print-config` prints reads back as the same configuration.
+    #[test]
+    fn printed_configuration_reads_back() {
+        let mut config = ServerConfig::default();
+        config.store.reader_pool_size = 3;
+        config.blob.compression_max_ratio = 0.5;
+        let text = config.to_documented_toml().expect("renders");
+        assert!(
+            text.contains("# Idle reader connections kept open"),
+            "{text}"
+        );
+        let back = ServerConfig::parse(&text, Path::new("keel.toml")).expect("parses");
+        assert_eq!(back, config);
+    }
+
+    /// An empty file is the defaults; keys left out keep theirs.
+    #[test]
+    fn missing_keys_keep_their_defaults() {
+        let path = Path::new("keel.toml");
+        assert_eq!(
+            ServerConfig::parse("", path).expect("parses"),
+            ServerConfig::default()
+        );
+        let config = ServerConfig::parse("[service]\nlabel_batch = 7\n", path).expect("parses");
+        assert_eq!(config.service.label_batch, 7);
+        assert_eq!(
+            config.service.shelf_page,
+            ServiceConfig::default().shelf_page
+        );
+    }
+
+    /// A value of the right type that cannot work is refused with its key and value.
+    #[test]
+    fn unusable_values_are_refused_by_key() {
+        let err = ServerConfig::parse("[store]\npage_size = 1000\n", Path::new("/r/keel.toml"))
+            .expect_err("not a power of two");
+        let message = err.to_string();
+        assert!(message.contains("/r/keel.toml"), "{message}");
+        assert!(message.contains("store.page_size = 1000"), "{message}");
+    }
+}

@@ -1,0 +1,41 @@
+//! Tuning knobs of the service layer, with their defaults.
+
+use documented::DocumentedFields;
+use serde::{Deserialize, Serialize};
+
+/// Tuning knobs of the service layer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, DocumentedFields)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServiceConfig {
+    /// Rows fetched per page when streaming listings (rows; default 1000).
+    pub page_size: usize,
+    /// Largest text revision `describe`/`diff2` will diff (bytes; default 16777216).
+    pub max_diff_bytes: u64,
+    /// Bytes of small uploaded blobs a submit holds in memory before publishing them early
+    /// (bytes; default 67108864).
+    pub publish_batch_bytes: u64,
+    /// Most revisions (or queued digests) one obliterate write job handles; bounds how long
+    /// an obliterate holds the writer (revisions; default 500).
+    pub obliterate_batch: usize,
+    /// Label entries `tag`/`labelsync` write per write job (entries; default 1000).
+    pub label_batch: usize,
+    /// Rows read per page when a command walks a whole shelf (rows; default 10000).
+    pub shelf_page: usize,
+    /// Most files one `filelog -i` argument follows back through branches, copies and moves
+    /// (files; default 64).
+    pub max_follow: usize,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        ServiceConfig {
+            page_size: 1000,
+            max_diff_bytes: 16 << 20,
+            publish_batch_bytes: 64 << 20,
+            obliterate_batch: 500,
+            label_batch: 1000,
+            shelf_page: 10_000,
+            max_follow: 64,
+        }
+    }
+}
