@@ -10,6 +10,7 @@ mod bench;
 mod branch_70k;
 mod branching;
 mod commands;
+mod config;
 mod crash;
 mod faults;
 mod interrupted_sync;
