@@ -8,9 +8,7 @@ use tonic::transport::{Channel, Endpoint};
 
 use crate::config::Settings;
 use crate::error::{Error, Result};
-
-/// Largest message the client accepts from the server.
-const MAX_MESSAGE_BYTES: usize = 64 << 20;
+use crate::tuning::TransferConfig;
 
 /// A connected client: cheap to clone (the channel is shared).
 #[derive(Clone, Debug)]
@@ -18,11 +16,23 @@ pub struct Connection {
     client: KeelClient<Channel>,
     caller: Caller,
     addr: String,
+    tuning: TransferConfig,
 }
 
 impl Connection {
-    /// Connects to `settings.server`; the caller identity comes from the same settings.
+    /// The transfer knobs this connection was made with.
+    pub fn tuning(&self) -> &TransferConfig {
+        &self.tuning
+    }
+
+    /// Connects to `settings.server` with the default tuning; the caller identity comes from
+    /// the same settings.
     pub async fn connect(settings: &Settings) -> Result<Connection> {
+        Connection::connect_with(settings, TransferConfig::default()).await
+    }
+
+    /// Connects to `settings.server`, transferring as `tuning` says.
+    pub async fn connect_with(settings: &Settings, tuning: TransferConfig) -> Result<Connection> {
         let addr = settings.server.clone();
         let connect_error = |reason: String| Error::Connect {
             addr: addr.clone(),
@@ -37,8 +47,8 @@ impl Connection {
             .await
             .map_err(|e| connect_error(error_chain(&e)))?;
         let client = KeelClient::new(channel)
-            .max_decoding_message_size(MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(MAX_MESSAGE_BYTES);
+            .max_decoding_message_size(tuning.max_message_bytes)
+            .max_encoding_message_size(tuning.max_message_bytes);
         Ok(Connection {
             client,
             caller: Caller {
@@ -47,6 +57,7 @@ impl Connection {
                 host: settings.host.clone(),
             },
             addr,
+            tuning,
         })
     }
 

@@ -1,12 +1,10 @@
 //! Recording have-list changes as files land: one UpdateHave call carrying batches of at most
-//! [`HAVE_BATCH`] entries, each sent once it is full or [`HAVE_FLUSH_AFTER`] after its first
+//! `TransferConfig::have_batch` entries, each sent once it is full or `TransferConfig::have_flush_after` after its first
 //! entry, whichever comes first.
 //!
 //! The server records each batch as it arrives, so a sync that is cut off (the server killed,
 //! the connection dropped) leaves a have list at most one batch interval behind the files it
 //! placed, never ahead: an entry is pushed only after its file is in place.
-
-use std::time::Duration;
 
 use keel_proto::v1::{HaveBatch, HaveEntry, UpdateHaveReply};
 use tokio::sync::mpsc;
@@ -16,12 +14,6 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use crate::connect::Connection;
 use crate::error::{Error, Result};
-
-/// Maximum entries per UpdateHave batch.
-pub const HAVE_BATCH: usize = 1000;
-
-/// Longest an entry waits for its batch to fill before the batch is sent anyway.
-pub const HAVE_FLUSH_AFTER: Duration = Duration::from_millis(200);
 
 type Call = JoinHandle<std::result::Result<tonic::Response<UpdateHaveReply>, tonic::Status>>;
 
@@ -43,10 +35,11 @@ impl HaveUpdater {
     /// while a batch's worth of entries is queued and not yet taken by the call.
     pub async fn push(&mut self, depot_file: &str, rev: u32) -> Result<()> {
         let (tx, _) = self.call.get_or_insert_with(|| {
-            let (tx, rx) = mpsc::channel(HAVE_BATCH);
+            let tuning = self.conn.tuning();
+            let (tx, rx) = mpsc::channel(tuning.have_batch);
             let caller = self.conn.caller();
             let batches = ReceiverStream::new(rx)
-                .chunks_timeout(HAVE_BATCH, HAVE_FLUSH_AFTER)
+                .chunks_timeout(tuning.have_batch, tuning.have_flush_after)
                 .map(move |entries| HaveBatch {
                     caller: caller.clone(),
                     entries,

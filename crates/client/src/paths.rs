@@ -131,9 +131,6 @@ pub fn client_file_to_local(root: &Path, client_file: &str) -> Result<PathBuf> {
     LocalResolver::new(root).resolve(client_file)
 }
 
-/// Most parent directories a [`LocalResolver`] remembers before it starts over.
-const REMEMBERED_DIRS: usize = 1024;
-
 /// [`client_file_to_local`] for many files: resolves the root once and remembers the parent
 /// directories it has already found inside the root.
 ///
@@ -145,14 +142,24 @@ pub struct LocalResolver {
     /// The canonical root, once it exists.
     root_real: Option<PathBuf>,
     inside: HashSet<PathBuf>,
+    /// Most directories remembered in `inside` before it starts over.
+    limit: usize,
 }
 
 impl LocalResolver {
+    /// A resolver remembering the default number of directories
+    /// (`TransferConfig::remembered_dirs`).
     pub fn new(root: &Path) -> LocalResolver {
+        LocalResolver::with_limit(root, crate::TransferConfig::default().remembered_dirs)
+    }
+
+    /// A resolver remembering at most `limit` directories before it starts over.
+    pub fn with_limit(root: &Path, limit: usize) -> LocalResolver {
         LocalResolver {
             root: root.to_path_buf(),
             root_real: None,
             inside: HashSet::new(),
+            limit,
         }
     }
 
@@ -192,7 +199,7 @@ impl LocalResolver {
                     self.root.display()
                 )));
             }
-            if self.inside.len() >= REMEMBERED_DIRS {
+            if self.inside.len() >= self.limit {
                 self.inside.clear();
             }
             self.inside.insert(parent.to_path_buf());

@@ -56,10 +56,6 @@ pub struct SyncTotals {
     pub server_bytes: u64,
 }
 
-/// Reported-but-unwritten files the driver holds before it waits for the oldest: bounds the
-/// memory a slow large file can pin while small files behind it finish.
-const REPORT_BACKLOG: usize = 256;
-
 /// Runs a sync, calling `report` for every file in the order the server sent them.
 ///
 /// The stream loop only receives: each file's content goes to one of a few [`Writers`], which
@@ -94,7 +90,7 @@ pub async fn sync(
         have: HaveUpdater::new(conn),
         clobber: ClobberCheck::default(),
         totals: SyncTotals::default(),
-        paths: LocalResolver::new(&ws.root),
+        paths: LocalResolver::with_limit(&ws.root, conn.tuning().remembered_dirs),
         last_mode: None,
         writers: None,
         pending: VecDeque::new(),
@@ -230,7 +226,8 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
             modified: (self.ws.options.modtime && event.file.mod_time > 0)
                 .then_some(event.file.mod_time),
         };
-        let writers = self.writers.get_or_insert_with(Writers::start);
+        let tuning = *self.conn.tuning();
+        let writers = self.writers.get_or_insert_with(|| Writers::start(&tuning));
         let (feed, written) = writers.submit(job).await?;
         while let Some(chunk) = next_chunk(stream).await? {
             if !feed.chunk(chunk).await {
@@ -277,7 +274,7 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
     async fn settle(&mut self, all: bool) -> Result<()> {
         while let Some(mut next) = self.pending.pop_front() {
             if let Some(mut written) = next.written.take() {
-                let wait = all || self.pending.len() >= REPORT_BACKLOG;
+                let wait = all || self.pending.len() >= self.conn.tuning().report_backlog;
                 let outcome = match written.try_recv() {
                     Ok(outcome) => outcome,
                     Err(TryRecvError::Empty) if wait => {

@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use keel_core::{BaseType, FileType};
 
 use crate::error::{Error, IoContext, Result};
-
-/// Upload chunk size for submit.
-pub const UPLOAD_CHUNK: usize = 256 * 1024;
+use crate::tuning::TransferConfig;
 
 /// How a workspace file should look on disk, derived from its file type and workspace options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -389,10 +387,11 @@ pub fn remove_local(root: &Path, path: &Path, rmdir: bool) -> Result<bool> {
 }
 
 /// Reads a workspace file's content as submitted: a symlink's content is its target.
-/// Calls `each` with chunks of at most [`UPLOAD_CHUNK`] bytes; `each` returns false to stop.
+/// Calls `each` with chunks of at most `chunk` bytes; `each` returns false to stop.
 /// Returns the BLAKE3 hex digest and size of everything read.
 pub fn read_for_upload(
     path: &Path,
+    chunk: usize,
     mut each: impl FnMut(Vec<u8>) -> bool,
 ) -> Result<(String, u64)> {
     let meta = std::fs::symlink_metadata(path).at(path)?;
@@ -407,7 +406,7 @@ pub fn read_for_upload(
     }
     let mut file = File::open(path).at(path)?;
     loop {
-        let mut buf = vec![0u8; UPLOAD_CHUNK];
+        let mut buf = vec![0u8; chunk];
         let mut filled = 0;
         while filled < buf.len() {
             let n = file.read(&mut buf[filled..]).at(path)?;
@@ -425,7 +424,7 @@ pub fn read_for_upload(
         if !each(buf) {
             break;
         }
-        if filled < UPLOAD_CHUNK {
+        if filled < chunk {
             break;
         }
     }
@@ -439,7 +438,8 @@ pub fn hash_local(path: &Path) -> Result<Option<String>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(path, e)),
         Ok(meta) if meta.is_dir() => Ok(None),
-        Ok(_) => read_for_upload(path, |_| true).map(|(digest, _)| Some(digest)),
+        Ok(_) => read_for_upload(path, TransferConfig::default().upload_chunk_bytes, |_| true)
+            .map(|(digest, _)| Some(digest)),
     }
 }
 
@@ -513,15 +513,16 @@ mod tests {
     fn upload_reads_chunks_and_hashes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("big");
-        let content: Vec<u8> = (0..(UPLOAD_CHUNK * 2 + 17)).map(|i| i as u8).collect();
+        let chunk = 4096;
+        let content: Vec<u8> = (0..(chunk * 2 + 17)).map(|i| i as u8).collect();
         std::fs::write(&path, &content).unwrap();
         let mut chunks = Vec::new();
-        let (hex, size) = read_for_upload(&path, |c| {
+        let (hex, size) = read_for_upload(&path, chunk, |c| {
             chunks.push(c.len());
             true
         })
         .unwrap();
-        assert_eq!(chunks, vec![UPLOAD_CHUNK, UPLOAD_CHUNK, 17]);
+        assert_eq!(chunks, vec![chunk, chunk, 17]);
         assert_eq!(size, content.len() as u64);
         assert_eq!(hex, digest(&content));
     }

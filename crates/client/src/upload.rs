@@ -81,6 +81,7 @@ where
     Fut: Future<Output = std::result::Result<tonic::Response<R>, tonic::Status>>,
 {
     let (tx, rx) = mpsc::channel::<M>(8);
+    let chunk = conn.tuning().upload_chunk_bytes;
     // The producer reports whether it handed `commit` over.
     let producer = tokio::task::spawn_blocking(move || -> Result<bool> {
         let send = |part: UploadPart| tx.blocking_send(wrap(part)).is_ok();
@@ -94,8 +95,8 @@ where
                 return Ok(false);
             }
             let mut open = true;
-            let (digest, size) = transfer::read_for_upload(&upload.local, |chunk| {
-                open = send(UploadPart::Chunk(chunk));
+            let (digest, size) = transfer::read_for_upload(&upload.local, chunk, |piece| {
+                open = send(UploadPart::Chunk(piece));
                 open
             })?;
             if !open || !send(UploadPart::FileEnd(FileEnd { digest, size })) {

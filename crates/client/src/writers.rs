@@ -9,14 +9,7 @@ use tokio::task::JoinHandle;
 
 use crate::error::{Error, Result};
 use crate::transfer::{Decompressor, IncomingFile, LocalMode};
-
-/// Most writers; one per core on smaller machines, never fewer than two (a writer waits on the
-/// disk as often as it computes).
-pub const MAX_WRITERS: usize = 4;
-
-/// Chunks buffered between the stream loop and one file's writer (each at most the server's
-/// chunk size, 256 KiB): a large file streams through, it is never held whole.
-pub const CHUNKS_IN_FLIGHT: usize = 4;
+use crate::tuning::TransferConfig;
 
 /// One file to write.
 #[derive(Debug)]
@@ -70,14 +63,16 @@ struct Task {
 pub struct Writers {
     queue: mpsc::Sender<Task>,
     workers: Vec<JoinHandle<()>>,
+    /// Content chunks of one file queued for its writer.
+    chunks_in_flight: usize,
 }
 
 impl Writers {
     /// Starts the writers on the blocking pool.
-    pub fn start() -> Writers {
+    pub fn start(tuning: &TransferConfig) -> Writers {
         let count = std::thread::available_parallelism()
             .map_or(2, |n| n.get())
-            .clamp(2, MAX_WRITERS);
+            .clamp(2, tuning.max_writers.max(2));
         let (queue, rx) = mpsc::channel(count);
         let rx = Arc::new(Mutex::new(rx));
         let workers = (0..count)
@@ -86,13 +81,17 @@ impl Writers {
                 tokio::task::spawn_blocking(move || work(&rx))
             })
             .collect();
-        Writers { queue, workers }
+        Writers {
+            queue,
+            workers,
+            chunks_in_flight: tuning.chunks_in_flight.max(1),
+        }
     }
 
     /// Hands `job` to the next free writer (waiting while all are busy and the queue is full);
     /// its content goes through the returned feed.
     pub async fn submit(&self, job: FileJob) -> Result<(FileFeed, Written)> {
-        let (tx, pieces) = mpsc::channel(CHUNKS_IN_FLIGHT);
+        let (tx, pieces) = mpsc::channel(self.chunks_in_flight);
         let (done, written) = oneshot::channel();
         self.queue
             .send(Task { job, pieces, done })
@@ -170,7 +169,7 @@ mod tests {
     async fn many_files_in_shared_new_directories() {
         // Every writer creates the same missing parents at once; all files must land.
         let dir = tempfile::tempdir().unwrap();
-        let writers = Writers::start();
+        let writers = Writers::start(&TransferConfig::default());
         let mut written = Vec::new();
         for i in 0..200 {
             let target = dir.path().join(format!("d{}/e{}/f{i}", i % 3, i % 2));
@@ -190,7 +189,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn abandoned_file_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let writers = Writers::start();
+        let writers = Writers::start(&TransferConfig::default());
         let target = dir.path().join("f");
         let (feed, done) = writers.submit(job(target.clone(), b"whole")).await.unwrap();
         assert!(feed.chunk(b"wh".to_vec()).await);

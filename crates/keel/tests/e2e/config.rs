@@ -53,7 +53,10 @@ fn a_config_file_changes_knobs_and_leaves_the_rest() {
     assert!(out.status.success());
     assert!(text.contains("\n[store]\n"), "{text}");
     assert!(text.contains("\nreader_pool_size = 5\n"), "{text}");
-    assert!(text.contains("# Idle reader connections kept open"), "{text}");
+    assert!(
+        text.contains("# Idle reader connections kept open"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -87,7 +90,10 @@ fn a_bad_value_refuses_to_start_naming_file_key_and_value() {
 
     let (_dir, root) = root_with("[store]\npage_size = 1000\n");
     let err = Server::start_at(&root).err().expect("the server refuses");
-    assert!(err.contains(&root.join("keel.toml").display().to_string()), "{err}");
+    assert!(
+        err.contains(&root.join("keel.toml").display().to_string()),
+        "{err}"
+    );
     assert!(err.contains("store.page_size = 1000"), "{err}");
 
     let empty = tempfile::tempdir().expect("temp dir");

@@ -1,0 +1,47 @@
+//! Tuning knobs of the client's transfers, with their defaults in one place. The command
+//! line uses the defaults; a program embedding the client may pass its own to
+//! [`Connection::connect_with`](crate::Connection::connect_with).
+
+/// Tuning knobs of uploads, syncs and the connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransferConfig {
+    /// Largest gRPC message accepted or sent (bytes; default 64 MiB).
+    pub max_message_bytes: usize,
+    /// Bytes of file content per uploaded chunk message (bytes; default 256 KiB).
+    pub upload_chunk_bytes: usize,
+    /// Most threads writing synced files at once: one per core on smaller machines, never
+    /// fewer than two, since a writer waits on the disk as often as it computes (threads;
+    /// default 4).
+    pub max_writers: usize,
+    /// Content chunks of one file queued for its writer before the sync stream waits; a large
+    /// file streams through, it is never held whole (chunks; default 4).
+    pub chunks_in_flight: usize,
+    /// Entries per have-list update batch sent to the server (entries; default 1000).
+    pub have_batch: usize,
+    /// Longest a have entry waits for its batch to fill before the batch is sent anyway, so a
+    /// sync that is cut off leaves its have list at most this far behind the files it placed
+    /// (default 200 ms).
+    pub have_flush_after: std::time::Duration,
+    /// Files a sync has reported but not yet written before it waits for the oldest: bounds
+    /// the memory a slow large file can pin while small files behind it finish (files;
+    /// default 256).
+    pub report_backlog: usize,
+    /// Parent directories a sync remembers as resolved inside the workspace root before it
+    /// starts over (directories; default 1024).
+    pub remembered_dirs: usize,
+}
+
+impl Default for TransferConfig {
+    fn default() -> Self {
+        TransferConfig {
+            max_message_bytes: 64 << 20,
+            upload_chunk_bytes: 256 * 1024,
+            max_writers: 4,
+            chunks_in_flight: 4,
+            have_batch: 1000,
+            have_flush_after: std::time::Duration::from_millis(200),
+            report_backlog: 256,
+            remembered_dirs: 1024,
+        }
+    }
+}
