@@ -41,7 +41,7 @@ impl Connection {
         let endpoint = Endpoint::from_shared(format!("http://{addr}"))
             .map_err(|e| connect_error(error_chain(&e)))?
             .tcp_nodelay(true)
-            .connect_timeout(Duration::from_secs(5));
+            .connect_timeout(Duration::from_secs(tuning.connect_timeout_secs));
         let channel = endpoint
             .connect()
             .await

@@ -7,6 +7,8 @@
 pub struct TransferConfig {
     /// Largest gRPC message accepted or sent (bytes; default 64 MiB).
     pub max_message_bytes: usize,
+    /// How long connecting to the server may take before it fails (seconds; default 5).
+    pub connect_timeout_secs: u64,
     /// Bytes of file content per uploaded chunk message (bytes; default 256 KiB).
     pub upload_chunk_bytes: usize,
     /// Most threads writing synced files at once: one per core on smaller machines, never
@@ -35,6 +37,7 @@ impl Default for TransferConfig {
     fn default() -> Self {
         TransferConfig {
             max_message_bytes: 64 << 20,
+            connect_timeout_secs: 5,
             upload_chunk_bytes: 256 * 1024,
             max_writers: 4,
             chunks_in_flight: 4,

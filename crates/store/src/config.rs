@@ -30,6 +30,9 @@ pub struct StoreConfig {
     pub checkpoint_nice: i32,
     /// Most have-list databases kept open at once (connections; default 256).
     pub max_open_have_lists: usize,
+    /// How long a connection waits for another's lock before it fails as busy
+    /// (milliseconds; default 10000).
+    pub busy_timeout_ms: u32,
 }
 
 impl Default for StoreConfig {
@@ -49,6 +52,7 @@ impl Default for StoreConfig {
             checkpoint_interval_ms: 250,
             checkpoint_nice: 10,
             max_open_have_lists: 256,
+            busy_timeout_ms: 10_000,
         }
     }
 }

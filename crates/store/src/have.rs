@@ -11,13 +11,15 @@ use crate::{DatabaseError, HaveRow, PathRange, StoreConfig, StoreError};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 pub struct SqliteHaveStore {
     dir: PathBuf,
     open: Mutex<HashMap<String, Arc<Mutex<Connection>>>>,
     /// Most connections kept open at once (`StoreConfig::max_open_have_lists`).
     max_open: usize,
+    /// `StoreConfig::busy_timeout_ms`.
+    busy_timeout_ms: u32,
 }
 
 impl SqliteHaveStore {
@@ -37,6 +39,7 @@ impl SqliteHaveStore {
             dir: dir.to_path_buf(),
             open: Mutex::new(HashMap::new()),
             max_open: config.max_open_have_lists.max(1),
+            busy_timeout_ms: config.busy_timeout_ms,
         })
     }
 
@@ -45,7 +48,7 @@ impl SqliteHaveStore {
     }
 
     fn connection(&self, workspace: &str) -> Result<Arc<Mutex<Connection>>, StoreError> {
-        let mut open = self.open.lock().expect("have cache lock is never poisoned");
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(conn) = open.get(workspace) {
             return Ok(conn.clone());
         }
@@ -62,7 +65,7 @@ impl SqliteHaveStore {
             .map_err(err)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(err)?;
-        conn.pragma_update(None, "busy_timeout", 10_000)
+        conn.pragma_update(None, "busy_timeout", self.busy_timeout_ms)
             .map_err(err)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS have (path TEXT PRIMARY KEY, rev INTEGER NOT NULL, client TEXT NOT NULL) WITHOUT ROWID",
@@ -79,7 +82,7 @@ impl SqliteHaveStore {
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
         let conn = self.connection(workspace)?;
-        let mut conn = conn.lock().expect("have connection lock is never poisoned");
+        let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
         f(&mut conn).map_err(|e| StoreError::Have {
             path: self.path_of(workspace),
             source: DatabaseError::from_sqlite(e),
@@ -148,7 +151,7 @@ impl SqliteHaveStore {
     pub fn drop_workspace(&self, workspace: &str) -> Result<(), StoreError> {
         self.open
             .lock()
-            .expect("have cache lock is never poisoned")
+            .unwrap_or_else(PoisonError::into_inner)
             .remove(workspace);
         for suffix in ["", "-wal", "-shm"] {
             let path = PathBuf::from(format!("{}{suffix}", self.path_of(workspace).display()));

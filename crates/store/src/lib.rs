@@ -258,9 +258,14 @@ where
     store.run_write(Box::new(move |txn| {
         let result = f(txn);
         let keep = result.is_ok();
-        *job_slot.lock().expect("result slot is never poisoned") = Some(result);
+        *job_slot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(result);
         keep
     }))?;
-    let result = slot.lock().expect("result slot is never poisoned").take();
+    let result = slot
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
     result.unwrap_or_else(|| Err(StoreError::JobLost.into()))
 }

@@ -61,7 +61,7 @@ pub(crate) fn open_connection(path: &Path, config: &StoreConfig) -> Result<Conne
         .map_err(open_err)?;
     conn.pragma_update(None, "synchronous", "FULL")
         .map_err(open_err)?;
-    conn.pragma_update(None, "busy_timeout", 10_000)
+    conn.pragma_update(None, "busy_timeout", config.busy_timeout_ms)
         .map_err(open_err)?;
     conn.pragma_update(None, "cache_size", -config.cache_kib)
         .map_err(open_err)?;

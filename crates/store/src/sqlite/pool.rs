@@ -4,7 +4,7 @@ use super::{StoreConfig, open_connection};
 use crate::StoreError;
 use rusqlite::Connection;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 pub(crate) struct ReaderPool {
     path: PathBuf,
@@ -23,7 +23,11 @@ impl ReaderPool {
 
     /// Begins a read transaction pinned to the current committed state.
     pub(crate) fn snapshot(&self) -> Result<Snapshot<'_>, StoreError> {
-        let pooled = self.idle.lock().expect("pool lock is never poisoned").pop();
+        let pooled = self
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
         let conn = match pooled {
             Some(conn) => conn,
             None => {
@@ -68,7 +72,11 @@ impl Drop for Snapshot<'_> {
                 .and_then(|mut commit| commit.execute([]))
                 .is_ok()
         {
-            let mut idle = self.pool.idle.lock().expect("pool lock is never poisoned");
+            let mut idle = self
+                .pool
+                .idle
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             if idle.len() < self.pool.config.reader_pool_size {
                 idle.push(conn);
             }

@@ -5,8 +5,8 @@ use super::queries::Tx;
 use crate::{DatabaseError, StoreError, WriteJob};
 use rusqlite::Connection;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Mutex, PoisonError};
 
 type Reply = SyncSender<Result<(), StoreError>>;
 
@@ -41,7 +41,7 @@ impl Writer {
         let queue = self
             .queue
             .lock()
-            .expect("queue lock is never poisoned")
+            .unwrap_or_else(PoisonError::into_inner)
             .clone();
         let queue = queue.ok_or(StoreError::WriterGone)?;
         let (reply_tx, reply_rx) = sync_channel(1);
@@ -56,7 +56,7 @@ impl Drop for Writer {
     fn drop(&mut self) {
         self.queue
             .lock()
-            .expect("queue lock is never poisoned")
+            .unwrap_or_else(PoisonError::into_inner)
             .take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
