@@ -1,6 +1,6 @@
-//! The hand-over between a blocking producer thread and a gRPC response stream: a tokio
-//! channel bounded by records, a byte budget on top, and a stream that drains the channel at
-//! most once per pacing tick while records are flowing.
+//! The hand-over between a blocking producer thread and a gRPC response stream, on tokio's
+//! primitives: a channel bounded by records, a semaphore of encoded bytes beside it, and a
+//! stream that drains the channel at most once per pacing tick while records are flowing.
 //!
 //! A producer that is slower than the network (a long read scanning the database) would
 //! otherwise hand over a record or two at a time, and each hand-over wakes a runtime thread.
@@ -13,34 +13,33 @@
 
 use crate::config::HandoverLimits;
 use std::pin::Pin;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
+use tokio::runtime::Handle;
 use tokio::sync::mpsc::{self, error::TryRecvError};
+use tokio::sync::{Semaphore, TryAcquireError};
 use tokio_stream::Stream;
 use tonic::Status;
 
 /// What a stream carries: records, and an error as its last item.
 type Item<T> = Result<T, Status>;
 
-/// A new hand-over bounded by `limits`: the producer's end and the stream.
+/// A new hand-over bounded by `limits`: the producer's end and the stream. Call it on the
+/// runtime (the producer blocks on it while waiting for room).
 pub(crate) fn handover<T>(limits: HandoverLimits) -> (Producer<T>, Consumer<T>) {
     let (tx, rx) = mpsc::channel(limits.max_items.max(1));
-    let budget = Arc::new(Budget {
-        state: Mutex::new(BudgetState {
-            queued: 0,
-            gone: false,
-        }),
-        room: Condvar::new(),
-        max: limits.max_bytes,
-    });
+    let max_bytes = u32::try_from(limits.max_bytes).unwrap_or(u32::MAX).max(1);
+    let bytes = Arc::new(Semaphore::new(max_bytes as usize));
     (
         Producer {
             tx,
-            budget: budget.clone(),
+            bytes: bytes.clone(),
+            max_bytes,
+            runtime: Handle::current(),
         },
         Consumer {
             rx,
-            budget,
+            bytes,
             limits,
             current: Vec::new().into_iter(),
             flowing: false,
@@ -49,63 +48,42 @@ pub(crate) fn handover<T>(limits: HandoverLimits) -> (Producer<T>, Consumer<T>) 
     )
 }
 
-/// The byte bound: encoded bytes in the channel, and whether the stream went away.
-struct Budget {
-    state: Mutex<BudgetState>,
-    /// Signalled when the stream takes records or goes away.
-    room: Condvar,
-    max: usize,
-}
-
-struct BudgetState {
-    queued: usize,
-    gone: bool,
-}
-
-impl Budget {
-    fn lock(&self) -> MutexGuard<'_, BudgetState> {
-        // Nothing panics while holding the lock, and the state stays consistent if it did.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Waits until `bytes` more fit (always, into an empty channel); false when the stream
-    /// went away.
-    fn take(&self, bytes: usize) -> bool {
-        let mut state = self.lock();
-        while !state.gone && state.queued > 0 && state.queued + bytes > self.max {
-            state = self
-                .room
-                .wait(state)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
-        state.queued += bytes;
-        !state.gone
-    }
-
-    fn give_back(&self, bytes: usize) {
-        self.lock().queued -= bytes;
-        self.room.notify_all();
-    }
-}
-
 /// The producer's end; dropping it ends the stream.
 pub(crate) struct Producer<T> {
-    tx: mpsc::Sender<(Item<T>, usize)>,
-    budget: Arc<Budget>,
+    /// Each record goes with the byte permits it holds until the stream takes it.
+    tx: mpsc::Sender<(Item<T>, u32)>,
+    /// Permits for the encoded bytes queued; closed when the stream goes away.
+    bytes: Arc<Semaphore>,
+    max_bytes: u32,
+    runtime: Handle,
 }
 
 impl<T> Producer<T> {
     /// Queues `item` (`bytes` is its encoded size), waiting while the queue is full; false
     /// when the stream has gone away. Call it from a thread outside the async runtime.
     pub(crate) fn send(&self, item: Item<T>, bytes: usize) -> bool {
-        self.budget.take(bytes) && self.tx.blocking_send((item, bytes)).is_ok()
+        // A record larger than the whole budget takes all of it: it passes alone.
+        let permits = u32::try_from(bytes).unwrap_or(u32::MAX).min(self.max_bytes);
+        let room = match self.bytes.try_acquire_many(permits) {
+            Ok(permit) => Ok(permit),
+            Err(TryAcquireError::Closed) => return false,
+            Err(TryAcquireError::NoPermits) => {
+                self.runtime.block_on(self.bytes.acquire_many(permits))
+            }
+        };
+        match room {
+            // The stream gives the permits back when it takes the record.
+            Ok(permit) => permit.forget(),
+            Err(_closed) => return false,
+        }
+        self.tx.blocking_send((item, permits)).is_ok()
     }
 }
 
 /// The stream's end: the records in order, one at a time.
 pub(crate) struct Consumer<T> {
-    rx: mpsc::Receiver<(Item<T>, usize)>,
-    budget: Arc<Budget>,
+    rx: mpsc::Receiver<(Item<T>, u32)>,
+    bytes: Arc<Semaphore>,
     limits: HandoverLimits,
     current: std::vec::IntoIter<Item<T>>,
     /// Records arrived since the stream last waited: look again after a pause.
@@ -118,9 +96,9 @@ impl<T> Unpin for Consumer<T> {}
 
 impl<T> Consumer<T> {
     /// Makes `taken` the records to hand out and frees their bytes for the producer.
-    fn deliver(&mut self, taken: Vec<(Item<T>, usize)>) {
-        let bytes = taken.iter().map(|(_, b)| b).sum();
-        self.budget.give_back(bytes);
+    fn deliver(&mut self, taken: Vec<(Item<T>, u32)>) {
+        let permits: usize = taken.iter().map(|(_, p)| *p as usize).sum();
+        self.bytes.add_permits(permits);
         self.current = taken
             .into_iter()
             .map(|(item, _)| item)
@@ -188,8 +166,7 @@ impl<T> Stream for Consumer<T> {
 impl<T> Drop for Consumer<T> {
     fn drop(&mut self) {
         // The channel closes with the receiver; a producer waiting for bytes learns it here.
-        self.budget.lock().gone = true;
-        self.budget.room.notify_all();
+        self.bytes.close();
     }
 }
 
@@ -256,12 +233,45 @@ mod tests {
             }
             sent
         });
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Bounded wait until the queue is full.
+        for _ in 0..5_000 {
+            if consumer.rx.len() == MAX_ITEMS {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         drop(consumer);
         let sent = tokio::task::spawn_blocking(move || feeder.join().unwrap())
             .await
             .unwrap();
         assert_eq!(sent, MAX_ITEMS as u32);
+    }
+
+    /// Records wait for room by their encoded bytes too: four quarter-budget records fill the
+    /// queue, and the fifth waits (here until the client goes away).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_byte_budget_bounds_the_queue() {
+        let (producer, consumer) = handover::<u32>(limits());
+        let feeder = std::thread::spawn(move || {
+            let mut sent = 0u32;
+            while producer.send(Ok(sent), MAX_BYTES / 4) {
+                sent += 1;
+                assert!(sent <= 5, "the byte budget does not bound the queue");
+            }
+            sent
+        });
+        // Bounded wait until the four records hold the whole budget.
+        for _ in 0..5_000 {
+            if consumer.bytes.available_permits() == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        drop(consumer);
+        let sent = tokio::task::spawn_blocking(move || feeder.join().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(sent, 4);
     }
 
     /// Nothing is held back until the producer's next record: records queued before a long
