@@ -89,15 +89,21 @@ pub enum ConfigError {
     },
     #[error("configuration file {path}: {message}")]
     Parse { path: PathBuf, message: String },
-    #[error("configuration file {path}: {key} = {value} is not valid: it must be {expected}")]
-    Invalid {
-        path: PathBuf,
-        key: &'static str,
-        value: String,
-        expected: &'static str,
-    },
+    #[error("configuration file {path}: {knob}")]
+    Invalid { path: PathBuf, knob: InvalidKnob },
     #[error("cannot print the configuration: {0}")]
     Render(String),
+}
+
+/// A knob whose value cannot work.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{key} = {value} is not valid: it must be {expected}")]
+pub struct InvalidKnob {
+    /// The knob's key as in `keel.toml` (`section.name` for a nested one).
+    pub key: &'static str,
+    pub value: String,
+    /// What the value must be.
+    pub expected: &'static str,
 }
 
 /// The handover queue's knobs, as its code uses them.
@@ -127,19 +133,27 @@ impl ServerConfig {
             path: path.to_path_buf(),
             message: e.to_string().trim_end().to_string(),
         })?;
-        if let Some((key, value, expected)) = config.invalid_knob() {
+        if let Some(knob) = config.invalid_knob() {
             return Err(ConfigError::Invalid {
                 path: path.to_path_buf(),
-                key,
-                value,
-                expected,
+                knob,
             });
         }
         Ok(config)
     }
 
+    /// The first knob whose value cannot work.
+    pub fn invalid_knob(&self) -> Option<InvalidKnob> {
+        self.first_unusable()
+            .map(|(key, value, expected)| InvalidKnob {
+                key,
+                value,
+                expected,
+            })
+    }
+
     /// The first knob whose value cannot work: its key, its value and what it must be.
-    pub fn invalid_knob(&self) -> Option<(&'static str, String, &'static str)> {
+    fn first_unusable(&self) -> Option<(&'static str, String, &'static str)> {
         let (store, service, blob) = (&self.store, &self.service, &self.blob);
         let at_least_one: [(&'static str, usize); 16] = [
             ("workers", self.workers),

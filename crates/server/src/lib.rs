@@ -10,7 +10,7 @@ mod handover;
 mod lock;
 mod streams;
 
-pub use config::{CONFIG_FILE_NAME, ConfigError, ServerConfig};
+pub use config::{CONFIG_FILE_NAME, ConfigError, InvalidKnob, ServerConfig};
 
 use keel_blob::FsBlobStore;
 use keel_service::{Service, system_clock};

@@ -39,8 +39,8 @@ pub fn config(args: &ServeArgs) -> Result<ServerConfig> {
     if let Some(bytes) = args.reader_mmap_bytes {
         config.store.reader_mmap_bytes = bytes;
     }
-    if let Some((key, value, expected)) = config.invalid_knob() {
-        anyhow::bail!("{key} = {value} is not valid: it must be {expected}");
+    if let Some(knob) = config.invalid_knob() {
+        return Err(knob.into());
     }
     Ok(config)
 }
