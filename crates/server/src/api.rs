@@ -512,13 +512,14 @@ impl pb::keel_server::Keel for Api {
         let opts = keel_service::DirsOptions {
             include_deleted: req.include_deleted,
         };
-        Ok(Response::new(
-            self.streams.read(svc.user_known(&who), move |sink| {
+        Ok(Response::new(self.streams.read(
+            svc.user_known(&who),
+            move |sink| {
                 svc.dirs(&who, &req.dirs, opts, &mut |dir| {
                     sink.send(pb::DirRecord { dir })
                 })
-            }),
-        ))
+            },
+        )))
     }
 
     type FilelogStream = ResponseStream<pb::FileRecord>;

@@ -58,8 +58,8 @@ impl Default for ServerConfig {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         ServerConfig {
-            // lockjam at 100,000 files, interleaved: submit ratio median 1.59 with two workers,
-            // 1.20 with four (BENCHMARKS.md, change 24).
+            // More workers than cores: the kernel time-slices a submit's RPC against a long
+            // read's stream instead of queueing it behind it (BENCHMARKS.md, Design choices).
             workers: (2 * cores).max(4),
             max_message_bytes: 64 << 20,
             content_chunk_bytes: 256 * 1024,
