@@ -1,0 +1,406 @@
+//! Table tests of the rules of open (add, edit, delete), move, revert and reopen.
+
+mod support;
+
+use keel_service::OpenAction;
+use support::{Case, Want, World, check, done, strings};
+
+/// ann has submitted `//depot/a` and `//depot/main/m`, and `//depot/gone` deleted at head.
+fn history(w: &World) {
+    w.seed(&w.ann, &["//depot/a", "//depot/main/m", "//depot/gone"]);
+    w.delete(&w.ann, &["//depot/gone"]).expect("opened for delete");
+    w.submit(&w.ann, 0).expect("delete submitted");
+}
+
+/// `history`, and bob has synced it all.
+fn synced(w: &World) {
+    history(w);
+    w.sync(&w.bob, &[]).expect("bob synced");
+}
+
+#[test]
+fn open_rules() {
+    check(&[
+        Case {
+            name: "add of a new file",
+            setup: |_| {},
+            act: |w| done(w.add(&w.ann, &["//depot/new"])),
+            want: Want::Ok,
+        },
+        Case {
+            name: "add in workspace syntax",
+            setup: |_| {},
+            act: |w| {
+                let got = w.add(&w.ann, &["//ann-ws/sub/file.c"])?;
+                assert_eq!(got[0].depot_file, "//depot/sub/file.c");
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "add of an existing file is refused",
+            setup: history,
+            act: |w| done(w.add(&w.bob, &["//depot/a"])),
+            want: Want::Precondition("//depot/a - can't add existing file (head #1)"),
+        },
+        Case {
+            name: "add of a file deleted at head re-adds it",
+            setup: history,
+            act: |w| {
+                w.add(&w.bob, &["//depot/gone"])?;
+                let got = w.submit(&w.bob, 0)?;
+                assert_eq!((got.files[0].head_rev, got.files[0].action.as_str()), (3, "add"));
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "add of a wildcard is refused",
+            setup: |_| {},
+            act: |w| done(w.add(&w.ann, &["//depot/..."])),
+            want: Want::Invalid("add needs files"),
+        },
+        Case {
+            name: "add outside the workspace view is refused",
+            setup: |_| {},
+            act: |w| done(w.add(&w.cat, &["//depot/other/x"])),
+            want: Want::Invalid("//depot/other/x - file(s) not in client view"),
+        },
+        Case {
+            name: "add with an unknown type modifier is refused",
+            setup: |_| {},
+            act: |w| done(w.open_as(&w.ann, OpenAction::Add, 0, "+Q", &["//depot/x"])),
+            want: Want::Invalid("+Q"),
+        },
+        Case {
+            name: "add into an unknown depot is refused",
+            setup: |_| {},
+            act: |w| done(w.add(&w.ann, &["//nodepot/x"])),
+            want: Want::NotFound("'nodepot' is neither a depot nor a workspace"),
+        },
+        Case {
+            name: "the same add twice reports it as already opened",
+            setup: |w| {
+                w.add(&w.ann, &["//depot/x"]).expect("first add");
+            },
+            act: |w| {
+                let got = w.add(&w.ann, &["//depot/x"])?;
+                assert_eq!(got[0].message, "currently opened for add");
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "edit of a synced file",
+            setup: synced,
+            act: |w| done(w.edit(&w.bob, &["//depot/a"])),
+            want: Want::Ok,
+        },
+        Case {
+            name: "edit of a file deleted at head is refused",
+            setup: synced,
+            act: |w| done(w.edit(&w.bob, &["//depot/gone"])),
+            want: Want::NotFound("no files to edit (deleted at head or not in the view)"),
+        },
+        Case {
+            name: "edit of a file the workspace does not have is refused",
+            setup: history,
+            act: |w| done(w.edit(&w.bob, &["//depot/a"])),
+            want: Want::Precondition("//depot/a - file(s) not on client; sync first"),
+        },
+        Case {
+            name: "edit of a file that never existed is refused",
+            setup: synced,
+            act: |w| done(w.edit(&w.bob, &["//depot/nothing"])),
+            want: Want::NotFound("//depot/nothing - no such file(s)"),
+        },
+        Case {
+            name: "edit outside the workspace view is refused",
+            setup: |w| {
+                history(w);
+                w.sync(&w.cat, &[]).expect("cat synced");
+            },
+            act: |w| done(w.edit(&w.cat, &["//depot/a"])),
+            want: Want::NotFound("no files to edit"),
+        },
+        Case {
+            name: "edit of a file opened for delete is refused",
+            setup: |w| {
+                synced(w);
+                w.delete(&w.bob, &["//depot/a"]).expect("opened for delete");
+            },
+            act: |w| done(w.edit(&w.bob, &["//depot/a"])),
+            want: Want::Precondition("//depot/a - can't edit: already opened for delete"),
+        },
+        Case {
+            name: "edit of a file another workspace holds +l is refused with the holder",
+            setup: |w| {
+                synced(w);
+                w.open_as(&w.ann, OpenAction::Edit, 0, "+l", &["//depot/a"])
+                    .expect("ann locks");
+            },
+            act: |w| done(w.edit(&w.bob, &["//depot/a"])),
+            want: Want::Precondition("//depot/a - locked by ann@ann-ws (exclusive open, +l)"),
+        },
+        Case {
+            name: "+l open of a file another workspace has open is refused",
+            setup: |w| {
+                synced(w);
+                w.edit(&w.ann, &["//depot/a"]).expect("ann edits");
+            },
+            act: |w| done(w.open_as(&w.bob, OpenAction::Edit, 0, "+l", &["//depot/a"])),
+            want: Want::Precondition("locked by ann@ann-ws"),
+        },
+        Case {
+            name: "+l open by the holder's own workspace again is fine",
+            setup: |w| {
+                synced(w);
+                w.open_as(&w.ann, OpenAction::Edit, 0, "+l", &["//depot/a"])
+                    .expect("ann locks");
+            },
+            act: |w| done(w.open_as(&w.ann, OpenAction::Edit, 0, "+l", &["//depot/a"])),
+            want: Want::Ok,
+        },
+        Case {
+            name: "a refused file rolls back the whole open",
+            setup: |w| {
+                synced(w);
+                w.open_as(&w.ann, OpenAction::Edit, 0, "+l", &["//depot/a"])
+                    .expect("ann locks");
+            },
+            act: |w| {
+                let err = w.edit(&w.bob, &["//depot/main/m", "//depot/a"]);
+                assert!(w.opened(&w.bob).is_empty(), "nothing half-opened");
+                done(err)
+            },
+            want: Want::Precondition("locked by ann@ann-ws"),
+        },
+        Case {
+            name: "delete of a synced file",
+            setup: synced,
+            act: |w| done(w.delete(&w.bob, &["//depot/..."])),
+            want: Want::Ok,
+        },
+        Case {
+            name: "delete outside the workspace view finds nothing",
+            setup: |w| {
+                history(w);
+                w.sync(&w.cat, &[]).expect("cat synced");
+            },
+            act: |w| done(w.delete(&w.cat, &["//depot/a"])),
+            want: Want::NotFound("no files to delete"),
+        },
+        Case {
+            name: "open into a change that does not exist is refused",
+            setup: |_| {},
+            act: |w| done(w.open_as(&w.ann, OpenAction::Add, 99, "", &["//depot/x"])),
+            want: Want::NotFound("change 99 does not exist"),
+        },
+        Case {
+            name: "open into a submitted change is refused",
+            setup: history,
+            act: |w| done(w.open_as(&w.ann, OpenAction::Add, 1, "", &["//depot/x"])),
+            want: Want::Precondition("change 1 is already submitted"),
+        },
+        Case {
+            name: "open into another workspace's change is refused",
+            setup: |w| {
+                w.new_change(&w.ann);
+            },
+            act: |w| done(w.open_as(&w.bob, OpenAction::Add, 1, "", &["//depot/x"])),
+            want: Want::Precondition("change 1 belongs to workspace 'ann-ws', not 'bob-ws'"),
+        },
+        Case {
+            name: "open without a workspace is refused",
+            setup: |_| {},
+            act: |w| {
+                let nobody = support::caller("dan");
+                done(w.add(&nobody, &["//depot/x"]))
+            },
+            want: Want::NotFound("dan-ws"),
+        },
+    ]);
+}
+
+#[test]
+fn move_rules() {
+    check(&[
+        Case {
+            name: "move of a file opened for edit",
+            setup: |w| {
+                synced(w);
+                w.edit(&w.bob, &["//depot/a"]).expect("edit");
+            },
+            act: |w| {
+                w.service.move_file(&w.bob, "//depot/a", "//depot/b", 0)?;
+                let actions: Vec<(String, String)> =
+                    w.opened(&w.bob).into_iter().map(|(p, a, _)| (p, a)).collect();
+                assert_eq!(
+                    actions,
+                    [
+                        ("//depot/a".to_string(), "move/delete".to_string()),
+                        ("//depot/b".to_string(), "move/add".to_string())
+                    ]
+                );
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "move of a file not opened is refused",
+            setup: synced,
+            act: |w| done(w.service.move_file(&w.bob, "//depot/a", "//depot/b", 0)),
+            want: Want::Precondition("//depot/a - not opened; edit it before moving"),
+        },
+        Case {
+            name: "move out of the view is refused",
+            setup: |w| {
+                history(w);
+                w.sync(&w.cat, &[]).expect("cat synced");
+                w.edit(&w.cat, &["//depot/main/m"]).expect("edit");
+            },
+            act: |w| done(w.service.move_file(&w.cat, "//depot/main/m", "//depot/x", 0)),
+            want: Want::Invalid("//depot/x - file(s) not in client view"),
+        },
+    ]);
+}
+
+#[test]
+fn revert_rules() {
+    check(&[
+        Case {
+            name: "revert of an add abandons it",
+            setup: |w| {
+                w.add(&w.ann, &["//depot/x"]).expect("add");
+            },
+            act: |w| {
+                let got = w.service.revert(&w.ann, &strings(&["//depot/x"]), false, &[])?;
+                assert_eq!(got[0].message, "was add, abandoned");
+                assert!(w.opened(&w.ann).is_empty());
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "revert of an edit names the have revision to restore",
+            setup: |w| {
+                synced(w);
+                w.edit(&w.bob, &["//depot/a"]).expect("edit");
+            },
+            act: |w| {
+                let got = w.service.revert(&w.bob, &strings(&["//depot/a"]), false, &[])?;
+                assert_eq!((got[0].have_rev, got[0].message.as_str()), (1, "was edit, reverted"));
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "revert of a file not opened is refused",
+            setup: synced,
+            act: |w| done(w.service.revert(&w.bob, &strings(&["//depot/a"]), false, &[])),
+            want: Want::NotFound("//depot/a - file(s) not opened on this client"),
+        },
+        Case {
+            name: "revert of one half of a move reverts the pair",
+            setup: |w| {
+                synced(w);
+                w.edit(&w.bob, &["//depot/a"]).expect("edit");
+                w.service
+                    .move_file(&w.bob, "//depot/a", "//depot/b", 0)
+                    .expect("move");
+            },
+            act: |w| {
+                let got = w.service.revert(&w.bob, &strings(&["//depot/b"]), false, &[])?;
+                assert_eq!(got.len(), 2);
+                assert!(w.opened(&w.bob).is_empty());
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "revert -a reverts only the unchanged edits it is given",
+            setup: |w| {
+                synced(w);
+                w.edit(&w.bob, &["//depot/a", "//depot/main/m"]).expect("edit");
+                w.add(&w.bob, &["//depot/x"]).expect("add");
+            },
+            act: |w| {
+                let unchanged = strings(&["//depot/a", "//depot/x"]);
+                w.service.revert(&w.bob, &[], true, &unchanged)?;
+                let left: Vec<String> = w.opened(&w.bob).into_iter().map(|o| o.0).collect();
+                assert_eq!(left, ["//depot/main/m", "//depot/x"]);
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "revert releases an exclusive lock",
+            setup: |w| {
+                synced(w);
+                w.open_as(&w.ann, OpenAction::Edit, 0, "+l", &["//depot/a"])
+                    .expect("lock");
+                w.service
+                    .revert(&w.ann, &strings(&["//depot/a"]), false, &[])
+                    .expect("revert");
+            },
+            act: |w| done(w.edit(&w.bob, &["//depot/a"])),
+            want: Want::Ok,
+        },
+    ]);
+}
+
+#[test]
+fn reopen_rules() {
+    check(&[
+        Case {
+            name: "reopen into a numbered pending change",
+            setup: |w| {
+                w.new_change(&w.ann);
+                w.add(&w.ann, &["//depot/x"]).expect("add");
+            },
+            act: |w| {
+                w.service.reopen(&w.ann, &strings(&["//depot/x"]), Some(1), "")?;
+                assert_eq!(w.opened(&w.ann)[0].2, 1);
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "reopen into a submitted change is refused",
+            setup: |w| {
+                history(w);
+                w.add(&w.ann, &["//depot/x"]).expect("add");
+            },
+            act: |w| done(w.service.reopen(&w.ann, &strings(&["//depot/x"]), Some(1), "")),
+            want: Want::Precondition("change 1 is already submitted"),
+        },
+        Case {
+            name: "reopen of a file not opened is refused",
+            setup: |_| {},
+            act: |w| done(w.service.reopen(&w.ann, &strings(&["//depot/x"]), None, "+x")),
+            want: Want::NotFound("not opened on this client"),
+        },
+        Case {
+            name: "reopen +l while another workspace has the file open is refused",
+            setup: |w| {
+                synced(w);
+                w.edit(&w.ann, &["//depot/a"]).expect("ann edits");
+                w.edit(&w.bob, &["//depot/a"]).expect("bob edits");
+            },
+            act: |w| done(w.service.reopen(&w.bob, &strings(&["//depot/a"]), None, "+l")),
+            want: Want::Precondition("locked by ann@ann-ws"),
+        },
+        Case {
+            name: "reopen with a new type keeps the action",
+            setup: |w| {
+                w.add(&w.ann, &["//depot/x"]).expect("add");
+            },
+            act: |w| {
+                let got = w.service.reopen(&w.ann, &strings(&["//depot/x"]), None, "binary")?;
+                assert_eq!((got[0].file_type.as_str(), got[0].action.as_str()), ("binary", "add"));
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+    ]);
+}

@@ -1,0 +1,278 @@
+//! Shared fixture of the service table tests: a `Service` over a temporary SQLite store and
+//! blob store, three users with workspaces, short helpers for the usual steps, and `check`,
+//! which runs one table case on a fresh fixture and compares its outcome with the expected one.
+
+#![allow(dead_code)]
+
+use keel_blob::{BlobStore, CompressionPolicy, FsBlobStore};
+use keel_service::{
+    Caller, FileInfo, OpenAction, OpenRequest, Service, ServiceConfig, ServiceError,
+    ShelveSession, SubmitResult, SubmitSession, SyncOptions, Uploads, WorkspaceSpec,
+};
+use keel_store::{HaveRow, MetaStore, SqliteHaveStore, SqliteStore, StoreConfig};
+use std::sync::Arc;
+
+/// A server in a temporary directory with three users: ann and bob map all of `//depot/...`,
+/// cat maps only `//depot/main/...`.
+pub struct World {
+    _dir: tempfile::TempDir,
+    pub service: Service,
+    pub blobs: Arc<FsBlobStore>,
+    pub ann: Caller,
+    pub bob: Caller,
+    pub cat: Caller,
+}
+
+impl World {
+    pub fn new() -> World {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let meta: Arc<dyn MetaStore> = Arc::new(
+            SqliteStore::open(&dir.path().join("metadata.db"), &StoreConfig::default())
+                .expect("store"),
+        );
+        let have = SqliteHaveStore::open(&dir.path().join("have")).expect("have store");
+        let blobs = Arc::new(
+            FsBlobStore::open(dir.path().join("content"), CompressionPolicy::default())
+                .expect("blob store"),
+        );
+        let service = Service::new(
+            meta,
+            have,
+            blobs.clone(),
+            Arc::new(|| 1_700_000_000),
+            ServiceConfig::default(),
+            dir.path().to_path_buf(),
+        );
+        let world = World {
+            service,
+            blobs,
+            ann: caller("ann"),
+            bob: caller("bob"),
+            cat: caller("cat"),
+            _dir: dir,
+        };
+        world.workspace(&world.ann, "//depot/...");
+        world.workspace(&world.bob, "//depot/...");
+        world.workspace(&world.cat, "//depot/main/...");
+        world
+    }
+
+    fn workspace(&self, who: &Caller, depot_side: &str) {
+        let spec = WorkspaceSpec {
+            name: who.workspace.clone(),
+            owner: who.user.clone(),
+            root: self._dir.path().join(&who.workspace).display().to_string(),
+            view: vec![format!("{depot_side} //{}/...", who.workspace)],
+            ..WorkspaceSpec::default()
+        };
+        self.service
+            .save_workspace(who, spec, true)
+            .expect("workspace saved");
+    }
+
+    /// Opens files for `action` in `change` with a type (`""` = detected/head type).
+    pub fn open_as(
+        &self,
+        who: &Caller,
+        action: OpenAction,
+        change: u64,
+        file_type: &str,
+        files: &[&str],
+    ) -> Result<Vec<FileInfo>, ServiceError> {
+        let req = OpenRequest {
+            files: strings(files),
+            change,
+            file_type: file_type.to_string(),
+            add_types: Vec::new(),
+        };
+        self.service.open(who, action, req)
+    }
+
+    pub fn add(&self, who: &Caller, files: &[&str]) -> Result<Vec<FileInfo>, ServiceError> {
+        self.open_as(who, OpenAction::Add, 0, "", files)
+    }
+
+    pub fn edit(&self, who: &Caller, files: &[&str]) -> Result<Vec<FileInfo>, ServiceError> {
+        self.open_as(who, OpenAction::Edit, 0, "", files)
+    }
+
+    pub fn delete(&self, who: &Caller, files: &[&str]) -> Result<Vec<FileInfo>, ServiceError> {
+        self.open_as(who, OpenAction::Delete, 0, "", files)
+    }
+
+    /// Submits `change` (0 = default), uploading each expected file with `content` as its
+    /// bytes followed by its path.
+    pub fn submit_with(
+        &self,
+        who: &Caller,
+        change: u64,
+        content: &str,
+    ) -> Result<SubmitResult, ServiceError> {
+        let mut session: SubmitSession = self.service.submit_begin(who, change, "a change")?;
+        self.upload(session.uploads(), content)?;
+        session.commit(&self.service)
+    }
+
+    pub fn submit(&self, who: &Caller, change: u64) -> Result<SubmitResult, ServiceError> {
+        self.submit_with(who, change, "content")
+    }
+
+    /// Shelves the opened files of `change`.
+    pub fn shelve(&self, who: &Caller, change: u64) -> Result<u64, ServiceError> {
+        let mut session: ShelveSession = self.service.shelve_begin(who, change, &[], false)?;
+        self.upload(session.uploads(), "shelved")?;
+        Ok(session.commit(&self.service)?.0)
+    }
+
+    fn upload(&self, uploads: &mut Uploads, content: &str) -> Result<(), ServiceError> {
+        let expected: Vec<String> = uploads.expected().map(str::to_string).collect();
+        for path in expected {
+            let bytes = format!("{content} {path}\n");
+            let mut probe = self.blobs.writer().expect("writer");
+            probe.write(bytes.as_bytes()).expect("write");
+            let digest = probe.finish().expect("finish").info.digest.to_hex();
+            uploads.begin_file(&self.service, &path)?;
+            uploads.write_chunk(bytes.as_bytes())?;
+            uploads.end_file(&self.service, &digest, bytes.len() as u64)?;
+        }
+        Ok(())
+    }
+
+    /// Adds and submits files in one change; returns its number.
+    pub fn seed(&self, who: &Caller, files: &[&str]) -> u64 {
+        self.add(who, files).expect("seed files opened for add");
+        self.submit(who, 0).expect("seed change submitted").change
+    }
+
+    /// Edits and submits files in one change; returns its number.
+    pub fn bump(&self, who: &Caller, files: &[&str]) -> u64 {
+        self.edit(who, files).expect("files opened for edit");
+        self.submit_with(who, 0, "bumped")
+            .expect("edit submitted")
+            .change
+    }
+
+    /// A new pending numbered change of `who`.
+    pub fn new_change(&self, who: &Caller) -> u64 {
+        self.service
+            .save_change(who, 0, "pending work", &[], false)
+            .expect("change created")
+            .change
+    }
+
+    /// The sync plan for `files` as `(depot file, rev, action)` (nothing recorded).
+    pub fn sync_plan(
+        &self,
+        who: &Caller,
+        files: &[&str],
+    ) -> Result<Vec<(String, u32, &'static str)>, ServiceError> {
+        let mut out = Vec::new();
+        let opts = SyncOptions {
+            preview: true,
+            ..SyncOptions::default()
+        };
+        self.service.sync(who, &strings(files), opts, &mut |e| {
+            out.push((e.item.depot_file, e.item.rev, e.item.action));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Syncs and records the have list as the client would after writing the files.
+    pub fn sync(&self, who: &Caller, files: &[&str]) -> Result<(), ServiceError> {
+        let mut have = Vec::new();
+        self.service
+            .sync(who, &strings(files), SyncOptions::default(), &mut |e| {
+                have.push(HaveRow {
+                    path: e.item.depot_file,
+                    client: e.item.client_file,
+                    rev: e.item.rev,
+                });
+                Ok(())
+            })?;
+        self.service.update_have(who, &have)?;
+        Ok(())
+    }
+
+    /// `(depot file, action, change)` of `who`'s opened files.
+    pub fn opened(&self, who: &Caller) -> Vec<(String, String, u64)> {
+        let mut out = Vec::new();
+        self.service
+            .opened(who, &[], false, "", None, &mut |f| {
+                out.push((f.depot_file, f.action, f.change));
+                Ok(())
+            })
+            .expect("opened");
+        out
+    }
+}
+
+pub fn caller(user: &str) -> Caller {
+    Caller {
+        user: user.into(),
+        workspace: format!("{user}-ws"),
+        host: String::new(),
+    }
+}
+
+pub fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+/// What a case expects: success, or an error of one `ServiceError` variant whose message
+/// contains the given text.
+#[derive(Clone, Copy, Debug)]
+pub enum Want {
+    Ok,
+    NotFound(&'static str),
+    Invalid(&'static str),
+    Precondition(&'static str),
+    AlreadyExists(&'static str),
+}
+
+/// One row of a table: a setup on a fresh `World`, the step under test, and what it must give.
+pub struct Case {
+    pub name: &'static str,
+    pub setup: fn(&World),
+    pub act: fn(&World) -> Result<(), ServiceError>,
+    pub want: Want,
+}
+
+/// Runs every case on its own fresh world and reports all mismatches together (a case whose
+/// own assertions fail is reported by name too).
+pub fn check(cases: &[Case]) {
+    let mut failures = Vec::new();
+    for case in cases {
+        let world = World::new();
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (case.setup)(&world);
+            (case.act)(&world)
+        }));
+        match run {
+            Ok(got) => {
+                if let Some(why) = mismatch(&got, case.want) {
+                    failures.push(format!("{}: {why}", case.name));
+                }
+            }
+            Err(_) => failures.push(format!("{}: panicked (see above)", case.name)),
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+fn mismatch(got: &Result<(), ServiceError>, want: Want) -> Option<String> {
+    let matched = match (got, want) {
+        (Ok(()), Want::Ok) => true,
+        (Err(ServiceError::NotFound(m)), Want::NotFound(t))
+        | (Err(ServiceError::Invalid(m)), Want::Invalid(t))
+        | (Err(ServiceError::Precondition(m)), Want::Precondition(t))
+        | (Err(ServiceError::AlreadyExists(m)), Want::AlreadyExists(t)) => m.contains(t),
+        _ => false,
+    };
+    (!matched).then(|| format!("wanted {want:?}, got {got:?}"))
+}
+
+/// Drops a command's records: the table compares outcomes.
+pub fn done<T>(r: Result<T, ServiceError>) -> Result<(), ServiceError> {
+    r.map(|_| ())
+}
