@@ -1,0 +1,230 @@
+//! Table tests of the rules of submit: what is refused, and what a default or numbered
+//! change commits.
+
+mod support;
+
+use keel_service::{IntegrateMode, IntegrateRequest, OpenAction};
+use support::{Case, Want, World, check, done};
+
+/// ann has submitted `//depot/a` (change 1) and bob has synced it.
+fn history(w: &World) {
+    w.seed(&w.ann, &["//depot/a"]);
+    w.sync(&w.bob, &[]).expect("bob synced");
+}
+
+#[test]
+fn submit_rules() {
+    check(&[
+        Case {
+            name: "an empty default changelist is refused",
+            setup: |_| {},
+            act: |w| done(w.submit(&w.ann, 0)),
+            want: Want::Precondition("No files to submit from the default changelist."),
+        },
+        Case {
+            name: "an empty numbered change is refused",
+            setup: |w| {
+                w.new_change(&w.ann);
+            },
+            act: |w| done(w.submit(&w.ann, 1)),
+            want: Want::Precondition("No files to submit from change 1."),
+        },
+        Case {
+            name: "a submit without a description is refused",
+            setup: |w| {
+                w.add(&w.ann, &["//depot/x"]).expect("add");
+            },
+            act: |w| done(w.service.submit_begin(&w.ann, 0, "  ")),
+            want: Want::Invalid("submit needs a description"),
+        },
+        Case {
+            name: "a numbered change's own description is used",
+            setup: |w| {
+                w.new_change(&w.ann);
+                w.open_as(&w.ann, OpenAction::Add, 1, "", &["//depot/x"])
+                    .expect("add");
+            },
+            act: |w| {
+                let mut s = w.service.submit_begin(&w.ann, 1, "")?;
+                let path = s.uploads().expected().next().map(str::to_string);
+                assert_eq!(path.as_deref(), Some("//depot/x"));
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "the default changelist submits only its own files",
+            setup: |w| {
+                w.new_change(&w.ann);
+                w.open_as(&w.ann, OpenAction::Add, 1, "", &["//depot/numbered"])
+                    .expect("add numbered");
+                w.add(&w.ann, &["//depot/default"]).expect("add default");
+            },
+            act: |w| {
+                let got = w.submit(&w.ann, 0)?;
+                assert_eq!(got.change, 2, "a new number after pending change 1");
+                assert_eq!(got.files.len(), 1);
+                assert_eq!(got.files[0].depot_file, "//depot/default");
+                assert_eq!(w.opened(&w.ann), [("//depot/numbered".into(), "add".into(), 1)]);
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "the newest pending change keeps its number",
+            setup: |w| {
+                w.new_change(&w.ann);
+                w.open_as(&w.ann, OpenAction::Add, 1, "", &["//depot/x"])
+                    .expect("add");
+            },
+            act: |w| {
+                let got = w.submit(&w.ann, 1)?;
+                assert_eq!((got.change, got.renamed_from), (1, 0));
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "an older pending change is renumbered on submit",
+            setup: |w| {
+                w.new_change(&w.ann);
+                w.open_as(&w.ann, OpenAction::Add, 1, "", &["//depot/x"])
+                    .expect("add");
+                w.seed(&w.bob, &["//depot/y"]);
+            },
+            act: |w| {
+                let got = w.submit(&w.ann, 1)?;
+                assert_eq!((got.change, got.renamed_from), (3, 1));
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "a change of another workspace is refused",
+            setup: |w| {
+                w.new_change(&w.ann);
+            },
+            act: |w| done(w.submit(&w.bob, 1)),
+            want: Want::Precondition("change 1 belongs to workspace 'ann-ws'"),
+        },
+        Case {
+            name: "a submitted change is refused",
+            setup: history,
+            act: |w| done(w.submit(&w.ann, 1)),
+            want: Want::Precondition("change 1 is already submitted"),
+        },
+        Case {
+            name: "a change with shelved files is refused",
+            setup: |w| {
+                w.new_change(&w.ann);
+                w.open_as(&w.ann, OpenAction::Add, 1, "", &["//depot/x"])
+                    .expect("add");
+                w.shelve(&w.ann, 1).expect("shelved");
+            },
+            act: |w| done(w.submit(&w.ann, 1)),
+            want: Want::Precondition("change 1 - shelved files must be deleted first"),
+        },
+        Case {
+            name: "a file with an unresolved integration is refused",
+            setup: |w| {
+                w.seed(&w.ann, &["//depot/main/f"]);
+                let branch = IntegrateRequest {
+                    from: "//depot/main/...".into(),
+                    to: "//depot/rel/...".into(),
+                    ..IntegrateRequest::default()
+                };
+                w.service
+                    .integrate(&w.ann, IntegrateMode::Integrate, branch.clone())
+                    .expect("branch");
+                w.submit(&w.ann, 0).expect("branch submitted");
+                w.bump(&w.ann, &["//depot/main/f"]);
+                w.service
+                    .integrate(&w.ann, IntegrateMode::Integrate, branch)
+                    .expect("integrate");
+            },
+            act: |w| done(w.submit(&w.ann, 0)),
+            want: Want::Precondition("//depot/rel/f - must resolve before submitting"),
+        },
+        Case {
+            name: "an edit of an out-of-date revision is refused",
+            setup: |w| {
+                history(w);
+                w.edit(&w.bob, &["//depot/a"]).expect("bob edits #1");
+                w.bump(&w.ann, &["//depot/a"]);
+            },
+            act: |w| done(w.submit(&w.bob, 0)),
+            want: Want::Precondition("//depot/a - must sync/resolve #2 before submitting"),
+        },
+        Case {
+            name: "an add that someone else submitted first is refused",
+            setup: |w| {
+                w.add(&w.bob, &["//depot/x"]).expect("bob adds");
+                w.seed(&w.ann, &["//depot/x"]);
+            },
+            act: |w| done(w.submit(&w.bob, 0)),
+            want: Want::Precondition("//depot/x - must sync/resolve #1"),
+        },
+        Case {
+            name: "a delete leaves a deleted head without content",
+            setup: |w| {
+                history(w);
+                w.delete(&w.bob, &["//depot/a"]).expect("delete");
+            },
+            act: |w| {
+                let got = w.submit(&w.bob, 0)?;
+                let f = &got.files[0];
+                assert_eq!((f.head_rev, f.action.as_str(), f.have_rev), (2, "delete", 0));
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "content missing from the upload is refused",
+            setup: |w| {
+                w.add(&w.ann, &["//depot/x"]).expect("add");
+            },
+            act: |w| {
+                let s = w.service.submit_begin(&w.ann, 0, "no upload")?;
+                done(s.commit(&w.service))
+            },
+            want: Want::Invalid("//depot/x - content missing from upload"),
+        },
+        Case {
+            name: "content whose digest does not match is refused",
+            setup: |w| {
+                w.add(&w.ann, &["//depot/x"]).expect("add");
+            },
+            act: |w| {
+                let mut s = w.service.submit_begin(&w.ann, 0, "damaged")?;
+                let up = s.uploads();
+                up.begin_file(&w.service, "//depot/x")?;
+                up.write_chunk(b"abc")?;
+                done(up.end_file(&w.service, &"0".repeat(64), 3))
+            },
+            want: Want::Invalid("//depot/x - content damaged in transfer"),
+        },
+        Case {
+            name: "content for a file opened for delete is refused",
+            setup: |w| {
+                history(w);
+                w.delete(&w.bob, &["//depot/a"]).expect("delete");
+            },
+            act: |w| {
+                let mut s = w.service.submit_begin(&w.bob, 0, "content")?;
+                done(s.uploads().begin_file(&w.service, "//depot/a"))
+            },
+            want: Want::Invalid("//depot/a - opened for delete; it takes no content"),
+        },
+        Case {
+            name: "content for a file not in the change is refused",
+            setup: |w| {
+                w.add(&w.ann, &["//depot/x"]).expect("add");
+            },
+            act: |w| {
+                let mut s = w.service.submit_begin(&w.ann, 0, "content")?;
+                done(s.uploads().begin_file(&w.service, "//depot/other"))
+            },
+            want: Want::Invalid("//depot/other - not opened in this changelist"),
+        },
+    ]);
+}
