@@ -8,7 +8,8 @@ use support::{Case, Want, World, check, done, strings};
 /// ann has submitted `//depot/a` and `//depot/main/m`, and `//depot/gone` deleted at head.
 fn history(w: &World) {
     w.seed(&w.ann, &["//depot/a", "//depot/main/m", "//depot/gone"]);
-    w.delete(&w.ann, &["//depot/gone"]).expect("opened for delete");
+    w.delete(&w.ann, &["//depot/gone"])
+        .expect("opened for delete");
     w.submit(&w.ann, 0).expect("delete submitted");
 }
 
@@ -49,7 +50,10 @@ fn open_rules() {
             act: |w| {
                 w.add(&w.bob, &["//depot/gone"])?;
                 let got = w.submit(&w.bob, 0)?;
-                assert_eq!((got.files[0].head_rev, got.files[0].action.as_str()), (3, "add"));
+                assert_eq!(
+                    (got.files[0].head_rev, got.files[0].action.as_str()),
+                    (3, "add")
+                );
                 Ok(())
             },
             want: Want::Ok,
@@ -233,8 +237,11 @@ fn move_rules() {
             },
             act: |w| {
                 w.service.move_file(&w.bob, "//depot/a", "//depot/b", 0)?;
-                let actions: Vec<(String, String)> =
-                    w.opened(&w.bob).into_iter().map(|(p, a, _)| (p, a)).collect();
+                let actions: Vec<(String, String)> = w
+                    .opened(&w.bob)
+                    .into_iter()
+                    .map(|(p, a, _)| (p, a))
+                    .collect();
                 assert_eq!(
                     actions,
                     [
@@ -259,7 +266,12 @@ fn move_rules() {
                 w.sync(&w.cat, &[]).expect("cat synced");
                 w.edit(&w.cat, &["//depot/main/m"]).expect("edit");
             },
-            act: |w| done(w.service.move_file(&w.cat, "//depot/main/m", "//depot/x", 0)),
+            act: |w| {
+                done(
+                    w.service
+                        .move_file(&w.cat, "//depot/main/m", "//depot/x", 0),
+                )
+            },
             want: Want::Invalid("//depot/x - file(s) not in client view"),
         },
     ]);
@@ -274,7 +286,9 @@ fn revert_rules() {
                 w.add(&w.ann, &["//depot/x"]).expect("add");
             },
             act: |w| {
-                let got = w.service.revert(&w.ann, &strings(&["//depot/x"]), false, &[])?;
+                let got = w
+                    .service
+                    .revert(&w.ann, &strings(&["//depot/x"]), false, &[])?;
                 assert_eq!(got[0].message, "was add, abandoned");
                 assert!(w.opened(&w.ann).is_empty());
                 Ok(())
@@ -288,8 +302,13 @@ fn revert_rules() {
                 w.edit(&w.bob, &["//depot/a"]).expect("edit");
             },
             act: |w| {
-                let got = w.service.revert(&w.bob, &strings(&["//depot/a"]), false, &[])?;
-                assert_eq!((got[0].have_rev, got[0].message.as_str()), (1, "was edit, reverted"));
+                let got = w
+                    .service
+                    .revert(&w.bob, &strings(&["//depot/a"]), false, &[])?;
+                assert_eq!(
+                    (got[0].have_rev, got[0].message.as_str()),
+                    (1, "was edit, reverted")
+                );
                 Ok(())
             },
             want: Want::Ok,
@@ -297,7 +316,12 @@ fn revert_rules() {
         Case {
             name: "revert of a file not opened is refused",
             setup: synced,
-            act: |w| done(w.service.revert(&w.bob, &strings(&["//depot/a"]), false, &[])),
+            act: |w| {
+                done(
+                    w.service
+                        .revert(&w.bob, &strings(&["//depot/a"]), false, &[]),
+                )
+            },
             want: Want::NotFound("//depot/a - file(s) not opened on this client"),
         },
         Case {
@@ -310,7 +334,9 @@ fn revert_rules() {
                     .expect("move");
             },
             act: |w| {
-                let got = w.service.revert(&w.bob, &strings(&["//depot/b"]), false, &[])?;
+                let got = w
+                    .service
+                    .revert(&w.bob, &strings(&["//depot/b"]), false, &[])?;
                 assert_eq!(got.len(), 2);
                 assert!(w.opened(&w.bob).is_empty());
                 Ok(())
@@ -321,7 +347,8 @@ fn revert_rules() {
             name: "revert -a reverts only the unchanged edits it is given",
             setup: |w| {
                 synced(w);
-                w.edit(&w.bob, &["//depot/a", "//depot/main/m"]).expect("edit");
+                w.edit(&w.bob, &["//depot/a", "//depot/main/m"])
+                    .expect("edit");
                 w.add(&w.bob, &["//depot/x"]).expect("add");
             },
             act: |w| {
@@ -359,7 +386,8 @@ fn reopen_rules() {
                 w.add(&w.ann, &["//depot/x"]).expect("add");
             },
             act: |w| {
-                w.service.reopen(&w.ann, &strings(&["//depot/x"]), Some(1), "")?;
+                w.service
+                    .reopen(&w.ann, &strings(&["//depot/x"]), Some(1), "")?;
                 assert_eq!(w.opened(&w.ann)[0].2, 1);
                 Ok(())
             },
@@ -371,13 +399,23 @@ fn reopen_rules() {
                 history(w);
                 w.add(&w.ann, &["//depot/x"]).expect("add");
             },
-            act: |w| done(w.service.reopen(&w.ann, &strings(&["//depot/x"]), Some(1), "")),
+            act: |w| {
+                done(
+                    w.service
+                        .reopen(&w.ann, &strings(&["//depot/x"]), Some(1), ""),
+                )
+            },
             want: Want::Precondition("change 1 is already submitted"),
         },
         Case {
             name: "reopen of a file not opened is refused",
             setup: |_| {},
-            act: |w| done(w.service.reopen(&w.ann, &strings(&["//depot/x"]), None, "+x")),
+            act: |w| {
+                done(
+                    w.service
+                        .reopen(&w.ann, &strings(&["//depot/x"]), None, "+x"),
+                )
+            },
             want: Want::NotFound("not opened on this client"),
         },
         Case {
@@ -387,7 +425,12 @@ fn reopen_rules() {
                 w.edit(&w.ann, &["//depot/a"]).expect("ann edits");
                 w.edit(&w.bob, &["//depot/a"]).expect("bob edits");
             },
-            act: |w| done(w.service.reopen(&w.bob, &strings(&["//depot/a"]), None, "+l")),
+            act: |w| {
+                done(
+                    w.service
+                        .reopen(&w.bob, &strings(&["//depot/a"]), None, "+l"),
+                )
+            },
             want: Want::Precondition("locked by ann@ann-ws"),
         },
         Case {
@@ -396,8 +439,13 @@ fn reopen_rules() {
                 w.add(&w.ann, &["//depot/x"]).expect("add");
             },
             act: |w| {
-                let got = w.service.reopen(&w.ann, &strings(&["//depot/x"]), None, "binary")?;
-                assert_eq!((got[0].file_type.as_str(), got[0].action.as_str()), ("binary", "add"));
+                let got = w
+                    .service
+                    .reopen(&w.ann, &strings(&["//depot/x"]), None, "binary")?;
+                assert_eq!(
+                    (got[0].file_type.as_str(), got[0].action.as_str()),
+                    ("binary", "add")
+                );
                 Ok(())
             },
             want: Want::Ok,

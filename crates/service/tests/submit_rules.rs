@@ -65,7 +65,10 @@ fn submit_rules() {
                 assert_eq!(got.change, 2, "a new number after pending change 1");
                 assert_eq!(got.files.len(), 1);
                 assert_eq!(got.files[0].depot_file, "//depot/default");
-                assert_eq!(w.opened(&w.ann), [("//depot/numbered".into(), "add".into(), 1)]);
+                assert_eq!(
+                    w.opened(&w.ann),
+                    [("//depot/numbered".into(), "add".into(), 1)]
+                );
                 Ok(())
             },
             want: Want::Ok,
@@ -173,7 +176,10 @@ fn submit_rules() {
             act: |w| {
                 let got = w.submit(&w.bob, 0)?;
                 let f = &got.files[0];
-                assert_eq!((f.head_rev, f.action.as_str(), f.have_rev), (2, "delete", 0));
+                assert_eq!(
+                    (f.head_rev, f.action.as_str(), f.have_rev),
+                    (2, "delete", 0)
+                );
                 Ok(())
             },
             want: Want::Ok,

@@ -144,8 +144,11 @@ fn sync_plans() {
         history(&world);
         (plan.before)(&world);
         let got = world.sync_plan((plan.who)(&world), plan.files);
-        let want: Vec<(String, u32, &str)> =
-            plan.want.iter().map(|(p, r, a)| (p.to_string(), *r, *a)).collect();
+        let want: Vec<(String, u32, &str)> = plan
+            .want
+            .iter()
+            .map(|(p, r, a)| (p.to_string(), *r, *a))
+            .collect();
         match got {
             Ok(got) if got == want => {}
             other => failures.push(format!("{}: wanted {want:?}, got {other:?}", plan.name)),

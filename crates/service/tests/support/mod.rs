@@ -6,8 +6,8 @@
 
 use keel_blob::{BlobStore, CompressionPolicy, FsBlobStore};
 use keel_service::{
-    Caller, FileInfo, OpenAction, OpenRequest, Service, ServiceConfig, ServiceError,
-    ShelveSession, SubmitResult, SubmitSession, SyncOptions, Uploads, WorkspaceSpec,
+    Caller, FileInfo, OpenAction, OpenRequest, Service, ServiceConfig, ServiceError, ShelveSession,
+    SubmitResult, SubmitSession, SyncOptions, Uploads, WorkspaceSpec,
 };
 use keel_store::{HaveRow, MetaStore, SqliteHaveStore, SqliteStore, StoreConfig};
 use std::sync::Arc;

@@ -1,0 +1,300 @@
+//! Table tests of integrate/copy and resolve: which source revisions are pending, what is
+//! opened how, and what resolve accepts.
+
+mod support;
+
+use keel_service::{IntegrateMode, IntegrateRequest, ResolveOutcome};
+use support::{Case, Want, World, check, done, strings};
+
+fn main_to_rel() -> IntegrateRequest {
+    IntegrateRequest {
+        from: "//depot/main/...".into(),
+        to: "//depot/rel/...".into(),
+        ..IntegrateRequest::default()
+    }
+}
+
+fn integrate(w: &World) -> Result<Vec<keel_service::FileInfo>, keel_service::ServiceError> {
+    w.service
+        .integrate(&w.ann, IntegrateMode::Integrate, main_to_rel())
+}
+
+/// main/f and main/g submitted (change 1).
+fn sources(w: &World) {
+    w.seed(&w.ann, &["//depot/main/f", "//depot/main/g"]);
+}
+
+/// `sources` branched to rel and submitted (change 2), then main/f edited (change 3).
+fn branched_then_edited(w: &World) {
+    sources(w);
+    integrate(w).expect("branch");
+    w.submit(&w.ann, 0).expect("branch submitted");
+    w.bump(&w.ann, &["//depot/main/f"]);
+}
+
+/// `branched_then_edited`, integrated again: rel/f waits for a resolve.
+fn pending_resolve(w: &World) {
+    branched_then_edited(w);
+    integrate(w).expect("integrate");
+}
+
+fn resolve(w: &World, outcome: ResolveOutcome) -> Result<(), keel_service::ServiceError> {
+    done(w.service.resolve_done(&w.ann, "//depot/rel/f", outcome))
+}
+
+#[test]
+fn integrate_rules() {
+    check(&[
+        Case {
+            name: "new targets are opened for branch with the source's content",
+            setup: sources,
+            act: |w| {
+                let got = integrate(w)?;
+                let actions: Vec<&str> = got.iter().map(|f| f.action.as_str()).collect();
+                assert_eq!(actions, ["branch", "branch"]);
+                let mut s = w.service.submit_begin(&w.ann, 0, "branch")?;
+                assert_eq!(
+                    s.uploads().expected().count(),
+                    0,
+                    "lazy copies upload nothing"
+                );
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "preview opens nothing",
+            setup: sources,
+            act: |w| {
+                let req = IntegrateRequest {
+                    preview: true,
+                    ..main_to_rel()
+                };
+                let got = w.service.integrate(&w.ann, IntegrateMode::Integrate, req)?;
+                assert_eq!(got.len(), 2);
+                assert!(w.opened(&w.ann).is_empty());
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "already integrated revisions are not offered again",
+            setup: |w| {
+                sources(w);
+                integrate(w).expect("branch");
+                w.submit(&w.ann, 0).expect("branch submitted");
+            },
+            act: |w| done(integrate(w)),
+            want: Want::Precondition("all revision(s) already integrated (2 file(s))"),
+        },
+        Case {
+            name: "only the source with new revisions is offered, opened for integrate",
+            setup: branched_then_edited,
+            act: |w| {
+                let got = integrate(w)?;
+                let got: Vec<(&str, &str)> = got
+                    .iter()
+                    .map(|f| (f.depot_file.as_str(), f.action.as_str()))
+                    .collect();
+                assert_eq!(got, [("//depot/rel/f", "integrate")]);
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "a source that does not exist is refused",
+            setup: sources,
+            act: |w| {
+                let req = IntegrateRequest {
+                    from: "//depot/none/...".into(),
+                    ..main_to_rel()
+                };
+                done(w.service.integrate(&w.ann, IntegrateMode::Integrate, req))
+            },
+            want: Want::NotFound("//depot/none/... - no such file(s)"),
+        },
+        Case {
+            name: "integrating into a submitted change is refused",
+            setup: sources,
+            act: |w| {
+                let req = IntegrateRequest {
+                    change: 1,
+                    ..main_to_rel()
+                };
+                done(w.service.integrate(&w.ann, IntegrateMode::Integrate, req))
+            },
+            want: Want::Precondition("change 1 is already submitted"),
+        },
+        Case {
+            name: "a source revision bound selects older revisions",
+            setup: branched_then_edited,
+            act: |w| {
+                let req = IntegrateRequest {
+                    from: "//depot/main/...@2".into(),
+                    ..main_to_rel()
+                };
+                done(w.service.integrate(&w.ann, IntegrateMode::Integrate, req))
+            },
+            want: Want::Precondition("already integrated"),
+        },
+        Case {
+            name: "copy opens the changed target already resolved",
+            setup: branched_then_edited,
+            act: |w| {
+                w.service
+                    .integrate(&w.ann, IntegrateMode::Copy, main_to_rel())?;
+                let got = w.service.resolve_list(&w.ann, &[]);
+                assert!(
+                    matches!(got, Err(keel_service::ServiceError::NotFound(_))),
+                    "{got:?}"
+                );
+                assert_eq!(w.service.resolved(&w.ann, &[])?.len(), 1);
+                done(w.submit(&w.ann, 0))
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "a deleted source opens the target for delete",
+            setup: |w| {
+                sources(w);
+                integrate(w).expect("branch");
+                w.submit(&w.ann, 0).expect("branch submitted");
+                w.delete(&w.ann, &["//depot/main/g"]).expect("delete");
+                w.submit(&w.ann, 0).expect("delete submitted");
+            },
+            act: |w| {
+                let got = integrate(w)?;
+                let got: Vec<(&str, &str)> = got
+                    .iter()
+                    .map(|f| (f.depot_file.as_str(), f.action.as_str()))
+                    .collect();
+                assert_eq!(got, [("//depot/rel/g", "delete")]);
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+    ]);
+}
+
+#[test]
+fn resolve_rules() {
+    check(&[
+        Case {
+            name: "the pending resolve lists theirs and its base",
+            setup: pending_resolve,
+            act: |w| {
+                let got = w.service.resolve_list(&w.ann, &[])?;
+                assert_eq!(got.len(), 1);
+                assert_eq!(
+                    (got[0].depot_file.as_str(), got[0].head_rev),
+                    ("//depot/rel/f", 2)
+                );
+                assert!(!got[0].base_digest.is_empty(), "main/f#1 is the base");
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "nothing to resolve is reported as such",
+            setup: branched_then_edited,
+            act: |w| done(w.service.resolve_list(&w.ann, &[])),
+            want: Want::NotFound("no file(s) to resolve"),
+        },
+        Case {
+            name: "resolving a file that needs none is refused",
+            setup: branched_then_edited,
+            act: |w| resolve(w, ResolveOutcome::Merged),
+            want: Want::Precondition("//depot/rel/f - no file(s) to resolve"),
+        },
+        Case {
+            name: "a file can be resolved only once",
+            setup: |w| {
+                pending_resolve(w);
+                resolve(w, ResolveOutcome::Merged).expect("first resolve");
+            },
+            act: |w| resolve(w, ResolveOutcome::Yours),
+            want: Want::Precondition("no file(s) to resolve"),
+        },
+        Case {
+            name: "a resolve naming several files is refused",
+            setup: |w| {
+                sources(w);
+                integrate(w).expect("branch");
+                w.submit(&w.ann, 0).expect("branch submitted");
+                w.bump(&w.ann, &["//depot/main/f", "//depot/main/g"]);
+                integrate(w).expect("integrate");
+            },
+            act: |w| {
+                done(
+                    w.service
+                        .resolve_done(&w.ann, "//depot/rel/...", ResolveOutcome::Yours),
+                )
+            },
+            want: Want::Invalid("//depot/rel/... - names more than one file"),
+        },
+        Case {
+            name: "accepting theirs needs no upload and records a copy",
+            setup: |w| {
+                pending_resolve(w);
+                resolve(w, ResolveOutcome::Theirs).expect("theirs");
+            },
+            act: |w| {
+                let mut s = w.service.submit_begin(&w.ann, 0, "copy")?;
+                assert_eq!(s.uploads().expected().count(), 0);
+                s.commit(&w.service)?;
+                let mut hows = Vec::new();
+                w.service
+                    .integrated(&w.ann, &strings(&["//depot/rel/f"]), &mut |i| {
+                        hows.push((i.to_rev, i.how));
+                        Ok(())
+                    })?;
+                assert_eq!(
+                    hows,
+                    [(2, "copy from".to_string()), (1, "branch from".into())]
+                );
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "a merged resolve is submitted as a merge",
+            setup: |w| {
+                pending_resolve(w);
+                resolve(w, ResolveOutcome::Merged).expect("merged");
+            },
+            act: |w| {
+                w.submit(&w.ann, 0)?;
+                let mut hows = Vec::new();
+                w.service
+                    .integrated(&w.ann, &strings(&["//depot/rel/f"]), &mut |i| {
+                        hows.push(i.how);
+                        Ok(())
+                    })?;
+                assert!(hows.contains(&"merge from".to_string()), "{hows:?}");
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "an ignored revision is not offered again",
+            setup: |w| {
+                pending_resolve(w);
+                resolve(w, ResolveOutcome::Yours).expect("yours");
+                w.submit(&w.ann, 0).expect("ignore submitted");
+            },
+            act: |w| done(integrate(w)),
+            want: Want::Precondition("all revision(s) already integrated"),
+        },
+        Case {
+            name: "reverting an unresolved integration leaves it pending",
+            setup: |w| {
+                pending_resolve(w);
+                w.service
+                    .revert(&w.ann, &strings(&["//depot/rel/f"]), false, &[])
+                    .expect("revert");
+            },
+            act: |w| done(integrate(w)),
+            want: Want::Ok,
+        },
+    ]);
+}

@@ -1,0 +1,403 @@
+//! Table tests of the rules of shelve/unshelve, pending change deletion, labels and tag, and
+//! obliterate.
+
+mod support;
+
+use keel_service::{LabelSpec, OpenAction, TagOptions};
+use support::{Case, Want, World, check, done, strings};
+
+/// ann's pending change 1 holds an add of //depot/x and an edit of //depot/main/m (added in
+/// change 2, which is submitted first, so 1 is the older pending change).
+fn pending(w: &World) {
+    w.new_change(&w.ann);
+    w.seed(&w.ann, &["//depot/main/m"]);
+    w.open_as(&w.ann, OpenAction::Add, 1, "", &["//depot/x"])
+        .expect("add");
+    w.open_as(&w.ann, OpenAction::Edit, 1, "", &["//depot/main/m"])
+        .expect("edit");
+}
+
+/// `pending`, shelved.
+fn shelved(w: &World) {
+    pending(w);
+    w.shelve(&w.ann, 1).expect("shelved");
+}
+
+/// A fresh pending change of bob's (change 3, after `shelved`).
+fn bob_change(w: &World) -> u64 {
+    w.sync(&w.bob, &[]).expect("bob synced");
+    w.new_change(&w.bob)
+}
+
+#[test]
+fn shelve_rules() {
+    check(&[
+        Case {
+            name: "the default changelist cannot be shelved",
+            setup: |w| {
+                w.add(&w.ann, &["//depot/x"]).expect("add");
+            },
+            act: |w| done(w.shelve(&w.ann, 0)),
+            want: Want::Invalid("shelve needs a numbered pending change"),
+        },
+        Case {
+            name: "a change without opened files cannot be shelved",
+            setup: |w| {
+                w.new_change(&w.ann);
+            },
+            act: |w| done(w.shelve(&w.ann, 1)),
+            want: Want::Precondition("No files to shelve: no opened files change 1."),
+        },
+        Case {
+            name: "shelving keeps the files open",
+            setup: pending,
+            act: |w| {
+                w.shelve(&w.ann, 1)?;
+                assert_eq!(w.opened(&w.ann).len(), 2);
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "unshelve opens the shelved actions in another workspace",
+            setup: shelved,
+            act: |w| {
+                let change = bob_change(w);
+                w.service.unshelve(&w.bob, 1, change, &[])?;
+                let got: Vec<(String, String)> = w
+                    .opened(&w.bob)
+                    .into_iter()
+                    .map(|(p, a, _)| (p, a))
+                    .collect();
+                assert_eq!(
+                    got,
+                    [
+                        ("//depot/main/m".to_string(), "edit".to_string()),
+                        ("//depot/x".to_string(), "add".to_string())
+                    ]
+                );
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "unshelved files submit without an upload",
+            setup: shelved,
+            act: |w| {
+                let change = bob_change(w);
+                w.service.unshelve(&w.bob, 1, change, &[])?;
+                let mut s = w.service.submit_begin(&w.bob, change, "from the shelf")?;
+                assert_eq!(s.uploads().expected().count(), 0);
+                done(s.commit(&w.service))
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "unshelve of a change that does not exist is refused",
+            setup: shelved,
+            act: |w| done(w.service.unshelve(&w.bob, 42, 0, &[])),
+            want: Want::NotFound("change 42 does not exist"),
+        },
+        Case {
+            name: "unshelve of a submitted change is refused",
+            setup: shelved,
+            act: |w| done(w.service.unshelve(&w.bob, 2, 0, &[])),
+            want: Want::Precondition("change 2 is submitted; only pending changes have shelves"),
+        },
+        Case {
+            name: "unshelve of a change without a shelf is refused",
+            setup: pending,
+            act: |w| done(w.service.unshelve(&w.bob, 1, 0, &[])),
+            want: Want::NotFound("change 1 has no shelved files"),
+        },
+        Case {
+            name: "unshelve of files outside the view is refused",
+            setup: shelved,
+            act: |w| done(w.service.unshelve(&w.cat, 1, 0, &[])),
+            want: Want::Invalid("//depot/x - file(s) not in client view of workspace 'cat-ws'"),
+        },
+        Case {
+            name: "deleting a shelf needs its change",
+            setup: shelved,
+            act: |w| done(w.service.delete_shelved(&w.ann, 0, &[])),
+            want: Want::Invalid("shelve -d needs the change"),
+        },
+        Case {
+            name: "deleting shelved files that are not there is refused",
+            setup: pending,
+            act: |w| done(w.service.delete_shelved(&w.ann, 1, &[])),
+            want: Want::NotFound("No shelved files in change 1 to delete."),
+        },
+        Case {
+            name: "after the shelf is deleted the change submits",
+            setup: |w| {
+                shelved(w);
+                w.service
+                    .delete_shelved(&w.ann, 1, &[])
+                    .expect("shelf deleted");
+            },
+            act: |w| done(w.submit(&w.ann, 1)),
+            want: Want::Ok,
+        },
+        Case {
+            name: "a change with shelved files cannot be deleted",
+            setup: |w| {
+                shelved(w);
+                w.service
+                    .revert(&w.ann, &[], false, &[])
+                    .expect("files reverted");
+            },
+            act: |w| done(w.service.save_change(&w.ann, 1, "", &[], true)),
+            want: Want::Precondition("change 1 - shelved files must be deleted first"),
+        },
+        Case {
+            name: "a change with opened files cannot be deleted",
+            setup: pending,
+            act: |w| done(w.service.save_change(&w.ann, 1, "", &[], true)),
+            want: Want::Precondition("change 1 has files opened; reopen or revert them first"),
+        },
+    ]);
+}
+
+fn label(name: &str, options: &str, revision: &str) -> LabelSpec {
+    LabelSpec {
+        name: name.into(),
+        owner: "ann".into(),
+        options: options.into(),
+        revision: revision.into(),
+        ..LabelSpec::default()
+    }
+}
+
+fn tag(
+    w: &World,
+    name: &str,
+    files: &[&str],
+    delete: bool,
+) -> Result<u64, keel_service::ServiceError> {
+    let opts = TagOptions {
+        delete,
+        preview: false,
+    };
+    w.service
+        .tag(&w.ann, name, &strings(files), opts, &mut |_| Ok(()))
+}
+
+/// Files a, b submitted; labels `open` (unlocked), `shut` (locked) and `auto` (@1) exist.
+fn labels(w: &World) {
+    w.seed(&w.ann, &["//depot/a", "//depot/b"]);
+    for spec in [
+        label("open", "unlocked", ""),
+        label("shut", "locked", ""),
+        label("auto", "unlocked", "@1"),
+    ] {
+        w.service
+            .save_label(&w.ann, spec, true)
+            .expect("label saved");
+    }
+}
+
+#[test]
+fn label_rules() {
+    check(&[
+        Case {
+            name: "tag of an unlocked label",
+            setup: labels,
+            act: |w| {
+                assert_eq!(tag(w, "open", &["//depot/..."], false)?, 2);
+                assert_eq!(
+                    tag(w, "open", &["//depot/..."], false)?,
+                    0,
+                    "already tagged"
+                );
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "tag creates a missing label",
+            setup: labels,
+            act: |w| {
+                tag(w, "fresh", &["//depot/a"], false)?;
+                done(w.service.get_label(&w.ann, "fresh"))
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "a locked label refuses tag",
+            setup: labels,
+            act: |w| done(tag(w, "shut", &["//depot/a"], false)),
+            want: Want::Precondition("label 'shut' is locked"),
+        },
+        Case {
+            name: "a locked label refuses labelsync",
+            setup: labels,
+            act: |w| {
+                done(
+                    w.service
+                        .labelsync(&w.ann, "shut", &[], false, &mut |_| Ok(())),
+                )
+            },
+            want: Want::Precondition("label 'shut' is locked"),
+        },
+        Case {
+            name: "a locked label cannot be deleted",
+            setup: labels,
+            act: |w| w.service.delete_label(&w.ann, "shut"),
+            want: Want::Precondition("label 'shut' is locked"),
+        },
+        Case {
+            name: "only the owner may change a locked label",
+            setup: labels,
+            act: |w| {
+                done(
+                    w.service
+                        .save_label(&w.bob, label("shut", "unlocked", ""), false),
+                )
+            },
+            want: Want::Precondition("label 'shut' is locked; only its owner ann can change it"),
+        },
+        Case {
+            name: "the owner may unlock a locked label",
+            setup: labels,
+            act: |w| {
+                w.service
+                    .save_label(&w.ann, label("shut", "unlocked", ""), false)?;
+                done(tag(w, "shut", &["//depot/a"], false))
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "an automatic label refuses tag",
+            setup: labels,
+            act: |w| done(tag(w, "auto", &["//depot/a"], false)),
+            want: Want::Precondition("label 'auto' is an automatic label (Revision @1)"),
+        },
+        Case {
+            name: "a label cannot be created twice",
+            setup: labels,
+            act: |w| {
+                done(
+                    w.service
+                        .save_label(&w.ann, label("open", "unlocked", ""), true),
+                )
+            },
+            want: Want::AlreadyExists("label 'open' already exists"),
+        },
+        Case {
+            name: "tag needs files",
+            setup: labels,
+            act: |w| done(tag(w, "open", &[], false)),
+            want: Want::Invalid("tag needs file arguments"),
+        },
+        Case {
+            name: "tag -d of a missing label is refused",
+            setup: labels,
+            act: |w| done(tag(w, "nolabel", &["//depot/a"], true)),
+            want: Want::NotFound("label 'nolabel' does not exist"),
+        },
+        Case {
+            name: "tag of files that do not exist is refused",
+            setup: labels,
+            act: |w| done(tag(w, "open", &["//depot/zzz"], false)),
+            want: Want::NotFound("//depot/zzz - no such file(s)"),
+        },
+        Case {
+            name: "@label selects the tagged revisions",
+            setup: |w| {
+                labels(w);
+                tag(w, "open", &["//depot/a"], false).expect("tagged");
+                w.bump(&w.ann, &["//depot/a"]);
+            },
+            act: |w| {
+                let got = w.sync_plan(&w.bob, &["//depot/...@open"])?;
+                assert_eq!(got, [("//depot/a".to_string(), 1, "added")]);
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+    ]);
+}
+
+#[test]
+fn obliterate_rules() {
+    fn obliterate(
+        w: &World,
+        files: &[&str],
+        execute: bool,
+    ) -> Result<keel_service::ObliterateTotals, keel_service::ServiceError> {
+        w.service
+            .obliterate(&w.ann, &strings(files), execute, &mut |_| Ok(()))
+    }
+    check(&[
+        Case {
+            name: "obliterate needs files",
+            setup: labels,
+            act: |w| done(obliterate(w, &[], true)),
+            want: Want::Invalid("obliterate needs file arguments"),
+        },
+        Case {
+            name: "obliterate of a revision range is refused",
+            setup: labels,
+            act: |w| done(obliterate(w, &["//depot/a#1"], true)),
+            want: Want::Invalid("//depot/a#1 - obliterate removes whole files"),
+        },
+        Case {
+            name: "a report removes nothing",
+            setup: labels,
+            act: |w| {
+                let totals = obliterate(w, &["//depot/a"], false)?;
+                assert_eq!((totals.revisions, totals.executed), (1, false));
+                assert_eq!(w.sync_plan(&w.bob, &["//depot/a"])?.len(), 1);
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "obliterate removes revisions, label entries and unshared content",
+            setup: |w| {
+                labels(w);
+                tag(w, "open", &["//depot/..."], false).expect("tagged");
+            },
+            act: |w| {
+                let totals = obliterate(w, &["//depot/a"], true)?;
+                assert_eq!(
+                    (totals.revisions, totals.label_entries, totals.blobs_deleted),
+                    (1, 1, 1)
+                );
+                assert!(w.sync_plan(&w.bob, &["//depot/a"])?.is_empty());
+                assert_eq!(w.sync_plan(&w.bob, &["//depot/...@open"])?.len(), 1);
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "content a branch still shares is kept",
+            setup: |w| {
+                w.seed(&w.ann, &["//depot/main/f"]);
+                let req = keel_service::IntegrateRequest {
+                    from: "//depot/main/...".into(),
+                    to: "//depot/rel/...".into(),
+                    ..Default::default()
+                };
+                w.service
+                    .integrate(&w.ann, keel_service::IntegrateMode::Integrate, req)
+                    .expect("branch");
+                w.submit(&w.ann, 0).expect("branch submitted");
+            },
+            act: |w| {
+                let totals = obliterate(w, &["//depot/main/..."], true)?;
+                assert_eq!((totals.revisions, totals.blobs_deleted), (1, 0));
+                w.sync(&w.bob, &["//depot/rel/f"])?;
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "obliterate of files that do not exist is refused",
+            setup: labels,
+            act: |w| done(obliterate(w, &["//depot/zzz/..."], true)),
+            want: Want::NotFound("//depot/zzz/..."),
+        },
+    ]);
+}
