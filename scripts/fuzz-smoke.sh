@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Short cargo-fuzz run of every keel-core parser target; exits non-zero on any crash.
+# Short cargo-fuzz run of every target (keel-core parsers, the store model); exits non-zero on any crash.
 # Usage: FUZZ_SECONDS=20 scripts/fuzz-smoke.sh   (needs a rustup toolchain named `nightly`)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-20}"
-targets=(file_spec view_line path form merge)
+targets=(file_spec view_line path form merge store_model)
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "installing cargo-fuzz" >&2
