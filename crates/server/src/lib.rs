@@ -11,6 +11,7 @@ mod lock;
 mod streams;
 
 pub use config::{CONFIG_FILE_NAME, ConfigError, InvalidKnob, ServerConfig};
+pub use keel_service::failpoints;
 
 use keel_blob::FsBlobStore;
 use keel_service::{Service, system_clock};

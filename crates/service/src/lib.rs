@@ -16,6 +16,7 @@ mod describe_shelf;
 mod dirs;
 mod error;
 mod expand;
+pub mod failpoints;
 mod fileinfo;
 pub mod integrate;
 mod labels;

@@ -5,6 +5,7 @@
 //! unreferenced blobs, harmless) or wholly submitted with all content present.
 
 use crate::context::{WorkspaceCtx, caller_workspace};
+use crate::failpoints;
 use crate::fileinfo::from_revision;
 use crate::open::check_pending_change;
 use crate::upload::{FileContents, Uploads, check_present};
@@ -121,11 +122,12 @@ impl SubmitSession {
             planned_at,
         } = self;
         let contents = uploads.finish(service)?;
+        failpoints::hit(failpoints::SUBMIT_AFTER_PUBLISH);
         let ws_name = workspace.clone();
         let blobs = service.blobs.clone();
         let (number, renamed_from, revisions) =
             keel_store::write(service.meta.as_ref(), move |txn| {
-                commit_in(
+                let committed = commit_in(
                     txn,
                     blobs.as_ref(),
                     &caller,
@@ -135,8 +137,11 @@ impl SubmitSession {
                     &contents,
                     planned_at,
                     now,
-                )
+                )?;
+                failpoints::hit(failpoints::SUBMIT_IN_COMMIT);
+                Ok::<_, ServiceError>(committed)
             })?;
+        failpoints::hit(failpoints::SUBMIT_AFTER_COMMIT);
         let snap = service.meta.snapshot()?;
         let ws: Option<WorkspaceCtx> = snap
             .get_workspace(&workspace)?

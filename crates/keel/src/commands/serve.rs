@@ -65,6 +65,14 @@ pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
         )
         .with_writer(std::io::stderr)
         .try_init();
+    // Test-only crash points (see keel_service::failpoints); inert unless named here.
+    if let Ok(spec) = std::env::var("KEEL_FAILPOINTS") {
+        let armed = keel_server::failpoints::configure(&spec)
+            .with_context(|| format!("bad KEEL_FAILPOINTS '{spec}'"))?;
+        for (point, action) in armed {
+            tracing::warn!(point, ?action, "failpoint armed");
+        }
+    }
     let root = root(args)?;
     let shown = root.display().to_string();
     let options = keel_server::ServeOptions {
