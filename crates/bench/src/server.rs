@@ -1,23 +1,56 @@
-//! The server a bench runs against: `keel serve` started as a child process on loopback, or an
-//! address given with `--server`.
+//! The server a bench or a test runs against: `keel serve` started as a child process on
+//! loopback, or an address given with `--server`.
+//!
+//! This is the one place that starts `keel serve` children: the benchmarks use it, and so does
+//! the end-to-end test suite (its `Server` wraps a [`Target`]).
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
 
 use crate::error::{BenchError, Result};
 
 /// How long a started server may take to listen.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A server to benchmark; a started one is killed when this is dropped.
+/// The most captured server stderr kept (the newest bytes).
+const STDERR_KEEP: usize = 64 * 1024;
+
+/// How to start a `keel serve` child.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    /// The `keel` executable.
+    pub exe: PathBuf,
+    /// Server root; a fresh temporary directory when `None`.
+    pub root: Option<PathBuf>,
+    /// Extra environment (e.g. `KEEL_FAILPOINTS`); `RUST_LOG` defaults to `warn`. Nothing named
+    /// `KEEL_FAILPOINTS` is inherited from this process.
+    pub env: Vec<(String, String)>,
+    /// Keep the server's stderr (reported when it fails to start, see [`Target::stderr`])
+    /// instead of passing it through.
+    pub capture_stderr: bool,
+}
+
+impl Launch {
+    pub fn new(exe: &Path) -> Launch {
+        Launch {
+            exe: exe.to_path_buf(),
+            root: None,
+            env: Vec::new(),
+            capture_stderr: false,
+        }
+    }
+}
+
+/// A server to benchmark or test; a started one is killed when this is dropped.
 pub struct Target {
     pub addr: String,
     child: Option<Child>,
     /// The server root (None for an external server).
     pub root: Option<PathBuf>,
+    stderr: Option<Captured>,
     _temp: Option<tempfile::TempDir>,
 }
 
@@ -28,6 +61,7 @@ impl Target {
             addr: addr.to_string(),
             child: None,
             root: None,
+            stderr: None,
             _temp: None,
         }
     }
@@ -35,30 +69,47 @@ impl Target {
     /// Starts `exe serve` on 127.0.0.1:0 with `root` (a temporary directory when None) and waits
     /// for its `keel serve: listening on ADDR` line.
     pub fn start(exe: &Path, root: Option<PathBuf>) -> Result<Target> {
-        let (root, temp) = match root {
+        Target::launch(Launch {
+            root,
+            ..Launch::new(exe)
+        })
+    }
+
+    /// Starts a server as `launch` says and waits (bounded) until it listens. When it does not,
+    /// the error carries its captured stderr.
+    pub fn launch(launch: Launch) -> Result<Target> {
+        let (root, temp) = match launch.root {
             Some(root) => (root, None),
             None => {
                 let temp = tempfile::Builder::new()
-                    .prefix("keel-bench-")
+                    .prefix("keel-serve-")
                     .tempdir()
                     .map_err(|e| BenchError::io("creating a temporary server root", e))?;
                 (temp.path().join("server"), Some(temp))
             }
         };
-        let mut child = Command::new(exe)
-            .args(["serve", "--root"])
+        let mut cmd = Command::new(&launch.exe);
+        cmd.args(["serve", "--root"])
             .arg(&root)
             .args(["--listen", "127.0.0.1:0"])
+            .env_remove("KEEL_FAILPOINTS")
             .env("RUST_LOG", "warn")
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(if launch.capture_stderr {
+                Stdio::piped()
+            } else {
+                Stdio::inherit()
+            });
+        let mut child = cmd
             .spawn()
-            .map_err(|e| BenchError::Server(format!("{}: {e}", exe.display())))?;
+            .map_err(|e| BenchError::Server(format!("{}: {e}", launch.exe.display())))?;
         let stdout = child
             .stdout
             .take()
             .ok_or_else(|| BenchError::Server("no stdout pipe".into()))?;
+        let stderr = child.stderr.take().map(drain);
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             let mut line = String::new();
@@ -70,21 +121,31 @@ impl Target {
             .strip_prefix("keel serve: listening on ")
             .and_then(|rest| rest.split_whitespace().next())
             .map(str::to_string);
-        match addr {
-            Some(addr) => Ok(Target {
-                addr,
-                child: Some(child),
-                root: Some(root),
-                _temp: temp,
-            }),
-            None => {
-                let _ = child.kill();
-                let _ = child.wait();
-                Err(BenchError::Server(format!(
-                    "no listening line within {START_TIMEOUT:?} (got {line:?})"
-                )))
-            }
+        let mut target = Target {
+            addr: addr.clone().unwrap_or_default(),
+            child: Some(child),
+            root: Some(root),
+            stderr,
+            _temp: temp,
+        };
+        if addr.is_some() {
+            return Ok(target);
         }
+        let status = target.wait_exit(Duration::from_secs(5));
+        target.kill9();
+        if let Some(captured) = target.stderr.as_mut()
+            && let Some(reader) = captured.reader.take()
+        {
+            // The child is reaped, so its stderr is at end of file and the reader ends.
+            let _ = reader.join();
+        }
+        Err(BenchError::Server(format!(
+            "no listening line within {START_TIMEOUT:?} (got {line:?}, exit {status:?}){}",
+            match target.stderr() {
+                Some(err) if !err.is_empty() => format!("; stderr:\n{err}"),
+                _ => String::new(),
+            }
+        )))
     }
 
     /// The started server's process id.
@@ -101,13 +162,72 @@ impl Target {
             .and_then(|v| v.split_whitespace().next())
             .and_then(|v| v.parse().ok())
     }
-}
 
-impl Drop for Target {
-    fn drop(&mut self) {
+    /// Kills a started server with SIGKILL (no shutdown path runs) and reaps it.
+    pub fn kill9(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// Waits up to `timeout` for a started server to exit by itself; its status if it did.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let child = self.child.as_mut()?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => return Some(status),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The captured stderr so far (its newest 64 KiB), when the launch captured it.
+    pub fn stderr(&self) -> Option<String> {
+        let captured = self.stderr.as_ref()?;
+        let bytes = captured
+            .kept
+            .lock()
+            .expect("stderr buffer is never poisoned");
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+/// A child's stderr, read as it comes.
+struct Captured {
+    kept: Arc<Mutex<Vec<u8>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Reads a child's stderr on a thread of its own (so the child never blocks on a full pipe),
+/// keeping the newest `STDERR_KEEP` bytes.
+fn drain(mut stderr: std::process::ChildStderr) -> Captured {
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let sink = kept.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = stderr.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let mut kept = sink.lock().expect("stderr buffer is never poisoned");
+            kept.extend_from_slice(&buf[..n]);
+            let excess = kept.len().saturating_sub(STDERR_KEEP);
+            kept.drain(..excess);
+        }
+    });
+    Captured {
+        kept,
+        reader: Some(reader),
+    }
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        self.kill9();
     }
 }

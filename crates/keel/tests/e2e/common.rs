@@ -1,20 +1,17 @@
-//! Test harness: starts the real `keel serve` on an ephemeral loopback port and drives the real
-//! `keel` CLI against it. Every wait is bounded.
+//! Test harness: starts the real `keel serve` on an ephemeral loopback port (through the
+//! benchmarks' launcher, `keel_bench::server`) and drives the real `keel` CLI against it.
+//! Every wait is bounded.
 
-use std::io::{BufRead, BufReader};
+use keel_bench::server::{Launch, Target};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::Duration;
 
 pub const KEEL: &str = env!("CARGO_BIN_EXE_keel");
 
-/// How long a server may take to start listening.
-const START_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A running `keel serve`, killed when dropped.
+/// A running `keel serve` (the benchmarks' [`Target`], started on loopback), killed when dropped.
 pub struct Server {
-    child: Option<Child>,
+    target: Target,
     pub addr: String,
     pub root: PathBuf,
     _dir: Option<tempfile::TempDir>,
@@ -32,73 +29,57 @@ impl Server {
 
     /// Starts a server on `root`; `Err` carries its stderr when it refuses to start.
     pub fn start_at(root: &Path) -> Result<Server, String> {
-        let mut child = Command::new(KEEL)
-            .args(["serve", "--root"])
-            .arg(root)
-            .args(["--listen", "127.0.0.1:0"])
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn keel serve");
-        let stdout = child.stdout.take().expect("stdout piped");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx.recv_timeout(START_TIMEOUT).unwrap_or_default();
-        let addr = line
-            .strip_prefix("keel serve: listening on ")
-            .and_then(|rest| rest.split_whitespace().next())
-            .map(str::to_string);
-        match addr {
-            Some(addr) => Ok(Server {
-                child: Some(child),
-                addr,
-                root: root.to_path_buf(),
-                _dir: None,
-            }),
-            None => {
-                let _ = child.kill();
-                let out = child.wait_with_output().expect("collect server output");
-                Err(String::from_utf8_lossy(&out.stderr).into_owned())
-            }
-        }
+        Server::start_with(root, &[])
+    }
+
+    /// Starts a server on `root` with extra environment (e.g. `KEEL_FAILPOINTS`).
+    pub fn start_with(root: &Path, env: &[(&str, &str)]) -> Result<Server, String> {
+        let launch = Launch {
+            root: Some(root.to_path_buf()),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            capture_stderr: true,
+            ..Launch::new(Path::new(KEEL))
+        };
+        let target = Target::launch(launch).map_err(|e| e.to_string())?;
+        Ok(Server {
+            addr: target.addr.clone(),
+            target,
+            root: root.to_path_buf(),
+            _dir: None,
+        })
     }
 
     /// Kills the server with SIGKILL (no shutdown path runs).
     pub fn kill9(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.target.kill9();
     }
 
     /// Restarts on the same root after a kill.
     pub fn restart(&mut self) {
-        self.kill9();
-        let next = Server::start_at(&self.root).expect("server restarts");
-        self.addr = next.addr.clone();
-        self.child = next.child_take();
+        self.restart_with(&[]);
     }
 
-    fn child_take(mut self) -> Option<Child> {
-        self.child.take()
+    /// Restarts on the same root, with extra environment, after a kill.
+    pub fn restart_with(&mut self, env: &[(&str, &str)]) {
+        self.kill9();
+        let next = Server::start_with(&self.root, env).expect("server restarts");
+        self.addr = next.addr.clone();
+        self.target = next.target;
+    }
+
+    /// Waits (bounded) for the server to exit by itself; its status when it did.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        self.target.wait_exit(timeout)
     }
 
     /// Peak resident memory of the server so far, in KiB (Linux `VmHWM`).
     pub fn peak_rss_kib(&self) -> u64 {
-        let pid = self.child.as_ref().expect("server running").id();
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-            .expect("VmHWM in /proc status")
+        self.target
+            .peak_rss_kib()
+            .expect("VmHWM of the running server")
     }
 
     pub fn client(&self, user: &str, workspace: &str, cwd: &Path) -> Client {
@@ -108,12 +89,6 @@ impl Server {
             workspace: workspace.into(),
             cwd: cwd.into(),
         }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill9();
     }
 }
 
