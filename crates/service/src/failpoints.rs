@@ -44,10 +44,13 @@ pub enum FailpointError {
     AlreadyConfigured,
 }
 
-static ARMED: OnceLock<Vec<(&'static str, Action)>> = OnceLock::new();
+/// Armed points and what each does.
+pub type Armed = Vec<(&'static str, Action)>;
+
+static ARMED: OnceLock<Armed> = OnceLock::new();
 
 /// Parses `NAME=ACTION[,NAME=ACTION...]` (an empty spec arms nothing).
-pub fn parse(spec: &str) -> Result<Vec<(&'static str, Action)>, FailpointError> {
+pub fn parse(spec: &str) -> Result<Armed, FailpointError> {
     let mut armed = Vec::new();
     for entry in spec.split(',').map(str::trim).filter(|e| !e.is_empty()) {
         let (name, action) = entry
@@ -76,7 +79,7 @@ pub fn parse(spec: &str) -> Result<Vec<(&'static str, Action)>, FailpointError> 
 }
 
 /// Arms the points `spec` names for the rest of the process; returns what was armed.
-pub fn configure(spec: &str) -> Result<Vec<(&'static str, Action)>, FailpointError> {
+pub fn configure(spec: &str) -> Result<Armed, FailpointError> {
     let armed = parse(spec)?;
     ARMED
         .set(armed.clone())
@@ -103,7 +106,7 @@ mod tests {
 
     #[test]
     fn specs_parse_or_name_what_is_wrong() {
-        let cases: [(&str, Result<Vec<(&str, Action)>, FailpointError>); 6] = [
+        let cases: [(&str, Result<Armed, FailpointError>); 6] = [
             ("", Ok(vec![])),
             (
                 "submit.in-commit=abort, submit.after-commit=panic",

@@ -139,6 +139,7 @@ fn sync_plans() {
         },
     ];
     let mut failures = Vec::new();
+    let mut worlds = Vec::new();
     for plan in &plans {
         let world = World::new();
         history(&world);
@@ -153,7 +154,9 @@ fn sync_plans() {
             Ok(got) if got == want => {}
             other => failures.push(format!("{}: wanted {want:?}, got {other:?}", plan.name)),
         }
+        worlds.push(world);
     }
+    support::close_together(worlds);
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
 
