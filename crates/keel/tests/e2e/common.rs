@@ -4,7 +4,7 @@
 
 use keel_bench::server::{Launch, Target};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::Duration;
 
 pub const KEEL: &str = env!("CARGO_BIN_EXE_keel");
