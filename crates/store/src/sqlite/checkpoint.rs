@@ -12,8 +12,8 @@
 
 use crate::{StoreConfig, StoreError};
 use rusqlite::Connection;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::time::Duration;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::time::{Duration, Instant};
 
 /// Asks the checkpoint thread for a checkpoint; dropping every `Nudge` stops the thread.
 #[derive(Clone)]
@@ -70,8 +70,10 @@ fn run(conn: Connection, rx: Receiver<()>, interval: Duration, nice: i32) {
         // Checkpoints then compete at normal priority.
         tracing::debug!(error = %e, "checkpoint thread keeps normal priority");
     }
-    // Ends when the last `Nudge` (the writer's) is dropped.
-    while rx.recv().is_ok() {
+    // Ends when the last `Nudge` (the writer's) is dropped, even in the middle of a rest, so
+    // closing a store never waits out an interval.
+    let mut due = rx.recv().is_ok();
+    while due {
         let result = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
             Ok((r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
         });
@@ -79,6 +81,39 @@ fn run(conn: Connection, rx: Receiver<()>, interval: Duration, nice: i32) {
             Ok((frames, copied)) => tracing::trace!(frames, copied, "wal checkpoint"),
             Err(e) => tracing::warn!(error = %e, "wal checkpoint failed; retrying later"),
         }
-        std::thread::sleep(interval);
+        due = match rest(&rx, interval) {
+            Rest::Nudged => true,
+            Rest::Quiet => rx.recv().is_ok(),
+            Rest::Closed => false,
+        };
+    }
+}
+
+/// How a rest between two checkpoints ended.
+enum Rest {
+    /// A nudge came during the rest: the next checkpoint is due now.
+    Nudged,
+    /// No nudge: wait for the next one.
+    Quiet,
+    /// Every `Nudge` is gone: the store is closing.
+    Closed,
+}
+
+/// Waits out `interval`, collapsing the nudges that arrive meanwhile into one.
+fn rest(rx: &Receiver<()>, interval: Duration) -> Rest {
+    let until = Instant::now() + interval;
+    let mut nudged = false;
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return if nudged { Rest::Nudged } else { Rest::Quiet };
+        }
+        match rx.recv_timeout(left) {
+            Ok(()) => nudged = true,
+            Err(RecvTimeoutError::Timeout) => {
+                return if nudged { Rest::Nudged } else { Rest::Quiet };
+            }
+            Err(RecvTimeoutError::Disconnected) => return Rest::Closed,
+        }
     }
 }
