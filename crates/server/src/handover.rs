@@ -175,6 +175,7 @@ mod tests {
     use super::*;
     use std::time::Duration;
     use std::time::Instant;
+    use tokio_stream::StreamExt;
 
     const MAX_ITEMS: usize = 2048;
     const MAX_BYTES: usize = 2 << 20;
@@ -186,7 +187,23 @@ mod tests {
             pace: Duration::from_millis(1),
         }
     }
-    use tokio_stream::StreamExt;
+
+    /// Waits until `ready` holds, at most five seconds (then the test's own assertion fails).
+    async fn wait_until(ready: impl Fn() -> bool) {
+        for _ in 0..5_000 {
+            if ready() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// The feeder thread's count of records it got into the queue.
+    async fn joined(feeder: std::thread::JoinHandle<u32>) -> u32 {
+        tokio::task::spawn_blocking(move || feeder.join().expect("feeder thread"))
+            .await
+            .expect("join task")
+    }
 
     /// Every record arrives in order, and the stream ends when the producer is dropped.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -233,17 +250,9 @@ mod tests {
             }
             sent
         });
-        // Bounded wait until the queue is full.
-        for _ in 0..5_000 {
-            if consumer.rx.len() == MAX_ITEMS {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
+        wait_until(|| consumer.rx.len() == MAX_ITEMS).await;
         drop(consumer);
-        let sent = tokio::task::spawn_blocking(move || feeder.join().unwrap())
-            .await
-            .unwrap();
+        let sent = joined(feeder).await;
         assert_eq!(sent, MAX_ITEMS as u32);
     }
 
@@ -260,17 +269,9 @@ mod tests {
             }
             sent
         });
-        // Bounded wait until the four records hold the whole budget.
-        for _ in 0..5_000 {
-            if consumer.bytes.available_permits() == 0 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
+        wait_until(|| consumer.bytes.available_permits() == 0).await;
         drop(consumer);
-        let sent = tokio::task::spawn_blocking(move || feeder.join().unwrap())
-            .await
-            .unwrap();
+        let sent = joined(feeder).await;
         assert_eq!(sent, 4);
     }
 

@@ -235,6 +235,19 @@ impl Model {
             .map(|c| c.change.0)
     }
 
+    /// The change an operation on `ws` uses: its oldest pending change when `numbered`, else
+    /// the default (0); `None` when the workspace does not exist or has no pending change.
+    fn change_to_use(&self, ws: &str, numbered: bool) -> Option<u64> {
+        if !self.workspaces.contains_key(ws) {
+            return None;
+        }
+        if numbered {
+            self.oldest_pending(ws)
+        } else {
+            Some(0)
+        }
+    }
+
     fn change_busy(&self, change: u64) -> bool {
         self.opened.values().any(|o| o.change.0 == change)
             || self.shelved.keys().any(|(c, _)| *c == change)
@@ -417,15 +430,8 @@ impl Harness {
                 numbered,
             } => {
                 let name = WORKSPACES[ws];
-                if !self.model.workspaces.contains_key(name) {
+                let Some(change) = self.model.change_to_use(name, numbered) else {
                     return Ok(());
-                }
-                let change = match numbered {
-                    true => match self.model.oldest_pending(name) {
-                        Some(c) => c,
-                        None => return Ok(()),
-                    },
-                    false => 0,
                 };
                 let row = OpenedRow {
                     workspace: name.to_string(),
@@ -454,15 +460,8 @@ impl Harness {
             }
             Op::Submit { ws, numbered } => {
                 let name = WORKSPACES[ws];
-                if !self.model.workspaces.contains_key(name) {
+                let Some(change) = self.model.change_to_use(name, numbered) else {
                     return Ok(());
-                }
-                let change = match numbered {
-                    true => match self.model.oldest_pending(name) {
-                        Some(c) => c,
-                        None => return Ok(()),
-                    },
-                    false => 0,
                 };
                 let revisions = self.model.submit_revisions(name, change);
                 let number = self.write(move |txn| submit_in(txn, name, change))?;
