@@ -20,6 +20,13 @@ pub struct TransferConfig {
     pub chunks_in_flight: usize,
     /// Entries per have-list update batch sent to the server (entries; default 1000).
     pub have_batch: usize,
+    /// Upload messages gathered before they are handed to the request stream (bytes; default
+    /// 64 KiB): above gRPC's 32 KiB encode buffer, so each write to the connection is a run of
+    /// full-size HTTP/2 frames rather than one tiny frame per message.
+    pub upload_batch_bytes: usize,
+    /// Upload batches in flight between the file reader and the connection (batches; default
+    /// 4): memory stays at about this many batches, each at most one batch plus one chunk.
+    pub upload_batches_in_flight: usize,
     /// Longest a have entry waits for its batch to fill before the batch is sent anyway, so a
     /// sync that is cut off leaves its have list at most this far behind the files it placed
     /// (default 200 ms).
@@ -42,6 +49,8 @@ impl Default for TransferConfig {
             max_writers: 4,
             chunks_in_flight: 4,
             have_batch: 1000,
+            upload_batch_bytes: 64 * 1024,
+            upload_batches_in_flight: 4,
             have_flush_after: std::time::Duration::from_millis(200),
             report_backlog: 256,
             remembered_dirs: 1024,

@@ -4,13 +4,24 @@
 //! request stream, so memory stays bounded whatever the file sizes. A file whose local content
 //! equals the content the server already has for it (`lazy_digest`, e.g. after unshelve) is not
 //! uploaded.
+//!
+//! Messages cross the channel in batches of about `TransferConfig::upload_batch_bytes`, and the request stream hands
+//! a batch's messages to gRPC back to back, so gRPC encodes them into one large HTTP/2 DATA
+//! frame run. Handed over one at a time, a tree of small files became one tiny DATA frame per
+//! message (file header, 20-byte chunk, file end); a server that reads them slower than they
+//! arrive buffers thousands, and HTTP/2 servers treat that as abuse: the server's h2 closes the
+//! connection with `ENHANCE_YOUR_CALM` ("too_many_data_frames") and the client sees a broken
+//! pipe.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use keel_proto::v1::{FileBegin, FileEnd, FileRecord};
 use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::Stream;
 
 use crate::connect::Connection;
 use crate::error::{Error, Result};
@@ -29,6 +40,76 @@ pub enum UploadPart {
     FileEnd(FileEnd),
     Commit,
 }
+
+impl UploadPart {
+    /// Roughly the bytes this part takes on the wire (content plus a path or digest).
+    fn wire_size(&self) -> usize {
+        const OVERHEAD: usize = 16;
+        OVERHEAD
+            + match self {
+                UploadPart::File(f) => f.depot_file.len(),
+                UploadPart::Chunk(c) => c.len(),
+                UploadPart::FileEnd(e) => e.digest.len() + 8,
+                UploadPart::Commit => 0,
+            }
+    }
+}
+
+/// Gathers messages into batches of about `limit` bytes for the request stream.
+struct Batcher<M> {
+    tx: mpsc::Sender<Vec<M>>,
+    batch: Vec<M>,
+    bytes: usize,
+    limit: usize,
+}
+
+impl<M> Batcher<M> {
+    /// Adds a message of about `size` bytes; false when the request stream is gone.
+    fn push(&mut self, message: M, size: usize) -> bool {
+        self.batch.push(message);
+        self.bytes += size;
+        self.bytes < self.limit || self.flush()
+    }
+
+    /// Hands the gathered messages over (waiting while the connection is behind); false when
+    /// the request stream is gone.
+    fn flush(&mut self) -> bool {
+        self.bytes = 0;
+        if self.batch.is_empty() {
+            return true;
+        }
+        self.tx
+            .blocking_send(std::mem::take(&mut self.batch))
+            .is_ok()
+    }
+}
+
+/// The request stream: yields each batch's messages back to back (ready without waiting), so
+/// gRPC encodes a batch into one buffer rather than one DATA frame per message.
+pub struct BatchStream<M> {
+    rx: mpsc::Receiver<Vec<M>>,
+    current: VecDeque<M>,
+}
+
+impl<M> Stream for BatchStream<M> {
+    type Item = M;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<M>> {
+        loop {
+            if let Some(message) = self.current.pop_front() {
+                return Poll::Ready(Some(message));
+            }
+            match self.rx.poll_recv(cx) {
+                Poll::Ready(Some(batch)) => self.current = batch.into(),
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+// The stream holds no self-references; it may move freely between polls.
+impl<M> Unpin for BatchStream<M> {}
 
 /// One file to upload: its depot path and local file.
 pub struct Upload {
@@ -77,17 +158,28 @@ pub async fn stream<M, R, F, Fut>(
 ) -> Result<R>
 where
     M: Send + 'static,
-    F: FnOnce(ReceiverStream<M>) -> Fut,
+    F: FnOnce(BatchStream<M>) -> Fut,
     Fut: Future<Output = std::result::Result<tonic::Response<R>, tonic::Status>>,
 {
-    let (tx, rx) = mpsc::channel::<M>(8);
     let chunk = conn.tuning().upload_chunk_bytes;
+    let (batch_bytes, in_flight) = (
+        conn.tuning().upload_batch_bytes,
+        conn.tuning().upload_batches_in_flight,
+    );
+    let (tx, rx) = mpsc::channel::<Vec<M>>(in_flight);
     // The producer reports whether it handed `commit` over.
     let producer = tokio::task::spawn_blocking(move || -> Result<bool> {
-        let send = |part: UploadPart| tx.blocking_send(wrap(part)).is_ok();
-        if tx.blocking_send(begin).is_err() {
-            return Ok(false);
-        }
+        let mut batcher = Batcher {
+            tx,
+            batch: Vec::new(),
+            bytes: 0,
+            limit: batch_bytes,
+        };
+        batcher.push(begin, 0);
+        let mut send = |part: UploadPart| {
+            let size = part.wire_size();
+            batcher.push(wrap(part), size)
+        };
         for upload in uploads {
             if !send(UploadPart::File(FileBegin {
                 depot_file: upload.depot_file,
@@ -103,9 +195,13 @@ where
                 return Ok(false);
             }
         }
-        Ok(send(UploadPart::Commit))
+        Ok(send(UploadPart::Commit) && batcher.flush())
     });
-    let reply = call(ReceiverStream::new(rx)).await;
+    let reply = call(BatchStream {
+        rx,
+        current: VecDeque::new(),
+    })
+    .await;
     let produced = producer
         .await
         .map_err(|e| Error::Protocol(format!("upload task failed: {e}")))?;
