@@ -276,22 +276,17 @@ impl pb::keel_server::Keel for Api {
         .await?;
         let svc2 = svc.clone();
         let result = blocking(move || session.commit(&svc2)).await?;
-        let reply_batch = self.reply_batch;
+        // The committed files are read back in batches (`ServiceConfig::submit_batch`), one
+        // reply message per batch, so the reply never holds the whole change.
         Ok(Response::new(self.streams.spawn(move |sink| {
             let (change, renamed_from) = (result.change, result.renamed_from);
-            let mut files = result.files.into_iter().map(file).peekable();
-            // At least one message, even for a change of no content files.
-            loop {
-                let batch: Vec<pb::FileRecord> = files.by_ref().take(reply_batch).collect();
+            svc.submitted_files(&result, &mut |files| {
                 sink.send(pb::SubmitReply {
                     change,
-                    files: batch,
+                    files: files.into_iter().map(file).collect(),
                     renamed_from,
-                })?;
-                if files.peek().is_none() {
-                    return Ok(());
-                }
-            }
+                })
+            })
         })))
     }
 

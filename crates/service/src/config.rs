@@ -24,6 +24,10 @@ pub struct ServiceConfig {
     /// Most files one `filelog -i` argument follows back through branches, copies and moves
     /// (files; default 64).
     pub max_follow: usize,
+    /// Open records a submit reads, and revisions it writes or reports, per batch: the commit,
+    /// the have-list update and the reply each hold at most this many files at once, so a
+    /// submit's memory does not grow with the change's size (files; default 1000).
+    pub submit_batch: usize,
 }
 
 impl Default for ServiceConfig {
@@ -36,6 +40,7 @@ impl Default for ServiceConfig {
             label_batch: 1000,
             shelf_page: 10_000,
             max_follow: 64,
+            submit_batch: 1000,
         }
     }
 }

@@ -96,7 +96,9 @@ pub struct Content {
 pub struct SubmitResult {
     pub change: u64,
     pub renamed_from: u64,
-    pub files: Vec<FileInfo>,
+    /// The workspace the change was submitted from; its files are read with
+    /// `Service::submitted_files`.
+    pub workspace: String,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -3,20 +3,25 @@
 //! Order of durability: every revision's content is written, fsynced and renamed before the
 //! metadata transaction starts, so a crash at any moment leaves the change wholly pending (some
 //! unreferenced blobs, harmless) or wholly submitted with all content present.
+//!
+//! Memory stays bounded whatever the change's size: the plan keeps only the open records whose
+//! content must be uploaded plus a count and fingerprint of all of them; the commit (one write
+//! job) reads the open records back in pages of `ServiceConfig::submit_batch`, writing each
+//! page's revisions before reading the next; the have list and the reply are pages of the
+//! change's revisions read after the commit.
 
 use crate::context::{WorkspaceCtx, caller_workspace};
 use crate::failpoints;
 use crate::fileinfo::from_revision;
 use crate::open::check_pending_change;
-use crate::upload::{FileContents, Uploads, check_present};
-use crate::{Caller, Service, ServiceError, SubmitResult};
+use crate::upload::{FileContents, Uploads, check_present, needs_content};
+use crate::{Caller, FileInfo, Service, ServiceError, SubmitResult};
 use keel_blob::BlobStore;
 use keel_core::{ChangeNumber, FileAction, IntegHow};
-use keel_store::{
-    ChangeRow, ChangeStatus, HaveRow, IntegRow, OpenedRow, ReadTxn, RevisionRow, WriteTxn,
-};
-use std::borrow::Cow;
+use keel_store::RevisionRow;
+use keel_store::{ChangeRow, ChangeStatus, HaveRow, IntegRow, OpenedRow, ReadTxn, WriteTxn};
 use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hasher};
 
 /// A submit in progress: files announced by the client and their uploaded content.
 pub struct SubmitSession {
@@ -24,10 +29,49 @@ pub struct SubmitSession {
     workspace: String,
     change: u64,
     description: String,
-    /// Opened files of the change, as planned at the start, and their uploaded content.
+    /// Uploaded content for the change's opened files.
     uploads: Uploads,
+    /// The change's open records as planned: how many, and their fingerprint.
+    planned: Fingerprint,
     /// The store's write count when the files were planned (`ReadTxn::jobs_written`).
     planned_at: u64,
+}
+
+/// A summary of a change's open records, read in path order: equal fingerprints mean (up to a
+/// 64-bit hash collision) the same records, without holding them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Fingerprint {
+    count: u64,
+    hash: u64,
+}
+
+/// Builds a [`Fingerprint`] one open record at a time.
+struct FingerprintBuilder {
+    count: u64,
+    hasher: DefaultHasher,
+}
+
+impl FingerprintBuilder {
+    fn new() -> Self {
+        FingerprintBuilder {
+            count: 0,
+            hasher: DefaultHasher::new(),
+        }
+    }
+
+    fn add(&mut self, row: &OpenedRow) {
+        self.count += 1;
+        // The debug form spells out every field; a separator keeps records apart.
+        self.hasher.write(format!("{row:?}").as_bytes());
+        self.hasher.write_u8(0);
+    }
+
+    fn finish(&self) -> Fingerprint {
+        Fingerprint {
+            count: self.count,
+            hash: self.hasher.finish(),
+        }
+    }
 }
 
 /// Refuses to submit (or delete) a pending change that still has shelved files.
@@ -70,20 +114,28 @@ impl Service {
             ));
         }
         let planned_at = snap.jobs_written()?;
-        let mut files = BTreeMap::new();
-        let page = self.config.page_size;
+        // Only files without content on the server are kept: the client must upload them.
+        let mut required = BTreeMap::new();
+        let mut fingerprint = FingerprintBuilder::new();
+        let page = self.config.submit_batch.max(1);
         let mut after: Option<String> = None;
         loop {
             let rows =
                 snap.opened_in_change(ws.name(), ChangeNumber(change), after.as_deref(), page)?;
             let full = rows.len() == page;
             after = rows.last().map(|r| r.path.clone());
-            files.extend(rows.into_iter().map(|r| (r.path.clone(), r)));
+            for row in rows {
+                fingerprint.add(&row);
+                if needs_content(row.action) && row.lazy.is_none() {
+                    required.insert(row.path.clone(), row);
+                }
+            }
             if !full {
                 break;
             }
         }
-        if files.is_empty() {
+        let planned = fingerprint.finish();
+        if planned.count == 0 {
             let which = if change == 0 {
                 "the default changelist".to_string()
             } else {
@@ -98,7 +150,8 @@ impl Service {
             workspace: ws.name().to_string(),
             change,
             description,
-            uploads: Uploads::new(files),
+            uploads: Uploads::for_change(required, ws.name(), ChangeNumber(change)),
+            planned,
             planned_at,
         })
     }
@@ -110,7 +163,8 @@ impl SubmitSession {
         &mut self.uploads
     }
 
-    /// Commits the change in one transaction and records the new revisions as had.
+    /// Commits the change in one transaction and records the new revisions as had. The
+    /// submitted files are read afterwards, in pages, with [`Service::submitted_files`].
     pub fn commit(self, service: &Service) -> Result<SubmitResult, ServiceError> {
         let now = service.now();
         let SubmitSession {
@@ -119,158 +173,120 @@ impl SubmitSession {
             change,
             description,
             uploads,
+            planned,
             planned_at,
         } = self;
         let contents = uploads.finish(service)?;
         failpoints::hit(failpoints::SUBMIT_AFTER_PUBLISH);
         let ws_name = workspace.clone();
         let blobs = service.blobs.clone();
-        let (number, renamed_from, revisions) =
-            keel_store::write(service.meta.as_ref(), move |txn| {
-                let committed = commit_in(
-                    txn,
-                    blobs.as_ref(),
-                    &caller,
-                    &ws_name,
-                    change,
-                    &description,
-                    &contents,
-                    planned_at,
-                    now,
-                )?;
-                failpoints::hit(failpoints::SUBMIT_IN_COMMIT);
-                Ok::<_, ServiceError>(committed)
-            })?;
+        let batch = service.config.submit_batch.max(1);
+        let (number, renamed_from) = keel_store::write(service.meta.as_ref(), move |txn| {
+            let plan = Plan {
+                workspace: &ws_name,
+                change,
+                contents: &contents,
+                planned: &planned,
+                planned_at,
+                batch,
+            };
+            let committed = commit_in(txn, blobs.as_ref(), &caller, &description, &plan, now)?;
+            failpoints::hit(failpoints::SUBMIT_IN_COMMIT);
+            Ok::<_, ServiceError>(committed)
+        })?;
         failpoints::hit(failpoints::SUBMIT_AFTER_COMMIT);
-        let snap = service.meta.snapshot()?;
-        let ws: Option<WorkspaceCtx> = snap
-            .get_workspace(&workspace)?
-            .map(WorkspaceCtx::new)
-            .transpose()?;
-        // Each file's workspace path, worked out once through the view.
-        let clients: Vec<String> = revisions
-            .iter()
-            .map(|r| {
-                ws.as_ref()
-                    .and_then(|w| w.client_file(&r.path))
-                    .unwrap_or_default()
-            })
-            .collect();
-        let have: Vec<HaveRow> = revisions
-            .iter()
-            .zip(&clients)
-            .map(|(r, client)| HaveRow {
-                path: r.path.clone(),
-                rev: if r.action.is_delete() { 0 } else { r.rev },
-                client: client.clone(),
-            })
-            .collect();
-        service.have.apply(&workspace, &have)?;
-        drop(have);
-        let files = revisions
-            .iter()
-            .zip(clients)
-            .map(|(r, client_file)| {
-                let mut info = from_revision(r);
-                info.client_file = client_file;
-                info.have_rev = if r.action.is_delete() { 0 } else { r.rev };
-                info.file_type = r.file_type.to_string();
-                info.action = r.action.as_str().to_string();
-                info
-            })
-            .collect();
-        Ok(SubmitResult {
+        let result = SubmitResult {
             change: number.0,
             renamed_from,
-            files,
-        })
+            workspace,
+        };
+        // The workspace now has every submitted revision (a crash part way leaves the have
+        // list behind the workspace, never ahead of it).
+        service.submitted_files(&result, &mut |files| {
+            let have: Vec<HaveRow> = files
+                .iter()
+                .map(|f| HaveRow {
+                    path: f.depot_file.clone(),
+                    rev: f.have_rev,
+                    client: f.client_file.clone(),
+                })
+                .collect();
+            service.have.apply(&result.workspace, &have)?;
+            Ok(())
+        })?;
+        Ok(result)
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+impl Service {
+    /// The files a submit committed, as they stand in the workspace after it, in pages of
+    /// `ServiceConfig::submit_batch` (path order; at least one call, possibly empty).
+    pub fn submitted_files(
+        &self,
+        result: &SubmitResult,
+        each: &mut dyn FnMut(Vec<FileInfo>) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        let snap = self.meta.snapshot()?;
+        let ws: Option<WorkspaceCtx> = snap
+            .get_workspace(&result.workspace)?
+            .map(WorkspaceCtx::new)
+            .transpose()?;
+        let page = self.config.submit_batch.max(1);
+        let mut after: Option<String> = None;
+        loop {
+            let revisions =
+                snap.change_revisions(ChangeNumber(result.change), after.as_deref(), page)?;
+            let full = revisions.len() == page;
+            after = revisions.last().map(|r| r.path.clone());
+            let files = revisions
+                .iter()
+                .map(|r| {
+                    let mut info = from_revision(r);
+                    // Each file's workspace path, worked out through the view.
+                    info.client_file = ws
+                        .as_ref()
+                        .and_then(|w| w.client_file(&r.path))
+                        .unwrap_or_default();
+                    info.have_rev = if r.action.is_delete() { 0 } else { r.rev };
+                    info.file_type = r.file_type.to_string();
+                    info.action = r.action.as_str().to_string();
+                    info
+                })
+                .collect();
+            each(files)?;
+            if !full {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// What the commit checks the change against, and how it pages through it.
+struct Plan<'a> {
+    workspace: &'a str,
+    change: u64,
+    contents: &'a FileContents,
+    planned: &'a Fingerprint,
+    planned_at: u64,
+    batch: usize,
+}
+
+/// The commit: allocates the change number, then reads the change's open records in pages and
+/// writes each page's revisions and integration records, then deletes the open records. All in
+/// one write job, so an error anywhere leaves nothing written.
 fn commit_in(
     txn: &mut dyn WriteTxn,
     blobs: &dyn BlobStore,
     caller: &Caller,
-    workspace: &str,
-    change: u64,
     description: &str,
-    contents: &FileContents,
-    planned_at: u64,
+    plan: &Plan,
     now: i64,
-) -> Result<(ChangeNumber, u64, Vec<RevisionRow>), ServiceError> {
-    let planned = &contents.files;
+) -> Result<(ChangeNumber, u64), ServiceError> {
+    let change = plan.change;
     check_no_shelf(txn, change)?;
-    let current = current_files(txn, workspace, change, planned, planned_at)?;
-    if let Some(open) = current
-        .iter()
-        .find(|o| o.integ.as_ref().is_some_and(|i| !i.resolved))
-    {
-        return Err(ServiceError::Precondition(format!(
-            "{} - must resolve before submitting (keel resolve)",
-            open.path
-        )));
-    }
-    let mut revisions = Vec::with_capacity(planned.len());
-    // Per revision: known to be a lazy copy of content another revision owns.
-    let mut owners: Vec<bool> = Vec::with_capacity(planned.len());
-    let mut records = Vec::new();
-    for open in current.iter().map(|c| c.as_ref()) {
-        let head = txn.head_revision(&open.path)?;
-        let head_rev = head.as_ref().map(|h| h.rev).unwrap_or(0);
-        if head_rev != open.base_rev {
-            return Err(ServiceError::Precondition(format!(
-                "{} - must sync/resolve #{head_rev} before submitting (opened at #{})",
-                open.path, open.base_rev
-            )));
-        }
-        let uploaded = contents.was_uploaded(&open.path);
-        // A lazy copy whose content a revision owns (read in this transaction).
-        let owned = !uploaded && open.lazy.as_ref().is_some_and(|l| l.owned);
-        let (digest, size, md5) = match contents.content_of(open) {
-            Some(content) => {
-                // Obliterate may have purged this content since it was uploaded (or since the
-                // lazy copy was opened); content a revision owns cannot have been purged.
-                if !owned {
-                    check_present(blobs, &open.path, &content.digest)?;
-                }
-                (Some(content.digest), content.size, content.md5)
-            }
-            None => (None, 0, String::new()),
-        };
-        owners.push(owned);
-        if let Some(record) = integration_record(open, head_rev + 1, uploaded, planned) {
-            records.push(record);
-        }
-        let action = match (open.action, &head) {
-            (FileAction::Add, Some(h)) if !h.action.is_delete() => {
-                return Err(ServiceError::Precondition(format!(
-                    "{} - can't add existing file",
-                    open.path
-                )));
-            }
-            (FileAction::Edit | FileAction::Delete, Some(h)) if h.action.is_delete() => {
-                return Err(ServiceError::Precondition(format!(
-                    "{} - was deleted at #{}; can't {}",
-                    open.path,
-                    h.rev,
-                    open.action.as_str()
-                )));
-            }
-            (action, _) => action,
-        };
-        revisions.push(RevisionRow {
-            path: open.path.clone(),
-            rev: head_rev + 1,
-            change: ChangeNumber(0),
-            action,
-            file_type: open.file_type,
-            digest,
-            size,
-            md5,
-            time: now,
-        });
-    }
+    // When no write job ran since the plan, the open records are the planned ones unchanged;
+    // otherwise they must add up to the same fingerprint (checked once all are read).
+    let unchanged = txn.jobs_written()? == plan.planned_at;
     // Perforce renumbers a pending change if newer changes were created since.
     let number = if change != 0 && txn.last_change()?.0 == change {
         ChangeNumber(change)
@@ -289,75 +305,129 @@ fn commit_in(
         change: number,
         status: ChangeStatus::Submitted,
         user: caller.user.clone(),
-        workspace: workspace.to_string(),
+        workspace: plan.workspace.to_string(),
         description: description.to_string(),
         time: now,
     })?;
-    for (rev, owned) in revisions.iter_mut().zip(owners) {
-        rev.change = number;
-        if owned {
-            txn.insert_revision_owned(rev)?;
-        } else {
-            txn.insert_revision(rev)?;
-        }
-    }
-    // Every open record of the change is being submitted (checked above).
-    txn.delete_opened_in_change(workspace, ChangeNumber(change))?;
-    for mut record in records {
-        record.change = number;
-        txn.insert_integration(&record)?;
-    }
-    Ok((number, renamed_from, revisions))
-}
-
-/// The change's open files as the transaction sees them, which must be the files the submit
-/// planned with (in path order). When no write job has run since they were planned, they are
-/// those files unchanged and are not read again, which spares a large branch's commit a read
-/// of every open record.
-fn current_files<'p>(
-    txn: &dyn WriteTxn,
-    workspace: &str,
-    change: u64,
-    planned: &'p BTreeMap<String, OpenedRow>,
-    planned_at: u64,
-) -> Result<Vec<Cow<'p, OpenedRow>>, ServiceError> {
-    if txn.jobs_written()? == planned_at {
-        return Ok(planned.values().map(Cow::Borrowed).collect());
-    }
-    // Something was written since: the change may not have moved.
-    let mut current: Vec<Cow<OpenedRow>> = Vec::new();
+    let mut fingerprint = FingerprintBuilder::new();
     let mut after: Option<String> = None;
     loop {
-        let rows =
-            txn.opened_in_change(workspace, ChangeNumber(change), after.as_deref(), 10_000)?;
-        let full = rows.len() == 10_000;
-        after = rows.last().map(|r| r.path.clone());
-        current.extend(rows.into_iter().map(Cow::Owned));
+        let page = txn.opened_in_change(
+            plan.workspace,
+            ChangeNumber(change),
+            after.as_deref(),
+            plan.batch,
+        )?;
+        let full = page.len() == plan.batch;
+        after = page.last().map(|r| r.path.clone());
+        for open in &page {
+            if !unchanged {
+                fingerprint.add(open);
+            }
+            submit_file(txn, blobs, plan, open, number, now)?;
+        }
         if !full {
             break;
         }
     }
-    if current.len() != planned.len()
-        || current
-            .iter()
-            .any(|r| planned.get(&r.path) != Some(r.as_ref()))
-    {
+    if !unchanged && fingerprint.finish() != *plan.planned {
         return Err(ServiceError::Precondition(format!(
             "the files of change {change} changed while it was being submitted; submit again"
         )));
     }
-    Ok(current)
+    // Every open record of the change was submitted above.
+    txn.delete_opened_in_change(plan.workspace, ChangeNumber(change))?;
+    Ok((number, renamed_from))
+}
+
+/// Checks one open record and writes its revision (and integration record) into `number`.
+fn submit_file(
+    txn: &mut dyn WriteTxn,
+    blobs: &dyn BlobStore,
+    plan: &Plan,
+    open: &OpenedRow,
+    number: ChangeNumber,
+    now: i64,
+) -> Result<(), ServiceError> {
+    if open.integ.as_ref().is_some_and(|i| !i.resolved) {
+        return Err(ServiceError::Precondition(format!(
+            "{} - must resolve before submitting (keel resolve)",
+            open.path
+        )));
+    }
+    let head = txn.head_revision(&open.path)?;
+    let head_rev = head.as_ref().map(|h| h.rev).unwrap_or(0);
+    if head_rev != open.base_rev {
+        return Err(ServiceError::Precondition(format!(
+            "{} - must sync/resolve #{head_rev} before submitting (opened at #{})",
+            open.path, open.base_rev
+        )));
+    }
+    let contents = plan.contents;
+    let uploaded = contents.was_uploaded(&open.path);
+    // A lazy copy whose content a revision owns (read in this transaction).
+    let owned = !uploaded && open.lazy.as_ref().is_some_and(|l| l.owned);
+    let (digest, size, md5) = match contents.content_of(open) {
+        Some(content) => {
+            // Obliterate may have purged this content since it was uploaded (or since the
+            // lazy copy was opened); content a revision owns cannot have been purged.
+            if !owned {
+                check_present(blobs, &open.path, &content.digest)?;
+            }
+            (Some(content.digest), content.size, content.md5)
+        }
+        None => (None, 0, String::new()),
+    };
+    let action = match (open.action, &head) {
+        (FileAction::Add, Some(h)) if !h.action.is_delete() => {
+            return Err(ServiceError::Precondition(format!(
+                "{} - can't add existing file",
+                open.path
+            )));
+        }
+        (FileAction::Edit | FileAction::Delete, Some(h)) if h.action.is_delete() => {
+            return Err(ServiceError::Precondition(format!(
+                "{} - was deleted at #{}; can't {}",
+                open.path,
+                h.rev,
+                open.action.as_str()
+            )));
+        }
+        (action, _) => action,
+    };
+    let revision = RevisionRow {
+        path: open.path.clone(),
+        rev: head_rev + 1,
+        change: number,
+        action,
+        file_type: open.file_type,
+        digest,
+        size,
+        md5,
+        time: now,
+    };
+    if owned {
+        txn.insert_revision_owned(&revision)?;
+    } else {
+        txn.insert_revision(&revision)?;
+    }
+    if let Some(mut record) = integration_record(txn, plan, open, head_rev + 1, uploaded)? {
+        record.change = number;
+        txn.insert_integration(&record)?;
+    }
+    Ok(())
 }
 
 /// The history record a submitted open file leaves: integrations by how they were resolved
 /// (a resolved copy that was then changed in the workspace becomes `edit from`), renames as
 /// `moved from`. Resolves scheduled by sync (a file against its own newer head) leave none.
 fn integration_record(
+    txn: &dyn WriteTxn,
+    plan: &Plan,
     open: &OpenedRow,
     to_rev: u32,
     uploaded: bool,
-    planned: &BTreeMap<String, OpenedRow>,
-) -> Option<IntegRow> {
+) -> Result<Option<IntegRow>, ServiceError> {
     if let Some(integ) = open
         .integ
         .as_ref()
@@ -366,9 +436,9 @@ fn integration_record(
         let how = match IntegHow::parse(&integ.how) {
             Some(IntegHow::CopyFrom | IntegHow::BranchFrom) if uploaded => IntegHow::EditFrom,
             Some(how) => how,
-            None => return None,
+            None => return Ok(None),
         };
-        return Some(IntegRow {
+        return Ok(Some(IntegRow {
             to_path: open.path.clone(),
             to_rev,
             from_path: integ.from_path.clone(),
@@ -376,18 +446,27 @@ fn integration_record(
             from_end: integ.from_end,
             how: how.as_str().to_string(),
             change: ChangeNumber(0),
-        });
+        }));
     }
     match (open.action, &open.move_file) {
-        (FileAction::MoveAdd, Some(from)) => Some(IntegRow {
-            to_path: open.path.clone(),
-            to_rev,
-            from_path: from.clone(),
-            from_start: 0,
-            from_end: planned.get(from).map(|f| f.base_rev).unwrap_or(0),
-            how: IntegHow::MovedFrom.as_str().to_string(),
-            change: ChangeNumber(0),
-        }),
-        _ => None,
+        (FileAction::MoveAdd, Some(from)) => {
+            // The moved-from file's open record (move/delete) in the same change.
+            let from_end = txn
+                .opened_file(from)?
+                .into_iter()
+                .find(|f| f.workspace == plan.workspace && f.change.0 == plan.change)
+                .map(|f| f.base_rev)
+                .unwrap_or(0);
+            Ok(Some(IntegRow {
+                to_path: open.path.clone(),
+                to_rev,
+                from_path: from.clone(),
+                from_start: 0,
+                from_end,
+                how: IntegHow::MovedFrom.as_str().to_string(),
+                change: ChangeNumber(0),
+            }))
+        }
+        _ => Ok(None),
     }
 }

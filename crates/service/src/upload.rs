@@ -7,7 +7,7 @@
 
 use crate::{Service, ServiceError};
 use keel_blob::{BlobInfo, BlobStore, BlobWriter, PendingBlob};
-use keel_core::{Digest, FileAction};
+use keel_core::{ChangeNumber, Digest, FileAction};
 use keel_store::OpenedRow;
 use std::collections::{BTreeMap, HashMap};
 
@@ -25,8 +25,12 @@ pub(crate) fn needs_content(action: FileAction) -> bool {
 
 /// Content uploaded for a set of opened files.
 pub struct Uploads {
-    /// The opened files content may be sent for, by depot path.
+    /// The opened files content may be sent for, by depot path: all of them (shelve), or only
+    /// those whose content must be sent (submit, see `others`).
     files: BTreeMap<String, OpenedRow>,
+    /// Submit: the workspace and change whose other open records (lazy content, optional
+    /// upload) are looked up in the store when the client sends content for one.
+    others: Option<(String, ChangeNumber)>,
     uploaded: HashMap<String, BlobInfo>,
     /// Received content not yet durable: published in batches, at the latest by `finish`.
     pending: Vec<PendingBlob>,
@@ -38,11 +42,44 @@ impl Uploads {
     pub(crate) fn new(files: BTreeMap<String, OpenedRow>) -> Uploads {
         Uploads {
             files,
+            others: None,
             uploaded: HashMap::new(),
             pending: Vec::new(),
             pending_bytes: 0,
             current: None,
         }
+    }
+
+    /// Uploads for a submit: `required` are the open records whose content must be sent; any
+    /// other open record of `workspace`'s `change` may be sent too (a changed lazy copy) and is
+    /// looked up when it is, so a branch of any size holds no open record here.
+    pub(crate) fn for_change(
+        required: BTreeMap<String, OpenedRow>,
+        workspace: &str,
+        change: ChangeNumber,
+    ) -> Uploads {
+        let mut uploads = Uploads::new(required);
+        uploads.others = Some((workspace.to_string(), change));
+        uploads
+    }
+
+    /// The open record content is being sent for.
+    fn opened(&self, service: &Service, depot_file: &str) -> Result<OpenedRow, ServiceError> {
+        if let Some(row) = self.files.get(depot_file) {
+            return Ok(row.clone());
+        }
+        let found = match &self.others {
+            Some((workspace, change)) => service
+                .meta
+                .snapshot()?
+                .opened_file(depot_file)?
+                .into_iter()
+                .find(|r| &r.workspace == workspace && r.change == *change),
+            None => None,
+        };
+        found.ok_or_else(|| {
+            ServiceError::Invalid(format!("{depot_file} - not opened in this changelist"))
+        })
     }
 
     /// Depot paths the client must upload, in order: content-carrying files without lazy content.
@@ -60,9 +97,7 @@ impl Uploads {
                 "{path} - content not finished before {depot_file}"
             )));
         }
-        let row = self.files.get(depot_file).ok_or_else(|| {
-            ServiceError::Invalid(format!("{depot_file} - not opened in this changelist"))
-        })?;
+        let row = self.opened(service, depot_file)?;
         if !needs_content(row.action) {
             return Err(ServiceError::Invalid(format!(
                 "{depot_file} - opened for {}; it takes no content",

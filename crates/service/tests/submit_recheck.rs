@@ -10,7 +10,7 @@ use keel_store::{MetaStore, SqliteHaveStore, SqliteStore, StoreConfig};
 use std::path::Path;
 use std::sync::Arc;
 
-fn service(dir: &Path) -> (Service, Arc<FsBlobStore>) {
+fn service(dir: &Path, config: ServiceConfig) -> (Service, Arc<FsBlobStore>) {
     let meta: Arc<dyn MetaStore> = Arc::new(
         SqliteStore::open(&dir.join("metadata.db"), &StoreConfig::default()).expect("store"),
     );
@@ -23,7 +23,7 @@ fn service(dir: &Path) -> (Service, Arc<FsBlobStore>) {
         have,
         blobs.clone(),
         Arc::new(|| 0),
-        ServiceConfig::default(),
+        config,
         dir.to_path_buf(),
     );
     (service, blobs)
@@ -78,8 +78,12 @@ fn upload_all(service: &Service, blobs: &FsBlobStore, session: &mut SubmitSessio
 
 /// A server in a temporary directory and user ann's workspace on it.
 fn fixture() -> (tempfile::TempDir, Service, Arc<FsBlobStore>, Caller) {
+    fixture_with(ServiceConfig::default())
+}
+
+fn fixture_with(config: ServiceConfig) -> (tempfile::TempDir, Service, Arc<FsBlobStore>, Caller) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (service, blobs) = service(dir.path());
+    let (service, blobs) = service(dir.path(), config);
     let who = caller("ann", "ann-ws");
     workspace(&service, &who, &dir.path().join("ws"));
     (dir, service, blobs, who)
@@ -112,6 +116,18 @@ fn submit_notices_a_file_reverted_after_it_began() {
     assert_eq!(opened, ["//depot/a", "//depot/c"], "nothing was submitted");
 }
 
+/// The depot paths a submit committed, read back the way the server replies.
+fn submitted(service: &Service, result: &keel_service::SubmitResult) -> Vec<String> {
+    let mut files = Vec::new();
+    service
+        .submitted_files(result, &mut |batch| {
+            files.extend(batch.into_iter().map(|f| f.depot_file));
+            Ok(())
+        })
+        .expect("submitted files");
+    files
+}
+
 #[test]
 fn submit_commits_when_only_unrelated_writes_came_between() {
     let (dir, service, blobs, who) = fixture();
@@ -121,7 +137,7 @@ fn submit_commits_when_only_unrelated_writes_came_between() {
     let mut session = service.submit_begin(&who, 0, "quiet").expect("begin");
     upload_all(&service, &blobs, &mut session);
     let first = session.commit(&service).expect("quiet submit commits");
-    assert_eq!(first.files.len(), 2);
+    assert_eq!(submitted(&service, &first), ["//depot/a", "//depot/b"]);
 
     // Another user's writes in between: the files are read again, found unchanged, committed.
     add(&service, &who, &["//depot/c"]);
@@ -131,7 +147,56 @@ fn submit_commits_when_only_unrelated_writes_came_between() {
     add(&service, &other, &["//depot/d"]);
     upload_all(&service, &blobs, &mut session);
     let second = session.commit(&service).expect("busy submit commits");
-    assert_eq!(second.files.len(), 1);
-    assert_eq!(second.files[0].depot_file, "//depot/c");
+    assert_eq!(submitted(&service, &second), ["//depot/c"]);
     assert!(second.change > first.change);
+}
+
+/// The commit, the have list and the reply page through the change in batches; a change of
+/// several batches (and a partial last one) is submitted whole, rechecked whole, and reported
+/// whole, in path order.
+#[test]
+fn a_change_larger_than_one_batch_is_submitted_and_reported_whole() {
+    let (dir, service, blobs, who) = fixture_with(ServiceConfig {
+        submit_batch: 2,
+        ..ServiceConfig::default()
+    });
+    let paths = [
+        "//depot/a",
+        "//depot/b",
+        "//depot/c",
+        "//depot/d",
+        "//depot/e",
+    ];
+    add(&service, &who, &paths);
+    let mut session = service.submit_begin(&who, 0, "five").expect("begin");
+    // An unrelated write in between: the commit re-reads all pages and compares.
+    let other = caller("bob", "bob-ws");
+    workspace(&service, &other, &dir.path().join("bob"));
+    upload_all(&service, &blobs, &mut session);
+    let result = session.commit(&service).expect("submit commits");
+    assert_eq!(submitted(&service, &result), paths);
+
+    let mut pages = Vec::new();
+    service
+        .submitted_files(&result, &mut |batch| {
+            pages.push(batch.len());
+            Ok(())
+        })
+        .expect("submitted files");
+    assert_eq!(pages, [2, 2, 1]);
+
+    // A file reverted in between changes a later page: nothing is submitted.
+    add(&service, &who, &["//depot/f", "//depot/g", "//depot/h"]);
+    let mut session = service.submit_begin(&who, 0, "three").expect("begin");
+    service
+        .revert(&who, &["//depot/h".to_string()], false, &[])
+        .expect("revert");
+    upload_all(&service, &blobs, &mut session);
+    let Err(err) = session.commit(&service) else {
+        panic!("a submit whose last page changed must fail");
+    };
+    assert!(
+        matches!(&err, ServiceError::Precondition(m) if m.contains("changed while it was being submitted")),
+        "{err:?}"
+    );
 }
