@@ -9,6 +9,7 @@ use crate::dataset::{self, Shape};
 use crate::error::{BenchError, Result};
 use crate::report::{Report, Sample};
 use crate::rpc;
+use crate::server::{peak_rss_kib, reset_peak_rss};
 use crate::stats::{ms, rate};
 
 /// What to run.
@@ -20,6 +21,10 @@ pub struct Config {
     pub generate: bool,
     /// Branches to create; the last one is reported.
     pub runs: u32,
+    /// The server's process id when the bench started it: its peak memory until the source
+    /// tree exists is reported as `setup_peak_rss_mib`, and from then on (branching) as
+    /// `branch_peak_rss_mib`.
+    pub server_pid: Option<u32>,
 }
 
 /// One branch: how long integrate and submit took and how many files they handled.
@@ -46,6 +51,12 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
         let generated = dataset::generate(addr, &shape, 2).await?;
         report.set("generate_ms", ms(generated.elapsed));
     }
+    // The branch runs' own peak, not the dataset upload's (reported apart, read before the
+    // peak restarts).
+    if let Some(kib) = config.server_pid.and_then(peak_rss_kib) {
+        report.set("setup_peak_rss_mib", kib / 1024);
+    }
+    let measured_pid = config.server_pid.filter(|pid| reset_peak_rss(*pid));
     let conn = rpc::connect(addr, "brancher", "bench-branch").await?;
     let root = std::env::temp_dir().join("keel-bench-branch");
     rpc::save_workspace(
@@ -94,6 +105,9 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
         .set("commit_ms", ms(last.commit))
         .set("commit_files_per_s", rate(last.submitted, last.commit))
         .set("elapsed_ms", ms(last.elapsed()));
+    if let Some(kib) = measured_pid.and_then(peak_rss_kib) {
+        report.set("branch_peak_rss_mib", kib / 1024);
+    }
     Ok(report)
 }
 

@@ -155,12 +155,7 @@ impl Target {
 
     /// Peak resident memory of a started server in KiB (Linux `VmHWM`).
     pub fn peak_rss_kib(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()?)).ok()?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
+        peak_rss_kib(self.pid()?)
     }
 
     /// Kills a started server with SIGKILL (no shutdown path runs) and reaps it.
@@ -195,6 +190,23 @@ impl Target {
             .expect("stderr buffer is never poisoned");
         Some(String::from_utf8_lossy(&bytes).into_owned())
     }
+}
+
+/// Peak resident memory of process `pid` in KiB (Linux `VmHWM`); None where unavailable.
+pub fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// Restarts process `pid`'s peak resident memory from its current resident memory (Linux:
+/// `5` written to `/proc/PID/clear_refs`), so a later [`peak_rss_kib`] covers only what ran
+/// after. False where unavailable.
+pub fn reset_peak_rss(pid: u32) -> bool {
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").is_ok()
 }
 
 /// A child's stderr, read as it comes.

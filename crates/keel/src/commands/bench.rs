@@ -171,6 +171,7 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 seed,
                 generate,
                 runs: b.runs,
+                server_pid: target.pid(),
             };
             branchsubmit::run(addr, &config).await?
         }

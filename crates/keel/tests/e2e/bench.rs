@@ -96,6 +96,9 @@ fn branchsubmit_submits_every_file() {
     assert_eq!(n(&r, "files"), 500.0);
     assert!(n(&r, "commit_files_per_s") > 0.0);
     assert!(n(&r, "elapsed_ms") >= n(&r, "commit_ms"));
+    // The started server's peak memory while generating, and from then on while branching.
+    assert!(n(&r, "setup_peak_rss_mib") > 0.0);
+    assert!(n(&r, "branch_peak_rss_mib") > 0.0);
     let csv = std::fs::read_to_string(&out).expect("raw results");
     assert_eq!(
         csv.lines().count(),
