@@ -313,9 +313,14 @@ impl pb::keel_server::Keel for Api {
             change: req.change,
         };
         let svc = self.service.clone();
-        let files = blocking(move || svc.integrate(&who, mode, request)).await?;
         Ok(Response::new(self.streams.spawn(move |sink| {
-            files.into_iter().try_for_each(|f| sink.send(file(f)))
+            // Targets are opened batch by batch as they stream; a client that stops reading
+            // does not stop the integrate part way.
+            let mut listening = true;
+            svc.integrate(&who, mode, request, &mut |f| {
+                listening = listening && sink.send(file(f)).is_ok();
+                Ok(())
+            })
         })))
     }
 

@@ -28,6 +28,9 @@ pub struct ServiceConfig {
     /// the have-list update and the reply each hold at most this many files at once, so a
     /// submit's memory does not grow with the change's size (files; default 1000).
     pub submit_batch: usize,
+    /// Targets an integrate plans and opens per write job, and reports per batch (files;
+    /// default 5000).
+    pub integrate_batch: usize,
 }
 
 impl Default for ServiceConfig {
@@ -41,6 +44,7 @@ impl Default for ServiceConfig {
             shelf_page: 10_000,
             max_follow: 64,
             submit_batch: 1000,
+            integrate_batch: 5000,
         }
     }
 }

@@ -4,7 +4,10 @@
 //! copied, now or at submit). An existing target is opened for `integrate` with a pending
 //! resolve whose base is the closest common ancestor in the integration history; `copy` instead
 //! opens it already resolved as an exact (lazy) copy. A deleted source opens the target for
-//! delete. Everything is planned on a snapshot and opened in one write job.
+//! delete. Everything is planned on one snapshot; targets are opened in write jobs of
+//! `ServiceConfig::integrate_batch` files as the plan goes, and each batch is reported once it
+//! is durable, so memory does not grow with the number of files. A conflict found in a later
+//! batch leaves the earlier batches opened (as when Perforce stops part way); revert them.
 
 use crate::args::{FileArg, disjoint_scopes, literal_prefix};
 use crate::context::{WorkspaceCtx, caller_workspace};
@@ -18,6 +21,7 @@ use keel_core::{
 };
 use keel_store::{IntegRow, LazyContent, OpenedRow, PathRange, PendingInteg, ReadTxn, RevisionRow};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Which command opened the files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,14 +96,29 @@ fn lazy_of(rev: &RevisionRow) -> Option<LazyContent> {
     })
 }
 
+/// What each batch's write job re-checks, carried from one batch to the next.
+struct BatchWrites {
+    workspace: String,
+    target_scopes: Arc<Vec<PathRange>>,
+    /// `revisions_removed` when the plan's snapshot was taken.
+    removed: u64,
+    /// After a batch: the store's write count once its job is counted, and whether targets
+    /// must be checked one by one. The next job, seeing that count unchanged, reuses the check.
+    previous: Option<(u64, bool)>,
+    /// Targets opened (or previewed) so far.
+    opened: usize,
+}
+
 impl Service {
-    /// Opens the files an integration needs; returns one record per opened target.
+    /// Opens the files an integration needs; calls `each` with one record per opened target,
+    /// batch by batch as each batch is opened.
     pub fn integrate(
         &self,
         caller: &Caller,
         mode: IntegrateMode,
         req: IntegrateRequest,
-    ) -> Result<Vec<FileInfo>, ServiceError> {
+        each: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
@@ -119,7 +138,14 @@ impl Service {
             .collect();
         let target_scopes = target_scopes(&mapping);
         let untouched = targets_untouched(snap.as_ref(), &target_scopes)?;
-        let removed = snap.revisions_removed()?;
+        let mut writes = BatchWrites {
+            workspace: ws.name().to_string(),
+            target_scopes: Arc::new(target_scopes),
+            removed: snap.revisions_removed()?,
+            previous: None,
+            opened: 0,
+        };
+        let batch = self.config.integrate_batch.max(1);
         let mut plan: Vec<(OpenedRow, FileInfo)> = Vec::new();
         let (mut sources, mut already) = (0usize, 0usize);
         for scope in disjoint_scopes(prefixes) {
@@ -163,9 +189,15 @@ impl Service {
                     Some(entry) => plan.push(entry),
                     None => already += 1,
                 }
+                if plan.len() >= batch {
+                    self.open_batch(&mut writes, req.preview, std::mem::take(&mut plan), each)?;
+                }
             }
         }
-        if plan.is_empty() {
+        if !plan.is_empty() {
+            self.open_batch(&mut writes, req.preview, plan, each)?;
+        }
+        if writes.opened == 0 {
             let what = if req.branch.is_empty() {
                 req.from.clone()
             } else {
@@ -179,42 +211,65 @@ impl Service {
                 ))
             });
         }
-        drop(snap);
+        Ok(())
+    }
+
+    /// Opens one batch of planned targets in one write job (unless previewing), then reports
+    /// them.
+    fn open_batch(
+        &self,
+        writes: &mut BatchWrites,
+        preview: bool,
+        plan: Vec<(OpenedRow, FileInfo)>,
+        each: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
         let (rows, infos): (Vec<OpenedRow>, Vec<FileInfo>) = plan.into_iter().unzip();
-        if req.preview {
-            return Ok(infos);
+        if !preview {
+            let ws_name = writes.workspace.clone();
+            let target_scopes = writes.target_scopes.clone();
+            let (removed, previous) = (writes.removed, writes.previous);
+            let done = keel_store::write(self.meta.as_ref(), move |txn| {
+                let written = txn.jobs_written()?;
+                // Still nothing opened under the targets (but this integrate's own earlier
+                // batches): no per-file conflict checks needed.
+                let check_each = match previous {
+                    Some((count, check)) if count == written => check,
+                    _ => {
+                        let mut any = false;
+                        for range in target_scopes.iter() {
+                            any |= !txn.opened_in_range(range, None, 1)?.is_empty();
+                        }
+                        any
+                    }
+                };
+                // No revision deleted since the plan: every source revision it read still
+                // owns the content its lazy copies refer to.
+                let sources_intact = txn.revisions_removed()? == removed;
+                for row in &rows {
+                    if check_each
+                        && txn
+                            .opened_file(&row.path)?
+                            .iter()
+                            .any(|o| o.workspace == ws_name)
+                    {
+                        return Err(ServiceError::Precondition(format!(
+                            "{} - already opened in workspace {ws_name}; submit or revert it first",
+                            row.path
+                        )));
+                    }
+                    if sources_intact && row.lazy.is_some() {
+                        txn.put_opened_owned(row)?;
+                    } else {
+                        txn.put_opened(row)?;
+                    }
+                }
+                // This job is counted once it returns.
+                Ok::<_, ServiceError>((written + 1, check_each))
+            })?;
+            writes.previous = Some(done);
         }
-        let ws_name = ws.name().to_string();
-        keel_store::write(self.meta.as_ref(), move |txn| {
-            // Still nothing opened under the targets: no per-file conflict checks needed.
-            let mut check_each = false;
-            for range in &target_scopes {
-                check_each |= !txn.opened_in_range(range, None, 1)?.is_empty();
-            }
-            // No revision deleted since the plan: every source revision it read still owns
-            // the content its lazy copies refer to.
-            let sources_intact = txn.revisions_removed()? == removed;
-            for row in &rows {
-                if check_each
-                    && txn
-                        .opened_file(&row.path)?
-                        .iter()
-                        .any(|o| o.workspace == ws_name)
-                {
-                    return Err(ServiceError::Precondition(format!(
-                        "{} - already opened in workspace {ws_name}; submit or revert it first",
-                        row.path
-                    )));
-                }
-                if sources_intact && row.lazy.is_some() {
-                    txn.put_opened_owned(row)?;
-                } else {
-                    txn.put_opened(row)?;
-                }
-            }
-            Ok::<_, ServiceError>(())
-        })?;
-        Ok(infos)
+        writes.opened += infos.len();
+        infos.into_iter().try_for_each(each)
     }
 
     /// Plans one target: `None` when the source has nothing left to integrate into it.
