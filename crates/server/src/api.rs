@@ -23,8 +23,6 @@ pub(crate) struct Api {
     streams: Streams,
     /// Bytes per content chunk on the wire.
     chunk: usize,
-    /// File records per streamed reply message.
-    reply_batch: usize,
 }
 
 impl Api {
@@ -34,7 +32,6 @@ impl Api {
             addr,
             streams: Streams::new(config),
             chunk: config.content_chunk_bytes,
-            reply_batch: config.reply_batch,
         }
     }
 }

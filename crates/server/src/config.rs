@@ -24,8 +24,6 @@ pub struct ServerConfig {
     pub max_message_bytes: usize,
     /// Bytes of file content per streamed chunk message (bytes; default 262144).
     pub content_chunk_bytes: usize,
-    /// File records per streamed submit reply message (records; default 1000).
-    pub reply_batch: usize,
     /// Most records a small read may produce on a runtime thread before it is rerun off the
     /// runtime (records; default 64).
     pub inline_max_records: usize,
@@ -63,7 +61,6 @@ impl Default for ServerConfig {
             workers: (2 * cores).max(4),
             max_message_bytes: 64 << 20,
             content_chunk_bytes: 256 * 1024,
-            reply_batch: 1000,
             inline_max_records: 64,
             inline_cpu_micros: 2000,
             long_read_nice: 10,
@@ -155,11 +152,12 @@ impl ServerConfig {
     /// The first knob whose value cannot work: its key, its value and what it must be.
     fn first_unusable(&self) -> Option<(&'static str, String, &'static str)> {
         let (store, service, blob) = (&self.store, &self.service, &self.blob);
-        let at_least_one: [(&'static str, usize); 16] = [
+        let at_least_one: [(&'static str, usize); 17] = [
             ("workers", self.workers),
             ("max_message_bytes", self.max_message_bytes),
             ("content_chunk_bytes", self.content_chunk_bytes),
-            ("reply_batch", self.reply_batch),
+            ("service.submit_batch", service.submit_batch),
+            ("service.integrate_batch", service.integrate_batch),
             ("handover_max_records", self.handover_max_records),
             ("handover_max_bytes", self.handover_max_bytes),
             ("store.reader_pool_size", store.reader_pool_size),

@@ -15,8 +15,7 @@ fn main_to_rel() -> IntegrateRequest {
 }
 
 fn integrate(w: &World) -> Result<Vec<keel_service::FileInfo>, keel_service::ServiceError> {
-    w.service
-        .integrate(&w.ann, IntegrateMode::Integrate, main_to_rel())
+    w.integrate(&w.ann, IntegrateMode::Integrate, main_to_rel())
 }
 
 /// main/f and main/g submitted (change 1).
@@ -70,7 +69,7 @@ fn integrate_rules() {
                     preview: true,
                     ..main_to_rel()
                 };
-                let got = w.service.integrate(&w.ann, IntegrateMode::Integrate, req)?;
+                let got = w.integrate(&w.ann, IntegrateMode::Integrate, req)?;
                 assert_eq!(got.len(), 2);
                 assert!(w.opened(&w.ann).is_empty());
                 Ok(())
@@ -109,7 +108,7 @@ fn integrate_rules() {
                     from: "//depot/none/...".into(),
                     ..main_to_rel()
                 };
-                done(w.service.integrate(&w.ann, IntegrateMode::Integrate, req))
+                done(w.integrate(&w.ann, IntegrateMode::Integrate, req))
             },
             want: Want::NotFound("//depot/none/... - no such file(s)"),
         },
@@ -121,7 +120,7 @@ fn integrate_rules() {
                     change: 1,
                     ..main_to_rel()
                 };
-                done(w.service.integrate(&w.ann, IntegrateMode::Integrate, req))
+                done(w.integrate(&w.ann, IntegrateMode::Integrate, req))
             },
             want: Want::Precondition("change 1 is already submitted"),
         },
@@ -133,7 +132,7 @@ fn integrate_rules() {
                     from: "//depot/main/...@2".into(),
                     ..main_to_rel()
                 };
-                done(w.service.integrate(&w.ann, IntegrateMode::Integrate, req))
+                done(w.integrate(&w.ann, IntegrateMode::Integrate, req))
             },
             want: Want::Precondition("already integrated"),
         },
@@ -141,8 +140,7 @@ fn integrate_rules() {
             name: "copy opens the changed target already resolved",
             setup: branched_then_edited,
             act: |w| {
-                w.service
-                    .integrate(&w.ann, IntegrateMode::Copy, main_to_rel())?;
+                w.integrate(&w.ann, IntegrateMode::Copy, main_to_rel())?;
                 let got = w.service.resolve_list(&w.ann, &[]);
                 assert!(
                     matches!(got, Err(keel_service::ServiceError::NotFound(_))),

@@ -51,7 +51,10 @@ fn open_rules() {
                 w.add(&w.bob, &["//depot/gone"])?;
                 let got = w.submit(&w.bob, 0)?;
                 assert_eq!(
-                    (got.files[0].head_rev, got.files[0].action.as_str()),
+                    (
+                        w.submitted(&got)[0].head_rev,
+                        w.submitted(&got)[0].action.as_str()
+                    ),
                     (3, "add")
                 );
                 Ok(())

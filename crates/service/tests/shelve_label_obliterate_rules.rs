@@ -380,8 +380,7 @@ fn obliterate_rules() {
                     to: "//depot/rel/...".into(),
                     ..Default::default()
                 };
-                w.service
-                    .integrate(&w.ann, keel_service::IntegrateMode::Integrate, req)
+                w.integrate(&w.ann, keel_service::IntegrateMode::Integrate, req)
                     .expect("branch");
                 w.submit(&w.ann, 0).expect("branch submitted");
             },

@@ -63,8 +63,8 @@ fn submit_rules() {
             act: |w| {
                 let got = w.submit(&w.ann, 0)?;
                 assert_eq!(got.change, 2, "a new number after pending change 1");
-                assert_eq!(got.files.len(), 1);
-                assert_eq!(got.files[0].depot_file, "//depot/default");
+                assert_eq!(w.submitted(&got).len(), 1);
+                assert_eq!(w.submitted(&got)[0].depot_file, "//depot/default");
                 assert_eq!(
                     w.opened(&w.ann),
                     [("//depot/numbered".into(), "add".into(), 1)]
@@ -136,13 +136,11 @@ fn submit_rules() {
                     to: "//depot/rel/...".into(),
                     ..IntegrateRequest::default()
                 };
-                w.service
-                    .integrate(&w.ann, IntegrateMode::Integrate, branch.clone())
+                w.integrate(&w.ann, IntegrateMode::Integrate, branch.clone())
                     .expect("branch");
                 w.submit(&w.ann, 0).expect("branch submitted");
                 w.bump(&w.ann, &["//depot/main/f"]);
-                w.service
-                    .integrate(&w.ann, IntegrateMode::Integrate, branch)
+                w.integrate(&w.ann, IntegrateMode::Integrate, branch)
                     .expect("integrate");
             },
             act: |w| done(w.submit(&w.ann, 0)),
@@ -175,7 +173,7 @@ fn submit_rules() {
             },
             act: |w| {
                 let got = w.submit(&w.bob, 0)?;
-                let f = &got.files[0];
+                let f = &w.submitted(&got)[0];
                 assert_eq!(
                     (f.head_rev, f.action.as_str(), f.have_rev),
                     (2, "delete", 0)

@@ -6,8 +6,9 @@
 
 use keel_blob::{BlobStore, CompressionPolicy, FsBlobStore};
 use keel_service::{
-    Caller, FileInfo, OpenAction, OpenRequest, Service, ServiceConfig, ServiceError, ShelveSession,
-    SubmitResult, SubmitSession, SyncOptions, Uploads, WorkspaceSpec,
+    Caller, FileInfo, IntegrateMode, IntegrateRequest, OpenAction, OpenRequest, Service,
+    ServiceConfig, ServiceError, ShelveSession, SubmitResult, SubmitSession, SyncOptions, Uploads,
+    WorkspaceSpec,
 };
 use keel_store::{HaveRow, MetaStore, SqliteHaveStore, SqliteStore, StoreConfig};
 use std::sync::Arc;
@@ -24,6 +25,33 @@ pub struct World {
 }
 
 impl World {
+    /// Integrates and returns every file the integrate reported.
+    pub fn integrate(
+        &self,
+        who: &Caller,
+        mode: IntegrateMode,
+        req: IntegrateRequest,
+    ) -> Result<Vec<FileInfo>, ServiceError> {
+        let mut files = Vec::new();
+        self.service.integrate(who, mode, req, &mut |f| {
+            files.push(f);
+            Ok(())
+        })?;
+        Ok(files)
+    }
+
+    /// Every file a submit reports, in the order the reply gives them.
+    pub fn submitted(&self, result: &SubmitResult) -> Vec<FileInfo> {
+        let mut files = Vec::new();
+        self.service
+            .submitted_files(result, &mut |page| {
+                files.extend(page);
+                Ok(())
+            })
+            .expect("submitted files read back");
+        files
+    }
+
     pub fn new() -> World {
         let dir = tempfile::tempdir().expect("temp dir");
         let meta: Arc<dyn MetaStore> = Arc::new(
