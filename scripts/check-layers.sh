@@ -30,5 +30,23 @@ done
 for dep in keel-service keel-store keel-blob keel-server rusqlite; do
   forbid keel-bench "$dep"
 done
+
+# Only the top layer speaks to people: no library crate prints (the keel binary and the
+# benchmarks' reports do). Comments and doc lines are not code.
+printers=$(grep -rnE '\b(e?println|e?print)!' crates/*/src --include='*.rs' |
+  grep -vE '^crates/(keel|bench)/' | grep -vE '^[^:]+:[0-9]+:\s*//' || true)
+if [ -n "$printers" ]; then
+  echo "layer violation: a library crate prints (only keel and keel-bench may):"
+  echo "$printers"
+  fail=1
+fi
+# Service errors and wire types stop at the server: nothing below it names them.
+below=$(grep -rnE '\b(ServiceError|keel_proto)\b' crates/{core,store,blob}/src --include='*.rs' || true)
+wire=$(grep -rnE '\bkeel_proto\b' crates/service/src --include='*.rs' || true)
+if [ -n "$below$wire" ]; then
+  echo "layer violation: a service error or wire type below the server:"
+  printf '%s\n' "$below" "$wire" | grep -v '^$'
+  fail=1
+fi
 [ "$fail" = 0 ] && echo "layers ok"
 exit "$fail"

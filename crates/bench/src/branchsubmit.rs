@@ -1,6 +1,7 @@
 //! branchsubmit: integrate a whole source tree into a new branch without workspace writes
 //! (`integrate -v`), then submit it; run warm twice into two new branches, report the second.
 
+use keel_proto::v1::IntegrateMode;
 use std::time::{Duration, Instant};
 
 use keel_proto::v1::{ChangesRequest, IntegrateRequest};
@@ -118,7 +119,7 @@ pub async fn branch(conn: &keel_client::Connection, from: &str, to: &str) -> Res
         .client()
         .integrate(IntegrateRequest {
             caller: conn.caller(),
-            mode: "integrate".into(),
+            mode: IntegrateMode::Integrate as i32,
             from: from.to_string(),
             to: to.to_string(),
             ..IntegrateRequest::default()

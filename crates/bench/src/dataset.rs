@@ -5,6 +5,7 @@
 //! leaf directory (`i / per_dir`): a four-level tree under the prefix. Its content at revision
 //! `r` depends only on the seed, `i % distinct` and `r`.
 
+use keel_proto::v1::OpenAction;
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
@@ -245,7 +246,11 @@ async fn generate_part(addr: &str, shape: &Shape, worker: u64, workers: u64) -> 
                 .clone()
                 .map(|i| format!("//{ws}/{}", shape.rel_path(i)))
                 .collect();
-            let action = if rev == 1 { "add" } else { "edit" };
+            let action = if rev == 1 {
+                OpenAction::Add
+            } else {
+                OpenAction::Edit
+            };
             rpc::open(&conn, action, files).await?;
             let uploads: Vec<String> = range.clone().map(|i| shape.depot_path(i)).collect();
             let content_shape = shape.clone();

@@ -1,6 +1,7 @@
 //! deltas: the read-only planning paths over large file sets — Integrate with preview and Sync
 //! with preview into an empty workspace.
 
+use keel_proto::v1::IntegrateMode;
 use std::time::Instant;
 
 use keel_proto::v1::{IntegrateRequest, SyncRequest};
@@ -37,7 +38,7 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
         .client()
         .integrate(IntegrateRequest {
             caller: conn.caller(),
-            mode: "integrate".into(),
+            mode: IntegrateMode::Integrate as i32,
             from: format!("{}/...", shape.prefix),
             to: "//depot/deltas-preview/...".into(),
             preview: true,

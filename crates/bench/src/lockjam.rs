@@ -2,6 +2,7 @@
 //! preview of one file, Opened) timed per loop, while small submits run first alone and then
 //! beside a long read (Fstat over the whole tree), followed by a large branch submit.
 
+use keel_proto::v1::OpenAction;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
@@ -202,7 +203,7 @@ async fn small_submits(
             .map(|j| format!("//depot/{dir}/f{j}.txt"))
             .collect();
         let began = Instant::now();
-        rpc::open(conn, "add", files).await?;
+        rpc::open(conn, OpenAction::Add, files).await?;
         rpc::submit(conn, "lockjam submit", uploads, |f| f.as_bytes().to_vec()).await?;
         let latency = began.elapsed();
         latencies.push(latency);

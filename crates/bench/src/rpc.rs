@@ -2,6 +2,7 @@
 //! workspaces and submitting generated content without touching the disk.
 
 use keel_client::{Connection, Settings};
+use keel_proto::v1::OpenAction;
 use keel_proto::v1::submit_message::Body;
 use keel_proto::v1::{
     FileBegin, FileEnd, OpenRequest, SaveWorkspaceRequest, SubmitBegin, SubmitCommit,
@@ -89,8 +90,8 @@ pub async fn save_workspace(
 }
 
 /// Opens `files` (workspace syntax) for `action` in the default changelist; returns the count.
-pub async fn open(conn: &Connection, action: &str, files: Vec<String>) -> Result<u64> {
-    let add_types = if action == "add" {
+pub async fn open(conn: &Connection, action: OpenAction, files: Vec<String>) -> Result<u64> {
+    let add_types = if action == OpenAction::Add {
         vec!["text".to_string(); files.len()]
     } else {
         Vec::new()
@@ -99,14 +100,14 @@ pub async fn open(conn: &Connection, action: &str, files: Vec<String>) -> Result
         .client()
         .open(OpenRequest {
             caller: conn.caller(),
-            action: action.to_string(),
+            action: action as i32,
             files,
             change: 0,
             file_type: String::new(),
             add_types,
         })
         .await;
-    drain(&format!("open for {action}"), reply).await
+    drain(&format!("open for {}", action.as_str_name()), reply).await
 }
 
 /// Submits the default changelist, uploading `uploads` (depot file, content) produced lazily

@@ -8,6 +8,7 @@ use tonic::transport::{Channel, Endpoint};
 
 use crate::config::Settings;
 use crate::error::{Error, Result};
+use crate::refusal::Refusal;
 use crate::tuning::TransferConfig;
 
 /// A connected client: cheap to clone (the channel is shared).
@@ -108,6 +109,7 @@ impl From<tonic::Status> for Error {
         Error::Server {
             code: status.code(),
             message,
+            refusal: Refusal::from_details(status.details()),
         }
     }
 }

@@ -2,15 +2,22 @@
 
 use std::path::PathBuf;
 
+use crate::refusal::Refusal;
+
 /// Everything that can go wrong in the client library.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The server could not be reached at all.
     #[error("cannot connect to Keel server at {addr}: {reason} (is `keel serve` running?)")]
     Connect { addr: String, reason: String },
-    /// The server refused a request; the message is the server's, verbatim.
+    /// The server refused a request; the message is the server's, verbatim, and `refusal` its
+    /// machine-readable reason when it gave one.
     #[error("{message}")]
-    Server { code: tonic::Code, message: String },
+    Server {
+        code: tonic::Code,
+        message: String,
+        refusal: Option<Refusal>,
+    },
     /// A local file system operation failed.
     #[error("{}: {source}", path.display())]
     Io {
@@ -71,6 +78,14 @@ impl Error {
         Error::Io {
             path: path.into(),
             source,
+        }
+    }
+
+    /// The server's machine-readable reason when it refused the request.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match self {
+            Error::Server { refusal, .. } => refusal.as_ref(),
+            _ => None,
         }
     }
 

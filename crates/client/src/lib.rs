@@ -1,6 +1,7 @@
 //! Keel's client library: configuration, connection, workspace paths, file transfer and the
 //! sync/submit drivers used by the `keel` command line.
 
+pub mod actions;
 pub mod clobber;
 pub mod config;
 pub mod connect;
@@ -8,6 +9,7 @@ pub mod content;
 pub mod error;
 pub mod have;
 pub mod paths;
+pub mod refusal;
 pub mod shelve;
 pub mod stream;
 pub mod submit;
@@ -22,5 +24,6 @@ pub mod writers;
 pub use config::{Overrides, Settings};
 pub use connect::Connection;
 pub use error::{Error, Result};
+pub use refusal::Refusal;
 pub use tuning::TransferConfig;
 pub use workspace::WorkspaceCtx;

@@ -3,8 +3,11 @@
 use std::collections::HashMap;
 
 use keel_proto::v1::submit_message::Body;
-use keel_proto::v1::{FileRecord, SubmitBegin, SubmitCommit, SubmitMessage, SubmitReply};
+use keel_proto::v1::{
+    FileAction, FileRecord, SubmitBegin, SubmitCommit, SubmitMessage, SubmitReply,
+};
 
+use crate::actions;
 use crate::connect::Connection;
 use crate::error::{Error, Result};
 use crate::transfer::{self, LocalMode};
@@ -23,19 +26,28 @@ fn wrap(part: UploadPart) -> SubmitMessage {
     SubmitMessage { body: Some(body) }
 }
 
-/// Submits pending change `change` (0 = the default changelist) whose opened files are `opened`.
+/// What happened during a submit that the caller may want to tell the user about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SubmitEvent {
+    /// The connection broke before the request was complete, so nothing was submitted and the
+    /// submit is being sent once more; `reason` is the transport's description.
+    Retrying { reason: String },
+}
+
+/// Submits pending change `change` (0 = the default changelist) whose opened files are `opened`;
+/// `on_event` hears of retries, so a flaky link is visible rather than hidden.
 pub async fn submit(
     conn: &Connection,
     ws: &WorkspaceCtx,
     change: u64,
     description: &str,
     opened: &[FileRecord],
+    on_event: &mut dyn FnMut(SubmitEvent),
 ) -> Result<SubmitReply> {
     let mut stream = match submit_once(conn, ws, change, description, opened).await {
-        // Nothing was committed; one more try on a fresh connection (said on stderr, so a
-        // flaky link is visible rather than hidden).
+        // Nothing was committed; one more try on a fresh connection.
         Err(Error::Interrupted { reason }) => {
-            eprintln!("keel: {reason}; nothing was submitted, retrying once");
+            on_event(SubmitEvent::Retrying { reason });
             submit_once(conn, ws, change, description, opened).await?
         }
         other => other?,
@@ -76,12 +88,12 @@ pub fn finish_modes(ws: &WorkspaceCtx, reply: &SubmitReply, opened: &[FileRecord
         opened.iter().map(|r| (r.depot_file.as_str(), r)).collect();
     for record in &reply.files {
         let opened_record = by_depot.get(record.depot_file.as_str()).copied();
-        let action = if record.action.is_empty() {
-            opened_record.map_or(record.head_action.as_str(), |r| r.action.as_str())
-        } else {
-            record.action.as_str()
+        let action = match record.action() {
+            FileAction::Unspecified => opened_record.map_or(record.head_action(), |r| r.action()),
+            open => open,
         };
-        if !needs_content(action) && !needs_content(&record.head_action) {
+        let wants = |a: FileAction| actions::from_wire(a).is_some_and(needs_content);
+        if !wants(action) && !wants(record.head_action()) {
             continue;
         }
         let Some(client_file) = ws

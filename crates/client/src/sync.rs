@@ -5,7 +5,7 @@ use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 
 use keel_proto::v1::sync_message::Body;
-use keel_proto::v1::{SyncFile, SyncMessage, SyncRequest};
+use keel_proto::v1::{SyncAction, SyncFile, SyncMessage, SyncRequest};
 use tokio::sync::oneshot::error::TryRecvError;
 
 use crate::clobber::ClobberCheck;
@@ -164,7 +164,7 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
             result: Ok(()),
             file,
         };
-        if event.file.action == "deleted" && event.file.client_file.is_empty() {
+        if event.file.action() == SyncAction::Deleted && event.file.client_file.is_empty() {
             // The revision left the view: the server cannot say where it was, so only the have
             // list entry goes (the caller reports the missing local path).
             skip_chunks(stream).await?;
@@ -185,7 +185,10 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
         }
         event.local = Some(local.clone());
         // An opened file whose head moved: the workspace file stays, a resolve is scheduled.
-        if self.options.preview || self.options.have_only || event.file.action == "resolve" {
+        if self.options.preview
+            || self.options.have_only
+            || event.file.action() == SyncAction::Resolve
+        {
             skip_chunks(stream).await?;
             return self.push(event, None).await;
         }
@@ -201,7 +204,7 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
             event.result = Err(Error::CantClobber(local));
             return self.push(event, None).await;
         }
-        if event.file.action == "deleted" {
+        if event.file.action() == SyncAction::Deleted {
             if self.ws.options.rmdir {
                 // Emptied directories go: none may be one a writer is about to fill.
                 self.settle(true).await?;
@@ -306,8 +309,8 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
             self.totals.files += 1;
             self.totals.bytes += event.bytes;
             // A scheduled resolve: the server moved the have list itself.
-            if self.record_have && event.file.action != "resolve" {
-                let rev = if event.file.action == "deleted" {
+            if self.record_have && event.file.action() != SyncAction::Resolve {
+                let rev = if event.file.action() == SyncAction::Deleted {
                     0
                 } else {
                     event.file.rev

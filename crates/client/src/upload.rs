@@ -19,18 +19,27 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use keel_core::FileAction;
 use keel_proto::v1::{FileBegin, FileEnd, FileRecord};
 use tokio::sync::mpsc;
 use tokio_stream::Stream;
 
+use crate::actions;
 use crate::connect::Connection;
 use crate::error::{Error, Result};
 use crate::transfer;
 use crate::workspace::WorkspaceCtx;
 
 /// Open actions whose content is uploaded.
-pub fn needs_content(action: &str) -> bool {
-    matches!(action, "add" | "edit" | "move/add" | "integrate" | "branch")
+pub fn needs_content(action: FileAction) -> bool {
+    matches!(
+        action,
+        FileAction::Add
+            | FileAction::Edit
+            | FileAction::MoveAdd
+            | FileAction::Integrate
+            | FileAction::Branch
+    )
 }
 
 /// One message of an upload stream, before it is wrapped in the RPC's own message type.
@@ -121,7 +130,10 @@ pub struct Upload {
 /// whose local content is exactly the lazy content the server already holds.
 pub fn plan(ws: &WorkspaceCtx, opened: &[FileRecord]) -> Result<Vec<Upload>> {
     let mut uploads = Vec::new();
-    for record in opened.iter().filter(|r| needs_content(&r.action)) {
+    for record in opened
+        .iter()
+        .filter(|r| actions::from_wire(r.action()).is_some_and(needs_content))
+    {
         let client_file = ws
             .client_file_of(record)
             .ok_or_else(|| Error::BadArgument {
@@ -222,7 +234,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use keel_proto::v1::Workspace;
+    use keel_proto::v1::{FileAction as WireAction, Workspace};
 
     #[test]
     fn unchanged_lazy_files_are_not_uploaded() {
@@ -239,18 +251,18 @@ mod tests {
         std::fs::write(dir.path().join("changed.txt"), "edited\n").expect("write");
         std::fs::write(dir.path().join("plain.txt"), "new\n").expect("write");
         let shelved = blake3::hash(b"shelved\n").to_hex().to_string();
-        let record = |name: &str, action: &str, lazy: &str| FileRecord {
+        let record = |name: &str, action: WireAction, lazy: &str| FileRecord {
             depot_file: format!("//depot/{name}"),
             client_file: name.into(),
-            action: action.into(),
+            action: action as i32,
             lazy_digest: lazy.into(),
             ..FileRecord::default()
         };
         let opened = [
-            record("same.txt", "edit", &shelved),
-            record("changed.txt", "edit", &shelved),
-            record("plain.txt", "add", ""),
-            record("gone.txt", "delete", ""),
+            record("same.txt", WireAction::Edit, &shelved),
+            record("changed.txt", WireAction::Edit, &shelved),
+            record("plain.txt", WireAction::Add, ""),
+            record("gone.txt", WireAction::Delete, ""),
         ];
         let planned: Vec<String> = plan(&ws, &opened)
             .expect("plan")

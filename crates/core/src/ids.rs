@@ -27,6 +27,82 @@ impl fmt::Display for ChangeNumber {
     }
 }
 
+/// Which pending changelist a file is opened in, or a command acts on: the workspace's default
+/// changelist or a numbered change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum ChangeRef {
+    #[default]
+    Default,
+    Numbered(ChangeNumber),
+}
+
+impl ChangeRef {
+    /// Reads the stored and wire encoding, where change number 0 stands for the default
+    /// changelist.
+    pub fn from_number(number: u64) -> ChangeRef {
+        match number {
+            0 => ChangeRef::Default,
+            n => ChangeRef::Numbered(ChangeNumber(n)),
+        }
+    }
+
+    /// The stored and wire encoding: the change number, 0 for the default changelist.
+    pub fn number(self) -> u64 {
+        match self {
+            ChangeRef::Default => 0,
+            ChangeRef::Numbered(n) => n.0,
+        }
+    }
+
+    /// The numbered change, if this is one.
+    pub fn numbered(self) -> Option<ChangeNumber> {
+        match self {
+            ChangeRef::Default => None,
+            ChangeRef::Numbered(n) => Some(n),
+        }
+    }
+}
+
+impl fmt::Display for ChangeRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChangeRef::Default => f.write_str("default"),
+            ChangeRef::Numbered(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// Whether a change is still pending or submitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ChangeStatus {
+    Pending,
+    Submitted,
+}
+
+impl ChangeStatus {
+    /// Perforce's name: `pending` or `submitted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeStatus::Pending => "pending",
+            ChangeStatus::Submitted => "submitted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ChangeStatus> {
+        match s {
+            "pending" => Some(ChangeStatus::Pending),
+            "submitted" => Some(ChangeStatus::Submitted),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ChangeStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A 32-byte content digest (e.g. BLAKE3 of a file revision).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Digest(pub [u8; 32]);
@@ -137,6 +213,20 @@ name_type!(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn change_refs_encode_the_default_changelist_as_zero() {
+        let cases = [
+            (0, ChangeRef::Default, "default"),
+            (7, ChangeRef::Numbered(ChangeNumber(7)), "7"),
+        ];
+        for (number, change, text) in cases {
+            assert_eq!(ChangeRef::from_number(number), change);
+            assert_eq!(change.number(), number);
+            assert_eq!(change.to_string(), text);
+        }
+        assert_eq!(ChangeRef::Default.numbered(), None);
+    }
 
     #[test]
     fn name_rules() {

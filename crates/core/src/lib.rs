@@ -19,7 +19,9 @@ pub use action::FileAction;
 pub use diff::unified_diff;
 pub use filetype::{BaseType, FileType, FileTypeError, LocalKind, detect_base_type};
 pub use form::{Form, FormError};
-pub use ids::{ChangeNumber, DepotName, Digest, IdError, UserName, WorkspaceName};
+pub use ids::{
+    ChangeNumber, ChangeRef, ChangeStatus, DepotName, Digest, IdError, UserName, WorkspaceName,
+};
 pub use integ::{IntegEdge, IntegHow, ancestors, pending_range, select_base};
 pub use merge::{MergeOutcome, merge3};
 pub use options::{OptionsError, WorkspaceOptions};

@@ -3,6 +3,7 @@
 mod cli;
 mod commands;
 mod editor;
+mod hints;
 mod listing;
 mod output;
 mod session;
@@ -53,7 +54,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if !e.is::<session::AlreadyReported>() {
-                output::report_error(json, &format!("{e:#}"));
+                output::report_error(json, &hints::with_hint(&e));
             }
             ExitCode::FAILURE
         }

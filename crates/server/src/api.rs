@@ -5,11 +5,12 @@ use crate::api_labels;
 use crate::api_shelves;
 use crate::convert::{self, caller, file};
 use crate::streams::{ResponseStream, Streams, blocking, single_files};
+use keel_core::{ChangeNumber, ChangeRef};
 use keel_proto::v1 as pb;
 use keel_proto::v1::submit_message::Body as SubmitBody;
 use keel_service::{
-    ChangesQuery, DescribePart, IntegrateMode, IntegrateRequest, ListOptions, OpenAction,
-    OpenRequest, ResolveOutcome, Service, ServiceError, SyncOptions, TagOptions,
+    ChangesQuery, DescribePart, IntegrateRequest, ListOptions, OpenRequest, Service, ServiceError,
+    SyncOptions, TagOptions,
 };
 use keel_store::HaveRow;
 use std::io::Read;
@@ -160,12 +161,10 @@ impl pb::keel_server::Keel for Api {
     async fn open(&self, req: Request<pb::OpenRequest>) -> Stream<pb::FileRecord> {
         let req = req.into_inner();
         let who = caller(req.caller)?;
-        let action = OpenAction::parse(&req.action).ok_or_else(|| {
-            Status::invalid_argument(format!("unknown open action '{}'", req.action))
-        })?;
+        let action = convert::open_action(req.action)?;
         let open = OpenRequest {
             files: req.files,
-            change: req.change,
+            change: ChangeRef::from_number(req.change),
             file_type: req.file_type,
             add_types: req.add_types,
         };
@@ -181,7 +180,10 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
-        let files = blocking(move || svc.move_file(&who, &req.from, &req.to, req.change)).await?;
+        let files = blocking(move || {
+            svc.move_file(&who, &req.from, &req.to, ChangeRef::from_number(req.change))
+        })
+        .await?;
         Ok(Response::new(self.streams.spawn(move |sink| {
             files.into_iter().try_for_each(|f| sink.send(file(f)))
         })))
@@ -205,7 +207,7 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
-        let change = req.set_change.then_some(req.change);
+        let change = req.set_change.then_some(ChangeRef::from_number(req.change));
         let files = blocking(move || svc.reopen(&who, &req.files, change, &req.file_type)).await?;
         Ok(Response::new(self.streams.spawn(move |sink| {
             files.into_iter().try_for_each(|f| sink.send(file(f)))
@@ -217,7 +219,9 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
-        let change = req.filter_change.then_some(req.change);
+        let change = req
+            .filter_change
+            .then_some(ChangeRef::from_number(req.change));
         Ok(Response::new(self.streams.read(
             svc.user_known(&who),
             move |sink| {
@@ -240,8 +244,22 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
+        if req.delete {
+            let number = req.change;
+            blocking(move || svc.delete_change(&who, ChangeNumber(number))).await?;
+            // A deleted change has no status: the reply names it only.
+            return Ok(Response::new(pb::Change {
+                change: number,
+                ..Default::default()
+            }));
+        }
         let saved = blocking(move || {
-            svc.save_change(&who, req.change, &req.description, &req.files, req.delete)
+            svc.save_change(
+                &who,
+                ChangeRef::from_number(req.change).numbered(),
+                &req.description,
+                &req.files,
+            )
         })
         .await?;
         Ok(Response::new(convert::change(saved)))
@@ -261,7 +279,14 @@ impl pb::keel_server::Keel for Api {
         let who = caller(begin.caller)?;
         let mut session = {
             let svc = svc.clone();
-            blocking(move || svc.submit_begin(&who, begin.change, &begin.description)).await?
+            blocking(move || {
+                svc.submit_begin(
+                    &who,
+                    ChangeRef::from_number(begin.change),
+                    &begin.description,
+                )
+            })
+            .await?
         };
         api_shelves::receive_uploads(
             &mut stream,
@@ -276,7 +301,8 @@ impl pb::keel_server::Keel for Api {
         // The committed files are read back in batches (`ServiceConfig::submit_batch`), one
         // reply message per batch, so the reply never holds the whole change.
         Ok(Response::new(self.streams.spawn(move |sink| {
-            let (change, renamed_from) = (result.change, result.renamed_from);
+            let change = result.change.0;
+            let renamed_from = result.renamed_from.map_or(0, |c| c.0);
             svc.submitted_files(&result, &mut |files| {
                 sink.send(pb::SubmitReply {
                     change,
@@ -291,15 +317,7 @@ impl pb::keel_server::Keel for Api {
     async fn integrate(&self, req: Request<pb::IntegrateRequest>) -> Stream<pb::FileRecord> {
         let req = req.into_inner();
         let who = caller(req.caller)?;
-        let mode = match req.mode.as_str() {
-            "" | "integrate" | "merge" => IntegrateMode::Integrate,
-            "copy" => IntegrateMode::Copy,
-            other => {
-                return Err(Status::invalid_argument(format!(
-                    "unknown integrate mode '{other}'"
-                )));
-            }
-        };
+        let mode = convert::integrate_mode(req.mode)?;
         let request = IntegrateRequest {
             from: req.from,
             to: req.to,
@@ -338,9 +356,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::FileRecord>, Status> {
         let req = req.into_inner();
         let who = caller(req.caller)?;
-        let outcome = ResolveOutcome::parse(&req.outcome).ok_or_else(|| {
-            Status::invalid_argument(format!("unknown resolve outcome '{}'", req.outcome))
-        })?;
+        let outcome = convert::resolve_outcome(req.outcome)?;
         let svc = self.service.clone();
         let info = blocking(move || svc.resolve_done(&who, &req.file, outcome)).await?;
         Ok(Response::new(file(info)))
@@ -363,17 +379,7 @@ impl pb::keel_server::Keel for Api {
         let who = caller(req.caller)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
-            svc.integrated(&who, &req.files, &mut |i| {
-                sink.send(pb::IntegRecord {
-                    to_file: i.to_file,
-                    to_rev: i.to_rev,
-                    from_file: i.from_file,
-                    start_from_rev: i.start_from_rev,
-                    end_from_rev: i.end_from_rev,
-                    how: i.how,
-                    change: i.change,
-                })
-            })
+            svc.integrated(&who, &req.files, &mut |i| sink.send(convert::integ_info(i)))
         })))
     }
 
@@ -401,7 +407,7 @@ impl pb::keel_server::Keel for Api {
                         depot_file: item.depot_file.clone(),
                         client_file: item.client_file,
                         rev: item.rev,
-                        action: item.action.to_string(),
+                        action: convert::sync_action(item.action) as i32,
                         file_type: item.file_type,
                         digest: item.digest,
                         size: item.size,
@@ -572,9 +578,9 @@ impl pb::keel_server::Keel for Api {
                 sink.send(pb::DescribeMessage { body: Some(body) })
             };
             if req.shelved {
-                svc.describe_shelved(&who, req.change, req.summary, &mut send)
+                svc.describe_shelved(&who, ChangeNumber(req.change), req.summary, &mut send)
             } else {
-                svc.describe(&who, req.change, req.summary, &mut send)
+                svc.describe(&who, ChangeNumber(req.change), req.summary, &mut send)
             }
         })))
     }
@@ -596,7 +602,7 @@ impl pb::keel_server::Keel for Api {
                     body: Some(Body::Header(pb::ContentHeader {
                         compressed: content.compressed,
                         size: content.size,
-                        digest: content.digest,
+                        digest: content.digest.to_hex(),
                     })),
                 })?;
                 send_content(sink, content.blob, &path, chunk, |data| {
@@ -641,7 +647,9 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
-        let files = blocking(move || svc.delete_shelved(&who, req.change, &req.files)).await?;
+        let files =
+            blocking(move || svc.delete_shelved(&who, ChangeNumber(req.change), &req.files))
+                .await?;
         Ok(Response::new(self.streams.spawn(move |sink| {
             files.into_iter().try_for_each(|f| sink.send(file(f)))
         })))
@@ -652,9 +660,15 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
-        let files =
-            blocking(move || svc.unshelve(&who, req.shelved_change, req.change, &req.files))
-                .await?;
+        let files = blocking(move || {
+            svc.unshelve(
+                &who,
+                ChangeNumber(req.shelved_change),
+                ChangeRef::from_number(req.change),
+                &req.files,
+            )
+        })
+        .await?;
         Ok(Response::new(self.streams.spawn(move |sink| {
             files.into_iter().try_for_each(|f| sink.send(file(f)))
         })))

@@ -1,7 +1,7 @@
 //! Translation of label and branch-spec messages to and from service values.
 
 use keel_proto::v1 as pb;
-use keel_service::{BranchSpec, LabelFileChange, LabelSpec};
+use keel_service::{BranchSpec, LabelEntryAction, LabelFileChange, LabelSpec};
 
 pub(crate) fn label_to_wire(l: LabelSpec) -> pb::Label {
     pb::Label {
@@ -53,6 +53,10 @@ pub(crate) fn label_file(c: LabelFileChange) -> pb::LabelFile {
     pb::LabelFile {
         depot_file: c.depot_file,
         rev: c.rev,
-        action: c.action.to_string(),
+        action: match c.action {
+            LabelEntryAction::Added => pb::LabelFileAction::Added,
+            LabelEntryAction::Updated => pb::LabelFileAction::Updated,
+            LabelEntryAction::Deleted => pb::LabelFileAction::Deleted,
+        } as i32,
     }
 }

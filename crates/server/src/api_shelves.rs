@@ -3,6 +3,7 @@
 
 use crate::convert::{caller, file, status};
 use crate::streams::{Sink, blocking};
+use keel_core::ChangeRef;
 use keel_proto::v1 as pb;
 use keel_service::{Caller, Service, ServiceError, Uploads};
 use std::sync::Arc;
@@ -93,12 +94,20 @@ pub(crate) async fn shelve(
     let who = caller(begin.caller)?;
     let mut session = {
         let svc = svc.clone();
-        blocking(move || svc.shelve_begin(&who, begin.change, &begin.files, begin.replace)).await?
+        blocking(move || {
+            svc.shelve_begin(
+                &who,
+                ChangeRef::from_number(begin.change),
+                &begin.files,
+                begin.replace,
+            )
+        })
+        .await?
     };
     receive_uploads(&mut stream, session.uploads(), &svc, shelve_step, "shelve").await?;
     let (change, files) = blocking(move || session.commit(&svc)).await?;
     Ok(pb::ShelveReply {
-        change,
+        change: change.0,
         files: files.into_iter().map(file).collect(),
     })
 }

@@ -1,23 +1,361 @@
 //! Translation between wire messages and service values; wire types stop here.
 
+use keel_core::{ChangeNumber, ChangeStatus, Digest, FileAction, IntegEdge, IntegHow};
 use keel_proto::v1 as pb;
-use keel_service::{Caller, ChangeInfo, DepotInfo, FileInfo, ServiceError, WorkspaceSpec};
-use tonic::Status;
+use keel_service::{
+    Caller, ChangeError, ChangeInfo, DepotInfo, FileInfo, FileOutcome, IntegInfo, IntegrateError,
+    IntegrateMode, OpenAction, OpenError, ResolveOutcome, ServiceError, ShelveError, SubmitError,
+    SyncAction, UploadError, WorkspaceSpec,
+};
+use prost::Message;
+use tonic::{Code, Status};
 
-/// Maps a service error to a gRPC status carrying its message.
-pub(crate) fn status(e: ServiceError) -> Status {
+/// A service error as the wire carries it: the gRPC code and the machine-readable
+/// [`pb::ErrorDetail`]; the message is the error's `Display`. This is the one place where
+/// service errors meet gRPC (SEMANTICS.md, "Errors").
+pub(crate) trait WireError: std::fmt::Display + Send + 'static {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail);
+    /// The consumer went away: nothing to report.
+    fn is_cancelled(&self) -> bool;
+}
+
+/// Maps a service error to a gRPC status carrying its message and an encoded `ErrorDetail`.
+pub(crate) fn status(e: impl WireError) -> Status {
+    let (code, detail) = e.code_and_detail();
     let message = e.to_string();
-    match e {
-        ServiceError::NotFound(_) => Status::not_found(message),
-        ServiceError::Invalid(_) => Status::invalid_argument(message),
-        ServiceError::Precondition(_) => Status::failed_precondition(message),
-        ServiceError::AlreadyExists(_) => Status::already_exists(message),
-        ServiceError::DiskFull(_) => Status::resource_exhausted(message),
-        ServiceError::Cancelled => Status::cancelled(message),
-        ServiceError::Store(_) | ServiceError::Blob(_) => {
-            tracing::error!(error = %message, "internal error");
-            Status::internal(message)
+    if code == Code::Internal {
+        tracing::error!(error = %message, "internal error");
+    }
+    Status::with_details(code, message, detail.encode_to_vec().into())
+}
+
+fn detail(reason: pb::ErrorReason) -> pb::ErrorDetail {
+    pb::ErrorDetail {
+        reason: reason as i32,
+        ..Default::default()
+    }
+}
+
+fn on_path(reason: pb::ErrorReason, path: &str) -> pb::ErrorDetail {
+    pb::ErrorDetail {
+        path: path.to_string(),
+        ..detail(reason)
+    }
+}
+
+fn on_change(reason: pb::ErrorReason, change: Option<ChangeNumber>) -> pb::ErrorDetail {
+    pb::ErrorDetail {
+        change: change.map_or(0, |c| c.0),
+        ..detail(reason)
+    }
+}
+
+impl WireError for ServiceError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use pb::ErrorReason as R;
+        match self {
+            ServiceError::NoSuchChange { change } => {
+                (Code::NotFound, on_change(R::NoSuchChange, Some(*change)))
+            }
+            ServiceError::ChangeSubmitted { change } => (
+                Code::FailedPrecondition,
+                on_change(R::ChangeSubmitted, Some(*change)),
+            ),
+            ServiceError::ChangeOfOtherWorkspace { change, owner, .. } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    workspace: owner.clone(),
+                    ..on_change(R::ChangeOfOtherWorkspace, Some(*change))
+                },
+            ),
+            ServiceError::ExclusivelyOpened {
+                path,
+                user,
+                workspace,
+            } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    user: user.clone(),
+                    workspace: workspace.clone(),
+                    ..on_path(R::ExclusivelyOpened, path)
+                },
+            ),
+            ServiceError::NotOpened { patterns } => {
+                (Code::NotFound, on_path(R::NotOpened, patterns))
+            }
+            ServiceError::ShelvedFilesExist { change } => (
+                Code::FailedPrecondition,
+                on_change(R::ShelvedFilesExist, Some(*change)),
+            ),
+            ServiceError::NoWorkspace => (Code::InvalidArgument, detail(R::NoWorkspace)),
+            ServiceError::NoSuchWorkspace { name } => (
+                Code::NotFound,
+                pb::ErrorDetail {
+                    workspace: name.clone(),
+                    ..detail(R::NoSuchWorkspace)
+                },
+            ),
+            ServiceError::BadWorkspace { name, .. } => (
+                Code::InvalidArgument,
+                pb::ErrorDetail {
+                    workspace: name.clone(),
+                    ..detail(R::BadWorkspace)
+                },
+            ),
+            ServiceError::UnknownRoot { arg, .. } => (Code::NotFound, on_path(R::UnknownRoot, arg)),
+            ServiceError::NoSuchLabel { arg, .. } => (Code::NotFound, on_path(R::NoSuchLabel, arg)),
+            ServiceError::HaveNeedsWorkspace { arg } => {
+                (Code::InvalidArgument, on_path(R::HaveNeedsWorkspace, arg))
+            }
+            ServiceError::ContentPurged { path, .. } => {
+                (Code::FailedPrecondition, on_path(R::ContentPurged, path))
+            }
+            ServiceError::Upload(e) => {
+                (Code::InvalidArgument, on_path(R::BadUpload, upload_path(e)))
+            }
+            ServiceError::NotFound(_) => (Code::NotFound, detail(R::Unspecified)),
+            ServiceError::Invalid(_) => (Code::InvalidArgument, detail(R::Unspecified)),
+            ServiceError::Precondition(_) => (Code::FailedPrecondition, detail(R::Unspecified)),
+            ServiceError::AlreadyExists(_) => (Code::AlreadyExists, detail(R::Unspecified)),
+            ServiceError::DiskFull(_) => (Code::ResourceExhausted, detail(R::DiskFull)),
+            ServiceError::Cancelled => (Code::Cancelled, detail(R::Cancelled)),
+            ServiceError::Store(_) | ServiceError::Blob(_) => (Code::Internal, detail(R::Internal)),
         }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, ServiceError::Cancelled)
+    }
+}
+
+/// The file an upload refusal concerns (empty when it is about the message order).
+fn upload_path(e: &UploadError) -> &str {
+    match e {
+        UploadError::OutOfOrder { .. } => "",
+        UploadError::NotInChange { path }
+        | UploadError::TakesNoContent { path, .. }
+        | UploadError::BadDigest { path, .. }
+        | UploadError::Damaged { path, .. }
+        | UploadError::Unfinished { path }
+        | UploadError::Missing { path } => path,
+    }
+}
+
+impl WireError for OpenError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use pb::ErrorReason as R;
+        let precondition = |reason, path: &str| (Code::FailedPrecondition, on_path(reason, path));
+        match self {
+            OpenError::AlreadyOpened { path, current, .. } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    action: current.as_str().to_string(),
+                    ..on_path(R::AlreadyOpened, path)
+                },
+            ),
+            OpenError::NotInView { path } => (Code::InvalidArgument, on_path(R::NotInView, path)),
+            OpenError::AddExisting { path, head_rev } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    rev: *head_rev,
+                    ..on_path(R::AddExisting, path)
+                },
+            ),
+            OpenError::NotOnClient { path } => precondition(R::NotOnClient, path),
+            OpenError::NoSuchFiles { pattern } => {
+                (Code::NotFound, on_path(R::NoSuchFiles, pattern))
+            }
+            OpenError::NothingToOpen { patterns, action } => (
+                Code::NotFound,
+                pb::ErrorDetail {
+                    action: action.as_str().to_string(),
+                    ..on_path(R::NothingToOpen, patterns)
+                },
+            ),
+            OpenError::MoveNotOpened { path } => precondition(R::MoveNotOpened, path),
+            OpenError::CannotMove { path, action } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    action: action.as_str().to_string(),
+                    ..on_path(R::CannotMove, path)
+                },
+            ),
+            OpenError::MoveOntoExisting { path } => precondition(R::MoveOntoExisting, path),
+            OpenError::MoveTargetOpened { path } => precondition(R::MoveTargetOpened, path),
+            OpenError::Service(e) => e.code_and_detail(),
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, OpenError::Service(e) if e.is_cancelled())
+    }
+}
+
+impl WireError for ChangeError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use pb::ErrorReason as R;
+        match self {
+            ChangeError::DefaultChangelist => {
+                (Code::InvalidArgument, detail(R::DeleteDefaultChangelist))
+            }
+            ChangeError::FilesOpened { change } => (
+                Code::FailedPrecondition,
+                on_change(R::ChangeHasFiles, Some(*change)),
+            ),
+            ChangeError::NoDescription => {
+                (Code::InvalidArgument, detail(R::ChangeNeedsDescription))
+            }
+            ChangeError::Service(e) => e.code_and_detail(),
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, ChangeError::Service(e) if e.is_cancelled())
+    }
+}
+
+impl WireError for IntegrateError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use pb::ErrorReason as R;
+        let invalid = |reason, path: &str| (Code::InvalidArgument, on_path(reason, path));
+        let precondition = |reason, path: &str| (Code::FailedPrecondition, on_path(reason, path));
+        match self {
+            IntegrateError::NoMapping => (Code::InvalidArgument, detail(R::NoMapping)),
+            IntegrateError::NoSuchBranch { name } => {
+                (Code::NotFound, on_path(R::NoSuchBranch, name))
+            }
+            IntegrateError::TargetRevision { target } => invalid(R::TargetRevision, target),
+            IntegrateError::NotDepotSyntax { path, .. } => invalid(R::NotDepotSyntax, path),
+            IntegrateError::NoSuchFiles { from } => {
+                (Code::NotFound, on_path(R::NoSuchSource, from))
+            }
+            IntegrateError::AlreadyIntegrated { from, .. } => {
+                precondition(R::AlreadyIntegrated, from)
+            }
+            IntegrateError::NotInView { path, workspace } => (
+                Code::InvalidArgument,
+                pb::ErrorDetail {
+                    workspace: workspace.clone(),
+                    ..on_path(R::TargetNotInView, path)
+                },
+            ),
+            IntegrateError::AlreadyOpened { path, action } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    action: action.map(|a| a.as_str().to_string()).unwrap_or_default(),
+                    ..on_path(R::TargetOpened, path)
+                },
+            ),
+            IntegrateError::NotOnClient { path } => precondition(R::TargetNotOnClient, path),
+            IntegrateError::NothingToResolve { patterns } => {
+                (Code::NotFound, on_path(R::NothingToResolve, patterns))
+            }
+            IntegrateError::Ambiguous { pattern } => invalid(R::AmbiguousResolve, pattern),
+            IntegrateError::NoLongerNeedsResolve { path } => {
+                precondition(R::NoLongerNeedsResolve, path)
+            }
+            IntegrateError::Service(e) => e.code_and_detail(),
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, IntegrateError::Service(e) if e.is_cancelled())
+    }
+}
+
+impl WireError for ShelveError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use pb::ErrorReason as R;
+        let precondition = |detail| (Code::FailedPrecondition, detail);
+        match self {
+            ShelveError::DefaultChangelist => {
+                (Code::InvalidArgument, detail(R::ShelveDefaultChangelist))
+            }
+            ShelveError::NoLongerPending { change, workspace } => precondition(pb::ErrorDetail {
+                workspace: workspace.clone(),
+                ..on_change(R::NoLongerPending, Some(*change))
+            }),
+            ShelveError::NothingToShelve { change, patterns } => precondition(pb::ErrorDetail {
+                path: patterns.clone(),
+                ..on_change(R::NothingToShelve, Some(*change))
+            }),
+            ShelveError::NothingShelved { change, patterns } => (
+                Code::NotFound,
+                pb::ErrorDetail {
+                    path: patterns.clone(),
+                    ..on_change(R::NothingShelved, Some(*change))
+                },
+            ),
+            ShelveError::Submitted { change } => {
+                precondition(on_change(R::ShelfOfSubmitted, Some(*change)))
+            }
+            ShelveError::NotInView { path, workspace } => (
+                Code::InvalidArgument,
+                pb::ErrorDetail {
+                    workspace: workspace.clone(),
+                    ..on_path(R::ShelvedNotInView, path)
+                },
+            ),
+            ShelveError::AlreadyOpened {
+                path,
+                action,
+                workspace,
+            } => precondition(pb::ErrorDetail {
+                action: action.as_str().to_string(),
+                workspace: workspace.clone(),
+                ..on_path(R::UnshelveAlreadyOpened, path)
+            }),
+            ShelveError::Raced { path } => precondition(on_path(R::ShelveRaced, path)),
+            ShelveError::Service(e) => e.code_and_detail(),
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, ShelveError::Service(e) if e.is_cancelled())
+    }
+}
+
+impl WireError for SubmitError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use pb::ErrorReason as R;
+        let precondition = |reason, path: &str| (Code::FailedPrecondition, on_path(reason, path));
+        match self {
+            SubmitError::NothingToSubmit { change } => (
+                Code::FailedPrecondition,
+                on_change(R::NothingToSubmit, *change),
+            ),
+            SubmitError::NoDescription => (Code::InvalidArgument, detail(R::NoDescription)),
+            SubmitError::MustResolve { path } => precondition(R::MustResolve, path),
+            SubmitError::OutOfDate { path, head_rev, .. } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    rev: *head_rev,
+                    ..on_path(R::OutOfDate, path)
+                },
+            ),
+            SubmitError::AddExisting { path } => precondition(R::AddedSince, path),
+            SubmitError::DeletedAtHead {
+                path,
+                deleted_at,
+                action,
+            } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    rev: *deleted_at,
+                    action: action.as_str().to_string(),
+                    ..on_path(R::DeletedAtHead, path)
+                },
+            ),
+            SubmitError::ChangedDuringSubmit { change } => (
+                Code::FailedPrecondition,
+                on_change(R::ChangedDuringSubmit, *change),
+            ),
+            SubmitError::Service(e) => e.code_and_detail(),
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, SubmitError::Service(e) if e.is_cancelled())
     }
 }
 
@@ -34,43 +372,185 @@ pub(crate) fn caller(c: Option<pb::Caller>) -> Result<Caller, Status> {
 }
 
 pub(crate) fn file(f: FileInfo) -> pb::FileRecord {
+    let (resolve_how, resolve_outcome) = match f.outcome {
+        Some(FileOutcome::Resolved { how, outcome }) => {
+            (integ_how(how), resolve_outcome_to_wire(outcome))
+        }
+        _ => (pb::IntegHow::Unspecified, pb::ResolveOutcome::Unspecified),
+    };
     pb::FileRecord {
         depot_file: f.depot_file,
-        client_file: f.client_file,
+        client_file: f.client_file.unwrap_or_default(),
         head_rev: f.head_rev,
-        head_change: f.head_change,
-        head_action: f.head_action,
-        head_type: f.head_type,
+        head_change: f.head_change.map_or(0, |c| c.0),
+        head_action: file_action(f.head_action) as i32,
+        head_type: f.head_type.map(|t| t.to_string()).unwrap_or_default(),
         head_time: f.head_time.max(0) as u64,
         head_size: f.head_size,
-        head_digest: f.head_digest,
+        head_digest: hex(f.head_digest),
         head_md5: f.head_md5,
         have_rev: f.have_rev,
-        action: f.action,
-        change: f.change,
-        file_type: f.file_type,
+        action: file_action(f.action) as i32,
+        change: f.change.number(),
+        file_type: f.file_type.map(|t| t.to_string()).unwrap_or_default(),
         user: f.user,
         workspace: f.workspace,
-        move_file: f.move_file,
+        move_file: f.move_file.unwrap_or_default(),
         description: f.description,
         exclusive_held: f.exclusive_held,
         other_open: f.other_open,
-        message: f.message,
-        source_file: f.source_file,
+        outcome: f.outcome.map_or(pb::FileOutcome::Unspecified, outcome) as i32,
+        resolve_how: resolve_how as i32,
+        resolve_outcome: resolve_outcome as i32,
+        integrations: f.integrations.into_iter().map(integration).collect(),
+        source_file: f.source_file.unwrap_or_default(),
         source_start: f.source_start,
         source_end: f.source_end,
-        base_file: f.base_file,
+        base_file: f.base_file.unwrap_or_default(),
         base_rev: f.base_rev,
-        base_digest: f.base_digest,
-        lazy_digest: f.lazy_digest,
+        base_digest: hex(f.base_digest),
+        lazy_digest: hex(f.lazy_digest),
         unresolved: f.unresolved,
+    }
+}
+
+pub(crate) fn sync_action(a: SyncAction) -> pb::SyncAction {
+    match a {
+        SyncAction::Added => pb::SyncAction::Added,
+        SyncAction::Updated => pb::SyncAction::Updated,
+        SyncAction::Refreshed => pb::SyncAction::Refreshed,
+        SyncAction::Deleted => pb::SyncAction::Deleted,
+        SyncAction::Resolve => pb::SyncAction::Resolve,
+    }
+}
+
+fn file_action(a: Option<FileAction>) -> pb::FileAction {
+    match a {
+        None => pb::FileAction::Unspecified,
+        Some(FileAction::Add) => pb::FileAction::Add,
+        Some(FileAction::Edit) => pb::FileAction::Edit,
+        Some(FileAction::Delete) => pb::FileAction::Delete,
+        Some(FileAction::Branch) => pb::FileAction::Branch,
+        Some(FileAction::Integrate) => pb::FileAction::Integrate,
+        Some(FileAction::MoveAdd) => pb::FileAction::MoveAdd,
+        Some(FileAction::MoveDelete) => pb::FileAction::MoveDelete,
+    }
+}
+
+/// A digest as the wire carries it: lower-case hex, empty when there is none.
+fn hex(digest: Option<Digest>) -> String {
+    digest.map(|d| d.to_hex()).unwrap_or_default()
+}
+
+fn outcome(o: FileOutcome) -> pb::FileOutcome {
+    match o {
+        FileOutcome::Opened => pb::FileOutcome::Opened,
+        FileOutcome::AlreadyOpened => pb::FileOutcome::AlreadyOpened,
+        FileOutcome::MovedFrom => pb::FileOutcome::MovedFrom,
+        FileOutcome::MovedTo => pb::FileOutcome::MovedTo,
+        FileOutcome::Reverted => pb::FileOutcome::Reverted,
+        FileOutcome::Reopened => pb::FileOutcome::Reopened,
+        FileOutcome::Integrated => pb::FileOutcome::Integrated,
+        FileOutcome::Resolved { .. } => pb::FileOutcome::Resolved,
+        FileOutcome::Purged => pb::FileOutcome::Purged,
+        FileOutcome::WouldBePurged => pb::FileOutcome::WouldBePurged,
+        FileOutcome::Shelved => pb::FileOutcome::Shelved,
+        FileOutcome::ShelvedDeleted => pb::FileOutcome::ShelvedDeleted,
+        FileOutcome::Unshelved => pb::FileOutcome::Unshelved,
+    }
+}
+
+fn resolve_outcome_to_wire(o: ResolveOutcome) -> pb::ResolveOutcome {
+    match o {
+        ResolveOutcome::Theirs => pb::ResolveOutcome::Theirs,
+        ResolveOutcome::Yours => pb::ResolveOutcome::Yours,
+        ResolveOutcome::Merged => pb::ResolveOutcome::Merged,
+        ResolveOutcome::Edited => pb::ResolveOutcome::Edited,
+    }
+}
+
+/// The open action a client asked for; an unknown or missing value is refused.
+pub(crate) fn open_action(wire: i32) -> Result<OpenAction, Status> {
+    match pb::OpenAction::try_from(wire) {
+        Ok(pb::OpenAction::Add) => Ok(OpenAction::Add),
+        Ok(pb::OpenAction::Edit) => Ok(OpenAction::Edit),
+        Ok(pb::OpenAction::Delete) => Ok(OpenAction::Delete),
+        Ok(pb::OpenAction::Unspecified) | Err(_) => Err(Status::invalid_argument(format!(
+            "unknown open action {wire} (expected add, edit or delete)"
+        ))),
+    }
+}
+
+/// The integrate mode a client asked for; an unknown value is refused.
+pub(crate) fn integrate_mode(wire: i32) -> Result<IntegrateMode, Status> {
+    match pb::IntegrateMode::try_from(wire) {
+        Ok(pb::IntegrateMode::Integrate) => Ok(IntegrateMode::Integrate),
+        Ok(pb::IntegrateMode::Copy) => Ok(IntegrateMode::Copy),
+        Err(_) => Err(Status::invalid_argument(format!(
+            "unknown integrate mode {wire} (expected integrate or copy)"
+        ))),
+    }
+}
+
+/// The resolve outcome a client reported; an unknown or missing value is refused.
+pub(crate) fn resolve_outcome(wire: i32) -> Result<ResolveOutcome, Status> {
+    match pb::ResolveOutcome::try_from(wire) {
+        Ok(pb::ResolveOutcome::Theirs) => Ok(ResolveOutcome::Theirs),
+        Ok(pb::ResolveOutcome::Yours) => Ok(ResolveOutcome::Yours),
+        Ok(pb::ResolveOutcome::Merged) => Ok(ResolveOutcome::Merged),
+        Ok(pb::ResolveOutcome::Edited) => Ok(ResolveOutcome::Edited),
+        Ok(pb::ResolveOutcome::Unspecified) | Err(_) => Err(Status::invalid_argument(format!(
+            "unknown resolve outcome {wire} (expected theirs, yours, merged or edited)"
+        ))),
+    }
+}
+
+fn integration(e: IntegEdge) -> pb::IntegRecord {
+    pb::IntegRecord {
+        to_file: e.to_path,
+        to_rev: e.to_rev,
+        from_file: e.from_path,
+        start_from_rev: e.from_start + 1,
+        end_from_rev: e.from_end,
+        how: integ_how(Some(e.how)) as i32,
+        reverse: false,
+        change: 0,
+    }
+}
+
+pub(crate) fn integ_info(i: IntegInfo) -> pb::IntegRecord {
+    pb::IntegRecord {
+        to_file: i.to_file,
+        to_rev: i.to_rev,
+        from_file: i.from_file,
+        start_from_rev: i.start_from_rev,
+        end_from_rev: i.end_from_rev,
+        how: integ_how(Some(i.how)) as i32,
+        reverse: i.reverse,
+        change: i.change.0,
+    }
+}
+
+fn integ_how(how: Option<IntegHow>) -> pb::IntegHow {
+    match how {
+        None => pb::IntegHow::Unspecified,
+        Some(IntegHow::BranchFrom) => pb::IntegHow::BranchFrom,
+        Some(IntegHow::CopyFrom) => pb::IntegHow::CopyFrom,
+        Some(IntegHow::MergeFrom) => pb::IntegHow::MergeFrom,
+        Some(IntegHow::EditFrom) => pb::IntegHow::EditFrom,
+        Some(IntegHow::Ignored) => pb::IntegHow::Ignored,
+        Some(IntegHow::DeleteFrom) => pb::IntegHow::DeleteFrom,
+        Some(IntegHow::MovedFrom) => pb::IntegHow::MovedFrom,
     }
 }
 
 pub(crate) fn change(c: ChangeInfo) -> pb::Change {
     pb::Change {
-        change: c.change,
-        status: c.status,
+        change: c.change.0,
+        status: match c.status {
+            ChangeStatus::Pending => pb::ChangeStatus::Pending,
+            ChangeStatus::Submitted => pb::ChangeStatus::Submitted,
+        } as i32,
         user: c.user,
         workspace: c.workspace,
         description: c.description,

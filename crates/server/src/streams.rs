@@ -17,6 +17,7 @@
 //! messages into a few large HTTP/2 frames instead of one frame, one write and one wake-up per
 //! record or two.
 
+use crate::convert::WireError;
 use keel_service::ServiceError;
 use std::cell::{Cell, RefCell};
 
@@ -150,10 +151,11 @@ impl Streams {
     }
 
     /// Runs `produce` on the blocking pool, streaming what it sends; an error ends the stream.
-    pub(crate) fn spawn<T, F>(&self, produce: F) -> ResponseStream<T>
+    pub(crate) fn spawn<T, E, F>(&self, produce: F) -> ResponseStream<T>
     where
         T: prost::Message + 'static,
-        F: FnOnce(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
+        E: WireError,
+        F: FnOnce(&Sink<T>) -> Result<(), E> + Send + 'static,
     {
         let (producer, consumer) = handover(self.handover);
         tokio::task::spawn_blocking(move || {
@@ -260,9 +262,9 @@ fn thread_cpu_time() -> Duration {
 
 /// Ends a producer's stream: an error other than a gone client goes as the last message (the
 /// stream itself ends when the sink is dropped).
-fn finish<T: prost::Message>(sink: &Sink<T>, result: Result<(), ServiceError>) {
+fn finish<T: prost::Message, E: WireError>(sink: &Sink<T>, result: Result<(), E>) {
     if let Err(e) = result
-        && !matches!(e, ServiceError::Cancelled)
+        && !e.is_cancelled()
     {
         tracing::debug!(error = %e, "streamed command failed");
         sink.end_with(crate::convert::status(e));
@@ -277,10 +279,11 @@ pub(crate) fn single_files(files: &[String]) -> bool {
 }
 
 /// Runs a blocking service call off the async workers.
-pub(crate) async fn blocking<T, F>(f: F) -> Result<T, Status>
+pub(crate) async fn blocking<T, E, F>(f: F) -> Result<T, Status>
 where
     T: Send + 'static,
-    F: FnOnce() -> Result<T, ServiceError> + Send + 'static,
+    E: WireError,
+    F: FnOnce() -> Result<T, E> + Send + 'static,
 {
     tokio::task::spawn_blocking(f)
         .await

@@ -62,9 +62,10 @@ impl FileArg {
             _ => match snap.get_workspace(first)? {
                 Some(_) => load_workspace(snap, first)?,
                 None => {
-                    return Err(ServiceError::NotFound(format!(
-                        "{text} - '{first}' is neither a depot nor a workspace"
-                    )));
+                    return Err(ServiceError::UnknownRoot {
+                        arg: text.to_string(),
+                        name: first.to_string(),
+                    });
                 }
             },
         };

@@ -3,14 +3,20 @@
 use crate::args::FileArg;
 use crate::context::{caller_workspace, optional_workspace};
 use crate::fileinfo::{from_revision, set_head, set_opened};
+use crate::integrate::edge;
 use crate::{Caller, Content, Diff2Result, FileInfo, Service, ServiceError, error::invalid};
+use keel_core::IntegHow;
 use keel_core::{BaseType, DepotPath};
 use keel_store::{HaveRow, PathRange, ReadTxn};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 /// Records `filelog -i` follows back to the file a revision came from.
-const FOLLOWED: [&str; 3] = ["branch from", "copy from", "moved from"];
+const FOLLOWED: [IntegHow; 3] = [
+    IntegHow::BranchFrom,
+    IntegHow::CopyFrom,
+    IntegHow::MovedFrom,
+];
 
 /// Options of `files` and `filelog`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -115,7 +121,7 @@ impl Service {
                     }
                     info.other_open = others.join(" ");
                     if let Some(ws) = &ws {
-                        info.client_file = ws.client_file(&rev.path).unwrap_or_default();
+                        info.client_file = ws.client_file(&rev.path);
                         info.have_rev = self.have.get(ws.name(), &rev.path)?;
                     }
                     sink(info)
@@ -171,7 +177,7 @@ impl Service {
                         if follow {
                             let origin = records
                                 .iter()
-                                .filter(|r| r.to_rev <= upto && FOLLOWED.contains(&r.how.as_str()))
+                                .filter(|r| r.to_rev <= upto && FOLLOWED.contains(&r.how))
                                 .min_by_key(|r| r.to_rev);
                             if let Some(origin) = origin {
                                 todo.push((origin.from_path.clone(), origin.from_end));
@@ -217,20 +223,11 @@ impl Service {
         let limit = if max == 0 { usize::MAX } else { max as usize };
         for rev in revs.take(limit) {
             let mut info = from_revision(&rev);
-            info.message = records
+            info.integrations = records
                 .iter()
                 .filter(|r| r.to_rev == rev.rev)
-                .map(|r| {
-                    format!(
-                        "{} {}#{},#{}",
-                        r.how,
-                        r.from_path,
-                        r.from_start + 1,
-                        r.from_end
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; ");
+                .map(|r| edge(r.clone()))
+                .collect();
             let (description, user, workspace) = match changes.entry(rev.change.0) {
                 Entry::Occupied(known) => known.into_mut(),
                 Entry::Vacant(slot) => {
@@ -370,7 +367,7 @@ impl Service {
                         set_head(&mut info, &rev);
                     }
                     info.have_rev = have.rev;
-                    info.client_file = ws.client_file(&have.path).unwrap_or_default();
+                    info.client_file = ws.client_file(&have.path);
                     sink(info)?;
                 }
                 let full = rows.len() == page;

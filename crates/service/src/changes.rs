@@ -5,7 +5,7 @@ use crate::context::{caller_workspace, optional_workspace};
 use crate::expand::Selection;
 use crate::fileinfo::{from_opened, from_revision};
 use crate::open::check_pending_change;
-use crate::{Caller, ChangeInfo, FileInfo, Service, ServiceError};
+use crate::{Caller, ChangeError, ChangeInfo, FileInfo, Service, ServiceError};
 use keel_core::{BaseType, ChangeNumber, RevSpec, unified_diff};
 use keel_store::{ChangeFilter, ChangeRow, ChangeStatus, RevisionRow};
 use std::collections::HashSet;
@@ -33,8 +33,8 @@ pub enum DescribePart {
 /// (70,000 for a big branch), and `changes -m 1` must stay a single-row read.
 pub(crate) fn change_info(row: ChangeRow) -> ChangeInfo {
     ChangeInfo {
-        change: row.change.0,
-        status: row.status.as_str().to_string(),
+        change: row.change,
+        status: row.status,
         user: row.user,
         workspace: row.workspace,
         description: row.description,
@@ -43,50 +43,50 @@ pub(crate) fn change_info(row: ChangeRow) -> ChangeInfo {
 }
 
 impl Service {
-    /// Creates (change 0) or updates a pending change; listed opened files move into it.
-    /// With `delete`, removes an empty pending change.
-    pub fn save_change(
-        &self,
-        caller: &Caller,
-        change: u64,
-        description: &str,
-        files: &[String],
-        delete: bool,
-    ) -> Result<ChangeInfo, ServiceError> {
+    /// Removes an empty pending change of the caller's workspace.
+    pub fn delete_change(&self, caller: &Caller, change: ChangeNumber) -> Result<(), ChangeError> {
+        let change = change.0;
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
-        if delete {
-            if change == 0 {
-                return Err(ServiceError::Invalid(
-                    "the default changelist can't be deleted".into(),
-                ));
-            }
-            drop(snap);
-            keel_store::write(self.meta.as_ref(), move |txn| {
-                let row = txn.get_change(ChangeNumber(change))?.ok_or_else(|| {
-                    ServiceError::NotFound(format!("change {change} does not exist"))
-                })?;
-                crate::submit::check_no_shelf(txn, change)?;
-                if txn.change_file_count(&row)? > 0 {
-                    return Err(ServiceError::Precondition(format!(
-                        "change {change} has files opened; reopen or revert them first"
-                    )));
-                }
-                txn.delete_change(ChangeNumber(change))?;
-                Ok(())
-            })?;
-            return Ok(ChangeInfo {
-                change,
-                status: "deleted".into(),
-                ..ChangeInfo::default()
-            });
+        if change == 0 {
+            return Err(ChangeError::DefaultChangelist);
         }
+        drop(snap);
+        keel_store::write(self.meta.as_ref(), move |txn| {
+            let row = txn
+                .get_change(ChangeNumber(change))?
+                .ok_or(ServiceError::NoSuchChange {
+                    change: ChangeNumber(change),
+                })?;
+            crate::submit::check_no_shelf(txn, change)?;
+            if txn.change_file_count(&row)? > 0 {
+                return Err(ChangeError::FilesOpened {
+                    change: ChangeNumber(change),
+                });
+            }
+            txn.delete_change(ChangeNumber(change))?;
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// Creates (`None`) or updates a pending change; listed opened files move into it.
+    pub fn save_change(
+        &self,
+        caller: &Caller,
+        change: Option<ChangeNumber>,
+        description: &str,
+        files: &[String],
+    ) -> Result<ChangeInfo, ChangeError> {
+        let change = change.map_or(0, |c| c.0);
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let ws = caller_workspace(snap.as_ref(), caller)?;
+        check_pending_change(snap.as_ref(), &ws, change)?;
         if description.trim().is_empty() {
-            return Err(ServiceError::Invalid(
-                "a changelist needs a description".into(),
-            ));
+            return Err(ChangeError::NoDescription);
         }
         let moving: Vec<String> = if files.is_empty() {
             Vec::new()
@@ -258,15 +258,18 @@ impl Service {
     pub fn describe(
         &self,
         caller: &Caller,
-        change: u64,
+        change: ChangeNumber,
         summary: bool,
         sink: &mut dyn FnMut(DescribePart) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
+        let change = change.0;
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let row = snap
             .get_change(ChangeNumber(change))?
-            .ok_or_else(|| ServiceError::NotFound(format!("change {change} does not exist")))?;
+            .ok_or(ServiceError::NoSuchChange {
+                change: ChangeNumber(change),
+            })?;
         let status = row.status;
         let workspace = row.workspace.clone();
         sink(DescribePart::Change(change_info(row)))?;
@@ -284,7 +287,7 @@ impl Service {
             let full = rows.len() == page;
             for rev in &rows {
                 let mut info = from_revision(rev);
-                info.action = rev.action.as_str().to_string();
+                info.action = Some(rev.action);
                 sink(DescribePart::File(Box::new(info)))?;
                 if !summary && rev.file_type.base == BaseType::Text {
                     text_files.push(rev.clone());

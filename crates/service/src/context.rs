@@ -14,10 +14,14 @@ pub(crate) struct WorkspaceCtx {
 
 impl WorkspaceCtx {
     pub(crate) fn new(row: WorkspaceRow) -> Result<WorkspaceCtx, ServiceError> {
-        let view = View::parse_lines(&row.view)
-            .map_err(|e| ServiceError::Invalid(format!("workspace {}: {e}", row.name)))?;
-        WorkspaceOptions::parse(&row.options)
-            .map_err(|e| ServiceError::Invalid(format!("workspace {}: {e}", row.name)))?;
+        let view = View::parse_lines(&row.view).map_err(|e| ServiceError::BadWorkspace {
+            name: row.name.clone(),
+            reason: e.to_string(),
+        })?;
+        WorkspaceOptions::parse(&row.options).map_err(|e| ServiceError::BadWorkspace {
+            name: row.name.clone(),
+            reason: e.to_string(),
+        })?;
         let prefix = format!("//{}/", row.name);
         Ok(WorkspaceCtx { row, view, prefix })
     }
@@ -55,7 +59,7 @@ pub(crate) fn load_workspace(snap: &dyn ReadTxn, name: &str) -> Result<Workspace
     let name = workspace_name(name)?;
     let row = snap
         .get_workspace(&name)?
-        .ok_or_else(|| ServiceError::NotFound(format!("workspace '{name}' does not exist")))?;
+        .ok_or_else(|| ServiceError::NoSuchWorkspace { name: name.clone() })?;
     WorkspaceCtx::new(row)
 }
 
@@ -65,9 +69,7 @@ pub(crate) fn caller_workspace(
     caller: &Caller,
 ) -> Result<WorkspaceCtx, ServiceError> {
     if caller.workspace.is_empty() {
-        return Err(ServiceError::Invalid(
-            "this command needs a workspace: pass -w NAME or set KEEL_WORKSPACE".into(),
-        ));
+        return Err(ServiceError::NoWorkspace);
     }
     load_workspace(snap, &caller.workspace)
 }

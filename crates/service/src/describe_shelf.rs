@@ -27,10 +27,11 @@ impl Service {
     pub fn describe_shelved(
         &self,
         caller: &Caller,
-        change: u64,
+        change: ChangeNumber,
         summary: bool,
         sink: &mut dyn FnMut(DescribePart) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
+        let change = change.0;
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let row = snap

@@ -46,9 +46,12 @@ pub(crate) fn selection_of(
             view: None,
         }),
         Some(RevSpec::Label(name)) => {
-            let row = snap.get_label(name)?.ok_or_else(|| {
-                ServiceError::NotFound(format!("{text} - label '{name}' does not exist"))
-            })?;
+            let row = snap
+                .get_label(name)?
+                .ok_or_else(|| ServiceError::NoSuchLabel {
+                    arg: text.to_string(),
+                    name: name.to_string(),
+                })?;
             let label = LabelCtx::new(row)?;
             Ok(match label.revision {
                 Some(at) => Selection::Newest {
@@ -141,8 +144,8 @@ impl Service {
             Some(RevSpec::None) => Ok(None),
             Some(RevSpec::Rev(n)) if *n < head.rev => Ok(snap.revision(&head.path, *n)?),
             Some(RevSpec::Have) => {
-                let ws = have_of.ok_or_else(|| {
-                    ServiceError::Invalid(format!("{text} - #have needs a workspace"))
+                let ws = have_of.ok_or_else(|| ServiceError::HaveNeedsWorkspace {
+                    arg: text.to_string(),
                 })?;
                 match self.have.get(ws, &head.path)? {
                     0 => Ok(None),

@@ -2,6 +2,7 @@
 
 use crate::FileInfo;
 use crate::context::WorkspaceCtx;
+use keel_core::ChangeRef;
 use keel_store::{OpenedRow, RevisionRow};
 
 /// Head fields from a revision.
@@ -16,33 +17,29 @@ pub(crate) fn from_revision(rev: &RevisionRow) -> FileInfo {
 
 pub(crate) fn set_head(info: &mut FileInfo, rev: &RevisionRow) {
     info.head_rev = rev.rev;
-    info.head_change = rev.change.0;
-    info.head_action = rev.action.as_str().to_string();
-    info.head_type = rev.file_type.to_string();
+    info.head_change = Some(rev.change);
+    info.head_action = Some(rev.action);
+    info.head_type = Some(rev.file_type);
     info.head_time = rev.time;
     info.head_size = rev.size;
-    info.head_digest = rev.digest.map(|d| d.to_hex()).unwrap_or_default();
+    info.head_digest = rev.digest;
     info.head_md5 = rev.md5.clone();
 }
 
 /// Open fields from an opened row.
 pub(crate) fn set_opened(info: &mut FileInfo, open: &OpenedRow) {
-    info.action = open.action.as_str().to_string();
-    info.change = open.change.0;
-    info.file_type = open.file_type.to_string();
+    info.action = Some(open.action);
+    info.change = ChangeRef::from_number(open.change.0);
+    info.file_type = Some(open.file_type);
     info.user = open.user.clone();
     info.workspace = open.workspace.clone();
-    info.move_file = open.move_file.clone().unwrap_or_default();
-    info.lazy_digest = open
-        .lazy
-        .as_ref()
-        .map(|l| l.digest.to_hex())
-        .unwrap_or_default();
+    info.move_file = open.move_file.clone();
+    info.lazy_digest = open.lazy.as_ref().map(|l| l.digest);
     if let Some(integ) = &open.integ {
-        info.source_file = integ.from_path.clone();
+        info.source_file = Some(integ.from_path.clone());
         info.source_start = integ.from_start;
         info.source_end = integ.from_end;
-        info.base_file = integ.base_path.clone();
+        info.base_file = (!integ.base_path.is_empty()).then(|| integ.base_path.clone());
         info.base_rev = integ.base_rev;
         info.unresolved = !integ.resolved;
     }
@@ -57,7 +54,7 @@ pub(crate) fn from_opened(open: &OpenedRow, ws: Option<&WorkspaceCtx>) -> FileIn
     set_opened(&mut info, open);
     info.head_rev = open.base_rev;
     if let Some(ws) = ws {
-        info.client_file = ws.client_file(&open.path).unwrap_or_default();
+        info.client_file = ws.client_file(&open.path);
     }
     info
 }

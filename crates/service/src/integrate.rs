@@ -14,9 +14,9 @@ use crate::context::{WorkspaceCtx, caller_workspace};
 use crate::expand::selection_of;
 use crate::fileinfo::set_head;
 use crate::open::check_pending_change;
-use crate::{Caller, FileInfo, Service, ServiceError, error::invalid};
+use crate::{Caller, FileInfo, FileOutcome, IntegrateError, Service, ServiceError, error::invalid};
 use keel_core::{
-    ChangeNumber, FileAction, FileSpec, IntegEdge, IntegHow, LineKind, View, ViewLine,
+    ChangeNumber, ChangeRef, FileAction, FileSpec, IntegEdge, IntegHow, LineKind, View, ViewLine,
     pending_range, select_base,
 };
 use keel_store::{IntegRow, LazyContent, OpenedRow, PathRange, PendingInteg, ReadTxn, RevisionRow};
@@ -48,18 +48,15 @@ pub struct IntegrateRequest {
     pub change: u64,
 }
 
-pub(crate) fn edge(row: IntegRow) -> Result<IntegEdge, ServiceError> {
-    let how = IntegHow::parse(&row.how).ok_or_else(|| {
-        ServiceError::Invalid(format!("unknown integration record '{}'", row.how))
-    })?;
-    Ok(IntegEdge {
+pub(crate) fn edge(row: IntegRow) -> IntegEdge {
+    IntegEdge {
         to_path: row.to_path,
         to_rev: row.to_rev,
         from_path: row.from_path,
         from_start: row.from_start,
         from_end: row.from_end,
-        how,
-    })
+        how: row.how,
+    }
 }
 
 /// Records into each of `paths` and, one level further, into their sources.
@@ -77,7 +74,7 @@ fn history(
             .integrations_into(&path)?
             .into_iter()
             .map(edge)
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Vec<_>>();
         if depth < 3 {
             todo.extend(edges.iter().map(|e| (e.from_path.clone(), depth + 1)));
         }
@@ -118,7 +115,7 @@ impl Service {
         mode: IntegrateMode,
         req: IntegrateRequest,
         each: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<(), IntegrateError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
@@ -204,11 +201,12 @@ impl Service {
                 format!("branch {}", req.branch)
             };
             return Err(if sources == 0 {
-                ServiceError::NotFound(format!("{what} - no such file(s)"))
+                IntegrateError::NoSuchFiles { from: what }
             } else {
-                ServiceError::Precondition(format!(
-                    "{what} - all revision(s) already integrated ({already} file(s))"
-                ))
+                IntegrateError::AlreadyIntegrated {
+                    from: what,
+                    files: already,
+                }
             });
         }
         Ok(())
@@ -222,7 +220,7 @@ impl Service {
         preview: bool,
         plan: Vec<(OpenedRow, FileInfo)>,
         each: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<(), IntegrateError> {
         let (rows, infos): (Vec<OpenedRow>, Vec<FileInfo>) = plan.into_iter().unzip();
         if !preview {
             let ws_name = writes.workspace.clone();
@@ -252,10 +250,10 @@ impl Service {
                             .iter()
                             .any(|o| o.workspace == ws_name)
                     {
-                        return Err(ServiceError::Precondition(format!(
-                            "{} - already opened in workspace {ws_name}; submit or revert it first",
-                            row.path
-                        )));
+                        return Err(IntegrateError::AlreadyOpened {
+                            path: row.path.clone(),
+                            action: None,
+                        });
                     }
                     if sources_intact && row.lazy.is_some() {
                         txn.put_opened_owned(row)?;
@@ -264,12 +262,12 @@ impl Service {
                     }
                 }
                 // This job is counted once it returns.
-                Ok::<_, ServiceError>((written + 1, check_each))
+                Ok::<_, IntegrateError>((written + 1, check_each))
             })?;
             writes.previous = Some(done);
         }
         writes.opened += infos.len();
-        infos.into_iter().try_for_each(each)
+        Ok(infos.into_iter().try_for_each(each)?)
     }
 
     /// Plans one target: `None` when the source has nothing left to integrate into it.
@@ -284,13 +282,13 @@ impl Service {
         source: &RevisionRow,
         target: &str,
         known: TargetState,
-    ) -> Result<Option<(OpenedRow, FileInfo)>, ServiceError> {
-        let client_file = ws.client_file(target).ok_or_else(|| {
-            ServiceError::Invalid(format!(
-                "{target} - not in client view of workspace {}",
-                ws.name()
-            ))
-        })?;
+    ) -> Result<Option<(OpenedRow, FileInfo)>, IntegrateError> {
+        let client_file = ws
+            .client_file(target)
+            .ok_or_else(|| IntegrateError::NotInView {
+                path: target.to_string(),
+                workspace: ws.name().to_string(),
+            })?;
         let TargetState {
             into: into_target,
             head: target_head,
@@ -300,10 +298,10 @@ impl Service {
             return Ok(None);
         };
         if let Some(action) = opened_here {
-            return Err(ServiceError::Precondition(format!(
-                "{target} - can't integrate: already opened for {}",
-                action.as_str()
-            )));
+            return Err(IntegrateError::AlreadyOpened {
+                path: target.to_string(),
+                action: Some(action),
+            });
         }
         let live = target_head.as_ref().filter(|h| !h.action.is_delete());
         let have = match live {
@@ -311,11 +309,11 @@ impl Service {
             None => 0,
         };
         if live.is_some() && have == 0 {
-            return Err(ServiceError::Precondition(format!(
-                "{target} - file(s) not on client; sync it first"
-            )));
+            return Err(IntegrateError::NotOnClient {
+                path: target.to_string(),
+            });
         }
-        let integ = |how: &str, resolved: bool, base: Option<(String, u32)>| {
+        let integ = |how: Option<IntegHow>, resolved: bool, base: Option<(String, u32)>| {
             let (base_path, base_rev) = base.unwrap_or_default();
             PendingInteg {
                 from_path: source.path.clone(),
@@ -324,7 +322,7 @@ impl Service {
                 base_path,
                 base_rev,
                 resolved,
-                how: how.to_string(),
+                how,
             }
         };
         let (action, lazy, pending, file_type) = match (source.action.is_delete(), live) {
@@ -332,13 +330,13 @@ impl Service {
             (true, Some(t)) => (
                 FileAction::Delete,
                 None,
-                integ(IntegHow::DeleteFrom.as_str(), true, None),
+                integ(Some(IntegHow::DeleteFrom), true, None),
                 t.file_type,
             ),
             (false, None) => (
                 FileAction::Branch,
                 lazy_of(source),
-                integ(IntegHow::BranchFrom.as_str(), true, None),
+                integ(Some(IntegHow::BranchFrom), true, None),
                 source.file_type,
             ),
             (false, Some(t)) if mode == IntegrateMode::Copy => {
@@ -348,7 +346,7 @@ impl Service {
                 (
                     FileAction::Integrate,
                     lazy_of(source),
-                    integ(IntegHow::CopyFrom.as_str(), true, None),
+                    integ(Some(IntegHow::CopyFrom), true, None),
                     t.file_type,
                 )
             }
@@ -358,7 +356,7 @@ impl Service {
                 (
                     FileAction::Integrate,
                     None,
-                    integ("", false, base),
+                    integ(None, false, base),
                     t.file_type,
                 )
             }
@@ -381,32 +379,22 @@ impl Service {
         };
         let mut info = FileInfo {
             depot_file: target.to_string(),
-            client_file,
-            action: action.as_str().to_string(),
-            change: req.change,
-            file_type: file_type.to_string(),
+            client_file: Some(client_file),
+            action: Some(action),
+            change: ChangeRef::from_number(req.change),
+            file_type: Some(file_type),
             have_rev: have,
             ..FileInfo::default()
         };
         set_head(&mut info, source);
-        info.lazy_digest = row
-            .lazy
-            .as_ref()
-            .map(|l| l.digest.to_hex())
-            .unwrap_or_default();
+        info.lazy_digest = row.lazy.as_ref().map(|l| l.digest);
         info.unresolved = !pending.resolved;
-        info.source_file = source.path.clone();
+        info.source_file = Some(source.path.clone());
         info.source_start = start;
         info.source_end = end;
-        info.base_file = pending.base_path.clone();
+        info.base_file = (!pending.base_path.is_empty()).then(|| pending.base_path.clone());
         info.base_rev = pending.base_rev;
-        let verb = match action {
-            FileAction::Branch => "branch",
-            FileAction::Delete => "delete",
-            _ if pending.resolved => "copy",
-            _ => "integrate",
-        };
-        info.message = format!("{verb} from {}#{},#{}", source.path, start + 1, end);
+        info.outcome = Some(FileOutcome::Integrated);
         Ok(Some((row, info)))
     }
 }
@@ -434,7 +422,7 @@ impl TargetState {
                 .integrations_into(target)?
                 .into_iter()
                 .map(edge)
-                .collect::<Result<Vec<_>, _>>()?,
+                .collect(),
             head: snap.head_revision(target)?,
         })
     }
@@ -468,11 +456,13 @@ fn targets_untouched(snap: &dyn ReadTxn, scopes: &[PathRange]) -> Result<bool, S
 fn mapping_of(
     snap: &dyn ReadTxn,
     req: &IntegrateRequest,
-) -> Result<(View, Option<keel_core::RevSpec>, String), ServiceError> {
+) -> Result<(View, Option<keel_core::RevSpec>, String), IntegrateError> {
     if !req.branch.is_empty() {
-        let branch = snap.get_branch(&req.branch)?.ok_or_else(|| {
-            ServiceError::NotFound(format!("branch '{}' does not exist", req.branch))
-        })?;
+        let branch = snap
+            .get_branch(&req.branch)?
+            .ok_or_else(|| IntegrateError::NoSuchBranch {
+                name: req.branch.clone(),
+            })?;
         let mut view = View::parse_lines(&branch.view).map_err(invalid)?;
         if req.reverse {
             let lines = view
@@ -493,17 +483,14 @@ fn mapping_of(
         return Ok((view, rev, format!("branch {}", req.branch)));
     }
     if req.from.is_empty() || req.to.is_empty() {
-        return Err(ServiceError::Invalid(
-            "integrate needs FROM and TO files, or -b BRANCH".into(),
-        ));
+        return Err(IntegrateError::NoMapping);
     }
     let from = FileSpec::parse(&req.from).map_err(invalid)?;
     let to = FileSpec::parse(&req.to).map_err(invalid)?;
     if to.rev.is_some() {
-        return Err(ServiceError::Invalid(format!(
-            "{} - the target can't carry a revision",
-            req.to
-        )));
+        return Err(IntegrateError::TargetRevision {
+            target: req.to.clone(),
+        });
     }
     for (side, path) in [("source", &from.path), ("target", &to.path)] {
         let depot = path
@@ -512,9 +499,10 @@ fn mapping_of(
             .next()
             .unwrap_or("");
         if !path.starts_with("//") || snap.get_depot(depot)?.is_none() {
-            return Err(ServiceError::Invalid(format!(
-                "{path} - the {side} must be in depot syntax (//depot/...)"
-            )));
+            return Err(IntegrateError::NotDepotSyntax {
+                path: path.clone(),
+                side,
+            });
         }
     }
     let line = ViewLine {

@@ -10,7 +10,7 @@ use crate::context::optional_workspace;
 use crate::expand::selection_of;
 use crate::labels::{LabelCtx, load_label};
 use crate::paging::Cursor;
-use crate::{Caller, LabelFileChange, LabelSpec, Service, ServiceError};
+use crate::{Caller, LabelEntryAction, LabelFileChange, LabelSpec, Service, ServiceError};
 use keel_core::{LineKind, RevSpec};
 use keel_store::{PathRange, ReadTxn};
 
@@ -24,13 +24,13 @@ pub struct TagOptions {
 }
 
 /// How a label entry changes from revision `current` to `target` (0 = no entry).
-pub(crate) fn entry_change(current: u32, target: u32) -> Option<&'static str> {
+pub(crate) fn entry_change(current: u32, target: u32) -> Option<LabelEntryAction> {
     match (current, target) {
         (0, 0) => None,
-        (0, _) => Some("added"),
-        (_, 0) => Some("deleted"),
+        (0, _) => Some(LabelEntryAction::Added),
+        (_, 0) => Some(LabelEntryAction::Deleted),
         (c, t) if c == t => None,
-        _ => Some("updated"),
+        _ => Some(LabelEntryAction::Updated),
     }
 }
 
@@ -74,7 +74,7 @@ impl Batch<'_, '_> {
             ctx.check_unlocked()?;
             ctx.check_static()?;
             for change in &changes {
-                let rev = if change.action == "deleted" {
+                let rev = if change.action == LabelEntryAction::Deleted {
                     0
                 } else {
                     change.rev
@@ -166,7 +166,7 @@ fn push_stale(
     batch.push(LabelFileChange {
         depot_file: path,
         rev,
-        action: "deleted",
+        action: LabelEntryAction::Deleted,
     })
 }
 
@@ -237,7 +237,7 @@ impl Service {
                         batch.push(LabelFileChange {
                             depot_file: path,
                             rev,
-                            action: "deleted",
+                            action: LabelEntryAction::Deleted,
                         })?;
                     }
                     Ok(())
@@ -385,9 +385,9 @@ mod tests {
     #[test]
     fn entry_changes() {
         assert_eq!(entry_change(0, 0), None);
-        assert_eq!(entry_change(0, 3), Some("added"));
-        assert_eq!(entry_change(2, 3), Some("updated"));
+        assert_eq!(entry_change(0, 3), Some(LabelEntryAction::Added));
+        assert_eq!(entry_change(2, 3), Some(LabelEntryAction::Updated));
         assert_eq!(entry_change(3, 3), None);
-        assert_eq!(entry_change(3, 0), Some("deleted"));
+        assert_eq!(entry_change(3, 0), Some(LabelEntryAction::Deleted));
     }
 }

@@ -36,7 +36,9 @@ pub use browse::ListOptions;
 pub use changes::{ChangesQuery, DescribePart};
 pub use config::ServiceConfig;
 pub use dirs::DirsOptions;
-pub use error::ServiceError;
+pub use error::{
+    ChangeError, IntegrateError, OpenError, ServiceError, ShelveError, SubmitError, UploadError,
+};
 pub use integrate::{IntegrateMode, IntegrateRequest};
 pub use labels::DEFAULT_LABEL_VIEW;
 pub use labelsync::TagOptions;
@@ -46,7 +48,7 @@ pub use records::*;
 pub use resolve::{IntegInfo, ResolveOutcome};
 pub use shelve::ShelveSession;
 pub use submit::SubmitSession;
-pub use sync::{SyncEvent, SyncItem, SyncOptions, SyncTotals};
+pub use sync::{SyncAction, SyncEvent, SyncItem, SyncOptions, SyncTotals};
 pub use upload::Uploads;
 
 use keel_blob::BlobStore;

@@ -13,7 +13,7 @@ use crate::args::FileArg;
 use crate::context::optional_workspace;
 use crate::fileinfo::from_revision;
 use crate::shelve::queue_unused;
-use crate::{Caller, FileInfo, Service, ServiceError};
+use crate::{Caller, FileInfo, FileOutcome, Service, ServiceError};
 use keel_core::Digest;
 use keel_store::{ReadTxn, RevisionRow, WriteTxn};
 use std::collections::{BTreeSet, HashSet};
@@ -168,7 +168,7 @@ impl Service {
             totals.bytes_reclaimed += bytes;
             for rev in &outcome.deleted {
                 let mut info = from_revision(rev);
-                info.message = "purged".into();
+                info.outcome = Some(FileOutcome::Purged);
                 sink(info)?;
             }
         }
@@ -187,7 +187,7 @@ impl Service {
             for rev in snap.file_revisions(path)? {
                 totals.revisions += 1;
                 let mut info = from_revision(&rev);
-                info.message = "would be purged".into();
+                info.outcome = Some(FileOutcome::WouldBePurged);
                 sink(info)?;
             }
             for integ in snap

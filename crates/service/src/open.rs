@@ -8,8 +8,8 @@ use crate::args::FileArg;
 use crate::context::{WorkspaceCtx, caller_workspace};
 use crate::fileinfo::{from_opened, set_head};
 use crate::paging::Cursor;
-use crate::{Caller, FileInfo, Service, ServiceError, error::invalid};
-use keel_core::{ChangeNumber, DepotPath, FileAction, FileType};
+use crate::{Caller, FileInfo, FileOutcome, OpenError, Service, ServiceError, error::invalid};
+use keel_core::{ChangeNumber, ChangeRef, DepotPath, FileAction, FileType};
 use keel_store::{ChangeStatus, OpenedRow, PathRange, ReadTxn, WriteTxn};
 use std::collections::HashSet;
 
@@ -21,23 +21,12 @@ pub enum OpenAction {
     Delete,
 }
 
-impl OpenAction {
-    pub fn parse(s: &str) -> Option<OpenAction> {
-        match s {
-            "add" => Some(OpenAction::Add),
-            "edit" => Some(OpenAction::Edit),
-            "delete" => Some(OpenAction::Delete),
-            _ => None,
-        }
-    }
-}
-
 /// A request to open files.
 #[derive(Clone, Debug, Default)]
 pub struct OpenRequest {
     pub files: Vec<String>,
-    /// 0 = the default changelist.
-    pub change: u64,
+    /// The pending change to open the files in.
+    pub change: ChangeRef,
     /// Type override: a whole type (`binary+l`) or modifiers (`+l`).
     pub file_type: String,
     /// For add: the type the client detected for each file.
@@ -65,18 +54,20 @@ pub(crate) fn check_pending_change(
     }
     let row = snap
         .get_change(ChangeNumber(change))?
-        .ok_or_else(|| ServiceError::NotFound(format!("change {change} does not exist")))?;
+        .ok_or(ServiceError::NoSuchChange {
+            change: ChangeNumber(change),
+        })?;
     if row.status != ChangeStatus::Pending {
-        return Err(ServiceError::Precondition(format!(
-            "change {change} is already submitted"
-        )));
+        return Err(ServiceError::ChangeSubmitted {
+            change: ChangeNumber(change),
+        });
     }
     if row.workspace != ws.name() {
-        return Err(ServiceError::Precondition(format!(
-            "change {change} belongs to workspace '{}', not '{}'",
-            row.workspace,
-            ws.name()
-        )));
+        return Err(ServiceError::ChangeOfOtherWorkspace {
+            change: ChangeNumber(change),
+            owner: row.workspace,
+            workspace: ws.name().to_string(),
+        });
     }
     Ok(())
 }
@@ -87,10 +78,11 @@ pub(crate) fn check_exclusive(txn: &dyn ReadTxn, row: &OpenedRow) -> Result<(), 
         if other.workspace != row.workspace
             && (other.file_type.exclusive || row.file_type.exclusive)
         {
-            return Err(ServiceError::Precondition(format!(
-                "{} - locked by {}@{} (exclusive open, +l)",
-                row.path, other.user, other.workspace
-            )));
+            return Err(ServiceError::ExclusivelyOpened {
+                path: row.path.clone(),
+                user: other.user,
+                workspace: other.workspace,
+            });
         }
     }
     Ok(())
@@ -100,7 +92,7 @@ pub(crate) fn check_exclusive(txn: &dyn ReadTxn, row: &OpenedRow) -> Result<(), 
 fn apply_opens(
     txn: &mut dyn WriteTxn,
     plan: Vec<(OpenedRow, FileInfo)>,
-) -> Result<Vec<FileInfo>, ServiceError> {
+) -> Result<Vec<FileInfo>, OpenError> {
     let mut out = Vec::with_capacity(plan.len());
     for (row, mut info) in plan {
         let mine = txn
@@ -109,16 +101,15 @@ fn apply_opens(
             .find(|o| o.workspace == row.workspace);
         if let Some(existing) = mine {
             if existing.action == row.action {
-                info.message = format!("currently opened for {}", existing.action.as_str());
+                info.outcome = Some(FileOutcome::AlreadyOpened);
                 out.push(info);
                 continue;
             }
-            return Err(ServiceError::Precondition(format!(
-                "{} - can't {}: already opened for {}",
-                row.path,
-                row.action.as_str(),
-                existing.action.as_str()
-            )));
+            return Err(OpenError::AlreadyOpened {
+                path: row.path,
+                wanted: row.action,
+                current: existing.action,
+            });
         }
         check_exclusive(txn, &row)?;
         txn.put_opened(&row)?;
@@ -134,12 +125,12 @@ impl Service {
         caller: &Caller,
         action: OpenAction,
         req: OpenRequest,
-    ) -> Result<Vec<FileInfo>, ServiceError> {
+    ) -> Result<Vec<FileInfo>, OpenError> {
         self.touch_user(caller)?;
         let plan = {
             let snap = self.meta.snapshot()?;
             let ws = caller_workspace(snap.as_ref(), caller)?;
-            check_pending_change(snap.as_ref(), &ws, req.change)?;
+            check_pending_change(snap.as_ref(), &ws, req.change.number())?;
             match action {
                 OpenAction::Add => self.plan_add(snap.as_ref(), &ws, caller, &req)?,
                 OpenAction::Edit | OpenAction::Delete => {
@@ -156,7 +147,7 @@ impl Service {
         ws: &WorkspaceCtx,
         caller: &Caller,
         req: &OpenRequest,
-    ) -> Result<Vec<(OpenedRow, FileInfo)>, ServiceError> {
+    ) -> Result<Vec<(OpenedRow, FileInfo)>, OpenError> {
         let mut plan = Vec::new();
         let mut seen = HashSet::new();
         for (i, file) in req.files.iter().enumerate() {
@@ -170,9 +161,9 @@ impl Service {
                 .map_err(invalid)?
                 .as_str()
                 .to_string();
-            let client_file = ws.client_file(&depot).ok_or_else(|| {
-                ServiceError::Invalid(format!("{file} - file(s) not in client view"))
-            })?;
+            let client_file = ws
+                .client_file(&depot)
+                .ok_or_else(|| OpenError::NotInView { path: file.clone() })?;
             if !seen.insert(depot.clone()) {
                 continue;
             }
@@ -188,16 +179,16 @@ impl Service {
             if let Some(head) = &head
                 && !head.action.is_delete()
             {
-                return Err(ServiceError::Precondition(format!(
-                    "{depot} - can't add existing file (head #{}); use edit",
-                    head.rev
-                )));
+                return Err(OpenError::AddExisting {
+                    path: depot,
+                    head_rev: head.rev,
+                });
             }
             let row = OpenedRow {
                 workspace: ws.name().to_string(),
                 path: depot.clone(),
                 user: caller.user.clone(),
-                change: ChangeNumber(req.change),
+                change: ChangeNumber(req.change.number()),
                 action: FileAction::Add,
                 file_type,
                 base_rev: head.map(|h| h.rev).unwrap_or(0),
@@ -206,8 +197,8 @@ impl Service {
                 integ: None,
             };
             let mut info = from_opened(&row, Some(ws));
-            info.client_file = client_file;
-            info.message = "opened for add".into();
+            info.client_file = Some(client_file);
+            info.outcome = Some(FileOutcome::Opened);
             plan.push((row, info));
         }
         Ok(plan)
@@ -220,12 +211,12 @@ impl Service {
         caller: &Caller,
         action: OpenAction,
         req: &OpenRequest,
-    ) -> Result<Vec<(OpenedRow, FileInfo)>, ServiceError> {
+    ) -> Result<Vec<(OpenedRow, FileInfo)>, OpenError> {
         let mut plan = Vec::new();
-        let verb = if action == OpenAction::Edit {
-            "edit"
+        let file_action = if action == OpenAction::Edit {
+            FileAction::Edit
         } else {
-            "delete"
+            FileAction::Delete
         };
         for file in &req.files {
             let arg = FileArg::parse(file, snap, Some(ws))?;
@@ -251,12 +242,8 @@ impl Service {
                     workspace: ws.name().to_string(),
                     path: head.path.clone(),
                     user: caller.user.clone(),
-                    change: ChangeNumber(req.change),
-                    action: if action == OpenAction::Edit {
-                        FileAction::Edit
-                    } else {
-                        FileAction::Delete
-                    },
+                    change: ChangeNumber(req.change.number()),
+                    action: file_action,
                     file_type,
                     base_rev: have,
                     move_file: None,
@@ -264,27 +251,27 @@ impl Service {
                     integ: None,
                 };
                 let mut info = from_opened(&row, Some(ws));
-                info.client_file = client_file;
+                info.client_file = Some(client_file);
                 info.have_rev = have;
                 set_head(&mut info, &head);
-                info.message = format!("opened for {verb}");
+                info.outcome = Some(FileOutcome::Opened);
                 plan.push((row, info));
                 Ok(())
             })?;
             if let Some(path) = not_on_client {
-                return Err(ServiceError::Precondition(format!(
-                    "{path} - file(s) not on client; sync first"
-                )));
+                return Err(OpenError::NotOnClient { path });
             }
             if matched == 0 {
-                return Err(ServiceError::NotFound(format!("{file} - no such file(s)")));
+                return Err(OpenError::NoSuchFiles {
+                    pattern: file.clone(),
+                });
             }
         }
         if plan.is_empty() {
-            return Err(ServiceError::NotFound(format!(
-                "{} - no files to {verb} (deleted at head or not in the view)",
-                req.files.join(" ")
-            )));
+            return Err(OpenError::NothingToOpen {
+                patterns: req.files.join(" "),
+                action: file_action,
+            });
         }
         Ok(plan)
     }
@@ -295,13 +282,14 @@ impl Service {
         caller: &Caller,
         from: &str,
         to: &str,
-        change: u64,
-    ) -> Result<Vec<FileInfo>, ServiceError> {
+        change: ChangeRef,
+    ) -> Result<Vec<FileInfo>, OpenError> {
+        let change = change.number();
         self.touch_user(caller)?;
         let (ws, from_path, to_path) = {
             let snap = self.meta.snapshot()?;
             let ws = caller_workspace(snap.as_ref(), caller)?;
-            let exact = |text: &str| -> Result<String, ServiceError> {
+            let exact = |text: &str| -> Result<String, OpenError> {
                 let arg = FileArg::parse(text, snap.as_ref(), Some(&ws))?;
                 let depot = arg.exact_file().ok_or_else(|| {
                     ServiceError::Invalid(format!("{text} - move needs one file, in the view"))
@@ -313,9 +301,9 @@ impl Service {
             };
             let (from_path, to_path) = (exact(from)?, exact(to)?);
             if ws.client_file(&to_path).is_none() {
-                return Err(ServiceError::Invalid(format!(
-                    "{to} - file(s) not in client view"
-                )));
+                return Err(OpenError::NotInView {
+                    path: to.to_string(),
+                });
             }
             (ws, from_path, to_path)
         };
@@ -325,26 +313,20 @@ impl Service {
                 .opened_file(&from_path)?
                 .into_iter()
                 .find(|o| o.workspace == ws_name)
-                .ok_or_else(|| {
-                    ServiceError::Precondition(format!(
-                        "{from_path} - not opened; edit it before moving"
-                    ))
+                .ok_or_else(|| OpenError::MoveNotOpened {
+                    path: from_path.clone(),
                 })?;
             if let Some(head) = txn.head_revision(&to_path)?
                 && !head.action.is_delete()
             {
-                return Err(ServiceError::Precondition(format!(
-                    "{to_path} - can't move onto an existing file"
-                )));
+                return Err(OpenError::MoveOntoExisting { path: to_path });
             }
             if txn
                 .opened_file(&to_path)?
                 .iter()
                 .any(|o| o.workspace == ws_name)
             {
-                return Err(ServiceError::Precondition(format!(
-                    "{to_path} - already opened"
-                )));
+                return Err(OpenError::MoveTargetOpened { path: to_path });
             }
             let change = if change == 0 {
                 source.change
@@ -387,10 +369,10 @@ impl Service {
                     }
                 }
                 other => {
-                    return Err(ServiceError::Precondition(format!(
-                        "{from_path} - can't move a file opened for {}",
-                        other.as_str()
-                    )));
+                    return Err(OpenError::CannotMove {
+                        path: from_path,
+                        action: other,
+                    });
                 }
             }
             txn.put_opened(&target)?;
@@ -403,10 +385,11 @@ impl Service {
             .iter()
             .map(|r| {
                 let mut info = from_opened(r, Some(&ws));
-                info.message = format!("moved from {}", r.move_file.clone().unwrap_or_default());
-                if r.action == FileAction::MoveDelete {
-                    info.message = format!("moved to {}", r.move_file.clone().unwrap_or_default());
-                }
+                info.outcome = Some(if r.action == FileAction::MoveDelete {
+                    FileOutcome::MovedTo
+                } else {
+                    FileOutcome::MovedFrom
+                });
                 info
             })
             .collect())
@@ -440,10 +423,9 @@ impl Service {
             }
         }
         if out.is_empty() && !files.is_empty() {
-            return Err(ServiceError::NotFound(format!(
-                "{} - file(s) not opened on this client",
-                files.join(" ")
-            )));
+            return Err(ServiceError::NotOpened {
+                patterns: files.join(" "),
+            });
         }
         Ok(out)
     }
@@ -455,7 +437,7 @@ impl Service {
         files: &[String],
         unchanged_only: bool,
         unchanged: &[String],
-    ) -> Result<Vec<FileInfo>, ServiceError> {
+    ) -> Result<Vec<FileInfo>, OpenError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
@@ -487,11 +469,7 @@ impl Service {
             {
                 set_head(&mut info, &have);
             }
-            info.message = if row.action == FileAction::Add {
-                "was add, abandoned".into()
-            } else {
-                format!("was {}, reverted", row.action.as_str())
-            };
+            info.outcome = Some(FileOutcome::Reverted);
             infos.push(info);
         }
         drop(snap);
@@ -510,9 +488,10 @@ impl Service {
         &self,
         caller: &Caller,
         files: &[String],
-        change: Option<u64>,
+        change: Option<ChangeRef>,
         file_type: &str,
-    ) -> Result<Vec<FileInfo>, ServiceError> {
+    ) -> Result<Vec<FileInfo>, OpenError> {
+        let change = change.map(ChangeRef::number);
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
@@ -530,7 +509,7 @@ impl Service {
             .iter()
             .map(|r| {
                 let mut info = from_opened(r, Some(&ws));
-                info.message = format!("reopened; change {}, type {}", r.change, r.file_type);
+                info.outcome = Some(FileOutcome::Reopened);
                 info
             })
             .collect();
@@ -552,9 +531,10 @@ impl Service {
         files: &[String],
         all: bool,
         user: &str,
-        change: Option<u64>,
+        change: Option<ChangeRef>,
         sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
+        let change = change.map(ChangeRef::number);
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = crate::context::optional_workspace(snap.as_ref(), caller)?;
@@ -568,7 +548,7 @@ impl Service {
             for row in self
                 .select_opened(snap.as_ref(), &ws, files)
                 .or_else(|e| match e {
-                    ServiceError::NotFound(_) => Ok(Vec::new()),
+                    ServiceError::NotOpened { .. } => Ok(Vec::new()),
                     e => Err(e),
                 })?
             {

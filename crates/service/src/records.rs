@@ -1,6 +1,11 @@
 //! The values commands return; the front ends translate them to their wire formats.
 
 use keel_blob::StoredBlob;
+use keel_core::{
+    ChangeNumber, ChangeRef, ChangeStatus, Digest, FileAction, FileType, IntegEdge, IntegHow,
+};
+
+use crate::ResolveOutcome;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ServerInfo {
@@ -39,45 +44,90 @@ pub struct WorkspaceSpec {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileInfo {
     pub depot_file: String,
-    /// Relative to the workspace root, `/`-separated; empty when not in a view.
-    pub client_file: String,
+    /// Relative to the workspace root, `/`-separated; `None` when not in a view.
+    pub client_file: Option<String>,
+    /// The head revision (or the one asked for); 0 and `None`s when there is none.
     pub head_rev: u32,
-    pub head_change: u64,
-    pub head_action: String,
-    pub head_type: String,
+    pub head_change: Option<ChangeNumber>,
+    pub head_action: Option<FileAction>,
+    pub head_type: Option<FileType>,
     pub head_time: i64,
     pub head_size: u64,
-    pub head_digest: String,
+    /// `None` for a deleted revision (no content).
+    pub head_digest: Option<Digest>,
     pub head_md5: String,
     pub have_rev: u32,
-    pub action: String,
-    pub change: u64,
-    pub file_type: String,
+    /// How the file is opened; `None` when it is not.
+    pub action: Option<FileAction>,
+    /// The pending change the file is opened in (meaningful with `action`).
+    pub change: ChangeRef,
+    pub file_type: Option<FileType>,
     pub user: String,
     pub workspace: String,
-    pub move_file: String,
+    /// A move's other half.
+    pub move_file: Option<String>,
     pub description: String,
     pub exclusive_held: bool,
     pub other_open: String,
-    pub message: String,
+    /// What the command did to this file (none for plain listings); the front end words it.
+    pub outcome: Option<FileOutcome>,
+    /// Filelog: the integration records into this revision.
+    pub integrations: Vec<IntegEdge>,
     /// Integrations: the source file and its revisions `(source_start, source_end]`.
-    pub source_file: String,
+    pub source_file: Option<String>,
     pub source_start: u32,
     pub source_end: u32,
-    /// Integrations: the merge base (empty when none).
-    pub base_file: String,
+    /// Integrations: the merge base (`None` when there is none).
+    pub base_file: Option<String>,
     pub base_rev: u32,
-    pub base_digest: String,
+    pub base_digest: Option<Digest>,
     /// Digest of content the server already holds for an opened file (lazy copy).
-    pub lazy_digest: String,
+    pub lazy_digest: Option<Digest>,
     /// Whether an opened file still needs a resolve.
     pub unresolved: bool,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What a command did to one file. The variants name the event; the record's own fields carry
+/// the facts it refers to (the action, the other half of a move, the source revisions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileOutcome {
+    /// Opened for the record's `action` (add, edit, delete).
+    Opened,
+    /// Already opened for that same action in this workspace; nothing changed.
+    AlreadyOpened,
+    /// The target of a move, opened as `move/add`; `move_file` is the source.
+    MovedFrom,
+    /// The source of a move, opened as `move/delete`; `move_file` is the target.
+    MovedTo,
+    /// The open record (for the record's `action`) was reverted.
+    Reverted,
+    /// Moved to the record's `change` and/or given its `file_type`.
+    Reopened,
+    /// Opened by integrate/merge/copy from `source_file` revisions `(source_start, source_end]`:
+    /// `branch` or `delete` by its action, else a copy when already resolved, else an integrate.
+    Integrated,
+    /// A resolve was recorded; `how` is the integration record submit will write (none when
+    /// the resolve merged the file's own newer head, scheduled by sync).
+    Resolved {
+        how: Option<IntegHow>,
+        outcome: ResolveOutcome,
+    },
+    /// Obliterate deleted this revision.
+    Purged,
+    /// Obliterate (preview) would delete this revision.
+    WouldBePurged,
+    /// Shelved for the record's `action`.
+    Shelved,
+    /// Deleted from the shelf.
+    ShelvedDeleted,
+    /// Unshelved into the workspace and opened for the record's `action`.
+    Unshelved,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChangeInfo {
-    pub change: u64,
-    pub status: String,
+    pub change: ChangeNumber,
+    pub status: ChangeStatus,
     pub user: String,
     pub workspace: String,
     pub description: String,
@@ -88,14 +138,16 @@ pub struct ChangeInfo {
 pub struct Content {
     pub compressed: bool,
     pub size: u64,
-    pub digest: String,
+    pub digest: Digest,
     pub blob: StoredBlob,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SubmitResult {
-    pub change: u64,
-    pub renamed_from: u64,
+    /// The submitted change's number.
+    pub change: ChangeNumber,
+    /// The pending change's number when submit gave the change a new one.
+    pub renamed_from: Option<ChangeNumber>,
     /// The workspace the change was submitted from; its files are read with
     /// `Service::submitted_files`.
     pub workspace: String,
@@ -139,11 +191,29 @@ pub struct BranchSpec {
 }
 
 /// One label entry changed (or, when previewing, to be changed) by `tag` or `labelsync`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LabelFileChange {
     pub depot_file: String,
     /// The revision added or updated to, or the revision that was removed.
     pub rev: u32,
-    /// `added`, `updated` or `deleted`.
-    pub action: &'static str,
+    pub action: LabelEntryAction,
+}
+
+/// What `tag` or `labelsync` did (or would do) to one label entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LabelEntryAction {
+    Added,
+    Updated,
+    Deleted,
+}
+
+impl LabelEntryAction {
+    /// Perforce's word: `added`, `updated` or `deleted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LabelEntryAction::Added => "added",
+            LabelEntryAction::Updated => "updated",
+            LabelEntryAction::Deleted => "deleted",
+        }
+    }
 }

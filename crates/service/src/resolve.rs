@@ -9,8 +9,8 @@ use crate::context::caller_workspace;
 use crate::fileinfo::{from_opened, set_head};
 use crate::integrate::edge;
 use crate::paging::Cursor;
-use crate::{Caller, FileInfo, Service, ServiceError};
-use keel_core::IntegHow;
+use crate::{Caller, FileInfo, FileOutcome, IntegrateError, Service, ServiceError};
+use keel_core::{ChangeNumber, IntegHow};
 use keel_store::{LazyContent, OpenedRow, ReadTxn};
 
 /// How the client resolved a file.
@@ -26,29 +26,19 @@ pub enum ResolveOutcome {
     Edited,
 }
 
-impl ResolveOutcome {
-    pub fn parse(text: &str) -> Option<ResolveOutcome> {
-        match text {
-            "theirs" => Some(ResolveOutcome::Theirs),
-            "yours" => Some(ResolveOutcome::Yours),
-            "merged" => Some(ResolveOutcome::Merged),
-            "edited" => Some(ResolveOutcome::Edited),
-            _ => None,
-        }
-    }
-}
-
 /// One line of `integrated`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IntegInfo {
     pub to_file: String,
     pub to_rev: u32,
     pub from_file: String,
     pub start_from_rev: u32,
     pub end_from_rev: u32,
-    /// Seen from the file asked about: `branch from` or, for its sources' view, `branch into`.
-    pub how: String,
-    pub change: u64,
+    pub how: IntegHow,
+    /// Seen from the source (the file asked about is the record's source): `branch into`
+    /// rather than `branch from`.
+    pub reverse: bool,
+    pub change: ChangeNumber,
 }
 
 impl Service {
@@ -91,21 +81,16 @@ impl Service {
         &self,
         caller: &Caller,
         files: &[String],
-    ) -> Result<Vec<FileInfo>, ServiceError> {
+    ) -> Result<Vec<FileInfo>, IntegrateError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let (ws, rows) = self.opened_matching(snap.as_ref(), caller, files, |r| {
             r.integ.as_ref().is_some_and(|i| !i.resolved)
         })?;
         if rows.is_empty() {
-            let which = if files.is_empty() {
-                "".to_string()
-            } else {
-                format!("{} - ", files.join(" "))
-            };
-            return Err(ServiceError::NotFound(format!(
-                "{which}no file(s) to resolve"
-            )));
+            return Err(IntegrateError::NothingToResolve {
+                patterns: files.join(" "),
+            });
         }
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
@@ -123,7 +108,7 @@ impl Service {
             if integ.base_rev > 0
                 && let Some(base) = snap.revision(&integ.base_path, integ.base_rev)?
             {
-                info.base_digest = base.digest.map(|d| d.to_hex()).unwrap_or_default();
+                info.base_digest = base.digest;
             }
             out.push(info);
         }
@@ -136,7 +121,7 @@ impl Service {
         caller: &Caller,
         file: &str,
         outcome: ResolveOutcome,
-    ) -> Result<FileInfo, ServiceError> {
+    ) -> Result<FileInfo, IntegrateError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let (ws, mut rows) =
@@ -146,14 +131,14 @@ impl Service {
         let mut row = match rows.len() {
             1 => rows.remove(0),
             0 => {
-                return Err(ServiceError::Precondition(format!(
-                    "{file} - no file(s) to resolve"
-                )));
+                return Err(IntegrateError::NothingToResolve {
+                    patterns: file.to_string(),
+                });
             }
             _ => {
-                return Err(ServiceError::Invalid(format!(
-                    "{file} - names more than one file"
-                )));
+                return Err(IntegrateError::Ambiguous {
+                    pattern: file.to_string(),
+                });
             }
         };
         let mut integ = row.integ.clone().expect("filtered on integ");
@@ -162,16 +147,14 @@ impl Service {
         if integ.from_path == row.path {
             // A resolve scheduled by sync: the file is now based on the head it merged.
             row.base_rev = integ.from_end;
-            integ.how = String::new();
+            integ.how = None;
         } else {
-            integ.how = match outcome {
+            integ.how = Some(match outcome {
                 ResolveOutcome::Theirs => IntegHow::CopyFrom,
                 ResolveOutcome::Yours => IntegHow::Ignored,
                 ResolveOutcome::Merged => IntegHow::MergeFrom,
                 ResolveOutcome::Edited => IntegHow::EditFrom,
-            }
-            .as_str()
-            .to_string();
+            });
         }
         row.lazy = match (outcome, theirs) {
             (ResolveOutcome::Theirs, Some(t)) => t.digest.map(|digest| LazyContent {
@@ -184,16 +167,10 @@ impl Service {
         };
         row.integ = Some(integ);
         let mut info = from_opened(&row, Some(&ws));
-        info.message = match row.integ.as_ref().map(|i| i.how.as_str()) {
-            Some("") | None => format!("resolved ({outcome:?})").to_lowercase(),
-            Some(how) => format!(
-                "{how} {}",
-                row.integ
-                    .as_ref()
-                    .map(|i| i.from_path.as_str())
-                    .unwrap_or("")
-            ),
-        };
+        info.outcome = Some(FileOutcome::Resolved {
+            how: row.integ.as_ref().and_then(|i| i.how),
+            outcome,
+        });
         drop(snap);
         let ws_name = ws.name().to_string();
         keel_store::write(self.meta.as_ref(), move |txn| {
@@ -206,13 +183,10 @@ impl Service {
                 .and_then(|c| c.integ.as_ref())
                 .is_none_or(|i| i.resolved)
             {
-                return Err(ServiceError::Precondition(format!(
-                    "{} - no longer needs a resolve",
-                    row.path
-                )));
+                return Err(IntegrateError::NoLongerNeedsResolve { path: row.path });
             }
             txn.put_opened(&row)?;
-            Ok::<_, ServiceError>(())
+            Ok::<_, IntegrateError>(())
         })?;
         Ok(info)
     }
@@ -256,27 +230,32 @@ impl Service {
                 &mut |head| {
                     for row in snap.integrations_into(&head.path)? {
                         found += 1;
+                        let change = row.change;
+                        let e = edge(row);
                         sink(IntegInfo {
-                            to_file: row.to_path,
-                            to_rev: row.to_rev,
-                            from_file: row.from_path,
-                            start_from_rev: row.from_start + 1,
-                            end_from_rev: row.from_end,
-                            how: row.how,
-                            change: row.change.0,
+                            to_file: e.to_path,
+                            to_rev: e.to_rev,
+                            from_file: e.from_path,
+                            start_from_rev: e.from_start + 1,
+                            end_from_rev: e.from_end,
+                            how: e.how,
+                            reverse: false,
+                            change,
                         })?;
                     }
                     for row in snap.integrations_from(&head.path)? {
                         found += 1;
-                        let how = edge(row.clone())?.how.reverse_str().to_string();
+                        let change = row.change;
+                        let e = edge(row);
                         sink(IntegInfo {
-                            to_file: row.from_path,
-                            to_rev: row.from_end,
-                            from_file: row.to_path,
-                            start_from_rev: row.to_rev,
-                            end_from_rev: row.to_rev,
-                            how,
-                            change: row.change.0,
+                            to_file: e.from_path,
+                            to_rev: e.from_end,
+                            from_file: e.to_path,
+                            start_from_rev: e.to_rev,
+                            end_from_rev: e.to_rev,
+                            how: e.how,
+                            reverse: true,
+                            change,
                         })?;
                     }
                     Ok(())

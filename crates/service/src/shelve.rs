@@ -10,9 +10,9 @@ use crate::args::FileArg;
 use crate::context::{WorkspaceCtx, caller_workspace, optional_workspace};
 use crate::open::{check_exclusive, check_pending_change};
 use crate::upload::{Uploads, check_present};
-use crate::{Caller, Content, FileInfo, Service, ServiceError};
+use crate::{Caller, Content, FileInfo, FileOutcome, Service, ServiceError, ShelveError};
 use keel_blob::Encoding;
-use keel_core::{ChangeNumber, Digest};
+use keel_core::{ChangeNumber, ChangeRef, Digest};
 use keel_store::{ChangeStatus, LazyContent, OpenedRow, ReadTxn, ShelvedRow, WriteTxn};
 use std::collections::{BTreeMap, HashSet};
 
@@ -47,20 +47,18 @@ pub(crate) fn whole_shelf(
 pub(crate) fn shelved_info(row: &ShelvedRow, ws: Option<&WorkspaceCtx>) -> FileInfo {
     FileInfo {
         depot_file: row.path.clone(),
-        client_file: ws
-            .and_then(|w| w.client_file(&row.path))
-            .unwrap_or_default(),
+        client_file: ws.and_then(|w| w.client_file(&row.path)),
         head_rev: row.base_rev,
-        head_change: row.change.0,
-        head_action: row.action.as_str().to_string(),
-        head_type: row.file_type.to_string(),
+        head_change: Some(row.change),
+        head_action: Some(row.action),
+        head_type: Some(row.file_type),
         head_size: row.size,
-        head_digest: row.digest.map(|d| d.to_hex()).unwrap_or_default(),
+        head_digest: row.digest,
         head_md5: row.md5.clone(),
-        action: row.action.as_str().to_string(),
-        change: row.change.0,
-        file_type: row.file_type.to_string(),
-        move_file: row.move_file.clone().unwrap_or_default(),
+        action: Some(row.action),
+        change: ChangeRef::from_number(row.change.0),
+        file_type: Some(row.file_type),
+        move_file: row.move_file.clone(),
         ..FileInfo::default()
     }
 }
@@ -90,16 +88,13 @@ pub(crate) fn queue_unused(
 }
 
 /// Refuses unless `change` is still a pending change of `workspace` (checked inside a job).
-fn check_still_pending(
-    txn: &dyn ReadTxn,
-    change: u64,
-    workspace: &str,
-) -> Result<(), ServiceError> {
+fn check_still_pending(txn: &dyn ReadTxn, change: u64, workspace: &str) -> Result<(), ShelveError> {
     match txn.get_change(ChangeNumber(change))? {
         Some(row) if row.status == ChangeStatus::Pending && row.workspace == workspace => Ok(()),
-        _ => Err(ServiceError::Precondition(format!(
-            "change {change} is no longer a pending change of workspace '{workspace}'"
-        ))),
+        _ => Err(ShelveError::NoLongerPending {
+            change: ChangeNumber(change),
+            workspace: workspace.to_string(),
+        }),
     }
 }
 
@@ -109,17 +104,14 @@ impl Service {
     pub fn shelve_begin(
         &self,
         caller: &Caller,
-        change: u64,
+        change: ChangeRef,
         files: &[String],
         replace: bool,
-    ) -> Result<ShelveSession, ServiceError> {
+    ) -> Result<ShelveSession, ShelveError> {
+        let change = change.number();
         self.touch_user(caller)?;
         if change == 0 {
-            return Err(ServiceError::Invalid(
-                "shelve needs a numbered pending change; the default changelist is moved to a \
-                 new change first"
-                    .into(),
-            ));
+            return Err(ShelveError::DefaultChangelist);
         }
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
@@ -146,14 +138,10 @@ impl Service {
             }
         }
         if chosen.is_empty() {
-            let what = if files.is_empty() {
-                format!("change {change}")
-            } else {
-                format!("{} in change {change}", files.join(" "))
-            };
-            return Err(ServiceError::Precondition(format!(
-                "No files to shelve: no opened files {what}."
-            )));
+            return Err(ShelveError::NothingToShelve {
+                change: ChangeNumber(change),
+                patterns: files.join(" "),
+            });
         }
         Ok(ShelveSession {
             workspace: ws.name().to_string(),
@@ -167,16 +155,15 @@ impl Service {
     pub fn delete_shelved(
         &self,
         caller: &Caller,
-        change: u64,
+        change: ChangeNumber,
         files: &[String],
-    ) -> Result<Vec<FileInfo>, ServiceError> {
+    ) -> Result<Vec<FileInfo>, ShelveError> {
+        let change = change.0;
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         if change == 0 {
-            return Err(ServiceError::Invalid(
-                "shelve -d needs the change: -c N".into(),
-            ));
+            return Err(ShelveError::DefaultChangelist);
         }
         check_pending_change(snap.as_ref(), &ws, change)?;
         let args = files
@@ -189,20 +176,16 @@ impl Service {
             .filter(|r| selected(&args, &r.path))
             .collect();
         if doomed.is_empty() {
-            return Err(ServiceError::NotFound(format!(
-                "No shelved files in change {change} to delete{}.",
-                if files.is_empty() {
-                    String::new()
-                } else {
-                    format!(" matching {}", files.join(" "))
-                }
-            )));
+            return Err(ShelveError::NothingShelved {
+                change: ChangeNumber(change),
+                patterns: files.join(" "),
+            });
         }
         let infos = doomed
             .iter()
             .map(|r| {
                 let mut info = shelved_info(r, Some(&ws));
-                info.message = "shelved file deleted".into();
+                info.outcome = Some(FileOutcome::ShelvedDeleted);
                 info
             })
             .collect();
@@ -222,23 +205,24 @@ impl Service {
     pub fn unshelve(
         &self,
         caller: &Caller,
-        shelved_change: u64,
-        change: u64,
+        shelved_change: ChangeNumber,
+        change: ChangeRef,
         files: &[String],
-    ) -> Result<Vec<FileInfo>, ServiceError> {
+    ) -> Result<Vec<FileInfo>, ShelveError> {
+        let (shelved_change, change) = (shelved_change.0, change.number());
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
-        let source = snap
-            .get_change(ChangeNumber(shelved_change))?
-            .ok_or_else(|| {
-                ServiceError::NotFound(format!("change {shelved_change} does not exist"))
-            })?;
+        let source =
+            snap.get_change(ChangeNumber(shelved_change))?
+                .ok_or(ServiceError::NoSuchChange {
+                    change: ChangeNumber(shelved_change),
+                })?;
         if source.status != ChangeStatus::Pending {
-            return Err(ServiceError::Precondition(format!(
-                "change {shelved_change} is submitted; only pending changes have shelves"
-            )));
+            return Err(ShelveError::Submitted {
+                change: ChangeNumber(shelved_change),
+            });
         }
         let args = files
             .iter()
@@ -250,23 +234,18 @@ impl Service {
                 .filter(|r| selected(&args, &r.path))
                 .collect();
         if rows.is_empty() {
-            return Err(ServiceError::NotFound(format!(
-                "change {shelved_change} has no shelved files{}",
-                if files.is_empty() {
-                    String::new()
-                } else {
-                    format!(" matching {}", files.join(" "))
-                }
-            )));
+            return Err(ShelveError::NothingShelved {
+                change: ChangeNumber(shelved_change),
+                patterns: files.join(" "),
+            });
         }
         let mut plan = Vec::with_capacity(rows.len());
         for row in &rows {
             let Some(client_file) = ws.client_file(&row.path) else {
-                return Err(ServiceError::Invalid(format!(
-                    "{} - file(s) not in client view of workspace '{}'",
-                    row.path,
-                    ws.name()
-                )));
+                return Err(ShelveError::NotInView {
+                    path: row.path.clone(),
+                    workspace: ws.name().to_string(),
+                });
             };
             let open = OpenedRow {
                 workspace: ws.name().to_string(),
@@ -286,13 +265,13 @@ impl Service {
                 integ: None,
             };
             let mut info = shelved_info(row, Some(&ws));
-            info.client_file = client_file;
-            info.change = change;
+            info.client_file = Some(client_file);
+            info.change = ChangeRef::from_number(change);
             info.user = caller.user.clone();
             info.workspace = ws.name().to_string();
-            info.lazy_digest = info.head_digest.clone();
+            info.lazy_digest = info.head_digest;
             info.have_rev = self.have.get(ws.name(), &row.path)?;
-            info.message = format!("unshelved, opened for {}", row.action.as_str());
+            info.outcome = Some(FileOutcome::Unshelved);
             plan.push((open, row.clone(), info));
         }
         drop(snap);
@@ -307,22 +286,18 @@ impl Service {
             let mut out = Vec::with_capacity(plan.len());
             for (open, row, info) in plan {
                 if shelf.get(&row.path) != Some(&row) {
-                    return Err(ServiceError::Precondition(format!(
-                        "{} - the shelved file changed while unshelving; run unshelve again",
-                        row.path
-                    )));
+                    return Err(ShelveError::Raced { path: row.path });
                 }
                 if let Some(existing) = txn
                     .opened_file(&open.path)?
                     .into_iter()
                     .find(|o| o.workspace == ws_name)
                 {
-                    return Err(ServiceError::Precondition(format!(
-                        "{} - can't unshelve: already opened for {} in workspace '{ws_name}'; \
-                         nothing was unshelved",
-                        open.path,
-                        existing.action.as_str()
-                    )));
+                    return Err(ShelveError::AlreadyOpened {
+                        path: open.path,
+                        action: existing.action,
+                        workspace: ws_name,
+                    });
                 }
                 check_exclusive(txn, &open)?;
                 if let Some(lazy) = &open.lazy {
@@ -373,7 +348,7 @@ impl Service {
                 Content {
                     compressed: blob.encoding == Encoding::Zstd,
                     size: row.size,
-                    digest: digest.to_hex(),
+                    digest,
                     blob,
                 },
             )?;
@@ -394,7 +369,7 @@ impl ShelveSession {
     }
 
     /// Writes the shelf in one write job; returns the change and one record per shelved file.
-    pub fn commit(self, service: &Service) -> Result<(u64, Vec<FileInfo>), ServiceError> {
+    pub fn commit(self, service: &Service) -> Result<(ChangeNumber, Vec<FileInfo>), ShelveError> {
         let ShelveSession {
             workspace,
             change,
@@ -424,9 +399,7 @@ impl ShelveSession {
                     .into_iter()
                     .find(|o| o.workspace == workspace);
                 if current.as_ref() != Some(planned) {
-                    return Err(ServiceError::Precondition(format!(
-                        "{path} - its open record changed while shelving; shelve again"
-                    )));
+                    return Err(ShelveError::Raced { path: path.clone() });
                 }
                 let content = contents.content_of(planned);
                 if let Some(content) = &content {
@@ -452,7 +425,7 @@ impl ShelveSession {
                 rows.push(row);
             }
             let queued = queue_unused(txn, released)?;
-            Ok::<_, ServiceError>((rows, queued))
+            Ok::<_, ShelveError>((rows, queued))
         })?;
         service.purge(&queued)?;
         let snap = service.meta.snapshot()?;
@@ -464,10 +437,10 @@ impl ShelveSession {
             .iter()
             .map(|r| {
                 let mut info = shelved_info(r, ws.as_ref());
-                info.message = format!("shelved {}", r.action.as_str());
+                info.outcome = Some(FileOutcome::Shelved);
                 info
             })
             .collect();
-        Ok((change, infos))
+        Ok((ChangeNumber(change), infos))
     }
 }

@@ -15,9 +15,9 @@ use crate::failpoints;
 use crate::fileinfo::from_revision;
 use crate::open::check_pending_change;
 use crate::upload::{FileContents, Uploads, check_present, needs_content};
-use crate::{Caller, FileInfo, Service, ServiceError, SubmitResult};
+use crate::{Caller, FileInfo, Service, ServiceError, SubmitError, SubmitResult};
 use keel_blob::BlobStore;
-use keel_core::{ChangeNumber, FileAction, IntegHow};
+use keel_core::{ChangeNumber, ChangeRef, FileAction, IntegHow};
 use keel_store::RevisionRow;
 use keel_store::{ChangeRow, ChangeStatus, HaveRow, IntegRow, OpenedRow, ReadTxn, WriteTxn};
 use std::collections::BTreeMap;
@@ -81,21 +81,22 @@ pub(crate) fn check_no_shelf(snap: &dyn ReadTxn, change: u64) -> Result<(), Serv
             .shelved_in_change(ChangeNumber(change), None, 1)?
             .is_empty()
     {
-        return Err(ServiceError::Precondition(format!(
-            "change {change} - shelved files must be deleted first: keel shelve -d -c {change}"
-        )));
+        return Err(ServiceError::ShelvedFilesExist {
+            change: ChangeNumber(change),
+        });
     }
     Ok(())
 }
 
 impl Service {
-    /// Starts a submit of `change` (0 = the default changelist) of the caller's workspace.
+    /// Starts a submit of pending `change` of the caller's workspace.
     pub fn submit_begin(
         &self,
         caller: &Caller,
-        change: u64,
+        change: ChangeRef,
         description: &str,
-    ) -> Result<SubmitSession, ServiceError> {
+    ) -> Result<SubmitSession, SubmitError> {
+        let change = change.number();
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
@@ -109,9 +110,7 @@ impl Service {
             description.to_string()
         };
         if description.trim().is_empty() {
-            return Err(ServiceError::Invalid(
-                "submit needs a description (-d TEXT)".into(),
-            ));
+            return Err(SubmitError::NoDescription);
         }
         let planned_at = snap.jobs_written()?;
         // Only files without content on the server are kept: the client must upload them.
@@ -136,14 +135,9 @@ impl Service {
         }
         let planned = fingerprint.finish();
         if planned.count == 0 {
-            let which = if change == 0 {
-                "the default changelist".to_string()
-            } else {
-                format!("change {change}")
-            };
-            return Err(ServiceError::Precondition(format!(
-                "No files to submit from {which}."
-            )));
+            return Err(SubmitError::NothingToSubmit {
+                change: (change != 0).then_some(ChangeNumber(change)),
+            });
         }
         Ok(SubmitSession {
             caller: caller.clone(),
@@ -165,7 +159,7 @@ impl SubmitSession {
 
     /// Commits the change in one transaction and records the new revisions as had. The
     /// submitted files are read afterwards, in pages, with [`Service::submitted_files`].
-    pub fn commit(self, service: &Service) -> Result<SubmitResult, ServiceError> {
+    pub fn commit(self, service: &Service) -> Result<SubmitResult, SubmitError> {
         let now = service.now();
         let SubmitSession {
             caller,
@@ -192,12 +186,12 @@ impl SubmitSession {
             };
             let committed = commit_in(txn, blobs.as_ref(), &caller, &description, &plan, now)?;
             failpoints::hit(failpoints::SUBMIT_IN_COMMIT);
-            Ok::<_, ServiceError>(committed)
+            Ok::<_, SubmitError>(committed)
         })?;
         failpoints::hit(failpoints::SUBMIT_AFTER_COMMIT);
         let result = SubmitResult {
-            change: number.0,
-            renamed_from,
+            change: number,
+            renamed_from: (renamed_from != 0).then_some(ChangeNumber(renamed_from)),
             workspace,
         };
         // The workspace now has every submitted revision (a crash part way leaves the have
@@ -208,7 +202,7 @@ impl SubmitSession {
                 .map(|f| HaveRow {
                     path: f.depot_file.clone(),
                     rev: f.have_rev,
-                    client: f.client_file.clone(),
+                    client: f.client_file.clone().unwrap_or_default(),
                 })
                 .collect();
             service.have.apply(&result.workspace, &have)?;
@@ -234,8 +228,7 @@ impl Service {
         let page = self.config.submit_batch.max(1);
         let mut after: Option<String> = None;
         loop {
-            let revisions =
-                snap.change_revisions(ChangeNumber(result.change), after.as_deref(), page)?;
+            let revisions = snap.change_revisions(result.change, after.as_deref(), page)?;
             let full = revisions.len() == page;
             after = revisions.last().map(|r| r.path.clone());
             let files = revisions
@@ -243,13 +236,10 @@ impl Service {
                 .map(|r| {
                     let mut info = from_revision(r);
                     // Each file's workspace path, worked out through the view.
-                    info.client_file = ws
-                        .as_ref()
-                        .and_then(|w| w.client_file(&r.path))
-                        .unwrap_or_default();
+                    info.client_file = ws.as_ref().and_then(|w| w.client_file(&r.path));
                     info.have_rev = if r.action.is_delete() { 0 } else { r.rev };
-                    info.file_type = r.file_type.to_string();
-                    info.action = r.action.as_str().to_string();
+                    info.file_type = Some(r.file_type);
+                    info.action = Some(r.action);
                     info
                 })
                 .collect();
@@ -281,7 +271,7 @@ fn commit_in(
     description: &str,
     plan: &Plan,
     now: i64,
-) -> Result<(ChangeNumber, u64), ServiceError> {
+) -> Result<(ChangeNumber, u64), SubmitError> {
     let change = plan.change;
     check_no_shelf(txn, change)?;
     // When no write job ran since the plan, the open records are the planned ones unchanged;
@@ -331,9 +321,9 @@ fn commit_in(
         }
     }
     if !unchanged && fingerprint.finish() != *plan.planned {
-        return Err(ServiceError::Precondition(format!(
-            "the files of change {change} changed while it was being submitted; submit again"
-        )));
+        return Err(SubmitError::ChangedDuringSubmit {
+            change: (change != 0).then_some(ChangeNumber(change)),
+        });
     }
     // Every open record of the change was submitted above.
     txn.delete_opened_in_change(plan.workspace, ChangeNumber(change))?;
@@ -348,20 +338,20 @@ fn submit_file(
     open: &OpenedRow,
     number: ChangeNumber,
     now: i64,
-) -> Result<(), ServiceError> {
+) -> Result<(), SubmitError> {
     if open.integ.as_ref().is_some_and(|i| !i.resolved) {
-        return Err(ServiceError::Precondition(format!(
-            "{} - must resolve before submitting (keel resolve)",
-            open.path
-        )));
+        return Err(SubmitError::MustResolve {
+            path: open.path.clone(),
+        });
     }
     let head = txn.head_revision(&open.path)?;
     let head_rev = head.as_ref().map(|h| h.rev).unwrap_or(0);
     if head_rev != open.base_rev {
-        return Err(ServiceError::Precondition(format!(
-            "{} - must sync/resolve #{head_rev} before submitting (opened at #{})",
-            open.path, open.base_rev
-        )));
+        return Err(SubmitError::OutOfDate {
+            path: open.path.clone(),
+            head_rev,
+            opened_at: open.base_rev,
+        });
     }
     let contents = plan.contents;
     let uploaded = contents.was_uploaded(&open.path);
@@ -380,18 +370,16 @@ fn submit_file(
     };
     let action = match (open.action, &head) {
         (FileAction::Add, Some(h)) if !h.action.is_delete() => {
-            return Err(ServiceError::Precondition(format!(
-                "{} - can't add existing file",
-                open.path
-            )));
+            return Err(SubmitError::AddExisting {
+                path: open.path.clone(),
+            });
         }
         (FileAction::Edit | FileAction::Delete, Some(h)) if h.action.is_delete() => {
-            return Err(ServiceError::Precondition(format!(
-                "{} - was deleted at #{}; can't {}",
-                open.path,
-                h.rev,
-                open.action.as_str()
-            )));
+            return Err(SubmitError::DeletedAtHead {
+                path: open.path.clone(),
+                deleted_at: h.rev,
+                action: open.action,
+            });
         }
         (action, _) => action,
     };
@@ -428,12 +416,8 @@ fn integration_record(
     to_rev: u32,
     uploaded: bool,
 ) -> Result<Option<IntegRow>, ServiceError> {
-    if let Some(integ) = open
-        .integ
-        .as_ref()
-        .filter(|i| i.from_path != open.path && !i.how.is_empty())
-    {
-        let how = match IntegHow::parse(&integ.how) {
+    if let Some(integ) = open.integ.as_ref().filter(|i| i.from_path != open.path) {
+        let how = match integ.how {
             Some(IntegHow::CopyFrom | IntegHow::BranchFrom) if uploaded => IntegHow::EditFrom,
             Some(how) => how,
             None => return Ok(None),
@@ -444,7 +428,7 @@ fn integration_record(
             from_path: integ.from_path.clone(),
             from_start: integ.from_start,
             from_end: integ.from_end,
-            how: how.as_str().to_string(),
+            how,
             change: ChangeNumber(0),
         }));
     }
@@ -463,7 +447,7 @@ fn integration_record(
                 from_path: from.clone(),
                 from_start: 0,
                 from_end,
-                how: IntegHow::MovedFrom.as_str().to_string(),
+                how: IntegHow::MovedFrom,
                 change: ChangeNumber(0),
             }))
         }

@@ -26,21 +26,61 @@ pub struct SyncOptions {
     pub populate_only: bool,
 }
 
+/// What sync does to one workspace file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncAction {
+    Added,
+    Updated,
+    /// Rewritten at the revision it already has (`sync -f`).
+    Refreshed,
+    Deleted,
+    /// An opened file whose head moved: nothing is transferred, the workspace file stays, a
+    /// resolve is scheduled.
+    Resolve,
+}
+
+impl SyncAction {
+    /// Perforce's word: `added`, `updated`, `refreshed`, `deleted`, `resolve`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SyncAction::Added => "added",
+            SyncAction::Updated => "updated",
+            SyncAction::Refreshed => "refreshed",
+            SyncAction::Deleted => "deleted",
+            SyncAction::Resolve => "resolve",
+        }
+    }
+}
+
 /// One file whose workspace state changes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SyncItem {
     pub depot_file: String,
     pub client_file: String,
     /// 0 when the file is deleted from the workspace.
     pub rev: u32,
-    /// `added`, `updated`, `refreshed`, `deleted`, or `resolve` (an opened file whose head moved:
-    /// nothing is transferred, the workspace file stays, a resolve is scheduled).
-    pub action: &'static str,
+    pub action: SyncAction,
     pub file_type: String,
     pub digest: String,
     pub size: u64,
     /// When the revision was submitted (seconds since the epoch).
     pub time: i64,
+}
+
+impl SyncItem {
+    /// A file that leaves the workspace (no revision, no content).
+    fn deleted(depot_file: String, client_file: String) -> SyncItem {
+        SyncItem {
+            depot_file,
+            client_file,
+            rev: 0,
+            action: SyncAction::Deleted,
+            file_type: String::new(),
+            digest: String::new(),
+            size: 0,
+            time: 0,
+        }
+    }
 }
 
 pub struct SyncEvent {
@@ -169,7 +209,7 @@ impl Service {
                     base_path: item.path.clone(),
                     base_rev: item.have,
                     resolved: false,
-                    how: String::new(),
+                    how: None,
                 });
                 txn.put_opened(&row)?;
             }
@@ -256,13 +296,7 @@ impl Service {
                 if opened.contains_key(&have.path) || !pass.selects(&have.path) {
                     continue;
                 }
-                let item = SyncItem {
-                    client_file: have.client,
-                    depot_file: have.path,
-                    rev: 0,
-                    action: "deleted",
-                    ..SyncItem::default()
-                };
+                let item = SyncItem::deleted(have.path, have.client);
                 emit(item, None, totals, sink)?;
             }
             Ok(None)
@@ -302,7 +336,7 @@ impl Service {
                             depot_file: path,
                             client_file,
                             rev: t.rev,
-                            action: "resolve",
+                            action: SyncAction::Resolve,
                             file_type: t.file_type.to_string(),
                             digest: t.digest.map(|d| d.to_hex()).unwrap_or_default(),
                             size: t.size,
@@ -314,22 +348,16 @@ impl Service {
                 }
                 let Some(target) = target else {
                     if have != 0 {
-                        let item = SyncItem {
-                            depot_file: path,
-                            client_file,
-                            rev: 0,
-                            action: "deleted",
-                            ..SyncItem::default()
-                        };
+                        let item = SyncItem::deleted(path, client_file);
                         emit(item, None, totals, sink)?;
                     }
                     continue;
                 };
                 let action = match have {
-                    0 => "added",
-                    h if h == target.rev && opts.force => "refreshed",
+                    0 => SyncAction::Added,
+                    h if h == target.rev && opts.force => SyncAction::Refreshed,
                     h if h == target.rev => continue,
-                    _ => "updated",
+                    _ => SyncAction::Updated,
                 };
                 let content = if opts.preview || opts.have_only {
                     None
@@ -370,7 +398,7 @@ impl Service {
         Ok(Content {
             compressed: blob.encoding == Encoding::Zstd,
             size: rev.size,
-            digest: digest.to_hex(),
+            digest,
             blob,
         })
     }

@@ -5,6 +5,7 @@
 //! Which files may be uploaded, and which must be, is decided by the command that owns the
 //! upload (open actions that carry content; files with lazy content need no upload).
 
+use crate::error::UploadError;
 use crate::{Service, ServiceError};
 use keel_blob::{BlobInfo, BlobStore, BlobWriter, PendingBlob};
 use keel_core::{ChangeNumber, Digest, FileAction};
@@ -78,7 +79,10 @@ impl Uploads {
             None => None,
         };
         found.ok_or_else(|| {
-            ServiceError::Invalid(format!("{depot_file} - not opened in this changelist"))
+            UploadError::NotInChange {
+                path: depot_file.to_string(),
+            }
+            .into()
         })
     }
 
@@ -93,24 +97,23 @@ impl Uploads {
     /// Starts receiving one file's content.
     pub fn begin_file(&mut self, service: &Service, depot_file: &str) -> Result<(), ServiceError> {
         if let Some((path, _)) = &self.current {
-            return Err(ServiceError::Invalid(format!(
-                "{path} - content not finished before {depot_file}"
-            )));
+            return Err(UploadError::Unfinished { path: path.clone() }.into());
         }
         let row = self.opened(service, depot_file)?;
         if !needs_content(row.action) {
-            return Err(ServiceError::Invalid(format!(
-                "{depot_file} - opened for {}; it takes no content",
-                row.action.as_str()
-            )));
+            return Err(UploadError::TakesNoContent {
+                path: depot_file.to_string(),
+                action: row.action,
+            }
+            .into());
         }
         self.current = Some((depot_file.to_string(), service.blobs.writer()?));
         Ok(())
     }
 
     pub fn write_chunk(&mut self, data: &[u8]) -> Result<(), ServiceError> {
-        let (_, writer) = self.current.as_mut().ok_or_else(|| {
-            ServiceError::Invalid("file content sent before its file header".into())
+        let (_, writer) = self.current.as_mut().ok_or(UploadError::OutOfOrder {
+            what: "file content sent before its file header",
         })?;
         writer.write(data)?;
         Ok(())
@@ -123,20 +126,24 @@ impl Uploads {
         digest: &str,
         size: u64,
     ) -> Result<(), ServiceError> {
-        let (path, writer) = self
-            .current
-            .take()
-            .ok_or_else(|| ServiceError::Invalid("file end sent before its file header".into()))?;
+        let (path, writer) = self.current.take().ok_or(UploadError::OutOfOrder {
+            what: "file end sent before its file header",
+        })?;
         let pending = writer.finish()?;
         let info = pending.info.clone();
-        let claimed = Digest::from_hex(digest)
-            .map_err(|e| ServiceError::Invalid(format!("{path} - bad digest from client: {e}")))?;
+        let claimed = Digest::from_hex(digest).map_err(|e| UploadError::BadDigest {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
         if claimed != info.digest || size != info.size {
-            return Err(ServiceError::Invalid(format!(
-                "{path} - content damaged in transfer: client sent {size} bytes with digest {digest}, \
-                 server received {} bytes with digest {}",
-                info.size, info.digest
-            )));
+            return Err(UploadError::Damaged {
+                path,
+                sent_size: size,
+                sent_digest: digest.to_string(),
+                got_size: info.size,
+                got_digest: info.digest.to_hex(),
+            }
+            .into());
         }
         self.uploaded.insert(path, info);
         self.pending_bytes += pending.info.stored_size;
@@ -154,14 +161,13 @@ impl Uploads {
     /// durable under its digest (one flush for the batch) before any metadata refers to it.
     pub(crate) fn finish(self, service: &Service) -> Result<FileContents, ServiceError> {
         if let Some((path, _)) = &self.current {
-            return Err(ServiceError::Invalid(format!(
-                "{path} - content was not finished"
-            )));
+            return Err(UploadError::Unfinished { path: path.clone() }.into());
         }
         if let Some(missing) = self.expected().find(|p| !self.uploaded.contains_key(*p)) {
-            return Err(ServiceError::Invalid(format!(
-                "{missing} - content missing from upload"
-            )));
+            return Err(UploadError::Missing {
+                path: missing.to_string(),
+            }
+            .into());
         }
         service.blobs.publish(self.pending)?;
         Ok(FileContents {
@@ -220,9 +226,9 @@ pub(crate) fn check_present(
     if blobs.contains(digest)? {
         Ok(())
     } else {
-        Err(ServiceError::Precondition(format!(
-            "{path} - content {digest} was removed from the server (obliterate) while this \
-             command ran; nothing was changed, run it again"
-        )))
+        Err(ServiceError::ContentPurged {
+            path: path.to_string(),
+            digest: digest.to_hex(),
+        })
     }
 }

@@ -3,6 +3,7 @@
 //! target once, and the whole branch then submits as one change.
 
 use keel_blob::{BlobStore, CompressionPolicy, FsBlobStore};
+use keel_core::{ChangeRef, FileAction};
 use keel_service::{
     Caller, IntegrateMode, IntegrateRequest, OpenAction, OpenRequest, Service, ServiceConfig,
     WorkspaceSpec,
@@ -53,7 +54,9 @@ fn a_branch_of_several_batches_opens_every_target_once() {
         ..OpenRequest::default()
     };
     service.open(&who, OpenAction::Add, req).expect("opened");
-    let mut session = service.submit_begin(&who, 0, "main").expect("begin");
+    let mut session = service
+        .submit_begin(&who, ChangeRef::Default, "main")
+        .expect("begin");
     let expected: Vec<String> = session.uploads().expected().map(str::to_string).collect();
     for path in expected {
         let mut probe = blobs.writer().expect("writer");
@@ -84,7 +87,9 @@ fn a_branch_of_several_batches_opens_every_target_once() {
     assert_eq!(reported, targets);
 
     // Every target is opened exactly once, and the branch submits whole.
-    let session = service.submit_begin(&who, 0, "branch").expect("begin");
+    let session = service
+        .submit_begin(&who, ChangeRef::Default, "branch")
+        .expect("begin");
     let result = session.commit(&service).expect("branch submitted");
     let mut submitted = Vec::new();
     service
@@ -93,9 +98,9 @@ fn a_branch_of_several_batches_opens_every_target_once() {
             Ok(())
         })
         .expect("submitted files");
-    let branched: Vec<(String, String)> = targets
+    let branched: Vec<(String, Option<FileAction>)> = targets
         .iter()
-        .map(|t| (t.clone(), "branch".to_string()))
+        .map(|t| (t.clone(), Some(FileAction::Branch)))
         .collect();
     assert_eq!(submitted, branched);
 }

@@ -3,8 +3,9 @@
 
 mod support;
 
-use keel_service::{IntegrateMode, IntegrateRequest, ResolveOutcome};
-use support::{Case, Want, World, check, done, strings};
+use keel_core::{ChangeNumber, ChangeRef, IntegHow};
+use keel_service::{IntegrateError, IntegrateMode, IntegrateRequest, ResolveOutcome, ServiceError};
+use support::{Case, Failure, Want, World, check, done, shared, strings};
 
 fn main_to_rel() -> IntegrateRequest {
     IntegrateRequest {
@@ -14,7 +15,7 @@ fn main_to_rel() -> IntegrateRequest {
     }
 }
 
-fn integrate(w: &World) -> Result<Vec<keel_service::FileInfo>, keel_service::ServiceError> {
+fn integrate(w: &World) -> Result<Vec<keel_service::FileInfo>, IntegrateError> {
     w.integrate(&w.ann, IntegrateMode::Integrate, main_to_rel())
 }
 
@@ -37,7 +38,7 @@ fn pending_resolve(w: &World) {
     integrate(w).expect("integrate");
 }
 
-fn resolve(w: &World, outcome: ResolveOutcome) -> Result<(), keel_service::ServiceError> {
+fn resolve(w: &World, outcome: ResolveOutcome) -> Result<(), support::Failure> {
     done(w.service.resolve_done(&w.ann, "//depot/rel/f", outcome))
 }
 
@@ -49,9 +50,14 @@ fn integrate_rules() {
             setup: sources,
             act: |w| {
                 let got = integrate(w)?;
-                let actions: Vec<&str> = got.iter().map(|f| f.action.as_str()).collect();
+                let actions: Vec<&str> = got
+                    .iter()
+                    .map(|f| f.action.map_or("", |a| a.as_str()))
+                    .collect();
                 assert_eq!(actions, ["branch", "branch"]);
-                let mut s = w.service.submit_begin(&w.ann, 0, "branch")?;
+                let mut s = w
+                    .service
+                    .submit_begin(&w.ann, ChangeRef::Default, "branch")?;
                 assert_eq!(
                     s.uploads().expected().count(),
                     0,
@@ -84,7 +90,9 @@ fn integrate_rules() {
                 w.submit(&w.ann, 0).expect("branch submitted");
             },
             act: |w| done(integrate(w)),
-            want: Want::Precondition("all revision(s) already integrated (2 file(s))"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Integrate(IntegrateError::AlreadyIntegrated { from, files: 2 }) if from == "//depot/main/..."),
+            ),
         },
         Case {
             name: "only the source with new revisions is offered, opened for integrate",
@@ -93,7 +101,7 @@ fn integrate_rules() {
                 let got = integrate(w)?;
                 let got: Vec<(&str, &str)> = got
                     .iter()
-                    .map(|f| (f.depot_file.as_str(), f.action.as_str()))
+                    .map(|f| (f.depot_file.as_str(), f.action.map_or("", |a| a.as_str())))
                     .collect();
                 assert_eq!(got, [("//depot/rel/f", "integrate")]);
                 Ok(())
@@ -110,7 +118,9 @@ fn integrate_rules() {
                 };
                 done(w.integrate(&w.ann, IntegrateMode::Integrate, req))
             },
-            want: Want::NotFound("//depot/none/... - no such file(s)"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Integrate(IntegrateError::NoSuchFiles { from }) if from == "//depot/none/..."),
+            ),
         },
         Case {
             name: "integrating into a submitted change is refused",
@@ -122,7 +132,14 @@ fn integrate_rules() {
                 };
                 done(w.integrate(&w.ann, IntegrateMode::Integrate, req))
             },
-            want: Want::Precondition("change 1 is already submitted"),
+            want: Want::Refused(|f| {
+                matches!(
+                    shared(f),
+                    Some(ServiceError::ChangeSubmitted {
+                        change: ChangeNumber(1)
+                    })
+                )
+            }),
         },
         Case {
             name: "a source revision bound selects older revisions",
@@ -134,7 +151,9 @@ fn integrate_rules() {
                 };
                 done(w.integrate(&w.ann, IntegrateMode::Integrate, req))
             },
-            want: Want::Precondition("already integrated"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Integrate(IntegrateError::AlreadyIntegrated { from, files: 2 }) if from == "//depot/main/...@2"),
+            ),
         },
         Case {
             name: "copy opens the changed target already resolved",
@@ -143,7 +162,7 @@ fn integrate_rules() {
                 w.integrate(&w.ann, IntegrateMode::Copy, main_to_rel())?;
                 let got = w.service.resolve_list(&w.ann, &[]);
                 assert!(
-                    matches!(got, Err(keel_service::ServiceError::NotFound(_))),
+                    matches!(got, Err(IntegrateError::NothingToResolve { .. })),
                     "{got:?}"
                 );
                 assert_eq!(w.service.resolved(&w.ann, &[])?.len(), 1);
@@ -164,7 +183,7 @@ fn integrate_rules() {
                 let got = integrate(w)?;
                 let got: Vec<(&str, &str)> = got
                     .iter()
-                    .map(|f| (f.depot_file.as_str(), f.action.as_str()))
+                    .map(|f| (f.depot_file.as_str(), f.action.map_or("", |a| a.as_str())))
                     .collect();
                 assert_eq!(got, [("//depot/rel/g", "delete")]);
                 Ok(())
@@ -187,7 +206,7 @@ fn resolve_rules() {
                     (got[0].depot_file.as_str(), got[0].head_rev),
                     ("//depot/rel/f", 2)
                 );
-                assert!(!got[0].base_digest.is_empty(), "main/f#1 is the base");
+                assert!(got[0].base_digest.is_some(), "main/f#1 is the base");
                 Ok(())
             },
             want: Want::Ok,
@@ -196,13 +215,17 @@ fn resolve_rules() {
             name: "nothing to resolve is reported as such",
             setup: branched_then_edited,
             act: |w| done(w.service.resolve_list(&w.ann, &[])),
-            want: Want::NotFound("no file(s) to resolve"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Integrate(IntegrateError::NothingToResolve { patterns }) if patterns.is_empty()),
+            ),
         },
         Case {
             name: "resolving a file that needs none is refused",
             setup: branched_then_edited,
             act: |w| resolve(w, ResolveOutcome::Merged),
-            want: Want::Precondition("//depot/rel/f - no file(s) to resolve"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Integrate(IntegrateError::NothingToResolve { patterns }) if patterns == "//depot/rel/f"),
+            ),
         },
         Case {
             name: "a file can be resolved only once",
@@ -211,7 +234,9 @@ fn resolve_rules() {
                 resolve(w, ResolveOutcome::Merged).expect("first resolve");
             },
             act: |w| resolve(w, ResolveOutcome::Yours),
-            want: Want::Precondition("no file(s) to resolve"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Integrate(IntegrateError::NothingToResolve { patterns }) if patterns == "//depot/rel/f"),
+            ),
         },
         Case {
             name: "a resolve naming several files is refused",
@@ -228,7 +253,9 @@ fn resolve_rules() {
                         .resolve_done(&w.ann, "//depot/rel/...", ResolveOutcome::Yours),
                 )
             },
-            want: Want::Invalid("//depot/rel/... - names more than one file"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Integrate(IntegrateError::Ambiguous { pattern }) if pattern == "//depot/rel/..."),
+            ),
         },
         Case {
             name: "accepting theirs needs no upload and records a copy",
@@ -237,7 +264,7 @@ fn resolve_rules() {
                 resolve(w, ResolveOutcome::Theirs).expect("theirs");
             },
             act: |w| {
-                let mut s = w.service.submit_begin(&w.ann, 0, "copy")?;
+                let mut s = w.service.submit_begin(&w.ann, ChangeRef::Default, "copy")?;
                 assert_eq!(s.uploads().expected().count(), 0);
                 s.commit(&w.service)?;
                 let mut hows = Vec::new();
@@ -246,10 +273,7 @@ fn resolve_rules() {
                         hows.push((i.to_rev, i.how));
                         Ok(())
                     })?;
-                assert_eq!(
-                    hows,
-                    [(2, "copy from".to_string()), (1, "branch from".into())]
-                );
+                assert_eq!(hows, [(2, IntegHow::CopyFrom), (1, IntegHow::BranchFrom)]);
                 Ok(())
             },
             want: Want::Ok,
@@ -268,7 +292,7 @@ fn resolve_rules() {
                         hows.push(i.how);
                         Ok(())
                     })?;
-                assert!(hows.contains(&"merge from".to_string()), "{hows:?}");
+                assert!(hows.contains(&IntegHow::MergeFrom), "{hows:?}");
                 Ok(())
             },
             want: Want::Ok,
@@ -281,7 +305,9 @@ fn resolve_rules() {
                 w.submit(&w.ann, 0).expect("ignore submitted");
             },
             act: |w| done(integrate(w)),
-            want: Want::Precondition("all revision(s) already integrated"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Integrate(IntegrateError::AlreadyIntegrated { from, files: 2 }) if from == "//depot/main/..."),
+            ),
         },
         Case {
             name: "reverting an unresolved integration leaves it pending",

@@ -2,8 +2,9 @@
 
 mod support;
 
-use keel_service::OpenAction;
-use support::{Case, Want, World, check, done, strings};
+use keel_core::{ChangeNumber, ChangeRef, FileAction};
+use keel_service::{FileOutcome, OpenAction, OpenError, ServiceError};
+use support::{Case, Failure, Want, World, check, done, shared, strings};
 
 /// ann has submitted `//depot/a` and `//depot/main/m`, and `//depot/gone` deleted at head.
 fn history(w: &World) {
@@ -42,7 +43,9 @@ fn open_rules() {
             name: "add of an existing file is refused",
             setup: history,
             act: |w| done(w.add(&w.bob, &["//depot/a"])),
-            want: Want::Precondition("//depot/a - can't add existing file (head #1)"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Open(OpenError::AddExisting { path, head_rev: 1 }) if path == "//depot/a"),
+            ),
         },
         Case {
             name: "add of a file deleted at head re-adds it",
@@ -53,7 +56,7 @@ fn open_rules() {
                 assert_eq!(
                     (
                         w.submitted(&got)[0].head_rev,
-                        w.submitted(&got)[0].action.as_str()
+                        w.submitted(&got)[0].action.map_or("", |a| a.as_str())
                     ),
                     (3, "add")
                 );
@@ -71,7 +74,9 @@ fn open_rules() {
             name: "add outside the workspace view is refused",
             setup: |_| {},
             act: |w| done(w.add(&w.cat, &["//depot/other/x"])),
-            want: Want::Invalid("//depot/other/x - file(s) not in client view"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Open(OpenError::NotInView { path }) if path == "//depot/other/x"),
+            ),
         },
         Case {
             name: "add with an unknown type modifier is refused",
@@ -83,7 +88,9 @@ fn open_rules() {
             name: "add into an unknown depot is refused",
             setup: |_| {},
             act: |w| done(w.add(&w.ann, &["//nodepot/x"])),
-            want: Want::NotFound("'nodepot' is neither a depot nor a workspace"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::UnknownRoot { name, .. }) if name == "nodepot"),
+            ),
         },
         Case {
             name: "the same add twice reports it as already opened",
@@ -92,7 +99,10 @@ fn open_rules() {
             },
             act: |w| {
                 let got = w.add(&w.ann, &["//depot/x"])?;
-                assert_eq!(got[0].message, "currently opened for add");
+                assert_eq!(
+                    (got[0].action.map_or("", |a| a.as_str()), got[0].outcome),
+                    ("add", Some(FileOutcome::AlreadyOpened))
+                );
                 Ok(())
             },
             want: Want::Ok,
@@ -107,19 +117,25 @@ fn open_rules() {
             name: "edit of a file deleted at head is refused",
             setup: synced,
             act: |w| done(w.edit(&w.bob, &["//depot/gone"])),
-            want: Want::NotFound("no files to edit (deleted at head or not in the view)"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Open(OpenError::NothingToOpen { patterns, action: FileAction::Edit }) if patterns == "//depot/gone"),
+            ),
         },
         Case {
             name: "edit of a file the workspace does not have is refused",
             setup: history,
             act: |w| done(w.edit(&w.bob, &["//depot/a"])),
-            want: Want::Precondition("//depot/a - file(s) not on client; sync first"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Open(OpenError::NotOnClient { path }) if path == "//depot/a"),
+            ),
         },
         Case {
             name: "edit of a file that never existed is refused",
             setup: synced,
             act: |w| done(w.edit(&w.bob, &["//depot/nothing"])),
-            want: Want::NotFound("//depot/nothing - no such file(s)"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Open(OpenError::NoSuchFiles { pattern }) if pattern == "//depot/nothing"),
+            ),
         },
         Case {
             name: "edit outside the workspace view is refused",
@@ -128,7 +144,9 @@ fn open_rules() {
                 w.sync(&w.cat, &[]).expect("cat synced");
             },
             act: |w| done(w.edit(&w.cat, &["//depot/a"])),
-            want: Want::NotFound("no files to edit"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Open(OpenError::NothingToOpen { patterns, action: FileAction::Edit }) if patterns == "//depot/a"),
+            ),
         },
         Case {
             name: "edit of a file opened for delete is refused",
@@ -137,7 +155,9 @@ fn open_rules() {
                 w.delete(&w.bob, &["//depot/a"]).expect("opened for delete");
             },
             act: |w| done(w.edit(&w.bob, &["//depot/a"])),
-            want: Want::Precondition("//depot/a - can't edit: already opened for delete"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Open(OpenError::AlreadyOpened { path, wanted: FileAction::Edit, current: FileAction::Delete }) if path == "//depot/a"),
+            ),
         },
         Case {
             name: "edit of a file another workspace holds +l is refused with the holder",
@@ -147,7 +167,9 @@ fn open_rules() {
                     .expect("ann locks");
             },
             act: |w| done(w.edit(&w.bob, &["//depot/a"])),
-            want: Want::Precondition("//depot/a - locked by ann@ann-ws (exclusive open, +l)"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::ExclusivelyOpened { path, user, workspace }) if path == "//depot/a" && user == "ann" && workspace == "ann-ws"),
+            ),
         },
         Case {
             name: "+l open of a file another workspace has open is refused",
@@ -156,7 +178,9 @@ fn open_rules() {
                 w.edit(&w.ann, &["//depot/a"]).expect("ann edits");
             },
             act: |w| done(w.open_as(&w.bob, OpenAction::Edit, 0, "+l", &["//depot/a"])),
-            want: Want::Precondition("locked by ann@ann-ws"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::ExclusivelyOpened { path, user, workspace }) if path == "//depot/a" && user == "ann" && workspace == "ann-ws"),
+            ),
         },
         Case {
             name: "+l open by the holder's own workspace again is fine",
@@ -180,7 +204,9 @@ fn open_rules() {
                 assert!(w.opened(&w.bob).is_empty(), "nothing half-opened");
                 done(err)
             },
-            want: Want::Precondition("locked by ann@ann-ws"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::ExclusivelyOpened { path, user, workspace }) if path == "//depot/a" && user == "ann" && workspace == "ann-ws"),
+            ),
         },
         Case {
             name: "delete of a synced file",
@@ -195,19 +221,35 @@ fn open_rules() {
                 w.sync(&w.cat, &[]).expect("cat synced");
             },
             act: |w| done(w.delete(&w.cat, &["//depot/a"])),
-            want: Want::NotFound("no files to delete"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Open(OpenError::NothingToOpen { patterns, action: FileAction::Delete }) if patterns == "//depot/a"),
+            ),
         },
         Case {
             name: "open into a change that does not exist is refused",
             setup: |_| {},
             act: |w| done(w.open_as(&w.ann, OpenAction::Add, 99, "", &["//depot/x"])),
-            want: Want::NotFound("change 99 does not exist"),
+            want: Want::Refused(|f| {
+                matches!(
+                    shared(f),
+                    Some(ServiceError::NoSuchChange {
+                        change: ChangeNumber(99)
+                    })
+                )
+            }),
         },
         Case {
             name: "open into a submitted change is refused",
             setup: history,
             act: |w| done(w.open_as(&w.ann, OpenAction::Add, 1, "", &["//depot/x"])),
-            want: Want::Precondition("change 1 is already submitted"),
+            want: Want::Refused(|f| {
+                matches!(
+                    shared(f),
+                    Some(ServiceError::ChangeSubmitted {
+                        change: ChangeNumber(1)
+                    })
+                )
+            }),
         },
         Case {
             name: "open into another workspace's change is refused",
@@ -215,7 +257,9 @@ fn open_rules() {
                 w.new_change(&w.ann);
             },
             act: |w| done(w.open_as(&w.bob, OpenAction::Add, 1, "", &["//depot/x"])),
-            want: Want::Precondition("change 1 belongs to workspace 'ann-ws', not 'bob-ws'"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::ChangeOfOtherWorkspace { change: ChangeNumber(1), owner, workspace }) if owner == "ann-ws" && workspace == "bob-ws"),
+            ),
         },
         Case {
             name: "open without a workspace is refused",
@@ -224,7 +268,9 @@ fn open_rules() {
                 let nobody = support::caller("dan");
                 done(w.add(&nobody, &["//depot/x"]))
             },
-            want: Want::NotFound("dan-ws"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::NoSuchWorkspace { name }) if name == "dan-ws"),
+            ),
         },
     ]);
 }
@@ -239,7 +285,8 @@ fn move_rules() {
                 w.edit(&w.bob, &["//depot/a"]).expect("edit");
             },
             act: |w| {
-                w.service.move_file(&w.bob, "//depot/a", "//depot/b", 0)?;
+                w.service
+                    .move_file(&w.bob, "//depot/a", "//depot/b", ChangeRef::Default)?;
                 let actions: Vec<(String, String)> = w
                     .opened(&w.bob)
                     .into_iter()
@@ -259,8 +306,15 @@ fn move_rules() {
         Case {
             name: "move of a file not opened is refused",
             setup: synced,
-            act: |w| done(w.service.move_file(&w.bob, "//depot/a", "//depot/b", 0)),
-            want: Want::Precondition("//depot/a - not opened; edit it before moving"),
+            act: |w| {
+                done(
+                    w.service
+                        .move_file(&w.bob, "//depot/a", "//depot/b", ChangeRef::Default),
+                )
+            },
+            want: Want::Refused(
+                |f| matches!(f, Failure::Open(OpenError::MoveNotOpened { path }) if path == "//depot/a"),
+            ),
         },
         Case {
             name: "move out of the view is refused",
@@ -272,10 +326,12 @@ fn move_rules() {
             act: |w| {
                 done(
                     w.service
-                        .move_file(&w.cat, "//depot/main/m", "//depot/x", 0),
+                        .move_file(&w.cat, "//depot/main/m", "//depot/x", ChangeRef::Default),
                 )
             },
-            want: Want::Invalid("//depot/x - file(s) not in client view"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Open(OpenError::NotInView { path }) if path == "//depot/x"),
+            ),
         },
     ]);
 }
@@ -292,7 +348,10 @@ fn revert_rules() {
                 let got = w
                     .service
                     .revert(&w.ann, &strings(&["//depot/x"]), false, &[])?;
-                assert_eq!(got[0].message, "was add, abandoned");
+                assert_eq!(
+                    (got[0].action.map_or("", |a| a.as_str()), got[0].outcome),
+                    ("add", Some(FileOutcome::Reverted))
+                );
                 assert!(w.opened(&w.ann).is_empty());
                 Ok(())
             },
@@ -309,8 +368,12 @@ fn revert_rules() {
                     .service
                     .revert(&w.bob, &strings(&["//depot/a"]), false, &[])?;
                 assert_eq!(
-                    (got[0].have_rev, got[0].message.as_str()),
-                    (1, "was edit, reverted")
+                    (
+                        got[0].have_rev,
+                        got[0].action.map_or("", |a| a.as_str()),
+                        got[0].outcome
+                    ),
+                    (1, "edit", Some(FileOutcome::Reverted))
                 );
                 Ok(())
             },
@@ -325,7 +388,9 @@ fn revert_rules() {
                         .revert(&w.bob, &strings(&["//depot/a"]), false, &[]),
                 )
             },
-            want: Want::NotFound("//depot/a - file(s) not opened on this client"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::NotOpened { patterns }) if patterns == "//depot/a"),
+            ),
         },
         Case {
             name: "revert of one half of a move reverts the pair",
@@ -333,7 +398,7 @@ fn revert_rules() {
                 synced(w);
                 w.edit(&w.bob, &["//depot/a"]).expect("edit");
                 w.service
-                    .move_file(&w.bob, "//depot/a", "//depot/b", 0)
+                    .move_file(&w.bob, "//depot/a", "//depot/b", ChangeRef::Default)
                     .expect("move");
             },
             act: |w| {
@@ -389,8 +454,12 @@ fn reopen_rules() {
                 w.add(&w.ann, &["//depot/x"]).expect("add");
             },
             act: |w| {
-                w.service
-                    .reopen(&w.ann, &strings(&["//depot/x"]), Some(1), "")?;
+                w.service.reopen(
+                    &w.ann,
+                    &strings(&["//depot/x"]),
+                    Some(ChangeRef::from_number(1)),
+                    "",
+                )?;
                 assert_eq!(w.opened(&w.ann)[0].2, 1);
                 Ok(())
             },
@@ -403,12 +472,21 @@ fn reopen_rules() {
                 w.add(&w.ann, &["//depot/x"]).expect("add");
             },
             act: |w| {
-                done(
-                    w.service
-                        .reopen(&w.ann, &strings(&["//depot/x"]), Some(1), ""),
-                )
+                done(w.service.reopen(
+                    &w.ann,
+                    &strings(&["//depot/x"]),
+                    Some(ChangeRef::from_number(1)),
+                    "",
+                ))
             },
-            want: Want::Precondition("change 1 is already submitted"),
+            want: Want::Refused(|f| {
+                matches!(
+                    shared(f),
+                    Some(ServiceError::ChangeSubmitted {
+                        change: ChangeNumber(1)
+                    })
+                )
+            }),
         },
         Case {
             name: "reopen of a file not opened is refused",
@@ -419,7 +497,9 @@ fn reopen_rules() {
                         .reopen(&w.ann, &strings(&["//depot/x"]), None, "+x"),
                 )
             },
-            want: Want::NotFound("not opened on this client"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::NotOpened { patterns }) if patterns == "//depot/x"),
+            ),
         },
         Case {
             name: "reopen +l while another workspace has the file open is refused",
@@ -434,7 +514,9 @@ fn reopen_rules() {
                         .reopen(&w.bob, &strings(&["//depot/a"]), None, "+l"),
                 )
             },
-            want: Want::Precondition("locked by ann@ann-ws"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::ExclusivelyOpened { path, user, workspace }) if path == "//depot/a" && user == "ann" && workspace == "ann-ws"),
+            ),
         },
         Case {
             name: "reopen with a new type keeps the action",
@@ -446,8 +528,8 @@ fn reopen_rules() {
                     .service
                     .reopen(&w.ann, &strings(&["//depot/x"]), None, "binary")?;
                 assert_eq!(
-                    (got[0].file_type.as_str(), got[0].action.as_str()),
-                    ("binary", "add")
+                    (got[0].file_type.map(|t| t.to_string()), got[0].action),
+                    (Some("binary".to_string()), Some(FileAction::Add))
                 );
                 Ok(())
             },

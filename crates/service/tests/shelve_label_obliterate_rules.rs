@@ -3,8 +3,9 @@
 
 mod support;
 
-use keel_service::{LabelSpec, OpenAction, TagOptions};
-use support::{Case, Want, World, check, done, strings};
+use keel_core::{ChangeNumber, ChangeRef};
+use keel_service::{ChangeError, LabelSpec, OpenAction, ServiceError, ShelveError, TagOptions};
+use support::{Case, Failure, Want, World, check, done, shared, strings};
 
 /// ann's pending change 1 holds an add of //depot/x and an edit of //depot/main/m (added in
 /// change 2, which is submitted first, so 1 is the older pending change).
@@ -38,7 +39,7 @@ fn shelve_rules() {
                 w.add(&w.ann, &["//depot/x"]).expect("add");
             },
             act: |w| done(w.shelve(&w.ann, 0)),
-            want: Want::Invalid("shelve needs a numbered pending change"),
+            want: Want::Refused(|f| matches!(f, Failure::Shelve(ShelveError::DefaultChangelist))),
         },
         Case {
             name: "a change without opened files cannot be shelved",
@@ -46,7 +47,9 @@ fn shelve_rules() {
                 w.new_change(&w.ann);
             },
             act: |w| done(w.shelve(&w.ann, 1)),
-            want: Want::Precondition("No files to shelve: no opened files change 1."),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Shelve(ShelveError::NothingToShelve { change: ChangeNumber(1), patterns }) if patterns.is_empty()),
+            ),
         },
         Case {
             name: "shelving keeps the files open",
@@ -63,7 +66,8 @@ fn shelve_rules() {
             setup: shelved,
             act: |w| {
                 let change = bob_change(w);
-                w.service.unshelve(&w.bob, 1, change, &[])?;
+                w.service
+                    .unshelve(&w.bob, ChangeNumber(1), ChangeRef::from_number(change), &[])?;
                 let got: Vec<(String, String)> = w
                     .opened(&w.bob)
                     .into_iter()
@@ -85,8 +89,13 @@ fn shelve_rules() {
             setup: shelved,
             act: |w| {
                 let change = bob_change(w);
-                w.service.unshelve(&w.bob, 1, change, &[])?;
-                let mut s = w.service.submit_begin(&w.bob, change, "from the shelf")?;
+                w.service
+                    .unshelve(&w.bob, ChangeNumber(1), ChangeRef::from_number(change), &[])?;
+                let mut s = w.service.submit_begin(
+                    &w.bob,
+                    ChangeRef::from_number(change),
+                    "from the shelf",
+                )?;
                 assert_eq!(s.uploads().expected().count(), 0);
                 done(s.commit(&w.service))
             },
@@ -95,45 +104,85 @@ fn shelve_rules() {
         Case {
             name: "unshelve of a change that does not exist is refused",
             setup: shelved,
-            act: |w| done(w.service.unshelve(&w.bob, 42, 0, &[])),
-            want: Want::NotFound("change 42 does not exist"),
+            act: |w| {
+                done(
+                    w.service
+                        .unshelve(&w.bob, ChangeNumber(42), ChangeRef::Default, &[]),
+                )
+            },
+            want: Want::Refused(|f| {
+                matches!(
+                    shared(f),
+                    Some(ServiceError::NoSuchChange {
+                        change: ChangeNumber(42)
+                    })
+                )
+            }),
         },
         Case {
             name: "unshelve of a submitted change is refused",
             setup: shelved,
-            act: |w| done(w.service.unshelve(&w.bob, 2, 0, &[])),
-            want: Want::Precondition("change 2 is submitted; only pending changes have shelves"),
+            act: |w| {
+                done(
+                    w.service
+                        .unshelve(&w.bob, ChangeNumber(2), ChangeRef::Default, &[]),
+                )
+            },
+            want: Want::Refused(|f| {
+                matches!(
+                    f,
+                    Failure::Shelve(ShelveError::Submitted {
+                        change: ChangeNumber(2)
+                    })
+                )
+            }),
         },
         Case {
             name: "unshelve of a change without a shelf is refused",
             setup: pending,
-            act: |w| done(w.service.unshelve(&w.bob, 1, 0, &[])),
-            want: Want::NotFound("change 1 has no shelved files"),
+            act: |w| {
+                done(
+                    w.service
+                        .unshelve(&w.bob, ChangeNumber(1), ChangeRef::Default, &[]),
+                )
+            },
+            want: Want::Refused(
+                |f| matches!(f, Failure::Shelve(ShelveError::NothingShelved { change: ChangeNumber(1), patterns }) if patterns.is_empty()),
+            ),
         },
         Case {
             name: "unshelve of files outside the view is refused",
             setup: shelved,
-            act: |w| done(w.service.unshelve(&w.cat, 1, 0, &[])),
-            want: Want::Invalid("//depot/x - file(s) not in client view of workspace 'cat-ws'"),
+            act: |w| {
+                done(
+                    w.service
+                        .unshelve(&w.cat, ChangeNumber(1), ChangeRef::Default, &[]),
+                )
+            },
+            want: Want::Refused(
+                |f| matches!(f, Failure::Shelve(ShelveError::NotInView { path, workspace }) if path == "//depot/x" && workspace == "cat-ws"),
+            ),
         },
         Case {
             name: "deleting a shelf needs its change",
             setup: shelved,
-            act: |w| done(w.service.delete_shelved(&w.ann, 0, &[])),
-            want: Want::Invalid("shelve -d needs the change"),
+            act: |w| done(w.service.delete_shelved(&w.ann, ChangeNumber(0), &[])),
+            want: Want::Refused(|f| matches!(f, Failure::Shelve(ShelveError::DefaultChangelist))),
         },
         Case {
             name: "deleting shelved files that are not there is refused",
             setup: pending,
-            act: |w| done(w.service.delete_shelved(&w.ann, 1, &[])),
-            want: Want::NotFound("No shelved files in change 1 to delete."),
+            act: |w| done(w.service.delete_shelved(&w.ann, ChangeNumber(1), &[])),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Shelve(ShelveError::NothingShelved { change: ChangeNumber(1), patterns }) if patterns.is_empty()),
+            ),
         },
         Case {
             name: "after the shelf is deleted the change submits",
             setup: |w| {
                 shelved(w);
                 w.service
-                    .delete_shelved(&w.ann, 1, &[])
+                    .delete_shelved(&w.ann, ChangeNumber(1), &[])
                     .expect("shelf deleted");
             },
             act: |w| done(w.submit(&w.ann, 1)),
@@ -147,14 +196,28 @@ fn shelve_rules() {
                     .revert(&w.ann, &[], false, &[])
                     .expect("files reverted");
             },
-            act: |w| done(w.service.save_change(&w.ann, 1, "", &[], true)),
-            want: Want::Precondition("change 1 - shelved files must be deleted first"),
+            act: |w| done(w.service.delete_change(&w.ann, ChangeNumber(1))),
+            want: Want::Refused(|f| {
+                matches!(
+                    shared(f),
+                    Some(ServiceError::ShelvedFilesExist {
+                        change: ChangeNumber(1)
+                    })
+                )
+            }),
         },
         Case {
             name: "a change with opened files cannot be deleted",
             setup: pending,
-            act: |w| done(w.service.save_change(&w.ann, 1, "", &[], true)),
-            want: Want::Precondition("change 1 has files opened; reopen or revert them first"),
+            act: |w| done(w.service.delete_change(&w.ann, ChangeNumber(1))),
+            want: Want::Refused(|f| {
+                matches!(
+                    f,
+                    Failure::Change(ChangeError::FilesOpened {
+                        change: ChangeNumber(1)
+                    })
+                )
+            }),
         },
     ]);
 }
@@ -243,7 +306,7 @@ fn label_rules() {
         Case {
             name: "a locked label cannot be deleted",
             setup: labels,
-            act: |w| w.service.delete_label(&w.ann, "shut"),
+            act: |w| done(w.service.delete_label(&w.ann, "shut")),
             want: Want::Precondition("label 'shut' is locked"),
         },
         Case {

@@ -2,8 +2,9 @@
 //! must be noticed (the change's files re-read and compared), and nothing else must stop it.
 
 use keel_blob::{BlobStore, CompressionPolicy, FsBlobStore};
+use keel_core::ChangeRef;
 use keel_service::{
-    Caller, OpenAction, OpenRequest, Service, ServiceConfig, ServiceError, SubmitSession,
+    Caller, OpenAction, OpenRequest, Service, ServiceConfig, SubmitError, SubmitSession,
     WorkspaceSpec,
 };
 use keel_store::{MetaStore, SqliteHaveStore, SqliteStore, StoreConfig};
@@ -94,7 +95,9 @@ fn submit_notices_a_file_reverted_after_it_began() {
     let (_dir, service, blobs, who) = fixture();
     add(&service, &who, &["//depot/a", "//depot/b", "//depot/c"]);
 
-    let mut session = service.submit_begin(&who, 0, "three files").expect("begin");
+    let mut session = service
+        .submit_begin(&who, ChangeRef::Default, "three files")
+        .expect("begin");
     service
         .revert(&who, &["//depot/b".to_string()], false, &[])
         .expect("revert");
@@ -103,7 +106,7 @@ fn submit_notices_a_file_reverted_after_it_began() {
         panic!("a submit whose files changed after it began must fail");
     };
     assert!(
-        matches!(&err, ServiceError::Precondition(m) if m.contains("changed while it was being submitted")),
+        matches!(&err, SubmitError::ChangedDuringSubmit { change: None }),
         "{err:?}"
     );
     let mut opened = Vec::new();
@@ -134,14 +137,18 @@ fn submit_commits_when_only_unrelated_writes_came_between() {
     add(&service, &who, &["//depot/a", "//depot/b"]);
 
     // Nothing written between begin and commit.
-    let mut session = service.submit_begin(&who, 0, "quiet").expect("begin");
+    let mut session = service
+        .submit_begin(&who, ChangeRef::Default, "quiet")
+        .expect("begin");
     upload_all(&service, &blobs, &mut session);
     let first = session.commit(&service).expect("quiet submit commits");
     assert_eq!(submitted(&service, &first), ["//depot/a", "//depot/b"]);
 
     // Another user's writes in between: the files are read again, found unchanged, committed.
     add(&service, &who, &["//depot/c"]);
-    let mut session = service.submit_begin(&who, 0, "busy").expect("begin");
+    let mut session = service
+        .submit_begin(&who, ChangeRef::Default, "busy")
+        .expect("begin");
     let other = caller("bob", "bob-ws");
     workspace(&service, &other, &dir.path().join("bob"));
     add(&service, &other, &["//depot/d"]);
@@ -168,7 +175,9 @@ fn a_change_larger_than_one_batch_is_submitted_and_reported_whole() {
         "//depot/e",
     ];
     add(&service, &who, &paths);
-    let mut session = service.submit_begin(&who, 0, "five").expect("begin");
+    let mut session = service
+        .submit_begin(&who, ChangeRef::Default, "five")
+        .expect("begin");
     // An unrelated write in between: the commit re-reads all pages and compares.
     let other = caller("bob", "bob-ws");
     workspace(&service, &other, &dir.path().join("bob"));
@@ -187,7 +196,9 @@ fn a_change_larger_than_one_batch_is_submitted_and_reported_whole() {
 
     // A file reverted in between changes a later page: nothing is submitted.
     add(&service, &who, &["//depot/f", "//depot/g", "//depot/h"]);
-    let mut session = service.submit_begin(&who, 0, "three").expect("begin");
+    let mut session = service
+        .submit_begin(&who, ChangeRef::Default, "three")
+        .expect("begin");
     service
         .revert(&who, &["//depot/h".to_string()], false, &[])
         .expect("revert");
@@ -196,7 +207,7 @@ fn a_change_larger_than_one_batch_is_submitted_and_reported_whole() {
         panic!("a submit whose last page changed must fail");
     };
     assert!(
-        matches!(&err, ServiceError::Precondition(m) if m.contains("changed while it was being submitted")),
+        matches!(&err, SubmitError::ChangedDuringSubmit { change: None }),
         "{err:?}"
     );
 }

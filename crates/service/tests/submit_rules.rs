@@ -3,8 +3,11 @@
 
 mod support;
 
-use keel_service::{IntegrateMode, IntegrateRequest, OpenAction};
-use support::{Case, Want, World, check, done};
+use keel_core::{ChangeNumber, ChangeRef, FileAction};
+use keel_service::{
+    IntegrateMode, IntegrateRequest, OpenAction, ServiceError, SubmitError, UploadError,
+};
+use support::{Case, Failure, Want, World, check, done, shared};
 
 /// ann has submitted `//depot/a` (change 1) and bob has synced it.
 fn history(w: &World) {
@@ -19,7 +22,12 @@ fn submit_rules() {
             name: "an empty default changelist is refused",
             setup: |_| {},
             act: |w| done(w.submit(&w.ann, 0)),
-            want: Want::Precondition("No files to submit from the default changelist."),
+            want: Want::Refused(|f| {
+                matches!(
+                    f,
+                    Failure::Submit(SubmitError::NothingToSubmit { change: None })
+                )
+            }),
         },
         Case {
             name: "an empty numbered change is refused",
@@ -27,15 +35,22 @@ fn submit_rules() {
                 w.new_change(&w.ann);
             },
             act: |w| done(w.submit(&w.ann, 1)),
-            want: Want::Precondition("No files to submit from change 1."),
+            want: Want::Refused(|f| {
+                matches!(
+                    f,
+                    Failure::Submit(SubmitError::NothingToSubmit {
+                        change: Some(ChangeNumber(1))
+                    })
+                )
+            }),
         },
         Case {
             name: "a submit without a description is refused",
             setup: |w| {
                 w.add(&w.ann, &["//depot/x"]).expect("add");
             },
-            act: |w| done(w.service.submit_begin(&w.ann, 0, "  ")),
-            want: Want::Invalid("submit needs a description"),
+            act: |w| done(w.service.submit_begin(&w.ann, ChangeRef::Default, "  ")),
+            want: Want::Refused(|f| matches!(f, Failure::Submit(SubmitError::NoDescription))),
         },
         Case {
             name: "a numbered change's own description is used",
@@ -45,7 +60,9 @@ fn submit_rules() {
                     .expect("add");
             },
             act: |w| {
-                let mut s = w.service.submit_begin(&w.ann, 1, "")?;
+                let mut s = w
+                    .service
+                    .submit_begin(&w.ann, ChangeRef::from_number(1), "")?;
                 let path = s.uploads().expected().next().map(str::to_string);
                 assert_eq!(path.as_deref(), Some("//depot/x"));
                 Ok(())
@@ -62,7 +79,11 @@ fn submit_rules() {
             },
             act: |w| {
                 let got = w.submit(&w.ann, 0)?;
-                assert_eq!(got.change, 2, "a new number after pending change 1");
+                assert_eq!(
+                    got.change,
+                    ChangeNumber(2),
+                    "a new number after pending change 1"
+                );
                 assert_eq!(w.submitted(&got).len(), 1);
                 assert_eq!(w.submitted(&got)[0].depot_file, "//depot/default");
                 assert_eq!(
@@ -82,7 +103,7 @@ fn submit_rules() {
             },
             act: |w| {
                 let got = w.submit(&w.ann, 1)?;
-                assert_eq!((got.change, got.renamed_from), (1, 0));
+                assert_eq!((got.change, got.renamed_from), (ChangeNumber(1), None));
                 Ok(())
             },
             want: Want::Ok,
@@ -97,7 +118,10 @@ fn submit_rules() {
             },
             act: |w| {
                 let got = w.submit(&w.ann, 1)?;
-                assert_eq!((got.change, got.renamed_from), (3, 1));
+                assert_eq!(
+                    (got.change, got.renamed_from),
+                    (ChangeNumber(3), Some(ChangeNumber(1)))
+                );
                 Ok(())
             },
             want: Want::Ok,
@@ -108,13 +132,22 @@ fn submit_rules() {
                 w.new_change(&w.ann);
             },
             act: |w| done(w.submit(&w.bob, 1)),
-            want: Want::Precondition("change 1 belongs to workspace 'ann-ws'"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::ChangeOfOtherWorkspace { change: ChangeNumber(1), owner, workspace }) if owner == "ann-ws" && workspace == "bob-ws"),
+            ),
         },
         Case {
             name: "a submitted change is refused",
             setup: history,
             act: |w| done(w.submit(&w.ann, 1)),
-            want: Want::Precondition("change 1 is already submitted"),
+            want: Want::Refused(|f| {
+                matches!(
+                    shared(f),
+                    Some(ServiceError::ChangeSubmitted {
+                        change: ChangeNumber(1)
+                    })
+                )
+            }),
         },
         Case {
             name: "a change with shelved files is refused",
@@ -125,7 +158,14 @@ fn submit_rules() {
                 w.shelve(&w.ann, 1).expect("shelved");
             },
             act: |w| done(w.submit(&w.ann, 1)),
-            want: Want::Precondition("change 1 - shelved files must be deleted first"),
+            want: Want::Refused(|f| {
+                matches!(
+                    shared(f),
+                    Some(ServiceError::ShelvedFilesExist {
+                        change: ChangeNumber(1)
+                    })
+                )
+            }),
         },
         Case {
             name: "a file with an unresolved integration is refused",
@@ -144,7 +184,9 @@ fn submit_rules() {
                     .expect("integrate");
             },
             act: |w| done(w.submit(&w.ann, 0)),
-            want: Want::Precondition("//depot/rel/f - must resolve before submitting"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Submit(SubmitError::MustResolve { path }) if path == "//depot/rel/f"),
+            ),
         },
         Case {
             name: "an edit of an out-of-date revision is refused",
@@ -154,7 +196,9 @@ fn submit_rules() {
                 w.bump(&w.ann, &["//depot/a"]);
             },
             act: |w| done(w.submit(&w.bob, 0)),
-            want: Want::Precondition("//depot/a - must sync/resolve #2 before submitting"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Submit(SubmitError::OutOfDate { path, head_rev: 2, opened_at: 1 }) if path == "//depot/a"),
+            ),
         },
         Case {
             name: "an add that someone else submitted first is refused",
@@ -163,7 +207,9 @@ fn submit_rules() {
                 w.seed(&w.ann, &["//depot/x"]);
             },
             act: |w| done(w.submit(&w.bob, 0)),
-            want: Want::Precondition("//depot/x - must sync/resolve #1"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Submit(SubmitError::OutOfDate { path, head_rev: 1, opened_at: 0 }) if path == "//depot/x"),
+            ),
         },
         Case {
             name: "a delete leaves a deleted head without content",
@@ -175,7 +221,7 @@ fn submit_rules() {
                 let got = w.submit(&w.bob, 0)?;
                 let f = &w.submitted(&got)[0];
                 assert_eq!(
-                    (f.head_rev, f.action.as_str(), f.have_rev),
+                    (f.head_rev, f.action.map_or("", |a| a.as_str()), f.have_rev),
                     (2, "delete", 0)
                 );
                 Ok(())
@@ -188,10 +234,14 @@ fn submit_rules() {
                 w.add(&w.ann, &["//depot/x"]).expect("add");
             },
             act: |w| {
-                let s = w.service.submit_begin(&w.ann, 0, "no upload")?;
+                let s = w
+                    .service
+                    .submit_begin(&w.ann, ChangeRef::Default, "no upload")?;
                 done(s.commit(&w.service))
             },
-            want: Want::Invalid("//depot/x - content missing from upload"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::Upload(UploadError::Missing { path })) if path == "//depot/x"),
+            ),
         },
         Case {
             name: "content whose digest does not match is refused",
@@ -199,13 +249,17 @@ fn submit_rules() {
                 w.add(&w.ann, &["//depot/x"]).expect("add");
             },
             act: |w| {
-                let mut s = w.service.submit_begin(&w.ann, 0, "damaged")?;
+                let mut s = w
+                    .service
+                    .submit_begin(&w.ann, ChangeRef::Default, "damaged")?;
                 let up = s.uploads();
                 up.begin_file(&w.service, "//depot/x")?;
                 up.write_chunk(b"abc")?;
                 done(up.end_file(&w.service, &"0".repeat(64), 3))
             },
-            want: Want::Invalid("//depot/x - content damaged in transfer"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::Upload(UploadError::Damaged { path, sent_size: 3, got_size: 3, .. })) if path == "//depot/x"),
+            ),
         },
         Case {
             name: "content for a file opened for delete is refused",
@@ -214,10 +268,14 @@ fn submit_rules() {
                 w.delete(&w.bob, &["//depot/a"]).expect("delete");
             },
             act: |w| {
-                let mut s = w.service.submit_begin(&w.bob, 0, "content")?;
+                let mut s = w
+                    .service
+                    .submit_begin(&w.bob, ChangeRef::Default, "content")?;
                 done(s.uploads().begin_file(&w.service, "//depot/a"))
             },
-            want: Want::Invalid("//depot/a - opened for delete; it takes no content"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::Upload(UploadError::TakesNoContent { path, action: FileAction::Delete })) if path == "//depot/a"),
+            ),
         },
         Case {
             name: "content for a file not in the change is refused",
@@ -225,10 +283,14 @@ fn submit_rules() {
                 w.add(&w.ann, &["//depot/x"]).expect("add");
             },
             act: |w| {
-                let mut s = w.service.submit_begin(&w.ann, 0, "content")?;
+                let mut s = w
+                    .service
+                    .submit_begin(&w.ann, ChangeRef::Default, "content")?;
                 done(s.uploads().begin_file(&w.service, "//depot/other"))
             },
-            want: Want::Invalid("//depot/other - not opened in this changelist"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::Upload(UploadError::NotInChange { path })) if path == "//depot/other"),
+            ),
         },
     ]);
 }

@@ -3,7 +3,8 @@
 
 mod support;
 
-use support::{Case, Want, World, check, done};
+use keel_service::ServiceError;
+use support::{Case, Want, World, check, done, shared};
 
 /// The depot's history, the same for every case:
 /// change 1 adds a, b, main/m; change 2 edits a; change 3 deletes b.
@@ -167,7 +168,9 @@ fn sync_refusals() {
             name: "an unknown depot or workspace is refused",
             setup: history,
             act: |w| done(w.sync_plan(&w.bob, &["//nowhere/..."])),
-            want: Want::NotFound("'nowhere' is neither a depot nor a workspace"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::UnknownRoot { name, .. }) if name == "nowhere"),
+            ),
         },
         Case {
             name: "a malformed revision is refused",

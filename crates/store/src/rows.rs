@@ -1,6 +1,6 @@
 //! The rows the store keeps, as typed values.
 
-use keel_core::{ChangeNumber, Digest, FileAction, FileType};
+use keel_core::{ChangeNumber, Digest, FileAction, FileType, IntegHow};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DepotRow {
@@ -25,28 +25,7 @@ pub struct WorkspaceRow {
     pub accessed: i64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChangeStatus {
-    Pending,
-    Submitted,
-}
-
-impl ChangeStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChangeStatus::Pending => "pending",
-            ChangeStatus::Submitted => "submitted",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<ChangeStatus> {
-        match s {
-            "pending" => Some(ChangeStatus::Pending),
-            "submitted" => Some(ChangeStatus::Submitted),
-            _ => None,
-        }
-    }
-}
+pub use keel_core::ChangeStatus;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChangeRow {
@@ -122,9 +101,9 @@ pub struct PendingInteg {
     pub base_path: String,
     pub base_rev: u32,
     pub resolved: bool,
-    /// The history record written on submit: `branch from`, `copy from`, `merge from`,
-    /// `edit from`, `ignored`, `delete from` (empty for a sync-scheduled resolve).
-    pub how: String,
+    /// The history record written on submit once resolved (`None` while unresolved and for a
+    /// sync-scheduled resolve).
+    pub how: Option<IntegHow>,
 }
 
 /// One submitted integration record, seen from its target (Perforce's db.integed).
@@ -135,7 +114,7 @@ pub struct IntegRow {
     pub from_path: String,
     pub from_start: u32,
     pub from_end: u32,
-    pub how: String,
+    pub how: IntegHow,
     pub change: ChangeNumber,
 }
 

@@ -1,12 +1,17 @@
 //! Browsing history and content: `changes`, `describe`, `files`, `dirs`, `fstat`, `filelog`, `print`.
 
 use anyhow::Result;
+use keel_client::actions;
 use keel_client::content::ContentStream;
 use keel_client::transfer::LocalMode;
+use keel_proto::v1::FileAction;
 use keel_proto::v1::describe_message::Body;
-use keel_proto::v1::{Change, ChangesRequest, DescribeRequest, DirsRequest, FilesRequest};
+use keel_proto::v1::{
+    Change, ChangeStatus, ChangesRequest, DescribeRequest, DirsRequest, FilesRequest,
+};
 
 use super::records::{head_line, head_record, local_of};
+use super::words::{change_status_word, integrations_text};
 use crate::cli::{
     ChangesArgs, DescribeArgs, DirsArgs, FilelogArgs, FilesListArgs, FilesRequiredArgs, PrintArgs,
 };
@@ -19,7 +24,7 @@ fn change_record(change: &Change) -> Record {
         .n("time", change.time)
         .s("user", &change.user)
         .s("client", &change.workspace)
-        .s("status", &change.status)
+        .s("status", change_status_word(change.status()))
         .s("desc", &change.description)
 }
 
@@ -40,7 +45,7 @@ pub async fn changes(s: &mut Session, args: ChangesArgs) -> Result<()> {
         )
         .await?;
     for change in &changes {
-        let pending = if change.status == "pending" {
+        let pending = if change.status() == ChangeStatus::Pending {
             "*pending* "
         } else {
             ""
@@ -78,7 +83,7 @@ pub async fn describe(s: &mut Session, args: DescribeArgs) -> Result<()> {
     for message in messages {
         match message.body {
             Some(Body::Change(change)) => {
-                let pending = if change.status == "pending" {
+                let pending = if change.status() == ChangeStatus::Pending {
                     " *pending*"
                 } else {
                     ""
@@ -105,11 +110,7 @@ pub async fn describe(s: &mut Session, args: DescribeArgs) -> Result<()> {
                     });
                     files_started = true;
                 }
-                let action = if file.action.is_empty() {
-                    &file.head_action
-                } else {
-                    &file.action
-                };
+                let action = actions::name(actions::effective(&file));
                 s.out.emit(
                     head_record(&file).s("action", action),
                     format!("... {}#{} {action}", file.depot_file, file.head_rev),
@@ -194,7 +195,10 @@ pub async fn fstat(s: &mut Session, args: FilesRequiredArgs) -> Result<()> {
         let mut fields: Vec<(&str, String)> = vec![
             ("depotFile", record.depot_file.clone()),
             ("clientFile", local_of(ws.as_deref(), record)),
-            ("headAction", record.head_action.clone()),
+            (
+                "headAction",
+                actions::name(record.head_action()).to_string(),
+            ),
             ("headType", record.head_type.clone()),
             ("headTime", record.head_time.to_string()),
             ("headRev", record.head_rev.to_string()),
@@ -206,8 +210,8 @@ pub async fn fstat(s: &mut Session, args: FilesRequiredArgs) -> Result<()> {
         if record.have_rev > 0 {
             fields.push(("haveRev", record.have_rev.to_string()));
         }
-        if !record.action.is_empty() {
-            fields.push(("action", record.action.clone()));
+        if record.action() != FileAction::Unspecified {
+            fields.push(("action", actions::name(record.action()).to_string()));
             fields.push(("change", record.change.to_string()));
             fields.push(("type", record.file_type.clone()));
         }
@@ -258,12 +262,12 @@ pub async fn filelog(s: &mut Session, args: FilelogArgs) -> Result<()> {
                 .s("user", &record.user)
                 .s("client", &record.workspace)
                 .s("desc", &record.description)
-                .s("how", &record.message),
+                .s("how", integrations_text(&record.integrations)),
             format!(
                 "... #{} change {} {} on {} by {}@{} ({}) '{}'",
                 record.head_rev,
                 record.head_change,
-                record.head_action,
+                actions::name(record.head_action()),
                 date(record.head_time),
                 record.user,
                 record.workspace,
@@ -271,8 +275,11 @@ pub async fn filelog(s: &mut Session, args: FilelogArgs) -> Result<()> {
                 first_line(&record.description)
             ),
         );
-        if !record.message.is_empty() {
-            s.out.text(format!("... ... {}", record.message));
+        if !record.integrations.is_empty() {
+            s.out.text(format!(
+                "... ... {}",
+                integrations_text(&record.integrations)
+            ));
         }
     }
     Ok(())

@@ -1,5 +1,6 @@
 //! Differences: `diff` (workspace files vs have revisions) and `diff2` (two depot revisions).
 
+use keel_proto::v1::FileAction;
 use std::collections::HashMap;
 
 use anyhow::{Result, bail};
@@ -14,8 +15,8 @@ use crate::output::Record;
 use crate::session::{AlreadyReported, Session};
 
 /// Open actions whose workspace file is compared with the have revision.
-fn diffable(action: &str) -> bool {
-    matches!(action, "edit" | "integrate")
+fn diffable(action: FileAction) -> bool {
+    matches!(action, FileAction::Edit | FileAction::Integrate)
 }
 
 pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
@@ -24,7 +25,7 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
         let opened = ws.opened(&s.conn, Vec::new(), None).await?;
         let edits: Vec<String> = opened
             .iter()
-            .filter(|r| diffable(&r.action))
+            .filter(|r| diffable(r.action()))
             .map(|r| r.depot_file.clone())
             .collect();
         if edits.is_empty() {

@@ -1,5 +1,8 @@
 //! `integrate`, `merge`, `copy`, `integrated`: open branch/integrate targets and show history.
 
+use keel_client::actions;
+use keel_proto::v1::FileAction;
+use keel_proto::v1::IntegrateMode;
 use std::collections::HashMap;
 
 use anyhow::{Result, bail};
@@ -8,19 +11,24 @@ use keel_client::transfer::{self, LocalMode};
 use keel_proto::v1::{FileRecord, FilesRequest, IntegrateRequest};
 
 use super::records::open_record;
+use super::words::outcome_text;
 use crate::cli::IntegrateArgs;
 use crate::listing::Listing;
 use crate::output::Record;
 use crate::session::{AlreadyReported, Session};
 
-/// Runs `integrate`/`merge` (mode "integrate") or `copy` (mode "copy").
-pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: &str) -> Result<()> {
+/// Runs `integrate`/`merge` (mode integrate) or `copy` (mode copy).
+pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: IntegrateMode) -> Result<()> {
+    let verb = match mode {
+        IntegrateMode::Integrate => "integrate",
+        IntegrateMode::Copy => "copy",
+    };
     let ws = s.workspace().await?;
     let (from, to, files) = match (&args.branch, args.files.as_slice()) {
         (Some(_), files) => (String::new(), String::new(), s.file_args(files).await?),
         (None, [from, to]) => (from.clone(), to.clone(), Vec::new()),
         (None, _) => {
-            bail!("Usage: {mode} [-n] [-v] [-c N] FROM TO, or {mode} -b BRANCH [-r] [TOFILE...]")
+            bail!("Usage: {verb} [-n] [-v] [-c N] FROM TO, or {verb} -b BRANCH [-r] [TOFILE...]")
         }
     };
     let records = s
@@ -28,7 +36,7 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: &str) -> Resu
             s.client()
                 .integrate(IntegrateRequest {
                     caller: s.caller(),
-                    mode: mode.to_string(),
+                    mode: mode as i32,
                     from,
                     to,
                     branch: args.branch.clone().unwrap_or_default(),
@@ -43,14 +51,14 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: &str) -> Resu
     let mut listing = Listing::new(s.out);
     for record in &records {
         listing.item(
-            &format!("opened for {}", record.action),
+            &format!("opened for {}", actions::name(record.action())),
             open_record(Some(&ws), record)
                 .s("fromFile", &record.source_file)
                 .n("startFromRev", u64::from(record.source_start + 1))
                 .n("endFromRev", u64::from(record.source_end))
                 .s("baseFile", &record.base_file)
                 .nz("baseRev", u64::from(record.base_rev)),
-            format!("{} - {}", record.depot_file, record.message),
+            format!("{} - {}", record.depot_file, outcome_text(record)),
         );
     }
     listing.finish();
@@ -59,7 +67,7 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: &str) -> Resu
     }
     // Branched and copied files get their content; deleted ones leave the workspace.
     let mut failed = false;
-    for record in records.iter().filter(|r| r.action == "delete") {
+    for record in records.iter().filter(|r| r.action() == FileAction::Delete) {
         if let Some(client_file) = ws.client_file_of(record) {
             transfer::remove_local(&ws.root, &ws.local(&client_file)?, ws.options.rmdir)?;
         }
@@ -124,11 +132,14 @@ pub async fn integrated(s: &mut Session, files: Vec<String>) -> Result<()> {
                 .s("fromFile", &r.from_file)
                 .n("startFromRev", u64::from(r.start_from_rev))
                 .n("endFromRev", u64::from(r.end_from_rev))
-                .s("how", &r.how)
+                .s("how", actions::how_name(r.how(), r.reverse))
                 .n("change", r.change),
             format!(
                 "{}#{} - {} {}{range}",
-                r.to_file, r.to_rev, r.how, r.from_file
+                r.to_file,
+                r.to_rev,
+                actions::how_name(r.how(), r.reverse),
+                r.from_file
             ),
         );
     }

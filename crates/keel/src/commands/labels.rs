@@ -9,6 +9,7 @@ use keel_proto::v1::{
 };
 
 use super::spec_form::{EditedForm, description_lines, single, with_view};
+use super::words::label_action_word;
 use crate::cli::{LabelCmd, LabelCreateArgs, LabelsyncArgs, TagArgs};
 use crate::editor::edit_text;
 use crate::output::{Record, date, date_time, first_line};
@@ -192,8 +193,13 @@ fn report(s: &Session, label: &str, changed: &[LabelFile]) {
                 .s("label", label)
                 .s("depotFile", &file.depot_file)
                 .n("rev", u64::from(file.rev))
-                .s("action", &file.action),
-            format!("{}#{} - {}", file.depot_file, file.rev, file.action),
+                .s("action", label_action_word(file.action())),
+            format!(
+                "{}#{} - {}",
+                file.depot_file,
+                file.rev,
+                label_action_word(file.action())
+            ),
         );
     }
 }

@@ -18,9 +18,11 @@ pub(crate) mod shelve;
 mod spec_form;
 mod submit;
 mod sync;
+mod words;
 mod workspace;
 
 use anyhow::Result;
+use keel_proto::v1::IntegrateMode;
 
 use crate::cli::{Cli, ClientCommand as C, Command};
 use crate::session::Session;
@@ -73,9 +75,9 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Diff(args) => diff::diff(&mut s, args).await,
         C::Diff2(args) => diff::diff2(&mut s, args).await,
         C::Integrate(args) | C::Merge(args) => {
-            integrate::integrate(&mut s, args, "integrate").await
+            integrate::integrate(&mut s, args, IntegrateMode::Integrate).await
         }
-        C::Copy(args) => integrate::integrate(&mut s, args, "copy").await,
+        C::Copy(args) => integrate::integrate(&mut s, args, IntegrateMode::Copy).await,
         C::Resolve(args) => resolve::resolve(&mut s, args).await,
         C::Resolved(args) => resolve::resolved(&mut s, args.files).await,
         C::Integrated(args) => integrate::integrated(&mut s, args.files).await,

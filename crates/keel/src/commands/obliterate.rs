@@ -2,10 +2,12 @@
 
 use anyhow::Result;
 use clap::Args;
+use keel_client::actions;
 use keel_proto::v1::ObliterateRequest;
 use keel_proto::v1::obliterate_message::Body;
 
 use super::records::rev_text;
+use super::words::outcome_text;
 use crate::output::Record;
 use crate::session::Session;
 
@@ -38,14 +40,14 @@ pub async fn obliterate(s: &mut Session, args: ObliterateArgs) -> Result<()> {
                     .s("depotFile", &rev.depot_file)
                     .n("rev", u64::from(rev.head_rev))
                     .n("change", rev.head_change)
-                    .s("action", &rev.head_action)
+                    .s("action", actions::name(rev.head_action()))
                     .s("digest", &rev.head_digest)
-                    .s("message", &rev.message),
+                    .s("message", outcome_text(&rev)),
                 format!(
                     "{}{} - {}",
                     rev.depot_file,
                     rev_text(rev.head_rev),
-                    rev.message
+                    outcome_text(&rev)
                 ),
             ),
             Some(Body::Summary(sum)) => {

@@ -1,5 +1,7 @@
 //! Opening files: `add`, `edit`, `delete`, `move`, `reopen`, and listing them with `opened`.
 
+use keel_client::actions;
+use keel_proto::v1::OpenAction;
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 
@@ -16,7 +18,7 @@ use crate::session::Session;
 /// Sends an Open request and returns the opened records.
 pub async fn open_files(
     s: &Session,
-    action: &str,
+    action: OpenAction,
     files: Vec<String>,
     change: Option<u64>,
     file_type: Option<String>,
@@ -29,7 +31,7 @@ pub async fn open_files(
         s.client()
             .open(OpenRequest {
                 caller: s.caller(),
-                action: action.to_string(),
+                action: action as i32,
                 files,
                 change: change.unwrap_or(0),
                 file_type: file_type.unwrap_or_default(),
@@ -88,7 +90,15 @@ pub async fn add(s: &mut Session, args: AddArgs) -> Result<()> {
         s.out.note("No files to add.");
         return Ok(());
     }
-    let records = open_files(s, "add", files, args.change, args.file_type, types).await?;
+    let records = open_files(
+        s,
+        OpenAction::Add,
+        files,
+        args.change,
+        args.file_type,
+        types,
+    )
+    .await?;
     list_opened(s.out, Some(&ws), &records);
     Ok(())
 }
@@ -140,7 +150,15 @@ fn expand_local(ws: &WorkspaceCtx, local: &Path) -> Result<Vec<PathBuf>> {
 pub async fn edit(s: &mut Session, args: EditArgs) -> Result<()> {
     let ws = s.workspace().await?;
     let files = s.file_args(&args.files).await?;
-    let records = open_files(s, "edit", files, args.change, args.file_type, Vec::new()).await?;
+    let records = open_files(
+        s,
+        OpenAction::Edit,
+        files,
+        args.change,
+        args.file_type,
+        Vec::new(),
+    )
+    .await?;
     list_opened(s.out, Some(&ws), &records);
     for record in &records {
         if let Some(client_file) = ws.client_file_of(record) {
@@ -153,7 +171,7 @@ pub async fn edit(s: &mut Session, args: EditArgs) -> Result<()> {
 pub async fn delete(s: &mut Session, args: ChangeFilesArgs) -> Result<()> {
     let ws = s.workspace().await?;
     let files = s.file_args(&args.files).await?;
-    let records = open_files(s, "delete", files, args.change, None, Vec::new()).await?;
+    let records = open_files(s, OpenAction::Delete, files, args.change, None, Vec::new()).await?;
     list_opened(s.out, Some(&ws), &records);
     for record in &records {
         if let Some(client_file) = ws.client_file_of(record) {
@@ -184,7 +202,7 @@ pub async fn move_file(s: &mut Session, args: MoveArgs) -> Result<()> {
         .await?;
     list_opened(s.out, Some(&ws), &records);
     let local_for = |action: &str| -> Result<Option<PathBuf>> {
-        match records.iter().find(|r| r.action == action) {
+        match records.iter().find(|r| actions::name(r.action()) == action) {
             Some(r) => match ws.client_file_of(r) {
                 Some(c) => Ok(Some(ws.local(&c)?)),
                 None => Ok(None),

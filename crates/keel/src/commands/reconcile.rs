@@ -1,5 +1,6 @@
 //! `status` and `reconcile`: find work done outside Keel and open it.
 
+use keel_proto::v1::OpenAction;
 use std::collections::BTreeMap;
 
 use anyhow::Result;
@@ -83,7 +84,7 @@ pub async fn reconcile(s: &mut Session, args: ReconcileArgs) -> Result<()> {
         .collect();
     let add_types = add.iter().map(|e| e.file_type.clone()).collect();
     let mut listing = Listing::new(s.out);
-    let added = open_files(s, "add", add_files, args.change, None, add_types).await?;
+    let added = open_files(s, OpenAction::Add, add_files, args.change, None, add_types).await?;
     print_opened(&mut listing, Some(&ws), &added);
     // One Open per new type: files whose executable bit or kind changed are opened with the
     // type that matches them now, the rest keep theirs.
@@ -96,14 +97,30 @@ pub async fn reconcile(s: &mut Session, args: ReconcileArgs) -> Result<()> {
     }
     for (new_type, files) in by_type {
         let file_type = new_type.map(str::to_string);
-        let edited = open_files(s, "edit", files, args.change, file_type, Vec::new()).await?;
+        let edited = open_files(
+            s,
+            OpenAction::Edit,
+            files,
+            args.change,
+            file_type,
+            Vec::new(),
+        )
+        .await?;
         print_opened(&mut listing, Some(&ws), &edited);
     }
     for entry in &edit {
         transfer::make_writable(&entry.local)?;
     }
     let delete_files = delete.iter().map(|e| e.depot_file.clone()).collect();
-    let deleted = open_files(s, "delete", delete_files, args.change, None, Vec::new()).await?;
+    let deleted = open_files(
+        s,
+        OpenAction::Delete,
+        delete_files,
+        args.change,
+        None,
+        Vec::new(),
+    )
+    .await?;
     print_opened(&mut listing, Some(&ws), &deleted);
     listing.finish();
     Ok(())

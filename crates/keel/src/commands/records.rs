@@ -1,19 +1,25 @@
 //! Shared formatting of file records for the verbs that open, list or revert files.
 
+use super::words::outcome_text;
 use keel_client::WorkspaceCtx;
+use keel_client::actions;
+use keel_proto::v1::FileAction;
 use keel_proto::v1::FileRecord;
 
 use crate::listing::Listing;
 use crate::output::{Out, Record, change_label};
 
 /// True for open actions that create a new revision rather than edit the have one.
-pub fn is_add_like(action: &str) -> bool {
-    matches!(action, "add" | "move/add" | "branch")
+pub fn is_add_like(action: FileAction) -> bool {
+    matches!(
+        action,
+        FileAction::Add | FileAction::MoveAdd | FileAction::Branch
+    )
 }
 
 /// The revision an opened file works on (`#1` for a new add, else the have revision).
 pub fn work_rev(record: &FileRecord) -> u32 {
-    if is_add_like(&record.action) {
+    if is_add_like(record.action()) {
         record.head_rev + 1
     } else if record.have_rev > 0 {
         record.have_rev
@@ -49,7 +55,7 @@ pub fn open_record(ws: Option<&WorkspaceCtx>, record: &FileRecord) -> Record {
         .s("depotFile", &record.depot_file)
         .s("clientFile", local_of(ws, record))
         .n("workRev", u64::from(work_rev(record)))
-        .s("action", &record.action)
+        .s("action", actions::name(record.action()))
         .n("change", record.change)
         .s("type", &record.file_type)
         .s("user", &record.user)
@@ -60,11 +66,10 @@ pub fn open_record(ws: Option<&WorkspaceCtx>, record: &FileRecord) -> Record {
 /// Lists the result of add/edit/delete/reopen/move/reconcile: `//depot/x#2 - opened for edit`.
 pub fn print_opened(listing: &mut Listing, ws: Option<&WorkspaceCtx>, records: &[FileRecord]) {
     for record in records {
-        let kind = format!("opened for {}", record.action);
-        let message = if record.message.is_empty() {
-            kind.clone()
-        } else {
-            record.message.clone()
+        let kind = format!("opened for {}", actions::name(record.action()));
+        let message = match outcome_text(record) {
+            text if text.is_empty() => kind.clone(),
+            text => text,
         };
         listing.item(
             &kind,
@@ -92,7 +97,7 @@ pub fn opened_line(record: &FileRecord, show_owner: bool) -> String {
         "{}{} - {} {} ({})",
         record.depot_file,
         rev_text(work_rev(record)),
-        record.action,
+        actions::name(record.action()),
         change_label(record.change),
         record.file_type
     );
@@ -111,7 +116,7 @@ pub fn head_line(record: &FileRecord) -> String {
         "{}{} - {} change {} ({})",
         record.depot_file,
         rev_text(record.head_rev),
-        record.head_action,
+        actions::name(record.head_action()),
         record.head_change,
         record.head_type
     )
@@ -123,7 +128,7 @@ pub fn head_record(record: &FileRecord) -> Record {
         .s("depotFile", &record.depot_file)
         .n("rev", u64::from(record.head_rev))
         .n("change", record.head_change)
-        .s("action", &record.head_action)
+        .s("action", actions::name(record.head_action()))
         .s("type", &record.head_type)
         .n("time", record.head_time)
         .n("fileSize", record.head_size)

@@ -10,9 +10,10 @@ use anyhow::{Context, Result, bail};
 use keel_client::content::ContentStream;
 use keel_client::transfer;
 use keel_core::{Resolution, ResolveMode, Skip, decide, decide_binary, merge3};
-use keel_proto::v1::{FileRecord, FilesRequest, ResolveDoneRequest};
+use keel_proto::v1::{FileRecord, FilesRequest, ResolveDoneRequest, ResolveOutcome};
 
 use super::records::open_record;
+use super::words::{outcome_text, resolve_word};
 use crate::cli::ResolveArgs;
 use crate::session::{AlreadyReported, Session};
 
@@ -121,6 +122,7 @@ pub async fn resolve(s: &mut Session, args: ResolveArgs) -> Result<()> {
         };
         match apply(mode, task, &sides) {
             Ok((result, outcome)) => {
+                let word = resolve_word(outcome);
                 if let Some(bytes) = result {
                     transfer::make_writable(&local).ok();
                     std::fs::write(&local, bytes)
@@ -131,15 +133,15 @@ pub async fn resolve(s: &mut Session, args: ResolveArgs) -> Result<()> {
                         .resolve_done(ResolveDoneRequest {
                             caller: s.caller(),
                             file: task.depot_file.clone(),
-                            outcome: outcome.to_string(),
+                            outcome: outcome as i32,
                         })
                         .await,
                 )?;
                 s.out.emit(
                     open_record(Some(&ws), &done)
-                        .s("how", outcome)
+                        .s("how", word)
                         .s("fromFile", &task.source_file),
-                    format!("{} - {} ({outcome})", task.depot_file, done.message),
+                    format!("{} - {} ({word})", task.depot_file, outcome_text(&done)),
                 );
             }
             Err(skip) => {
@@ -160,7 +162,7 @@ fn apply(
     mode: ResolveMode,
     task: &FileRecord,
     sides: &Sides,
-) -> Result<(Option<Vec<u8>>, &'static str), Skip> {
+) -> Result<(Option<Vec<u8>>, ResolveOutcome), Skip> {
     let resolution = if is_text(task, sides) {
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         let base = sides.base.as_deref().map(text).unwrap_or_default();
@@ -171,13 +173,17 @@ fn apply(
         decide_binary(mode, &base, &digest(&sides.theirs), &digest(&sides.yours))?
     };
     Ok(match resolution {
-        Resolution::Theirs => (Some(sides.theirs.clone()), "theirs"),
-        Resolution::Yours => (None, "yours"),
+        Resolution::Theirs => (Some(sides.theirs.clone()), ResolveOutcome::Theirs),
+        Resolution::Yours => (None, ResolveOutcome::Yours),
         Resolution::Merged(text) => {
             let edited = mode == ResolveMode::AcceptForced && text.contains("\n<<<<");
             (
                 Some(text.into_bytes()),
-                if edited { "edited" } else { "merged" },
+                if edited {
+                    ResolveOutcome::Edited
+                } else {
+                    ResolveOutcome::Merged
+                },
             )
         }
     })

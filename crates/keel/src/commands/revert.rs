@@ -1,5 +1,7 @@
 //! `revert`: discard opened files and restore the have revision locally.
 
+use keel_client::actions;
+use keel_proto::v1::FileAction;
 use std::collections::HashMap;
 
 use anyhow::{Result, bail};
@@ -8,6 +10,7 @@ use keel_client::transfer::{self, LocalMode};
 use keel_proto::v1::{FileRecord, RevertRequest};
 
 use super::records::{open_record, rev_text};
+use super::words::outcome_text;
 use crate::cli::RevertArgs;
 use crate::listing::Listing;
 use crate::session::{AlreadyReported, Session};
@@ -21,7 +24,10 @@ pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
     let mut unchanged = Vec::new();
     if args.unchanged {
         let opened = ws.opened(&s.conn, files.clone(), None).await?;
-        let edits: Vec<&FileRecord> = opened.iter().filter(|r| r.action == "edit").collect();
+        let edits: Vec<&FileRecord> = opened
+            .iter()
+            .filter(|r| r.action() == FileAction::Edit)
+            .collect();
         if !edits.is_empty() {
             let have_files = edits.iter().map(|r| r.depot_file.clone()).collect();
             let have: HashMap<String, String> = ws
@@ -61,23 +67,17 @@ pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
         .await?;
     let mut listing = Listing::new(s.out);
     for record in &records {
-        let kind = if record.action == "add" || record.action == "move/add" {
+        let kind = if matches!(record.action(), FileAction::Add | FileAction::MoveAdd) {
             "abandoned"
         } else {
             "reverted"
         };
-        let message = if !record.message.is_empty() {
-            record.message.clone()
-        } else if record.action == "add" || record.action == "move/add" {
-            format!("was {}, abandoned", record.action)
-        } else {
-            format!("was {}, reverted", record.action)
-        };
+        let message = outcome_text(record);
         listing.item(
             kind,
             open_record(Some(&ws), record)
                 .n("haveRev", u64::from(record.have_rev))
-                .s("oldAction", &record.action)
+                .s("oldAction", actions::name(record.action()))
                 .s("message", &message),
             format!(
                 "{}{} - {}",
@@ -90,14 +90,19 @@ pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
     listing.finish();
     let mut failed = false;
     // New files of a reverted move disappear; reverted adds are left alone.
-    for record in records.iter().filter(|r| r.action == "move/add") {
+    for record in records.iter().filter(|r| r.action() == FileAction::MoveAdd) {
         if let Some(client_file) = ws.client_file_of(record) {
             transfer::remove_local(&ws.root, &ws.local(&client_file)?, ws.options.rmdir)?;
         }
     }
     let restore: Vec<&FileRecord> = records
         .iter()
-        .filter(|r| !matches!(r.action.as_str(), "add" | "move/add" | "branch") && r.have_rev > 0)
+        .filter(|r| {
+            !matches!(
+                r.action(),
+                FileAction::Add | FileAction::MoveAdd | FileAction::Branch
+            ) && r.have_rev > 0
+        })
         .collect();
     if restore.is_empty() {
         return Ok(());

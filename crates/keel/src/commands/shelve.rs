@@ -2,9 +2,11 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
+use keel_client::actions;
 use keel_proto::v1::{DeleteShelvedRequest, FileRecord, SaveChangeRequest};
 
 use super::records::{list_opened, rev_text};
+use super::words::outcome_text;
 use crate::listing::Listing;
 use crate::output::Record;
 use crate::session::Session;
@@ -45,7 +47,7 @@ fn shelved_record(record: &FileRecord) -> Record {
     Record::new()
         .s("depotFile", &record.depot_file)
         .n("rev", u64::from(record.head_rev))
-        .s("action", &record.action)
+        .s("action", actions::name(record.action()))
         .n("change", record.change)
         .s("type", &record.file_type)
         .s("digest", &record.head_digest)
@@ -102,7 +104,7 @@ pub async fn shelve(s: &mut Session, args: ShelveArgs) -> Result<()> {
                 "{}{} {}",
                 file.depot_file,
                 rev_text(file.head_rev),
-                file.action
+                actions::name(file.action())
             ),
         );
     }
@@ -137,8 +139,8 @@ async fn delete(s: &mut Session, args: ShelveArgs) -> Result<()> {
     for file in &deleted {
         listing.item(
             "deleted from the shelf",
-            shelved_record(file).s("message", &file.message),
-            format!("{} - {}", file.depot_file, file.message),
+            shelved_record(file).s("message", outcome_text(file)),
+            format!("{} - {}", file.depot_file, outcome_text(file)),
         );
     }
     listing.finish();

@@ -2,6 +2,8 @@
 
 use anyhow::{Context, Result, bail};
 use keel_client::WorkspaceCtx;
+use keel_client::actions;
+use keel_client::submit::SubmitEvent;
 use keel_core::Form;
 use keel_proto::v1::{FileRecord, SaveChangeRequest};
 
@@ -153,7 +155,14 @@ async fn finish_submit(
     description: &str,
     opened: &[FileRecord],
 ) -> Result<()> {
-    let reply = keel_client::submit::submit(&s.conn, ws, change, description, opened).await?;
+    let mut on_event = |event: SubmitEvent| match event {
+        SubmitEvent::Retrying { reason } => {
+            eprintln!("keel: {reason}; nothing was submitted, retrying once");
+        }
+    };
+    let reply =
+        keel_client::submit::submit(&s.conn, ws, change, description, opened, &mut on_event)
+            .await?;
     let pending = if reply.renamed_from != 0 {
         reply.renamed_from
     } else if change != 0 {
@@ -164,11 +173,7 @@ async fn finish_submit(
     s.out.text(format!("Submitting change {pending}."));
     let mut listing = Listing::new(s.out);
     for file in &reply.files {
-        let action = if file.action.is_empty() {
-            &file.head_action
-        } else {
-            &file.action
-        };
+        let action = actions::name(actions::effective(file));
         listing.item(
             "submitted",
             Record::new()

@@ -1,5 +1,7 @@
 //! Workspace state: `sync`, `have` and `where`.
 
+use super::words::sync_word;
+use keel_proto::v1::SyncAction;
 use std::io::IsTerminal;
 
 use anyhow::Result;
@@ -49,13 +51,13 @@ pub async fn sync(s: &mut Session, args: SyncArgs) -> Result<()> {
         match &event.result {
             Ok(()) => {
                 bytes += event.bytes;
-                let verb = match file.action.as_str() {
-                    "added" => "added as",
-                    "updated" => "updating",
-                    "deleted" => "deleted as",
-                    "refreshed" => "refreshing",
-                    "resolve" => "is opened; resolve scheduled (keel resolve) for",
-                    other => other,
+                let verb = match file.action() {
+                    SyncAction::Added => "added as",
+                    SyncAction::Updated => "updating",
+                    SyncAction::Deleted => "deleted as",
+                    SyncAction::Refreshed => "refreshing",
+                    SyncAction::Resolve => "is opened; resolve scheduled (keel resolve) for",
+                    SyncAction::Unspecified => "unspecified",
                 };
                 let record = Record::new()
                     .s("depotFile", &file.depot_file)
@@ -68,11 +70,11 @@ pub async fn sync(s: &mut Session, args: SyncArgs) -> Result<()> {
                             .unwrap_or_default(),
                     )
                     .n("rev", u64::from(file.rev))
-                    .s("action", &file.action)
+                    .s("action", sync_word(file.action()))
                     .s("type", &file.file_type)
                     .n("fileSize", file.size);
                 let text = format!("{}{} - {verb} {local}", file.depot_file, rev_text(file.rev));
-                let kind = summary_kind(&file.action, args.preview);
+                let kind = summary_kind(sync_word(file.action()), args.preview);
                 match &progress {
                     Some(bar) => bar.suspend(|| listing.item(&kind, record, text)),
                     None => listing.item(&kind, record, text),

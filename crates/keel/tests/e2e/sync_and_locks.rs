@@ -229,3 +229,24 @@ fn empty_submit_is_refused() {
     let err = a.fail(&["submit", "-d", "nothing"]);
     assert!(err.contains("No files to submit"), "{err}");
 }
+
+#[test]
+fn refusals_end_with_the_command_line_hint() {
+    let (_fx, a, b) = seeded();
+    // The server says what is wrong; the CLI adds what to do, from the refusal's reason.
+    let err = b.fail(&["edit", "//depot/src/util.c"]);
+    assert!(
+        err.contains("//depot/src/util.c - file(s) not on client; sync first"),
+        "{err}"
+    );
+    let err = a.fail(&["add", "src/util.c"]);
+    assert!(
+        err.contains("//depot/src/util.c - can't add existing file (head #1); use edit"),
+        "{err}"
+    );
+    let err = a.fail(&["--json", "add", "src/util.c"]);
+    assert!(
+        err.contains(r#""error":"#) && err.contains("use edit"),
+        "{err}"
+    );
+}

@@ -5,10 +5,11 @@
 #![allow(dead_code)]
 
 use keel_blob::{BlobStore, CompressionPolicy, FsBlobStore};
+use keel_core::ChangeRef;
 use keel_service::{
-    Caller, FileInfo, IntegrateMode, IntegrateRequest, OpenAction, OpenRequest, Service,
-    ServiceConfig, ServiceError, ShelveSession, SubmitResult, SubmitSession, SyncOptions, Uploads,
-    WorkspaceSpec,
+    Caller, ChangeError, FileInfo, IntegrateError, IntegrateMode, IntegrateRequest, OpenAction,
+    OpenError, OpenRequest, Service, ServiceConfig, ServiceError, ShelveError, ShelveSession,
+    SubmitError, SubmitResult, SubmitSession, SyncOptions, Uploads, WorkspaceSpec,
 };
 use keel_store::{HaveRow, MetaStore, SqliteHaveStore, SqliteStore, StoreConfig};
 use std::sync::Arc;
@@ -31,7 +32,7 @@ impl World {
         who: &Caller,
         mode: IntegrateMode,
         req: IntegrateRequest,
-    ) -> Result<Vec<FileInfo>, ServiceError> {
+    ) -> Result<Vec<FileInfo>, IntegrateError> {
         let mut files = Vec::new();
         self.service.integrate(who, mode, req, &mut |f| {
             files.push(f);
@@ -106,25 +107,25 @@ impl World {
         change: u64,
         file_type: &str,
         files: &[&str],
-    ) -> Result<Vec<FileInfo>, ServiceError> {
+    ) -> Result<Vec<FileInfo>, OpenError> {
         let req = OpenRequest {
             files: strings(files),
-            change,
+            change: ChangeRef::from_number(change),
             file_type: file_type.to_string(),
             add_types: Vec::new(),
         };
         self.service.open(who, action, req)
     }
 
-    pub fn add(&self, who: &Caller, files: &[&str]) -> Result<Vec<FileInfo>, ServiceError> {
+    pub fn add(&self, who: &Caller, files: &[&str]) -> Result<Vec<FileInfo>, OpenError> {
         self.open_as(who, OpenAction::Add, 0, "", files)
     }
 
-    pub fn edit(&self, who: &Caller, files: &[&str]) -> Result<Vec<FileInfo>, ServiceError> {
+    pub fn edit(&self, who: &Caller, files: &[&str]) -> Result<Vec<FileInfo>, OpenError> {
         self.open_as(who, OpenAction::Edit, 0, "", files)
     }
 
-    pub fn delete(&self, who: &Caller, files: &[&str]) -> Result<Vec<FileInfo>, ServiceError> {
+    pub fn delete(&self, who: &Caller, files: &[&str]) -> Result<Vec<FileInfo>, OpenError> {
         self.open_as(who, OpenAction::Delete, 0, "", files)
     }
 
@@ -135,21 +136,25 @@ impl World {
         who: &Caller,
         change: u64,
         content: &str,
-    ) -> Result<SubmitResult, ServiceError> {
-        let mut session: SubmitSession = self.service.submit_begin(who, change, "a change")?;
+    ) -> Result<SubmitResult, SubmitError> {
+        let mut session: SubmitSession =
+            self.service
+                .submit_begin(who, ChangeRef::from_number(change), "a change")?;
         self.upload(session.uploads(), content)?;
         session.commit(&self.service)
     }
 
-    pub fn submit(&self, who: &Caller, change: u64) -> Result<SubmitResult, ServiceError> {
+    pub fn submit(&self, who: &Caller, change: u64) -> Result<SubmitResult, SubmitError> {
         self.submit_with(who, change, "content")
     }
 
     /// Shelves the opened files of `change`.
-    pub fn shelve(&self, who: &Caller, change: u64) -> Result<u64, ServiceError> {
-        let mut session: ShelveSession = self.service.shelve_begin(who, change, &[], false)?;
+    pub fn shelve(&self, who: &Caller, change: u64) -> Result<u64, ShelveError> {
+        let mut session: ShelveSession =
+            self.service
+                .shelve_begin(who, ChangeRef::from_number(change), &[], false)?;
         self.upload(session.uploads(), "shelved")?;
-        Ok(session.commit(&self.service)?.0)
+        Ok(session.commit(&self.service)?.0.0)
     }
 
     fn upload(&self, uploads: &mut Uploads, content: &str) -> Result<(), ServiceError> {
@@ -169,7 +174,7 @@ impl World {
     /// Adds and submits files in one change; returns its number.
     pub fn seed(&self, who: &Caller, files: &[&str]) -> u64 {
         self.add(who, files).expect("seed files opened for add");
-        self.submit(who, 0).expect("seed change submitted").change
+        self.submit(who, 0).expect("seed change submitted").change.0
     }
 
     /// Edits and submits files in one change; returns its number.
@@ -178,14 +183,16 @@ impl World {
         self.submit_with(who, 0, "bumped")
             .expect("edit submitted")
             .change
+            .0
     }
 
     /// A new pending numbered change of `who`.
     pub fn new_change(&self, who: &Caller) -> u64 {
         self.service
-            .save_change(who, 0, "pending work", &[], false)
+            .save_change(who, None, "pending work", &[])
             .expect("change created")
             .change
+            .0
     }
 
     /// The sync plan for `files` as `(depot file, rev, action)` (nothing recorded).
@@ -200,7 +207,7 @@ impl World {
             ..SyncOptions::default()
         };
         self.service.sync(who, &strings(files), opts, &mut |e| {
-            out.push((e.item.depot_file, e.item.rev, e.item.action));
+            out.push((e.item.depot_file, e.item.rev, e.item.action.as_str()));
             Ok(())
         })?;
         Ok(out)
@@ -227,7 +234,8 @@ impl World {
         let mut out = Vec::new();
         self.service
             .opened(who, &[], false, "", None, &mut |f| {
-                out.push((f.depot_file, f.action, f.change));
+                let action = f.action.map(|a| a.as_str().to_string()).unwrap_or_default();
+                out.push((f.depot_file, action, f.change.number()));
                 Ok(())
             })
             .expect("opened");
@@ -247,11 +255,77 @@ pub fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
-/// What a case expects: success, or an error of one `ServiceError` variant whose message
-/// contains the given text.
+/// An error of any command family, so one table can hold steps of several.
+#[derive(Debug)]
+pub enum Failure {
+    Service(ServiceError),
+    Open(OpenError),
+    Change(ChangeError),
+    Integrate(IntegrateError),
+    Shelve(ShelveError),
+    Submit(SubmitError),
+}
+
+impl From<ServiceError> for Failure {
+    fn from(e: ServiceError) -> Self {
+        Failure::Service(e)
+    }
+}
+
+impl From<OpenError> for Failure {
+    fn from(e: OpenError) -> Self {
+        Failure::Open(e)
+    }
+}
+
+impl From<ChangeError> for Failure {
+    fn from(e: ChangeError) -> Self {
+        Failure::Change(e)
+    }
+}
+
+impl From<IntegrateError> for Failure {
+    fn from(e: IntegrateError) -> Self {
+        Failure::Integrate(e)
+    }
+}
+
+impl From<ShelveError> for Failure {
+    fn from(e: ShelveError) -> Self {
+        Failure::Shelve(e)
+    }
+}
+
+impl From<SubmitError> for Failure {
+    fn from(e: SubmitError) -> Self {
+        Failure::Submit(e)
+    }
+}
+
+impl From<keel_store::StoreError> for Failure {
+    fn from(e: keel_store::StoreError) -> Self {
+        Failure::Service(e.into())
+    }
+}
+
+/// The shared failure inside any family's error, if that is what it is.
+pub fn shared(f: &Failure) -> Option<&ServiceError> {
+    match f {
+        Failure::Service(e) | Failure::Open(OpenError::Service(e)) => Some(e),
+        Failure::Submit(SubmitError::Service(e))
+        | Failure::Shelve(ShelveError::Service(e))
+        | Failure::Integrate(IntegrateError::Service(e))
+        | Failure::Change(ChangeError::Service(e)) => Some(e),
+        _ => None,
+    }
+}
+
+/// What a case expects: success, an error for which the predicate holds (the typed refusals),
+/// or a text variant of `ServiceError` whose message contains the given text.
 #[derive(Clone, Copy, Debug)]
 pub enum Want {
     Ok,
+    Refused(fn(&Failure) -> bool),
     NotFound(&'static str),
     Invalid(&'static str),
     Precondition(&'static str),
@@ -262,7 +336,7 @@ pub enum Want {
 pub struct Case {
     pub name: &'static str,
     pub setup: fn(&World),
-    pub act: fn(&World) -> Result<(), ServiceError>,
+    pub act: fn(&World) -> Result<(), Failure>,
     pub want: Want,
 }
 
@@ -301,19 +375,23 @@ pub fn close_together(worlds: Vec<World>) {
     });
 }
 
-fn mismatch(got: &Result<(), ServiceError>, want: Want) -> Option<String> {
+fn mismatch(got: &Result<(), Failure>, want: Want) -> Option<String> {
     let matched = match (got, want) {
         (Ok(()), Want::Ok) => true,
-        (Err(ServiceError::NotFound(m)), Want::NotFound(t))
-        | (Err(ServiceError::Invalid(m)), Want::Invalid(t))
-        | (Err(ServiceError::Precondition(m)), Want::Precondition(t))
-        | (Err(ServiceError::AlreadyExists(m)), Want::AlreadyExists(t)) => m.contains(t),
+        (Err(f), Want::Refused(holds)) => holds(f),
+        (Err(f), want) => match (shared(f), want) {
+            (Some(ServiceError::NotFound(m)), Want::NotFound(t))
+            | (Some(ServiceError::Invalid(m)), Want::Invalid(t))
+            | (Some(ServiceError::Precondition(m)), Want::Precondition(t))
+            | (Some(ServiceError::AlreadyExists(m)), Want::AlreadyExists(t)) => m.contains(t),
+            _ => false,
+        },
         _ => false,
     };
     (!matched).then(|| format!("wanted {want:?}, got {got:?}"))
 }
 
 /// Drops a command's records: the table compares outcomes.
-pub fn done<T>(r: Result<T, ServiceError>) -> Result<(), ServiceError> {
-    r.map(|_| ())
+pub fn done<T, E: Into<Failure>>(r: Result<T, E>) -> Result<(), Failure> {
+    r.map(|_| ()).map_err(Into::into)
 }

@@ -4,7 +4,7 @@ use crate::{
     BranchRow, ChangeRow, ChangeStatus, DepotRow, IntegRow, LabelRow, LazyContent, OpenedRow,
     PendingInteg, RevisionRow, ShelvedRow, WorkspaceRow,
 };
-use keel_core::{ChangeNumber, Digest, FileAction, FileType};
+use keel_core::{ChangeNumber, Digest, FileAction, FileType, IntegHow};
 use rusqlite::Row;
 use rusqlite::types::Type;
 
@@ -19,6 +19,21 @@ fn corrupt(column: usize, what: &str, value: &str) -> rusqlite::Error {
 fn action(row: &Row, i: usize) -> rusqlite::Result<FileAction> {
     let s: String = row.get(i)?;
     FileAction::parse(&s).ok_or_else(|| corrupt(i, "file action", &s))
+}
+
+fn integ_how(row: &Row, i: usize) -> rusqlite::Result<IntegHow> {
+    let s: String = row.get(i)?;
+    IntegHow::parse(&s).ok_or_else(|| corrupt(i, "integration record", &s))
+}
+
+/// A pending integration's record: empty (or NULL) while there is none.
+fn pending_how(row: &Row, i: usize) -> rusqlite::Result<Option<IntegHow>> {
+    match row.get::<_, Option<String>>(i)?.as_deref() {
+        None | Some("") => Ok(None),
+        Some(s) => IntegHow::parse(s)
+            .map(Some)
+            .ok_or_else(|| corrupt(i, "integration record", s)),
+    }
 }
 
 fn file_type(row: &Row, i: usize) -> rusqlite::Result<FileType> {
@@ -129,7 +144,7 @@ pub(crate) fn opened(row: &Row) -> rusqlite::Result<OpenedRow> {
                 base_path: row.get::<_, Option<String>>(14)?.unwrap_or_default(),
                 base_rev: row.get::<_, Option<u32>>(15)?.unwrap_or(0),
                 resolved: row.get::<_, Option<i64>>(16)?.unwrap_or(0) != 0,
-                how: row.get::<_, Option<String>>(17)?.unwrap_or_default(),
+                how: pending_how(row, 17)?,
             }),
         },
     })
@@ -159,7 +174,7 @@ pub(crate) fn integ(row: &Row) -> rusqlite::Result<IntegRow> {
         from_path: row.get(2)?,
         from_start: row.get(3)?,
         from_end: row.get(4)?,
-        how: row.get(5)?,
+        how: integ_how(row, 5)?,
         change: ChangeNumber(row.get::<_, i64>(6)? as u64),
     })
 }

@@ -646,7 +646,7 @@ impl WriteTxn for Tx<'_> {
                 i.from_path,
                 i.from_start,
                 i.from_end,
-                i.how,
+                i.how.as_str(),
                 num(i.change)
             ])?;
         Ok(())
@@ -871,7 +871,7 @@ fn insert_opened(conn: &Connection, o: &OpenedRow, sql: &str) -> Result<(), Stor
         integ.map(|i| i.base_path.clone()),
         integ.map(|i| i.base_rev),
         integ.map(|i| i.resolved),
-        integ.map(|i| i.how.clone())
+        integ.map(|i| i.how.map_or("", |h| h.as_str()))
     ])?;
     Ok(())
 }

@@ -581,7 +581,7 @@ impl Harness {
                     from_path: f.path.clone(),
                     from_start: 0,
                     from_end: f.rev,
-                    how: "branch from".into(),
+                    how: keel_core::IntegHow::BranchFrom,
                     change: t.change,
                 };
                 let stored = row.clone();

@@ -1,0 +1,68 @@
+//! What to do next after a refusal: the command-line hints the server leaves to the CLI
+//! (`keel shelve -d -c N`, `keel resolve`), chosen by the refusal's machine-readable reason.
+
+use keel_client::Refusal;
+
+/// The text to append to a refusal's message, if any.
+pub fn hint(refusal: &Refusal) -> Option<String> {
+    Some(match refusal {
+        Refusal::ShelvedFilesExist { change } => format!(": keel shelve -d -c {change}"),
+        Refusal::MustResolve { .. } => " (keel resolve)".to_string(),
+        Refusal::AddExisting { .. } => "; use edit".to_string(),
+        Refusal::NotOnClient { .. } => "; sync first".to_string(),
+        Refusal::TargetOpened { .. } => "; submit or revert it first".to_string(),
+        Refusal::MoveNotOpened { .. } => "; edit it before moving".to_string(),
+        Refusal::ChangedDuringSubmit { .. } => "; submit again".to_string(),
+        Refusal::NoDescription => " (-d TEXT)".to_string(),
+        Refusal::NeedsNumberedChange => " (-c N)".to_string(),
+        Refusal::Raced { .. } | Refusal::ContentPurged { .. } => {
+            "; run the command again".to_string()
+        }
+        Refusal::ChangeHasFiles { .. } => "; reopen or revert them first".to_string(),
+        Refusal::NoWorkspace => ": pass -w NAME or set KEEL_WORKSPACE".to_string(),
+        Refusal::ExclusivelyOpened { .. } | Refusal::Other(_) => return None,
+    })
+}
+
+/// An error's whole message (`{e:#}`) with the hint for the refusal inside it, if any.
+pub fn with_hint(e: &anyhow::Error) -> String {
+    let hint = e
+        .chain()
+        .find_map(|cause| cause.downcast_ref::<keel_client::Error>())
+        .and_then(keel_client::Error::refusal)
+        .and_then(hint);
+    format!("{e:#}{}", hint.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hint;
+    use keel_client::Refusal;
+
+    #[test]
+    fn hints_name_the_command_that_helps() {
+        let cases = [
+            (
+                Refusal::ShelvedFilesExist { change: 7 },
+                Some(": keel shelve -d -c 7"),
+            ),
+            (
+                Refusal::MustResolve {
+                    path: "//depot/a".into(),
+                },
+                Some(" (keel resolve)"),
+            ),
+            (
+                Refusal::ExclusivelyOpened {
+                    path: "//depot/a".into(),
+                    user: "bob".into(),
+                    workspace: "ws2".into(),
+                },
+                None,
+            ),
+        ];
+        for (refusal, want) in cases {
+            assert_eq!(hint(&refusal).as_deref(), want, "{refusal:?}");
+        }
+    }
+}

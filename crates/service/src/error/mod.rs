@@ -1,0 +1,147 @@
+//! Errors of the service layer: per command family an enum whose variants carry what a caller
+//! needs ([`OpenError`], [`SubmitError`]), each embedding [`ServiceError`], the failures every
+//! command shares. Messages name the file, change or value concerned and never a CLI command.
+
+mod change;
+mod integrate;
+mod open;
+mod shelve;
+mod submit;
+mod upload;
+
+pub use change::ChangeError;
+pub use integrate::IntegrateError;
+pub use open::OpenError;
+pub use shelve::ShelveError;
+pub use submit::SubmitError;
+pub use upload::UploadError;
+
+use keel_blob::BlobError;
+use keel_core::ChangeNumber;
+use keel_store::StoreError;
+
+/// Failures any command can meet: shared refusals, store and content failures, and (for the
+/// command families without an enum of their own yet) refusals described in text.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// A numbered change that does not exist.
+    #[error("change {change} does not exist")]
+    NoSuchChange { change: ChangeNumber },
+    /// A change named as pending is already submitted.
+    #[error("change {change} is already submitted")]
+    ChangeSubmitted { change: ChangeNumber },
+    /// A pending change of another workspace.
+    #[error("change {change} belongs to workspace '{owner}', not '{workspace}'")]
+    ChangeOfOtherWorkspace {
+        change: ChangeNumber,
+        owner: String,
+        workspace: String,
+    },
+    /// Another workspace holds the file open, and it or this open is exclusive (+l).
+    #[error("{path} - locked by {user}@{workspace} (exclusive open, +l)")]
+    ExclusivelyOpened {
+        path: String,
+        user: String,
+        workspace: String,
+    },
+    /// The arguments name no file opened in this workspace (revert, reopen, resolve).
+    #[error("{patterns} - file(s) not opened on this client")]
+    NotOpened { patterns: String },
+    /// The command needs the caller's workspace and none was named.
+    #[error("this command needs a workspace")]
+    NoWorkspace,
+    /// A named workspace does not exist.
+    #[error("workspace '{name}' does not exist")]
+    NoSuchWorkspace { name: String },
+    /// A stored workspace spec can no longer be used (its view or options).
+    #[error("workspace {name}: {reason}")]
+    BadWorkspace { name: String, reason: String },
+    /// A file argument starts with a name that is neither a depot nor a workspace.
+    #[error("{arg} - '{name}' is neither a depot nor a workspace")]
+    UnknownRoot { arg: String, name: String },
+    /// A revision argument names a label that does not exist.
+    #[error("{arg} - label '{name}' does not exist")]
+    NoSuchLabel { arg: String, name: String },
+    /// `#have` without a workspace to have it in.
+    #[error("{arg} - #have needs a workspace")]
+    HaveNeedsWorkspace { arg: String },
+    /// Content a command meant to reference was purged by obliterate while it ran; nothing
+    /// was changed and the command may be repeated.
+    #[error(
+        "{path} - content {digest} was removed from the server (obliterate) while this command ran; nothing was changed"
+    )]
+    ContentPurged { path: String, digest: String },
+    /// The client's content upload broke the protocol or arrived damaged.
+    #[error(transparent)]
+    Upload(#[from] UploadError),
+    /// A pending change still has shelved files, so it cannot be submitted or deleted.
+    #[error("change {change} - shelved files must be deleted first")]
+    ShelvedFilesExist { change: ChangeNumber },
+    /// Something named does not exist (workspace, change, file, depot).
+    #[error("{0}")]
+    NotFound(String),
+    /// The request itself is malformed (bad path, spec, type, view line).
+    #[error("{0}")]
+    Invalid(String),
+    /// The request is well-formed but the state forbids it (locked, out of date, empty change).
+    #[error("{0}")]
+    Precondition(String),
+    #[error("{0}")]
+    AlreadyExists(String),
+    #[error("the server's disk is full: {0}")]
+    DiskFull(String),
+    /// The consumer of a streamed result went away.
+    #[error("request cancelled")]
+    Cancelled,
+    #[error(transparent)]
+    Store(StoreError),
+    #[error(transparent)]
+    Blob(BlobError),
+}
+
+impl From<StoreError> for ServiceError {
+    fn from(e: StoreError) -> Self {
+        if e.is_disk_full() {
+            ServiceError::DiskFull(e.to_string())
+        } else {
+            ServiceError::Store(e)
+        }
+    }
+}
+
+impl From<BlobError> for ServiceError {
+    fn from(e: BlobError) -> Self {
+        match e {
+            BlobError::DiskFull { .. } => ServiceError::DiskFull(e.to_string()),
+            other => ServiceError::Blob(other),
+        }
+    }
+}
+
+/// Gives a per-family error enum the conversions `?` needs from the store, the blob store and
+/// [`ServiceError`] (whose disk-full mapping it reuses).
+macro_rules! embeds_service_error {
+    ($family:ty) => {
+        impl From<keel_store::StoreError> for $family {
+            fn from(e: keel_store::StoreError) -> Self {
+                Self::Service(ServiceError::from(e))
+            }
+        }
+        impl From<keel_blob::BlobError> for $family {
+            fn from(e: keel_blob::BlobError) -> Self {
+                Self::Service(ServiceError::from(e))
+            }
+        }
+        impl From<ServiceError> for $family {
+            fn from(e: ServiceError) -> Self {
+                Self::Service(e)
+            }
+        }
+    };
+}
+use embeds_service_error;
+
+/// Shorthand for invalid-argument errors built from any displayable error.
+pub(crate) fn invalid(e: impl std::fmt::Display) -> ServiceError {
+    ServiceError::Invalid(e.to_string())
+}
