@@ -349,7 +349,7 @@ pub struct ChangesArgs {
     pub max: Option<u32>,
     /// pending or submitted.
     #[arg(short = 's', value_name = "STATUS")]
-    pub status: Option<String>,
+    pub status: Option<StatusArg>,
     /// Changes by this user.
     #[arg(short = 'u', value_name = "USER")]
     pub user: Option<String>,
@@ -545,4 +545,11 @@ pub struct BranchCreateArgs {
         allow_hyphen_values = true
     )]
     pub description: Option<String>,
+}
+
+/// `changes -s`: which changes to list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatusArg {
+    Pending,
+    Submitted,
 }

@@ -549,7 +549,7 @@ impl pb::keel_server::Keel for Api {
         let query = ChangesQuery {
             files: req.files,
             max: req.max,
-            status: req.status,
+            status: convert::change_status_filter(req.status)?,
             user: req.user,
             workspace: req.workspace,
         };

@@ -469,6 +469,18 @@ fn resolve_outcome_to_wire(o: ResolveOutcome) -> pb::ResolveOutcome {
     }
 }
 
+/// The `changes` status filter: unspecified lists both; an unknown value is refused.
+pub(crate) fn change_status_filter(wire: i32) -> Result<Option<ChangeStatus>, Status> {
+    match pb::ChangeStatus::try_from(wire) {
+        Ok(pb::ChangeStatus::Pending) => Ok(Some(ChangeStatus::Pending)),
+        Ok(pb::ChangeStatus::Submitted) => Ok(Some(ChangeStatus::Submitted)),
+        Ok(pb::ChangeStatus::Unspecified) => Ok(None),
+        Err(_) => Err(Status::invalid_argument(format!(
+            "unknown change status {wire} (expected pending or submitted)"
+        ))),
+    }
+}
+
 /// The open action a client asked for; an unknown or missing value is refused.
 pub(crate) fn open_action(wire: i32) -> Result<OpenAction, Status> {
     match pb::OpenAction::try_from(wire) {

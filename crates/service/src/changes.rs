@@ -17,7 +17,8 @@ pub struct ChangesQuery {
     pub files: Vec<String>,
     /// 0 = no limit.
     pub max: u32,
-    pub status: String,
+    /// `None` lists pending and submitted changes.
+    pub status: Option<ChangeStatus>,
     pub user: String,
     pub workspace: String,
 }
@@ -145,16 +146,8 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let status = match query.status.as_str() {
-            "" => None,
-            s => Some(ChangeStatus::parse(s).ok_or_else(|| {
-                ServiceError::Invalid(format!(
-                    "unknown change status '{s}' (pending or submitted)"
-                ))
-            })?),
-        };
         let filter = ChangeFilter {
-            status,
+            status: query.status,
             user: (!query.user.is_empty()).then(|| query.user.clone()),
             workspace: (!query.workspace.is_empty()).then(|| query.workspace.clone()),
         };

@@ -14,6 +14,7 @@ use super::records::{head_line, head_record, local_of};
 use super::words::{change_status_word, integrations_text};
 use crate::cli::{
     ChangesArgs, DescribeArgs, DirsArgs, FilelogArgs, FilesListArgs, FilesRequiredArgs, PrintArgs,
+    StatusArg,
 };
 use crate::output::{Record, date, date_time, first_line};
 use crate::session::Session;
@@ -37,7 +38,11 @@ pub async fn changes(s: &mut Session, args: ChangesArgs) -> Result<()> {
                     caller: s.caller(),
                     files,
                     max: args.max.unwrap_or(0),
-                    status: args.status.unwrap_or_default(),
+                    status: match args.status {
+                        None => ChangeStatus::Unspecified,
+                        Some(StatusArg::Pending) => ChangeStatus::Pending,
+                        Some(StatusArg::Submitted) => ChangeStatus::Submitted,
+                    } as i32,
                     user: args.user.unwrap_or_default(),
                     workspace: args.workspace.unwrap_or_default(),
                 })

@@ -103,6 +103,11 @@ fn print_diff2_describe_and_changes_filters() {
     assert_eq!(a.json(&["changes", "-u", "bob"]).len(), 1);
     assert_eq!(a.json(&["changes", "//depot/a.txt"]).len(), 3);
     assert_eq!(a.json(&["changes", "//depot/a.txt@2"]).len(), 2);
+    // The status filter travels as an enum; a word the CLI does not know is refused by name.
+    assert_eq!(a.json(&["changes", "-s", "submitted"]).len(), 3);
+    assert!(a.json(&["changes", "-s", "pending"]).is_empty());
+    let err = a.fail(&["changes", "-s", "shelved"]);
+    assert!(err.contains("shelved"), "{err}");
     let files = a.json(&["files", "//depot/a.txt@1"]);
     assert_eq!(str_field(&files[0], "rev"), "1");
     let log = a.json(&["filelog", "//depot/a.txt"]);
