@@ -29,6 +29,10 @@ pub enum Refusal {
     ChangedDuringSubmit { change: u64 },
     /// A submit with no description.
     NoDescription,
+    /// Creating a branch spec whose name is taken (`name` is the branch's).
+    BranchExists { name: String },
+    /// A workspace to delete still has opened files.
+    WorkspaceHasFiles { workspace: String },
     /// A pending change to delete still has opened files.
     ChangeHasFiles { change: u64 },
     /// The command needs a workspace and none was named.
@@ -71,6 +75,12 @@ impl Refusal {
             ErrorReason::ChangedDuringSubmit => Refusal::ChangedDuringSubmit { change: d.change },
             ErrorReason::NoDescription => Refusal::NoDescription,
             ErrorReason::NoWorkspace => Refusal::NoWorkspace,
+            ErrorReason::SpecExists if d.workspace.is_empty() => {
+                Refusal::BranchExists { name: d.path }
+            }
+            ErrorReason::WorkspaceHasFiles => Refusal::WorkspaceHasFiles {
+                workspace: d.workspace,
+            },
             ErrorReason::ChangeHasFiles => Refusal::ChangeHasFiles { change: d.change },
             ErrorReason::ContentPurged => Refusal::ContentPurged { path: d.path },
             ErrorReason::ShelveDefaultChangelist => Refusal::NeedsNumberedChange,

@@ -19,6 +19,8 @@ pub fn hint(refusal: &Refusal) -> Option<String> {
             "; run the command again".to_string()
         }
         Refusal::ChangeHasFiles { .. } => "; reopen or revert them first".to_string(),
+        Refusal::WorkspaceHasFiles { .. } => "; revert or submit them first".to_string(),
+        Refusal::BranchExists { name } => format!("; use `keel branch edit {name}`"),
         Refusal::NoWorkspace => ": pass -w NAME or set KEEL_WORKSPACE".to_string(),
         Refusal::ExclusivelyOpened { .. } | Refusal::Other(_) => return None,
     })

@@ -4,8 +4,8 @@ use keel_core::{ChangeNumber, ChangeStatus, Digest, FileAction, IntegEdge, Integ
 use keel_proto::v1 as pb;
 use keel_service::{
     Caller, ChangeError, ChangeInfo, DepotInfo, FileInfo, FileOutcome, IntegInfo, IntegrateError,
-    IntegrateMode, OpenAction, OpenError, ResolveOutcome, ServiceError, ShelveError, SubmitError,
-    SyncAction, UploadError, WorkspaceSpec,
+    IntegrateMode, OpenAction, OpenError, ResolveOutcome, ServiceError, ShelveError, SpecError,
+    SpecKind, SubmitError, SyncAction, UploadError, WorkspaceSpec,
 };
 use prost::Message;
 use tonic::{Code, Status};
@@ -188,6 +188,57 @@ impl WireError for OpenError {
 
     fn is_cancelled(&self) -> bool {
         matches!(self, OpenError::Service(e) if e.is_cancelled())
+    }
+}
+
+/// A spec refusal's detail: a workspace's name in `workspace`, a branch's in `path`.
+fn on_spec(reason: pb::ErrorReason, kind: SpecKind, name: &str) -> pb::ErrorDetail {
+    match kind {
+        SpecKind::Workspace => pb::ErrorDetail {
+            workspace: name.to_string(),
+            ..detail(reason)
+        },
+        SpecKind::Branch => on_path(reason, name),
+    }
+}
+
+impl WireError for SpecError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use pb::ErrorReason as R;
+        match self {
+            SpecError::Invalid { kind, name, .. } => {
+                (Code::InvalidArgument, on_spec(R::BadSpec, *kind, name))
+            }
+            SpecError::AlreadyExists { kind, name } => {
+                (Code::AlreadyExists, on_spec(R::SpecExists, *kind, name))
+            }
+            SpecError::NameIsDepot { name } => (
+                Code::AlreadyExists,
+                on_spec(R::NameIsDepot, SpecKind::Workspace, name),
+            ),
+            SpecError::NoSuch { kind, name } => {
+                (Code::NotFound, on_spec(R::NoSuchSpec, *kind, name))
+            }
+            SpecError::Locked { kind, name, owner } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    user: owner.clone(),
+                    ..on_spec(R::SpecLocked, *kind, name)
+                },
+            ),
+            SpecError::FilesOpened { name, path } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    workspace: name.clone(),
+                    ..on_path(R::WorkspaceHasFiles, path)
+                },
+            ),
+            SpecError::Service(e) => e.code_and_detail(),
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, SpecError::Service(e) if e.is_cancelled())
     }
 }
 

@@ -4,7 +4,7 @@
 use crate::context::workspace_name;
 use crate::labels::{depot_of, lock_option};
 use crate::paging::Cursor;
-use crate::{BranchSpec, Caller, Service, ServiceError};
+use crate::{BranchSpec, Caller, Service, ServiceError, SpecError, SpecKind};
 use keel_core::{LineKind, View, ViewLine};
 use keel_store::{BranchRow, ReadTxn};
 
@@ -37,9 +37,14 @@ fn validate(
     snap: &dyn ReadTxn,
     caller: &Caller,
     mut branch: BranchSpec,
-) -> Result<BranchSpec, ServiceError> {
+) -> Result<BranchSpec, SpecError> {
     branch.name = workspace_name(&branch.name)?;
-    let bad = |what: String| ServiceError::Invalid(format!("branch {}: {what}", branch.name));
+    let name = branch.name.clone();
+    let bad = |reason: String| SpecError::Invalid {
+        kind: SpecKind::Branch,
+        name: name.clone(),
+        reason,
+    };
     if branch.owner.is_empty() {
         branch.owner = caller.user.clone();
     }
@@ -72,12 +77,13 @@ fn validate(
 }
 
 /// Refuses a change to a locked spec by anyone but its owner.
-fn check_owner(row: &BranchRow, user: &str) -> Result<(), ServiceError> {
+fn check_owner(row: &BranchRow, user: &str) -> Result<(), SpecError> {
     if row.options == "locked" && row.owner != user {
-        return Err(ServiceError::Precondition(format!(
-            "branch '{}' is locked; only its owner {} can change it",
-            row.name, row.owner
-        )));
+        return Err(SpecError::Locked {
+            kind: SpecKind::Branch,
+            name: row.name.clone(),
+            owner: row.owner.clone(),
+        });
     }
     Ok(())
 }
@@ -89,7 +95,7 @@ impl Service {
         caller: &Caller,
         branch: BranchSpec,
         create_only: bool,
-    ) -> Result<BranchSpec, ServiceError> {
+    ) -> Result<BranchSpec, SpecError> {
         self.touch_user(caller)?;
         let branch = validate(self.meta.snapshot()?.as_ref(), caller, branch)?;
         let now = self.now();
@@ -98,10 +104,10 @@ impl Service {
             let existing = txn.get_branch(&branch.name)?;
             if let Some(old) = &existing {
                 if create_only {
-                    return Err(ServiceError::AlreadyExists(format!(
-                        "branch '{}' already exists; use `branch edit {}`",
-                        branch.name, branch.name
-                    )));
+                    return Err(SpecError::AlreadyExists {
+                        kind: SpecKind::Branch,
+                        name: branch.name,
+                    });
                 }
                 check_owner(old, &user)?;
             }
@@ -120,13 +126,14 @@ impl Service {
         Ok(spec(saved))
     }
 
-    pub fn get_branch(&self, caller: &Caller, name: &str) -> Result<BranchSpec, ServiceError> {
+    pub fn get_branch(&self, caller: &Caller, name: &str) -> Result<BranchSpec, SpecError> {
         self.touch_user(caller)?;
         let name = workspace_name(name)?;
         let snap = self.meta.snapshot()?;
-        let row = snap
-            .get_branch(&name)?
-            .ok_or_else(|| ServiceError::NotFound(format!("branch '{name}' does not exist")))?;
+        let row = snap.get_branch(&name)?.ok_or_else(|| SpecError::NoSuch {
+            kind: SpecKind::Branch,
+            name: name.clone(),
+        })?;
         Ok(spec(row))
     }
 
@@ -150,14 +157,15 @@ impl Service {
         Ok(())
     }
 
-    pub fn delete_branch(&self, caller: &Caller, name: &str) -> Result<(), ServiceError> {
+    pub fn delete_branch(&self, caller: &Caller, name: &str) -> Result<(), SpecError> {
         self.touch_user(caller)?;
         let name = workspace_name(name)?;
         let user = caller.user.clone();
         keel_store::write(self.meta.as_ref(), move |txn| {
-            let row = txn
-                .get_branch(&name)?
-                .ok_or_else(|| ServiceError::NotFound(format!("branch '{name}' does not exist")))?;
+            let row = txn.get_branch(&name)?.ok_or_else(|| SpecError::NoSuch {
+                kind: SpecKind::Branch,
+                name: name.clone(),
+            })?;
             check_owner(&row, &user)?;
             txn.delete_branch(&name)?;
             Ok(())

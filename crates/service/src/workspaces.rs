@@ -2,7 +2,7 @@
 
 use crate::context::workspace_name;
 use crate::paging::Cursor;
-use crate::{Caller, Service, ServiceError, WorkspaceSpec};
+use crate::{Caller, Service, ServiceError, SpecError, SpecKind, WorkspaceSpec};
 use keel_core::{View, WorkspaceOptions};
 use keel_store::{ReadTxn, WorkspaceRow};
 
@@ -25,9 +25,13 @@ fn validate(
     snap: &dyn ReadTxn,
     caller: &Caller,
     mut ws: WorkspaceSpec,
-) -> Result<WorkspaceSpec, ServiceError> {
+) -> Result<WorkspaceSpec, SpecError> {
     ws.name = workspace_name(&ws.name)?;
-    let bad = |what: String| ServiceError::Invalid(format!("workspace {}: {what}", ws.name));
+    let bad = |reason: String| SpecError::Invalid {
+        kind: SpecKind::Workspace,
+        name: ws.name.clone(),
+        reason,
+    };
     if ws.root.trim().is_empty() {
         return Err(bad("Root is required".into()));
     }
@@ -70,23 +74,20 @@ impl Service {
         caller: &Caller,
         ws: WorkspaceSpec,
         create_only: bool,
-    ) -> Result<WorkspaceSpec, ServiceError> {
+    ) -> Result<WorkspaceSpec, SpecError> {
         self.touch_user(caller)?;
         let ws = validate(self.meta.snapshot()?.as_ref(), caller, ws)?;
         let now = self.now();
         let saved = keel_store::write(self.meta.as_ref(), move |txn| {
             let existing = txn.get_workspace(&ws.name)?;
             if existing.is_some() && create_only {
-                return Err(ServiceError::AlreadyExists(format!(
-                    "workspace '{}' already exists",
-                    ws.name
-                )));
+                return Err(SpecError::AlreadyExists {
+                    kind: SpecKind::Workspace,
+                    name: ws.name,
+                });
             }
             if txn.get_depot(&ws.name)?.is_some() {
-                return Err(ServiceError::AlreadyExists(format!(
-                    "'{}' is already the name of a depot",
-                    ws.name
-                )));
+                return Err(SpecError::NameIsDepot { name: ws.name });
             }
             let row = WorkspaceRow {
                 name: ws.name,
@@ -138,19 +139,21 @@ impl Service {
     }
 
     /// Deletes a workspace with no opened files, and its have list.
-    pub fn delete_workspace(&self, caller: &Caller, name: &str) -> Result<(), ServiceError> {
+    pub fn delete_workspace(&self, caller: &Caller, name: &str) -> Result<(), SpecError> {
         self.touch_user(caller)?;
         let name = workspace_name(name)?;
         let target = name.clone();
         keel_store::write(self.meta.as_ref(), move |txn| {
-            txn.get_workspace(&target)?.ok_or_else(|| {
-                ServiceError::NotFound(format!("workspace '{target}' does not exist"))
-            })?;
+            txn.get_workspace(&target)?
+                .ok_or_else(|| SpecError::NoSuch {
+                    kind: SpecKind::Workspace,
+                    name: target.clone(),
+                })?;
             if let Some(open) = txn.opened_in_workspace(&target, None, 1)?.first() {
-                return Err(ServiceError::Precondition(format!(
-                    "workspace '{target}' has files opened (e.g. {}); revert or submit them first",
-                    open.path
-                )));
+                return Err(SpecError::FilesOpened {
+                    name: target.clone(),
+                    path: open.path.clone(),
+                });
             }
             txn.delete_workspace(&target)?;
             Ok(())

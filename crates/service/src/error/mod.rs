@@ -6,6 +6,7 @@ mod change;
 mod integrate;
 mod open;
 mod shelve;
+mod spec;
 mod submit;
 mod upload;
 
@@ -13,6 +14,7 @@ pub use change::ChangeError;
 pub use integrate::IntegrateError;
 pub use open::OpenError;
 pub use shelve::ShelveError;
+pub use spec::{SpecError, SpecKind};
 pub use submit::SubmitError;
 pub use upload::UploadError;
 
