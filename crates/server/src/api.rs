@@ -296,20 +296,20 @@ impl pb::keel_server::Keel for Api {
             "submit",
         )
         .await?;
-        let svc2 = svc.clone();
-        let result = blocking(move || session.commit(&svc2)).await?;
-        // The committed files are read back in batches (`ServiceConfig::submit_batch`), one
-        // reply message per batch, so the reply never holds the whole change.
+        // The commit runs on the reply's producer: each batch of committed files
+        // (`ServiceConfig::submit_batch`) goes out as the have list records it, one reply
+        // message per batch, so the reply never holds the whole change nor reads it twice.
         Ok(Response::new(self.streams.spawn(move |sink| {
-            let change = result.change.0;
-            let renamed_from = result.renamed_from.map_or(0, |c| c.0);
-            svc.submitted_files(&result, &mut |files| {
-                sink.send(pb::SubmitReply {
-                    change,
-                    files: files.into_iter().map(file).collect(),
-                    renamed_from,
+            session
+                .commit_with(&svc, &mut |result, files| {
+                    sink.send(pb::SubmitReply {
+                        change: result.change.0,
+                        files: files.into_iter().map(file).collect(),
+                        renamed_from: result.renamed_from.map_or(0, |c| c.0),
+                    })
+                    .is_ok()
                 })
-            })
+                .map(|_| ())
         })))
     }
 

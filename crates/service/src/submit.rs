@@ -21,7 +21,7 @@ use keel_core::{ChangeNumber, ChangeRef, FileAction, IntegHow};
 use keel_store::RevisionRow;
 use keel_store::{ChangeRow, ChangeStatus, HaveRow, IntegRow, OpenedRow, ReadTxn, WriteTxn};
 use std::collections::BTreeMap;
-use std::hash::{DefaultHasher, Hasher};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 /// A submit in progress: files announced by the client and their uploaded content.
 pub struct SubmitSession {
@@ -61,9 +61,7 @@ impl FingerprintBuilder {
 
     fn add(&mut self, row: &OpenedRow) {
         self.count += 1;
-        // The debug form spells out every field; a separator keeps records apart.
-        self.hasher.write(format!("{row:?}").as_bytes());
-        self.hasher.write_u8(0);
+        row.hash(&mut self.hasher);
     }
 
     fn finish(&self) -> Fingerprint {
@@ -158,8 +156,20 @@ impl SubmitSession {
     }
 
     /// Commits the change in one transaction and records the new revisions as had. The
-    /// submitted files are read afterwards, in pages, with [`Service::submitted_files`].
+    /// submitted files can be read afterwards, in pages, with [`Service::submitted_files`].
     pub fn commit(self, service: &Service) -> Result<SubmitResult, SubmitError> {
+        self.commit_with(service, &mut |_, _| true)
+    }
+
+    /// Commits like [`SubmitSession::commit`] and hands each page of submitted files to `each`
+    /// (with the change's result) as the have list records it, so a reply costs no second read of the change. `each`
+    /// returns false when it wants no more pages (its listener went away); the have list is
+    /// recorded whole either way.
+    pub fn commit_with(
+        self,
+        service: &Service,
+        each: &mut dyn FnMut(&SubmitResult, Vec<FileInfo>) -> bool,
+    ) -> Result<SubmitResult, SubmitError> {
         let now = service.now();
         let SubmitSession {
             caller,
@@ -196,6 +206,7 @@ impl SubmitSession {
         };
         // The workspace now has every submitted revision (a crash part way leaves the have
         // list behind the workspace, never ahead of it).
+        let mut listening = true;
         service.submitted_files(&result, &mut |files| {
             let have: Vec<HaveRow> = files
                 .iter()
@@ -206,6 +217,7 @@ impl SubmitSession {
                 })
                 .collect();
             service.have.apply(&result.workspace, &have)?;
+            listening = listening && each(&result, files);
             Ok(())
         })?;
         Ok(result)

@@ -43,11 +43,9 @@ impl Default for StoreConfig {
             cache_kib: 64 * 1024,
             statement_cache: 128,
             // Off: a mapped read that hits an I/O error is SIGBUS, not an error (see the field).
-            // Browse at 100,000 files read 4-12% more dirs/s with 2 GiB mapped
-            // (BENCHMARKS.md, fifth round).
+            // The cost in read speed is in BENCHMARKS.md's design choices.
             reader_mmap_bytes: 0,
-            // SQLite's default. 16 KiB pages made a 70,000-file branch ~12% cheaper and browse
-            // ~8% dearer (BENCHMARKS.md, fifth round).
+            // SQLite's default; BENCHMARKS.md's design choices weigh 16 KiB pages.
             page_size: 4096,
             checkpoint_interval_ms: 250,
             checkpoint_nice: 10,

@@ -59,7 +59,7 @@ pub struct RevisionRow {
     pub time: i64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OpenedRow {
     pub workspace: String,
     pub path: String,
@@ -79,7 +79,7 @@ pub struct OpenedRow {
 }
 
 /// Content already in the content store, referenced instead of uploaded.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LazyContent {
     pub digest: Digest,
     pub size: u64,
@@ -91,7 +91,7 @@ pub struct LazyContent {
 }
 
 /// An integration of `from_path` revisions `(from_start, from_end]` into an opened file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PendingInteg {
     pub from_path: String,
     /// Revisions after this one are integrated (0 = from the first).
