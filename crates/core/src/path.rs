@@ -5,6 +5,7 @@
 //! `%%1`-`%%9`) appear only where a pattern or view line allows them, never in a single file's
 //! path.
 
+use std::borrow::Borrow;
 use std::fmt;
 
 /// Errors produced when validating depot or client paths.
@@ -70,29 +71,67 @@ pub(crate) fn check_segments(text: &str, wild: Wildcards) -> Result<(), String> 
 }
 
 /// A single file's depot path, like `//depot/dir/file.c`.
+///
+/// A newtype over the path's text: equality, order and hash are the text's, so a set or map
+/// keyed by `DepotPath` can be looked up with a `&str` (`Borrow<str>`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DepotPath(String);
+
+/// Why `text` is not a single file's depot path, if it is not.
+fn depot_path_problem(text: &str) -> Option<String> {
+    let Some(rest) = text.strip_prefix("//") else {
+        return Some("must start with '//'".into());
+    };
+    if let Err(reason) = check_segments(rest, Wildcards::None) {
+        return Some(reason);
+    }
+    if !rest.contains('/') {
+        return Some("needs a depot name and a file name".into());
+    }
+    None
+}
 
 impl DepotPath {
     /// Validates a depot path: `//depot/...segments`, no wildcards or reserved characters.
     pub fn parse(text: &str) -> Result<DepotPath, PathError> {
-        let err = |reason: String| PathError::InvalidDepotPath {
-            path: text.to_string(),
-            reason,
-        };
-        let rest = text
-            .strip_prefix("//")
-            .ok_or_else(|| err("must start with '//'".into()))?;
-        check_segments(rest, Wildcards::None).map_err(err)?;
-        if !rest.contains('/') {
-            return Err(err("needs a depot name and a file name".into()));
+        match depot_path_problem(text) {
+            None => Ok(DepotPath(text.to_string())),
+            Some(reason) => Err(PathError::InvalidDepotPath {
+                path: text.to_string(),
+                reason,
+            }),
         }
-        Ok(DepotPath(text.to_string()))
+    }
+
+    /// Validates a depot path held in a `String`, keeping its allocation (see [`Self::parse`]).
+    pub fn parse_owned(text: String) -> Result<DepotPath, PathError> {
+        match depot_path_problem(&text) {
+            None => Ok(DepotPath(text)),
+            Some(reason) => Err(PathError::InvalidDepotPath { path: text, reason }),
+        }
+    }
+
+    /// Wraps a path the metadata store wrote, without validating it again.
+    ///
+    /// Only for values read back from the store: every path it holds was a `DepotPath` when
+    /// written, so it was validated on the way in. Debug builds check that it still parses.
+    pub fn from_stored(text: String) -> DepotPath {
+        debug_assert!(
+            depot_path_problem(&text).is_none(),
+            "stored depot path {text:?} does not parse: {:?}",
+            depot_path_problem(&text)
+        );
+        DepotPath(text)
     }
 
     /// The full path text.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The path text, without copying it.
+    pub fn into_string(self) -> String {
+        self.0
     }
 
     /// The depot name (first segment), e.g. `depot`.
@@ -118,6 +157,24 @@ impl DepotPath {
 impl fmt::Display for DepotPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+impl Borrow<str> for DepotPath {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for DepotPath {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for DepotPath {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
     }
 }
 
@@ -192,6 +249,11 @@ mod tests {
             ("//depot/a%b", Some("reserved character '%' not allowed")),
         ];
         for (text, want) in cases {
+            assert_eq!(
+                DepotPath::parse_owned(text.to_string()),
+                DepotPath::parse(text),
+                "{text:?}: parse_owned differs from parse"
+            );
             match (DepotPath::parse(text), want) {
                 (Ok(p), None) => assert_eq!(p.as_str(), *text),
                 (Err(e), Some(reason)) => {
@@ -221,6 +283,49 @@ mod tests {
             );
             assert_eq!(p.to_string(), text);
         }
+    }
+
+    #[test]
+    fn depot_path_orders_and_hashes_as_its_text() {
+        let texts = [
+            "//depot/a",
+            "//depot/a/b",
+            "//depot/a.c",
+            "//depot/B",
+            "//d/caf\u{e9}",
+        ];
+        let mut paths: Vec<DepotPath> = texts
+            .iter()
+            .map(|t| DepotPath::parse(t).expect(t))
+            .collect();
+        let mut sorted = texts.to_vec();
+        paths.sort();
+        sorted.sort();
+        assert_eq!(
+            paths.iter().map(DepotPath::as_str).collect::<Vec<_>>(),
+            sorted
+        );
+        let set: std::collections::HashSet<DepotPath> = paths.iter().cloned().collect();
+        let tree: std::collections::BTreeSet<DepotPath> = paths.into_iter().collect();
+        for text in texts {
+            assert!(set.contains(text) && tree.contains(text), "{text}");
+        }
+        assert!(!set.contains("//depot/z"));
+    }
+
+    #[test]
+    fn stored_path_is_taken_as_is() {
+        let path = DepotPath::from_stored("//depot/dir/file.c".to_string());
+        assert_eq!(path, DepotPath::parse("//depot/dir/file.c").expect("valid"));
+        assert_eq!(path, "//depot/dir/file.c");
+        assert_eq!(path.into_string(), "//depot/dir/file.c");
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "does not parse")]
+    fn stored_path_that_does_not_parse_is_caught_in_debug_builds() {
+        DepotPath::from_stored("//depot/../x".to_string());
     }
 
     #[test]
