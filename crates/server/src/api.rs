@@ -9,10 +9,9 @@ use keel_core::{ChangeNumber, ChangeRef};
 use keel_proto::v1 as pb;
 use keel_proto::v1::submit_message::Body as SubmitBody;
 use keel_service::{
-    ChangesQuery, DescribePart, IntegrateRequest, ListOptions, OpenRequest, Service, ServiceError,
-    SyncOptions, TagOptions,
+    ChangesQuery, DescribePart, HaveEntry, IntegrateRequest, ListOptions, OpenRequest, Service,
+    ServiceError, SyncOptions, TagOptions,
 };
-use keel_store::HaveRow;
 use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -450,17 +449,16 @@ impl pb::keel_server::Keel for Api {
         let mut updated = 0;
         while let Some(batch) = stream.message().await? {
             let who = caller(batch.caller)?;
-            let rows: Vec<HaveRow> = batch
+            let entries: Vec<HaveEntry> = batch
                 .entries
                 .into_iter()
-                .map(|e| HaveRow {
-                    path: e.depot_file,
+                .map(|e| HaveEntry {
+                    depot_file: e.depot_file,
                     rev: e.rev,
-                    client: String::new(),
                 })
                 .collect();
             let svc = self.service.clone();
-            updated += blocking(move || svc.update_have(&who, &rows)).await?;
+            updated += blocking(move || svc.update_have(&who, entries)).await?;
         }
         Ok(Response::new(pb::UpdateHaveReply { updated }))
     }

@@ -4,7 +4,9 @@ use crate::args::FileArg;
 use crate::context::{caller_workspace, optional_workspace};
 use crate::fileinfo::{from_revision, set_head, set_opened};
 use crate::integrate::edge;
-use crate::{Caller, Content, Diff2Result, FileInfo, Service, ServiceError, error::invalid};
+use crate::{
+    Caller, Content, Diff2Result, FileInfo, HaveEntry, Service, ServiceError, error::invalid,
+};
 use keel_core::IntegHow;
 use keel_core::{BaseType, DepotPath};
 use keel_store::{HaveRow, PathRange, ReadTxn};
@@ -129,8 +131,10 @@ impl Service {
             )?;
             if matched == 0 {
                 // A file opened for add has no revisions yet, but fstat still knows it.
-                let exact = arg.exact_file().unwrap_or_default();
-                let mine = ws.as_ref().and_then(|w| {
+                let exact = arg
+                    .exact_file()
+                    .and_then(|e| DepotPath::parse_owned(e).ok());
+                let mine = ws.as_ref().zip(exact).and_then(|(w, exact)| {
                     snap.opened_file(&exact)
                         .ok()?
                         .into_iter()
@@ -209,7 +213,7 @@ impl Service {
     fn filelog_one(
         &self,
         snap: &dyn ReadTxn,
-        path: &str,
+        path: &DepotPath,
         upto: u32,
         max: u32,
         records: &[keel_store::IntegRow],
@@ -352,15 +356,20 @@ impl Service {
         };
         let page = self.config.page_size;
         for scope in scopes {
-            let mut after: Option<String> = None;
+            let mut after: Option<DepotPath> = None;
             loop {
-                let rows = self.have.page(ws.name(), &scope, after.as_deref(), page)?;
+                let rows = self.have.page(
+                    ws.name(),
+                    &scope,
+                    after.as_ref().map(DepotPath::as_str),
+                    page,
+                )?;
                 for have in &rows {
-                    if !args.is_empty() && !args.iter().any(|a| a.matches(&have.path)) {
+                    if !args.is_empty() && !args.iter().any(|a| a.matches(have.path.as_str())) {
                         continue;
                     }
                     let mut info = FileInfo {
-                        depot_file: have.path.clone(),
+                        depot_file: have.path.to_string(),
                         ..FileInfo::default()
                     };
                     if let Some(rev) = snap.revision(&have.path, have.rev)? {
@@ -381,21 +390,27 @@ impl Service {
     }
 
     /// Records what the client now has (after a sync wrote the files). Rev 0 forgets a file.
-    pub fn update_have(&self, caller: &Caller, entries: &[HaveRow]) -> Result<u64, ServiceError> {
+    pub fn update_have(
+        &self,
+        caller: &Caller,
+        entries: Vec<HaveEntry>,
+    ) -> Result<u64, ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
+        let count = entries.len() as u64;
         let mut rows = Vec::with_capacity(entries.len());
         for entry in entries {
-            DepotPath::parse(&entry.path).map_err(invalid)?;
-            let client = ws.client_file(&entry.path).unwrap_or_default();
+            let path = DepotPath::parse_owned(entry.depot_file).map_err(invalid)?;
+            let client = ws.client_file(&path).unwrap_or_default();
             rows.push(HaveRow {
+                path,
+                rev: entry.rev,
                 client,
-                ..entry.clone()
             });
         }
         drop(snap);
         self.have.apply(ws.name(), &rows)?;
-        Ok(entries.len() as u64)
+        Ok(count)
     }
 }

@@ -6,7 +6,7 @@ use crate::expand::Selection;
 use crate::fileinfo::{from_opened, from_revision};
 use crate::open::check_pending_change;
 use crate::{Caller, ChangeError, ChangeInfo, FileInfo, Service, ServiceError};
-use keel_core::{BaseType, ChangeNumber, RevSpec, unified_diff};
+use keel_core::{BaseType, ChangeNumber, DepotPath, RevSpec, unified_diff};
 use keel_store::{ChangeFilter, ChangeRow, ChangeStatus, RevisionRow};
 use std::collections::HashSet;
 use std::io::Read;
@@ -89,7 +89,7 @@ impl Service {
         if description.trim().is_empty() {
             return Err(ChangeError::NoDescription);
         }
-        let moving: Vec<String> = if files.is_empty() {
+        let moving: Vec<DepotPath> = if files.is_empty() {
             Vec::new()
         } else {
             let args = files
@@ -99,7 +99,7 @@ impl Service {
             let opened = snap.opened_in_workspace(ws.name(), None, usize::MAX)?;
             opened
                 .into_iter()
-                .filter(|o| args.iter().any(|a| a.matches(&o.path)))
+                .filter(|o| args.iter().any(|a| a.matches(o.path.as_str())))
                 .map(|o| o.path)
                 .collect()
         };
@@ -125,7 +125,7 @@ impl Service {
                 time: now,
             };
             txn.put_change(&row)?;
-            let wanted: HashSet<&String> = moving.iter().collect();
+            let wanted: HashSet<&DepotPath> = moving.iter().collect();
             for mut open in txn.opened_in_workspace(&workspace, None, usize::MAX)? {
                 if wanted.contains(&open.path) {
                     open.change = number;
@@ -213,7 +213,10 @@ impl Service {
                     let full = rows.len() == page;
                     for (change, path) in rows {
                         before = Some(change);
-                        if arg.matches(&path) && selection.admits(&path) && seen.insert(change) {
+                        if arg.matches(path.as_str())
+                            && selection.admits(path.as_str())
+                            && seen.insert(change)
+                        {
                             found.push(change);
                             taken += 1;
                             if taken >= max {
@@ -273,10 +276,14 @@ impl Service {
             return Ok(());
         }
         let page = self.config.page_size;
-        let mut after: Option<String> = None;
+        let mut after: Option<DepotPath> = None;
         let mut text_files = Vec::new();
         loop {
-            let rows = snap.change_revisions(ChangeNumber(change), after.as_deref(), page)?;
+            let rows = snap.change_revisions(
+                ChangeNumber(change),
+                after.as_ref().map(DepotPath::as_str),
+                page,
+            )?;
             let full = rows.len() == page;
             for rev in &rows {
                 let mut info = from_revision(rev);

@@ -1,7 +1,7 @@
 //! Per-request context: validated names and the caller's workspace with its compiled view.
 
 use crate::{Caller, ServiceError, error::invalid};
-use keel_core::{UserName, View, WorkspaceName, WorkspaceOptions};
+use keel_core::{DepotPath, UserName, View, WorkspaceName, WorkspaceOptions};
 use keel_store::{ReadTxn, WorkspaceRow};
 
 /// A workspace with its view compiled and options parsed.
@@ -31,8 +31,8 @@ impl WorkspaceCtx {
     }
 
     /// The workspace-relative path a depot file maps to, if the view maps it.
-    pub(crate) fn client_file(&self, depot: &str) -> Option<String> {
-        let right = self.view.translate(depot)?;
+    pub(crate) fn client_file(&self, depot: &DepotPath) -> Option<String> {
+        let right = self.view.translate(depot.as_str())?;
         right.strip_prefix(&self.prefix).map(str::to_string)
     }
 

@@ -57,9 +57,9 @@ impl Service {
             // Skip-scan: one query per subdirectory; the directory's own files are stepped over
             // inside SQLite, so a flat directory of many files costs one scan, not a probe each.
             while let Some(path) = snap.next_subdir_path(&range, &after)? {
-                let rest = &path[prefix.len()..];
+                let rest = &path.as_str()[prefix.len()..];
                 let Some(slash) = rest.find('/') else {
-                    after = path;
+                    after = path.into_string();
                     continue;
                 };
                 let dir = format!("{prefix}{}", &rest[..slash]);
@@ -115,7 +115,7 @@ impl Service {
             Selection::Static(_) => self.selected_cursor(snap, range, selection),
         };
         while let Some(head) = heads.next_row()? {
-            if !selection.admits(&head.path) {
+            if !selection.admits(head.path.as_str()) {
                 continue;
             }
             if let Some(row) = self.select_revision(snap, text, rev, head, have_of)?

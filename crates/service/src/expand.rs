@@ -87,7 +87,7 @@ fn label_fetch<'a>(
                     out.push(row);
                 }
             }
-            after = entries.last().map(|(path, _)| path.clone());
+            after = entries.last().map(|(path, _)| path.to_string());
             if short || out.len() >= page {
                 return Ok(out);
             }
@@ -170,7 +170,7 @@ impl Service {
         for scope in &arg.scopes {
             let mut heads = self.selected_cursor(snap, scope.clone(), &selection);
             while let Some(head) = heads.next_row()? {
-                if !arg.matches(&head.path) || !selection.admits(&head.path) {
+                if !arg.matches(head.path.as_str()) || !selection.admits(head.path.as_str()) {
                     continue;
                 }
                 if let Some(rev) = self.select_revision(snap, &arg.text, &arg.rev, head, have_of)? {

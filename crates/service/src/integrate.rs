@@ -16,8 +16,8 @@ use crate::fileinfo::set_head;
 use crate::open::check_pending_change;
 use crate::{Caller, FileInfo, FileOutcome, IntegrateError, Service, ServiceError, error::invalid};
 use keel_core::{
-    ChangeNumber, ChangeRef, FileAction, FileSpec, IntegEdge, IntegHow, LineKind, View, ViewLine,
-    pending_range, select_base,
+    ChangeNumber, ChangeRef, DepotPath, FileAction, FileSpec, IntegEdge, IntegHow, LineKind, View,
+    ViewLine, pending_range, select_base,
 };
 use keel_store::{IntegRow, LazyContent, OpenedRow, PathRange, PendingInteg, ReadTxn, RevisionRow};
 use std::collections::HashMap;
@@ -50,9 +50,9 @@ pub struct IntegrateRequest {
 
 pub(crate) fn edge(row: IntegRow) -> IntegEdge {
     IntegEdge {
-        to_path: row.to_path,
+        to_path: row.to_path.into_string(),
         to_rev: row.to_rev,
-        from_path: row.from_path,
+        from_path: row.from_path.into_string(),
         from_start: row.from_start,
         from_end: row.from_end,
         how: row.how,
@@ -62,25 +62,33 @@ pub(crate) fn edge(row: IntegRow) -> IntegEdge {
 /// Records into each of `paths` and, one level further, into their sources.
 fn history(
     snap: &dyn ReadTxn,
-    paths: &[&str],
+    paths: &[&DepotPath],
 ) -> Result<HashMap<String, Vec<IntegEdge>>, ServiceError> {
     let mut map: HashMap<String, Vec<IntegEdge>> = HashMap::new();
-    let mut todo: Vec<(String, u32)> = paths.iter().map(|p| (p.to_string(), 0)).collect();
+    let mut todo: Vec<(DepotPath, u32)> = paths.iter().map(|&p| (p.clone(), 0)).collect();
     while let Some((path, depth)) = todo.pop() {
-        if map.contains_key(&path) {
+        if map.contains_key(path.as_str()) {
             continue;
         }
-        let edges = snap
-            .integrations_into(&path)?
-            .into_iter()
-            .map(edge)
-            .collect::<Vec<_>>();
+        let rows = snap.integrations_into(&path)?;
         if depth < 3 {
-            todo.extend(edges.iter().map(|e| (e.from_path.clone(), depth + 1)));
+            todo.extend(rows.iter().map(|r| (r.from_path.clone(), depth + 1)));
         }
-        map.insert(path, edges);
+        map.insert(path.into_string(), rows.into_iter().map(edge).collect());
     }
     Ok(map)
+}
+
+/// The typed path of the merge base [`select_base`] chose, which names the source, the target
+/// or a file of the integration history the store returned, so it is not validated again.
+fn base_path(path: String, source: &DepotPath, target: &DepotPath) -> DepotPath {
+    if path == source.as_str() {
+        source.clone()
+    } else if path == target.as_str() {
+        target.clone()
+    } else {
+        DepotPath::from_stored(path)
+    }
 }
 
 fn lazy_of(rev: &RevisionRow) -> Option<LazyContent> {
@@ -148,15 +156,17 @@ impl Service {
         for scope in disjoint_scopes(prefixes) {
             let mut heads = self.selected_cursor(snap.as_ref(), scope, &selection);
             while let Some(head) = heads.next_row()? {
-                if !selection.admits(&head.path) {
+                if !selection.admits(head.path.as_str()) {
                     continue;
                 }
-                let Some(target) = mapping.translate(&head.path) else {
+                let Some(target) = mapping.translate(head.path.as_str()) else {
                     continue;
                 };
                 if !filters.is_empty() && !filters.iter().any(|f| f.matches(&target)) {
                     continue;
                 }
+                // A wildcard may map a file onto no valid path (an empty segment).
+                let target = DepotPath::parse_owned(target).map_err(invalid)?;
                 let Some(source) = self.select_revision(
                     snap.as_ref(),
                     &label,
@@ -251,7 +261,7 @@ impl Service {
                             .any(|o| o.workspace == ws_name)
                     {
                         return Err(IntegrateError::AlreadyOpened {
-                            path: row.path.clone(),
+                            path: row.path.to_string(),
                             action: None,
                         });
                     }
@@ -280,7 +290,7 @@ impl Service {
         mode: IntegrateMode,
         req: &IntegrateRequest,
         source: &RevisionRow,
-        target: &str,
+        target: &DepotPath,
         known: TargetState,
     ) -> Result<Option<(OpenedRow, FileInfo)>, IntegrateError> {
         let client_file = ws
@@ -294,7 +304,8 @@ impl Service {
             head: target_head,
             opened_here,
         } = known;
-        let Some((start, end)) = pending_range(&source.path, source.rev, &into_target) else {
+        let Some((start, end)) = pending_range(source.path.as_str(), source.rev, &into_target)
+        else {
             return Ok(None);
         };
         if let Some(action) = opened_here {
@@ -313,18 +324,15 @@ impl Service {
                 path: target.to_string(),
             });
         }
-        let integ = |how: Option<IntegHow>, resolved: bool, base: Option<(String, u32)>| {
-            let (base_path, base_rev) = base.unwrap_or_default();
-            PendingInteg {
+        let integ =
+            |how: Option<IntegHow>, resolved: bool, base: Option<(DepotPath, u32)>| PendingInteg {
                 from_path: source.path.clone(),
                 from_start: start,
                 from_end: end,
-                base_path,
-                base_rev,
+                base,
                 resolved,
                 how,
-            }
-        };
+            };
         let (action, lazy, pending, file_type) = match (source.action.is_delete(), live) {
             (true, None) => return Ok(None),
             (true, Some(t)) => (
@@ -352,7 +360,14 @@ impl Service {
             }
             (false, Some(t)) => {
                 let history = history(snap, &[&source.path, target])?;
-                let base = select_base(&source.path, source.rev, target, have, &history);
+                let base = select_base(
+                    source.path.as_str(),
+                    source.rev,
+                    target.as_str(),
+                    have,
+                    &history,
+                )
+                .map(|(path, rev)| (base_path(path, &source.path, target), rev));
                 (
                     FileAction::Integrate,
                     None,
@@ -363,7 +378,7 @@ impl Service {
         };
         let row = OpenedRow {
             workspace: ws.name().to_string(),
-            path: target.to_string(),
+            path: target.clone(),
             user: caller.user.clone(),
             change: ChangeNumber(req.change),
             action,
@@ -389,11 +404,13 @@ impl Service {
         set_head(&mut info, source);
         info.lazy_digest = row.lazy.as_ref().map(|l| l.digest);
         info.unresolved = !pending.resolved;
-        info.source_file = Some(source.path.clone());
+        info.source_file = Some(source.path.to_string());
         info.source_start = start;
         info.source_end = end;
-        info.base_file = (!pending.base_path.is_empty()).then(|| pending.base_path.clone());
-        info.base_rev = pending.base_rev;
+        if let Some((path, rev)) = &pending.base {
+            info.base_file = Some(path.to_string());
+            info.base_rev = *rev;
+        }
         info.outcome = Some(FileOutcome::Integrated);
         Ok(Some((row, info)))
     }
@@ -411,7 +428,11 @@ struct TargetState {
 }
 
 impl TargetState {
-    fn read(snap: &dyn ReadTxn, ws: &WorkspaceCtx, target: &str) -> Result<Self, ServiceError> {
+    fn read(
+        snap: &dyn ReadTxn,
+        ws: &WorkspaceCtx,
+        target: &DepotPath,
+    ) -> Result<Self, ServiceError> {
         Ok(TargetState {
             opened_here: snap
                 .opened_file(target)?

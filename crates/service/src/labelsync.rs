@@ -11,7 +11,7 @@ use crate::expand::selection_of;
 use crate::labels::{LabelCtx, load_label};
 use crate::paging::Cursor;
 use crate::{Caller, LabelEntryAction, LabelFileChange, LabelSpec, Service, ServiceError};
-use keel_core::{LineKind, RevSpec};
+use keel_core::{DepotPath, LineKind, RevSpec};
 use keel_store::{PathRange, ReadTxn};
 
 /// Options of `tag`.
@@ -36,21 +36,38 @@ pub(crate) fn entry_change(current: u32, target: u32) -> Option<LabelEntryAction
 
 type Sink<'s> = &'s mut dyn FnMut(LabelFileChange) -> Result<(), ServiceError>;
 
+/// One label entry to change, its path typed for the store.
+struct EntryChange {
+    path: DepotPath,
+    rev: u32,
+    action: LabelEntryAction,
+}
+
+impl EntryChange {
+    fn into_record(self) -> LabelFileChange {
+        LabelFileChange {
+            depot_file: self.path.into_string(),
+            rev: self.rev,
+            action: self.action,
+        }
+    }
+}
+
 /// Label changes waiting for their write job.
 struct Batch<'a, 's> {
     service: &'a Service,
     label: String,
     preview: bool,
-    pending: Vec<LabelFileChange>,
+    pending: Vec<EntryChange>,
     sink: Sink<'s>,
     count: u64,
 }
 
 impl Batch<'_, '_> {
-    fn push(&mut self, change: LabelFileChange) -> Result<(), ServiceError> {
+    fn push(&mut self, change: EntryChange) -> Result<(), ServiceError> {
         self.count += 1;
         if self.preview {
-            return (self.sink)(change);
+            return (self.sink)(change.into_record());
         }
         self.pending.push(change);
         if self.pending.len() >= self.service.config.label_batch {
@@ -79,17 +96,19 @@ impl Batch<'_, '_> {
                 } else {
                     change.rev
                 };
-                txn.set_label_rev(&label, &change.depot_file, rev)?;
+                txn.set_label_rev(&label, &change.path, rev)?;
             }
             Ok::<_, ServiceError>(changes)
         })?;
-        written.into_iter().try_for_each(|c| (self.sink)(c))
+        written
+            .into_iter()
+            .try_for_each(|c| (self.sink)(c.into_record()))
     }
 }
 
 /// A label's entries over sorted, disjoint ranges, consumed in path order during a merge.
 struct Entries<'a> {
-    cursors: Vec<Cursor<'a, (String, u32)>>,
+    cursors: Vec<Cursor<'a, (DepotPath, u32)>>,
     index: usize,
 }
 
@@ -101,7 +120,7 @@ impl<'a> Entries<'a> {
                 let (label, range) = (label.to_string(), range.clone());
                 Cursor::new(
                     Box::new(move |after| Ok(snap.label_revs(&label, &range, after, page)?)),
-                    |e: &(String, u32)| e.0.as_str(),
+                    |e: &(DepotPath, u32)| e.0.as_str(),
                     page,
                 )
             })
@@ -114,7 +133,7 @@ impl<'a> Entries<'a> {
     fn advance(
         &mut self,
         upto: Option<&str>,
-        before: &mut dyn FnMut(String, u32) -> Result<(), ServiceError>,
+        before: &mut dyn FnMut(DepotPath, u32) -> Result<(), ServiceError>,
     ) -> Result<u32, ServiceError> {
         while self.index < self.cursors.len() {
             let cursor = &mut self.cursors[self.index];
@@ -157,14 +176,14 @@ impl Pass {
 fn push_stale(
     pass: &Pass,
     batch: &mut Batch<'_, '_>,
-    path: String,
+    path: DepotPath,
     rev: u32,
 ) -> Result<(), ServiceError> {
-    if !pass.owns(&path) {
+    if !pass.owns(path.as_str()) {
         return Ok(());
     }
-    batch.push(LabelFileChange {
-        depot_file: path,
+    batch.push(EntryChange {
+        path,
         rev,
         action: LabelEntryAction::Deleted,
     })
@@ -232,10 +251,10 @@ impl Service {
             if opts.delete {
                 let mut entries = Entries::new(snap.as_ref(), &name, &arg.scopes, page);
                 entries.advance(None, &mut |path, rev| {
-                    if arg.matches(&path) {
+                    if arg.matches(path.as_str()) {
                         matched += 1;
-                        batch.push(LabelFileChange {
-                            depot_file: path,
+                        batch.push(EntryChange {
+                            path,
                             rev,
                             action: LabelEntryAction::Deleted,
                         })?;
@@ -254,8 +273,8 @@ impl Service {
                         matched += 1;
                         let current = snap.label_rev(&name, &rev.path)?;
                         match entry_change(current, rev.rev) {
-                            Some(action) => batch.push(LabelFileChange {
-                                depot_file: rev.path,
+                            Some(action) => batch.push(EntryChange {
+                                path: rev.path,
                                 rev: rev.rev,
                                 action,
                             }),
@@ -349,14 +368,15 @@ impl Service {
         for scope in &pass.target_scopes {
             let mut heads = self.selected_cursor(snap, scope.clone(), &selection);
             while let Some(head) = heads.next_row()? {
-                if !pass.owns(&head.path) || !selection.admits(&head.path) {
+                if !pass.owns(head.path.as_str()) || !selection.admits(head.path.as_str()) {
                     continue;
                 }
-                if !ctx.in_view(&head.path) {
+                if !ctx.in_view(head.path.as_str()) {
                     continue;
                 }
-                let current =
-                    entries.advance(Some(&head.path), &mut |p, r| push_stale(pass, batch, p, r))?;
+                let current = entries.advance(Some(head.path.as_str()), &mut |p, r| {
+                    push_stale(pass, batch, p, r)
+                })?;
                 let path = head.path.clone();
                 let target = self
                     .select_revision(snap, &pass.text, &pass.rev, head, have_of)?
@@ -365,11 +385,7 @@ impl Service {
                     .unwrap_or(0);
                 if let Some(action) = entry_change(current, target) {
                     let rev = if target == 0 { current } else { target };
-                    batch.push(LabelFileChange {
-                        depot_file: path,
-                        rev,
-                        action,
-                    })?;
+                    batch.push(EntryChange { path, rev, action })?;
                 }
             }
         }

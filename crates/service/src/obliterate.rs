@@ -14,7 +14,7 @@ use crate::context::optional_workspace;
 use crate::fileinfo::from_revision;
 use crate::shelve::queue_unused;
 use crate::{Caller, FileInfo, FileOutcome, Service, ServiceError};
-use keel_core::Digest;
+use keel_core::{DepotPath, Digest};
 use keel_store::{ReadTxn, RevisionRow, WriteTxn};
 use std::collections::{BTreeSet, HashSet};
 
@@ -45,7 +45,7 @@ struct BatchOutcome {
 /// integration records and label entries go with its last revision.
 fn obliterate_batch(
     txn: &mut dyn WriteTxn,
-    paths: &[String],
+    paths: &[DepotPath],
     batch: usize,
 ) -> Result<BatchOutcome, ServiceError> {
     let mut out = BatchOutcome {
@@ -83,7 +83,7 @@ fn obliterate_batch(
 /// Label entries naming `path`, counted over every label (report mode).
 fn count_label_entries(
     snap: &dyn ReadTxn,
-    paths: &BTreeSet<String>,
+    paths: &BTreeSet<DepotPath>,
     page: usize,
 ) -> Result<u64, ServiceError> {
     let mut count = 0;
@@ -134,7 +134,7 @@ impl Service {
             for scope in &arg.scopes {
                 let mut heads = self.head_cursor(snap.as_ref(), scope.clone(), None);
                 while let Some(head) = heads.next_row()? {
-                    if arg.matches(&head.path) {
+                    if arg.matches(head.path.as_str()) {
                         paths.insert(head.path);
                     }
                 }
@@ -151,11 +151,11 @@ impl Service {
             executed: true,
             ..ObliterateTotals::default()
         };
-        let pending: Vec<String> = paths.into_iter().collect();
+        let pending: Vec<DepotPath> = paths.into_iter().collect();
         let mut start = 0;
         while start < pending.len() {
             let size = self.config.obliterate_batch;
-            let batch: Vec<String> = pending[start..].iter().take(size).cloned().collect();
+            let batch: Vec<DepotPath> = pending[start..].iter().take(size).cloned().collect();
             let outcome = keel_store::write(self.meta.as_ref(), move |txn| {
                 obliterate_batch(txn, &batch, size)
             })?;
@@ -178,7 +178,7 @@ impl Service {
     fn obliterate_report(
         &self,
         snap: &dyn ReadTxn,
-        paths: &BTreeSet<String>,
+        paths: &BTreeSet<DepotPath>,
         sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
     ) -> Result<ObliterateTotals, ServiceError> {
         let mut totals = ObliterateTotals::default();

@@ -79,7 +79,7 @@ pub(crate) fn check_exclusive(txn: &dyn ReadTxn, row: &OpenedRow) -> Result<(), 
             && (other.file_type.exclusive || row.file_type.exclusive)
         {
             return Err(ServiceError::ExclusivelyOpened {
-                path: row.path.clone(),
+                path: row.path.to_string(),
                 user: other.user,
                 workspace: other.workspace,
             });
@@ -106,7 +106,7 @@ fn apply_opens(
                 continue;
             }
             return Err(OpenError::AlreadyOpened {
-                path: row.path,
+                path: row.path.into_string(),
                 wanted: row.action,
                 current: existing.action,
             });
@@ -157,10 +157,7 @@ impl Service {
                     "{file} - add needs files, not wildcards or unmapped paths"
                 ))
             })?;
-            let depot = DepotPath::parse(&depot)
-                .map_err(invalid)?
-                .as_str()
-                .to_string();
+            let depot = DepotPath::parse_owned(depot).map_err(invalid)?;
             let client_file = ws
                 .client_file(&depot)
                 .ok_or_else(|| OpenError::NotInView { path: file.clone() })?;
@@ -180,7 +177,7 @@ impl Service {
                 && !head.action.is_delete()
             {
                 return Err(OpenError::AddExisting {
-                    path: depot,
+                    path: depot.into_string(),
                     head_rev: head.rev,
                 });
             }
@@ -230,7 +227,7 @@ impl Service {
                 }
                 let have = self.have.get(ws.name(), &head.path)?;
                 if have == 0 {
-                    not_on_client.get_or_insert(head.path.clone());
+                    not_on_client.get_or_insert_with(|| head.path.to_string());
                     return Ok(());
                 }
                 let file_type = if action == OpenAction::Edit {
@@ -289,15 +286,12 @@ impl Service {
         let (ws, from_path, to_path) = {
             let snap = self.meta.snapshot()?;
             let ws = caller_workspace(snap.as_ref(), caller)?;
-            let exact = |text: &str| -> Result<String, OpenError> {
+            let exact = |text: &str| -> Result<DepotPath, OpenError> {
                 let arg = FileArg::parse(text, snap.as_ref(), Some(&ws))?;
                 let depot = arg.exact_file().ok_or_else(|| {
                     ServiceError::Invalid(format!("{text} - move needs one file, in the view"))
                 })?;
-                Ok(DepotPath::parse(&depot)
-                    .map_err(invalid)?
-                    .as_str()
-                    .to_string())
+                Ok(DepotPath::parse_owned(depot).map_err(invalid)?)
             };
             let (from_path, to_path) = (exact(from)?, exact(to)?);
             if ws.client_file(&to_path).is_none() {
@@ -314,19 +308,23 @@ impl Service {
                 .into_iter()
                 .find(|o| o.workspace == ws_name)
                 .ok_or_else(|| OpenError::MoveNotOpened {
-                    path: from_path.clone(),
+                    path: from_path.to_string(),
                 })?;
             if let Some(head) = txn.head_revision(&to_path)?
                 && !head.action.is_delete()
             {
-                return Err(OpenError::MoveOntoExisting { path: to_path });
+                return Err(OpenError::MoveOntoExisting {
+                    path: to_path.into_string(),
+                });
             }
             if txn
                 .opened_file(&to_path)?
                 .iter()
                 .any(|o| o.workspace == ws_name)
             {
-                return Err(OpenError::MoveTargetOpened { path: to_path });
+                return Err(OpenError::MoveTargetOpened {
+                    path: to_path.into_string(),
+                });
             }
             let change = if change == 0 {
                 source.change
@@ -357,11 +355,11 @@ impl Service {
                 }
                 FileAction::MoveAdd => {
                     txn.delete_opened(&ws_name, &from_path)?;
-                    let original = source.move_file.clone().unwrap_or_default();
-                    if let Some(mut orig) = txn
-                        .opened_file(&original)?
-                        .into_iter()
-                        .find(|o| o.workspace == ws_name)
+                    if let Some(original) = &source.move_file
+                        && let Some(mut orig) = txn
+                            .opened_file(original)?
+                            .into_iter()
+                            .find(|o| o.workspace == ws_name)
                     {
                         orig.move_file = Some(to_path.clone());
                         txn.put_opened(&orig)?;
@@ -370,7 +368,7 @@ impl Service {
                 }
                 other => {
                     return Err(OpenError::CannotMove {
-                        path: from_path,
+                        path: from_path.into_string(),
                         action: other,
                     });
                 }
@@ -415,9 +413,10 @@ impl Service {
         let mut out = Vec::new();
         while let Some(row) = cursor.next_row()? {
             if args.is_empty()
-                || args
-                    .iter()
-                    .any(|a| a.matches(&row.path) || a.exact_file().as_deref() == Some(&row.path))
+                || args.iter().any(|a| {
+                    a.matches(row.path.as_str())
+                        || a.exact_file().as_deref() == Some(row.path.as_str())
+                })
             {
                 out.push(row);
             }
@@ -447,7 +446,7 @@ impl Service {
             rows.retain(|r| r.action == FileAction::Edit && keep.contains(r.path.as_str()));
         }
         // A move is reverted as a pair.
-        let mut paths: HashSet<String> = rows.iter().map(|r| r.path.clone()).collect();
+        let mut paths: HashSet<DepotPath> = rows.iter().map(|r| r.path.clone()).collect();
         for row in rows.clone() {
             if let Some(partner) = &row.move_file
                 && matches!(row.action, FileAction::MoveAdd | FileAction::MoveDelete)
@@ -569,7 +568,7 @@ impl Service {
         };
         let page = self.config.page_size;
         for scope in scopes {
-            let mut after: Option<(String, String)> = None;
+            let mut after: Option<(DepotPath, String)> = None;
             loop {
                 let rows = snap.opened_in_range(
                     &scope,
@@ -580,7 +579,8 @@ impl Service {
                     if keep(row)
                         && (args.is_empty()
                             || args.iter().any(|a| {
-                                a.matches(&row.path) || a.exact_file().as_deref() == Some(&row.path)
+                                a.matches(row.path.as_str())
+                                    || a.exact_file().as_deref() == Some(row.path.as_str())
                             }))
                     {
                         let owner = if ws.as_ref().is_some_and(|w| w.name() == row.workspace) {

@@ -40,6 +40,15 @@ pub struct WorkspaceSpec {
     pub accessed: i64,
 }
 
+/// One have-list entry as a client reports it after writing the file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HaveEntry {
+    /// The depot path, checked by the service.
+    pub depot_file: String,
+    /// The revision the workspace now has; 0 forgets the file.
+    pub rev: u32,
+}
+
 /// One file's facts; commands fill what applies (names follow Perforce's fstat fields).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileInfo {

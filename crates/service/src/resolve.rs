@@ -64,9 +64,10 @@ impl Service {
         let mut rows = Vec::new();
         while let Some(row) = cursor.next_row()? {
             let selected = args.is_empty()
-                || args
-                    .iter()
-                    .any(|a| a.matches(&row.path) || a.exact_file().as_deref() == Some(&row.path));
+                || args.iter().any(|a| {
+                    a.matches(row.path.as_str())
+                        || a.exact_file().as_deref() == Some(row.path.as_str())
+                });
             if selected && keep(&row) {
                 rows.push(row);
             }
@@ -105,8 +106,9 @@ impl Service {
                     ))
                 })?;
             set_head(&mut info, &theirs);
-            if integ.base_rev > 0
-                && let Some(base) = snap.revision(&integ.base_path, integ.base_rev)?
+            if let Some((base_path, base_rev)) = &integ.base
+                && *base_rev > 0
+                && let Some(base) = snap.revision(base_path, *base_rev)?
             {
                 info.base_digest = base.digest;
             }
@@ -183,7 +185,9 @@ impl Service {
                 .and_then(|c| c.integ.as_ref())
                 .is_none_or(|i| i.resolved)
             {
-                return Err(IntegrateError::NoLongerNeedsResolve { path: row.path });
+                return Err(IntegrateError::NoLongerNeedsResolve {
+                    path: row.path.into_string(),
+                });
             }
             txn.put_opened(&row)?;
             Ok::<_, IntegrateError>(())

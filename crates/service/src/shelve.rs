@@ -12,7 +12,7 @@ use crate::open::{check_exclusive, check_pending_change};
 use crate::upload::{Uploads, check_present};
 use crate::{Caller, Content, FileInfo, FileOutcome, Service, ServiceError, ShelveError};
 use keel_blob::Encoding;
-use keel_core::{ChangeNumber, ChangeRef, Digest};
+use keel_core::{ChangeNumber, ChangeRef, DepotPath, Digest};
 use keel_store::{ChangeStatus, LazyContent, OpenedRow, ReadTxn, ShelvedRow, WriteTxn};
 use std::collections::{BTreeMap, HashSet};
 
@@ -29,11 +29,15 @@ pub(crate) fn whole_shelf(
     txn: &dyn ReadTxn,
     change: u64,
     page: usize,
-) -> Result<BTreeMap<String, ShelvedRow>, ServiceError> {
+) -> Result<BTreeMap<DepotPath, ShelvedRow>, ServiceError> {
     let mut out = BTreeMap::new();
-    let mut after: Option<String> = None;
+    let mut after: Option<DepotPath> = None;
     loop {
-        let rows = txn.shelved_in_change(ChangeNumber(change), after.as_deref(), page)?;
+        let rows = txn.shelved_in_change(
+            ChangeNumber(change),
+            after.as_ref().map(DepotPath::as_str),
+            page,
+        )?;
         let full = rows.len() == page;
         after = rows.last().map(|r| r.path.clone());
         out.extend(rows.into_iter().map(|r| (r.path.clone(), r)));
@@ -46,7 +50,7 @@ pub(crate) fn whole_shelf(
 /// A record describing one shelved file (head fields describe the shelved content).
 pub(crate) fn shelved_info(row: &ShelvedRow, ws: Option<&WorkspaceCtx>) -> FileInfo {
     FileInfo {
-        depot_file: row.path.clone(),
+        depot_file: row.path.to_string(),
         client_file: ws.and_then(|w| w.client_file(&row.path)),
         head_rev: row.base_rev,
         head_change: Some(row.change),
@@ -58,13 +62,14 @@ pub(crate) fn shelved_info(row: &ShelvedRow, ws: Option<&WorkspaceCtx>) -> FileI
         action: Some(row.action),
         change: ChangeRef::from_number(row.change.0),
         file_type: Some(row.file_type),
-        move_file: row.move_file.clone(),
+        move_file: row.move_file.as_ref().map(DepotPath::to_string),
         ..FileInfo::default()
     }
 }
 
 /// Whether `path` is selected by `args` (every path when there are none).
-fn selected(args: &[FileArg], path: &str) -> bool {
+fn selected(args: &[FileArg], path: &DepotPath) -> bool {
+    let path = path.as_str();
     args.is_empty()
         || args
             .iter()
@@ -122,10 +127,14 @@ impl Service {
             .collect::<Result<Vec<_>, _>>()?;
         let mut chosen = BTreeMap::new();
         let page = self.config.page_size;
-        let mut after: Option<String> = None;
+        let mut after: Option<DepotPath> = None;
         loop {
-            let rows =
-                snap.opened_in_change(ws.name(), ChangeNumber(change), after.as_deref(), page)?;
+            let rows = snap.opened_in_change(
+                ws.name(),
+                ChangeNumber(change),
+                after.as_ref().map(DepotPath::as_str),
+                page,
+            )?;
             let full = rows.len() == page;
             after = rows.last().map(|r| r.path.clone());
             for row in rows {
@@ -243,7 +252,7 @@ impl Service {
         for row in &rows {
             let Some(client_file) = ws.client_file(&row.path) else {
                 return Err(ShelveError::NotInView {
-                    path: row.path.clone(),
+                    path: row.path.to_string(),
                     workspace: ws.name().to_string(),
                 });
             };
@@ -286,7 +295,9 @@ impl Service {
             let mut out = Vec::with_capacity(plan.len());
             for (open, row, info) in plan {
                 if shelf.get(&row.path) != Some(&row) {
-                    return Err(ShelveError::Raced { path: row.path });
+                    return Err(ShelveError::Raced {
+                        path: row.path.into_string(),
+                    });
                 }
                 if let Some(existing) = txn
                     .opened_file(&open.path)?
@@ -294,7 +305,7 @@ impl Service {
                     .find(|o| o.workspace == ws_name)
                 {
                     return Err(ShelveError::AlreadyOpened {
-                        path: open.path,
+                        path: open.path.into_string(),
                         action: existing.action,
                         workspace: ws_name,
                     });
@@ -399,7 +410,9 @@ impl ShelveSession {
                     .into_iter()
                     .find(|o| o.workspace == workspace);
                 if current.as_ref() != Some(planned) {
-                    return Err(ShelveError::Raced { path: path.clone() });
+                    return Err(ShelveError::Raced {
+                        path: path.to_string(),
+                    });
                 }
                 let content = contents.content_of(planned);
                 if let Some(content) = &content {

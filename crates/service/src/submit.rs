@@ -17,7 +17,7 @@ use crate::open::check_pending_change;
 use crate::upload::{FileContents, Uploads, check_present, needs_content};
 use crate::{Caller, FileInfo, Service, ServiceError, SubmitError, SubmitResult};
 use keel_blob::BlobStore;
-use keel_core::{ChangeNumber, ChangeRef, FileAction, IntegHow};
+use keel_core::{ChangeNumber, ChangeRef, DepotPath, FileAction, IntegHow};
 use keel_store::RevisionRow;
 use keel_store::{ChangeRow, ChangeStatus, HaveRow, IntegRow, OpenedRow, ReadTxn, WriteTxn};
 use std::collections::BTreeMap;
@@ -115,10 +115,14 @@ impl Service {
         let mut required = BTreeMap::new();
         let mut fingerprint = FingerprintBuilder::new();
         let page = self.config.submit_batch.max(1);
-        let mut after: Option<String> = None;
+        let mut after: Option<DepotPath> = None;
         loop {
-            let rows =
-                snap.opened_in_change(ws.name(), ChangeNumber(change), after.as_deref(), page)?;
+            let rows = snap.opened_in_change(
+                ws.name(),
+                ChangeNumber(change),
+                after.as_ref().map(DepotPath::as_str),
+                page,
+            )?;
             let full = rows.len() == page;
             after = rows.last().map(|r| r.path.clone());
             for row in rows {
@@ -211,7 +215,8 @@ impl SubmitSession {
             let have: Vec<HaveRow> = files
                 .iter()
                 .map(|f| HaveRow {
-                    path: f.depot_file.clone(),
+                    // The change's revisions, just read back from the store.
+                    path: DepotPath::from_stored(f.depot_file.clone()),
                     rev: f.have_rev,
                     client: f.client_file.clone().unwrap_or_default(),
                 })
@@ -238,9 +243,10 @@ impl Service {
             .map(WorkspaceCtx::new)
             .transpose()?;
         let page = self.config.submit_batch.max(1);
-        let mut after: Option<String> = None;
+        let mut after: Option<DepotPath> = None;
         loop {
-            let revisions = snap.change_revisions(result.change, after.as_deref(), page)?;
+            let revisions =
+                snap.change_revisions(result.change, after.as_ref().map(DepotPath::as_str), page)?;
             let full = revisions.len() == page;
             after = revisions.last().map(|r| r.path.clone());
             let files = revisions
@@ -312,12 +318,12 @@ fn commit_in(
         time: now,
     })?;
     let mut fingerprint = FingerprintBuilder::new();
-    let mut after: Option<String> = None;
+    let mut after: Option<DepotPath> = None;
     loop {
         let page = txn.opened_in_change(
             plan.workspace,
             ChangeNumber(change),
-            after.as_deref(),
+            after.as_ref().map(DepotPath::as_str),
             plan.batch,
         )?;
         let full = page.len() == plan.batch;
@@ -353,14 +359,14 @@ fn submit_file(
 ) -> Result<(), SubmitError> {
     if open.integ.as_ref().is_some_and(|i| !i.resolved) {
         return Err(SubmitError::MustResolve {
-            path: open.path.clone(),
+            path: open.path.to_string(),
         });
     }
     let head = txn.head_revision(&open.path)?;
     let head_rev = head.as_ref().map(|h| h.rev).unwrap_or(0);
     if head_rev != open.base_rev {
         return Err(SubmitError::OutOfDate {
-            path: open.path.clone(),
+            path: open.path.to_string(),
             head_rev,
             opened_at: open.base_rev,
         });
@@ -383,12 +389,12 @@ fn submit_file(
     let action = match (open.action, &head) {
         (FileAction::Add, Some(h)) if !h.action.is_delete() => {
             return Err(SubmitError::AddExisting {
-                path: open.path.clone(),
+                path: open.path.to_string(),
             });
         }
         (FileAction::Edit | FileAction::Delete, Some(h)) if h.action.is_delete() => {
             return Err(SubmitError::DeletedAtHead {
-                path: open.path.clone(),
+                path: open.path.to_string(),
                 deleted_at: h.rev,
                 action: open.action,
             });

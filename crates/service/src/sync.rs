@@ -10,7 +10,7 @@ use crate::expand::selection_of;
 use crate::paging::Cursor;
 use crate::{Caller, Content, Service, ServiceError};
 use keel_blob::Encoding;
-use keel_core::{LineKind, RevSpec};
+use keel_core::{DepotPath, LineKind, RevSpec};
 use keel_store::{HaveRow, OpenedRow, PathRange, PendingInteg, ReadTxn, RevisionRow};
 use std::collections::HashMap;
 
@@ -105,7 +105,7 @@ struct Tally {
 /// An opened file whose head moved: resolve against `head`, based on `have`.
 #[derive(Clone, Debug)]
 struct Scheduled {
-    path: String,
+    path: DepotPath,
     have: u32,
     head: u32,
     client: String,
@@ -206,8 +206,7 @@ impl Service {
                     from_path: item.path.clone(),
                     from_start: item.have,
                     from_end: item.head,
-                    base_path: item.path.clone(),
-                    base_rev: item.have,
+                    base: Some((item.path.clone(), item.have)),
                     resolved: false,
                     how: None,
                 });
@@ -231,7 +230,7 @@ impl Service {
         &self,
         snap: &dyn ReadTxn,
         ws: &str,
-    ) -> Result<HashMap<String, OpenedRow>, ServiceError> {
+    ) -> Result<HashMap<DepotPath, OpenedRow>, ServiceError> {
         let page = self.config.page_size;
         let mut cursor = Cursor::new(
             Box::new(|after| Ok(snap.opened_in_workspace(ws, after, page)?)),
@@ -258,7 +257,7 @@ impl Service {
         &self,
         snap: &dyn ReadTxn,
         pass: &Pass<'_>,
-        opened: &HashMap<String, OpenedRow>,
+        opened: &HashMap<DepotPath, OpenedRow>,
         opts: SyncOptions,
         tally: &mut Tally,
         sink: &mut dyn FnMut(SyncEvent) -> Result<(), ServiceError>,
@@ -293,10 +292,10 @@ impl Service {
                     _ => {}
                 }
                 let have = cursor.next_row()?.expect("peeked row exists");
-                if opened.contains_key(&have.path) || !pass.selects(&have.path) {
+                if opened.contains_key(&have.path) || !pass.selects(have.path.as_str()) {
                     continue;
                 }
-                let item = SyncItem::deleted(have.path, have.client);
+                let item = SyncItem::deleted(have.path.into_string(), have.client);
                 emit(item, None, totals, sink)?;
             }
             Ok(None)
@@ -309,10 +308,10 @@ impl Service {
                 };
                 // Files the selection cannot pick (outside an automatic label's View) are
                 // skipped here, so the have-list drain removes them like any unselected file.
-                if !pass.selects(&head.path) || !selection.admits(&head.path) {
+                if !pass.selects(head.path.as_str()) || !selection.admits(head.path.as_str()) {
                     continue;
                 }
-                let have = drain_haves(Some(&head.path), totals, sink)?.unwrap_or(0);
+                let have = drain_haves(Some(head.path.as_str()), totals, sink)?.unwrap_or(0);
                 let path = head.path.clone();
                 let target = self
                     .select_revision(snap, &pass.text, &pass.rev, head, Some(ws.name()))?
@@ -333,7 +332,7 @@ impl Service {
                             client: client_file.clone(),
                         });
                         let item = SyncItem {
-                            depot_file: path,
+                            depot_file: path.into_string(),
                             client_file,
                             rev: t.rev,
                             action: SyncAction::Resolve,
@@ -348,7 +347,7 @@ impl Service {
                 }
                 let Some(target) = target else {
                     if have != 0 {
-                        let item = SyncItem::deleted(path, client_file);
+                        let item = SyncItem::deleted(path.into_string(), client_file);
                         emit(item, None, totals, sink)?;
                     }
                     continue;
@@ -365,7 +364,7 @@ impl Service {
                     Some(self.content_of(&target)?)
                 };
                 let item = SyncItem {
-                    depot_file: target.path.clone(),
+                    depot_file: target.path.into_string(),
                     client_file,
                     rev: target.rev,
                     action,

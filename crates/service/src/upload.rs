@@ -8,7 +8,7 @@
 use crate::error::UploadError;
 use crate::{Service, ServiceError};
 use keel_blob::{BlobInfo, BlobStore, BlobWriter, PendingBlob};
-use keel_core::{ChangeNumber, Digest, FileAction};
+use keel_core::{ChangeNumber, DepotPath, Digest, FileAction};
 use keel_store::OpenedRow;
 use std::collections::{BTreeMap, HashMap};
 
@@ -28,7 +28,7 @@ pub(crate) fn needs_content(action: FileAction) -> bool {
 pub struct Uploads {
     /// The opened files content may be sent for, by depot path: all of them (shelve), or only
     /// those whose content must be sent (submit, see `others`).
-    files: BTreeMap<String, OpenedRow>,
+    files: BTreeMap<DepotPath, OpenedRow>,
     /// Submit: the workspace and change whose other open records (lazy content, optional
     /// upload) are looked up in the store when the client sends content for one.
     others: Option<(String, ChangeNumber)>,
@@ -40,7 +40,7 @@ pub struct Uploads {
 }
 
 impl Uploads {
-    pub(crate) fn new(files: BTreeMap<String, OpenedRow>) -> Uploads {
+    pub(crate) fn new(files: BTreeMap<DepotPath, OpenedRow>) -> Uploads {
         Uploads {
             files,
             others: None,
@@ -55,7 +55,7 @@ impl Uploads {
     /// other open record of `workspace`'s `change` may be sent too (a changed lazy copy) and is
     /// looked up when it is, so a branch of any size holds no open record here.
     pub(crate) fn for_change(
-        required: BTreeMap<String, OpenedRow>,
+        required: BTreeMap<DepotPath, OpenedRow>,
         workspace: &str,
         change: ChangeNumber,
     ) -> Uploads {
@@ -70,12 +70,16 @@ impl Uploads {
             return Ok(row.clone());
         }
         let found = match &self.others {
-            Some((workspace, change)) => service
-                .meta
-                .snapshot()?
-                .opened_file(depot_file)?
-                .into_iter()
-                .find(|r| &r.workspace == workspace && r.change == *change),
+            Some((workspace, change)) => match DepotPath::parse(depot_file) {
+                Ok(path) => service
+                    .meta
+                    .snapshot()?
+                    .opened_file(&path)?
+                    .into_iter()
+                    .find(|r| &r.workspace == workspace && r.change == *change),
+                // A text that is no depot path is opened nowhere.
+                Err(_) => None,
+            },
             None => None,
         };
         found.ok_or_else(|| {
@@ -179,7 +183,7 @@ impl Uploads {
 
 /// The opened files of a finished upload and the content each one carries.
 pub(crate) struct FileContents {
-    pub files: BTreeMap<String, OpenedRow>,
+    pub files: BTreeMap<DepotPath, OpenedRow>,
     uploaded: HashMap<String, BlobInfo>,
 }
 
@@ -193,12 +197,12 @@ pub(crate) struct FileContent {
 
 impl FileContents {
     /// Whether the client sent content for `path` (rather than relying on lazy content).
-    pub(crate) fn was_uploaded(&self, path: &str) -> bool {
-        self.uploaded.contains_key(path)
+    pub(crate) fn was_uploaded(&self, path: &DepotPath) -> bool {
+        self.uploaded.contains_key(path.as_str())
     }
 
     pub(crate) fn content_of(&self, row: &OpenedRow) -> Option<FileContent> {
-        match self.uploaded.get(&row.path) {
+        match self.uploaded.get(row.path.as_str()) {
             Some(info) => Some(FileContent {
                 digest: info.digest,
                 size: info.size,
@@ -220,7 +224,7 @@ impl FileContents {
 /// inside write jobs too, so the writer orders the two and a purged blob is never referenced.
 pub(crate) fn check_present(
     blobs: &dyn BlobStore,
-    path: &str,
+    path: &DepotPath,
     digest: &Digest,
 ) -> Result<(), ServiceError> {
     if blobs.contains(digest)? {

@@ -152,7 +152,7 @@ impl Service {
             if let Some(open) = txn.opened_in_workspace(&target, None, 1)?.first() {
                 return Err(SpecError::FilesOpened {
                     name: target.clone(),
-                    path: open.path.clone(),
+                    path: open.path.to_string(),
                 });
             }
             txn.delete_workspace(&target)?;

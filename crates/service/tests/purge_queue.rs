@@ -2,7 +2,7 @@
 //! on start, but only when nothing refers to them.
 
 use keel_blob::{BlobStore, CompressionPolicy, FsBlobStore};
-use keel_core::{ChangeNumber, Digest, FileAction, FileType};
+use keel_core::{ChangeNumber, DepotPath, Digest, FileAction, FileType};
 use keel_service::{Service, ServiceConfig, ServiceError};
 use keel_store::{MetaStore, ShelvedRow, SqliteHaveStore, SqliteStore, StoreConfig};
 use std::sync::Arc;
@@ -31,7 +31,7 @@ fn recovery_purges_only_unreferenced_queued_content() {
     keel_store::write(meta.as_ref(), move |txn| {
         txn.put_shelved(&ShelvedRow {
             change: ChangeNumber(7),
-            path: "//depot/kept".into(),
+            path: DepotPath::parse("//depot/kept").expect("depot path"),
             action: FileAction::Add,
             file_type: FileType::parse("text").expect("type"),
             digest: Some(shelved),

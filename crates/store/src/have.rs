@@ -8,6 +8,7 @@
 //! sync transfers a few files again), never ahead of it.
 
 use crate::{DatabaseError, HaveRow, PathRange, StoreConfig, StoreError};
+use keel_core::DepotPath;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -106,7 +107,7 @@ impl SqliteHaveStore {
                 params![range.lo, range.hi, after.unwrap_or(""), limit as i64],
                 |r| {
                     Ok(HaveRow {
-                        path: r.get(0)?,
+                        path: DepotPath::from_stored(r.get(0)?),
                         rev: r.get(1)?,
                         client: r.get(2)?,
                     })
@@ -117,11 +118,11 @@ impl SqliteHaveStore {
     }
 
     /// The revision a workspace has of one file (0 when none).
-    pub fn get(&self, workspace: &str, path: &str) -> Result<u32, StoreError> {
+    pub fn get(&self, workspace: &str, path: &DepotPath) -> Result<u32, StoreError> {
         self.with(workspace, |conn| {
             let rev = conn
                 .prepare_cached("SELECT rev FROM have WHERE path = ?1")?
-                .query_row([path], |r| r.get(0))
+                .query_row([path.as_str()], |r| r.get(0))
                 .optional()?;
             Ok(rev.unwrap_or(0))
         })
@@ -137,9 +138,9 @@ impl SqliteHaveStore {
                 let mut del = tx.prepare_cached("DELETE FROM have WHERE path = ?1")?;
                 for row in rows {
                     if row.rev == 0 {
-                        del.execute([&row.path])?;
+                        del.execute([row.path.as_str()])?;
                     } else {
-                        put.execute(params![row.path, row.rev, row.client])?;
+                        put.execute(params![row.path.as_str(), row.rev, row.client])?;
                     }
                 }
             }

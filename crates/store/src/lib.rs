@@ -29,12 +29,17 @@ pub use rows::{
 };
 pub use sqlite::SqliteStore;
 
-use keel_core::{ChangeNumber, Digest};
+use keel_core::{ChangeNumber, DepotPath, Digest};
 
 /// A consistent, read-only view of the metadata.
 ///
 /// Listing methods are paged: they return at most `limit` rows strictly after `after` (in the
 /// order the method documents), so callers stream without holding whole tables in memory.
+///
+/// Methods about one file take its [`DepotPath`]; rows and listings return paths as
+/// `DepotPath`s. Ranges of files are a [`PathRange`] (a literal prefix, which need not be a
+/// file's path), and paging cursors (`after`) are `&str`: a position in path order, usually the
+/// last path of the previous page, but any text (`""` for the start) will do.
 pub trait ReadTxn {
     fn get_depot(&self, name: &str) -> Result<Option<DepotRow>, StoreError>;
     fn list_depots(&self) -> Result<Vec<DepotRow>, StoreError>;
@@ -68,10 +73,10 @@ pub trait ReadTxn {
         limit: usize,
     ) -> Result<Vec<RevisionRow>, StoreError>;
     /// The newest revision of one file.
-    fn head_revision(&self, path: &str) -> Result<Option<RevisionRow>, StoreError>;
+    fn head_revision(&self, path: &DepotPath) -> Result<Option<RevisionRow>, StoreError>;
     /// Every revision of one file, newest first.
-    fn file_revisions(&self, path: &str) -> Result<Vec<RevisionRow>, StoreError>;
-    fn revision(&self, path: &str, rev: u32) -> Result<Option<RevisionRow>, StoreError>;
+    fn file_revisions(&self, path: &DepotPath) -> Result<Vec<RevisionRow>, StoreError>;
+    fn revision(&self, path: &DepotPath, rev: u32) -> Result<Option<RevisionRow>, StoreError>;
     /// Revisions submitted in `change`, path order after `after`.
     fn change_revisions(
         &self,
@@ -85,9 +90,9 @@ pub trait ReadTxn {
         range: &PathRange,
         before: Option<ChangeNumber>,
         limit: usize,
-    ) -> Result<Vec<(ChangeNumber, String)>, StoreError>;
+    ) -> Result<Vec<(ChangeNumber, DepotPath)>, StoreError>;
     /// The first depot path in `range` strictly greater than `after` (for directory skip-scans).
-    fn next_path(&self, range: &PathRange, after: &str) -> Result<Option<String>, StoreError>;
+    fn next_path(&self, range: &PathRange, after: &str) -> Result<Option<DepotPath>, StoreError>;
     /// The first depot path in `range` strictly greater than `after` that lies below a
     /// subdirectory of the range's start (`range.lo` is the directory, ending in `/`): the next
     /// subdirectory for `dirs`, skipping the directory's own files inside the query.
@@ -95,7 +100,7 @@ pub trait ReadTxn {
         &self,
         range: &PathRange,
         after: &str,
-    ) -> Result<Option<String>, StoreError>;
+    ) -> Result<Option<DepotPath>, StoreError>;
 
     /// Files opened in a workspace, path order after `after`.
     fn opened_in_workspace(
@@ -112,7 +117,7 @@ pub trait ReadTxn {
         limit: usize,
     ) -> Result<Vec<OpenedRow>, StoreError>;
     /// Every workspace's open record for one file.
-    fn opened_file(&self, path: &str) -> Result<Vec<OpenedRow>, StoreError>;
+    fn opened_file(&self, path: &DepotPath) -> Result<Vec<OpenedRow>, StoreError>;
     /// Files opened in one pending change of a workspace, path order.
     fn opened_in_change(
         &self,
@@ -122,15 +127,15 @@ pub trait ReadTxn {
         limit: usize,
     ) -> Result<Vec<OpenedRow>, StoreError>;
     /// Integration records whose target is `path` (newest target revision first).
-    fn integrations_into(&self, path: &str) -> Result<Vec<IntegRow>, StoreError>;
+    fn integrations_into(&self, path: &DepotPath) -> Result<Vec<IntegRow>, StoreError>;
     /// Integration records whose source is `path`.
-    fn integrations_from(&self, path: &str) -> Result<Vec<IntegRow>, StoreError>;
+    fn integrations_from(&self, path: &DepotPath) -> Result<Vec<IntegRow>, StoreError>;
 
     fn get_label(&self, name: &str) -> Result<Option<LabelRow>, StoreError>;
     /// Labels in name order after `after`.
     fn list_labels(&self, after: Option<&str>, limit: usize) -> Result<Vec<LabelRow>, StoreError>;
     /// The revision a label holds of one file (0 = none).
-    fn label_rev(&self, label: &str, path: &str) -> Result<u32, StoreError>;
+    fn label_rev(&self, label: &str, path: &DepotPath) -> Result<u32, StoreError>;
     /// A label's (path, rev) entries in `range`, path order after `after`.
     fn label_revs(
         &self,
@@ -138,7 +143,7 @@ pub trait ReadTxn {
         range: &PathRange,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<(String, u32)>, StoreError>;
+    ) -> Result<Vec<(DepotPath, u32)>, StoreError>;
 
     fn get_branch(&self, name: &str) -> Result<Option<BranchRow>, StoreError>;
     /// Branch specs in name order after `after`.
@@ -194,7 +199,7 @@ pub trait WriteTxn: ReadTxn {
     /// `put_opened` for a lazy copy whose content the caller knows a revision owns in this
     /// transaction (see `revisions_removed`): skips looking the owner up.
     fn put_opened_owned(&mut self, opened: &OpenedRow) -> Result<(), StoreError>;
-    fn delete_opened(&mut self, workspace: &str, path: &str) -> Result<(), StoreError>;
+    fn delete_opened(&mut self, workspace: &str, path: &DepotPath) -> Result<(), StoreError>;
     /// Removes every open record of one pending change of a workspace (one statement, for
     /// submit); returns how many.
     fn delete_opened_in_change(
@@ -204,8 +209,8 @@ pub trait WriteTxn: ReadTxn {
     ) -> Result<usize, StoreError>;
     fn insert_integration(&mut self, integ: &IntegRow) -> Result<(), StoreError>;
     /// Removes every integration record naming `path` as source or target.
-    fn delete_integrations_of(&mut self, path: &str) -> Result<usize, StoreError>;
-    fn delete_revision(&mut self, path: &str, rev: u32) -> Result<(), StoreError>;
+    fn delete_integrations_of(&mut self, path: &DepotPath) -> Result<usize, StoreError>;
+    fn delete_revision(&mut self, path: &DepotPath, rev: u32) -> Result<(), StoreError>;
     /// After revisions were deleted: for each of `digests` that no content-owning revision
     /// refers to any more, makes one revision that still refers to it (a lazy copy) its owner,
     /// so [`ReadTxn::digest_in_use`] keeps seeing it; when no revision refers to it at all, open
@@ -217,15 +222,15 @@ pub trait WriteTxn: ReadTxn {
     /// Deletes a label and its entries.
     fn delete_label(&mut self, name: &str) -> Result<(), StoreError>;
     /// Sets (rev > 0) or removes (rev 0) a label's revision of one file.
-    fn set_label_rev(&mut self, label: &str, path: &str, rev: u32) -> Result<(), StoreError>;
+    fn set_label_rev(&mut self, label: &str, path: &DepotPath, rev: u32) -> Result<(), StoreError>;
     /// Removes every label's entry for `path`; returns how many.
-    fn delete_label_revs_of(&mut self, path: &str) -> Result<usize, StoreError>;
+    fn delete_label_revs_of(&mut self, path: &DepotPath) -> Result<usize, StoreError>;
 
     fn put_branch(&mut self, branch: &BranchRow) -> Result<(), StoreError>;
     fn delete_branch(&mut self, name: &str) -> Result<(), StoreError>;
 
     fn put_shelved(&mut self, shelved: &ShelvedRow) -> Result<(), StoreError>;
-    fn delete_shelved(&mut self, change: ChangeNumber, path: &str) -> Result<(), StoreError>;
+    fn delete_shelved(&mut self, change: ChangeNumber, path: &DepotPath) -> Result<(), StoreError>;
 
     /// Queues a digest for deletion from the content store (see obliterate).
     fn queue_purge(&mut self, digest: &Digest) -> Result<(), StoreError>;

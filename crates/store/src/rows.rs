@@ -1,6 +1,9 @@
 //! The rows the store keeps, as typed values.
+//!
+//! Depot paths are [`DepotPath`]s: validated when a caller builds a row, and read back without
+//! validating again ([`DepotPath::from_stored`]).
 
-use keel_core::{ChangeNumber, Digest, FileAction, FileType, IntegHow};
+use keel_core::{ChangeNumber, DepotPath, Digest, FileAction, FileType, IntegHow};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DepotRow {
@@ -47,7 +50,7 @@ pub struct ChangeFilter {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RevisionRow {
-    pub path: String,
+    pub path: DepotPath,
     pub rev: u32,
     pub change: ChangeNumber,
     pub action: FileAction,
@@ -62,7 +65,7 @@ pub struct RevisionRow {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OpenedRow {
     pub workspace: String,
-    pub path: String,
+    pub path: DepotPath,
     pub user: String,
     /// 0 is the workspace's default changelist.
     pub change: ChangeNumber,
@@ -71,7 +74,7 @@ pub struct OpenedRow {
     /// The revision the file was opened at (0 for adds).
     pub base_rev: u32,
     /// For move/add: the file it moved from; for move/delete: where it moved to.
-    pub move_file: Option<String>,
+    pub move_file: Option<DepotPath>,
     /// Content the file already has on the server (a lazy copy), so submit needs no upload.
     pub lazy: Option<LazyContent>,
     /// The integration this open carries, waiting for or done by resolve.
@@ -93,13 +96,12 @@ pub struct LazyContent {
 /// An integration of `from_path` revisions `(from_start, from_end]` into an opened file.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PendingInteg {
-    pub from_path: String,
+    pub from_path: DepotPath,
     /// Revisions after this one are integrated (0 = from the first).
     pub from_start: u32,
     pub from_end: u32,
-    /// The merge base: a revision of some file (empty path = none).
-    pub base_path: String,
-    pub base_rev: u32,
+    /// The merge base: a revision of some file, when the two sides share an ancestor.
+    pub base: Option<(DepotPath, u32)>,
     pub resolved: bool,
     /// The history record written on submit once resolved (`None` while unresolved and for a
     /// sync-scheduled resolve).
@@ -109,9 +111,9 @@ pub struct PendingInteg {
 /// One submitted integration record, seen from its target (Perforce's db.integed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IntegRow {
-    pub to_path: String,
+    pub to_path: DepotPath,
     pub to_rev: u32,
-    pub from_path: String,
+    pub from_path: DepotPath,
     pub from_start: u32,
     pub from_end: u32,
     pub how: IntegHow,
@@ -147,7 +149,7 @@ pub struct BranchRow {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShelvedRow {
     pub change: ChangeNumber,
-    pub path: String,
+    pub path: DepotPath,
     pub action: FileAction,
     pub file_type: FileType,
     /// `None` for shelved deletes.
@@ -155,12 +157,12 @@ pub struct ShelvedRow {
     pub size: u64,
     pub md5: String,
     pub base_rev: u32,
-    pub move_file: Option<String>,
+    pub move_file: Option<DepotPath>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HaveRow {
-    pub path: String,
+    pub path: DepotPath,
     /// Workspace-relative path the file was written to (kept so a file that leaves the view
     /// can still be removed).
     pub client: String,

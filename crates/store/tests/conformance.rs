@@ -1,9 +1,9 @@
 //! The metadata store contract, checked against the SQLite backend.
 
-use keel_core::{ChangeNumber, Digest, FileAction, FileType};
+use keel_core::{ChangeNumber, DepotPath, Digest, FileAction, FileType};
 use keel_store::{
     ChangeFilter, ChangeRow, ChangeStatus, LazyContent, MetaStore, OpenedRow, PathRange,
-    RevisionRow, SqliteStore, StoreConfig, StoreError, write,
+    PendingInteg, RevisionRow, SqliteStore, StoreConfig, StoreError, write,
 };
 use std::sync::Arc;
 
@@ -14,9 +14,13 @@ fn open() -> (tempfile::TempDir, Arc<SqliteStore>) {
     (dir, Arc::new(store))
 }
 
+fn dp(path: &str) -> DepotPath {
+    DepotPath::parse(path).expect("depot path")
+}
+
 fn rev(path: &str, rev: u32, change: u64, action: FileAction) -> RevisionRow {
     RevisionRow {
-        path: path.into(),
+        path: dp(path),
         rev,
         change: ChangeNumber(change),
         action,
@@ -33,7 +37,7 @@ fn rev(path: &str, rev: u32, change: u64, action: FileAction) -> RevisionRow {
 fn lazy_copy(path: &str, digest: Digest, owned: bool) -> OpenedRow {
     OpenedRow {
         workspace: "w".into(),
-        path: path.into(),
+        path: dp(path),
         user: "u".into(),
         change: ChangeNumber(0),
         action: FileAction::Branch,
@@ -122,7 +126,11 @@ fn failed_job_rolls_back_alone() {
     });
     assert!(result.is_err());
     let snap = store.snapshot().expect("snapshot");
-    assert!(snap.revision("//depot/x", 1).expect("lookup").is_none());
+    assert!(
+        snap.revision(&dp("//depot/x"), 1)
+            .expect("lookup")
+            .is_none()
+    );
 }
 
 #[test]
@@ -172,12 +180,12 @@ fn head_revisions_honour_change_bound_and_paging() {
     let range = PathRange::prefix("//depot/p/");
     let page1 = snap.head_revisions(&range, None, None, 3).expect("page 1");
     let page2 = snap
-        .head_revisions(&range, Some(&page1[2].path), None, 3)
+        .head_revisions(&range, Some(page1[2].path.as_str()), None, 3)
         .expect("page 2");
     let all: Vec<(String, u32)> = page1
         .iter()
         .chain(&page2)
-        .map(|r| (r.path.clone(), r.rev))
+        .map(|r| (r.path.to_string(), r.rev))
         .collect();
     assert_eq!(all.len(), 5);
     assert_eq!(all[2], ("//depot/p/2".to_string(), 2));
@@ -186,12 +194,15 @@ fn head_revisions_honour_change_bound_and_paging() {
         .expect("at c1");
     assert!(at_c1.iter().all(|r| r.rev == 1));
     assert_eq!(
-        snap.head_revision("//depot/p/2")
+        snap.head_revision(&dp("//depot/p/2"))
             .expect("head")
             .map(|r| r.rev),
         Some(2)
     );
-    assert_eq!(snap.head_revision("//depot/p/none").expect("head"), None);
+    assert_eq!(
+        snap.head_revision(&dp("//depot/p/none")).expect("head"),
+        None
+    );
 }
 
 #[test]
@@ -204,7 +215,11 @@ fn reopening_keeps_everything() {
     }
     let store = SqliteStore::open(&path, &StoreConfig::default()).expect("reopen");
     let snap = store.snapshot().expect("snapshot");
-    assert!(snap.revision("//depot/kept", 1).expect("lookup").is_some());
+    assert!(
+        snap.revision(&dp("//depot/kept"), 1)
+            .expect("lookup")
+            .is_some()
+    );
     assert_eq!(
         snap.get_change(ChangeNumber(1))
             .expect("change")
@@ -242,7 +257,7 @@ fn content_stays_in_use_while_any_revision_refers_to_it() {
     assert_eq!(in_use(&store), (true, true));
     let open_owned = |store: &SqliteStore| {
         let snap = store.snapshot().expect("snapshot");
-        let rows = snap.opened_file("//depot/d/f").expect("opened");
+        let rows = snap.opened_file(&dp("//depot/d/f")).expect("opened");
         rows[0].lazy.as_ref().map(|l| l.owned)
     };
     assert_eq!(
@@ -257,7 +272,7 @@ fn content_stays_in_use_while_any_revision_refers_to_it() {
     assert_eq!(removed(&store), 0);
     // Deleting the owner hands the content to a surviving copy.
     let adopted = write(store.as_ref(), move |txn| {
-        txn.delete_revision("//depot/a/f", 1)?;
+        txn.delete_revision(&dp("//depot/a/f"), 1)?;
         txn.adopt_lazy_copies(&[digest, digest])
     })
     .expect("delete owner");
@@ -268,11 +283,11 @@ fn content_stays_in_use_while_any_revision_refers_to_it() {
         let owner = {
             let snap = store.snapshot().expect("snapshot");
             snap.digest_owned(&digest).expect("owned")
-                && snap.revision(path, 1).expect("revision").is_some()
+                && snap.revision(&dp(path), 1).expect("revision").is_some()
         };
         assert!(owner);
         write(store.as_ref(), move |txn| {
-            txn.delete_revision(path, 1)?;
+            txn.delete_revision(&dp(path), 1)?;
             txn.adopt_lazy_copies(&[digest])
         })
         .expect("delete copy");
@@ -285,7 +300,7 @@ fn content_stays_in_use_while_any_revision_refers_to_it() {
     assert_eq!(open_owned(&store), Some(false), "adopting cleared the mark");
     assert_eq!(removed(&store), 3, "every deleted revision is counted");
     write(store.as_ref(), move |txn| {
-        txn.delete_opened("w", "//depot/d/f")
+        txn.delete_opened("w", &dp("//depot/d/f"))
     })
     .expect("revert");
     assert_eq!(
@@ -320,8 +335,8 @@ fn an_open_record_known_to_be_owned_skips_the_lookup_but_reads_back_the_same() {
     })
     .expect("open copies");
     let snap = store.snapshot().expect("snapshot");
-    let b1 = snap.opened_file("//depot/b1/f").expect("b1");
-    let b2 = snap.opened_file("//depot/b2/f").expect("b2");
+    let b1 = snap.opened_file(&dp("//depot/b1/f")).expect("b1");
+    let b2 = snap.opened_file(&dp("//depot/b2/f")).expect("b2");
     assert_eq!(b1[0].lazy, b2[0].lazy);
     assert_eq!(b2[0].lazy.as_ref().map(|l| l.owned), Some(true));
     // Owned copies are left out of the lazy-digest index, so only the revision keeps the
@@ -335,12 +350,62 @@ fn an_open_record_known_to_be_owned_skips_the_lookup_but_reads_back_the_same() {
     };
     write(store.as_ref(), move |txn| {
         txn.insert_revision_owned(&copy)?;
-        txn.delete_revision("//depot/src/f", 1)
+        txn.delete_revision(&dp("//depot/src/f"), 1)
     })
     .expect("copy, then delete the owner without adopting");
     let snap = store.snapshot().expect("snapshot");
-    assert!(snap.revision("//depot/b3/f", 1).expect("copy").is_some());
+    assert!(
+        snap.revision(&dp("//depot/b3/f"), 1)
+            .expect("copy")
+            .is_some()
+    );
     assert!(!snap.digest_owned(&digest).expect("owned"));
+}
+
+#[test]
+fn open_records_read_back_their_typed_paths() {
+    let (_dir, store) = open();
+    let integ = |base: Option<(DepotPath, u32)>| PendingInteg {
+        from_path: dp("//depot/main/f"),
+        from_start: 1,
+        from_end: 3,
+        base,
+        resolved: false,
+        how: None,
+    };
+    let rows = vec![
+        OpenedRow {
+            integ: Some(integ(Some((dp("//depot/base/f"), 2)))),
+            ..lazy_copy("//depot/rel/f", Digest([1; 32]), false)
+        },
+        OpenedRow {
+            integ: Some(integ(None)),
+            ..lazy_copy("//depot/rel/g", Digest([2; 32]), false)
+        },
+        OpenedRow {
+            action: FileAction::MoveAdd,
+            move_file: Some(dp("//depot/rel/old")),
+            lazy: None,
+            ..lazy_copy("//depot/rel/new", Digest([3; 32]), false)
+        },
+    ];
+    let written = rows.clone();
+    write(store.as_ref(), move |txn| {
+        for row in &written {
+            txn.put_opened(row)?;
+        }
+        Ok::<_, StoreError>(())
+    })
+    .expect("open files");
+    let snap = store.snapshot().expect("snapshot");
+    for row in rows {
+        let got = snap.opened_file(&row.path).expect("opened");
+        assert_eq!(
+            got,
+            [row],
+            "no merge base reads back as none, not as an empty path"
+        );
+    }
 }
 
 #[test]
@@ -375,7 +440,7 @@ fn committed_pages_reach_the_database_file_without_a_checkpoint_in_the_commit() 
     // Nothing was lost on the way.
     let snap = store.snapshot().expect("snapshot");
     let first = format!("//depot/bulk/000000/{}", "x".repeat(300));
-    assert!(snap.revision(&first, 1).expect("lookup").is_some());
+    assert!(snap.revision(&dp(&first), 1).expect("lookup").is_some());
 }
 
 #[test]

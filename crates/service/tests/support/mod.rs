@@ -7,11 +7,11 @@
 use keel_blob::{BlobStore, CompressionPolicy, FsBlobStore};
 use keel_core::ChangeRef;
 use keel_service::{
-    Caller, ChangeError, FileInfo, IntegrateError, IntegrateMode, IntegrateRequest, OpenAction,
-    OpenError, OpenRequest, Service, ServiceConfig, ServiceError, ShelveError, ShelveSession,
-    SubmitError, SubmitResult, SubmitSession, SyncOptions, Uploads, WorkspaceSpec,
+    Caller, ChangeError, FileInfo, HaveEntry, IntegrateError, IntegrateMode, IntegrateRequest,
+    OpenAction, OpenError, OpenRequest, Service, ServiceConfig, ServiceError, ShelveError,
+    ShelveSession, SubmitError, SubmitResult, SubmitSession, SyncOptions, Uploads, WorkspaceSpec,
 };
-use keel_store::{HaveRow, MetaStore, SqliteHaveStore, SqliteStore, StoreConfig};
+use keel_store::{MetaStore, SqliteHaveStore, SqliteStore, StoreConfig};
 use std::sync::Arc;
 
 /// A server in a temporary directory with three users: ann and bob map all of `//depot/...`,
@@ -218,14 +218,13 @@ impl World {
         let mut have = Vec::new();
         self.service
             .sync(who, &strings(files), SyncOptions::default(), &mut |e| {
-                have.push(HaveRow {
-                    path: e.item.depot_file,
-                    client: e.item.client_file,
+                have.push(HaveEntry {
+                    depot_file: e.item.depot_file,
                     rev: e.item.rev,
                 });
                 Ok(())
             })?;
-        self.service.update_have(who, &have)?;
+        self.service.update_have(who, have)?;
         Ok(())
     }
 

@@ -4,7 +4,7 @@ use crate::{
     BranchRow, ChangeRow, ChangeStatus, DepotRow, IntegRow, LabelRow, LazyContent, OpenedRow,
     PendingInteg, RevisionRow, ShelvedRow, WorkspaceRow,
 };
-use keel_core::{ChangeNumber, Digest, FileAction, FileType, IntegHow};
+use keel_core::{ChangeNumber, DepotPath, Digest, FileAction, FileType, IntegHow};
 use rusqlite::Row;
 use rusqlite::types::Type;
 
@@ -14,6 +14,28 @@ fn corrupt(column: usize, what: &str, value: &str) -> rusqlite::Error {
         Type::Text,
         format!("unrecognised {what} {value:?}").into(),
     )
+}
+
+/// A depot path column. The store wrote it from a `DepotPath`, so it is not validated again.
+pub(crate) fn path_at(row: &Row, i: usize) -> rusqlite::Result<DepotPath> {
+    Ok(DepotPath::from_stored(row.get(i)?))
+}
+
+/// A nullable depot path column (see [`path_at`]).
+fn opt_path_at(row: &Row, i: usize) -> rusqlite::Result<Option<DepotPath>> {
+    Ok(row.get::<_, Option<String>>(i)?.map(DepotPath::from_stored))
+}
+
+/// A pending integration's merge base: an empty (or NULL) path is none.
+fn base_at(row: &Row, path: usize, rev: usize) -> rusqlite::Result<Option<(DepotPath, u32)>> {
+    match row.get::<_, Option<String>>(path)? {
+        None => Ok(None),
+        Some(p) if p.is_empty() => Ok(None),
+        Some(p) => Ok(Some((
+            DepotPath::from_stored(p),
+            row.get::<_, Option<u32>>(rev)?.unwrap_or(0),
+        ))),
+    }
 }
 
 fn action(row: &Row, i: usize) -> rusqlite::Result<FileAction> {
@@ -96,7 +118,7 @@ pub(crate) const REVISION_COLUMNS: &str =
 pub(crate) fn revision(row: &Row) -> rusqlite::Result<RevisionRow> {
     let digest = digest_at(row, 5)?;
     Ok(RevisionRow {
-        path: row.get(0)?,
+        path: path_at(row, 0)?,
         rev: row.get(1)?,
         change: ChangeNumber(row.get::<_, i64>(2)? as u64),
         action: action(row, 3)?,
@@ -119,13 +141,13 @@ pub(crate) const OPENED_COLUMNS: &str = "workspace, path, user, change, action, 
 pub(crate) fn opened(row: &Row) -> rusqlite::Result<OpenedRow> {
     Ok(OpenedRow {
         workspace: row.get(0)?,
-        path: row.get(1)?,
+        path: path_at(row, 1)?,
         user: row.get(2)?,
         change: ChangeNumber(row.get::<_, i64>(3)? as u64),
         action: action(row, 4)?,
         file_type: file_type(row, 5)?,
         base_rev: row.get(6)?,
-        move_file: row.get(7)?,
+        move_file: opt_path_at(row, 7)?,
         lazy: match digest_at(row, 8)? {
             None => None,
             Some(digest) => Some(LazyContent {
@@ -135,14 +157,13 @@ pub(crate) fn opened(row: &Row) -> rusqlite::Result<OpenedRow> {
                 owned: row.get::<_, i64>(18)? != 0,
             }),
         },
-        integ: match row.get::<_, Option<String>>(11)? {
+        integ: match opt_path_at(row, 11)? {
             None => None,
             Some(from_path) => Some(PendingInteg {
                 from_path,
                 from_start: row.get::<_, Option<u32>>(12)?.unwrap_or(0),
                 from_end: row.get::<_, Option<u32>>(13)?.unwrap_or(0),
-                base_path: row.get::<_, Option<String>>(14)?.unwrap_or_default(),
-                base_rev: row.get::<_, Option<u32>>(15)?.unwrap_or(0),
+                base: base_at(row, 14, 15)?,
                 resolved: row.get::<_, Option<i64>>(16)?.unwrap_or(0) != 0,
                 how: pending_how(row, 17)?,
             }),
@@ -169,9 +190,9 @@ pub(crate) const INTEG_COLUMNS: &str =
 
 pub(crate) fn integ(row: &Row) -> rusqlite::Result<IntegRow> {
     Ok(IntegRow {
-        to_path: row.get(0)?,
+        to_path: path_at(row, 0)?,
         to_rev: row.get(1)?,
-        from_path: row.get(2)?,
+        from_path: path_at(row, 2)?,
         from_start: row.get(3)?,
         from_end: row.get(4)?,
         how: integ_how(row, 5)?,
@@ -225,13 +246,13 @@ pub(crate) const SHELVED_COLUMNS: &str =
 pub(crate) fn shelved(row: &Row) -> rusqlite::Result<ShelvedRow> {
     Ok(ShelvedRow {
         change: ChangeNumber(row.get::<_, i64>(0)? as u64),
-        path: row.get(1)?,
+        path: path_at(row, 1)?,
         action: action(row, 2)?,
         file_type: file_type(row, 3)?,
         digest: digest_at(row, 4)?,
         size: row.get::<_, i64>(5)? as u64,
         md5: row.get(6)?,
         base_rev: row.get(7)?,
-        move_file: row.get(8)?,
+        move_file: opt_path_at(row, 8)?,
     })
 }

@@ -9,7 +9,7 @@ use crate::{
     BranchRow, ChangeFilter, ChangeRow, DepotRow, IntegRow, LabelRow, OpenedRow, PathRange,
     ReadTxn, RevisionRow, ShelvedRow, StoreError, WorkspaceRow, WriteTxn,
 };
-use keel_core::{ChangeNumber, Digest};
+use keel_core::{ChangeNumber, DepotPath, Digest};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// Anything holding a connection inside a transaction.
@@ -200,22 +200,27 @@ impl<T: HasConn> ReadTxn for T {
         )
     }
 
-    fn head_revision(&self, path: &str) -> Result<Option<RevisionRow>, StoreError> {
+    fn head_revision(&self, path: &DepotPath) -> Result<Option<RevisionRow>, StoreError> {
         let sql = format!(
             "SELECT {REVISION_COLUMNS} FROM revisions WHERE path = ?1 ORDER BY rev DESC LIMIT 1"
         );
-        one(self.conn(), &sql, [path], codec::revision)
+        one(self.conn(), &sql, [path.as_str()], codec::revision)
     }
 
-    fn file_revisions(&self, path: &str) -> Result<Vec<RevisionRow>, StoreError> {
+    fn file_revisions(&self, path: &DepotPath) -> Result<Vec<RevisionRow>, StoreError> {
         let sql =
             format!("SELECT {REVISION_COLUMNS} FROM revisions WHERE path = ?1 ORDER BY rev DESC");
-        collect(self.conn(), &sql, [path], codec::revision)
+        collect(self.conn(), &sql, [path.as_str()], codec::revision)
     }
 
-    fn revision(&self, path: &str, rev: u32) -> Result<Option<RevisionRow>, StoreError> {
+    fn revision(&self, path: &DepotPath, rev: u32) -> Result<Option<RevisionRow>, StoreError> {
         let sql = format!("SELECT {REVISION_COLUMNS} FROM revisions WHERE path = ?1 AND rev = ?2");
-        one(self.conn(), &sql, params![path, rev], codec::revision)
+        one(
+            self.conn(),
+            &sql,
+            params![path.as_str(), rev],
+            codec::revision,
+        )
     }
 
     fn change_revisions(
@@ -241,7 +246,7 @@ impl<T: HasConn> ReadTxn for T {
         range: &PathRange,
         before: Option<ChangeNumber>,
         limit: usize,
-    ) -> Result<Vec<(ChangeNumber, String)>, StoreError> {
+    ) -> Result<Vec<(ChangeNumber, DepotPath)>, StoreError> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT change, path FROM revisions WHERE path >= ?1 AND path < ?2 AND change < ?3 \
              ORDER BY change DESC, path LIMIT ?4",
@@ -250,19 +255,19 @@ impl<T: HasConn> ReadTxn for T {
         let rows = stmt.query_map(params![range.lo, range.hi, before, lim(limit)], |r| {
             Ok((
                 ChangeNumber(r.get::<_, i64>(0)? as u64),
-                r.get::<_, String>(1)?,
+                codec::path_at(r, 1)?,
             ))
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
-    fn next_path(&self, range: &PathRange, after: &str) -> Result<Option<String>, StoreError> {
+    fn next_path(&self, range: &PathRange, after: &str) -> Result<Option<DepotPath>, StoreError> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT path FROM revisions WHERE path > ?1 AND path >= ?2 AND path < ?3 \
              ORDER BY path LIMIT 1",
         )?;
         Ok(stmt
-            .query_row(params![after, range.lo, range.hi], |r| r.get(0))
+            .query_row(params![after, range.lo, range.hi], |r| codec::path_at(r, 0))
             .optional()?)
     }
 
@@ -270,7 +275,7 @@ impl<T: HasConn> ReadTxn for T {
         &self,
         range: &PathRange,
         after: &str,
-    ) -> Result<Option<String>, StoreError> {
+    ) -> Result<Option<DepotPath>, StoreError> {
         // One lower bound for the seek (see `resume_at`); the directory's own files are
         // stepped over by the `instr` test inside SQLite.
         let sql = if after >= range.lo.as_str() {
@@ -286,7 +291,7 @@ impl<T: HasConn> ReadTxn for T {
         Ok(self
             .conn()
             .prepare_cached(sql)?
-            .query_row(params![bound, range.hi, start], |r| r.get(0))
+            .query_row(params![bound, range.hi, start], |r| codec::path_at(r, 0))
             .optional()?)
     }
 
@@ -333,9 +338,9 @@ impl<T: HasConn> ReadTxn for T {
         )
     }
 
-    fn opened_file(&self, path: &str) -> Result<Vec<OpenedRow>, StoreError> {
+    fn opened_file(&self, path: &DepotPath) -> Result<Vec<OpenedRow>, StoreError> {
         let sql = format!("SELECT {OPENED_COLUMNS} FROM opened WHERE path = ?1 ORDER BY workspace");
-        collect(self.conn(), &sql, [path], codec::opened)
+        collect(self.conn(), &sql, [path.as_str()], codec::opened)
     }
 
     fn opened_in_change(
@@ -357,18 +362,18 @@ impl<T: HasConn> ReadTxn for T {
         )
     }
 
-    fn integrations_into(&self, path: &str) -> Result<Vec<IntegRow>, StoreError> {
+    fn integrations_into(&self, path: &DepotPath) -> Result<Vec<IntegRow>, StoreError> {
         let sql = format!(
             "SELECT {INTEG_COLUMNS} FROM integrations WHERE to_path = ?1 ORDER BY to_rev DESC, from_path"
         );
-        collect(self.conn(), &sql, [path], codec::integ)
+        collect(self.conn(), &sql, [path.as_str()], codec::integ)
     }
 
-    fn integrations_from(&self, path: &str) -> Result<Vec<IntegRow>, StoreError> {
+    fn integrations_from(&self, path: &DepotPath) -> Result<Vec<IntegRow>, StoreError> {
         let sql = format!(
             "SELECT {INTEG_COLUMNS} FROM integrations WHERE from_path = ?1 ORDER BY from_end DESC, to_path"
         );
-        collect(self.conn(), &sql, [path], codec::integ)
+        collect(self.conn(), &sql, [path.as_str()], codec::integ)
     }
 
     fn get_label(&self, name: &str) -> Result<Option<LabelRow>, StoreError> {
@@ -387,12 +392,12 @@ impl<T: HasConn> ReadTxn for T {
         )
     }
 
-    fn label_rev(&self, label: &str, path: &str) -> Result<u32, StoreError> {
+    fn label_rev(&self, label: &str, path: &DepotPath) -> Result<u32, StoreError> {
         let mut stmt = self
             .conn()
             .prepare_cached("SELECT rev FROM label_revs WHERE label = ?1 AND path = ?2")?;
         Ok(stmt
-            .query_row([label, path], |r| r.get(0))
+            .query_row([label, path.as_str()], |r| r.get(0))
             .optional()?
             .unwrap_or(0))
     }
@@ -403,7 +408,7 @@ impl<T: HasConn> ReadTxn for T {
         range: &PathRange,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<(String, u32)>, StoreError> {
+    ) -> Result<Vec<(DepotPath, u32)>, StoreError> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT path, rev FROM label_revs WHERE label = ?1 AND path >= ?2 AND path < ?3 \
              AND path <> ?4 ORDER BY path LIMIT ?5",
@@ -411,7 +416,7 @@ impl<T: HasConn> ReadTxn for T {
         let after = after.unwrap_or("");
         let rows = stmt.query_map(
             params![label, resume_at(range, after), range.hi, after, lim(limit)],
-            |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)),
+            |r| Ok((codec::path_at(r, 0)?, r.get::<_, u32>(1)?)),
         )?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
@@ -617,10 +622,10 @@ impl WriteTxn for Tx<'_> {
         )
     }
 
-    fn delete_opened(&mut self, workspace: &str, path: &str) -> Result<(), StoreError> {
+    fn delete_opened(&mut self, workspace: &str, path: &DepotPath) -> Result<(), StoreError> {
         self.conn
             .prepare_cached("DELETE FROM opened WHERE workspace = ?1 AND path = ?2")?
-            .execute([workspace, path])?;
+            .execute([workspace, path.as_str()])?;
         Ok(())
     }
 
@@ -641,9 +646,9 @@ impl WriteTxn for Tx<'_> {
                 "INSERT OR REPLACE INTO integrations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?
             .execute(params![
-                i.to_path,
+                i.to_path.as_str(),
                 i.to_rev,
-                i.from_path,
+                i.from_path.as_str(),
                 i.from_start,
                 i.from_end,
                 i.how.as_str(),
@@ -652,11 +657,11 @@ impl WriteTxn for Tx<'_> {
         Ok(())
     }
 
-    fn delete_integrations_of(&mut self, path: &str) -> Result<usize, StoreError> {
+    fn delete_integrations_of(&mut self, path: &DepotPath) -> Result<usize, StoreError> {
         let n = self
             .conn
             .prepare_cached("DELETE FROM integrations WHERE to_path = ?1 OR from_path = ?1")?
-            .execute([path])?;
+            .execute([path.as_str()])?;
         Ok(n)
     }
 
@@ -712,11 +717,11 @@ impl WriteTxn for Tx<'_> {
         Ok(adopted)
     }
 
-    fn delete_revision(&mut self, path: &str, rev: u32) -> Result<(), StoreError> {
+    fn delete_revision(&mut self, path: &DepotPath, rev: u32) -> Result<(), StoreError> {
         let deleted = self
             .conn
             .prepare_cached("DELETE FROM revisions WHERE path = ?1 AND rev = ?2")?
-            .execute(params![path, rev])?;
+            .execute(params![path.as_str(), rev])?;
         if deleted > 0 {
             bump_counter(self.conn, "revisions_removed")?;
         }
@@ -751,24 +756,24 @@ impl WriteTxn for Tx<'_> {
         Ok(())
     }
 
-    fn set_label_rev(&mut self, label: &str, path: &str, rev: u32) -> Result<(), StoreError> {
+    fn set_label_rev(&mut self, label: &str, path: &DepotPath, rev: u32) -> Result<(), StoreError> {
         if rev == 0 {
             self.conn
                 .prepare_cached("DELETE FROM label_revs WHERE label = ?1 AND path = ?2")?
-                .execute([label, path])?;
+                .execute([label, path.as_str()])?;
         } else {
             self.conn
                 .prepare_cached("INSERT OR REPLACE INTO label_revs VALUES (?1, ?2, ?3)")?
-                .execute(params![label, path, rev])?;
+                .execute(params![label, path.as_str(), rev])?;
         }
         Ok(())
     }
 
-    fn delete_label_revs_of(&mut self, path: &str) -> Result<usize, StoreError> {
+    fn delete_label_revs_of(&mut self, path: &DepotPath) -> Result<usize, StoreError> {
         Ok(self
             .conn
             .prepare_cached("DELETE FROM label_revs WHERE path = ?1")?
-            .execute([path])?)
+            .execute([path.as_str()])?)
     }
 
     fn put_branch(&mut self, b: &BranchRow) -> Result<(), StoreError> {
@@ -800,22 +805,22 @@ impl WriteTxn for Tx<'_> {
             )?
             .execute(params![
                 num(r.change),
-                r.path,
+                r.path.as_str(),
                 r.action.as_str(),
                 r.file_type.to_string(),
                 r.digest.map(|d| d.0.to_vec()),
                 r.size as i64,
                 r.md5,
                 r.base_rev,
-                r.move_file
+                r.move_file.as_ref().map(DepotPath::as_str)
             ])?;
         Ok(())
     }
 
-    fn delete_shelved(&mut self, change: ChangeNumber, path: &str) -> Result<(), StoreError> {
+    fn delete_shelved(&mut self, change: ChangeNumber, path: &DepotPath) -> Result<(), StoreError> {
         self.conn
             .prepare_cached("DELETE FROM shelved WHERE change = ?1 AND path = ?2")?
-            .execute(params![num(change), path])?;
+            .execute(params![num(change), path.as_str()])?;
         Ok(())
     }
 
@@ -837,7 +842,7 @@ impl WriteTxn for Tx<'_> {
 /// Writes a revision with `sql`, which binds its 9 columns and decides `lazy`.
 fn insert_revision_with(conn: &Connection, r: &RevisionRow, sql: &str) -> Result<(), StoreError> {
     conn.prepare_cached(sql)?.execute(params![
-        r.path,
+        r.path.as_str(),
         r.rev,
         num(r.change),
         r.action.as_str(),
@@ -855,21 +860,22 @@ fn insert_opened(conn: &Connection, o: &OpenedRow, sql: &str) -> Result<(), Stor
     let integ = o.integ.as_ref();
     conn.prepare_cached(sql)?.execute(params![
         o.workspace,
-        o.path,
+        o.path.as_str(),
         o.user,
         num(o.change),
         o.action.as_str(),
         o.file_type.to_string(),
         o.base_rev,
-        o.move_file,
+        o.move_file.as_ref().map(DepotPath::as_str),
         o.lazy.as_ref().map(|l| l.digest.0.to_vec()),
         o.lazy.as_ref().map(|l| l.size as i64),
-        o.lazy.as_ref().map(|l| l.md5.clone()),
-        integ.map(|i| i.from_path.clone()),
+        o.lazy.as_ref().map(|l| l.md5.as_str()),
+        integ.map(|i| i.from_path.as_str()),
         integ.map(|i| i.from_start),
         integ.map(|i| i.from_end),
-        integ.map(|i| i.base_path.clone()),
-        integ.map(|i| i.base_rev),
+        // No merge base is stored as an empty path and revision 0.
+        integ.map(|i| i.base.as_ref().map_or("", |(path, _)| path.as_str())),
+        integ.map(|i| i.base.as_ref().map_or(0, |(_, rev)| *rev)),
         integ.map(|i| i.resolved),
         integ.map(|i| i.how.map_or("", |h| h.as_str()))
     ])?;

@@ -6,7 +6,7 @@
 //! bytes, so a fuzzer's input and a seeded PRNG's output drive the same code. Names come from
 //! small pools so operations collide on the same workspaces, files, changes and labels.
 
-use keel_core::{ChangeNumber, Digest, FileAction, FileType};
+use keel_core::{ChangeNumber, DepotPath, Digest, FileAction, FileType};
 use keel_store::{
     ChangeFilter, ChangeRow, ChangeStatus, IntegRow, LabelRow, MetaStore, OpenedRow, PathRange,
     ReadTxn, RevisionRow, ShelvedRow, SqliteStore, StoreConfig, StoreError, WorkspaceRow, WriteTxn,
@@ -200,6 +200,11 @@ fn digest(kind: u8, path: &str, n: u64) -> Digest {
     Digest(d)
 }
 
+/// The typed form of a pool path.
+fn depot(path: &str) -> DepotPath {
+    DepotPath::parse(path).expect("pool paths are depot paths")
+}
+
 fn text() -> FileType {
     FileType::parse("text").expect("text is a file type")
 }
@@ -259,7 +264,7 @@ impl Model {
             .values()
             .filter(|o| o.workspace == ws && o.change.0 == change)
             .map(|o| {
-                let rev = self.head(&o.path).map(|h| h.rev).unwrap_or(0) + 1;
+                let rev = self.head(o.path.as_str()).map(|h| h.rev).unwrap_or(0) + 1;
                 revision_of(o, rev)
             })
             .collect()
@@ -274,7 +279,7 @@ fn revision_of(o: &OpenedRow, rev: u32) -> RevisionRow {
         change: ChangeNumber(0),
         action: o.action,
         file_type: o.file_type,
-        digest: (!deleted).then(|| digest(0, &o.path, rev as u64)),
+        digest: (!deleted).then(|| digest(0, o.path.as_str(), rev as u64)),
         size: if deleted { 0 } else { 7 },
         md5: String::new(),
         time: 0,
@@ -435,7 +440,7 @@ impl Harness {
                 };
                 let row = OpenedRow {
                     workspace: name.to_string(),
-                    path: PATHS[path].to_string(),
+                    path: depot(PATHS[path]),
                     user: "fuzz".into(),
                     change: ChangeNumber(change),
                     action: OPEN_ACTIONS[action],
@@ -449,14 +454,13 @@ impl Harness {
                 self.write(move |txn| txn.put_opened(&stored))?;
                 self.model
                     .opened
-                    .insert((row.workspace.clone(), row.path.clone()), row);
+                    .insert((row.workspace.clone(), row.path.to_string()), row);
             }
             Op::Revert { ws, path } => {
-                let (name, path) = (WORKSPACES[ws], PATHS[path]);
-                self.write(move |txn| txn.delete_opened(name, path))?;
-                self.model
-                    .opened
-                    .remove(&(name.to_string(), path.to_string()));
+                let (name, path) = (WORKSPACES[ws], depot(PATHS[path]));
+                let key = (name.to_string(), path.to_string());
+                self.write(move |txn| txn.delete_opened(name, &path))?;
+                self.model.opened.remove(&key);
             }
             Op::Submit { ws, numbered } => {
                 let name = WORKSPACES[ws];
@@ -480,7 +484,7 @@ impl Harness {
                     r.change = number;
                     self.model
                         .revisions
-                        .entry(r.path.clone())
+                        .entry(r.path.to_string())
                         .or_default()
                         .push(r);
                 }
@@ -519,7 +523,7 @@ impl Harness {
                     path: o.path.clone(),
                     action: o.action,
                     file_type: o.file_type,
-                    digest: (!deleted).then(|| digest(1, &o.path, o.change.0)),
+                    digest: (!deleted).then(|| digest(1, o.path.as_str(), o.change.0)),
                     size: if deleted { 0 } else { 5 },
                     md5: String::new(),
                     base_rev: o.base_rev,
@@ -529,13 +533,14 @@ impl Harness {
                 self.write(move |txn| txn.put_shelved(&stored))?;
                 self.model
                     .shelved
-                    .insert((row.change.0, row.path.clone()), row);
+                    .insert((row.change.0, row.path.to_string()), row);
             }
             Op::DeleteShelved { ws, path } => {
-                let path = PATHS[path];
+                let path = depot(PATHS[path]);
                 if let Some(change) = self.model.oldest_pending(WORKSPACES[ws]) {
-                    self.write(move |txn| txn.delete_shelved(ChangeNumber(change), path))?;
-                    self.model.shelved.remove(&(change, path.to_string()));
+                    let key = (change, path.to_string());
+                    self.write(move |txn| txn.delete_shelved(ChangeNumber(change), &path))?;
+                    self.model.shelved.remove(&key);
                 }
             }
             Op::PutLabel { label, locked } => {
@@ -559,10 +564,10 @@ impl Harness {
                 self.model.label_revs.retain(|(l, _), _| l != name);
             }
             Op::Tag { label, path, rev } => {
-                let (name, path) = (LABELS[label], PATHS[path]);
+                let (name, path) = (LABELS[label], depot(PATHS[path]));
                 if self.model.labels.contains_key(name) {
-                    self.write(move |txn| txn.set_label_rev(name, path, rev))?;
                     let key = (name.to_string(), path.to_string());
+                    self.write(move |txn| txn.set_label_rev(name, &path, rev))?;
                     if rev == 0 {
                         self.model.label_revs.remove(&key);
                     } else {
@@ -587,22 +592,23 @@ impl Harness {
                 let stored = row.clone();
                 self.write(move |txn| txn.insert_integration(&stored))?;
                 let key = (
-                    row.to_path.clone(),
+                    row.to_path.to_string(),
                     row.to_rev,
-                    row.from_path.clone(),
+                    row.from_path.to_string(),
                     row.from_end,
                 );
                 self.model.integrations.insert(key, row);
             }
             Op::Obliterate { path } => {
                 let path = PATHS[path];
+                let typed = depot(path);
                 let (removed, _, _) = self.write(move |txn| {
-                    let revs = txn.file_revisions(path)?;
+                    let revs = txn.file_revisions(&typed)?;
                     for r in &revs {
                         txn.delete_revision(&r.path, r.rev)?;
                     }
-                    let integs = txn.delete_integrations_of(path)?;
-                    let labels = txn.delete_label_revs_of(path)?;
+                    let integs = txn.delete_integrations_of(&typed)?;
+                    let labels = txn.delete_label_revs_of(&typed)?;
                     Ok((revs.len(), integs, labels))
                 })?;
                 let had = self
@@ -728,7 +734,7 @@ fn compare_in(snap: &dyn ReadTxn, m: &Model, jobs_base: u64) -> Result<(), Compa
     for at in [None, Some(ChangeNumber(m.last_change / 2))] {
         let got = paged(
             |after| snap.head_revisions(&all, after.map(String::as_str), at, PAGE),
-            |r| r.path.clone(),
+            |r| r.path.to_string(),
         )?;
         let want: Vec<RevisionRow> = m
             .revisions
@@ -739,6 +745,7 @@ fn compare_in(snap: &dyn ReadTxn, m: &Model, jobs_base: u64) -> Result<(), Compa
         same!(format!("head revisions at {at:?}"), got, want);
     }
     for path in PATHS {
+        let typed = depot(path);
         let want: Vec<RevisionRow> = m
             .revisions
             .get(path)
@@ -746,18 +753,18 @@ fn compare_in(snap: &dyn ReadTxn, m: &Model, jobs_base: u64) -> Result<(), Compa
             .unwrap_or_default();
         same!(
             format!("revisions of {path}"),
-            &snap.file_revisions(path)?,
+            &snap.file_revisions(&typed)?,
             &want
         );
         same!(
             format!("head of {path}"),
-            snap.head_revision(path)?,
+            snap.head_revision(&typed)?,
             want.first().cloned()
         );
         for r in &want {
             same!(
                 format!("{path}#{}", r.rev),
-                snap.revision(path, r.rev)?,
+                snap.revision(&typed, r.rev)?,
                 Some(r.clone())
             );
         }
@@ -769,7 +776,7 @@ fn compare_in(snap: &dyn ReadTxn, m: &Model, jobs_base: u64) -> Result<(), Compa
     {
         let got = paged(
             |after| snap.change_revisions(c.change, after.map(String::as_str), PAGE),
-            |r| r.path.clone(),
+            |r| r.path.to_string(),
         )?;
         let mut want: Vec<RevisionRow> = m
             .revisions
@@ -786,7 +793,7 @@ fn compare_in(snap: &dyn ReadTxn, m: &Model, jobs_base: u64) -> Result<(), Compa
     for ws in WORKSPACES {
         let got = paged(
             |after| snap.opened_in_workspace(ws, after.map(String::as_str), PAGE),
-            |o| o.path.clone(),
+            |o| o.path.to_string(),
         )?;
         let want: Vec<OpenedRow> = m
             .opened
@@ -799,7 +806,7 @@ fn compare_in(snap: &dyn ReadTxn, m: &Model, jobs_base: u64) -> Result<(), Compa
         for change in changes {
             let got = paged(
                 |after| snap.opened_in_change(ws, change, after.map(String::as_str), PAGE),
-                |o| o.path.clone(),
+                |o| o.path.to_string(),
             )?;
             let of_change: Vec<&OpenedRow> = want.iter().filter(|o| o.change == change).collect();
             same!(
@@ -819,11 +826,11 @@ fn compare_in(snap: &dyn ReadTxn, m: &Model, jobs_base: u64) -> Result<(), Compa
                 PAGE,
             )
         },
-        |o| (o.path.clone(), o.workspace.clone()),
+        |o| (o.path.to_string(), o.workspace.clone()),
     )?;
     same!("opened in range", &got, &by_path);
     for path in PATHS {
-        let mut got = snap.opened_file(path)?;
+        let mut got = snap.opened_file(&depot(path))?;
         got.sort_by(|a, b| a.workspace.cmp(&b.workspace));
         let want: Vec<OpenedRow> = by_path.iter().filter(|o| o.path == path).cloned().collect();
         same!(format!("opened {path}"), got, want);
@@ -837,7 +844,7 @@ fn compare_in(snap: &dyn ReadTxn, m: &Model, jobs_base: u64) -> Result<(), Compa
     {
         let got = paged(
             |after| snap.shelved_in_change(c.change, after.map(String::as_str), PAGE),
-            |s| s.path.clone(),
+            |s| s.path.to_string(),
         )?;
         let want: Vec<ShelvedRow> = m
             .shelved
@@ -870,13 +877,13 @@ fn compare_in(snap: &dyn ReadTxn, m: &Model, jobs_base: u64) -> Result<(), Compa
     for label in LABELS {
         let got = paged(
             |after| snap.label_revs(label, &all, after.map(String::as_str), PAGE),
-            |(p, _)| p.clone(),
+            |(p, _)| p.to_string(),
         )?;
-        let want: Vec<(String, u32)> = m
+        let want: Vec<(DepotPath, u32)> = m
             .label_revs
             .iter()
             .filter(|((l, _), _)| l == label)
-            .map(|((_, p), r)| (p.clone(), *r))
+            .map(|((_, p), r)| (depot(p), *r))
             .collect();
         same!(format!("entries of {label}"), got, want);
         for path in PATHS {
@@ -887,7 +894,7 @@ fn compare_in(snap: &dyn ReadTxn, m: &Model, jobs_base: u64) -> Result<(), Compa
                 .unwrap_or(0);
             same!(
                 format!("{label} holds {path}"),
-                snap.label_rev(label, path)?,
+                snap.label_rev(label, &depot(path))?,
                 want
             );
         }
@@ -895,7 +902,7 @@ fn compare_in(snap: &dyn ReadTxn, m: &Model, jobs_base: u64) -> Result<(), Compa
 
     // Integration records, from both ends.
     for path in PATHS {
-        let mut got = snap.integrations_into(path)?;
+        let mut got = snap.integrations_into(&depot(path))?;
         let newest_first: Vec<u32> = got.iter().map(|i| i.to_rev).collect();
         let mut sorted = newest_first.clone();
         sorted.sort_by(|a, b| b.cmp(a));
@@ -914,7 +921,7 @@ fn compare_in(snap: &dyn ReadTxn, m: &Model, jobs_base: u64) -> Result<(), Compa
             .cloned()
             .collect();
         same!(format!("integrations into {path}"), got, want);
-        let mut got = snap.integrations_from(path)?;
+        let mut got = snap.integrations_from(&depot(path))?;
         got.sort_by(|a, b| {
             (&a.to_path, a.to_rev, a.from_end).cmp(&(&b.to_path, b.to_rev, b.from_end))
         });
