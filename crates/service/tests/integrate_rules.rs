@@ -171,6 +171,22 @@ fn integrate_rules() {
             want: Want::Ok,
         },
         Case {
+            name: "a source the mapping sends to no valid depot path is refused and nothing opens",
+            setup: sources,
+            act: |w| {
+                // `...` matches the empty text, so //depot/main/f maps to //depot/rel/.
+                let req = IntegrateRequest {
+                    from: "//depot/main/f...".into(),
+                    to: "//depot/rel/...".into(),
+                    ..IntegrateRequest::default()
+                };
+                let got = w.integrate(&w.ann, IntegrateMode::Integrate, req);
+                assert!(w.opened(&w.ann).is_empty(), "nothing is opened");
+                done(got)
+            },
+            want: Want::Invalid("invalid depot path \"//depot/rel/\": empty path segment"),
+        },
+        Case {
             name: "a deleted source opens the target for delete",
             setup: |w| {
                 sources(w);

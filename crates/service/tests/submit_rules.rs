@@ -292,5 +292,20 @@ fn submit_rules() {
                 |f| matches!(shared(f), Some(ServiceError::Upload(UploadError::NotInChange { path })) if path == "//depot/other"),
             ),
         },
+        Case {
+            name: "content for a text that is no depot path is refused as not in the change",
+            setup: |w| {
+                w.add(&w.ann, &["//depot/x"]).expect("add");
+            },
+            act: |w| {
+                let mut s = w
+                    .service
+                    .submit_begin(&w.ann, ChangeRef::Default, "content")?;
+                done(s.uploads().begin_file(&w.service, "//depot/x/../y"))
+            },
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::Upload(UploadError::NotInChange { path })) if path == "//depot/x/../y"),
+            ),
+        },
     ]);
 }

@@ -3,7 +3,7 @@
 
 mod support;
 
-use keel_service::ServiceError;
+use keel_service::{HaveEntry, ServiceError};
 use support::{Case, Want, World, check, done, shared};
 
 /// The depot's history, the same for every case:
@@ -177,6 +177,18 @@ fn sync_refusals() {
             setup: history,
             act: |w| done(w.sync_plan(&w.bob, &["//depot/a#x"])),
             want: Want::Invalid("#x"),
+        },
+        Case {
+            name: "a have entry that is no depot path is refused, naming it",
+            setup: history,
+            act: |w| {
+                let entries = vec![HaveEntry {
+                    depot_file: "//depot/../a".into(),
+                    rev: 1,
+                }];
+                done(w.service.update_have(bob(w), entries))
+            },
+            want: Want::Invalid("invalid depot path \"//depot/../a\": '..' segment not allowed"),
         },
     ]);
 }
