@@ -1,5 +1,6 @@
 //! `keel`: the Keel command line (client verbs and `keel serve`).
 
+mod allocator;
 mod cli;
 mod commands;
 mod editor;
@@ -11,9 +12,6 @@ mod session;
 use std::process::ExitCode;
 
 use clap::Parser;
-
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
@@ -38,6 +36,8 @@ fn main() -> ExitCode {
                     }
                 };
             }
+            // Before the runtime starts: the process has one thread yet.
+            allocator::set_purge_delay(config.allocator_purge_delay_ms);
             builder.worker_threads(config.workers);
             Some(config)
         }

@@ -44,6 +44,10 @@ pub struct ServerConfig {
     /// How long a response stream whose records are flowing lets them gather before taking
     /// them (microseconds; default 1000, one tick of the runtime's timer).
     pub handover_pace_micros: u64,
+    /// How long the allocator keeps memory that was freed before giving it back to the
+    /// system (milliseconds; default 10; -1 never). Longer saves a little CPU when the same
+    /// memory is soon needed again, at the cost of a larger resident size after big commands.
+    pub allocator_purge_delay_ms: i64,
     /// The metadata store.
     pub store: StoreConfig,
     /// The service layer.
@@ -68,6 +72,9 @@ impl Default for ServerConfig {
             handover_max_records: 2048,
             handover_max_bytes: 2 << 20,
             handover_pace_micros: 1000,
+            // The allocator's own default (one second) let a 70,000-file branch's freed pages
+            // pile up: see BENCHMARKS.md, Design choices.
+            allocator_purge_delay_ms: 10,
             store: StoreConfig::default(),
             service: ServiceConfig::default(),
             blob: BlobConfig::default(),
@@ -192,6 +199,10 @@ impl ServerConfig {
         if store.reader_mmap_bytes < 0 {
             let value = store.reader_mmap_bytes.to_string();
             return Some(("store.reader_mmap_bytes", value, "0 or more"));
+        }
+        if self.allocator_purge_delay_ms < -1 {
+            let value = self.allocator_purge_delay_ms.to_string();
+            return Some(("allocator_purge_delay_ms", value, "-1 (never) or more"));
         }
         if store.cache_kib < 0 {
             return Some(("store.cache_kib", store.cache_kib.to_string(), "0 or more"));

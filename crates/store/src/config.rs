@@ -11,7 +11,8 @@ pub struct StoreConfig {
     pub reader_pool_size: usize,
     /// Most write jobs grouped into one transaction (jobs; default 256).
     pub max_group: usize,
-    /// SQLite page cache per connection (KiB; default 65536).
+    /// SQLite page cache per connection (KiB; default 16384). The operating system's page
+    /// cache holds the database file as well, so a miss here costs a copy, not a disk read.
     pub cache_kib: i64,
     /// Prepared statements kept per connection (statements; default 128).
     pub statement_cache: usize,
@@ -40,7 +41,8 @@ impl Default for StoreConfig {
         StoreConfig {
             reader_pool_size: 16,
             max_group: 256,
-            cache_kib: 64 * 1024,
+            // Per connection (the writer and each reader): see BENCHMARKS.md, Design choices.
+            cache_kib: 16 * 1024,
             statement_cache: 128,
             // Off: a mapped read that hits an I/O error is SIGBUS, not an error (see the field).
             // The cost in read speed is in BENCHMARKS.md's design choices.
