@@ -207,6 +207,10 @@ impl ServerConfig {
         if store.cache_kib < 0 {
             return Some(("store.cache_kib", store.cache_kib.to_string(), "0 or more"));
         }
+        if store.reader_cache_kib < 0 {
+            let value = store.reader_cache_kib.to_string();
+            return Some(("store.reader_cache_kib", value, "0 or more"));
+        }
         if !(1..=22).contains(&blob.compression_level) {
             let value = blob.compression_level.to_string();
             return Some(("blob.compression_level", value, "from 1 to 22"));

@@ -11,9 +11,12 @@ pub struct StoreConfig {
     pub reader_pool_size: usize,
     /// Most write jobs grouped into one transaction (jobs; default 256).
     pub max_group: usize,
-    /// SQLite page cache per connection (KiB; default 16384). The operating system's page
-    /// cache holds the database file as well, so a miss here costs a copy, not a disk read.
+    /// SQLite page cache of the writer connection (KiB; default 16384). The operating system's
+    /// page cache holds the database file as well, so a miss here costs a copy, not a disk read.
     pub cache_kib: i64,
+    /// SQLite page cache of each reader connection (KiB; default 65536). Idle readers keep
+    /// theirs, so the server's resident size grows towards this times the readers in use.
+    pub reader_cache_kib: i64,
     /// Prepared statements kept per connection (statements; default 128).
     pub statement_cache: usize,
     /// How much of the database file a reader connection reads through a memory mapping
@@ -41,8 +44,10 @@ impl Default for StoreConfig {
         StoreConfig {
             reader_pool_size: 16,
             max_group: 256,
-            // Per connection (the writer and each reader): see BENCHMARKS.md, Design choices.
+            // The writer's cache mostly holds a big commit's pages, the readers' the pages
+            // every browse touches: see BENCHMARKS.md, Design choices.
             cache_kib: 16 * 1024,
+            reader_cache_kib: 64 * 1024,
             statement_cache: 128,
             // Off: a mapped read that hits an I/O error is SIGBUS, not an error (see the field).
             // The cost in read speed is in BENCHMARKS.md's design choices.

@@ -33,6 +33,7 @@ impl ReaderPool {
             None => {
                 let conn = open_connection(&self.path, &self.config)?;
                 conn.pragma_update(None, "query_only", true)?;
+                conn.pragma_update(None, "cache_size", -self.config.reader_cache_kib)?;
                 // Off by default: see `StoreConfig::reader_mmap_bytes` (SIGBUS on an I/O error).
                 conn.pragma_update(None, "mmap_size", self.config.reader_mmap_bytes)?;
                 conn
