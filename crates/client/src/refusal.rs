@@ -37,6 +37,8 @@ pub enum Refusal {
     ChangeHasFiles { change: u64 },
     /// The command needs a workspace and none was named.
     NoWorkspace,
+    /// `opened` of one workspace, and none was named.
+    OpenedNeedsWorkspace,
     /// Content the command referenced was purged meanwhile; nothing was changed.
     ContentPurged { path: String },
     /// Deleting shelved files (or shelving) needs a numbered change.
@@ -75,6 +77,7 @@ impl Refusal {
             ErrorReason::ChangedDuringSubmit => Refusal::ChangedDuringSubmit { change: d.change },
             ErrorReason::NoDescription => Refusal::NoDescription,
             ErrorReason::NoWorkspace => Refusal::NoWorkspace,
+            ErrorReason::OpenedNeedsWorkspace => Refusal::OpenedNeedsWorkspace,
             ErrorReason::SpecExists if d.workspace.is_empty() => {
                 Refusal::BranchExists { name: d.path }
             }

@@ -19,6 +19,16 @@ pub enum PathError {
     InvalidClientPath { path: String, reason: String },
 }
 
+impl PathError {
+    /// The text that was refused.
+    pub fn path(&self) -> &str {
+        match self {
+            PathError::InvalidDepotPath { path, .. }
+            | PathError::InvalidClientPath { path, .. } => path,
+        }
+    }
+}
+
 /// Which wildcards a path text may contain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wildcards {
@@ -335,6 +345,9 @@ mod tests {
             err.to_string(),
             "invalid depot path \"//depot/../x\": '..' segment not allowed"
         );
+        assert_eq!(err.path(), "//depot/../x");
+        let err = ClientPath::parse("../x").expect_err("invalid");
+        assert_eq!(err.path(), "../x");
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub fn hint(refusal: &Refusal) -> Option<String> {
         Refusal::WorkspaceHasFiles { .. } => "; revert or submit them first".to_string(),
         Refusal::BranchExists { name } => format!("; use `keel branch edit {name}`"),
         Refusal::NoWorkspace => ": pass -w NAME or set KEEL_WORKSPACE".to_string(),
+        Refusal::OpenedNeedsWorkspace => " (-w NAME), or -a for all".to_string(),
         Refusal::ExclusivelyOpened { .. } | Refusal::Other(_) => return None,
     })
 }
@@ -53,6 +54,10 @@ mod tests {
                     path: "//depot/a".into(),
                 },
                 Some(" (keel resolve)"),
+            ),
+            (
+                Refusal::OpenedNeedsWorkspace,
+                Some(" (-w NAME), or -a for all"),
             ),
             (
                 Refusal::ExclusivelyOpened {

@@ -53,7 +53,10 @@ fn send_content<T: prost::Message>(
     loop {
         let n = reader
             .read(&mut buf)
-            .map_err(|e| ServiceError::NotFound(format!("{path} - reading stored content: {e}")))?;
+            .map_err(|e| ServiceError::ContentUnreadable {
+                file: path.to_string(),
+                reason: e.to_string(),
+            })?;
         if n == 0 {
             return Ok(());
         }

@@ -5,7 +5,7 @@ use crate::convert::{caller, file, status};
 use crate::streams::{Sink, blocking};
 use keel_core::ChangeRef;
 use keel_proto::v1 as pb;
-use keel_service::{Caller, Service, ServiceError, Uploads};
+use keel_service::{Caller, Service, ServiceError, UploadError, Uploads};
 use std::sync::Arc;
 use tonic::{Status, Streaming};
 
@@ -52,7 +52,7 @@ pub(crate) async fn receive_uploads<M>(
     uploads: &mut Uploads,
     svc: &Service,
     step: fn(M) -> Option<UploadStep>,
-    what: &str,
+    what: &'static str,
 ) -> Result<(), Status> {
     loop {
         let msg = stream.message().await?.ok_or_else(|| {
@@ -63,9 +63,9 @@ pub(crate) async fn receive_uploads<M>(
         let step = step(msg)
             .ok_or_else(|| Status::invalid_argument(format!("{what} message without a body")))?;
         let result = match step {
-            UploadStep::Begin => Err(ServiceError::Invalid(format!(
-                "a second `begin` in one {what}"
-            ))),
+            UploadStep::Begin => Err(ServiceError::from(UploadError::SecondBegin {
+                command: what,
+            })),
             UploadStep::File(path) => {
                 tokio::task::block_in_place(|| uploads.begin_file(svc, &path))
             }

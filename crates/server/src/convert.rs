@@ -53,6 +53,8 @@ fn on_change(reason: pb::ErrorReason, change: Option<ChangeNumber>) -> pb::Error
 impl WireError for ServiceError {
     fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
         use pb::ErrorReason as R;
+        let invalid = |reason, path: &str| (Code::InvalidArgument, on_path(reason, path));
+        let not_found = |reason, path: &str| (Code::NotFound, on_path(reason, path));
         match self {
             ServiceError::NoSuchChange { change } => {
                 (Code::NotFound, on_change(R::NoSuchChange, Some(*change)))
@@ -113,6 +115,30 @@ impl WireError for ServiceError {
             ServiceError::Upload(e) => {
                 (Code::InvalidArgument, on_path(R::BadUpload, upload_path(e)))
             }
+            ServiceError::BadArgument { arg, .. } => invalid(R::BadArgument, arg),
+            ServiceError::NoFileArguments { .. } => {
+                (Code::InvalidArgument, detail(R::NoFileArguments))
+            }
+            ServiceError::NoSuchFiles { arg } => not_found(R::NoSuchFiles, arg),
+            ServiceError::OneFilePerSide { arg } => invalid(R::OneFilePerSide, arg),
+            ServiceError::DirsPattern { arg } => invalid(R::DirsPattern, arg),
+            ServiceError::OpenedNeedsWorkspace => {
+                (Code::InvalidArgument, detail(R::OpenedNeedsWorkspace))
+            }
+            ServiceError::DeletedRevision { path, rev } => (
+                Code::NotFound,
+                pb::ErrorDetail {
+                    rev: *rev,
+                    ..on_path(R::DeletedRevision, path)
+                },
+            ),
+            ServiceError::ContentMissing { file, .. } => not_found(R::ContentMissing, file),
+            ServiceError::ContentUnreadable { file, .. } => {
+                (Code::Internal, on_path(R::ContentUnreadable, file))
+            }
+            ServiceError::NotShelvedRevision { arg } => invalid(R::NotShelvedRevision, arg),
+            ServiceError::BadShelvedChange { arg, .. } => invalid(R::BadShelvedChange, arg),
+            ServiceError::NoSuchShelvedFiles { arg } => not_found(R::NoSuchShelvedFiles, arg),
             ServiceError::NotFound(_) => (Code::NotFound, detail(R::Unspecified)),
             ServiceError::Invalid(_) => (Code::InvalidArgument, detail(R::Unspecified)),
             ServiceError::Precondition(_) => (Code::FailedPrecondition, detail(R::Unspecified)),
@@ -131,7 +157,7 @@ impl WireError for ServiceError {
 /// The file an upload refusal concerns (empty when it is about the message order).
 fn upload_path(e: &UploadError) -> &str {
     match e {
-        UploadError::OutOfOrder { .. } => "",
+        UploadError::OutOfOrder { .. } | UploadError::SecondBegin { .. } => "",
         UploadError::NotInChange { path }
         | UploadError::TakesNoContent { path, .. }
         | UploadError::BadDigest { path, .. }
@@ -153,6 +179,12 @@ impl WireError for OpenError {
                     ..on_path(R::AlreadyOpened, path)
                 },
             ),
+            OpenError::AddNeedsFiles { arg } => {
+                (Code::InvalidArgument, on_path(R::AddNeedsFiles, arg))
+            }
+            OpenError::MoveNeedsOneFile { arg } => {
+                (Code::InvalidArgument, on_path(R::MoveNeedsOneFile, arg))
+            }
             OpenError::NotInView { path } => (Code::InvalidArgument, on_path(R::NotInView, path)),
             OpenError::AddExisting { path, head_rev } => (
                 Code::FailedPrecondition,
@@ -275,6 +307,11 @@ impl WireError for IntegrateError {
             IntegrateError::NoSuchBranch { name } => {
                 (Code::NotFound, on_path(R::NoSuchBranch, name))
             }
+            IntegrateError::BadBranchView { name, .. } => invalid(R::BadBranchView, name),
+            IntegrateError::BadTarget { target, .. } => invalid(R::BadTarget, target),
+            IntegrateError::BadMapping { from, to, .. } => {
+                invalid(R::BadMapping, &format!("{from} {to}"))
+            }
             IntegrateError::TargetRevision { target } => invalid(R::TargetRevision, target),
             IntegrateError::NotDepotSyntax { path, .. } => invalid(R::NotDepotSyntax, path),
             IntegrateError::NoSuchFiles { from } => {
@@ -304,6 +341,16 @@ impl WireError for IntegrateError {
             IntegrateError::Ambiguous { pattern } => invalid(R::AmbiguousResolve, pattern),
             IntegrateError::NoLongerNeedsResolve { path } => {
                 precondition(R::NoLongerNeedsResolve, path)
+            }
+            IntegrateError::SourceGone { path, rev } => (
+                Code::NotFound,
+                pb::ErrorDetail {
+                    rev: *rev,
+                    ..on_path(R::SourceGone, path)
+                },
+            ),
+            IntegrateError::NoIntegrations { arg } => {
+                (Code::NotFound, on_path(R::NoIntegrations, arg))
             }
             IntegrateError::Service(e) => e.code_and_detail(),
         }

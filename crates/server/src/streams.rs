@@ -319,7 +319,9 @@ mod tests {
                     std::thread::sleep(Duration::from_millis(3));
                 }
             }
-            Err(ServiceError::Invalid("the end".into()))
+            Err(ServiceError::NoSuchFiles {
+                arg: "//depot/the-end".into(),
+            })
         });
         let mut next = 0;
         let mut error = None;
@@ -334,7 +336,7 @@ mod tests {
             }
         }
         assert_eq!(next, 5_000);
-        assert_eq!(error.as_deref(), Some("the end"));
+        assert_eq!(error.as_deref(), Some("//depot/the-end - no such file(s)"));
     }
 
     /// The inline budget counts work, not waiting: time spent off the CPU (here asleep, on a

@@ -2,7 +2,7 @@
 //! depot-path ranges to scan and a matcher that decides each candidate file.
 
 use crate::context::{WorkspaceCtx, load_workspace};
-use crate::{ServiceError, error::invalid};
+use crate::{ServiceError, error::bad_argument};
 use keel_core::{FileSpec, LineKind, PathPattern, RevSpec};
 use keel_store::{PathRange, ReadTxn};
 
@@ -39,8 +39,8 @@ impl FileArg {
         snap: &dyn ReadTxn,
         caller_ws: Option<&WorkspaceCtx>,
     ) -> Result<FileArg, ServiceError> {
-        let spec = FileSpec::parse(text).map_err(invalid)?;
-        let pattern = PathPattern::parse(&spec.path).map_err(invalid)?;
+        let spec = FileSpec::parse(text).map_err(|e| bad_argument(text, e))?;
+        let pattern = PathPattern::parse(&spec.path).map_err(|e| bad_argument(text, e))?;
         let first = spec
             .path
             .trim_start_matches("//")

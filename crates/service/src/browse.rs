@@ -5,7 +5,7 @@ use crate::context::{caller_workspace, optional_workspace};
 use crate::fileinfo::{from_revision, set_head, set_opened};
 use crate::integrate::edge;
 use crate::{
-    Caller, Content, Diff2Result, FileInfo, HaveEntry, Service, ServiceError, error::invalid,
+    Caller, Content, Diff2Result, FileInfo, HaveEntry, Service, ServiceError, error::bad_path,
 };
 use keel_core::IntegHow;
 use keel_core::{BaseType, DepotPath};
@@ -35,15 +35,15 @@ fn parse_args(
     ws: Option<&crate::context::WorkspaceCtx>,
 ) -> Result<Vec<FileArg>, ServiceError> {
     if files.is_empty() {
-        return Err(ServiceError::Invalid(
-            "no file arguments given (try //depot/...)".into(),
-        ));
+        return Err(ServiceError::NoFileArguments { command: None });
     }
     files.iter().map(|f| FileArg::parse(f, snap, ws)).collect()
 }
 
 fn no_such(text: &str) -> ServiceError {
-    ServiceError::NotFound(format!("{text} - no such file(s)"))
+    ServiceError::NoSuchFiles {
+        arg: text.to_string(),
+    }
 }
 
 impl Service {
@@ -308,9 +308,9 @@ impl Service {
                 ws.as_ref().map(|w| w.name()),
                 &mut |rev| {
                     if found.is_some() {
-                        return Err(ServiceError::Invalid(format!(
-                            "{text} - diff2 needs exactly one file per side"
-                        )));
+                        return Err(ServiceError::OneFilePerSide {
+                            arg: text.to_string(),
+                        });
                     }
                     found = Some(rev);
                     Ok(())
@@ -401,7 +401,7 @@ impl Service {
         let count = entries.len() as u64;
         let mut rows = Vec::with_capacity(entries.len());
         for entry in entries {
-            let path = DepotPath::parse_owned(entry.depot_file).map_err(invalid)?;
+            let path = DepotPath::parse_owned(entry.depot_file).map_err(bad_path)?;
             let client = ws.client_file(&path).unwrap_or_default();
             rows.push(HaveRow {
                 path,

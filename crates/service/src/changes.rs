@@ -326,9 +326,12 @@ impl Service {
         let content = self.content_of(rev)?;
         let mut reader = content.blob.into_content_reader()?;
         let mut bytes = Vec::with_capacity(rev.size as usize);
-        reader.read_to_end(&mut bytes).map_err(|e| {
-            ServiceError::Invalid(format!("{}#{} - reading content: {e}", rev.path, rev.rev))
-        })?;
+        reader
+            .read_to_end(&mut bytes)
+            .map_err(|e| ServiceError::ContentUnreadable {
+                file: format!("{}#{}", rev.path, rev.rev),
+                reason: e.to_string(),
+            })?;
         Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
     }
 

@@ -1,6 +1,6 @@
 //! Per-request context: validated names and the caller's workspace with its compiled view.
 
-use crate::{Caller, ServiceError, error::invalid};
+use crate::{Caller, ServiceError, error::bad_argument};
 use keel_core::{DepotPath, UserName, View, WorkspaceName, WorkspaceOptions};
 use keel_store::{ReadTxn, WorkspaceRow};
 
@@ -45,13 +45,13 @@ impl WorkspaceCtx {
 pub(crate) fn user_name(user: &str) -> Result<String, ServiceError> {
     UserName::parse(user)
         .map(|u| u.as_str().to_string())
-        .map_err(invalid)
+        .map_err(|e| bad_argument(user, e))
 }
 
 pub(crate) fn workspace_name(name: &str) -> Result<String, ServiceError> {
     WorkspaceName::parse(name)
         .map(|w| w.as_str().to_string())
-        .map_err(invalid)
+        .map_err(|e| bad_argument(name, e))
 }
 
 /// Loads a named workspace.

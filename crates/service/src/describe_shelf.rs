@@ -36,7 +36,9 @@ impl Service {
         let snap = self.meta.snapshot()?;
         let row = snap
             .get_change(ChangeNumber(change))?
-            .ok_or_else(|| ServiceError::NotFound(format!("change {change} does not exist")))?;
+            .ok_or(ServiceError::NoSuchChange {
+                change: ChangeNumber(change),
+            })?;
         let shelf = whole_shelf(snap.as_ref(), change, self.config.shelf_page)?;
         sink(DescribePart::Change(change_info(row)))?;
         for shelved in shelf.values() {

@@ -4,7 +4,7 @@
 use crate::context::optional_workspace;
 use crate::expand::{Selection, selection_of};
 use crate::paging::Cursor;
-use crate::{Caller, Service, ServiceError, error::invalid};
+use crate::{Caller, Service, ServiceError, error::bad_argument};
 use keel_core::{FileSpec, PathPattern, RevSpec};
 use keel_store::{PathRange, ReadTxn, RevisionRow};
 
@@ -36,16 +36,14 @@ impl Service {
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let have_of = ws.as_ref().map(|w| w.name());
         for text in dirs {
-            let spec = FileSpec::parse(text).map_err(invalid)?;
-            PathPattern::parse(&spec.path).map_err(invalid)?;
+            let spec = FileSpec::parse(text).map_err(|e| bad_argument(text, e))?;
+            PathPattern::parse(&spec.path).map_err(|e| bad_argument(text, e))?;
             let Some(parent) = spec
                 .path
                 .strip_suffix("/*")
                 .or_else(|| spec.path.strip_suffix("/..."))
             else {
-                return Err(ServiceError::Invalid(format!(
-                    "{text} - dirs takes a pattern ending in /*"
-                )));
+                return Err(ServiceError::DirsPattern { arg: text.clone() });
             };
             let selection = selection_of(snap.as_ref(), text, &spec.rev)?;
             // Every stored path has a revision at head, so `-D` at head needs no probe.
@@ -79,7 +77,7 @@ impl Service {
                 }
             }
             if found == 0 {
-                return Err(ServiceError::NotFound(format!("{text} - no such file(s)")));
+                return Err(ServiceError::NoSuchFiles { arg: text.clone() });
             }
         }
         Ok(())

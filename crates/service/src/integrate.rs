@@ -14,7 +14,9 @@ use crate::context::{WorkspaceCtx, caller_workspace};
 use crate::expand::selection_of;
 use crate::fileinfo::set_head;
 use crate::open::check_pending_change;
-use crate::{Caller, FileInfo, FileOutcome, IntegrateError, Service, ServiceError, error::invalid};
+use crate::{
+    Caller, FileInfo, FileOutcome, IntegrateError, Service, ServiceError, error::bad_argument,
+};
 use keel_core::{
     ChangeNumber, ChangeRef, DepotPath, FileAction, FileSpec, IntegEdge, IntegHow, LineKind, View,
     ViewLine, pending_range, select_base,
@@ -166,7 +168,12 @@ impl Service {
                     continue;
                 }
                 // A wildcard may map a file onto no valid path (an empty segment).
-                let target = DepotPath::parse_owned(target).map_err(invalid)?;
+                let target =
+                    DepotPath::parse_owned(target).map_err(|e| IntegrateError::BadTarget {
+                        from: head.path.to_string(),
+                        target: e.path().to_string(),
+                        reason: e.to_string(),
+                    })?;
                 let Some(source) = self.select_revision(
                     snap.as_ref(),
                     &label,
@@ -484,7 +491,11 @@ fn mapping_of(
             .ok_or_else(|| IntegrateError::NoSuchBranch {
                 name: req.branch.clone(),
             })?;
-        let mut view = View::parse_lines(&branch.view).map_err(invalid)?;
+        let bad_view = |e: keel_core::ViewError| IntegrateError::BadBranchView {
+            name: req.branch.clone(),
+            reason: e.to_string(),
+        };
+        let mut view = View::parse_lines(&branch.view).map_err(bad_view)?;
         if req.reverse {
             let lines = view
                 .lines()
@@ -495,7 +506,7 @@ fn mapping_of(
                     right: l.left.clone(),
                 })
                 .collect();
-            view = View::new(lines).map_err(invalid)?;
+            view = View::new(lines).map_err(bad_view)?;
         }
         let rev = req
             .files
@@ -506,8 +517,8 @@ fn mapping_of(
     if req.from.is_empty() || req.to.is_empty() {
         return Err(IntegrateError::NoMapping);
     }
-    let from = FileSpec::parse(&req.from).map_err(invalid)?;
-    let to = FileSpec::parse(&req.to).map_err(invalid)?;
+    let from = FileSpec::parse(&req.from).map_err(|e| bad_argument(&req.from, e))?;
+    let to = FileSpec::parse(&req.to).map_err(|e| bad_argument(&req.to, e))?;
     if to.rev.is_some() {
         return Err(IntegrateError::TargetRevision {
             target: req.to.clone(),
@@ -531,7 +542,10 @@ fn mapping_of(
         left: from.path.clone(),
         right: to.path.clone(),
     };
-    let view = View::new(vec![line])
-        .map_err(|e| ServiceError::Invalid(format!("{} {} - {e}", from.path, to.path)))?;
+    let view = View::new(vec![line]).map_err(|e| IntegrateError::BadMapping {
+        from: from.path.clone(),
+        to: to.path.clone(),
+        reason: e.to_string(),
+    })?;
     Ok((view, from.rev, req.from.clone()))
 }

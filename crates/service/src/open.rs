@@ -8,7 +8,7 @@ use crate::args::FileArg;
 use crate::context::{WorkspaceCtx, caller_workspace};
 use crate::fileinfo::{from_opened, set_head};
 use crate::paging::Cursor;
-use crate::{Caller, FileInfo, FileOutcome, OpenError, Service, ServiceError, error::invalid};
+use crate::{Caller, FileInfo, FileOutcome, OpenError, Service, ServiceError, error::bad_argument};
 use keel_core::{ChangeNumber, ChangeRef, DepotPath, FileAction, FileType};
 use keel_store::{ChangeStatus, OpenedRow, PathRange, ReadTxn, WriteTxn};
 use std::collections::HashSet;
@@ -37,9 +37,10 @@ fn apply_type(base: FileType, requested: &str) -> Result<FileType, ServiceError>
     if requested.is_empty() {
         Ok(base)
     } else if requested.starts_with('+') {
-        base.apply_modifiers(requested).map_err(invalid)
+        base.apply_modifiers(requested)
+            .map_err(|e| bad_argument(requested, e))
     } else {
-        FileType::parse(requested).map_err(invalid)
+        FileType::parse(requested).map_err(|e| bad_argument(requested, e))
     }
 }
 
@@ -152,12 +153,10 @@ impl Service {
         let mut seen = HashSet::new();
         for (i, file) in req.files.iter().enumerate() {
             let arg = FileArg::parse(file, snap, Some(ws))?;
-            let depot = arg.exact_file().ok_or_else(|| {
-                ServiceError::Invalid(format!(
-                    "{file} - add needs files, not wildcards or unmapped paths"
-                ))
-            })?;
-            let depot = DepotPath::parse_owned(depot).map_err(invalid)?;
+            let depot = arg
+                .exact_file()
+                .ok_or_else(|| OpenError::AddNeedsFiles { arg: file.clone() })?;
+            let depot = DepotPath::parse_owned(depot).map_err(|e| bad_argument(file, e))?;
             let client_file = ws
                 .client_file(&depot)
                 .ok_or_else(|| OpenError::NotInView { path: file.clone() })?;
@@ -170,7 +169,7 @@ impl Service {
             } else {
                 detected
             };
-            let base = FileType::parse(detected).map_err(invalid)?;
+            let base = FileType::parse(detected).map_err(|e| bad_argument(detected, e))?;
             let file_type = apply_type(base, &req.file_type)?;
             let head = snap.head_revision(&depot)?;
             if let Some(head) = &head
@@ -288,10 +287,12 @@ impl Service {
             let ws = caller_workspace(snap.as_ref(), caller)?;
             let exact = |text: &str| -> Result<DepotPath, OpenError> {
                 let arg = FileArg::parse(text, snap.as_ref(), Some(&ws))?;
-                let depot = arg.exact_file().ok_or_else(|| {
-                    ServiceError::Invalid(format!("{text} - move needs one file, in the view"))
-                })?;
-                Ok(DepotPath::parse_owned(depot).map_err(invalid)?)
+                let depot = arg
+                    .exact_file()
+                    .ok_or_else(|| OpenError::MoveNeedsOneFile {
+                        arg: text.to_string(),
+                    })?;
+                Ok(DepotPath::parse_owned(depot).map_err(|e| bad_argument(text, e))?)
             };
             let (from_path, to_path) = (exact(from)?, exact(to)?);
             if ws.client_file(&to_path).is_none() {
@@ -541,9 +542,7 @@ impl Service {
             (user.is_empty() || row.user == user) && change.is_none_or(|c| row.change.0 == c)
         };
         if !all {
-            let ws = ws.ok_or_else(|| {
-                ServiceError::Invalid("opened needs a workspace (-w NAME), or -a for all".into())
-            })?;
+            let ws = ws.ok_or(ServiceError::OpenedNeedsWorkspace)?;
             for row in self
                 .select_opened(snap.as_ref(), &ws, files)
                 .or_else(|e| match e {

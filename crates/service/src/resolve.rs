@@ -99,11 +99,9 @@ impl Service {
             let mut info = from_opened(&row, Some(&ws));
             let theirs = snap
                 .revision(&integ.from_path, integ.from_end)?
-                .ok_or_else(|| {
-                    ServiceError::NotFound(format!(
-                        "{}#{} - source revision is gone",
-                        integ.from_path, integ.from_end
-                    ))
+                .ok_or_else(|| IntegrateError::SourceGone {
+                    path: integ.from_path.to_string(),
+                    rev: integ.from_end,
                 })?;
             set_head(&mut info, &theirs);
             if let Some((base_path, base_rev)) = &integ.base
@@ -215,14 +213,15 @@ impl Service {
         caller: &Caller,
         files: &[String],
         sink: &mut dyn FnMut(IntegInfo) -> Result<(), ServiceError>,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<(), IntegrateError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = crate::context::optional_workspace(snap.as_ref(), caller)?;
         if files.is_empty() {
-            return Err(ServiceError::Invalid(
-                "integrated needs file arguments (try //depot/...)".into(),
-            ));
+            return Err(ServiceError::NoFileArguments {
+                command: Some("integrated"),
+            }
+            .into());
         }
         for text in files {
             let arg = FileArg::parse(text, snap.as_ref(), ws.as_ref())?;
@@ -266,9 +265,7 @@ impl Service {
                 },
             )?;
             if found == 0 {
-                return Err(ServiceError::NotFound(format!(
-                    "{text} - no integrations found"
-                )));
+                return Err(IntegrateError::NoIntegrations { arg: text.clone() });
             }
         }
         Ok(())

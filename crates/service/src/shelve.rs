@@ -329,12 +329,13 @@ impl Service {
         sink: &mut dyn FnMut(FileInfo, Content) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
         let Some((path, number)) = text.split_once("@=") else {
-            return Err(ServiceError::Invalid(format!(
-                "{text} - expected a shelved revision //path@=CHANGE"
-            )));
+            return Err(ServiceError::NotShelvedRevision {
+                arg: text.to_string(),
+            });
         };
-        let change: u64 = number.parse().map_err(|_| {
-            ServiceError::Invalid(format!("{text} - '@={number}' is not a change number"))
+        let change: u64 = number.parse().map_err(|_| ServiceError::BadShelvedChange {
+            arg: text.to_string(),
+            change: number.to_string(),
         })?;
         let snap = self.meta.snapshot()?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
@@ -347,12 +348,13 @@ impl Service {
             let Some(digest) = row.digest else {
                 continue;
             };
-            let blob = self.blobs.open(&digest)?.ok_or_else(|| {
-                ServiceError::NotFound(format!(
-                    "{}@={change} - content {digest} is missing from the content store",
-                    row.path
-                ))
-            })?;
+            let blob = self
+                .blobs
+                .open(&digest)?
+                .ok_or_else(|| ServiceError::ContentMissing {
+                    file: format!("{}@={change}", row.path),
+                    digest,
+                })?;
             printed += 1;
             sink(
                 shelved_info(&row, ws.as_ref()),
@@ -365,9 +367,9 @@ impl Service {
             )?;
         }
         if printed == 0 {
-            return Err(ServiceError::NotFound(format!(
-                "{text} - no such shelved file(s)"
-            )));
+            return Err(ServiceError::NoSuchShelvedFiles {
+                arg: text.to_string(),
+            });
         }
         Ok(())
     }

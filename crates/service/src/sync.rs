@@ -382,18 +382,17 @@ impl Service {
 
     /// Opens a revision's stored content.
     pub(crate) fn content_of(&self, rev: &RevisionRow) -> Result<Content, ServiceError> {
-        let digest = rev.digest.ok_or_else(|| {
-            ServiceError::NotFound(format!(
-                "{}#{} - deleted revisions have no content",
-                rev.path, rev.rev
-            ))
+        let digest = rev.digest.ok_or_else(|| ServiceError::DeletedRevision {
+            path: rev.path.to_string(),
+            rev: rev.rev,
         })?;
-        let blob = self.blobs.open(&digest)?.ok_or_else(|| {
-            ServiceError::NotFound(format!(
-                "{}#{} - content {digest} is missing from the content store",
-                rev.path, rev.rev
-            ))
-        })?;
+        let blob = self
+            .blobs
+            .open(&digest)?
+            .ok_or_else(|| ServiceError::ContentMissing {
+                file: format!("{}#{}", rev.path, rev.rev),
+                digest,
+            })?;
         Ok(Content {
             compressed: blob.encoding == Encoding::Zstd,
             size: rev.size,

@@ -184,7 +184,11 @@ fn integrate_rules() {
                 assert!(w.opened(&w.ann).is_empty(), "nothing is opened");
                 done(got)
             },
-            want: Want::Invalid("invalid depot path \"//depot/rel/\": empty path segment"),
+            want: Want::Refused(|f| {
+                matches!(f, Failure::Integrate(IntegrateError::BadTarget { from, target, .. }) if from == "//depot/main/f" && target == "//depot/rel/")
+                    && support::message(f)
+                        == "invalid depot path \"//depot/rel/\": empty path segment"
+            }),
         },
         Case {
             name: "a deleted source opens the target for delete",
@@ -335,6 +339,80 @@ fn resolve_rules() {
             },
             act: |w| done(integrate(w)),
             want: Want::Ok,
+        },
+    ]);
+}
+
+#[test]
+fn mapping_and_history_refusals() {
+    check(&[
+        Case {
+            name: "a one-line view whose sides differ in wildcards is refused with both",
+            setup: sources,
+            act: |w| {
+                let req = IntegrateRequest {
+                    to: "//depot/rel/*".into(),
+                    ..main_to_rel()
+                };
+                done(w.integrate(&w.ann, IntegrateMode::Integrate, req))
+            },
+            want: Want::Refused(
+                |f| matches!(f, Failure::Integrate(IntegrateError::BadMapping { from, to, .. }) if from == "//depot/main/..." && to == "//depot/rel/*"),
+            ),
+        },
+        Case {
+            name: "a source the spec parser refuses is a bad argument",
+            setup: sources,
+            act: |w| {
+                let req = IntegrateRequest {
+                    from: "//depot/main/...#x".into(),
+                    ..main_to_rel()
+                };
+                done(w.integrate(&w.ann, IntegrateMode::Integrate, req))
+            },
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::BadArgument { arg, .. }) if arg == "//depot/main/...#x"),
+            ),
+        },
+        Case {
+            name: "a pending resolve whose source revision was obliterated is refused",
+            setup: |w| {
+                pending_resolve(w);
+                w.service
+                    .obliterate(&w.ann, &strings(&["//depot/main/f"]), true, &mut |_| Ok(()))
+                    .expect("source obliterated");
+            },
+            act: |w| done(w.service.resolve_list(&w.ann, &[])),
+            want: Want::Refused(|f| {
+                matches!(f, Failure::Integrate(IntegrateError::SourceGone { path, rev: 2 }) if path == "//depot/main/f")
+                    && support::message(f) == "//depot/main/f#2 - source revision is gone"
+            }),
+        },
+        Case {
+            name: "integrated of a file without integration records is refused",
+            setup: sources,
+            act: |w| {
+                done(
+                    w.service
+                        .integrated(&w.ann, &strings(&["//depot/main/f"]), &mut |_| Ok(())),
+                )
+            },
+            want: Want::Refused(
+                |f| matches!(f, Failure::Integrate(IntegrateError::NoIntegrations { arg }) if arg == "//depot/main/f"),
+            ),
+        },
+        Case {
+            name: "integrated needs file arguments",
+            setup: sources,
+            act: |w| done(w.service.integrated(&w.ann, &[], &mut |_| Ok(()))),
+            want: Want::Refused(|f| {
+                matches!(
+                    shared(f),
+                    Some(ServiceError::NoFileArguments {
+                        command: Some("integrated")
+                    })
+                )
+            }),
         },
     ]);
 }

@@ -4,7 +4,7 @@ mod support;
 
 use keel_core::{ChangeNumber, ChangeRef, FileAction};
 use keel_service::{FileOutcome, OpenAction, OpenError, ServiceError};
-use support::{Case, Failure, Want, World, check, done, shared, strings};
+use support::{Case, Failure, Want, World, check, done, message, shared, strings};
 
 /// ann has submitted `//depot/a` and `//depot/main/m`, and `//depot/gone` deleted at head.
 fn history(w: &World) {
@@ -68,7 +68,11 @@ fn open_rules() {
             name: "add of a wildcard is refused",
             setup: |_| {},
             act: |w| done(w.add(&w.ann, &["//depot/..."])),
-            want: Want::Invalid("add needs files"),
+            want: Want::Refused(|f| {
+                matches!(f, Failure::Open(OpenError::AddNeedsFiles { arg }) if arg == "//depot/...")
+                    && message(f)
+                        == "//depot/... - add needs files, not wildcards or unmapped paths"
+            }),
         },
         Case {
             name: "add outside the workspace view is refused",
@@ -82,7 +86,9 @@ fn open_rules() {
             name: "add with an unknown type modifier is refused",
             setup: |_| {},
             act: |w| done(w.open_as(&w.ann, OpenAction::Add, 0, "+Q", &["//depot/x"])),
-            want: Want::Invalid("+Q"),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::BadArgument { arg, reason }) if arg == "+Q" && reason.contains("'Q'")),
+            ),
         },
         Case {
             name: "add into an unknown depot is refused",

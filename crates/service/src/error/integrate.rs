@@ -13,6 +13,24 @@ pub enum IntegrateError {
     /// The named branch spec does not exist.
     #[error("branch '{name}' does not exist")]
     NoSuchBranch { name: String },
+    /// A branch spec's stored view can no longer be used (`reason` is the parser's message).
+    #[error("{reason}")]
+    BadBranchView { name: String, reason: String },
+    /// The one-line view FROM TO cannot be made (`reason` says why: wildcards differ, ...).
+    #[error("{from} {to} - {reason}")]
+    BadMapping {
+        from: String,
+        to: String,
+        reason: String,
+    },
+    /// A source the mapping sends onto no valid depot path (a wildcard matched an empty
+    /// segment); `reason` is the path parser's message, naming the target.
+    #[error("{reason}")]
+    BadTarget {
+        from: String,
+        target: String,
+        reason: String,
+    },
     /// The target pattern carries a revision.
     #[error("{target} - the target can't carry a revision")]
     TargetRevision { target: String },
@@ -43,6 +61,12 @@ pub enum IntegrateError {
     /// A resolve argument names more than one file.
     #[error("{pattern} - names more than one file")]
     Ambiguous { pattern: String },
+    /// The source revision a pending resolve names was obliterated.
+    #[error("{path}#{rev} - source revision is gone")]
+    SourceGone { path: String, rev: u32 },
+    /// `integrated`: a file argument with no integration records either way.
+    #[error("{arg} - no integrations found")]
+    NoIntegrations { arg: String },
     /// The file was resolved (or reverted) meanwhile.
     #[error("{path} - no longer needs a resolve")]
     NoLongerNeedsResolve { path: String },

@@ -19,11 +19,12 @@ pub use submit::SubmitError;
 pub use upload::UploadError;
 
 use keel_blob::BlobError;
-use keel_core::ChangeNumber;
+use keel_core::{ChangeNumber, Digest, PathError};
 use keel_store::StoreError;
 
-/// Failures any command can meet: shared refusals, store and content failures, and (for the
-/// command families without an enum of their own yet) refusals described in text.
+/// Failures any command can meet: shared refusals (arguments, workspaces, changes, the files
+/// and content a read asks for), store and content failures, and (for the command families
+/// without an enum of their own yet) refusals described in text.
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
     /// A numbered change that does not exist.
@@ -79,17 +80,57 @@ pub enum ServiceError {
     /// A pending change still has shelved files, so it cannot be submitted or deleted.
     #[error("change {change} - shelved files must be deleted first")]
     ShelvedFilesExist { change: ChangeNumber },
-    /// Something named does not exist (workspace, change, file, depot).
+    /// An argument a core parser refused (a path, file spec, name or type); `reason` is the
+    /// parser's message, which names the argument.
+    #[error("{reason}")]
+    BadArgument { arg: String, reason: String },
+    /// A command that takes file arguments got none (`command` names it when it is not a
+    /// listing).
+    #[error("{} (try //depot/...)", needs_files(command))]
+    NoFileArguments { command: Option<&'static str> },
+    /// A file argument matched no file.
+    #[error("{arg} - no such file(s)")]
+    NoSuchFiles { arg: String },
+    /// A `diff2` side matched more than one file.
+    #[error("{arg} - diff2 needs exactly one file per side")]
+    OneFilePerSide { arg: String },
+    /// A `dirs` argument that is not a directory pattern (`//path/*`).
+    #[error("{arg} - dirs takes a pattern ending in /*")]
+    DirsPattern { arg: String },
+    /// `opened` of one workspace without a workspace.
+    #[error("opened needs a workspace")]
+    OpenedNeedsWorkspace,
+    /// The content of a deleted revision was asked for.
+    #[error("{path}#{rev} - deleted revisions have no content")]
+    DeletedRevision { path: String, rev: u32 },
+    /// A revision's or shelved file's content is not in the content store (`file` is the path
+    /// with `#REV` or `@=CHANGE`).
+    #[error("{file} - content {digest} is missing from the content store")]
+    ContentMissing { file: String, digest: Digest },
+    /// Stored content could not be read (`file` is the path, with `#REV` when known).
+    #[error("{file} - reading stored content: {reason}")]
+    ContentUnreadable { file: String, reason: String },
+    /// A `print` argument with `@=` that is not `//path@=CHANGE`.
+    #[error("{arg} - expected a shelved revision //path@=CHANGE")]
+    NotShelvedRevision { arg: String },
+    /// The change of a `//path@=CHANGE` argument is not a number.
+    #[error("{arg} - '@={change}' is not a change number")]
+    BadShelvedChange { arg: String, change: String },
+    /// A `//path@=CHANGE` argument matched no shelved file.
+    #[error("{arg} - no such shelved file(s)")]
+    NoSuchShelvedFiles { arg: String },
+    /// Something named does not exist (label, depot).
     #[error("{0}")]
     NotFound(String),
-    /// The request itself is malformed (bad path, spec, type, view line).
+    /// The request itself is malformed (a label spec, a depot name).
     #[error("{0}")]
     Invalid(String),
-    /// The request is well-formed but the state forbids it (locked, out of date, empty change).
+    /// The request is well-formed but the state forbids it (a locked label).
     #[error("{0}")]
     Precondition(String),
     #[error("{0}")]
     AlreadyExists(String),
+    /// The store or the content store has no room left.
     #[error("the server's disk is full: {0}")]
     DiskFull(String),
     /// The consumer of a streamed result went away.
@@ -146,4 +187,27 @@ use embeds_service_error;
 /// Shorthand for invalid-argument errors built from any displayable error.
 pub(crate) fn invalid(e: impl std::fmt::Display) -> ServiceError {
     ServiceError::Invalid(e.to_string())
+}
+
+/// A depot or client path the path parser refused; the argument is the path it names.
+pub(crate) fn bad_path(e: PathError) -> ServiceError {
+    ServiceError::BadArgument {
+        arg: e.path().to_string(),
+        reason: e.to_string(),
+    }
+}
+
+/// An argument a core parser refused, with the parser's message.
+pub(crate) fn bad_argument(arg: &str, e: impl std::fmt::Display) -> ServiceError {
+    ServiceError::BadArgument {
+        arg: arg.to_string(),
+        reason: e.to_string(),
+    }
+}
+
+fn needs_files(command: &Option<&'static str>) -> String {
+    match command {
+        Some(command) => format!("{command} needs file arguments"),
+        None => "no file arguments given".to_string(),
+    }
 }

@@ -14,6 +14,12 @@ pub enum OpenError {
         wanted: FileAction,
         current: FileAction,
     },
+    /// An add argument that is not one file in the view (a wildcard, or an unmapped path).
+    #[error("{arg} - add needs files, not wildcards or unmapped paths")]
+    AddNeedsFiles { arg: String },
+    /// A move side that is not one file in the view.
+    #[error("{arg} - move needs one file, in the view")]
+    MoveNeedsOneFile { arg: String },
     /// The file, or a move's target, is outside the workspace view.
     #[error("{path} - file(s) not in client view")]
     NotInView { path: String },

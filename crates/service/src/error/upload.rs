@@ -8,6 +8,9 @@ pub enum UploadError {
     /// Messages out of order (`what` says which one came too early).
     #[error("{what}")]
     OutOfOrder { what: &'static str },
+    /// A second `begin` message in one upload (`command` is submit or shelve).
+    #[error("a second `begin` in one {command}")]
+    SecondBegin { command: &'static str },
     /// Content for a file the change does not hold open.
     #[error("{path} - not opened in this changelist")]
     NotInChange { path: String },

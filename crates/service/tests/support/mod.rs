@@ -319,6 +319,18 @@ pub fn shared(f: &Failure) -> Option<&ServiceError> {
     }
 }
 
+/// The message a failure shows (what the keel binary prints before any hint).
+pub fn message(f: &Failure) -> String {
+    match f {
+        Failure::Service(e) => e.to_string(),
+        Failure::Open(e) => e.to_string(),
+        Failure::Change(e) => e.to_string(),
+        Failure::Integrate(e) => e.to_string(),
+        Failure::Shelve(e) => e.to_string(),
+        Failure::Submit(e) => e.to_string(),
+    }
+}
+
 /// What a case expects: success, an error for which the predicate holds (the typed refusals),
 /// or a text variant of `ServiceError` whose message contains the given text.
 #[derive(Clone, Copy, Debug)]
