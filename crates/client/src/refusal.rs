@@ -31,6 +31,8 @@ pub enum Refusal {
     NoDescription,
     /// Creating a branch spec whose name is taken (`name` is the branch's).
     BranchExists { name: String },
+    /// Creating a label whose name is taken (`name` is the label's).
+    LabelExists { name: String },
     /// A workspace to delete still has opened files.
     WorkspaceHasFiles { workspace: String },
     /// A pending change to delete still has opened files.
@@ -78,6 +80,7 @@ impl Refusal {
             ErrorReason::NoDescription => Refusal::NoDescription,
             ErrorReason::NoWorkspace => Refusal::NoWorkspace,
             ErrorReason::OpenedNeedsWorkspace => Refusal::OpenedNeedsWorkspace,
+            ErrorReason::LabelExists => Refusal::LabelExists { name: d.path },
             ErrorReason::SpecExists if d.workspace.is_empty() => {
                 Refusal::BranchExists { name: d.path }
             }

@@ -21,6 +21,7 @@ pub fn hint(refusal: &Refusal) -> Option<String> {
         Refusal::ChangeHasFiles { .. } => "; reopen or revert them first".to_string(),
         Refusal::WorkspaceHasFiles { .. } => "; revert or submit them first".to_string(),
         Refusal::BranchExists { name } => format!("; use `keel branch edit {name}`"),
+        Refusal::LabelExists { name } => format!("; use `keel label edit {name}`"),
         Refusal::NoWorkspace => ": pass -w NAME or set KEEL_WORKSPACE".to_string(),
         Refusal::OpenedNeedsWorkspace => " (-w NAME), or -a for all".to_string(),
         Refusal::ExclusivelyOpened { .. } | Refusal::Other(_) => return None,
@@ -54,6 +55,10 @@ mod tests {
                     path: "//depot/a".into(),
                 },
                 Some(" (keel resolve)"),
+            ),
+            (
+                Refusal::LabelExists { name: "rel".into() },
+                Some("; use `keel label edit rel`"),
             ),
             (
                 Refusal::OpenedNeedsWorkspace,

@@ -4,8 +4,8 @@ use keel_core::{ChangeNumber, ChangeStatus, Digest, FileAction, IntegEdge, Integ
 use keel_proto::v1 as pb;
 use keel_service::{
     Caller, ChangeError, ChangeInfo, DepotInfo, FileInfo, FileOutcome, IntegInfo, IntegrateError,
-    IntegrateMode, OpenAction, OpenError, ResolveOutcome, ServiceError, ShelveError, SpecError,
-    SpecKind, SubmitError, SyncAction, UploadError, WorkspaceSpec,
+    IntegrateMode, LabelError, OpenAction, OpenError, ResolveOutcome, ServiceError, ShelveError,
+    SpecError, SpecKind, SubmitError, SyncAction, UploadError, WorkspaceSpec,
 };
 use prost::Message;
 use tonic::{Code, Status};
@@ -125,6 +125,7 @@ impl WireError for ServiceError {
             ServiceError::OpenedNeedsWorkspace => {
                 (Code::InvalidArgument, detail(R::OpenedNeedsWorkspace))
             }
+            ServiceError::BadLabel { name, .. } => invalid(R::BadLabel, name),
             ServiceError::DeletedRevision { path, rev } => (
                 Code::NotFound,
                 pb::ErrorDetail {
@@ -454,6 +455,47 @@ impl WireError for SubmitError {
 
     fn is_cancelled(&self) -> bool {
         matches!(self, SubmitError::Service(e) if e.is_cancelled())
+    }
+}
+
+impl WireError for LabelError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use pb::ErrorReason as R;
+        let precondition = |reason, name: &str| (Code::FailedPrecondition, on_path(reason, name));
+        let owned = |reason, name: &str, owner: &str| {
+            (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    user: owner.to_string(),
+                    ..on_path(reason, name)
+                },
+            )
+        };
+        match self {
+            LabelError::NoSuch { name } => (Code::NotFound, on_path(R::NoSuchLabelSpec, name)),
+            LabelError::Exists { name } => (Code::AlreadyExists, on_path(R::LabelExists, name)),
+            LabelError::Invalid { name, .. } => {
+                (Code::InvalidArgument, on_path(R::BadLabelSpec, name))
+            }
+            LabelError::NoSuchDepot { name, .. } => {
+                (Code::InvalidArgument, on_path(R::LabelViewDepot, name))
+            }
+            LabelError::Locked { name, owner } => owned(R::LabelLocked, name, owner),
+            LabelError::NotOwner { name, owner } => owned(R::LabelNotOwner, name, owner),
+            LabelError::StaysLocked { name } => precondition(R::LabelStaysLocked, name),
+            LabelError::Automatic { name, revision } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    change: revision.0,
+                    ..on_path(R::AutomaticLabel, name)
+                },
+            ),
+            LabelError::Service(e) => e.code_and_detail(),
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, LabelError::Service(e) if e.is_cancelled())
     }
 }
 

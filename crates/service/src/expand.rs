@@ -165,6 +165,17 @@ impl Service {
         have_of: Option<&str>,
         f: &mut dyn FnMut(RevisionRow) -> Result<(), ServiceError>,
     ) -> Result<usize, ServiceError> {
+        self.for_each_selected_as(snap, arg, have_of, f)
+    }
+
+    /// [`Service::for_each_selected`] with a callback that fails with a command family's error.
+    pub(crate) fn for_each_selected_as<E: From<ServiceError>>(
+        &self,
+        snap: &dyn ReadTxn,
+        arg: &FileArg,
+        have_of: Option<&str>,
+        f: &mut dyn FnMut(RevisionRow) -> Result<(), E>,
+    ) -> Result<usize, E> {
         let selection = selection_of(snap, &arg.text, &arg.rev)?;
         let mut matched = 0;
         for scope in &arg.scopes {

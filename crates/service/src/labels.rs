@@ -4,7 +4,7 @@
 
 use crate::context::workspace_name;
 use crate::paging::Cursor;
-use crate::{Caller, LabelSpec, Service, ServiceError};
+use crate::{Caller, LabelError, LabelSpec, Service, ServiceError};
 use keel_core::{ChangeNumber, LineKind, View, ViewLine};
 use keel_store::{LabelRow, ReadTxn};
 
@@ -21,8 +21,12 @@ pub(crate) struct LabelCtx {
 }
 
 impl LabelCtx {
+    /// Compiles a stored label; one that can no longer be used is [`ServiceError::BadLabel`].
     pub(crate) fn new(row: LabelRow) -> Result<LabelCtx, ServiceError> {
-        let bad = |e: String| ServiceError::Invalid(format!("label {}: {e}", row.name));
+        let bad = |reason: String| ServiceError::BadLabel {
+            name: row.name.clone(),
+            reason,
+        };
         let view = label_view(&row.view).map_err(bad)?;
         let revision = parse_revision(&row.revision).map_err(bad)?;
         Ok(LabelCtx {
@@ -46,35 +50,33 @@ impl LabelCtx {
     }
 
     /// Refuses changes to a locked label.
-    pub(crate) fn check_unlocked(&self) -> Result<(), ServiceError> {
+    pub(crate) fn check_unlocked(&self) -> Result<(), LabelError> {
         if self.locked() {
-            return Err(ServiceError::Precondition(format!(
-                "label '{}' is locked; its owner {} must set Options: unlocked first",
-                self.row.name, self.row.owner
-            )));
+            return Err(LabelError::Locked {
+                name: self.row.name.clone(),
+                owner: self.row.owner.clone(),
+            });
         }
         Ok(())
     }
 
     /// Refuses `tag`/`labelsync` on an automatic label, whose files follow its Revision.
-    pub(crate) fn check_static(&self) -> Result<(), ServiceError> {
-        if self.revision.is_some() {
-            return Err(ServiceError::Precondition(format!(
-                "label '{}' is an automatic label (Revision {}); its files cannot be tagged",
-                self.row.name, self.row.revision
-            )));
+    pub(crate) fn check_static(&self) -> Result<(), LabelError> {
+        match self.revision {
+            Some(revision) => Err(LabelError::Automatic {
+                name: self.row.name.clone(),
+                revision,
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
-/// Loads a named label; NotFound names it.
-pub(crate) fn load_label(snap: &dyn ReadTxn, name: &str) -> Result<LabelCtx, ServiceError> {
+/// Loads a named label.
+pub(crate) fn load_label(snap: &dyn ReadTxn, name: &str) -> Result<LabelCtx, LabelError> {
     let name = workspace_name(name)?;
-    let row = snap
-        .get_label(&name)?
-        .ok_or_else(|| ServiceError::NotFound(format!("label '{name}' does not exist")))?;
-    LabelCtx::new(row)
+    let row = snap.get_label(&name)?.ok_or(LabelError::NoSuch { name })?;
+    Ok(LabelCtx::new(row)?)
 }
 
 /// `unlocked` (the default, for an empty value) or `locked`.
@@ -179,9 +181,12 @@ fn validate(
     snap: &dyn ReadTxn,
     caller: &Caller,
     mut label: LabelSpec,
-) -> Result<LabelSpec, ServiceError> {
+) -> Result<LabelSpec, LabelError> {
     label.name = workspace_name(&label.name)?;
-    let bad = |what: String| ServiceError::Invalid(format!("label {}: {what}", label.name));
+    let bad = |reason: String| LabelError::Invalid {
+        name: label.name.clone(),
+        reason,
+    };
     if label.owner.is_empty() {
         label.owner = caller.user.clone();
     }
@@ -197,10 +202,11 @@ fn validate(
     for line in view.lines() {
         let depot = depot_of(&line.left);
         if snap.get_depot(depot)?.is_none() {
-            return Err(bad(format!(
-                "view line '{}': depot '{depot}' does not exist",
-                render_view_line(line)
-            )));
+            return Err(LabelError::NoSuchDepot {
+                name: label.name,
+                line: render_view_line(line),
+                depot: depot.to_string(),
+            });
         }
     }
     label.view = view.lines().iter().map(render_view_line).collect();
@@ -209,21 +215,20 @@ fn validate(
 
 /// Whether saving `new` over `old` (a locked label) is allowed for `user`: only the owner may,
 /// and only to unlock it.
-fn check_locked_save(old: &LabelRow, new: &LabelSpec, user: &str) -> Result<(), ServiceError> {
+fn check_locked_save(old: &LabelRow, new: &LabelSpec, user: &str) -> Result<(), LabelError> {
     if old.options != "locked" {
         return Ok(());
     }
     if old.owner != user {
-        return Err(ServiceError::Precondition(format!(
-            "label '{}' is locked; only its owner {} can change it",
-            old.name, old.owner
-        )));
+        return Err(LabelError::NotOwner {
+            name: old.name.clone(),
+            owner: old.owner.clone(),
+        });
     }
     if new.options == "locked" {
-        return Err(ServiceError::Precondition(format!(
-            "label '{}' is locked; set Options: unlocked to change it",
-            old.name
-        )));
+        return Err(LabelError::StaysLocked {
+            name: old.name.clone(),
+        });
     }
     Ok(())
 }
@@ -235,7 +240,7 @@ impl Service {
         caller: &Caller,
         label: LabelSpec,
         create_only: bool,
-    ) -> Result<LabelSpec, ServiceError> {
+    ) -> Result<LabelSpec, LabelError> {
         self.touch_user(caller)?;
         let label = validate(self.meta.snapshot()?.as_ref(), caller, label)?;
         let now = self.now();
@@ -244,10 +249,7 @@ impl Service {
             let existing = txn.get_label(&label.name)?;
             if let Some(old) = &existing {
                 if create_only {
-                    return Err(ServiceError::AlreadyExists(format!(
-                        "label '{}' already exists; use `label edit {}`",
-                        label.name, label.name
-                    )));
+                    return Err(LabelError::Exists { name: label.name });
                 }
                 check_locked_save(old, &label, &user)?;
             }
@@ -267,7 +269,8 @@ impl Service {
         Ok(spec(saved))
     }
 
-    pub fn get_label(&self, caller: &Caller, name: &str) -> Result<LabelSpec, ServiceError> {
+    /// The named label's spec.
+    pub fn get_label(&self, caller: &Caller, name: &str) -> Result<LabelSpec, LabelError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         Ok(spec(load_label(snap.as_ref(), name)?.row))
@@ -294,13 +297,13 @@ impl Service {
     }
 
     /// Deletes an unlocked label and its files.
-    pub fn delete_label(&self, caller: &Caller, name: &str) -> Result<(), ServiceError> {
+    pub fn delete_label(&self, caller: &Caller, name: &str) -> Result<(), LabelError> {
         self.touch_user(caller)?;
         let name = workspace_name(name)?;
         keel_store::write(self.meta.as_ref(), move |txn| {
             let row = txn
                 .get_label(&name)?
-                .ok_or_else(|| ServiceError::NotFound(format!("label '{name}' does not exist")))?;
+                .ok_or_else(|| LabelError::NoSuch { name: name.clone() })?;
             LabelCtx::new(row)?.check_unlocked()?;
             txn.delete_label(&name)?;
             Ok(())

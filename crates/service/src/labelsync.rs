@@ -10,7 +10,9 @@ use crate::context::optional_workspace;
 use crate::expand::selection_of;
 use crate::labels::{LabelCtx, load_label};
 use crate::paging::Cursor;
-use crate::{Caller, LabelEntryAction, LabelFileChange, LabelSpec, Service, ServiceError};
+use crate::{
+    Caller, LabelEntryAction, LabelError, LabelFileChange, LabelSpec, Service, ServiceError,
+};
 use keel_core::{DepotPath, LineKind, RevSpec};
 use keel_store::{PathRange, ReadTxn};
 
@@ -64,10 +66,10 @@ struct Batch<'a, 's> {
 }
 
 impl Batch<'_, '_> {
-    fn push(&mut self, change: EntryChange) -> Result<(), ServiceError> {
+    fn push(&mut self, change: EntryChange) -> Result<(), LabelError> {
         self.count += 1;
         if self.preview {
-            return (self.sink)(change.into_record());
+            return Ok((self.sink)(change.into_record())?);
         }
         self.pending.push(change);
         if self.pending.len() >= self.service.config.label_batch {
@@ -77,16 +79,16 @@ impl Batch<'_, '_> {
     }
 
     /// Applies the pending changes in one write job, then reports them.
-    fn flush(&mut self) -> Result<(), ServiceError> {
+    fn flush(&mut self) -> Result<(), LabelError> {
         if self.pending.is_empty() {
             return Ok(());
         }
         let changes = std::mem::take(&mut self.pending);
         let label = self.label.clone();
         let written = keel_store::write(self.service.meta.as_ref(), move |txn| {
-            let row = txn
-                .get_label(&label)?
-                .ok_or_else(|| ServiceError::NotFound(format!("label '{label}' does not exist")))?;
+            let row = txn.get_label(&label)?.ok_or_else(|| LabelError::NoSuch {
+                name: label.clone(),
+            })?;
             let ctx = LabelCtx::new(row)?;
             ctx.check_unlocked()?;
             ctx.check_static()?;
@@ -98,11 +100,11 @@ impl Batch<'_, '_> {
                 };
                 txn.set_label_rev(&label, &change.path, rev)?;
             }
-            Ok::<_, ServiceError>(changes)
+            Ok::<_, LabelError>(changes)
         })?;
-        written
+        Ok(written
             .into_iter()
-            .try_for_each(|c| (self.sink)(c.into_record()))
+            .try_for_each(|c| (self.sink)(c.into_record()))?)
     }
 }
 
@@ -133,8 +135,8 @@ impl<'a> Entries<'a> {
     fn advance(
         &mut self,
         upto: Option<&str>,
-        before: &mut dyn FnMut(DepotPath, u32) -> Result<(), ServiceError>,
-    ) -> Result<u32, ServiceError> {
+        before: &mut dyn FnMut(DepotPath, u32) -> Result<(), LabelError>,
+    ) -> Result<u32, LabelError> {
         while self.index < self.cursors.len() {
             let cursor = &mut self.cursors[self.index];
             let Some((path, _)) = cursor.peek()? else {
@@ -178,7 +180,7 @@ fn push_stale(
     batch: &mut Batch<'_, '_>,
     path: DepotPath,
     rev: u32,
-) -> Result<(), ServiceError> {
+) -> Result<(), LabelError> {
     if !pass.owns(path.as_str()) {
         return Ok(());
     }
@@ -190,7 +192,9 @@ fn push_stale(
 }
 
 fn no_such(text: &str) -> ServiceError {
-    ServiceError::NotFound(format!("{text} - no such file(s)"))
+    ServiceError::NoSuchFiles {
+        arg: text.to_string(),
+    }
 }
 
 impl Service {
@@ -204,12 +208,13 @@ impl Service {
         files: &[String],
         opts: TagOptions,
         sink: &mut dyn FnMut(LabelFileChange) -> Result<(), ServiceError>,
-    ) -> Result<u64, ServiceError> {
+    ) -> Result<u64, LabelError> {
         self.touch_user(caller)?;
         if files.is_empty() {
-            return Err(ServiceError::Invalid(
-                "tag needs file arguments (try //depot/...)".into(),
-            ));
+            return Err(ServiceError::NoFileArguments {
+                command: Some("tag"),
+            }
+            .into());
         }
         let snap = self.meta.snapshot()?;
         let name = crate::context::workspace_name(label)?;
@@ -220,9 +225,7 @@ impl Service {
                 ctx.check_static()?;
             }
             None if opts.delete || opts.preview => {
-                return Err(ServiceError::NotFound(format!(
-                    "label '{name}' does not exist"
-                )));
+                return Err(LabelError::NoSuch { name });
             }
             None => {
                 let spec = LabelSpec {
@@ -262,7 +265,7 @@ impl Service {
                     Ok(())
                 })?;
             } else {
-                self.for_each_selected(
+                self.for_each_selected_as(
                     snap.as_ref(),
                     arg,
                     ws.as_ref().map(|w| w.name()),
@@ -285,7 +288,7 @@ impl Service {
             }
             if matched == 0 {
                 batch.flush()?;
-                return Err(no_such(&arg.text));
+                return Err(no_such(&arg.text).into());
             }
         }
         batch.flush()?;
@@ -302,7 +305,7 @@ impl Service {
         files: &[String],
         preview: bool,
         sink: &mut dyn FnMut(LabelFileChange) -> Result<(), ServiceError>,
-    ) -> Result<u64, ServiceError> {
+    ) -> Result<u64, LabelError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ctx = load_label(snap.as_ref(), label)?;
@@ -361,7 +364,7 @@ impl Service {
         pass: &Pass,
         have_of: Option<&str>,
         batch: &mut Batch<'_, '_>,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<(), LabelError> {
         let selection = selection_of(snap, &pass.text, &pass.rev)?;
         let page = self.config.page_size;
         let mut entries = Entries::new(snap, ctx.name(), &pass.entry_scopes, page);

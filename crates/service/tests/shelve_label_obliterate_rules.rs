@@ -4,8 +4,10 @@
 mod support;
 
 use keel_core::{ChangeNumber, ChangeRef};
-use keel_service::{ChangeError, LabelSpec, OpenAction, ServiceError, ShelveError, TagOptions};
-use support::{Case, Failure, Want, World, check, done, shared, strings};
+use keel_service::{
+    ChangeError, LabelError, LabelSpec, OpenAction, ServiceError, ShelveError, TagOptions,
+};
+use support::{Case, Failure, Want, World, check, done, message, shared, strings};
 
 /// ann's pending change 1 holds an add of //depot/x and an edit of //depot/main/m (added in
 /// change 2, which is submitted first, so 1 is the older pending change).
@@ -232,12 +234,7 @@ fn label(name: &str, options: &str, revision: &str) -> LabelSpec {
     }
 }
 
-fn tag(
-    w: &World,
-    name: &str,
-    files: &[&str],
-    delete: bool,
-) -> Result<u64, keel_service::ServiceError> {
+fn tag(w: &World, name: &str, files: &[&str], delete: bool) -> Result<u64, LabelError> {
     let opts = TagOptions {
         delete,
         preview: false,
@@ -290,7 +287,11 @@ fn label_rules() {
             name: "a locked label refuses tag",
             setup: labels,
             act: |w| done(tag(w, "shut", &["//depot/a"], false)),
-            want: Want::Precondition("label 'shut' is locked"),
+            want: Want::Refused(|f| {
+                matches!(f, Failure::Label(LabelError::Locked { name, owner }) if name == "shut" && owner == "ann")
+                    && message(f)
+                        == "label 'shut' is locked; its owner ann must set Options: unlocked first"
+            }),
         },
         Case {
             name: "a locked label refuses labelsync",
@@ -301,13 +302,17 @@ fn label_rules() {
                         .labelsync(&w.ann, "shut", &[], false, &mut |_| Ok(())),
                 )
             },
-            want: Want::Precondition("label 'shut' is locked"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Label(LabelError::Locked { name, .. }) if name == "shut"),
+            ),
         },
         Case {
             name: "a locked label cannot be deleted",
             setup: labels,
             act: |w| done(w.service.delete_label(&w.ann, "shut")),
-            want: Want::Precondition("label 'shut' is locked"),
+            want: Want::Refused(
+                |f| matches!(f, Failure::Label(LabelError::Locked { name, .. }) if name == "shut"),
+            ),
         },
         Case {
             name: "only the owner may change a locked label",
@@ -318,7 +323,10 @@ fn label_rules() {
                         .save_label(&w.bob, label("shut", "unlocked", ""), false),
                 )
             },
-            want: Want::Precondition("label 'shut' is locked; only its owner ann can change it"),
+            want: Want::Refused(|f| {
+                matches!(f, Failure::Label(LabelError::NotOwner { name, owner }) if name == "shut" && owner == "ann")
+                    && message(f) == "label 'shut' is locked; only its owner ann can change it"
+            }),
         },
         Case {
             name: "the owner may unlock a locked label",
@@ -334,7 +342,11 @@ fn label_rules() {
             name: "an automatic label refuses tag",
             setup: labels,
             act: |w| done(tag(w, "auto", &["//depot/a"], false)),
-            want: Want::Precondition("label 'auto' is an automatic label (Revision @1)"),
+            want: Want::Refused(|f| {
+                matches!(f, Failure::Label(LabelError::Automatic { name, revision: ChangeNumber(1) }) if name == "auto")
+                    && message(f)
+                        == "label 'auto' is an automatic label (Revision @1); its files cannot be tagged"
+            }),
         },
         Case {
             name: "a label cannot be created twice",
@@ -345,25 +357,41 @@ fn label_rules() {
                         .save_label(&w.ann, label("open", "unlocked", ""), true),
                 )
             },
-            want: Want::AlreadyExists("label 'open' already exists"),
+            want: Want::Refused(|f| {
+                matches!(f, Failure::Label(LabelError::Exists { name }) if name == "open")
+                    && message(f) == "label 'open' already exists"
+            }),
         },
         Case {
             name: "tag needs files",
             setup: labels,
             act: |w| done(tag(w, "open", &[], false)),
-            want: Want::Invalid("tag needs file arguments"),
+            want: Want::Refused(|f| {
+                matches!(
+                    shared(f),
+                    Some(ServiceError::NoFileArguments {
+                        command: Some("tag")
+                    })
+                ) && message(f) == "tag needs file arguments (try //depot/...)"
+            }),
         },
         Case {
             name: "tag -d of a missing label is refused",
             setup: labels,
             act: |w| done(tag(w, "nolabel", &["//depot/a"], true)),
-            want: Want::NotFound("label 'nolabel' does not exist"),
+            want: Want::Refused(|f| {
+                matches!(f, Failure::Label(LabelError::NoSuch { name }) if name == "nolabel")
+                    && message(f) == "label 'nolabel' does not exist"
+            }),
         },
         Case {
             name: "tag of files that do not exist is refused",
             setup: labels,
             act: |w| done(tag(w, "open", &["//depot/zzz"], false)),
-            want: Want::NotFound("//depot/zzz - no such file(s)"),
+            want: Want::Refused(|f| {
+                matches!(shared(f), Some(ServiceError::NoSuchFiles { arg }) if arg == "//depot/zzz")
+                    && message(f) == "//depot/zzz - no such file(s)"
+            }),
         },
         Case {
             name: "@label selects the tagged revisions",

@@ -4,6 +4,7 @@
 
 mod change;
 mod integrate;
+mod label;
 mod open;
 mod shelve;
 mod spec;
@@ -12,6 +13,7 @@ mod upload;
 
 pub use change::ChangeError;
 pub use integrate::IntegrateError;
+pub use label::LabelError;
 pub use open::OpenError;
 pub use shelve::ShelveError;
 pub use spec::{SpecError, SpecKind};
@@ -100,6 +102,9 @@ pub enum ServiceError {
     /// `opened` of one workspace without a workspace.
     #[error("opened needs a workspace")]
     OpenedNeedsWorkspace,
+    /// A stored label spec can no longer be used (its View or Revision).
+    #[error("label {name}: {reason}")]
+    BadLabel { name: String, reason: String },
     /// The content of a deleted revision was asked for.
     #[error("{path}#{rev} - deleted revisions have no content")]
     DeletedRevision { path: String, rev: u32 },
@@ -119,13 +124,13 @@ pub enum ServiceError {
     /// A `//path@=CHANGE` argument matched no shelved file.
     #[error("{arg} - no such shelved file(s)")]
     NoSuchShelvedFiles { arg: String },
-    /// Something named does not exist (label, depot).
+    /// Something named does not exist (a depot, a file to obliterate).
     #[error("{0}")]
     NotFound(String),
-    /// The request itself is malformed (a label spec, a depot name).
+    /// The request itself is malformed (a depot name, obliterate's arguments).
     #[error("{0}")]
     Invalid(String),
-    /// The request is well-formed but the state forbids it (a locked label).
+    /// The request is well-formed but the state forbids it.
     #[error("{0}")]
     Precondition(String),
     #[error("{0}")]

@@ -6,6 +6,7 @@
 
 use keel_blob::{BlobStore, CompressionPolicy, FsBlobStore};
 use keel_core::ChangeRef;
+use keel_service::LabelError;
 use keel_service::{
     Caller, ChangeError, FileInfo, HaveEntry, IntegrateError, IntegrateMode, IntegrateRequest,
     OpenAction, OpenError, OpenRequest, Service, ServiceConfig, ServiceError, ShelveError,
@@ -263,6 +264,7 @@ pub enum Failure {
     Integrate(IntegrateError),
     Shelve(ShelveError),
     Submit(SubmitError),
+    Label(LabelError),
 }
 
 impl From<ServiceError> for Failure {
@@ -301,6 +303,12 @@ impl From<SubmitError> for Failure {
     }
 }
 
+impl From<LabelError> for Failure {
+    fn from(e: LabelError) -> Self {
+        Failure::Label(e)
+    }
+}
+
 impl From<keel_store::StoreError> for Failure {
     fn from(e: keel_store::StoreError) -> Self {
         Failure::Service(e.into())
@@ -314,7 +322,8 @@ pub fn shared(f: &Failure) -> Option<&ServiceError> {
         Failure::Submit(SubmitError::Service(e))
         | Failure::Shelve(ShelveError::Service(e))
         | Failure::Integrate(IntegrateError::Service(e))
-        | Failure::Change(ChangeError::Service(e)) => Some(e),
+        | Failure::Change(ChangeError::Service(e))
+        | Failure::Label(LabelError::Service(e)) => Some(e),
         _ => None,
     }
 }
@@ -328,6 +337,7 @@ pub fn message(f: &Failure) -> String {
         Failure::Integrate(e) => e.to_string(),
         Failure::Shelve(e) => e.to_string(),
         Failure::Submit(e) => e.to_string(),
+        Failure::Label(e) => e.to_string(),
     }
 }
 
