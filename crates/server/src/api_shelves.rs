@@ -5,7 +5,7 @@ use crate::convert::{caller, file, status};
 use crate::streams::{Sink, blocking};
 use keel_core::ChangeRef;
 use keel_proto::v1 as pb;
-use keel_service::{Caller, Service, ServiceError, UploadError, Uploads};
+use keel_service::{Caller, ObliterateError, Service, ServiceError, UploadError, Uploads};
 use std::sync::Arc;
 use tonic::{Status, Streaming};
 
@@ -118,7 +118,7 @@ pub(crate) fn obliterate(
     who: &Caller,
     req: &pb::ObliterateRequest,
     sink: &Sink<pb::ObliterateMessage>,
-) -> Result<(), ServiceError> {
+) -> Result<(), ObliterateError> {
     use pb::obliterate_message::Body;
     let totals = svc.obliterate(who, &req.files, req.execute, &mut |f| {
         sink.send(pb::ObliterateMessage {
@@ -134,5 +134,6 @@ pub(crate) fn obliterate(
             bytes_reclaimed: totals.bytes_reclaimed,
             executed: totals.executed,
         })),
-    })
+    })?;
+    Ok(())
 }

@@ -3,9 +3,10 @@
 use keel_core::{ChangeNumber, ChangeStatus, Digest, FileAction, IntegEdge, IntegHow};
 use keel_proto::v1 as pb;
 use keel_service::{
-    Caller, ChangeError, ChangeInfo, DepotInfo, FileInfo, FileOutcome, IntegInfo, IntegrateError,
-    IntegrateMode, LabelError, OpenAction, OpenError, ResolveOutcome, ServiceError, ShelveError,
-    SpecError, SpecKind, SubmitError, SyncAction, UploadError, WorkspaceSpec,
+    Caller, ChangeError, ChangeInfo, DepotError, DepotInfo, FileInfo, FileOutcome, IntegInfo,
+    IntegrateError, IntegrateMode, LabelError, ObliterateError, OpenAction, OpenError,
+    ResolveOutcome, ServiceError, ShelveError, SpecError, SpecKind, SubmitError, SyncAction,
+    UploadError, WorkspaceSpec,
 };
 use prost::Message;
 use tonic::{Code, Status};
@@ -496,6 +497,43 @@ impl WireError for LabelError {
 
     fn is_cancelled(&self) -> bool {
         matches!(self, LabelError::Service(e) if e.is_cancelled())
+    }
+}
+
+impl WireError for DepotError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use pb::ErrorReason as R;
+        match self {
+            DepotError::BadName { name, .. } => {
+                (Code::InvalidArgument, on_path(R::BadDepotName, name))
+            }
+            DepotError::Exists { name } => (Code::AlreadyExists, on_path(R::DepotExists, name)),
+            DepotError::NameIsWorkspace { name } => {
+                (Code::AlreadyExists, on_path(R::NameIsWorkspace, name))
+            }
+            DepotError::Service(e) => e.code_and_detail(),
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, DepotError::Service(e) if e.is_cancelled())
+    }
+}
+
+impl WireError for ObliterateError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use pb::ErrorReason as R;
+        match self {
+            ObliterateError::NoFiles => (Code::InvalidArgument, detail(R::ObliterateNeedsFiles)),
+            ObliterateError::RevisionGiven { arg } => {
+                (Code::InvalidArgument, on_path(R::ObliterateRevision, arg))
+            }
+            ObliterateError::Service(e) => e.code_and_detail(),
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, ObliterateError::Service(e) if e.is_cancelled())
     }
 }
 

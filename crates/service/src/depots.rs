@@ -1,6 +1,6 @@
 //! Depots: listing and creating.
 
-use crate::{Caller, DepotInfo, Service, ServiceError, error::invalid};
+use crate::{Caller, DepotError, DepotInfo, Service, ServiceError};
 use keel_core::DepotName;
 use keel_store::DepotRow;
 
@@ -26,15 +26,19 @@ impl Service {
             .collect())
     }
 
+    /// Creates a local depot; the name must be free among depots and workspaces.
     pub fn create_depot(
         &self,
         caller: &Caller,
         name: &str,
         description: &str,
-    ) -> Result<DepotInfo, ServiceError> {
+    ) -> Result<DepotInfo, DepotError> {
         self.touch_user(caller)?;
         let name = DepotName::parse(name)
-            .map_err(invalid)?
+            .map_err(|e| DepotError::BadName {
+                name: name.to_string(),
+                reason: e.to_string(),
+            })?
             .as_str()
             .to_string();
         let row = DepotRow {
@@ -51,16 +55,10 @@ impl Service {
         let saved = row.clone();
         keel_store::write(self.meta.as_ref(), move |txn| {
             if txn.get_depot(&row.name)?.is_some() {
-                return Err(ServiceError::AlreadyExists(format!(
-                    "depot '{}' already exists",
-                    row.name
-                )));
+                return Err(DepotError::Exists { name: row.name });
             }
             if txn.get_workspace(&row.name)?.is_some() {
-                return Err(ServiceError::AlreadyExists(format!(
-                    "'{}' is already the name of a workspace",
-                    row.name
-                )));
+                return Err(DepotError::NameIsWorkspace { name: row.name });
             }
             txn.put_depot(&row)?;
             Ok(())

@@ -37,8 +37,8 @@ pub use changes::{ChangesQuery, DescribePart};
 pub use config::ServiceConfig;
 pub use dirs::DirsOptions;
 pub use error::{
-    ChangeError, IntegrateError, LabelError, OpenError, ServiceError, ShelveError, SpecError,
-    SpecKind, SubmitError, UploadError,
+    ChangeError, DepotError, IntegrateError, LabelError, ObliterateError, OpenError, ServiceError,
+    ShelveError, SpecError, SpecKind, SubmitError, UploadError,
 };
 pub use integrate::{IntegrateMode, IntegrateRequest};
 pub use labels::DEFAULT_LABEL_VIEW;

@@ -13,7 +13,7 @@ use crate::args::FileArg;
 use crate::context::optional_workspace;
 use crate::fileinfo::from_revision;
 use crate::shelve::queue_unused;
-use crate::{Caller, FileInfo, FileOutcome, Service, ServiceError};
+use crate::{Caller, FileInfo, FileOutcome, ObliterateError, Service, ServiceError};
 use keel_core::{DepotPath, Digest};
 use keel_store::{ReadTxn, RevisionRow, WriteTxn};
 use std::collections::{BTreeSet, HashSet};
@@ -113,12 +113,10 @@ impl Service {
         files: &[String],
         execute: bool,
         sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
-    ) -> Result<ObliterateTotals, ServiceError> {
+    ) -> Result<ObliterateTotals, ObliterateError> {
         self.touch_user(caller)?;
         if files.is_empty() {
-            return Err(ServiceError::Invalid(
-                "obliterate needs file arguments (e.g. //depot/old/...)".into(),
-            ));
+            return Err(ObliterateError::NoFiles);
         }
         let snap = self.meta.snapshot()?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
@@ -126,9 +124,7 @@ impl Service {
         for text in files {
             let arg = FileArg::parse(text, snap.as_ref(), ws.as_ref())?;
             if arg.rev.is_some() {
-                return Err(ServiceError::Invalid(format!(
-                    "{text} - obliterate removes whole files; revision ranges are not supported"
-                )));
+                return Err(ObliterateError::RevisionGiven { arg: text.clone() });
             }
             let before = paths.len();
             for scope in &arg.scopes {
@@ -140,11 +136,11 @@ impl Service {
                 }
             }
             if paths.len() == before {
-                return Err(ServiceError::NotFound(format!("{text} - no such file(s)")));
+                return Err(ServiceError::NoSuchFiles { arg: text.clone() }.into());
             }
         }
         if !execute {
-            return self.obliterate_report(snap.as_ref(), &paths, sink);
+            return Ok(self.obliterate_report(snap.as_ref(), &paths, sink)?);
         }
         drop(snap);
         let mut totals = ObliterateTotals {

@@ -5,7 +5,8 @@ mod support;
 
 use keel_core::{ChangeNumber, ChangeRef};
 use keel_service::{
-    ChangeError, LabelError, LabelSpec, OpenAction, ServiceError, ShelveError, TagOptions,
+    ChangeError, LabelError, LabelSpec, ObliterateError, OpenAction, ServiceError, ShelveError,
+    TagOptions,
 };
 use support::{Case, Failure, Want, World, check, done, message, shared, strings};
 
@@ -416,7 +417,7 @@ fn obliterate_rules() {
         w: &World,
         files: &[&str],
         execute: bool,
-    ) -> Result<keel_service::ObliterateTotals, keel_service::ServiceError> {
+    ) -> Result<keel_service::ObliterateTotals, ObliterateError> {
         w.service
             .obliterate(&w.ann, &strings(files), execute, &mut |_| Ok(()))
     }
@@ -425,13 +426,20 @@ fn obliterate_rules() {
             name: "obliterate needs files",
             setup: labels,
             act: |w| done(obliterate(w, &[], true)),
-            want: Want::Invalid("obliterate needs file arguments"),
+            want: Want::Refused(|f| {
+                matches!(f, Failure::Obliterate(ObliterateError::NoFiles))
+                    && message(f) == "obliterate needs file arguments (e.g. //depot/old/...)"
+            }),
         },
         Case {
             name: "obliterate of a revision range is refused",
             setup: labels,
             act: |w| done(obliterate(w, &["//depot/a#1"], true)),
-            want: Want::Invalid("//depot/a#1 - obliterate removes whole files"),
+            want: Want::Refused(|f| {
+                matches!(f, Failure::Obliterate(ObliterateError::RevisionGiven { arg }) if arg == "//depot/a#1")
+                    && message(f)
+                        == "//depot/a#1 - obliterate removes whole files; revision ranges are not supported"
+            }),
         },
         Case {
             name: "a report removes nothing",
@@ -487,7 +495,9 @@ fn obliterate_rules() {
             name: "obliterate of files that do not exist is refused",
             setup: labels,
             act: |w| done(obliterate(w, &["//depot/zzz/..."], true)),
-            want: Want::NotFound("//depot/zzz/..."),
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::NoSuchFiles { arg }) if arg == "//depot/zzz/..."),
+            ),
         },
     ]);
 }

@@ -3,8 +3,10 @@
 //! command shares. Messages name the file, change or value concerned and never a CLI command.
 
 mod change;
+mod depot;
 mod integrate;
 mod label;
+mod obliterate;
 mod open;
 mod shelve;
 mod spec;
@@ -12,8 +14,10 @@ mod submit;
 mod upload;
 
 pub use change::ChangeError;
+pub use depot::DepotError;
 pub use integrate::IntegrateError;
 pub use label::LabelError;
+pub use obliterate::ObliterateError;
 pub use open::OpenError;
 pub use shelve::ShelveError;
 pub use spec::{SpecError, SpecKind};
@@ -124,13 +128,10 @@ pub enum ServiceError {
     /// A `//path@=CHANGE` argument matched no shelved file.
     #[error("{arg} - no such shelved file(s)")]
     NoSuchShelvedFiles { arg: String },
-    /// Something named does not exist (a depot, a file to obliterate).
     #[error("{0}")]
     NotFound(String),
-    /// The request itself is malformed (a depot name, obliterate's arguments).
     #[error("{0}")]
     Invalid(String),
-    /// The request is well-formed but the state forbids it.
     #[error("{0}")]
     Precondition(String),
     #[error("{0}")]
@@ -188,11 +189,6 @@ macro_rules! embeds_service_error {
     };
 }
 use embeds_service_error;
-
-/// Shorthand for invalid-argument errors built from any displayable error.
-pub(crate) fn invalid(e: impl std::fmt::Display) -> ServiceError {
-    ServiceError::Invalid(e.to_string())
-}
 
 /// A depot or client path the path parser refused; the argument is the path it names.
 pub(crate) fn bad_path(e: PathError) -> ServiceError {

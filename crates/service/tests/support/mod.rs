@@ -6,12 +6,12 @@
 
 use keel_blob::{BlobStore, CompressionPolicy, FsBlobStore};
 use keel_core::ChangeRef;
-use keel_service::LabelError;
 use keel_service::{
     Caller, ChangeError, FileInfo, HaveEntry, IntegrateError, IntegrateMode, IntegrateRequest,
     OpenAction, OpenError, OpenRequest, Service, ServiceConfig, ServiceError, ShelveError,
     ShelveSession, SubmitError, SubmitResult, SubmitSession, SyncOptions, Uploads, WorkspaceSpec,
 };
+use keel_service::{DepotError, LabelError, ObliterateError};
 use keel_store::{MetaStore, SqliteHaveStore, SqliteStore, StoreConfig};
 use std::sync::Arc;
 
@@ -265,6 +265,8 @@ pub enum Failure {
     Shelve(ShelveError),
     Submit(SubmitError),
     Label(LabelError),
+    Depot(DepotError),
+    Obliterate(ObliterateError),
 }
 
 impl From<ServiceError> for Failure {
@@ -309,6 +311,18 @@ impl From<LabelError> for Failure {
     }
 }
 
+impl From<DepotError> for Failure {
+    fn from(e: DepotError) -> Self {
+        Failure::Depot(e)
+    }
+}
+
+impl From<ObliterateError> for Failure {
+    fn from(e: ObliterateError) -> Self {
+        Failure::Obliterate(e)
+    }
+}
+
 impl From<keel_store::StoreError> for Failure {
     fn from(e: keel_store::StoreError) -> Self {
         Failure::Service(e.into())
@@ -323,7 +337,9 @@ pub fn shared(f: &Failure) -> Option<&ServiceError> {
         | Failure::Shelve(ShelveError::Service(e))
         | Failure::Integrate(IntegrateError::Service(e))
         | Failure::Change(ChangeError::Service(e))
-        | Failure::Label(LabelError::Service(e)) => Some(e),
+        | Failure::Label(LabelError::Service(e))
+        | Failure::Depot(DepotError::Service(e))
+        | Failure::Obliterate(ObliterateError::Service(e)) => Some(e),
         _ => None,
     }
 }
@@ -338,6 +354,8 @@ pub fn message(f: &Failure) -> String {
         Failure::Shelve(e) => e.to_string(),
         Failure::Submit(e) => e.to_string(),
         Failure::Label(e) => e.to_string(),
+        Failure::Depot(e) => e.to_string(),
+        Failure::Obliterate(e) => e.to_string(),
     }
 }
 
