@@ -29,8 +29,7 @@ use keel_core::{ChangeNumber, Digest, PathError};
 use keel_store::StoreError;
 
 /// Failures any command can meet: shared refusals (arguments, workspaces, changes, the files
-/// and content a read asks for), store and content failures, and (for the command families
-/// without an enum of their own yet) refusals described in text.
+/// and content a read asks for) and store and content failures.
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
     /// A numbered change that does not exist.
@@ -128,14 +127,6 @@ pub enum ServiceError {
     /// A `//path@=CHANGE` argument matched no shelved file.
     #[error("{arg} - no such shelved file(s)")]
     NoSuchShelvedFiles { arg: String },
-    #[error("{0}")]
-    NotFound(String),
-    #[error("{0}")]
-    Invalid(String),
-    #[error("{0}")]
-    Precondition(String),
-    #[error("{0}")]
-    AlreadyExists(String),
     /// The store or the content store has no room left.
     #[error("the server's disk is full: {0}")]
     DiskFull(String),

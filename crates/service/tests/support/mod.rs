@@ -359,16 +359,12 @@ pub fn message(f: &Failure) -> String {
     }
 }
 
-/// What a case expects: success, an error for which the predicate holds (the typed refusals),
-/// or a text variant of `ServiceError` whose message contains the given text.
+/// What a case expects: success, or an error for which the predicate holds (the typed refusal
+/// and its data).
 #[derive(Clone, Copy, Debug)]
 pub enum Want {
     Ok,
     Refused(fn(&Failure) -> bool),
-    NotFound(&'static str),
-    Invalid(&'static str),
-    Precondition(&'static str),
-    AlreadyExists(&'static str),
 }
 
 /// One row of a table: a setup on a fresh `World`, the step under test, and what it must give.
@@ -418,13 +414,6 @@ fn mismatch(got: &Result<(), Failure>, want: Want) -> Option<String> {
     let matched = match (got, want) {
         (Ok(()), Want::Ok) => true,
         (Err(f), Want::Refused(holds)) => holds(f),
-        (Err(f), want) => match (shared(f), want) {
-            (Some(ServiceError::NotFound(m)), Want::NotFound(t))
-            | (Some(ServiceError::Invalid(m)), Want::Invalid(t))
-            | (Some(ServiceError::Precondition(m)), Want::Precondition(t))
-            | (Some(ServiceError::AlreadyExists(m)), Want::AlreadyExists(t)) => m.contains(t),
-            _ => false,
-        },
         _ => false,
     };
     (!matched).then(|| format!("wanted {want:?}, got {got:?}"))
