@@ -26,9 +26,9 @@ mod tests {
     use libmimalloc_sys::mi_option_get;
 
     /// The allocator's purge delay now in effect (milliseconds).
-    fn purge_delay() -> i64 {
+    fn purge_delay() -> c_long {
         // SAFETY: a plain read of mimalloc's option table.
-        i64::from(unsafe { mi_option_get(PURGE_DELAY) })
+        unsafe { mi_option_get(PURGE_DELAY) }
     }
 
     /// The option index is mimalloc's purge delay: before anything sets it, it reads as the
