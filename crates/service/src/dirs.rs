@@ -33,10 +33,18 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let specs = dirs
+            .iter()
+            .map(|text| FileSpec::parse(text).map_err(|e| bad_argument(text, e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Only `#have` needs the caller's workspace.
+        let ws = if specs.iter().any(|s| s.rev == Some(RevSpec::Have)) {
+            optional_workspace(snap.as_ref(), caller)?
+        } else {
+            None
+        };
         let have_of = ws.as_ref().map(|w| w.name());
-        for text in dirs {
-            let spec = FileSpec::parse(text).map_err(|e| bad_argument(text, e))?;
+        for (text, spec) in dirs.iter().zip(specs) {
             PathPattern::parse(&spec.path).map_err(|e| bad_argument(text, e))?;
             let Some(parent) = spec
                 .path
@@ -46,15 +54,24 @@ impl Service {
                 return Err(ServiceError::DirsPattern { arg: text.clone() });
             };
             let selection = selection_of(snap.as_ref(), text, &spec.rev)?;
-            // Every stored path has a revision at head, so `-D` at head needs no probe.
-            let probe = !(opts.include_deleted && spec.rev.is_none());
+            // At head the skip-scan itself tells: every stored path has a revision there (so
+            // `-D` needs no probe), and without `-D` it steps over files deleted there.
+            let at_head = matches!(spec.rev, None | Some(RevSpec::Head));
+            let probe = !at_head;
             let prefix = format!("{parent}/");
             let range = PathRange::prefix(&prefix);
             let mut after = prefix.clone();
             let mut found = 0;
             // Skip-scan: one query per subdirectory; the directory's own files are stepped over
             // inside SQLite, so a flat directory of many files costs one scan, not a probe each.
-            while let Some(path) = snap.next_subdir_path(&range, &after)? {
+            let next = |after: &str| {
+                if at_head && !opts.include_deleted {
+                    snap.next_live_subdir_path(&range, after)
+                } else {
+                    snap.next_subdir_path(&range, after)
+                }
+            };
+            while let Some(path) = next(&after)? {
                 let rest = &path.as_str()[prefix.len()..];
                 let Some(slash) = rest.find('/') else {
                     after = path.into_string();

@@ -101,6 +101,14 @@ pub trait ReadTxn {
         range: &PathRange,
         after: &str,
     ) -> Result<Option<DepotPath>, StoreError>;
+    /// Like [`ReadTxn::next_subdir_path`], but only a path whose head revision is not a delete:
+    /// the next subdirectory that `dirs` lists at head, files deleted there skipped inside the
+    /// query.
+    fn next_live_subdir_path(
+        &self,
+        range: &PathRange,
+        after: &str,
+    ) -> Result<Option<DepotPath>, StoreError>;
 
     /// Files opened in a workspace, path order after `after`.
     fn opened_in_workspace(

@@ -497,3 +497,47 @@ fn jobs_written_counts_the_jobs_that_kept_their_changes() {
     assert_eq!(sorted, [before + 1, before + 2, before + 3, before + 4]);
     assert_eq!(written(&store), before + 5);
 }
+
+/// The live skip-scan steps over the directory's own files and over files deleted at head
+/// (by delete or move/delete), and finds a live file after dead ones in the same subdirectory.
+#[test]
+fn live_subdir_scan_skips_files_deleted_at_head() {
+    let (_dir, store) = open();
+    let adds = [
+        "//depot/d/own.txt",
+        "//depot/d/a/gone.txt",
+        "//depot/d/b/moved.txt",
+        "//depot/d/b/z/live.txt",
+        "//depot/d/c/old.txt",
+        "//depot/d/c/x.txt",
+    ];
+    submit(
+        store.as_ref(),
+        adds.iter().map(|p| rev(p, 1, 0, FileAction::Add)).collect(),
+    );
+    submit(
+        store.as_ref(),
+        vec![
+            rev("//depot/d/a/gone.txt", 2, 0, FileAction::Delete),
+            rev("//depot/d/b/moved.txt", 2, 0, FileAction::MoveDelete),
+            rev("//depot/d/c/old.txt", 2, 0, FileAction::Delete),
+            rev("//depot/d/c/x.txt", 2, 0, FileAction::Edit),
+        ],
+    );
+    let snap = store.snapshot().expect("snapshot");
+    let range = PathRange::prefix("//depot/d/");
+    let mut live = Vec::new();
+    let mut all = Vec::new();
+    let mut after = "//depot/d/".to_string();
+    while let Some(path) = snap.next_live_subdir_path(&range, &after).expect("scan") {
+        after = path.to_string();
+        live.push(path.to_string());
+    }
+    let mut after = "//depot/d/".to_string();
+    while let Some(path) = snap.next_subdir_path(&range, &after).expect("scan") {
+        after = path.to_string();
+        all.push(path.to_string());
+    }
+    assert_eq!(live, ["//depot/d/b/z/live.txt", "//depot/d/c/x.txt"]);
+    assert_eq!(all.len(), 5, "{all:?}");
+}

@@ -9,7 +9,7 @@ use crate::{
     BranchRow, ChangeFilter, ChangeRow, DepotRow, IntegRow, LabelRow, OpenedRow, PathRange,
     ReadTxn, RevisionRow, ShelvedRow, StoreError, WorkspaceRow, WriteTxn,
 };
-use keel_core::{ChangeNumber, DepotPath, Digest};
+use keel_core::{ChangeNumber, DepotPath, Digest, FileAction};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// Anything holding a connection inside a transaction.
@@ -291,6 +291,35 @@ impl<T: HasConn> ReadTxn for T {
         Ok(self
             .conn()
             .prepare_cached(sql)?
+            .query_row(params![bound, range.hi, start], |r| codec::path_at(r, 0))
+            .optional()?)
+    }
+
+    fn next_live_subdir_path(
+        &self,
+        range: &PathRange,
+        after: &str,
+    ) -> Result<Option<DepotPath>, StoreError> {
+        // As `next_subdir_path`, keeping only a path's newest row, and only when it is not a
+        // delete (the newest row is found by one seek on the primary key).
+        let op = if after >= range.lo.as_str() {
+            ">"
+        } else {
+            ">="
+        };
+        let sql = format!(
+            "SELECT path FROM revisions AS r WHERE path {op} ?1 AND path < ?2 \
+             AND instr(substr(path, ?3), '/') > 0 AND action NOT IN ('{}', '{}') \
+             AND rev = (SELECT max(rev) FROM revisions WHERE path = r.path) \
+             ORDER BY path LIMIT 1",
+            FileAction::Delete.as_str(),
+            FileAction::MoveDelete.as_str(),
+        );
+        let bound = resume_at(range, after);
+        let start = range.lo.chars().count() as i64 + 1;
+        Ok(self
+            .conn()
+            .prepare_cached(&sql)?
             .query_row(params![bound, range.hi, start], |r| codec::path_at(r, 0))
             .optional()?)
     }
