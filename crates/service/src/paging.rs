@@ -54,3 +54,30 @@ impl<'a, T> Cursor<'a, T> {
         Ok(self.buffer.pop_front())
     }
 }
+
+/// Hands `each` the open records of pending `change` in `workspace`, path order, `page` at a
+/// time (at least one record per page).
+pub(crate) fn opened_pages<E: From<keel_store::StoreError>>(
+    snap: &dyn keel_store::ReadTxn,
+    workspace: &str,
+    change: keel_core::ChangeNumber,
+    page: usize,
+    each: &mut dyn FnMut(Vec<keel_store::OpenedRow>) -> Result<(), E>,
+) -> Result<(), E> {
+    let page = page.max(1);
+    let mut after: Option<keel_core::DepotPath> = None;
+    loop {
+        let rows = snap.opened_in_change(
+            workspace,
+            change,
+            after.as_ref().map(keel_core::DepotPath::as_str),
+            page,
+        )?;
+        let full = rows.len() == page;
+        after = rows.last().map(|r| r.path.clone());
+        each(rows)?;
+        if !full {
+            return Ok(());
+        }
+    }
+}

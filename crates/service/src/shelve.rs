@@ -9,6 +9,7 @@
 use crate::args::FileArg;
 use crate::context::{WorkspaceCtx, caller_workspace, optional_workspace};
 use crate::open::{check_exclusive, check_pending_change};
+use crate::paging::opened_pages;
 use crate::upload::{Uploads, check_present};
 use crate::{Caller, Content, FileInfo, FileOutcome, Service, ServiceError, ShelveError};
 use keel_blob::Encoding;
@@ -126,26 +127,20 @@ impl Service {
             .map(|f| FileArg::parse(f, snap.as_ref(), Some(&ws)))
             .collect::<Result<Vec<_>, _>>()?;
         let mut chosen = BTreeMap::new();
-        let page = self.config.page_size;
-        let mut after: Option<DepotPath> = None;
-        loop {
-            let rows = snap.opened_in_change(
-                ws.name(),
-                ChangeNumber(change),
-                after.as_ref().map(DepotPath::as_str),
-                page,
-            )?;
-            let full = rows.len() == page;
-            after = rows.last().map(|r| r.path.clone());
-            for row in rows {
-                if selected(&args, &row.path) {
-                    chosen.insert(row.path.clone(), row);
+        opened_pages(
+            snap.as_ref(),
+            ws.name(),
+            ChangeNumber(change),
+            self.config.page_size,
+            &mut |rows| {
+                for row in rows {
+                    if selected(&args, &row.path) {
+                        chosen.insert(row.path.clone(), row);
+                    }
                 }
-            }
-            if !full {
-                break;
-            }
-        }
+                Ok::<_, ShelveError>(())
+            },
+        )?;
         if chosen.is_empty() {
             return Err(ShelveError::NothingToShelve {
                 change: ChangeNumber(change),

@@ -14,6 +14,7 @@ use crate::context::{WorkspaceCtx, caller_workspace};
 use crate::failpoints;
 use crate::fileinfo::from_revision;
 use crate::open::check_pending_change;
+use crate::paging::opened_pages;
 use crate::upload::{FileContents, Uploads, check_present, needs_content};
 use crate::{Caller, FileInfo, Service, ServiceError, SubmitError, SubmitResult};
 use keel_blob::BlobStore;
@@ -114,27 +115,21 @@ impl Service {
         // Only files without content on the server are kept: the client must upload them.
         let mut required = BTreeMap::new();
         let mut fingerprint = FingerprintBuilder::new();
-        let page = self.config.submit_batch.max(1);
-        let mut after: Option<DepotPath> = None;
-        loop {
-            let rows = snap.opened_in_change(
-                ws.name(),
-                ChangeNumber(change),
-                after.as_ref().map(DepotPath::as_str),
-                page,
-            )?;
-            let full = rows.len() == page;
-            after = rows.last().map(|r| r.path.clone());
-            for row in rows {
-                fingerprint.add(&row);
-                if needs_content(row.action) && row.lazy.is_none() {
-                    required.insert(row.path.clone(), row);
+        opened_pages(
+            snap.as_ref(),
+            ws.name(),
+            ChangeNumber(change),
+            self.config.submit_batch,
+            &mut |rows| {
+                for row in rows {
+                    fingerprint.add(&row);
+                    if needs_content(row.action) && row.lazy.is_none() {
+                        required.insert(row.path.clone(), row);
+                    }
                 }
-            }
-            if !full {
-                break;
-            }
-        }
+                Ok::<_, SubmitError>(())
+            },
+        )?;
         let planned = fingerprint.finish();
         if planned.count == 0 {
             return Err(SubmitError::NothingToSubmit {

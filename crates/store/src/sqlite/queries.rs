@@ -300,18 +300,18 @@ impl<T: HasConn> ReadTxn for T {
         range: &PathRange,
         after: &str,
     ) -> Result<Option<DepotPath>, StoreError> {
-        // As `next_subdir_path`, keeping only a path's newest row, and only when it is not a
-        // delete (the newest row is found by one seek on the primary key).
+        // As `next_subdir_path`, grouped by path in primary-key order: SQLite takes the bare
+        // `action` from the row holding max(rev), so each row is read once and a path counts
+        // only when its newest revision is not a delete.
         let op = if after >= range.lo.as_str() {
             ">"
         } else {
             ">="
         };
         let sql = format!(
-            "SELECT path FROM revisions AS r WHERE path {op} ?1 AND path < ?2 \
-             AND instr(substr(path, ?3), '/') > 0 AND action NOT IN ('{}', '{}') \
-             AND rev = (SELECT max(rev) FROM revisions WHERE path = r.path) \
-             ORDER BY path LIMIT 1",
+            "SELECT path, action, max(rev) FROM revisions WHERE path {op} ?1 AND path < ?2 \
+             AND instr(substr(path, ?3), '/') > 0 GROUP BY path \
+             HAVING action NOT IN ('{}', '{}') ORDER BY path LIMIT 1",
             FileAction::Delete.as_str(),
             FileAction::MoveDelete.as_str(),
         );
