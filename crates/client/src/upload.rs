@@ -187,7 +187,11 @@ where
             bytes: 0,
             limit: batch_bytes,
         };
-        batcher.push(begin, 0);
+        // The opening message goes alone, so the server plans the change while the files are
+        // still being read here.
+        if !(batcher.push(begin, 0) && batcher.flush()) {
+            return Ok(false);
+        }
         let mut send = |part: UploadPart| {
             let size = part.wire_size();
             batcher.push(wrap(part), size)

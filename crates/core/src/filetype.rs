@@ -107,6 +107,58 @@ impl FileType {
     }
 }
 
+/// A type change asked for with `-t`: a whole type, or modifiers turned on over a file's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeChange {
+    /// `binary+l`: the file becomes this type.
+    Whole(FileType),
+    /// `+l`, `+xw`: these modifiers are turned on; the rest of the type stays.
+    Modifiers {
+        executable: bool,
+        writable: bool,
+        exclusive: bool,
+    },
+}
+
+impl TypeChange {
+    /// Parses `-t`'s value: modifiers when it starts with `+`, else a whole type.
+    pub fn parse(text: &str) -> Result<TypeChange, FileTypeError> {
+        if text.starts_with('+') {
+            let none = FileType {
+                base: BaseType::Text,
+                executable: false,
+                writable: false,
+                exclusive: false,
+            };
+            let on = none.apply_modifiers(text)?;
+            Ok(TypeChange::Modifiers {
+                executable: on.executable,
+                writable: on.writable,
+                exclusive: on.exclusive,
+            })
+        } else {
+            FileType::parse(text).map(TypeChange::Whole)
+        }
+    }
+
+    /// The type a file of type `current` gets.
+    pub fn apply(self, current: FileType) -> FileType {
+        match self {
+            TypeChange::Whole(whole) => whole,
+            TypeChange::Modifiers {
+                executable,
+                writable,
+                exclusive,
+            } => FileType {
+                executable: current.executable || executable,
+                writable: current.writable || writable,
+                exclusive: current.exclusive || exclusive,
+                ..current
+            },
+        }
+    }
+}
+
 /// What a workspace file is on disk, as far as its type is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LocalKind {
@@ -184,6 +236,24 @@ pub fn detect_base_type(sample: &[u8]) -> BaseType {
 
 #[cfg(test)]
 mod tests {
+
+    /// `-t +l` adds a modifier to a file's own type; `-t binary` replaces the type.
+    #[test]
+    fn type_changes_apply_whole_types_and_modifiers() {
+        let text_x = FileType::parse("text+x").expect("type");
+        let plus_l = TypeChange::parse("+l").expect("modifiers");
+        assert_eq!(
+            plus_l.apply(text_x),
+            FileType::parse("text+lx").expect("type")
+        );
+        let binary = TypeChange::parse("binary").expect("whole");
+        assert_eq!(
+            binary.apply(text_x),
+            FileType::parse("binary").expect("type")
+        );
+        assert!(TypeChange::parse("+q").is_err());
+        assert!(TypeChange::parse("blob").is_err());
+    }
     use super::*;
 
     fn ft(base: BaseType, executable: bool, writable: bool, exclusive: bool) -> FileType {

@@ -17,7 +17,7 @@ pub mod view;
 
 pub use action::FileAction;
 pub use diff::unified_diff;
-pub use filetype::{BaseType, FileType, FileTypeError, LocalKind, detect_base_type};
+pub use filetype::{BaseType, FileType, FileTypeError, LocalKind, TypeChange, detect_base_type};
 pub use form::{Form, FormError};
 pub use ids::{
     ChangeNumber, ChangeRef, ChangeStatus, DepotName, Digest, IdError, UserName, WorkspaceName,

@@ -167,8 +167,8 @@ impl pb::keel_server::Keel for Api {
         let open = OpenRequest {
             files: req.files,
             change: ChangeRef::from_number(req.change),
-            file_type: req.file_type,
-            add_types: req.add_types,
+            file_type: convert::type_change(&req.file_type)?,
+            add_types: convert::detected_types(&req.add_types)?,
         };
         let svc = self.service.clone();
         let files = blocking(move || svc.open(&who, action, open)).await?;
@@ -210,7 +210,8 @@ impl pb::keel_server::Keel for Api {
         let who = caller(req.caller)?;
         let svc = self.service.clone();
         let change = req.set_change.then_some(ChangeRef::from_number(req.change));
-        let files = blocking(move || svc.reopen(&who, &req.files, change, &req.file_type)).await?;
+        let file_type = convert::type_change(&req.file_type)?;
+        let files = blocking(move || svc.reopen(&who, &req.files, change, file_type)).await?;
         Ok(Response::new(self.streams.spawn(move |sink| {
             files.into_iter().try_for_each(|f| sink.send(file(f)))
         })))

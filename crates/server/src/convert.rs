@@ -1,6 +1,8 @@
 //! Translation between wire messages and service values; wire types stop here.
 
-use keel_core::{ChangeNumber, ChangeStatus, Digest, FileAction, IntegEdge, IntegHow};
+use keel_core::{
+    ChangeNumber, ChangeStatus, Digest, FileAction, FileType, IntegEdge, IntegHow, TypeChange,
+};
 use keel_proto::v1 as pb;
 use keel_service::{
     Caller, ChangeError, ChangeInfo, DepotError, DepotInfo, FileInfo, FileOutcome, IntegInfo,
@@ -572,7 +574,15 @@ pub(crate) fn file(f: FileInfo) -> pb::FileRecord {
         move_file: f.move_file.unwrap_or_default(),
         description: f.description,
         exclusive_held: f.exclusive_held,
-        other_open: f.other_open,
+        others_open: f
+            .others_open
+            .into_iter()
+            .map(|o| pb::OpenedElsewhere {
+                user: o.user,
+                workspace: o.workspace,
+                action: file_action(Some(o.action)) as i32,
+            })
+            .collect(),
         outcome: f.outcome.map_or(pb::FileOutcome::Unspecified, outcome) as i32,
         resolve_how: resolve_how as i32,
         resolve_outcome: resolve_outcome as i32,
@@ -656,6 +666,37 @@ pub(crate) fn change_status_filter(wire: i32) -> Result<Option<ChangeStatus>, St
 }
 
 /// The open action a client asked for; an unknown or missing value is refused.
+/// `-t`'s value, if any (an unknown type is a bad argument naming it).
+pub(crate) fn type_change(text: &str) -> Result<Option<TypeChange>, Status> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    TypeChange::parse(text)
+        .map(Some)
+        .map_err(|e| bad_type(text, e))
+}
+
+/// The types a client detected for the files it adds (empty: none detected).
+pub(crate) fn detected_types(texts: &[String]) -> Result<Vec<Option<FileType>>, Status> {
+    texts
+        .iter()
+        .map(|t| {
+            if t.is_empty() {
+                Ok(None)
+            } else {
+                FileType::parse(t).map(Some).map_err(|e| bad_type(t, e))
+            }
+        })
+        .collect()
+}
+
+fn bad_type(text: &str, e: keel_core::FileTypeError) -> Status {
+    status(ServiceError::BadArgument {
+        arg: text.to_string(),
+        reason: e.to_string(),
+    })
+}
+
 pub(crate) fn open_action(wire: i32) -> Result<OpenAction, Status> {
     match pb::OpenAction::try_from(wire) {
         Ok(pb::OpenAction::Add) => Ok(OpenAction::Add),

@@ -5,7 +5,8 @@ use crate::context::{caller_workspace, optional_workspace};
 use crate::fileinfo::{from_revision, set_head, set_opened};
 use crate::integrate::edge;
 use crate::{
-    Caller, Content, Diff2Result, FileInfo, HaveEntry, Service, ServiceError, error::bad_path,
+    Caller, Content, Diff2Result, FileInfo, HaveEntry, OpenedElsewhere, Service, ServiceError,
+    error::bad_path,
 };
 use keel_core::IntegHow;
 use keel_core::{BaseType, DepotPath};
@@ -112,16 +113,18 @@ impl Service {
                 ws.as_ref().map(|w| w.name()),
                 &mut |rev| {
                     let mut info = from_revision(&rev);
-                    let mut others = Vec::new();
                     for open in snap.opened_file(&rev.path)? {
                         if ws.as_ref().is_some_and(|w| w.name() == open.workspace) {
                             set_opened(&mut info, &open);
                         } else {
                             info.exclusive_held |= open.file_type.exclusive;
-                            others.push(format!("{}@{}", open.user, open.workspace));
+                            info.others_open.push(OpenedElsewhere {
+                                user: open.user,
+                                workspace: open.workspace,
+                                action: open.action,
+                            });
                         }
                     }
-                    info.other_open = others.join(" ");
                     if let Some(ws) = &ws {
                         info.client_file = ws.client_file(&rev.path);
                         info.have_rev = self.have.get(ws.name(), &rev.path)?;

@@ -9,7 +9,7 @@ use crate::context::{WorkspaceCtx, caller_workspace};
 use crate::fileinfo::{from_opened, set_head};
 use crate::paging::Cursor;
 use crate::{Caller, FileInfo, FileOutcome, OpenError, Service, ServiceError, error::bad_argument};
-use keel_core::{ChangeNumber, ChangeRef, DepotPath, FileAction, FileType};
+use keel_core::{BaseType, ChangeNumber, ChangeRef, DepotPath, FileAction, FileType, TypeChange};
 use keel_store::{ChangeStatus, OpenedRow, PathRange, ReadTxn, WriteTxn};
 use std::collections::HashSet;
 
@@ -27,21 +27,22 @@ pub struct OpenRequest {
     pub files: Vec<String>,
     /// The pending change to open the files in.
     pub change: ChangeRef,
-    /// Type override: a whole type (`binary+l`) or modifiers (`+l`).
-    pub file_type: String,
-    /// For add: the type the client detected for each file.
-    pub add_types: Vec<String>,
+    /// Type override (`-t`): a whole type or modifiers.
+    pub file_type: Option<TypeChange>,
+    /// For add: the type the client detected for each file (`text` where it names none).
+    pub add_types: Vec<Option<FileType>>,
 }
 
-fn apply_type(base: FileType, requested: &str) -> Result<FileType, ServiceError> {
-    if requested.is_empty() {
-        Ok(base)
-    } else if requested.starts_with('+') {
-        base.apply_modifiers(requested)
-            .map_err(|e| bad_argument(requested, e))
-    } else {
-        FileType::parse(requested).map_err(|e| bad_argument(requested, e))
-    }
+/// An added file's type when the client detected none.
+const TEXT: FileType = FileType {
+    base: BaseType::Text,
+    executable: false,
+    writable: false,
+    exclusive: false,
+};
+
+fn apply_type(base: FileType, requested: Option<TypeChange>) -> FileType {
+    requested.map_or(base, |change| change.apply(base))
 }
 
 /// Checks that `change` is a pending changelist of the workspace (0 is always fine).
@@ -163,14 +164,8 @@ impl Service {
             if !seen.insert(depot.clone()) {
                 continue;
             }
-            let detected = req.add_types.get(i).map(String::as_str).unwrap_or("text");
-            let detected = if detected.is_empty() {
-                "text"
-            } else {
-                detected
-            };
-            let base = FileType::parse(detected).map_err(|e| bad_argument(detected, e))?;
-            let file_type = apply_type(base, &req.file_type)?;
+            let base = req.add_types.get(i).copied().flatten().unwrap_or(TEXT);
+            let file_type = apply_type(base, req.file_type);
             let head = snap.head_revision(&depot)?;
             if let Some(head) = &head
                 && !head.action.is_delete()
@@ -230,7 +225,7 @@ impl Service {
                     return Ok(());
                 }
                 let file_type = if action == OpenAction::Edit {
-                    apply_type(head.file_type, &req.file_type)?
+                    apply_type(head.file_type, req.file_type)
                 } else {
                     head.file_type
                 };
@@ -489,7 +484,7 @@ impl Service {
         caller: &Caller,
         files: &[String],
         change: Option<ChangeRef>,
-        file_type: &str,
+        file_type: Option<TypeChange>,
     ) -> Result<Vec<FileInfo>, OpenError> {
         let change = change.map(ChangeRef::number);
         self.touch_user(caller)?;
@@ -503,7 +498,7 @@ impl Service {
             if let Some(change) = change {
                 row.change = ChangeNumber(change);
             }
-            row.file_type = apply_type(row.file_type, file_type)?;
+            row.file_type = apply_type(row.file_type, file_type);
         }
         let infos = rows
             .iter()

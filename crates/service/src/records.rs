@@ -49,6 +49,14 @@ pub struct HaveEntry {
     pub rev: u32,
 }
 
+/// A file's open record in another workspace (fstat's `otherOpen`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenedElsewhere {
+    pub user: String,
+    pub workspace: String,
+    pub action: FileAction,
+}
+
 /// One file's facts; commands fill what applies (names follow Perforce's fstat fields).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileInfo {
@@ -77,7 +85,8 @@ pub struct FileInfo {
     pub move_file: Option<String>,
     pub description: String,
     pub exclusive_held: bool,
-    pub other_open: String,
+    /// fstat: the other workspaces with the file open.
+    pub others_open: Vec<OpenedElsewhere>,
     /// What the command did to this file (none for plain listings); the front end words it.
     pub outcome: Option<FileOutcome>,
     /// Filelog: the integration records into this revision.

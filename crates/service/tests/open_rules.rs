@@ -4,7 +4,7 @@ mod support;
 
 use keel_core::{ChangeNumber, ChangeRef, FileAction};
 use keel_service::{FileOutcome, OpenAction, OpenError, ServiceError};
-use support::{Case, Failure, Want, World, check, done, message, shared, strings};
+use support::{Case, Failure, Want, World, check, done, message, shared, strings, ty};
 
 /// ann has submitted `//depot/a` and `//depot/main/m`, and `//depot/gone` deleted at head.
 fn history(w: &World) {
@@ -80,14 +80,6 @@ fn open_rules() {
             act: |w| done(w.add(&w.cat, &["//depot/other/x"])),
             want: Want::Refused(
                 |f| matches!(f, Failure::Open(OpenError::NotInView { path }) if path == "//depot/other/x"),
-            ),
-        },
-        Case {
-            name: "add with an unknown type modifier is refused",
-            setup: |_| {},
-            act: |w| done(w.open_as(&w.ann, OpenAction::Add, 0, "+Q", &["//depot/x"])),
-            want: Want::Refused(
-                |f| matches!(shared(f), Some(ServiceError::BadArgument { arg, reason }) if arg == "+Q" && reason.contains("'Q'")),
             ),
         },
         Case {
@@ -464,7 +456,7 @@ fn reopen_rules() {
                     &w.ann,
                     &strings(&["//depot/x"]),
                     Some(ChangeRef::from_number(1)),
-                    "",
+                    None,
                 )?;
                 assert_eq!(w.opened(&w.ann)[0].2, 1);
                 Ok(())
@@ -482,7 +474,7 @@ fn reopen_rules() {
                     &w.ann,
                     &strings(&["//depot/x"]),
                     Some(ChangeRef::from_number(1)),
-                    "",
+                    None,
                 ))
             },
             want: Want::Refused(|f| {
@@ -500,7 +492,7 @@ fn reopen_rules() {
             act: |w| {
                 done(
                     w.service
-                        .reopen(&w.ann, &strings(&["//depot/x"]), None, "+x"),
+                        .reopen(&w.ann, &strings(&["//depot/x"]), None, ty("+x")),
                 )
             },
             want: Want::Refused(
@@ -517,7 +509,7 @@ fn reopen_rules() {
             act: |w| {
                 done(
                     w.service
-                        .reopen(&w.bob, &strings(&["//depot/a"]), None, "+l"),
+                        .reopen(&w.bob, &strings(&["//depot/a"]), None, ty("+l")),
                 )
             },
             want: Want::Refused(
@@ -532,7 +524,7 @@ fn reopen_rules() {
             act: |w| {
                 let got = w
                     .service
-                    .reopen(&w.ann, &strings(&["//depot/x"]), None, "binary")?;
+                    .reopen(&w.ann, &strings(&["//depot/x"]), None, ty("binary"))?;
                 assert_eq!(
                     (got[0].file_type.map(|t| t.to_string()), got[0].action),
                     (Some("binary".to_string()), Some(FileAction::Add))

@@ -79,7 +79,8 @@ fn open(
 ) -> Result<(), OpenError> {
     let req = OpenRequest {
         files: vec![path.to_string()],
-        file_type: file_type.to_string(),
+        file_type: (!file_type.is_empty())
+            .then(|| keel_core::TypeChange::parse(file_type).expect("a valid -t value")),
         ..OpenRequest::default()
     };
     f.service.open(who, action, req).map(drop)

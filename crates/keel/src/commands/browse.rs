@@ -221,7 +221,12 @@ pub async fn fstat(s: &mut Session, args: FilesRequiredArgs) -> Result<()> {
             fields.push(("type", record.file_type.clone()));
         }
         fields.push(("movedFile", record.move_file.clone()));
-        fields.push(("otherOpen", record.other_open.clone()));
+        let others: Vec<String> = record
+            .others_open
+            .iter()
+            .map(|o| format!("{}@{}", o.user, o.workspace))
+            .collect();
+        fields.push(("otherOpen", others.join(" ")));
         if record.exclusive_held {
             fields.push(("otherLock", "1".into()));
         }

@@ -65,6 +65,11 @@ fn reopen_changes_type_and_change() {
     assert_eq!(str_field(&fstat[0], "headType"), "binary+l");
     let err = a.fail(&["reopen", "-c", "77", "x.dat"]);
     assert!(err.contains("x.dat") || err.contains("77"), "{err}");
+    write(&a.cwd, "y.dat", "data\n");
+    let err = a.fail(&["add", "-t", "+Q", "y.dat"]);
+    assert!(err.contains("+Q") && err.contains("'Q'"), "{err}");
+    let err = a.fail(&["reopen", "-t", "blob", "x.dat"]);
+    assert!(err.contains("blob"), "{err}");
 }
 
 #[test]

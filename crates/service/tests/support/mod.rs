@@ -112,7 +112,7 @@ impl World {
         let req = OpenRequest {
             files: strings(files),
             change: ChangeRef::from_number(change),
-            file_type: file_type.to_string(),
+            file_type: ty(file_type),
             add_types: Vec::new(),
         };
         self.service.open(who, action, req)
@@ -422,4 +422,9 @@ fn mismatch(got: &Result<(), Failure>, want: Want) -> Option<String> {
 /// Drops a command's records: the table compares outcomes.
 pub fn done<T, E: Into<Failure>>(r: Result<T, E>) -> Result<(), Failure> {
     r.map(|_| ()).map_err(Into::into)
+}
+
+/// A `-t` value as the server passes it on (`""` = none).
+pub fn ty(text: &str) -> Option<keel_core::TypeChange> {
+    (!text.is_empty()).then(|| keel_core::TypeChange::parse(text).expect("a valid -t value"))
 }
