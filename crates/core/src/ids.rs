@@ -110,7 +110,13 @@ pub struct Digest(pub [u8; 32]);
 impl Digest {
     /// Lower-case hexadecimal form (64 characters).
     pub fn to_hex(&self) -> String {
-        hex::encode(self.0)
+        // `encode_to_slice` writes bytes; `hex::encode` goes through a char iterator, which a
+        // listing of many files pays per record.
+        let mut out = [0u8; 64];
+        hex::encode_to_slice(self.0, &mut out).expect("64 bytes hold 32 bytes in hex");
+        std::str::from_utf8(&out)
+            .expect("hex digits are ASCII")
+            .to_owned()
     }
 
     /// Parses exactly 64 hexadecimal characters (either case).
