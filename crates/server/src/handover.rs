@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc::{self, error::TryRecvError};
-use tokio::sync::{Semaphore, TryAcquireError};
+use tokio::sync::{Semaphore, TryAcquireError, oneshot};
 use tokio_stream::Stream;
 use tonic::Status;
 
@@ -29,12 +29,14 @@ pub(crate) fn handover<T>(limits: HandoverLimits) -> (Producer<T>, Consumer<T>) 
     let (tx, rx) = mpsc::channel(limits.max_items.max(1));
     let max_bytes = u32::try_from(limits.max_bytes).unwrap_or(u32::MAX).max(1);
     let bytes = Arc::new(Semaphore::new(max_bytes as usize));
+    let (alive, producer_gone) = oneshot::channel();
     (
         Producer {
             tx,
             bytes: bytes.clone(),
             max_bytes,
             runtime: Handle::current(),
+            _alive: alive,
         },
         Consumer {
             rx,
@@ -43,6 +45,7 @@ pub(crate) fn handover<T>(limits: HandoverLimits) -> (Producer<T>, Consumer<T>) 
             current: Vec::new().into_iter(),
             flowing: false,
             pause: None,
+            producer_gone: Some(producer_gone),
         },
     )
 }
@@ -55,6 +58,8 @@ pub(crate) struct Producer<T> {
     bytes: Arc<Semaphore>,
     max_bytes: u32,
     runtime: Handle,
+    /// Dropped with the producer: tells a pausing stream that no more records will come.
+    _alive: oneshot::Sender<()>,
 }
 
 impl<T> Producer<T> {
@@ -88,6 +93,8 @@ pub(crate) struct Consumer<T> {
     /// Records arrived since the stream last waited: look again after a pause.
     flowing: bool,
     pause: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Resolves when the producer is gone, so a pause ends with it rather than with the timer.
+    producer_gone: Option<oneshot::Receiver<()>>,
 }
 
 // Nothing in a `Consumer` is pinned in place (the pause is boxed).
@@ -118,8 +125,15 @@ impl<T> Stream for Consumer<T> {
                 return Poll::Ready(Some(item));
             }
             if let Some(pause) = this.pause.as_mut() {
-                // Only the timer wakes a pausing stream; records gather meanwhile.
-                if pause.as_mut().poll(cx).is_pending() {
+                // Records gather while the stream pauses; the timer or the producer's end wakes
+                // it (a short reply's end must not wait out the tick).
+                let gone = match this.producer_gone.as_mut() {
+                    Some(gone) => Pin::new(gone).poll(cx).is_ready(),
+                    None => true,
+                };
+                if gone {
+                    this.producer_gone = None;
+                } else if pause.as_mut().poll(cx).is_pending() {
                     return Poll::Pending;
                 }
                 this.pause = None;
@@ -295,6 +309,27 @@ mod tests {
         let last = consumer.next().await.unwrap().unwrap_err();
         assert_eq!(last.message(), "late");
         assert!(consumer.next().await.is_none());
+        feeder.join().unwrap();
+    }
+
+    /// A stream ends when its producer does, not when its pacing tick runs out: with a pace
+    /// of an hour, a one-record reply still ends at once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_producers_end_cuts_a_pause_short() {
+        let pace = Duration::from_secs(3600);
+        let (producer, mut consumer) = handover::<u32>(HandoverLimits { pace, ..limits() });
+        let feeder = std::thread::spawn(move || {
+            assert!(producer.send(Ok(7), 8));
+            // Give the stream time to take the record and start its pause before the end.
+            std::thread::sleep(Duration::from_millis(50));
+        });
+        let drained = tokio::time::timeout(Duration::from_secs(60), async {
+            let first = consumer.next().await.map(|r| r.unwrap());
+            (first, consumer.next().await.is_none())
+        })
+        .await
+        .expect("the stream ended long before its pause would have");
+        assert_eq!(drained, (Some(7), true));
         feeder.join().unwrap();
     }
 }
