@@ -10,7 +10,7 @@ use crate::expand::selection_of;
 use crate::paging::Cursor;
 use crate::{Caller, Content, Service, ServiceError};
 use keel_blob::Encoding;
-use keel_core::{DepotPath, LineKind, RevSpec};
+use keel_core::{DepotPath, Digest, FileType, LineKind, RevSpec};
 use keel_store::{HaveRow, OpenedRow, PathRange, PendingInteg, ReadTxn, RevisionRow};
 use std::collections::HashMap;
 
@@ -60,8 +60,10 @@ pub struct SyncItem {
     /// 0 when the file is deleted from the workspace.
     pub rev: u32,
     pub action: SyncAction,
-    pub file_type: String,
-    pub digest: String,
+    /// The revision's type and content; `None` for a file that leaves the workspace (and no
+    /// digest for a deleted revision).
+    pub file_type: Option<FileType>,
+    pub digest: Option<Digest>,
     pub size: u64,
     /// When the revision was submitted (seconds since the epoch).
     pub time: i64,
@@ -75,8 +77,8 @@ impl SyncItem {
             client_file,
             rev: 0,
             action: SyncAction::Deleted,
-            file_type: String::new(),
-            digest: String::new(),
+            file_type: None,
+            digest: None,
             size: 0,
             time: 0,
         }
@@ -336,8 +338,8 @@ impl Service {
                             client_file,
                             rev: t.rev,
                             action: SyncAction::Resolve,
-                            file_type: t.file_type.to_string(),
-                            digest: t.digest.map(|d| d.to_hex()).unwrap_or_default(),
+                            file_type: Some(t.file_type),
+                            digest: t.digest,
                             size: t.size,
                             time: t.time,
                         };
@@ -368,8 +370,8 @@ impl Service {
                     client_file,
                     rev: target.rev,
                     action,
-                    file_type: target.file_type.to_string(),
-                    digest: target.digest.map(|d| d.to_hex()).unwrap_or_default(),
+                    file_type: Some(target.file_type),
+                    digest: target.digest,
                     size: target.size,
                     time: target.time,
                 };
