@@ -607,7 +607,7 @@ impl pb::keel_server::Keel for Api {
                         digest: content.digest.to_hex(),
                     })),
                 })?;
-                send_content(sink, content.blob, &path, chunk, |data| {
+                send_content(sink, content.blob, path.as_str(), chunk, |data| {
                     pb::ContentMessage {
                         body: Some(Body::Chunk(data)),
                     }

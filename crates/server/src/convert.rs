@@ -1,7 +1,8 @@
 //! Translation between wire messages and service values; wire types stop here.
 
 use keel_core::{
-    ChangeNumber, ChangeStatus, Digest, FileAction, FileType, IntegEdge, IntegHow, TypeChange,
+    ChangeNumber, ChangeStatus, DepotPath, Digest, FileAction, FileType, IntegEdge, IntegHow,
+    TypeChange,
 };
 use keel_proto::v1 as pb;
 use keel_service::{
@@ -555,7 +556,7 @@ pub(crate) fn file(f: FileInfo) -> pb::FileRecord {
         _ => (pb::IntegHow::Unspecified, pb::ResolveOutcome::Unspecified),
     };
     pb::FileRecord {
-        depot_file: f.depot_file,
+        depot_file: f.depot_file.into_string(),
         client_file: f.client_file.unwrap_or_default(),
         head_rev: f.head_rev,
         head_change: f.head_change.map_or(0, |c| c.0),
@@ -571,7 +572,7 @@ pub(crate) fn file(f: FileInfo) -> pb::FileRecord {
         file_type: f.file_type.map(|t| t.to_string()).unwrap_or_default(),
         user: f.user,
         workspace: f.workspace,
-        move_file: f.move_file.unwrap_or_default(),
+        move_file: text(f.move_file),
         description: f.description,
         exclusive_held: f.exclusive_held,
         others_open: f
@@ -587,10 +588,10 @@ pub(crate) fn file(f: FileInfo) -> pb::FileRecord {
         resolve_how: resolve_how as i32,
         resolve_outcome: resolve_outcome as i32,
         integrations: f.integrations.into_iter().map(integration).collect(),
-        source_file: f.source_file.unwrap_or_default(),
+        source_file: text(f.source_file),
         source_start: f.source_start,
         source_end: f.source_end,
-        base_file: f.base_file.unwrap_or_default(),
+        base_file: text(f.base_file),
         base_rev: f.base_rev,
         base_digest: hex(f.base_digest),
         lazy_digest: hex(f.lazy_digest),
@@ -622,6 +623,11 @@ fn file_action(a: Option<FileAction>) -> pb::FileAction {
 }
 
 /// A digest as the wire carries it: lower-case hex, empty when there is none.
+/// A path's text on the wire; empty for none.
+fn text(path: Option<DepotPath>) -> String {
+    path.map(DepotPath::into_string).unwrap_or_default()
+}
+
 fn hex(digest: Option<Digest>) -> String {
     digest.map(|d| d.to_hex()).unwrap_or_default()
 }

@@ -371,10 +371,7 @@ impl Service {
                     if !args.is_empty() && !args.iter().any(|a| a.matches(have.path.as_str())) {
                         continue;
                     }
-                    let mut info = FileInfo {
-                        depot_file: have.path.to_string(),
-                        ..FileInfo::default()
-                    };
+                    let mut info = FileInfo::new(have.path.clone());
                     if let Some(rev) = snap.revision(&have.path, have.rev)? {
                         set_head(&mut info, &rev);
                     }

@@ -2,15 +2,12 @@
 
 use crate::FileInfo;
 use crate::context::WorkspaceCtx;
-use keel_core::{ChangeRef, DepotPath};
+use keel_core::ChangeRef;
 use keel_store::{OpenedRow, RevisionRow};
 
 /// Head fields from a revision.
 pub(crate) fn from_revision(rev: &RevisionRow) -> FileInfo {
-    let mut info = FileInfo {
-        depot_file: rev.path.to_string(),
-        ..FileInfo::default()
-    };
+    let mut info = FileInfo::new(rev.path.clone());
     set_head(&mut info, rev);
     info
 }
@@ -33,14 +30,14 @@ pub(crate) fn set_opened(info: &mut FileInfo, open: &OpenedRow) {
     info.file_type = Some(open.file_type);
     info.user = open.user.clone();
     info.workspace = open.workspace.clone();
-    info.move_file = open.move_file.as_ref().map(DepotPath::to_string);
+    info.move_file = open.move_file.clone();
     info.lazy_digest = open.lazy.as_ref().map(|l| l.digest);
     if let Some(integ) = &open.integ {
-        info.source_file = Some(integ.from_path.to_string());
+        info.source_file = Some(integ.from_path.clone());
         info.source_start = integ.from_start;
         info.source_end = integ.from_end;
         if let Some((path, rev)) = &integ.base {
-            info.base_file = Some(path.to_string());
+            info.base_file = Some(path.clone());
             info.base_rev = *rev;
         }
         info.unresolved = !integ.resolved;
@@ -49,10 +46,7 @@ pub(crate) fn set_opened(info: &mut FileInfo, open: &OpenedRow) {
 
 /// A record for an opened file, with its workspace path when the view maps it.
 pub(crate) fn from_opened(open: &OpenedRow, ws: Option<&WorkspaceCtx>) -> FileInfo {
-    let mut info = FileInfo {
-        depot_file: open.path.to_string(),
-        ..FileInfo::default()
-    };
+    let mut info = FileInfo::new(open.path.clone());
     set_opened(&mut info, open);
     info.head_rev = open.base_rev;
     if let Some(ws) = ws {

@@ -400,22 +400,21 @@ impl Service {
             integ: Some(pending.clone()),
         };
         let mut info = FileInfo {
-            depot_file: target.to_string(),
             client_file: Some(client_file),
             action: Some(action),
             change: ChangeRef::from_number(req.change),
             file_type: Some(file_type),
             have_rev: have,
-            ..FileInfo::default()
+            ..FileInfo::new(target.clone())
         };
         set_head(&mut info, source);
         info.lazy_digest = row.lazy.as_ref().map(|l| l.digest);
         info.unresolved = !pending.resolved;
-        info.source_file = Some(source.path.to_string());
+        info.source_file = Some(source.path.clone());
         info.source_start = start;
         info.source_end = end;
         if let Some((path, rev)) = &pending.base {
-            info.base_file = Some(path.to_string());
+            info.base_file = Some(path.clone());
             info.base_rev = *rev;
         }
         info.outcome = Some(FileOutcome::Integrated);

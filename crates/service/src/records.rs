@@ -2,7 +2,8 @@
 
 use keel_blob::StoredBlob;
 use keel_core::{
-    ChangeNumber, ChangeRef, ChangeStatus, Digest, FileAction, FileType, IntegEdge, IntegHow,
+    ChangeNumber, ChangeRef, ChangeStatus, DepotPath, Digest, FileAction, FileType, IntegEdge,
+    IntegHow,
 };
 
 use crate::ResolveOutcome;
@@ -58,9 +59,9 @@ pub struct OpenedElsewhere {
 }
 
 /// One file's facts; commands fill what applies (names follow Perforce's fstat fields).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileInfo {
-    pub depot_file: String,
+    pub depot_file: DepotPath,
     /// Relative to the workspace root, `/`-separated; `None` when not in a view.
     pub client_file: Option<String>,
     /// The head revision (or the one asked for); 0 and `None`s when there is none.
@@ -82,7 +83,7 @@ pub struct FileInfo {
     pub user: String,
     pub workspace: String,
     /// A move's other half.
-    pub move_file: Option<String>,
+    pub move_file: Option<DepotPath>,
     pub description: String,
     pub exclusive_held: bool,
     /// fstat: the other workspaces with the file open.
@@ -92,17 +93,55 @@ pub struct FileInfo {
     /// Filelog: the integration records into this revision.
     pub integrations: Vec<IntegEdge>,
     /// Integrations: the source file and its revisions `(source_start, source_end]`.
-    pub source_file: Option<String>,
+    pub source_file: Option<DepotPath>,
     pub source_start: u32,
     pub source_end: u32,
     /// Integrations: the merge base (`None` when there is none).
-    pub base_file: Option<String>,
+    pub base_file: Option<DepotPath>,
     pub base_rev: u32,
     pub base_digest: Option<Digest>,
     /// Digest of content the server already holds for an opened file (lazy copy).
     pub lazy_digest: Option<Digest>,
     /// Whether an opened file still needs a resolve.
     pub unresolved: bool,
+}
+
+impl FileInfo {
+    /// A record of `depot_file` with nothing else known yet.
+    pub fn new(depot_file: DepotPath) -> FileInfo {
+        FileInfo {
+            depot_file,
+            client_file: None,
+            head_rev: 0,
+            head_change: None,
+            head_action: None,
+            head_type: None,
+            head_time: 0,
+            head_size: 0,
+            head_digest: None,
+            head_md5: String::new(),
+            have_rev: 0,
+            action: None,
+            change: ChangeRef::default(),
+            file_type: None,
+            user: String::new(),
+            workspace: String::new(),
+            move_file: None,
+            description: String::new(),
+            exclusive_held: false,
+            others_open: Vec::new(),
+            outcome: None,
+            integrations: Vec::new(),
+            source_file: None,
+            source_start: 0,
+            source_end: 0,
+            base_file: None,
+            base_rev: 0,
+            base_digest: None,
+            lazy_digest: None,
+            unresolved: false,
+        }
+    }
 }
 
 /// What a command did to one file. The variants name the event; the record's own fields carry
@@ -171,7 +210,7 @@ pub struct SubmitResult {
     pub workspace: String,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diff2Result {
     pub left: FileInfo,
     pub right: FileInfo,

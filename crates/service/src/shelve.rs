@@ -51,7 +51,6 @@ pub(crate) fn whole_shelf(
 /// A record describing one shelved file (head fields describe the shelved content).
 pub(crate) fn shelved_info(row: &ShelvedRow, ws: Option<&WorkspaceCtx>) -> FileInfo {
     FileInfo {
-        depot_file: row.path.to_string(),
         client_file: ws.and_then(|w| w.client_file(&row.path)),
         head_rev: row.base_rev,
         head_change: Some(row.change),
@@ -63,8 +62,8 @@ pub(crate) fn shelved_info(row: &ShelvedRow, ws: Option<&WorkspaceCtx>) -> FileI
         action: Some(row.action),
         change: ChangeRef::from_number(row.change.0),
         file_type: Some(row.file_type),
-        move_file: row.move_file.as_ref().map(DepotPath::to_string),
-        ..FileInfo::default()
+        move_file: row.move_file.clone(),
+        ..FileInfo::new(row.path.clone())
     }
 }
 

@@ -211,7 +211,7 @@ impl SubmitSession {
                 .iter()
                 .map(|f| HaveRow {
                     // The change's revisions, just read back from the store.
-                    path: DepotPath::from_stored(f.depot_file.clone()),
+                    path: f.depot_file.clone(),
                     rev: f.have_rev,
                     client: f.client_file.clone().unwrap_or_default(),
                 })

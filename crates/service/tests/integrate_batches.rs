@@ -79,7 +79,7 @@ fn a_branch_of_several_batches_opens_every_target_once() {
     };
     service
         .integrate(&who, IntegrateMode::Integrate, request, &mut |f| {
-            reported.push(f.depot_file);
+            reported.push(f.depot_file.into_string());
             Ok(())
         })
         .expect("integrated");
@@ -94,7 +94,11 @@ fn a_branch_of_several_batches_opens_every_target_once() {
     let mut submitted = Vec::new();
     service
         .submitted_files(&result, &mut |batch| {
-            submitted.extend(batch.into_iter().map(|f| (f.depot_file, f.action)));
+            submitted.extend(
+                batch
+                    .into_iter()
+                    .map(|f| (f.depot_file.into_string(), f.action)),
+            );
             Ok(())
         })
         .expect("submitted files");

@@ -124,7 +124,7 @@ fn submitted(service: &Service, result: &keel_service::SubmitResult) -> Vec<Stri
     let mut files = Vec::new();
     service
         .submitted_files(result, &mut |batch| {
-            files.extend(batch.into_iter().map(|f| f.depot_file));
+            files.extend(batch.into_iter().map(|f| f.depot_file.into_string()));
             Ok(())
         })
         .expect("submitted files");

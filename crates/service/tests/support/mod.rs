@@ -235,7 +235,7 @@ impl World {
         self.service
             .opened(who, &[], false, "", None, &mut |f| {
                 let action = f.action.map(|a| a.as_str().to_string()).unwrap_or_default();
-                out.push((f.depot_file, action, f.change.number()));
+                out.push((f.depot_file.into_string(), action, f.change.number()));
                 Ok(())
             })
             .expect("opened");
