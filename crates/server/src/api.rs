@@ -407,7 +407,7 @@ impl pb::keel_server::Keel for Api {
                 let totals = svc.sync(&who, &req.files, opts, &mut |event| {
                     let item = event.item;
                     let msg = pb::SyncFile {
-                        depot_file: item.depot_file.clone(),
+                        depot_file: item.depot_file.to_string(),
                         client_file: item.client_file,
                         rev: item.rev,
                         action: convert::sync_action(item.action) as i32,
@@ -427,11 +427,15 @@ impl pb::keel_server::Keel for Api {
                         body: Some(Body::File(msg)),
                     })?;
                     if let Some(content) = event.content {
-                        send_content(sink, content.blob, &item.depot_file, chunk, |data| {
-                            pb::SyncMessage {
+                        send_content(
+                            sink,
+                            content.blob,
+                            item.depot_file.as_str(),
+                            chunk,
+                            |data| pb::SyncMessage {
                                 body: Some(Body::Chunk(data)),
-                            }
-                        })?;
+                            },
+                        )?;
                     }
                     Ok(())
                 })?;

@@ -51,7 +51,7 @@ pub(crate) fn branch_from_wire(b: pb::Branch) -> BranchSpec {
 
 pub(crate) fn label_file(c: LabelFileChange) -> pb::LabelFile {
     pb::LabelFile {
-        depot_file: c.depot_file,
+        depot_file: c.depot_file.into_string(),
         rev: c.rev,
         action: match c.action {
             LabelEntryAction::Added => pb::LabelFileAction::Added,

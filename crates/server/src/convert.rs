@@ -753,9 +753,9 @@ fn integration(e: IntegEdge) -> pb::IntegRecord {
 
 pub(crate) fn integ_info(i: IntegInfo) -> pb::IntegRecord {
     pb::IntegRecord {
-        to_file: i.to_file,
+        to_file: i.to_file.into_string(),
         to_rev: i.to_rev,
-        from_file: i.from_file,
+        from_file: i.from_file.into_string(),
         start_from_rev: i.start_from_rev,
         end_from_rev: i.end_from_rev,
         how: integ_how(Some(i.how)) as i32,

@@ -48,7 +48,7 @@ struct EntryChange {
 impl EntryChange {
     fn into_record(self) -> LabelFileChange {
         LabelFileChange {
-            depot_file: self.path.into_string(),
+            depot_file: self.path,
             rev: self.rev,
             action: self.action,
         }

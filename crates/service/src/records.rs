@@ -250,7 +250,7 @@ pub struct BranchSpec {
 /// One label entry changed (or, when previewing, to be changed) by `tag` or `labelsync`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LabelFileChange {
-    pub depot_file: String,
+    pub depot_file: DepotPath,
     /// The revision added or updated to, or the revision that was removed.
     pub rev: u32,
     pub action: LabelEntryAction,

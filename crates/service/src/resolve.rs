@@ -7,10 +7,9 @@
 use crate::args::FileArg;
 use crate::context::caller_workspace;
 use crate::fileinfo::{from_opened, set_head};
-use crate::integrate::edge;
 use crate::paging::Cursor;
 use crate::{Caller, FileInfo, FileOutcome, IntegrateError, Service, ServiceError};
-use keel_core::{ChangeNumber, IntegHow};
+use keel_core::{ChangeNumber, DepotPath, IntegHow};
 use keel_store::{LazyContent, OpenedRow, ReadTxn};
 
 /// How the client resolved a file.
@@ -29,9 +28,9 @@ pub enum ResolveOutcome {
 /// One line of `integrated`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IntegInfo {
-    pub to_file: String,
+    pub to_file: DepotPath,
     pub to_rev: u32,
-    pub from_file: String,
+    pub from_file: DepotPath,
     pub start_from_rev: u32,
     pub end_from_rev: u32,
     pub how: IntegHow,
@@ -233,32 +232,28 @@ impl Service {
                 &mut |head| {
                     for row in snap.integrations_into(&head.path)? {
                         found += 1;
-                        let change = row.change;
-                        let e = edge(row);
                         sink(IntegInfo {
-                            to_file: e.to_path,
-                            to_rev: e.to_rev,
-                            from_file: e.from_path,
-                            start_from_rev: e.from_start + 1,
-                            end_from_rev: e.from_end,
-                            how: e.how,
+                            to_file: row.to_path,
+                            to_rev: row.to_rev,
+                            from_file: row.from_path,
+                            start_from_rev: row.from_start + 1,
+                            end_from_rev: row.from_end,
+                            how: row.how,
                             reverse: false,
-                            change,
+                            change: row.change,
                         })?;
                     }
                     for row in snap.integrations_from(&head.path)? {
                         found += 1;
-                        let change = row.change;
-                        let e = edge(row);
                         sink(IntegInfo {
-                            to_file: e.from_path,
-                            to_rev: e.from_end,
-                            from_file: e.to_path,
-                            start_from_rev: e.to_rev,
-                            end_from_rev: e.to_rev,
-                            how: e.how,
+                            to_file: row.from_path,
+                            to_rev: row.from_end,
+                            from_file: row.to_path,
+                            start_from_rev: row.to_rev,
+                            end_from_rev: row.to_rev,
+                            how: row.how,
                             reverse: true,
-                            change,
+                            change: row.change,
                         })?;
                     }
                     Ok(())

@@ -55,7 +55,7 @@ impl SyncAction {
 /// One file whose workspace state changes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SyncItem {
-    pub depot_file: String,
+    pub depot_file: DepotPath,
     pub client_file: String,
     /// 0 when the file is deleted from the workspace.
     pub rev: u32,
@@ -71,7 +71,7 @@ pub struct SyncItem {
 
 impl SyncItem {
     /// A file that leaves the workspace (no revision, no content).
-    fn deleted(depot_file: String, client_file: String) -> SyncItem {
+    fn deleted(depot_file: DepotPath, client_file: String) -> SyncItem {
         SyncItem {
             depot_file,
             client_file,
@@ -297,7 +297,7 @@ impl Service {
                 if opened.contains_key(&have.path) || !pass.selects(have.path.as_str()) {
                     continue;
                 }
-                let item = SyncItem::deleted(have.path.into_string(), have.client);
+                let item = SyncItem::deleted(have.path, have.client);
                 emit(item, None, totals, sink)?;
             }
             Ok(None)
@@ -334,7 +334,7 @@ impl Service {
                             client: client_file.clone(),
                         });
                         let item = SyncItem {
-                            depot_file: path.into_string(),
+                            depot_file: path,
                             client_file,
                             rev: t.rev,
                             action: SyncAction::Resolve,
@@ -349,7 +349,7 @@ impl Service {
                 }
                 let Some(target) = target else {
                     if have != 0 {
-                        let item = SyncItem::deleted(path.into_string(), client_file);
+                        let item = SyncItem::deleted(path, client_file);
                         emit(item, None, totals, sink)?;
                     }
                     continue;
@@ -366,7 +366,7 @@ impl Service {
                     Some(self.content_of(&target)?)
                 };
                 let item = SyncItem {
-                    depot_file: target.path.into_string(),
+                    depot_file: target.path,
                     client_file,
                     rev: target.rev,
                     action,

@@ -208,7 +208,11 @@ impl World {
             ..SyncOptions::default()
         };
         self.service.sync(who, &strings(files), opts, &mut |e| {
-            out.push((e.item.depot_file, e.item.rev, e.item.action.as_str()));
+            out.push((
+                e.item.depot_file.into_string(),
+                e.item.rev,
+                e.item.action.as_str(),
+            ));
             Ok(())
         })?;
         Ok(out)
@@ -220,7 +224,7 @@ impl World {
         self.service
             .sync(who, &strings(files), SyncOptions::default(), &mut |e| {
                 have.push(HaveEntry {
-                    depot_file: e.item.depot_file,
+                    depot_file: e.item.depot_file.into_string(),
                     rev: e.item.rev,
                 });
                 Ok(())
