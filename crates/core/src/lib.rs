@@ -24,7 +24,7 @@ pub use ids::{
 };
 pub use integ::{IntegEdge, IntegHow, ancestors, pending_range, select_base};
 pub use merge::{MergeOutcome, merge3};
-pub use options::{OptionsError, WorkspaceOptions};
+pub use options::{OptionsError, SpecLock, WorkspaceOptions};
 pub use path::{ClientPath, DepotPath, PathError};
 pub use pattern::{PathPattern, PatternError};
 pub use resolve::{Resolution, ResolveMode, Skip, decide, decide_binary};

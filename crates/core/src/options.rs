@@ -11,6 +11,9 @@ pub enum OptionsError {
     /// The same option was given twice.
     #[error("invalid workspace options {text:?}: option {word:?} set more than once")]
     Repeated { text: String, word: String },
+    /// A label's or branch's Options is neither `locked` nor `unlocked`.
+    #[error("unknown Options '{text}' (locked or unlocked)")]
+    UnknownLock { text: String },
 }
 
 /// Workspace behaviour flags; all false by default.
@@ -71,6 +74,40 @@ impl fmt::Display for WorkspaceOptions {
             write!(f, "{sep}{no}{name}")?;
         }
         Ok(())
+    }
+}
+
+/// The `Options:` field of a label or branch spec: whether only its owner may change it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum SpecLock {
+    #[default]
+    Unlocked,
+    Locked,
+}
+
+impl SpecLock {
+    /// Parses `locked` or `unlocked` (empty is `unlocked`).
+    pub fn parse(text: &str) -> Result<SpecLock, OptionsError> {
+        match text.trim() {
+            "" | "unlocked" => Ok(SpecLock::Unlocked),
+            "locked" => Ok(SpecLock::Locked),
+            other => Err(OptionsError::UnknownLock {
+                text: other.to_string(),
+            }),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpecLock::Unlocked => "unlocked",
+            SpecLock::Locked => "locked",
+        }
+    }
+}
+
+impl fmt::Display for SpecLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -151,6 +188,18 @@ mod tests {
         assert_eq!(
             WorkspaceOptions::default(),
             opts(false, false, false, false)
+        );
+    }
+
+    #[test]
+    fn spec_lock_parses_and_prints() {
+        assert_eq!(SpecLock::parse(""), Ok(SpecLock::Unlocked));
+        assert_eq!(SpecLock::parse(" locked "), Ok(SpecLock::Locked));
+        assert_eq!(SpecLock::Locked.to_string(), "locked");
+        let err = SpecLock::parse("sealed").expect_err("unknown");
+        assert_eq!(
+            err.to_string(),
+            "unknown Options 'sealed' (locked or unlocked)"
         );
     }
 }

@@ -5,7 +5,7 @@ use crate::context::workspace_name;
 use crate::labels::{depot_of, lock_option};
 use crate::paging::Cursor;
 use crate::{BranchSpec, Caller, Service, ServiceError, SpecError, SpecKind};
-use keel_core::{LineKind, View, ViewLine};
+use keel_core::{LineKind, SpecLock, View, ViewLine};
 use keel_store::{BranchRow, ReadTxn};
 
 fn spec(row: BranchRow) -> BranchSpec {
@@ -13,7 +13,7 @@ fn spec(row: BranchRow) -> BranchSpec {
         name: row.name,
         owner: row.owner,
         description: row.description,
-        options: row.options,
+        options: row.options.to_string(),
         view: row.view,
         updated: row.updated,
     }
@@ -78,7 +78,7 @@ fn validate(
 
 /// Refuses a change to a locked spec by anyone but its owner.
 fn check_owner(row: &BranchRow, user: &str) -> Result<(), SpecError> {
-    if row.options == "locked" && row.owner != user {
+    if row.options == SpecLock::Locked && row.owner != user {
         return Err(SpecError::Locked {
             kind: SpecKind::Branch,
             name: row.name.clone(),
@@ -98,6 +98,11 @@ impl Service {
     ) -> Result<BranchSpec, SpecError> {
         self.touch_user(caller)?;
         let branch = validate(self.meta.snapshot()?.as_ref(), caller, branch)?;
+        let options = lock_option(&branch.options).map_err(|reason| SpecError::Invalid {
+            kind: SpecKind::Branch,
+            name: branch.name.clone(),
+            reason,
+        })?;
         let now = self.now();
         let user = caller.user.clone();
         let saved = keel_store::write(self.meta.as_ref(), move |txn| {
@@ -115,7 +120,7 @@ impl Service {
                 name: branch.name,
                 owner: branch.owner,
                 description: branch.description,
-                options: branch.options,
+                options,
                 view: branch.view,
                 created: existing.as_ref().map(|e| e.created).unwrap_or(now),
                 updated: now,
@@ -199,7 +204,7 @@ mod tests {
             name: "rel".into(),
             owner: "alice".into(),
             description: String::new(),
-            options: "locked".into(),
+            options: SpecLock::Locked,
             view: vec![],
             created: 0,
             updated: 0,

@@ -1,7 +1,7 @@
 //! Per-request context: validated names and the caller's workspace with its compiled view.
 
 use crate::{Caller, ServiceError, error::bad_argument};
-use keel_core::{DepotPath, UserName, View, WorkspaceName, WorkspaceOptions};
+use keel_core::{DepotPath, UserName, View, WorkspaceName};
 use keel_store::{ReadTxn, WorkspaceRow};
 
 /// A workspace with its view compiled and options parsed.
@@ -15,10 +15,6 @@ pub(crate) struct WorkspaceCtx {
 impl WorkspaceCtx {
     pub(crate) fn new(row: WorkspaceRow) -> Result<WorkspaceCtx, ServiceError> {
         let view = View::parse_lines(&row.view).map_err(|e| ServiceError::BadWorkspace {
-            name: row.name.clone(),
-            reason: e.to_string(),
-        })?;
-        WorkspaceOptions::parse(&row.options).map_err(|e| ServiceError::BadWorkspace {
             name: row.name.clone(),
             reason: e.to_string(),
         })?;

@@ -5,7 +5,7 @@
 use crate::context::workspace_name;
 use crate::paging::Cursor;
 use crate::{Caller, LabelError, LabelSpec, Service, ServiceError};
-use keel_core::{ChangeNumber, LineKind, View, ViewLine};
+use keel_core::{ChangeNumber, LineKind, SpecLock, View, ViewLine};
 use keel_store::{LabelRow, ReadTxn};
 
 /// The view a label gets when none is given.
@@ -28,7 +28,7 @@ impl LabelCtx {
             reason,
         };
         let view = label_view(&row.view).map_err(bad)?;
-        let revision = parse_revision(&row.revision).map_err(bad)?;
+        let revision = row.revision;
         Ok(LabelCtx {
             row,
             view,
@@ -46,7 +46,7 @@ impl LabelCtx {
     }
 
     pub(crate) fn locked(&self) -> bool {
-        self.row.options == "locked"
+        self.row.options == SpecLock::Locked
     }
 
     /// Refuses changes to a locked label.
@@ -80,12 +80,8 @@ pub(crate) fn load_label(snap: &dyn ReadTxn, name: &str) -> Result<LabelCtx, Lab
 }
 
 /// `unlocked` (the default, for an empty value) or `locked`.
-pub(crate) fn lock_option(text: &str) -> Result<&'static str, String> {
-    match text.trim() {
-        "" | "unlocked" => Ok("unlocked"),
-        "locked" => Ok("locked"),
-        other => Err(format!("unknown Options '{other}' (locked or unlocked)")),
-    }
+pub(crate) fn lock_option(text: &str) -> Result<SpecLock, String> {
+    SpecLock::parse(text).map_err(|e| e.to_string())
 }
 
 /// An automatic label's Revision: empty (static label) or `@N`.
@@ -169,8 +165,8 @@ fn spec(row: LabelRow) -> LabelSpec {
         name: row.name,
         owner: row.owner,
         description: row.description,
-        options: row.options,
-        revision: row.revision,
+        options: row.options.to_string(),
+        revision: row.revision.map(|c| format!("@{c}")).unwrap_or_default(),
         view: row.view,
         updated: row.updated,
     }
@@ -216,7 +212,7 @@ fn validate(
 /// Whether saving `new` over `old` (a locked label) is allowed for `user`: only the owner may,
 /// and only to unlock it.
 fn check_locked_save(old: &LabelRow, new: &LabelSpec, user: &str) -> Result<(), LabelError> {
-    if old.options != "locked" {
+    if old.options != SpecLock::Locked {
         return Ok(());
     }
     if old.owner != user {
@@ -243,6 +239,12 @@ impl Service {
     ) -> Result<LabelSpec, LabelError> {
         self.touch_user(caller)?;
         let label = validate(self.meta.snapshot()?.as_ref(), caller, label)?;
+        let bad = |reason: String| LabelError::Invalid {
+            name: label.name.clone(),
+            reason,
+        };
+        let options = lock_option(&label.options).map_err(bad)?;
+        let revision = parse_revision(&label.revision).map_err(bad)?;
         let now = self.now();
         let user = caller.user.clone();
         let saved = keel_store::write(self.meta.as_ref(), move |txn| {
@@ -257,8 +259,8 @@ impl Service {
                 name: label.name,
                 owner: label.owner,
                 description: label.description,
-                options: label.options,
-                revision: label.revision,
+                options,
+                revision,
                 view: label.view,
                 created: existing.as_ref().map(|e| e.created).unwrap_or(now),
                 updated: now,
@@ -356,8 +358,8 @@ mod tests {
         assert_eq!(parse_revision("@42"), Ok(Some(ChangeNumber(42))));
         assert!(parse_revision("42").is_err());
         assert!(parse_revision("@x").is_err());
-        assert_eq!(lock_option(""), Ok("unlocked"));
-        assert_eq!(lock_option("locked"), Ok("locked"));
+        assert_eq!(lock_option(""), Ok(SpecLock::Unlocked));
+        assert_eq!(lock_option("locked"), Ok(SpecLock::Locked));
         assert!(lock_option("sealed").is_err());
     }
 
@@ -367,8 +369,8 @@ mod tests {
             name: "rel".into(),
             owner: "alice".into(),
             description: String::new(),
-            options: "locked".into(),
-            revision: String::new(),
+            options: SpecLock::Locked,
+            revision: None,
             view: vec![DEFAULT_LABEL_VIEW.into()],
             created: 0,
             updated: 0,

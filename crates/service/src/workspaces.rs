@@ -13,7 +13,7 @@ fn spec(row: WorkspaceRow) -> WorkspaceSpec {
         host: row.host,
         root: row.root,
         description: row.description,
-        options: row.options,
+        options: row.options.to_string(),
         view: row.view,
         updated: row.updated,
         accessed: row.accessed,
@@ -77,6 +77,12 @@ impl Service {
     ) -> Result<WorkspaceSpec, SpecError> {
         self.touch_user(caller)?;
         let ws = validate(self.meta.snapshot()?.as_ref(), caller, ws)?;
+        // `validate` wrote the options in their normal form.
+        let options = WorkspaceOptions::parse(&ws.options).map_err(|e| SpecError::Invalid {
+            kind: SpecKind::Workspace,
+            name: ws.name.clone(),
+            reason: e.to_string(),
+        })?;
         let now = self.now();
         let saved = keel_store::write(self.meta.as_ref(), move |txn| {
             let existing = txn.get_workspace(&ws.name)?;
@@ -95,7 +101,7 @@ impl Service {
                 host: ws.host,
                 root: ws.root,
                 description: ws.description,
-                options: ws.options,
+                options,
                 view: ws.view,
                 created: existing.as_ref().map(|e| e.created).unwrap_or(now),
                 updated: now,

@@ -3,7 +3,9 @@
 //! Depot paths are [`DepotPath`]s: validated when a caller builds a row, and read back without
 //! validating again ([`DepotPath::from_stored`]).
 
-use keel_core::{ChangeNumber, DepotPath, Digest, FileAction, FileType, IntegHow};
+use keel_core::{
+    ChangeNumber, DepotPath, Digest, FileAction, FileType, IntegHow, SpecLock, WorkspaceOptions,
+};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DepotRow {
@@ -21,7 +23,7 @@ pub struct WorkspaceRow {
     pub host: String,
     pub root: String,
     pub description: String,
-    pub options: String,
+    pub options: WorkspaceOptions,
     pub view: Vec<String>,
     pub created: i64,
     pub updated: i64,
@@ -125,10 +127,9 @@ pub struct LabelRow {
     pub name: String,
     pub owner: String,
     pub description: String,
-    /// `locked` or `unlocked`.
-    pub options: String,
-    /// Optional automatic-label revision (`@N`); empty for a static label.
-    pub revision: String,
+    pub options: SpecLock,
+    /// An automatic label's revision (`@N`); `None` for a static label.
+    pub revision: Option<ChangeNumber>,
     pub view: Vec<String>,
     pub created: i64,
     pub updated: i64,
@@ -139,7 +140,7 @@ pub struct BranchRow {
     pub name: String,
     pub owner: String,
     pub description: String,
-    pub options: String,
+    pub options: SpecLock,
     pub view: Vec<String>,
     pub created: i64,
     pub updated: i64,

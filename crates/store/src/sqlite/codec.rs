@@ -4,7 +4,9 @@ use crate::{
     BranchRow, ChangeRow, ChangeStatus, DepotRow, IntegRow, LabelRow, LazyContent, OpenedRow,
     PendingInteg, RevisionRow, ShelvedRow, WorkspaceRow,
 };
-use keel_core::{ChangeNumber, DepotPath, Digest, FileAction, FileType, IntegHow};
+use keel_core::{
+    ChangeNumber, DepotPath, Digest, FileAction, FileType, IntegHow, SpecLock, WorkspaceOptions,
+};
 use rusqlite::Row;
 use rusqlite::types::Type;
 
@@ -14,6 +16,33 @@ fn corrupt(column: usize, what: &str, value: &str) -> rusqlite::Error {
         Type::Text,
         format!("unrecognised {what} {value:?}").into(),
     )
+}
+
+fn workspace_options(row: &Row, i: usize) -> rusqlite::Result<WorkspaceOptions> {
+    let s: String = row.get(i)?;
+    WorkspaceOptions::parse(&s).map_err(|_| corrupt(i, "workspace options", &s))
+}
+
+fn spec_lock(row: &Row, i: usize) -> rusqlite::Result<SpecLock> {
+    let s: String = row.get(i)?;
+    SpecLock::parse(&s).map_err(|_| corrupt(i, "spec options", &s))
+}
+
+/// An automatic label's revision, stored as `@N` (empty for a static label).
+fn label_revision(row: &Row, i: usize) -> rusqlite::Result<Option<ChangeNumber>> {
+    let s: String = row.get(i)?;
+    if s.is_empty() {
+        return Ok(None);
+    }
+    s.strip_prefix('@')
+        .and_then(|n| n.parse().ok())
+        .map(|n| Some(ChangeNumber(n)))
+        .ok_or_else(|| corrupt(i, "label revision", &s))
+}
+
+/// An automatic label's revision as stored (`@N`, empty for none).
+pub(crate) fn label_revision_text(revision: Option<ChangeNumber>) -> String {
+    revision.map(|c| format!("@{}", c.0)).unwrap_or_default()
 }
 
 /// A depot path column. The store wrote it from a `DepotPath`, so it is not validated again.
@@ -86,7 +115,7 @@ pub(crate) fn workspace(row: &Row) -> rusqlite::Result<WorkspaceRow> {
         host: row.get(2)?,
         root: row.get(3)?,
         description: row.get(4)?,
-        options: row.get(5)?,
+        options: workspace_options(row, 5)?,
         view: view
             .lines()
             .map(str::to_string)
@@ -209,8 +238,8 @@ pub(crate) fn label(row: &Row) -> rusqlite::Result<LabelRow> {
         name: row.get(0)?,
         owner: row.get(1)?,
         description: row.get(2)?,
-        options: row.get(3)?,
-        revision: row.get(4)?,
+        options: spec_lock(row, 3)?,
+        revision: label_revision(row, 4)?,
         view: view
             .lines()
             .map(str::to_string)
@@ -229,7 +258,7 @@ pub(crate) fn branch(row: &Row) -> rusqlite::Result<BranchRow> {
         name: row.get(0)?,
         owner: row.get(1)?,
         description: row.get(2)?,
-        options: row.get(3)?,
+        options: spec_lock(row, 3)?,
         view: view
             .lines()
             .map(str::to_string)

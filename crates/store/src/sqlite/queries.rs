@@ -552,7 +552,7 @@ impl WriteTxn for Tx<'_> {
                 w.host,
                 w.root,
                 w.description,
-                w.options,
+                w.options.to_string(),
                 w.view.join("\n"),
                 w.created,
                 w.updated,
@@ -766,8 +766,8 @@ impl WriteTxn for Tx<'_> {
                 l.name,
                 l.owner,
                 l.description,
-                l.options,
-                l.revision,
+                l.options.as_str(),
+                codec::label_revision_text(l.revision),
                 l.view.join("\n"),
                 l.created,
                 l.updated
@@ -812,7 +812,7 @@ impl WriteTxn for Tx<'_> {
                 b.name,
                 b.owner,
                 b.description,
-                b.options,
+                b.options.as_str(),
                 b.view.join("\n"),
                 b.created,
                 b.updated

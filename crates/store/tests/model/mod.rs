@@ -6,7 +6,9 @@
 //! bytes, so a fuzzer's input and a seeded PRNG's output drive the same code. Names come from
 //! small pools so operations collide on the same workspaces, files, changes and labels.
 
-use keel_core::{ChangeNumber, DepotPath, Digest, FileAction, FileType};
+use keel_core::{
+    ChangeNumber, DepotPath, Digest, FileAction, FileType, SpecLock, WorkspaceOptions,
+};
 use keel_store::{
     ChangeFilter, ChangeRow, ChangeStatus, IntegRow, LabelRow, MetaStore, OpenedRow, PathRange,
     ReadTxn, RevisionRow, ShelvedRow, SqliteStore, StoreConfig, StoreError, WorkspaceRow, WriteTxn,
@@ -396,7 +398,7 @@ impl Harness {
                     host: String::new(),
                     root: root.clone(),
                     description: String::new(),
-                    options: String::new(),
+                    options: WorkspaceOptions::default(),
                     view: vec![format!("//depot/... //{name}/...")],
                     created: 0,
                     updated: 0,
@@ -548,8 +550,12 @@ impl Harness {
                     name: LABELS[label].to_string(),
                     owner: "fuzz".into(),
                     description: String::new(),
-                    options: if locked { "locked" } else { "unlocked" }.into(),
-                    revision: String::new(),
+                    options: if locked {
+                        SpecLock::Locked
+                    } else {
+                        SpecLock::Unlocked
+                    },
+                    revision: None,
                     view: vec!["//depot/...".into()],
                     created: 0,
                     updated: 0,
@@ -861,7 +867,7 @@ fn compare_in(snap: &dyn ReadTxn, m: &Model, jobs_base: u64) -> Result<(), Compa
         |l| l.name.clone(),
     )?
     .into_iter()
-    .map(|l| (l.name, l.options))
+    .map(|l| (l.name, l.options.to_string()))
     .collect();
     let want: Vec<(String, String)> = m
         .labels
