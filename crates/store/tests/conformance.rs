@@ -499,7 +499,8 @@ fn jobs_written_counts_the_jobs_that_kept_their_changes() {
 }
 
 /// The live skip-scan steps over the directory's own files and over files deleted at head
-/// (by delete or move/delete), and finds a live file after dead ones in the same subdirectory.
+/// (by delete or move/delete), finds a live file after dead ones in the same subdirectory, and
+/// counts a file deleted and added again as live.
 #[test]
 fn live_subdir_scan_skips_files_deleted_at_head() {
     let (_dir, store) = open();
@@ -510,6 +511,7 @@ fn live_subdir_scan_skips_files_deleted_at_head() {
         "//depot/d/b/z/live.txt",
         "//depot/d/c/old.txt",
         "//depot/d/c/x.txt",
+        "//depot/d/e/back.txt",
     ];
     submit(
         store.as_ref(),
@@ -522,7 +524,12 @@ fn live_subdir_scan_skips_files_deleted_at_head() {
             rev("//depot/d/b/moved.txt", 2, 0, FileAction::MoveDelete),
             rev("//depot/d/c/old.txt", 2, 0, FileAction::Delete),
             rev("//depot/d/c/x.txt", 2, 0, FileAction::Edit),
+            rev("//depot/d/e/back.txt", 2, 0, FileAction::Delete),
         ],
+    );
+    submit(
+        store.as_ref(),
+        vec![rev("//depot/d/e/back.txt", 3, 0, FileAction::Add)],
     );
     let snap = store.snapshot().expect("snapshot");
     let range = PathRange::prefix("//depot/d/");
@@ -538,6 +545,13 @@ fn live_subdir_scan_skips_files_deleted_at_head() {
         after = path.to_string();
         all.push(path.to_string());
     }
-    assert_eq!(live, ["//depot/d/b/z/live.txt", "//depot/d/c/x.txt"]);
-    assert_eq!(all.len(), 5, "{all:?}");
+    assert_eq!(
+        live,
+        [
+            "//depot/d/b/z/live.txt",
+            "//depot/d/c/x.txt",
+            "//depot/d/e/back.txt"
+        ]
+    );
+    assert_eq!(all.len(), 6, "{all:?}");
 }

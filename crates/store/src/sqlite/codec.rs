@@ -18,26 +18,40 @@ fn corrupt(column: usize, what: &str, value: &str) -> rusqlite::Error {
     )
 }
 
+/// A text column, borrowed from the row (no allocation): for values parsed into a type.
+fn text_at<'r>(row: &'r Row, i: usize) -> rusqlite::Result<&'r str> {
+    row.get_ref(i)?
+        .as_str()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Text, e.into()))
+}
+
+/// A nullable text column, borrowed from the row (see [`text_at`]).
+fn opt_text_at<'r>(row: &'r Row, i: usize) -> rusqlite::Result<Option<&'r str>> {
+    row.get_ref(i)?
+        .as_str_or_null()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Text, e.into()))
+}
+
 fn workspace_options(row: &Row, i: usize) -> rusqlite::Result<WorkspaceOptions> {
-    let s: String = row.get(i)?;
-    WorkspaceOptions::parse(&s).map_err(|_| corrupt(i, "workspace options", &s))
+    let s = text_at(row, i)?;
+    WorkspaceOptions::parse(s).map_err(|_| corrupt(i, "workspace options", s))
 }
 
 fn spec_lock(row: &Row, i: usize) -> rusqlite::Result<SpecLock> {
-    let s: String = row.get(i)?;
-    SpecLock::parse(&s).map_err(|_| corrupt(i, "spec options", &s))
+    let s = text_at(row, i)?;
+    SpecLock::parse(s).map_err(|_| corrupt(i, "spec options", s))
 }
 
 /// An automatic label's revision, stored as `@N` (empty for a static label).
 fn label_revision(row: &Row, i: usize) -> rusqlite::Result<Option<ChangeNumber>> {
-    let s: String = row.get(i)?;
+    let s = text_at(row, i)?;
     if s.is_empty() {
         return Ok(None);
     }
     s.strip_prefix('@')
         .and_then(|n| n.parse().ok())
         .map(|n| Some(ChangeNumber(n)))
-        .ok_or_else(|| corrupt(i, "label revision", &s))
+        .ok_or_else(|| corrupt(i, "label revision", s))
 }
 
 /// An automatic label's revision as stored (`@N`, empty for none).
@@ -57,29 +71,28 @@ fn opt_path_at(row: &Row, i: usize) -> rusqlite::Result<Option<DepotPath>> {
 
 /// A pending integration's merge base: an empty (or NULL) path is none.
 fn base_at(row: &Row, path: usize, rev: usize) -> rusqlite::Result<Option<(DepotPath, u32)>> {
-    match row.get::<_, Option<String>>(path)? {
-        None => Ok(None),
-        Some(p) if p.is_empty() => Ok(None),
+    match opt_text_at(row, path)? {
+        None | Some("") => Ok(None),
         Some(p) => Ok(Some((
-            DepotPath::from_stored(p),
+            DepotPath::from_stored(p.to_string()),
             row.get::<_, Option<u32>>(rev)?.unwrap_or(0),
         ))),
     }
 }
 
 fn action(row: &Row, i: usize) -> rusqlite::Result<FileAction> {
-    let s: String = row.get(i)?;
-    FileAction::parse(&s).ok_or_else(|| corrupt(i, "file action", &s))
+    let s = text_at(row, i)?;
+    FileAction::parse(s).ok_or_else(|| corrupt(i, "file action", s))
 }
 
 fn integ_how(row: &Row, i: usize) -> rusqlite::Result<IntegHow> {
-    let s: String = row.get(i)?;
-    IntegHow::parse(&s).ok_or_else(|| corrupt(i, "integration record", &s))
+    let s = text_at(row, i)?;
+    IntegHow::parse(s).ok_or_else(|| corrupt(i, "integration record", s))
 }
 
 /// A pending integration's record: empty (or NULL) while there is none.
 fn pending_how(row: &Row, i: usize) -> rusqlite::Result<Option<IntegHow>> {
-    match row.get::<_, Option<String>>(i)?.as_deref() {
+    match opt_text_at(row, i)? {
         None | Some("") => Ok(None),
         Some(s) => IntegHow::parse(s)
             .map(Some)
@@ -88,8 +101,8 @@ fn pending_how(row: &Row, i: usize) -> rusqlite::Result<Option<IntegHow>> {
 }
 
 fn file_type(row: &Row, i: usize) -> rusqlite::Result<FileType> {
-    let s: String = row.get(i)?;
-    FileType::parse(&s).map_err(|_| corrupt(i, "file type", &s))
+    let s = text_at(row, i)?;
+    FileType::parse(s).map_err(|_| corrupt(i, "file type", s))
 }
 
 pub(crate) const DEPOT_COLUMNS: &str = "name, kind, owner, description, created";
@@ -130,10 +143,10 @@ pub(crate) fn workspace(row: &Row) -> rusqlite::Result<WorkspaceRow> {
 pub(crate) const CHANGE_COLUMNS: &str = "change, status, user, workspace, description, time";
 
 pub(crate) fn change(row: &Row) -> rusqlite::Result<ChangeRow> {
-    let status: String = row.get(1)?;
+    let status = text_at(row, 1)?;
     Ok(ChangeRow {
         change: ChangeNumber(row.get::<_, i64>(0)? as u64),
-        status: ChangeStatus::parse(&status).ok_or_else(|| corrupt(1, "change status", &status))?,
+        status: ChangeStatus::parse(status).ok_or_else(|| corrupt(1, "change status", status))?,
         user: row.get(2)?,
         workspace: row.get(3)?,
         description: row.get(4)?,
@@ -202,14 +215,16 @@ pub(crate) fn opened(row: &Row) -> rusqlite::Result<OpenedRow> {
 
 /// A nullable 32-byte digest column.
 pub(crate) fn digest_at(row: &Row, i: usize) -> rusqlite::Result<Option<Digest>> {
-    let bytes: Option<Vec<u8>> = row.get(i)?;
+    let bytes = row
+        .get_ref(i)?
+        .as_blob_or_null()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Blob, e.into()))?;
     match bytes {
         None => Ok(None),
         Some(bytes) => Ok(Some(Digest(
             bytes
-                .as_slice()
                 .try_into()
-                .map_err(|_| corrupt(i, "digest", &hex_of(&bytes)))?,
+                .map_err(|_| corrupt(i, "digest", &hex_of(bytes)))?,
         ))),
     }
 }

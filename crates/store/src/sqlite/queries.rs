@@ -9,7 +9,7 @@ use crate::{
     BranchRow, ChangeFilter, ChangeRow, DepotRow, IntegRow, LabelRow, OpenedRow, PathRange,
     ReadTxn, RevisionRow, ShelvedRow, StoreError, WorkspaceRow, WriteTxn,
 };
-use keel_core::{ChangeNumber, DepotPath, Digest, FileAction};
+use keel_core::{ChangeNumber, DepotPath, Digest};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// Anything holding a connection inside a transaction.
@@ -91,6 +91,14 @@ fn one<T>(
 /// Paged queries bound the scan with this single lower bound. Given both `path >= lo` and
 /// `path > after`, SQLite seeks on the first and filters on the second, so every page would
 /// rescan the range from its start (quadratic in the range's size).
+/// The stored names of the actions that delete a file ([`keel_core::FileAction::is_delete`]),
+/// as an SQL list; written out so the queries using it are `&'static str` (checked below).
+macro_rules! deleted_actions {
+    () => {
+        "('delete', 'move/delete')"
+    };
+}
+
 fn resume_at<'a>(range: &'a PathRange, after: &'a str) -> &'a str {
     std::cmp::max(range.lo.as_str(), after)
 }
@@ -300,27 +308,56 @@ impl<T: HasConn> ReadTxn for T {
         range: &PathRange,
         after: &str,
     ) -> Result<Option<DepotPath>, StoreError> {
-        // As `next_subdir_path`, grouped by path in primary-key order: SQLite takes the bare
-        // `action` from the row holding max(rev), so each row is read once and a path counts
-        // only when its newest revision is not a delete.
-        let op = if after >= range.lo.as_str() {
-            ">"
+        // One skip-scan step (as in `next_subdir_path`) that also tells whether the file it
+        // finds was ever deleted: a probe into the small `revisions_deleted` index. A file never
+        // deleted is live at head. (The statement cache hashes the SQL on every call: short
+        // text is cheaper.)
+        macro_rules! first_and_ever_deleted {
+            ($op:literal) => {
+                concat!(
+                    "SELECT path,EXISTS(SELECT 1 FROM revisions d INDEXED BY revisions_deleted \
+                     WHERE d.path=r.path AND d.action IN",
+                    deleted_actions!(),
+                    ")FROM revisions r WHERE path",
+                    $op,
+                    "?1 AND path<?2 AND instr(substr(path,?3),'/')>0 ORDER BY path LIMIT 1"
+                )
+            };
+        }
+        let sql = if after >= range.lo.as_str() {
+            first_and_ever_deleted!(">")
         } else {
-            ">="
+            first_and_ever_deleted!(">=")
         };
-        let sql = format!(
-            "SELECT path, action, max(rev) FROM revisions WHERE path {op} ?1 AND path < ?2 \
-             AND instr(substr(path, ?3), '/') > 0 GROUP BY path \
-             HAVING action NOT IN ('{}', '{}') ORDER BY path LIMIT 1",
-            FileAction::Delete.as_str(),
-            FileAction::MoveDelete.as_str(),
-        );
         let bound = resume_at(range, after);
+        // `substr` counts characters (not bytes) from 1.
         let start = range.lo.chars().count() as i64 + 1;
+        let first = self
+            .conn()
+            .prepare_cached(sql)?
+            .query_row(params![bound, range.hi, start], |r| {
+                Ok((codec::path_at(r, 0)?, r.get::<_, bool>(1)?))
+            })
+            .optional()?;
+        let candidate = match first {
+            None => return Ok(None),
+            Some((path, false)) => return Ok(Some(path)),
+            Some((path, true)) => path,
+        };
+        // A file deleted at some revision: from it on, the range is scanned grouped by path in
+        // primary-key order. SQLite takes the bare `action` from the row holding max(rev), so
+        // each row is read once and a path counts only when its newest revision is not a delete.
         Ok(self
             .conn()
-            .prepare_cached(&sql)?
-            .query_row(params![bound, range.hi, start], |r| codec::path_at(r, 0))
+            .prepare_cached(concat!(
+                "SELECT path, action, max(rev) FROM revisions WHERE path >= ?1 AND path < ?2 \
+                 AND instr(substr(path, ?3), '/') > 0 GROUP BY path HAVING action NOT IN ",
+                deleted_actions!(),
+                " ORDER BY path LIMIT 1"
+            ))?
+            .query_row(params![candidate.as_str(), range.hi, start], |r| {
+                codec::path_at(r, 0)
+            })
             .optional()?)
     }
 
@@ -909,4 +946,28 @@ fn insert_opened(conn: &Connection, o: &OpenedRow, sql: &str) -> Result<(), Stor
         integ.map(|i| i.how.map_or("", |h| h.as_str()))
     ])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use keel_core::FileAction;
+
+    #[test]
+    fn deleted_actions_lists_exactly_the_deleting_actions() {
+        let all = [
+            FileAction::Add,
+            FileAction::Edit,
+            FileAction::Delete,
+            FileAction::Branch,
+            FileAction::Integrate,
+            FileAction::MoveAdd,
+            FileAction::MoveDelete,
+        ];
+        let listed: Vec<String> = all
+            .iter()
+            .filter(|a| a.is_delete())
+            .map(|a| format!("'{}'", a.as_str()))
+            .collect();
+        assert_eq!(deleted_actions!(), format!("({})", listed.join(", ")));
+    }
 }

@@ -156,6 +156,14 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX opened_by_lazy_digest ON opened (lazy_digest)
         WHERE lazy_digest IS NOT NULL AND lazy_owned = 0;
     "#,
+    // 5: the revisions that delete a file, by path. Deletes are few, so this index stays small,
+    // and "has this file ever been deleted" is a probe into it: `dirs` reads a file's head
+    // action only for the files it finds there (`next_live_subdir_path`). The list is the
+    // queries' `deleted_actions!()`.
+    r#"
+    CREATE INDEX revisions_deleted ON revisions (path)
+        WHERE action IN ('delete', 'move/delete');
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.
