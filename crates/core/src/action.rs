@@ -15,7 +15,8 @@ pub enum FileAction {
 }
 
 impl FileAction {
-    const ALL: [FileAction; 7] = [
+    /// Every action, in declaration order.
+    pub const ALL: [FileAction; 7] = [
         FileAction::Add,
         FileAction::Edit,
         FileAction::Delete,

@@ -954,16 +954,7 @@ mod tests {
 
     #[test]
     fn deleted_actions_lists_exactly_the_deleting_actions() {
-        let all = [
-            FileAction::Add,
-            FileAction::Edit,
-            FileAction::Delete,
-            FileAction::Branch,
-            FileAction::Integrate,
-            FileAction::MoveAdd,
-            FileAction::MoveDelete,
-        ];
-        let listed: Vec<String> = all
+        let listed: Vec<String> = FileAction::ALL
             .iter()
             .filter(|a| a.is_delete())
             .map(|a| format!("'{}'", a.as_str()))
