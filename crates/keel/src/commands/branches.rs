@@ -1,80 +1,110 @@
 //! `branch create|edit|show|list|delete` and `branches`: branch specs in their Perforce-style
 //! form.
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use keel_core::{Form, LineKind, ViewLine, WorkspaceName};
 use keel_proto::v1::{
     Branch, DeleteBranchRequest, GetBranchRequest, ListBranchesRequest, SaveBranchRequest,
 };
 
-use super::spec_form::{EditedForm, description_lines, single, with_view};
+use super::spec_form::{self, EditedForm, SpecKind, description_lines, single, with_view};
 use crate::cli::{BranchCmd, BranchCreateArgs};
-use crate::editor::edit_text;
 use crate::output::{Record, date, date_time, first_line};
 use crate::session::Session;
 
 pub async fn run(s: &mut Session, cmd: BranchCmd) -> Result<()> {
     match cmd {
         BranchCmd::Create(args) => create(s, args).await,
-        BranchCmd::Edit { name } => edit(s, &name).await,
-        BranchCmd::Show { name } => {
-            let spec = get(s, &name).await?;
-            s.out
-                .emit(spec_record(&spec), render_form(&spec).trim_end());
-            Ok(())
-        }
+        BranchCmd::Edit { name } => spec_form::edit::<Branch>(s, &name).await,
+        BranchCmd::Show { name } => spec_form::show::<Branch>(s, &name).await,
         BranchCmd::List => list(s).await,
-        BranchCmd::Delete { name } => {
-            s.check(
-                s.client()
-                    .delete_branch(DeleteBranchRequest {
-                        caller: s.caller(),
-                        name: name.clone(),
-                    })
-                    .await,
-            )?;
-            s.out.emit(
-                Record::new().s("branch", &name).s("action", "deleted"),
-                format!("Branch {name} deleted."),
-            );
-            Ok(())
-        }
+        BranchCmd::Delete { name } => spec_form::delete::<Branch>(s, &name).await,
     }
 }
 
-/// Whether a failed request was refused as NotFound.
-pub(super) fn is_not_found(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<keel_client::Error>()
-        .and_then(keel_client::Error::code)
-        == Some(tonic::Code::NotFound)
+/// `branches`.
+pub async fn list(s: &mut Session) -> Result<()> {
+    spec_form::list::<Branch>(s).await
 }
 
-async fn get(s: &Session, name: &str) -> Result<Branch> {
-    Ok(s.check(
-        s.client()
-            .get_branch(GetBranchRequest {
-                caller: s.caller(),
-                name: name.to_string(),
-            })
-            .await,
-    )?)
-}
+impl SpecKind for Branch {
+    const TITLE: &'static str = "Branch";
+    const NOUN: &'static str = "branch";
+    const KEY: &'static str = "branch";
 
-async fn save(s: &Session, spec: Branch, create_only: bool) -> Result<()> {
-    let saved = s.check(
-        s.client()
-            .save_branch(SaveBranchRequest {
-                caller: s.caller(),
-                branch: Some(spec),
-                create_only,
-            })
-            .await,
-    )?;
-    s.out.emit(
-        spec_record(&saved).s("action", "saved"),
-        format!("Branch {} saved.", saved.name),
-    );
-    Ok(())
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn fresh(s: &Session, name: &str) -> Branch {
+        Branch {
+            name: name.to_string(),
+            owner: s.settings.user.clone(),
+            description: format!("Created by {}.", s.settings.user),
+            options: "unlocked".to_string(),
+            view: vec![format!("//depot/main/... //depot/{name}/...")],
+            ..Default::default()
+        }
+    }
+
+    /// Perforce `branch -o` field names, `View0`, `View1`, ...
+    fn record(&self) -> Record {
+        let record = Record::new()
+            .s("branch", &self.name)
+            .s("Owner", &self.owner)
+            .s("Options", &self.options)
+            .s("Description", &self.description)
+            .nz("Update", self.updated);
+        with_view(record, &self.view)
+    }
+
+    fn list_line(&self) -> String {
+        format!(
+            "Branch {} {} '{}'",
+            self.name,
+            date(self.updated),
+            first_line(&self.description)
+        )
+    }
+
+    fn render_form(&self) -> String {
+        render_form(self)
+    }
+
+    fn parse_form(text: &str, original: &Branch) -> Result<Branch> {
+        parse_form(text, original)
+    }
+
+    async fn fetch(s: &Session, name: &str) -> Result<Branch> {
+        let request = GetBranchRequest {
+            caller: s.caller(),
+            name: name.to_string(),
+        };
+        Ok(s.check(s.client().get_branch(request).await)?)
+    }
+
+    async fn fetch_all(s: &Session) -> Result<Vec<Branch>> {
+        let request = ListBranchesRequest { caller: s.caller() };
+        Ok(s.all(s.client().list_branches(request).await).await?)
+    }
+
+    async fn store(s: &Session, spec: Branch, create_only: bool) -> Result<Branch> {
+        let request = SaveBranchRequest {
+            caller: s.caller(),
+            branch: Some(spec),
+            create_only,
+        };
+        Ok(s.check(s.client().save_branch(request).await)?)
+    }
+
+    async fn remove(s: &Session, name: &str) -> Result<()> {
+        let request = DeleteBranchRequest {
+            caller: s.caller(),
+            name: name.to_string(),
+        };
+        s.check(s.client().delete_branch(request).await)?;
+        Ok(())
+    }
 }
 
 /// Parses every view line locally, so typos are reported before the server is asked.
@@ -101,67 +131,7 @@ async fn create(s: &mut Session, args: BranchCreateArgs) -> Result<()> {
         view: args.view,
         updated: 0,
     };
-    save(s, spec, true).await
-}
-
-async fn edit(s: &mut Session, name: &str) -> Result<()> {
-    WorkspaceName::parse(name)?;
-    let spec = match get(s, name).await {
-        Ok(spec) => spec,
-        Err(e) if is_not_found(&e) => Branch {
-            name: name.to_string(),
-            owner: s.settings.user.clone(),
-            description: format!("Created by {}.", s.settings.user),
-            options: "unlocked".to_string(),
-            view: vec![format!("//depot/main/... //depot/{name}/...")],
-            ..Default::default()
-        },
-        Err(e) => return Err(e),
-    };
-    let original = render_form(&spec);
-    let edited = edit_text(&original, name)?;
-    if edited == original {
-        s.out.emit(
-            Record::new().s("branch", name).s("action", "unchanged"),
-            format!("Branch {name} not changed."),
-        );
-        return Ok(());
-    }
-    let updated = parse_form(&edited, &spec).context("error in branch specification")?;
-    save(s, updated, false).await
-}
-
-pub async fn list(s: &mut Session) -> Result<()> {
-    let specs = s
-        .all(
-            s.client()
-                .list_branches(ListBranchesRequest { caller: s.caller() })
-                .await,
-        )
-        .await?;
-    for spec in specs {
-        s.out.emit(
-            spec_record(&spec),
-            format!(
-                "Branch {} {} '{}'",
-                spec.name,
-                date(spec.updated),
-                first_line(&spec.description)
-            ),
-        );
-    }
-    Ok(())
-}
-
-/// The JSON form of a spec (Perforce `branch -o` field names, `View0`, `View1`, ...).
-fn spec_record(spec: &Branch) -> Record {
-    let record = Record::new()
-        .s("branch", &spec.name)
-        .s("Owner", &spec.owner)
-        .s("Options", &spec.options)
-        .s("Description", &spec.description)
-        .nz("Update", spec.updated);
-    with_view(record, &spec.view)
+    spec_form::save(s, spec, true).await
 }
 
 fn render_form(spec: &Branch) -> String {

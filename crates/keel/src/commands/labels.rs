@@ -1,17 +1,16 @@
 //! `label create|edit|show|list|delete`, `labels`, `tag` and `labelsync`: label specs in their
 //! Perforce-style form and the files a label holds.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use keel_core::{Form, WorkspaceName};
 use keel_proto::v1::{
     DeleteLabelRequest, GetLabelRequest, Label, LabelFile, LabelsyncRequest, ListLabelsRequest,
     SaveLabelRequest, TagRequest,
 };
 
-use super::spec_form::{EditedForm, description_lines, single, with_view};
+use super::spec_form::{self, EditedForm, SpecKind, description_lines, single, with_view};
 use super::words::label_action_word;
 use crate::cli::{LabelCmd, LabelCreateArgs, LabelsyncArgs, TagArgs};
-use crate::editor::edit_text;
 use crate::output::{Record, date, date_time, first_line};
 use crate::session::Session;
 
@@ -21,58 +20,97 @@ const DEFAULT_VIEW: &str = "//depot/...";
 pub async fn run(s: &mut Session, cmd: LabelCmd) -> Result<()> {
     match cmd {
         LabelCmd::Create(args) => create(s, args).await,
-        LabelCmd::Edit { name } => edit(s, &name).await,
-        LabelCmd::Show { name } => {
-            let spec = get(s, &name).await?;
-            s.out
-                .emit(spec_record(&spec), render_form(&spec).trim_end());
-            Ok(())
-        }
+        LabelCmd::Edit { name } => spec_form::edit::<Label>(s, &name).await,
+        LabelCmd::Show { name } => spec_form::show::<Label>(s, &name).await,
         LabelCmd::List => list(s).await,
-        LabelCmd::Delete { name } => {
-            s.check(
-                s.client()
-                    .delete_label(DeleteLabelRequest {
-                        caller: s.caller(),
-                        name: name.clone(),
-                    })
-                    .await,
-            )?;
-            s.out.emit(
-                Record::new().s("label", &name).s("action", "deleted"),
-                format!("Label {name} deleted."),
-            );
-            Ok(())
-        }
+        LabelCmd::Delete { name } => spec_form::delete::<Label>(s, &name).await,
     }
 }
 
-async fn get(s: &Session, name: &str) -> Result<Label> {
-    Ok(s.check(
-        s.client()
-            .get_label(GetLabelRequest {
-                caller: s.caller(),
-                name: name.to_string(),
-            })
-            .await,
-    )?)
+/// `labels`.
+pub async fn list(s: &mut Session) -> Result<()> {
+    spec_form::list::<Label>(s).await
 }
 
-async fn save(s: &Session, spec: Label, create_only: bool) -> Result<()> {
-    let saved = s.check(
-        s.client()
-            .save_label(SaveLabelRequest {
-                caller: s.caller(),
-                label: Some(spec),
-                create_only,
-            })
-            .await,
-    )?;
-    s.out.emit(
-        spec_record(&saved).s("action", "saved"),
-        format!("Label {} saved.", saved.name),
-    );
-    Ok(())
+impl SpecKind for Label {
+    const TITLE: &'static str = "Label";
+    const NOUN: &'static str = "label";
+    const KEY: &'static str = "label";
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn fresh(s: &Session, name: &str) -> Label {
+        Label {
+            name: name.to_string(),
+            owner: s.settings.user.clone(),
+            description: format!("Created by {}.", s.settings.user),
+            options: "unlocked".to_string(),
+            view: vec![DEFAULT_VIEW.to_string()],
+            ..Default::default()
+        }
+    }
+
+    /// Perforce `label -o` field names, `View0`, `View1`, ...
+    fn record(&self) -> Record {
+        let record = Record::new()
+            .s("label", &self.name)
+            .s("Owner", &self.owner)
+            .s("Options", &self.options)
+            .s("Revision", &self.revision)
+            .s("Description", &self.description)
+            .nz("Update", self.updated);
+        with_view(record, &self.view)
+    }
+
+    fn list_line(&self) -> String {
+        format!(
+            "Label {} {} '{}'",
+            self.name,
+            date(self.updated),
+            first_line(&self.description)
+        )
+    }
+
+    fn render_form(&self) -> String {
+        render_form(self)
+    }
+
+    fn parse_form(text: &str, original: &Label) -> Result<Label> {
+        parse_form(text, original)
+    }
+
+    async fn fetch(s: &Session, name: &str) -> Result<Label> {
+        let request = GetLabelRequest {
+            caller: s.caller(),
+            name: name.to_string(),
+        };
+        Ok(s.check(s.client().get_label(request).await)?)
+    }
+
+    async fn fetch_all(s: &Session) -> Result<Vec<Label>> {
+        let request = ListLabelsRequest { caller: s.caller() };
+        Ok(s.all(s.client().list_labels(request).await).await?)
+    }
+
+    async fn store(s: &Session, spec: Label, create_only: bool) -> Result<Label> {
+        let request = SaveLabelRequest {
+            caller: s.caller(),
+            label: Some(spec),
+            create_only,
+        };
+        Ok(s.check(s.client().save_label(request).await)?)
+    }
+
+    async fn remove(s: &Session, name: &str) -> Result<()> {
+        let request = DeleteLabelRequest {
+            caller: s.caller(),
+            name: name.to_string(),
+        };
+        s.check(s.client().delete_label(request).await)?;
+        Ok(())
+    }
 }
 
 async fn create(s: &mut Session, args: LabelCreateArgs) -> Result<()> {
@@ -93,56 +131,7 @@ async fn create(s: &mut Session, args: LabelCreateArgs) -> Result<()> {
         view,
         updated: 0,
     };
-    save(s, spec, true).await
-}
-
-async fn edit(s: &mut Session, name: &str) -> Result<()> {
-    WorkspaceName::parse(name)?;
-    let spec = match get(s, name).await {
-        Ok(spec) => spec,
-        Err(e) if super::branches::is_not_found(&e) => Label {
-            name: name.to_string(),
-            owner: s.settings.user.clone(),
-            description: format!("Created by {}.", s.settings.user),
-            options: "unlocked".to_string(),
-            view: vec![DEFAULT_VIEW.to_string()],
-            ..Default::default()
-        },
-        Err(e) => return Err(e),
-    };
-    let original = render_form(&spec);
-    let edited = edit_text(&original, name)?;
-    if edited == original {
-        s.out.emit(
-            Record::new().s("label", name).s("action", "unchanged"),
-            format!("Label {name} not changed."),
-        );
-        return Ok(());
-    }
-    let updated = parse_form(&edited, &spec).context("error in label specification")?;
-    save(s, updated, false).await
-}
-
-pub async fn list(s: &mut Session) -> Result<()> {
-    let specs = s
-        .all(
-            s.client()
-                .list_labels(ListLabelsRequest { caller: s.caller() })
-                .await,
-        )
-        .await?;
-    for spec in specs {
-        s.out.emit(
-            spec_record(&spec),
-            format!(
-                "Label {} {} '{}'",
-                spec.name,
-                date(spec.updated),
-                first_line(&spec.description)
-            ),
-        );
-    }
-    Ok(())
+    spec_form::save(s, spec, true).await
 }
 
 pub async fn tag(s: &mut Session, args: TagArgs) -> Result<()> {
@@ -202,18 +191,6 @@ fn report(s: &Session, label: &str, changed: &[LabelFile]) {
             ),
         );
     }
-}
-
-/// The JSON form of a spec (Perforce `label -o` field names, `View0`, `View1`, ...).
-fn spec_record(spec: &Label) -> Record {
-    let record = Record::new()
-        .s("label", &spec.name)
-        .s("Owner", &spec.owner)
-        .s("Options", &spec.options)
-        .s("Revision", &spec.revision)
-        .s("Description", &spec.description)
-        .nz("Update", spec.updated);
-    with_view(record, &spec.view)
 }
 
 fn render_form(spec: &Label) -> String {

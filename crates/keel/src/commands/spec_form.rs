@@ -1,10 +1,105 @@
-//! What the workspace, label and branch spec commands share: their `--json` View fields and
-//! reading and writing the Perforce-style form edited in `$EDITOR`.
+//! What the workspace, label and branch spec commands share: the show / edit / save / delete /
+//! list flows (over [`SpecKind`]), their `--json` View fields, and reading and writing the
+//! Perforce-style form edited in `$EDITOR`.
 
-use anyhow::{Result, bail};
-use keel_core::Form;
+use anyhow::{Context, Result, bail};
+use keel_core::{Form, WorkspaceName};
 
+use crate::editor::edit_text;
 use crate::output::Record;
+use crate::session::Session;
+
+/// A kind of spec (workspace, label, branch): what differs between them; the flows below are
+/// the same for all three.
+pub(crate) trait SpecKind: Sized {
+    /// The kind in messages, capitalised: `Branch`.
+    const TITLE: &'static str;
+    /// The kind in error messages: `branch`.
+    const NOUN: &'static str;
+    /// The `--json` key naming the spec in action records (`client` for a workspace, as p4).
+    const KEY: &'static str;
+
+    fn name(&self) -> &str;
+    /// The spec `edit` offers when `name` does not exist yet.
+    fn fresh(s: &Session, name: &str) -> Self;
+    /// The `--json` form of the spec (Perforce's tagged field names).
+    fn record(&self) -> Record;
+    /// One line of the listing.
+    fn list_line(&self) -> String;
+    fn render_form(&self) -> String;
+    /// Parses an edited form of `original` (whose name it keeps), checking every field.
+    fn parse_form(text: &str, original: &Self) -> Result<Self>;
+
+    async fn fetch(s: &Session, name: &str) -> Result<Self>;
+    async fn fetch_all(s: &Session) -> Result<Vec<Self>>;
+    /// Saves the spec and returns it as the server stored it.
+    async fn store(s: &Session, spec: Self, create_only: bool) -> Result<Self>;
+    async fn remove(s: &Session, name: &str) -> Result<()>;
+}
+
+/// Whether a failed request was refused as NotFound.
+pub(crate) fn is_not_found(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<keel_client::Error>()
+        .and_then(keel_client::Error::code)
+        == Some(tonic::Code::NotFound)
+}
+
+/// Prints a spec as its form (`--json`: its record).
+pub(crate) async fn show<K: SpecKind>(s: &Session, name: &str) -> Result<()> {
+    let spec = K::fetch(s, name).await?;
+    s.out.emit(spec.record(), spec.render_form().trim_end());
+    Ok(())
+}
+
+/// Saves a spec and says so.
+pub(crate) async fn save<K: SpecKind>(s: &Session, spec: K, create_only: bool) -> Result<()> {
+    let saved = K::store(s, spec, create_only).await?;
+    s.out.emit(
+        saved.record().s("action", "saved"),
+        format!("{} {} saved.", K::TITLE, saved.name()),
+    );
+    Ok(())
+}
+
+/// Opens the spec (or a fresh one) in `$EDITOR` and saves what was edited.
+pub(crate) async fn edit<K: SpecKind>(s: &Session, name: &str) -> Result<()> {
+    WorkspaceName::parse(name)?;
+    let spec = match K::fetch(s, name).await {
+        Ok(spec) => spec,
+        Err(e) if is_not_found(&e) => K::fresh(s, name),
+        Err(e) => return Err(e),
+    };
+    let original = spec.render_form();
+    let edited = edit_text(&original, name)?;
+    if edited == original {
+        s.out.emit(
+            Record::new().s(K::KEY, name).s("action", "unchanged"),
+            format!("{} {name} not changed.", K::TITLE),
+        );
+        return Ok(());
+    }
+    let updated = K::parse_form(&edited, &spec)
+        .with_context(|| format!("error in {} specification", K::NOUN))?;
+    save(s, updated, false).await
+}
+
+/// Deletes a spec and says so.
+pub(crate) async fn delete<K: SpecKind>(s: &Session, name: &str) -> Result<()> {
+    K::remove(s, name).await?;
+    s.out.emit(
+        Record::new().s(K::KEY, name).s("action", "deleted"),
+        format!("{} {name} deleted.", K::TITLE),
+    );
+    Ok(())
+}
+
+/// Lists every spec of the kind, a line each.
+pub(crate) async fn list<K: SpecKind>(s: &Session) -> Result<()> {
+    for spec in K::fetch_all(s).await? {
+        s.out.emit(spec.record(), spec.list_line());
+    }
+    Ok(())
+}
 
 /// Adds a view as `View0`, `View1`, ... (Perforce's tagged field names).
 pub fn with_view(mut record: Record, view: &[String]) -> Record {

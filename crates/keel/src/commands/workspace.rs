@@ -7,10 +7,9 @@ use keel_proto::v1::{
     Workspace,
 };
 
-use super::spec_form::{EditedForm, description_lines, single, with_view};
+use super::spec_form::{self, EditedForm, SpecKind, description_lines, single, with_view};
 use crate::cli::{WorkspaceCmd, WorkspaceCreateArgs};
-use crate::editor::edit_text;
-use crate::output::{Record, date, date_time};
+use crate::output::{Record, date, date_time, first_line};
 use crate::session::Session;
 
 pub async fn run(s: &mut Session, cmd: WorkspaceCmd) -> Result<()> {
@@ -18,31 +17,14 @@ pub async fn run(s: &mut Session, cmd: WorkspaceCmd) -> Result<()> {
         WorkspaceCmd::Create(args) => create(s, args).await,
         WorkspaceCmd::Edit { name } => {
             let name = name_or_current(s, name)?;
-            edit(s, &name).await
+            spec_form::edit::<Workspace>(s, &name).await
         }
         WorkspaceCmd::Show { name } => {
             let name = name_or_current(s, name)?;
-            let spec = get(s, &name).await?;
-            s.out
-                .emit(spec_record(&spec), render_form(&spec).trim_end());
-            Ok(())
+            spec_form::show::<Workspace>(s, &name).await
         }
-        WorkspaceCmd::List => list(s).await,
-        WorkspaceCmd::Delete { name } => {
-            s.check(
-                s.client()
-                    .delete_workspace(DeleteWorkspaceRequest {
-                        caller: s.caller(),
-                        name: name.clone(),
-                    })
-                    .await,
-            )?;
-            s.out.emit(
-                Record::new().s("client", &name).s("action", "deleted"),
-                format!("Workspace {name} deleted."),
-            );
-            Ok(())
-        }
+        WorkspaceCmd::List => spec_form::list::<Workspace>(s).await,
+        WorkspaceCmd::Delete { name } => spec_form::delete::<Workspace>(s, &name).await,
     }
 }
 
@@ -51,32 +33,90 @@ fn name_or_current(s: &Session, name: Option<String>) -> Result<String> {
         .ok_or_else(|| anyhow!(keel_client::Error::NoWorkspace))
 }
 
-async fn get(s: &Session, name: &str) -> Result<Workspace> {
-    Ok(s.check(
-        s.client()
-            .get_workspace(GetWorkspaceRequest {
-                caller: s.caller(),
-                name: name.to_string(),
-            })
-            .await,
-    )?)
-}
+impl SpecKind for Workspace {
+    const TITLE: &'static str = "Workspace";
+    const NOUN: &'static str = "workspace";
+    const KEY: &'static str = "client";
 
-async fn save(s: &Session, spec: Workspace, create_only: bool) -> Result<()> {
-    let saved = s.check(
-        s.client()
-            .save_workspace(SaveWorkspaceRequest {
-                caller: s.caller(),
-                workspace: Some(spec),
-                create_only,
-            })
-            .await,
-    )?;
-    s.out.emit(
-        spec_record(&saved).s("action", "saved"),
-        format!("Workspace {} saved.", saved.name),
-    );
-    Ok(())
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn fresh(s: &Session, name: &str) -> Workspace {
+        Workspace {
+            name: name.to_string(),
+            owner: s.settings.user.clone(),
+            root: s.cwd.display().to_string(),
+            description: format!("Created by {}.", s.settings.user),
+            options: WorkspaceOptions::default().to_string(),
+            view: vec![format!("//depot/... //{name}/...")],
+            ..Default::default()
+        }
+    }
+
+    /// Perforce `client -o` field names, `View0`, `View1`, ...
+    fn record(&self) -> Record {
+        let record = Record::new()
+            .s("name", &self.name)
+            .s("Client", &self.name)
+            .s("Owner", &self.owner)
+            .s("Host", &self.host)
+            .s("Root", &self.root)
+            .s("Options", &self.options)
+            .s("Description", &self.description)
+            .nz("Update", self.updated)
+            .nz("Access", self.accessed);
+        with_view(record, &self.view)
+    }
+
+    fn list_line(&self) -> String {
+        format!(
+            "Workspace {} {} root {} '{}'",
+            self.name,
+            date(self.updated),
+            self.root,
+            first_line(&self.description)
+        )
+    }
+
+    fn render_form(&self) -> String {
+        render_form(self)
+    }
+
+    fn parse_form(text: &str, original: &Workspace) -> Result<Workspace> {
+        parse_form(text, original)
+    }
+
+    async fn fetch(s: &Session, name: &str) -> Result<Workspace> {
+        let request = GetWorkspaceRequest {
+            caller: s.caller(),
+            name: name.to_string(),
+        };
+        Ok(s.check(s.client().get_workspace(request).await)?)
+    }
+
+    async fn fetch_all(s: &Session) -> Result<Vec<Workspace>> {
+        let request = ListWorkspacesRequest { caller: s.caller() };
+        Ok(s.all(s.client().list_workspaces(request).await).await?)
+    }
+
+    async fn store(s: &Session, spec: Workspace, create_only: bool) -> Result<Workspace> {
+        let request = SaveWorkspaceRequest {
+            caller: s.caller(),
+            workspace: Some(spec),
+            create_only,
+        };
+        Ok(s.check(s.client().save_workspace(request).await)?)
+    }
+
+    async fn remove(s: &Session, name: &str) -> Result<()> {
+        let request = DeleteWorkspaceRequest {
+            caller: s.caller(),
+            name: name.to_string(),
+        };
+        s.check(s.client().delete_workspace(request).await)?;
+        Ok(())
+    }
 }
 
 async fn create(s: &mut Session, args: WorkspaceCreateArgs) -> Result<()> {
@@ -112,78 +152,7 @@ async fn create(s: &mut Session, args: WorkspaceCreateArgs) -> Result<()> {
         accessed: 0,
     };
     // Like `p4 client -i`, creating over an existing spec replaces it.
-    save(s, spec, false).await
-}
-
-async fn edit(s: &mut Session, name: &str) -> Result<()> {
-    let spec = match get(s, name).await {
-        Ok(spec) => spec,
-        Err(e) if is_not_found(&e) => Workspace {
-            name: name.to_string(),
-            owner: s.settings.user.clone(),
-            root: s.cwd.display().to_string(),
-            description: format!("Created by {}.", s.settings.user),
-            options: WorkspaceOptions::default().to_string(),
-            view: vec![format!("//depot/... //{name}/...")],
-            ..Default::default()
-        },
-        Err(e) => return Err(e),
-    };
-    let original = render_form(&spec);
-    let edited = edit_text(&original, name)?;
-    if edited == original {
-        s.out.emit(
-            Record::new().s("client", name).s("action", "unchanged"),
-            format!("Workspace {name} not changed."),
-        );
-        return Ok(());
-    }
-    let updated = parse_form(&edited, &spec).context("error in workspace specification")?;
-    save(s, updated, false).await
-}
-
-fn is_not_found(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<keel_client::Error>()
-        .and_then(keel_client::Error::code)
-        == Some(tonic::Code::NotFound)
-}
-
-async fn list(s: &mut Session) -> Result<()> {
-    let specs = s
-        .all(
-            s.client()
-                .list_workspaces(ListWorkspacesRequest { caller: s.caller() })
-                .await,
-        )
-        .await?;
-    for spec in specs {
-        s.out.emit(
-            spec_record(&spec),
-            format!(
-                "Workspace {} {} root {} '{}'",
-                spec.name,
-                date(spec.updated),
-                spec.root,
-                crate::output::first_line(&spec.description)
-            ),
-        );
-    }
-    Ok(())
-}
-
-/// The JSON form of a spec (Perforce `client -o` field names, `View0`, `View1`, ...).
-fn spec_record(spec: &Workspace) -> Record {
-    let record = Record::new()
-        .s("name", &spec.name)
-        .s("Client", &spec.name)
-        .s("Owner", &spec.owner)
-        .s("Host", &spec.host)
-        .s("Root", &spec.root)
-        .s("Options", &spec.options)
-        .s("Description", &spec.description)
-        .nz("Update", spec.updated)
-        .nz("Access", spec.accessed);
-    with_view(record, &spec.view)
+    spec_form::save(s, spec, false).await
 }
 
 /// Parses view lines and checks every right side lies in workspace `name`.
