@@ -3,7 +3,7 @@
 
 use crate::context::{WorkspaceCtx, load_workspace};
 use crate::{ServiceError, error::bad_argument};
-use keel_core::{FileSpec, LineKind, PathPattern, RevSpec};
+use keel_core::{FileSpec, LineKind, PathPattern, RevSpec, View, ViewLine};
 use keel_store::{PathRange, ReadTxn};
 
 /// One resolved file argument.
@@ -145,6 +145,19 @@ fn client_scopes(ws: &WorkspaceCtx, pattern: &PathPattern) -> Vec<PathRange> {
             prefixes.push(left.to_string());
         }
     }
+    disjoint_scopes(prefixes)
+}
+
+/// The disjoint path ranges one side of a view can reach (`side` picks it: `|l| &l.left` for
+/// the depot side of a workspace view or the source of a branch mapping): the literal prefix of
+/// every line that is not an exclusion.
+pub(crate) fn view_scopes(view: &View, side: fn(&ViewLine) -> &str) -> Vec<PathRange> {
+    let prefixes = view
+        .lines()
+        .iter()
+        .filter(|l| l.kind != LineKind::Exclude)
+        .map(|l| literal_prefix(side(l)).to_string())
+        .collect();
     disjoint_scopes(prefixes)
 }
 

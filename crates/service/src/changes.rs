@@ -1,7 +1,7 @@
 //! Changelists: creating and editing pending ones, listing, and describing.
 
 use crate::args::FileArg;
-use crate::context::{caller_workspace, optional_workspace};
+use crate::context::{caller_workspace, load_change, optional_workspace};
 use crate::expand::Selection;
 use crate::fileinfo::{from_opened, from_revision};
 use crate::open::check_pending_change;
@@ -56,11 +56,7 @@ impl Service {
         }
         drop(snap);
         keel_store::write(self.meta.as_ref(), move |txn| {
-            let row = txn
-                .get_change(ChangeNumber(change))?
-                .ok_or(ServiceError::NoSuchChange {
-                    change: ChangeNumber(change),
-                })?;
+            let row = load_change(txn, ChangeNumber(change))?;
             crate::submit::check_no_shelf(txn, change)?;
             if txn.change_file_count(&row)? > 0 {
                 return Err(ChangeError::FilesOpened {
@@ -261,11 +257,7 @@ impl Service {
         let change = change.0;
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let row = snap
-            .get_change(ChangeNumber(change))?
-            .ok_or(ServiceError::NoSuchChange {
-                change: ChangeNumber(change),
-            })?;
+        let row = load_change(snap.as_ref(), ChangeNumber(change))?;
         let status = row.status;
         let workspace = row.workspace.clone();
         sink(DescribePart::Change(change_info(row)))?;

@@ -1,8 +1,8 @@
 //! Per-request context: validated names and the caller's workspace with its compiled view.
 
 use crate::{Caller, ServiceError, error::bad_argument};
-use keel_core::{DepotPath, UserName, View, WorkspaceName};
-use keel_store::{ReadTxn, WorkspaceRow};
+use keel_core::{ChangeNumber, DepotPath, UserName, View, WorkspaceName};
+use keel_store::{ChangeRow, ReadTxn, WorkspaceRow};
 
 /// A workspace with its view compiled and options parsed.
 pub(crate) struct WorkspaceCtx {
@@ -51,6 +51,15 @@ pub(crate) fn workspace_name(name: &str) -> Result<String, ServiceError> {
 }
 
 /// Loads a named workspace.
+/// The change `change`, or `NoSuchChange`.
+pub(crate) fn load_change(
+    snap: &dyn ReadTxn,
+    change: ChangeNumber,
+) -> Result<ChangeRow, ServiceError> {
+    snap.get_change(change)?
+        .ok_or(ServiceError::NoSuchChange { change })
+}
+
 pub(crate) fn load_workspace(snap: &dyn ReadTxn, name: &str) -> Result<WorkspaceCtx, ServiceError> {
     let name = workspace_name(name)?;
     let row = snap

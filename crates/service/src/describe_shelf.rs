@@ -1,6 +1,7 @@
 //! `describe -S`: a pending change's shelved files, with diffs against their base revisions.
 
 use crate::changes::{DescribePart, change_info};
+use crate::context::load_change;
 use crate::shelve::{shelved_info, whole_shelf};
 use crate::{Caller, Service, ServiceError};
 use keel_core::{BaseType, ChangeNumber, unified_diff};
@@ -34,11 +35,7 @@ impl Service {
         let change = change.0;
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let row = snap
-            .get_change(ChangeNumber(change))?
-            .ok_or(ServiceError::NoSuchChange {
-                change: ChangeNumber(change),
-            })?;
+        let row = load_change(snap.as_ref(), ChangeNumber(change))?;
         let shelf = whole_shelf(snap.as_ref(), change, self.config.shelf_page)?;
         sink(DescribePart::Change(change_info(row)))?;
         for shelved in shelf.values() {

@@ -9,7 +9,7 @@
 //! is durable, so memory does not grow with the number of files. A conflict found in a later
 //! batch leaves the earlier batches opened (as when Perforce stops part way); revert them.
 
-use crate::args::{FileArg, disjoint_scopes, literal_prefix};
+use crate::args::{FileArg, view_scopes};
 use crate::context::{WorkspaceCtx, caller_workspace};
 use crate::expand::selection_of;
 use crate::fileinfo::set_head;
@@ -137,12 +137,6 @@ impl Service {
             .map(|f| FileArg::parse(f, snap.as_ref(), Some(&ws)))
             .collect::<Result<Vec<_>, _>>()?;
         let selection = selection_of(snap.as_ref(), &label, &source_rev)?;
-        let prefixes = mapping
-            .lines()
-            .iter()
-            .filter(|l| l.kind != LineKind::Exclude)
-            .map(|l| literal_prefix(&l.left).to_string())
-            .collect();
         let target_scopes = target_scopes(&mapping);
         let untouched = targets_untouched(snap.as_ref(), &target_scopes)?;
         let mut writes = BatchWrites {
@@ -155,7 +149,7 @@ impl Service {
         let batch = self.config.integrate_batch.max(1);
         let mut plan: Vec<(OpenedRow, FileInfo)> = Vec::new();
         let (mut sources, mut already) = (0usize, 0usize);
-        for scope in disjoint_scopes(prefixes) {
+        for scope in view_scopes(&mapping, |l| &l.left) {
             let mut heads = self.selected_cursor(snap.as_ref(), scope, &selection);
             while let Some(head) = heads.next_row()? {
                 if !selection.admits(head.path.as_str()) {
@@ -457,13 +451,7 @@ impl TargetState {
 
 /// The disjoint path ranges the mapping's target side can reach.
 fn target_scopes(mapping: &View) -> Vec<PathRange> {
-    let prefixes = mapping
-        .lines()
-        .iter()
-        .filter(|l| l.kind != LineKind::Exclude)
-        .map(|l| literal_prefix(&l.right).to_string())
-        .collect();
-    disjoint_scopes(prefixes)
+    view_scopes(mapping, |l| &l.right)
 }
 
 /// Whether nothing exists yet where the targets go: no revision and no open record. (Records

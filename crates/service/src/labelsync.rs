@@ -5,7 +5,7 @@
 //! which re-checks that the label still exists and is unlocked. Every change is reported once
 //! its job is durable (or at once with `preview`).
 
-use crate::args::{FileArg, disjoint_scopes, literal_prefix};
+use crate::args::{FileArg, view_scopes};
 use crate::context::optional_workspace;
 use crate::expand::selection_of;
 use crate::labels::{LabelCtx, load_label};
@@ -13,7 +13,7 @@ use crate::paging::Cursor;
 use crate::{
     Caller, LabelEntryAction, LabelError, LabelFileChange, LabelSpec, Service, ServiceError,
 };
-use keel_core::{DepotPath, LineKind, RevSpec};
+use keel_core::{DepotPath, RevSpec};
 use keel_store::{PathRange, ReadTxn};
 
 /// Options of `tag`.
@@ -314,16 +314,10 @@ impl Service {
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let mut passes = Vec::new();
         if files.is_empty() {
-            let prefixes = ctx
-                .view
-                .lines()
-                .iter()
-                .filter(|l| l.kind != LineKind::Exclude)
-                .map(|l| literal_prefix(&l.left).to_string())
-                .collect();
+            let target_scopes = view_scopes(&ctx.view, |l| &l.left);
             passes.push(Pass {
                 text: format!("@{}", ctx.name()),
-                target_scopes: disjoint_scopes(prefixes),
+                target_scopes,
                 entry_scopes: vec![PathRange::prefix("//")],
                 rev: None,
                 arg: None,

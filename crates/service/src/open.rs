@@ -5,7 +5,7 @@
 //! exclusive locks). Any refusal rolls the whole command back: nothing is half-opened.
 
 use crate::args::FileArg;
-use crate::context::{WorkspaceCtx, caller_workspace};
+use crate::context::{WorkspaceCtx, caller_workspace, load_change};
 use crate::fileinfo::{from_opened, set_head};
 use crate::paging::Cursor;
 use crate::{Caller, FileInfo, FileOutcome, OpenError, Service, ServiceError, error::bad_argument};
@@ -54,11 +54,7 @@ pub(crate) fn check_pending_change(
     if change == 0 {
         return Ok(());
     }
-    let row = snap
-        .get_change(ChangeNumber(change))?
-        .ok_or(ServiceError::NoSuchChange {
-            change: ChangeNumber(change),
-        })?;
+    let row = load_change(snap, ChangeNumber(change))?;
     if row.status != ChangeStatus::Pending {
         return Err(ServiceError::ChangeSubmitted {
             change: ChangeNumber(change),

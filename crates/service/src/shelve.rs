@@ -7,7 +7,7 @@
 //! content, so an unchanged unshelved file is submitted without an upload.
 
 use crate::args::FileArg;
-use crate::context::{WorkspaceCtx, caller_workspace, optional_workspace};
+use crate::context::{WorkspaceCtx, caller_workspace, load_change, optional_workspace};
 use crate::open::{check_exclusive, check_pending_change};
 use crate::paging::opened_pages;
 use crate::upload::{Uploads, check_present};
@@ -217,11 +217,7 @@ impl Service {
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
-        let source =
-            snap.get_change(ChangeNumber(shelved_change))?
-                .ok_or(ServiceError::NoSuchChange {
-                    change: ChangeNumber(shelved_change),
-                })?;
+        let source = load_change(snap.as_ref(), ChangeNumber(shelved_change))?;
         if source.status != ChangeStatus::Pending {
             return Err(ShelveError::Submitted {
                 change: ChangeNumber(shelved_change),

@@ -4,13 +4,13 @@
 //! The server does not record the have list here: the client records it after the files are
 //! safely written (UpdateHave), so a failed or interrupted sync never claims files it lacks.
 
-use crate::args::{FileArg, disjoint_scopes, literal_prefix};
+use crate::args::{FileArg, view_scopes};
 use crate::context::{WorkspaceCtx, caller_workspace};
 use crate::expand::selection_of;
 use crate::paging::Cursor;
 use crate::{Caller, Content, Service, ServiceError};
 use keel_blob::Encoding;
-use keel_core::{DepotPath, Digest, FileType, LineKind, RevSpec};
+use keel_core::{DepotPath, Digest, FileType, RevSpec};
 use keel_store::{HaveRow, OpenedRow, PathRange, PendingInteg, ReadTxn, RevisionRow};
 use std::collections::HashMap;
 
@@ -146,16 +146,10 @@ impl Service {
         let opened = self.opened_paths(snap.as_ref(), ws.name())?;
         let mut passes = Vec::new();
         if files.is_empty() {
-            let prefixes = ws
-                .view
-                .lines()
-                .iter()
-                .filter(|l| l.kind != LineKind::Exclude)
-                .map(|l| literal_prefix(&l.left).to_string())
-                .collect();
+            let target_scopes = view_scopes(&ws.view, |l| &l.left);
             passes.push(Pass {
                 text: format!("//{}/...", ws.name()),
-                target_scopes: disjoint_scopes(prefixes),
+                target_scopes,
                 have_scopes: vec![PathRange::prefix("//")],
                 rev: None,
                 arg: None,
