@@ -54,9 +54,9 @@ pub enum ClientCommand {
     #[command(subcommand, visible_alias = "client")]
     Workspace(WorkspaceCmd),
     /// Open new files for add.
-    Add(AddArgs),
+    Add(OpenArgs),
     /// Open files for edit.
-    Edit(EditArgs),
+    Edit(OpenArgs),
     /// Open files for delete.
     Delete(ChangeFilesArgs),
     /// Move (rename) a file opened for edit or add.
@@ -64,7 +64,7 @@ pub enum ClientCommand {
     /// Discard changes to opened files.
     Revert(RevertArgs),
     /// Move opened files to another change or change their type.
-    Reopen(EditArgs),
+    Reopen(OpenArgs),
     /// List opened files.
     Opened(OpenedArgs),
     /// Show how files map through the workspace view.
@@ -211,20 +211,9 @@ pub struct WorkspaceCreateArgs {
     pub host: Option<String>,
 }
 
+/// `add`, `edit` and `reopen`: files, the pending change and a file type.
 #[derive(Debug, Args)]
-pub struct AddArgs {
-    /// File type (e.g. binary+l) or modifiers (+x).
-    #[arg(short = 't', value_name = "TYPE")]
-    pub file_type: Option<String>,
-    /// Pending change number.
-    #[arg(short = 'c', value_name = "N")]
-    pub change: Option<u64>,
-    #[arg(required = true)]
-    pub files: Vec<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct EditArgs {
+pub struct OpenArgs {
     /// Pending change number.
     #[arg(short = 'c', value_name = "N")]
     pub change: Option<u64>,

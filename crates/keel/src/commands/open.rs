@@ -12,7 +12,7 @@ use keel_core::PathPattern;
 use keel_proto::v1::{FileRecord, MoveRequest, OpenRequest, OpenedRequest, ReopenRequest};
 
 use super::records::{list_opened, open_record, opened_line};
-use crate::cli::{AddArgs, ChangeFilesArgs, EditArgs, MoveArgs, OpenedArgs};
+use crate::cli::{ChangeFilesArgs, MoveArgs, OpenArgs, OpenedArgs};
 use crate::session::Session;
 
 /// Sends an Open request and returns the opened records.
@@ -42,7 +42,7 @@ pub async fn open_files(
     .await?)
 }
 
-pub async fn add(s: &mut Session, args: AddArgs) -> Result<()> {
+pub async fn add(s: &mut Session, args: OpenArgs) -> Result<()> {
     let ws = s.workspace().await?;
     let mut locals: Vec<PathBuf> = Vec::new();
     let mut expanded = false;
@@ -147,7 +147,7 @@ fn expand_local(ws: &WorkspaceCtx, local: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-pub async fn edit(s: &mut Session, args: EditArgs) -> Result<()> {
+pub async fn edit(s: &mut Session, args: OpenArgs) -> Result<()> {
     let ws = s.workspace().await?;
     let files = s.file_args(&args.files).await?;
     let records = open_files(
@@ -227,7 +227,7 @@ pub async fn move_file(s: &mut Session, args: MoveArgs) -> Result<()> {
     Ok(())
 }
 
-pub async fn reopen(s: &mut Session, args: EditArgs) -> Result<()> {
+pub async fn reopen(s: &mut Session, args: OpenArgs) -> Result<()> {
     let ws = s.workspace().await?;
     let files = s.file_args(&args.files).await?;
     let records = s
