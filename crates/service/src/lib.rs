@@ -16,7 +16,7 @@ mod describe_shelf;
 mod dirs;
 mod error;
 mod expand;
-pub mod failpoints;
+pub use keel_store::failpoints;
 mod fileinfo;
 pub mod integrate;
 mod labels;

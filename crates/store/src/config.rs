@@ -37,6 +37,21 @@ pub struct StoreConfig {
     /// How long a connection waits for another's lock before it fails as busy
     /// (milliseconds; default 10000).
     pub busy_timeout_ms: u32,
+    /// Record every committed metadata write in the journal (`ROOT/journal/journal.N`), in the
+    /// same durable step as its commit (default true). Off, there is nothing to replay after
+    /// a checkpoint: a restore brings back only the checkpoint.
+    pub journal: bool,
+    /// zstd level of journal records (1 to 19; default 1).
+    pub journal_zstd_level: i32,
+    /// Journal records smaller than this stay uncompressed (bytes; default 512).
+    pub journal_compress_min_bytes: usize,
+    /// zstd level of checkpoint files (1 to 19; default 3).
+    pub checkpoint_zstd_level: i32,
+    /// Rows a checkpoint reads per query and a restore loads per transaction (rows; default
+    /// 10000): memory stays bounded by one batch whatever the table's size.
+    pub checkpoint_batch_rows: usize,
+    /// Nice value of the thread writing a checkpoint (Linux; 0 to 19; default 10).
+    pub checkpoint_dump_nice: i32,
 }
 
 impl Default for StoreConfig {
@@ -58,6 +73,14 @@ impl Default for StoreConfig {
             checkpoint_nice: 10,
             max_open_have_lists: 256,
             busy_timeout_ms: 10_000,
+            journal: true,
+            // Level 1: a big commit's changeset is compressed while submits wait for the
+            // writer, so speed matters more than the last few percent of size.
+            journal_zstd_level: 1,
+            journal_compress_min_bytes: 512,
+            checkpoint_zstd_level: 3,
+            checkpoint_batch_rows: 10_000,
+            checkpoint_dump_nice: 10,
         }
     }
 }

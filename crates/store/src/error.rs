@@ -35,6 +35,8 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Journal(#[from] crate::journal::JournalError),
     /// The operating system refused a thread the store needs (writer, checkpointer).
     #[error("cannot start the metadata store's {name} thread: {source}")]
     Thread {
@@ -48,7 +50,10 @@ impl StoreError {
     /// Whether the error is the disk being full.
     pub fn is_disk_full(&self) -> bool {
         match self {
-            StoreError::Io { source, .. } => source.kind() == std::io::ErrorKind::StorageFull,
+            StoreError::Io { source, .. }
+            | StoreError::Journal(crate::journal::JournalError::Io { source, .. }) => {
+                source.kind() == std::io::ErrorKind::StorageFull
+            }
             other => other.database_kind() == Some(DatabaseErrorKind::DiskFull),
         }
     }

@@ -6,10 +6,17 @@
 //! main metadata writer. Deleting a workspace deletes its file. Have lists are recorded after the
 //! client wrote the files, so a crash can only leave a have list *behind* the workspace (the next
 //! sync transfers a few files again), never ahead of it.
+//!
+//! With a journal, each write is journaled like the main writer's (a changeset of the `have`
+//! table, appended before COMMIT, its position stored in the file's `journal_position` table),
+//! and deleting a have list appends a record saying so first.
 
+use crate::journal::format::Target;
+use crate::journal::{Body, Journal, format::Encoding};
+use crate::sqlite::session::Session;
 use crate::{DatabaseError, HaveRow, PathRange, StoreConfig, StoreError};
 use keel_core::DepotPath;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -21,7 +28,11 @@ pub struct SqliteHaveStore {
     max_open: usize,
     /// `StoreConfig::busy_timeout_ms`.
     busy_timeout_ms: u32,
+    journal: Option<Arc<Journal>>,
 }
+
+/// Schema version recorded with have-list changesets.
+const HAVE_SCHEMA: u16 = 1;
 
 impl SqliteHaveStore {
     /// Opens (creating when needed) the have lists under `dir`, with the default limit of
@@ -32,6 +43,15 @@ impl SqliteHaveStore {
 
     /// Opens the have lists under `dir`, keeping at most `config.max_open_have_lists` open.
     pub fn open_with(dir: &Path, config: &StoreConfig) -> Result<SqliteHaveStore, StoreError> {
+        Self::open_journaled(dir, config, None)
+    }
+
+    /// Opens the have lists under `dir`; with a journal, every write is journaled.
+    pub fn open_journaled(
+        dir: &Path,
+        config: &StoreConfig,
+        journal: Option<Arc<Journal>>,
+    ) -> Result<SqliteHaveStore, StoreError> {
         std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
             path: dir.into(),
             source,
@@ -41,11 +61,17 @@ impl SqliteHaveStore {
             open: Mutex::new(HashMap::new()),
             max_open: config.max_open_have_lists.max(1),
             busy_timeout_ms: config.busy_timeout_ms,
+            journal,
         })
     }
 
+    /// The directory holding the have lists.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     fn path_of(&self, workspace: &str) -> PathBuf {
-        self.dir.join(format!("{workspace}.db"))
+        file_of(&self.dir, workspace)
     }
 
     fn connection(&self, workspace: &str) -> Result<Arc<Mutex<Connection>>, StoreError> {
@@ -64,14 +90,18 @@ impl SqliteHaveStore {
         let conn = Connection::open(&path).map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(err)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
+        // Journaled, a commit must be as durable as its journal record: the journal says the
+        // record's commit happened exactly when the file's position reached it.
+        let synchronous = if self.journal.is_some() {
+            "FULL"
+        } else {
+            "NORMAL"
+        };
+        conn.pragma_update(None, "synchronous", synchronous)
             .map_err(err)?;
         conn.pragma_update(None, "busy_timeout", self.busy_timeout_ms)
             .map_err(err)?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS have (path TEXT PRIMARY KEY, rev INTEGER NOT NULL, client TEXT NOT NULL) WITHOUT ROWID",
-        )
-        .map_err(err)?;
+        conn.execute_batch(CREATE_TABLES).map_err(err)?;
         let conn = Arc::new(Mutex::new(conn));
         open.insert(workspace.to_string(), conn.clone());
         Ok(conn)
@@ -130,38 +160,160 @@ impl SqliteHaveStore {
 
     /// Records revisions (rev 0 removes the entry) in one transaction.
     pub fn apply(&self, workspace: &str, rows: &[HaveRow]) -> Result<(), StoreError> {
-        self.with(workspace, |conn| {
-            let tx = conn.transaction()?;
-            {
-                let mut put =
-                    tx.prepare_cached("INSERT OR REPLACE INTO have VALUES (?1, ?2, ?3)")?;
-                let mut del = tx.prepare_cached("DELETE FROM have WHERE path = ?1")?;
-                for row in rows {
-                    if row.rev == 0 {
-                        del.execute([row.path.as_str()])?;
-                    } else {
-                        put.execute(params![row.path.as_str(), row.rev, row.client])?;
+        let Some(journal) = &self.journal else {
+            return self.with(workspace, |conn| {
+                let tx = conn.transaction()?;
+                write_rows(&tx, rows)?;
+                tx.commit()
+            });
+        };
+        let conn = self.connection(workspace)?;
+        let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let db_err = |e| StoreError::Have {
+            path: self.path_of(workspace),
+            source: DatabaseError::from_sqlite(e),
+        };
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(db_err)?;
+        let result = (|| {
+            let mut session = Session::new(&conn).map_err(db_err)?;
+            session.attach(Some("have")).map_err(db_err)?;
+            write_rows(&conn, rows).map_err(db_err)?;
+            let mut body = journal.body_writer();
+            session.changeset_to(&mut body).map_err(db_err)?;
+            drop(session);
+            let Some(body) = body.finish()? else {
+                conn.execute_batch("COMMIT").map_err(db_err)?;
+                return Ok(());
+            };
+            let ticket = journal.append(&Target::Have(workspace.into()), HAVE_SCHEMA, &body)?;
+            let committed = conn
+                .execute(
+                    "INSERT OR REPLACE INTO journal_position VALUES (0, ?1)",
+                    [ticket.position as i64],
+                )
+                .and_then(|_| conn.execute_batch("COMMIT"));
+            match committed {
+                Ok(()) => {
+                    journal.settle(ticket);
+                    Ok(())
+                }
+                Err(e) => {
+                    if let Err(void) = journal.void(ticket) {
+                        tracing::error!(error = %void, "journal record of a failed commit not voided");
                     }
+                    Err(db_err(e))
                 }
             }
-            tx.commit()
-        })
+        })();
+        if result.is_err() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        result
     }
 
-    /// Forgets a workspace's have list entirely.
+    /// Forgets a workspace's have list entirely (journaled first, so a restore forgets it too
+    /// and an open after a crash finishes the deletion).
     pub fn drop_workspace(&self, workspace: &str) -> Result<(), StoreError> {
         self.open
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(workspace);
-        for suffix in ["", "-wal", "-shm"] {
-            let path = PathBuf::from(format!("{}{suffix}", self.path_of(workspace).display()));
-            match std::fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => return Err(StoreError::Io { path, source }),
+        let ticket = match &self.journal {
+            Some(journal) => {
+                let body = Body {
+                    encoding: Encoding::Raw,
+                    raw_len: 0,
+                    bytes: Vec::new(),
+                };
+                Some(journal.append(&Target::DropHave(workspace.into()), HAVE_SCHEMA, &body)?)
+            }
+            None => None,
+        };
+        let removed = remove_files(&self.dir, workspace);
+        if let (Some(journal), Some(ticket)) = (&self.journal, ticket) {
+            // Failed or not, the deletion is decided: the next open finishes it.
+            journal.settle(ticket);
+        }
+        removed
+    }
+
+    /// Workspaces that have a have list, in name order.
+    pub fn workspaces(&self) -> Result<Vec<String>, StoreError> {
+        let io = |source| StoreError::Io {
+            path: self.dir.clone(),
+            source,
+        };
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(&self.dir).map_err(io)? {
+            let name = entry
+                .map_err(io)?
+                .file_name()
+                .to_string_lossy()
+                .into_owned();
+            if let Some(ws) = name.strip_suffix(".db") {
+                names.push(ws.to_string());
             }
         }
-        Ok(())
+        names.sort();
+        Ok(names)
     }
+}
+
+/// Tables of a have-list database.
+pub(crate) const CREATE_TABLES: &str = "CREATE TABLE IF NOT EXISTS have (path TEXT PRIMARY KEY, rev INTEGER NOT NULL, client TEXT NOT NULL) WITHOUT ROWID; \
+     CREATE TABLE IF NOT EXISTS journal_position (id INTEGER PRIMARY KEY CHECK (id = 0), position INTEGER NOT NULL);";
+
+/// The database file of a workspace's have list.
+pub(crate) fn file_of(dir: &Path, workspace: &str) -> PathBuf {
+    dir.join(format!("{workspace}.db"))
+}
+
+fn write_rows(conn: &Connection, rows: &[HaveRow]) -> rusqlite::Result<()> {
+    let mut put = conn.prepare_cached("INSERT OR REPLACE INTO have VALUES (?1, ?2, ?3)")?;
+    let mut del = conn.prepare_cached("DELETE FROM have WHERE path = ?1")?;
+    for row in rows {
+        if row.rev == 0 {
+            del.execute([row.path.as_str()])?;
+        } else {
+            put.execute(params![row.path.as_str(), row.rev, row.client])?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes a have list's files (those already gone are fine).
+pub(crate) fn remove_files(dir: &Path, workspace: &str) -> Result<(), StoreError> {
+    for suffix in ["", "-wal", "-shm"] {
+        let path = PathBuf::from(format!("{}{suffix}", file_of(dir, workspace).display()));
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(StoreError::Io { path, source }),
+        }
+    }
+    Ok(())
+}
+
+/// The journal position a have list has applied (0 when it has none or does not exist).
+pub(crate) fn applied_position(dir: &Path, workspace: &str) -> Result<u64, StoreError> {
+    let path = file_of(dir, workspace);
+    if !path.exists() {
+        return Ok(0);
+    }
+    let err = |e| StoreError::Have {
+        path: path.clone(),
+        source: DatabaseError::from_sqlite(e),
+    };
+    let conn =
+        Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(err)?;
+    conn.execute_batch(CREATE_TABLES).map_err(err)?;
+    let position: Option<i64> = conn
+        .query_row(
+            "SELECT position FROM journal_position WHERE id = 0",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(err)?;
+    Ok(position.unwrap_or(0) as u64)
 }

@@ -11,10 +11,14 @@
 //! - **Have lists live apart** ([`SqliteHaveStore`]): one small database per workspace, so syncs of
 //!   different workspaces never contend with each other or with the main writer.
 
+pub mod backup;
 mod config;
 mod error;
+pub mod failpoints;
 mod have;
+pub mod journal;
 mod range;
+mod root;
 mod rows;
 mod sqlite;
 pub mod thread_priority;
@@ -23,6 +27,7 @@ pub use config::StoreConfig;
 pub use error::{DatabaseError, DatabaseErrorKind, StoreError};
 pub use have::SqliteHaveStore;
 pub use range::PathRange;
+pub use root::{HAVE_DIR, JOURNAL_DIR, METADATA_FILE, RootStores, open_root};
 pub use rows::{
     BranchRow, ChangeFilter, ChangeRow, ChangeStatus, DepotRow, HaveRow, IntegRow, LabelRow,
     LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, WorkspaceRow,

@@ -5,15 +5,21 @@ mod codec;
 mod pool;
 mod queries;
 mod schema;
+pub(crate) mod session;
 mod writer;
 
+use crate::journal::Journal;
 use crate::{DatabaseError, MetaStore, ReadTxn, StoreConfig, StoreError, WriteJob};
 use checkpoint::Checkpointer;
 use pool::ReaderPool;
 use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 use std::path::{Path, PathBuf};
-use writer::Writer;
+use std::sync::Arc;
+use writer::{JournalSink, Writer};
+
+pub(crate) use pool::Snapshot;
+pub(crate) use schema::{MIGRATIONS, migrate_to, schema_version};
 
 /// Metadata in one SQLite database file.
 pub struct SqliteStore {
@@ -25,14 +31,31 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens (creating and migrating when needed) the database at `path`.
+    /// Opens (creating and migrating when needed) the database at `path`, without a journal.
     pub fn open(path: &Path, config: &StoreConfig) -> Result<SqliteStore, StoreError> {
+        Self::open_with(path, config, None)
+    }
+
+    /// Opens the database at `path`; with a journal, every group commit is journaled (see
+    /// [`crate::journal`]). Open the journal first ([`crate::open_root`] does both).
+    pub fn open_with(
+        path: &Path,
+        config: &StoreConfig,
+        journal: Option<Arc<Journal>>,
+    ) -> Result<SqliteStore, StoreError> {
         let mut conn = open_connection(path, config)?;
         schema::migrate(&mut conn)?;
         // Checkpoints run on their own thread (see `checkpoint`), not inside a commit.
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         let (checkpointer, nudge) = Checkpointer::start(open_connection(path, config)?, config)?;
-        let writer = Writer::start(conn, config.max_group, nudge)?;
+        let sink = match journal {
+            Some(journal) => Some(JournalSink {
+                journal,
+                schema: schema_version(&conn)?,
+            }),
+            None => None,
+        };
+        let writer = Writer::start(conn, config.max_group, nudge, sink)?;
         let readers = ReaderPool::new(path.to_path_buf(), config.clone());
         Ok(SqliteStore {
             path: path.to_path_buf(),
@@ -46,6 +69,32 @@ impl SqliteStore {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// A snapshot with its connection, for the checkpoint's table dump.
+    pub(crate) fn raw_snapshot(&self) -> Result<Snapshot<'_>, StoreError> {
+        self.readers.snapshot()
+    }
+}
+
+/// Opens (creating and migrating) the database at `path` and reads the journal position it
+/// has applied (0 when none).
+pub(crate) fn applied_position(path: &Path, config: &StoreConfig) -> Result<u64, StoreError> {
+    let mut conn = open_connection(path, config)?;
+    schema::migrate(&mut conn)?;
+    journal_position(&conn)
+}
+
+/// The `journal_position` counter of a database (0 when unset).
+pub(crate) fn journal_position(conn: &Connection) -> Result<u64, StoreError> {
+    use rusqlite::OptionalExtension;
+    let value: Option<i64> = conn
+        .query_row(
+            "SELECT value FROM counters WHERE name = 'journal_position'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(value.unwrap_or(0) as u64)
 }
 
 pub(crate) fn open_connection(path: &Path, config: &StoreConfig) -> Result<Connection, StoreError> {

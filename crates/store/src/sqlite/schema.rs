@@ -4,7 +4,7 @@ use crate::StoreError;
 use rusqlite::Connection;
 
 /// Each entry migrates from version `index` to `index + 1`.
-const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: the core: users, depots, workspaces, changes, revisions, opened files.
     // Integration records, labels and shelves arrive as later migrations; revisions already
     // reference content by digest, so a lazy copy is just another row with the same digest.
@@ -168,15 +168,31 @@ const MIGRATIONS: &[&str] = &[
 
 /// Brings the database up to the newest schema, one transaction per step.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    migrate_to(conn, MIGRATIONS.len() as u16)
+}
+
+/// The database's schema version.
+pub(crate) fn schema_version(conn: &Connection) -> Result<u16, StoreError> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    Ok(version as u16)
+}
+
+/// Brings the database up to schema `version` (at most the newest), one transaction per step.
+pub(crate) fn migrate_to(conn: &mut Connection, version: u16) -> Result<(), StoreError> {
     let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     let supported = MIGRATIONS.len() as i64;
-    if current > supported {
+    if current > supported || i64::from(version) > supported {
         return Err(StoreError::SchemaTooNew {
-            found: current,
+            found: current.max(i64::from(version)),
             supported,
         });
     }
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+    for (index, sql) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .take(version as usize)
+        .skip(current as usize)
+    {
         let tx = conn.transaction()?;
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", index as i64 + 1)?;

@@ -1,10 +1,16 @@
 //! The single writer thread: groups queued jobs into one transaction, one savepoint per job.
+//! With a journal, each group's changes (an SQLite session's changeset) become one journal
+//! record, on disk before the group's COMMIT; the record's position is stored in the same
+//! transaction (`counters.journal_position`).
 
 use super::checkpoint::Nudge;
 use super::queries::Tx;
-use crate::{DatabaseError, StoreError, WriteJob};
+use super::session::Session;
+use crate::journal::{Journal, format::Target};
+use crate::{DatabaseError, StoreError, WriteJob, failpoints};
 use rusqlite::Connection;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Mutex, PoisonError};
 
@@ -21,11 +27,12 @@ impl Writer {
         conn: Connection,
         max_group: usize,
         checkpoint: Nudge,
+        journal: Option<JournalSink>,
     ) -> Result<Writer, StoreError> {
         let (tx, rx) = sync_channel::<(WriteJob, Reply)>(max_group.max(1) * 4);
         let thread = std::thread::Builder::new()
             .name("keel-store-writer".into())
-            .spawn(move || writer_loop(conn, rx, max_group.max(1), checkpoint))
+            .spawn(move || writer_loop(conn, rx, max_group.max(1), checkpoint, journal))
             .map_err(|source| StoreError::Thread {
                 name: "writer",
                 source,
@@ -64,11 +71,19 @@ impl Drop for Writer {
     }
 }
 
+/// Where the writer journals its groups.
+pub(crate) struct JournalSink {
+    pub(crate) journal: Arc<Journal>,
+    /// The database's schema version, recorded with each changeset.
+    pub(crate) schema: u16,
+}
+
 fn writer_loop(
     conn: Connection,
     rx: Receiver<(WriteJob, Reply)>,
     max_group: usize,
     checkpoint: Nudge,
+    journal: Option<JournalSink>,
 ) {
     while let Ok(first) = rx.recv() {
         let mut group = vec![first];
@@ -78,7 +93,7 @@ fn writer_loop(
                 Err(_) => break,
             }
         }
-        let outcome = run_group(&conn, &mut group);
+        let outcome = run_group(&conn, &mut group, journal.as_ref());
         if outcome.is_ok() {
             checkpoint.nudge();
         }
@@ -92,9 +107,23 @@ fn writer_loop(
     }
 }
 
-fn run_group(conn: &Connection, group: &mut [(WriteJob, Reply)]) -> Result<(), StoreError> {
+fn run_group(
+    conn: &Connection,
+    group: &mut [(WriteJob, Reply)],
+    journal: Option<&JournalSink>,
+) -> Result<(), StoreError> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let result = (|| {
+        // Records every table's changes from here on (a job rolled back to its savepoint
+        // leaves nothing: the changeset compares each touched row with its state at the end).
+        let mut session = match journal {
+            Some(_) => {
+                let mut session = Session::new(conn)?;
+                session.attach(None)?;
+                Some(session)
+            }
+            None => None,
+        };
         for (job, _) in group.iter_mut() {
             let job = std::mem::replace(job, Box::new(|_| false));
             conn.execute_batch("SAVEPOINT job")?;
@@ -107,11 +136,55 @@ fn run_group(conn: &Connection, group: &mut [(WriteJob, Reply)]) -> Result<(), S
             }
             conn.execute_batch("RELEASE job")?;
         }
-        conn.execute_batch("COMMIT")?;
+        let ticket = match (journal, session.take()) {
+            (Some(sink), Some(session)) => journal_group(conn, sink, session)?,
+            _ => None,
+        };
+        if let Some(ticket) = ticket {
+            failpoints::hit(failpoints::JOURNAL_BEFORE_COMMIT);
+            let journal = &journal.expect("a ticket comes from the journal").journal;
+            if let Err(e) = conn.execute_batch("COMMIT") {
+                // The record is on disk but its commit did not happen: readers must skip it.
+                if let Err(void) = journal.void(ticket) {
+                    tracing::error!(error = %void, "journal record of a failed commit not voided");
+                }
+                return Err(e.into());
+            }
+            journal.settle(ticket);
+        } else {
+            conn.execute_batch("COMMIT")?;
+        }
         Ok(())
     })();
     if result.is_err() {
         let _ = conn.execute_batch("ROLLBACK");
     }
     result
+}
+
+/// Appends the group's changeset (when it changed anything) to the journal and stores the
+/// record's position in the transaction.
+fn journal_group(
+    conn: &Connection,
+    sink: &JournalSink,
+    mut session: Session<'_>,
+) -> Result<Option<crate::journal::Ticket>, StoreError> {
+    let mut body = sink.journal.body_writer();
+    session.changeset_to(&mut body)?;
+    // The position row below is not part of the changeset: a restore sets it itself.
+    drop(session);
+    let Some(body) = body.finish()? else {
+        return Ok(None);
+    };
+    let ticket = sink.journal.append(&Target::Main, sink.schema, &body)?;
+    let stored = conn
+        .prepare_cached("INSERT OR REPLACE INTO counters VALUES ('journal_position', ?1)")
+        .and_then(|mut stmt| stmt.execute([ticket.position as i64]));
+    if let Err(e) = stored {
+        if let Err(void) = sink.journal.void(ticket) {
+            tracing::error!(error = %void, "journal record of a failed commit not voided");
+        }
+        return Err(e.into());
+    }
+    Ok(Some(ticket))
 }

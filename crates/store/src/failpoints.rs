@@ -7,16 +7,27 @@
 //! - [`SUBMIT_AFTER_PUBLISH`]: submit's content is durable in the blob store, no metadata yet;
 //! - [`SUBMIT_IN_COMMIT`]: inside submit's metadata write job, every row written, before the
 //!   transaction commits;
-//! - [`SUBMIT_AFTER_COMMIT`]: the change is committed, before the have list and the reply.
+//! - [`SUBMIT_AFTER_COMMIT`]: the change is committed, before the have list and the reply;
+//! - [`JOURNAL_BEFORE_COMMIT`]: the main writer's journal record is on disk, before the
+//!   transaction commits (the next open must cut the record off).
+//!
+//! The registry lives in the store, the lowest layer with a point; `keel_service::failpoints`
+//! re-exports it.
 
 use std::sync::OnceLock;
 
 pub const SUBMIT_AFTER_PUBLISH: &str = "submit.after-publish";
 pub const SUBMIT_IN_COMMIT: &str = "submit.in-commit";
 pub const SUBMIT_AFTER_COMMIT: &str = "submit.after-commit";
+pub const JOURNAL_BEFORE_COMMIT: &str = "journal.before-commit";
 
 /// Every point a command can reach.
-pub const POINTS: [&str; 3] = [SUBMIT_AFTER_PUBLISH, SUBMIT_IN_COMMIT, SUBMIT_AFTER_COMMIT];
+pub const POINTS: [&str; 4] = [
+    SUBMIT_AFTER_PUBLISH,
+    SUBMIT_IN_COMMIT,
+    SUBMIT_AFTER_COMMIT,
+    JOURNAL_BEFORE_COMMIT,
+];
 
 /// What an armed point does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,7 +99,7 @@ pub fn configure(spec: &str) -> Result<Armed, FailpointError> {
 }
 
 /// Marks reaching point `name`: does what the point is armed with, nothing when unarmed.
-pub(crate) fn hit(name: &str) {
+pub fn hit(name: &str) {
     let Some(armed) = ARMED.get() else {
         return;
     };

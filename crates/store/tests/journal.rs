@@ -1,0 +1,468 @@
+//! The journal, checkpoints and restore, checked against the SQLite backend: every table is
+//! journaled, rolled-back jobs leave no record, a checkpoint plus the journal restores exactly
+//! what was committed, and damage or bad input is refused naming the file.
+
+use keel_core::{ChangeNumber, DepotPath, Digest, FileAction, FileType};
+use keel_store::backup::{RestoreError, restore, write_checkpoint};
+use keel_store::journal::format::Target;
+use keel_store::journal::read::JournalFile;
+use keel_store::{
+    ChangeRow, ChangeStatus, DepotRow, HaveRow, MetaStore, RevisionRow, RootStores, StoreConfig,
+    StoreError, open_root, write,
+};
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+
+fn dp(path: &str) -> DepotPath {
+    DepotPath::parse(path).expect("depot path")
+}
+
+fn submit(store: &dyn MetaStore, paths: &[&str]) -> ChangeNumber {
+    let paths: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+    write(store, move |txn| {
+        let n = txn.allocate_change()?;
+        txn.put_change(&ChangeRow {
+            change: n,
+            status: ChangeStatus::Submitted,
+            user: "u".into(),
+            workspace: "w".into(),
+            description: format!("change {}", n.0),
+            time: 0,
+        })?;
+        for p in &paths {
+            let rev = txn.head_revision(&dp(p))?.map_or(1, |r| r.rev + 1);
+            txn.insert_revision(&RevisionRow {
+                path: dp(p),
+                rev,
+                change: n,
+                action: if rev == 1 {
+                    FileAction::Add
+                } else {
+                    FileAction::Edit
+                },
+                file_type: FileType::parse("text").expect("text type"),
+                digest: Some(Digest([rev as u8; 32])),
+                size: 10,
+                md5: String::new(),
+                time: 0,
+            })?;
+        }
+        Ok::<_, StoreError>(n)
+    })
+    .expect("submit")
+}
+
+fn have(stores: &RootStores, ws: &str, path: &str, rev: u32) {
+    stores
+        .have
+        .apply(
+            ws,
+            &[HaveRow {
+                path: dp(path),
+                client: path.trim_start_matches("//depot/").into(),
+                rev,
+            }],
+        )
+        .expect("have list written");
+}
+
+/// Every row of every table of an SQLite file, as text, in a stable order.
+fn contents(db: &Path) -> Vec<String> {
+    let conn = Connection::open(db).expect("database opens");
+    let mut tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    tables.retain(|t| t != "journal_position");
+    let mut out = Vec::new();
+    for t in tables {
+        let mut stmt = conn.prepare(&format!("SELECT * FROM \"{t}\"")).unwrap();
+        let n = stmt.column_count();
+        let mut rows: Vec<String> = stmt
+            .query_map([], |r| {
+                let mut line = format!("{t}:");
+                for i in 0..n {
+                    let v: rusqlite::types::Value = r.get(i)?;
+                    line.push_str(&format!(" {v:?}"));
+                }
+                Ok(line)
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        // The journal position itself is bookkeeping of each root.
+        rows.retain(|l| !l.contains("\"journal_position\""));
+        rows.sort();
+        out.extend(rows);
+    }
+    out
+}
+
+fn journal_records(root: &Path) -> Vec<(u64, bool, Target)> {
+    let dir = root.join("journal");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let mut file = JournalFile::open(&f).expect("journal opens");
+        while let Some(r) = file.next_record().expect("record reads") {
+            out.push((r.position, r.void, r.target));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_table_has_a_primary_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let stores = open_root(dir.path(), &StoreConfig::default()).unwrap();
+    have(&stores, "ws", "//depot/a", 1);
+    for db in [
+        dir.path().join("metadata.db"),
+        dir.path().join("have/ws.db"),
+    ] {
+        let conn = Connection::open(&db).unwrap();
+        let tables: Vec<String> = conn
+            .prepare(
+                "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+            )
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(!tables.is_empty());
+        for t in tables {
+            let pk_columns: i64 = conn
+                .query_row(
+                    &format!("SELECT count(*) FROM pragma_table_info('{t}') WHERE pk > 0"),
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert!(
+                pk_columns > 0,
+                "{}: table {t} has no primary key, so the session extension would not journal it",
+                db.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn rolled_back_jobs_and_empty_changes_leave_no_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let stores = open_root(dir.path(), &StoreConfig::default()).unwrap();
+    submit(&stores.meta, &["//depot/a"]);
+    let before = journal_records(dir.path());
+    assert_eq!(before.len(), 1);
+    // A job that fails after writing rolls back to its savepoint: nothing to journal.
+    let failed: Result<(), StoreError> = write(&stores.meta, |txn| {
+        txn.put_depot(&DepotRow {
+            name: "gone".into(),
+            kind: "local".into(),
+            owner: String::new(),
+            description: String::new(),
+            created: 0,
+        })?;
+        Err(StoreError::Corrupt("refused on purpose".into()))
+    });
+    assert!(failed.is_err());
+    // A job that changes a row and changes it back leaves no difference either.
+    write(&stores.meta, |txn| {
+        let depot = txn.get_depot("depot")?.expect("default depot");
+        let mut changed = depot.clone();
+        changed.description = "changed".into();
+        txn.put_depot(&changed)?;
+        txn.put_depot(&depot)?;
+        Ok::<_, StoreError>(())
+    })
+    .unwrap_or(());
+    let after = journal_records(dir.path());
+    // The second job kept its (net empty) changes but bumped `jobs_written`: one record.
+    assert_eq!(after.len(), 2, "{after:?}");
+    // Grouped jobs, one of them rolled back: a restore reproduces exactly what committed.
+    let stores = std::sync::Arc::new(stores);
+    let threads: Vec<_> = (0..6)
+        .map(|i| {
+            let stores = stores.clone();
+            std::thread::spawn(move || {
+                let name = format!("d{i}");
+                let _ = write(&stores.meta, move |txn| {
+                    txn.put_depot(&DepotRow {
+                        name,
+                        kind: "local".into(),
+                        owner: String::new(),
+                        description: String::new(),
+                        created: 0,
+                    })?;
+                    if i % 2 == 1 {
+                        return Err(StoreError::Corrupt("odd jobs roll back".into()));
+                    }
+                    Ok(())
+                });
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let restored = tempfile::tempdir().unwrap();
+    let ckpt = checkpoint_of(&stores, dir.path());
+    drop(stores);
+    let target = restored.path().join("root");
+    restore(&ckpt, &[], &target, &StoreConfig::default(), &mut |_| {}).unwrap();
+    let depots = contents(&target.join("metadata.db"));
+    assert!(depots.iter().any(|l| l.contains("\"d0\"")));
+    assert!(
+        !depots
+            .iter()
+            .any(|l| l.contains("\"d1\"") || l.contains("\"gone\""))
+    );
+}
+
+fn checkpoint_of(stores: &RootStores, root: &Path) -> PathBuf {
+    write_checkpoint(
+        &stores.meta,
+        stores.have.dir(),
+        stores.journal.as_deref(),
+        root,
+        &StoreConfig::default(),
+        &mut |_| {},
+    )
+    .expect("checkpoint written")
+    .path
+}
+
+fn journals(root: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<(u64, PathBuf)> = std::fs::read_dir(root.join("journal"))
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            let n = p
+                .file_name()?
+                .to_str()?
+                .strip_prefix("journal.")?
+                .parse()
+                .ok()?;
+            Some((n, p))
+        })
+        .collect();
+    files.sort();
+    files.into_iter().map(|(_, p)| p).collect()
+}
+
+#[test]
+fn checkpoint_and_journal_restore_exactly_what_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let stores = open_root(&root, &StoreConfig::default()).unwrap();
+    for i in 0..20 {
+        submit(
+            &stores.meta,
+            &[&format!("//depot/f{}", i % 7), "//depot/common"],
+        );
+        have(&stores, "ws1", &format!("//depot/f{}", i % 7), i + 1);
+    }
+    let ckpt = checkpoint_of(&stores, &root);
+    // Writes after the checkpoint land in the next journal file.
+    for i in 0..10 {
+        submit(&stores.meta, &[&format!("//depot/g{i}")]);
+        have(&stores, "ws2", &format!("//depot/g{i}"), 1);
+        have(&stores, "ws1", "//depot/f1", 100 + i);
+    }
+    have(&stores, "gone", "//depot/x", 1);
+    stores.have.drop_workspace("gone").unwrap();
+    let (main_before, ws1, ws2) = (
+        contents(&root.join("metadata.db")),
+        contents(&root.join("have/ws1.db")),
+        contents(&root.join("have/ws2.db")),
+    );
+    drop(stores);
+
+    let target = dir.path().join("restored");
+    let report = restore(
+        &ckpt,
+        &journals(&root),
+        &target,
+        &StoreConfig::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(report.replayed >= 30, "{report:?}");
+    assert!(report.torn.is_empty());
+    assert_eq!(contents(&target.join("metadata.db")), main_before);
+    assert_eq!(contents(&target.join("have/ws1.db")), ws1);
+    assert_eq!(contents(&target.join("have/ws2.db")), ws2);
+    assert!(!target.join("have/gone.db").exists());
+    // A server can open the restored root and go on journaling from where it left off.
+    let stores = open_root(&target, &StoreConfig::default()).unwrap();
+    submit(&stores.meta, &["//depot/after-restore"]);
+    assert_eq!(
+        stores.journal.as_ref().unwrap().committed_position(),
+        report.position + 1
+    );
+}
+
+#[test]
+fn a_record_whose_commit_never_happened_is_cut_off_or_voided() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let stores = open_root(&root, &StoreConfig::default()).unwrap();
+    submit(&stores.meta, &["//depot/a"]);
+    let journal = stores.journal.clone().unwrap();
+    let body = {
+        use std::io::Write;
+        let mut w = journal.body_writer();
+        w.write_all(b"not applied").unwrap();
+        w.finish().unwrap().unwrap()
+    };
+    // A main record appended but never committed, at the end: cut off at the next open.
+    let _lost = journal.append(&Target::Main, 4, &body).unwrap();
+    drop(stores);
+    drop(journal);
+    let stores = open_root(&root, &StoreConfig::default()).unwrap();
+    assert!(stores.recovery.cut, "{:?}", stores.recovery);
+    assert_eq!(stores.recovery.voided.len(), 1);
+    assert_eq!(journal_records(&root).len(), 1);
+
+    // Now one followed by a committed have-list record: marked void in place.
+    let journal = stores.journal.clone().unwrap();
+    let _lost = journal.append(&Target::Main, 4, &body).unwrap();
+    have(&stores, "ws", "//depot/a", 1);
+    drop(stores);
+    drop(journal);
+    let stores = open_root(&root, &StoreConfig::default()).unwrap();
+    assert!(!stores.recovery.cut);
+    assert_eq!(stores.recovery.voided, vec![(2, "main".to_string())]);
+    let records = journal_records(&root);
+    assert_eq!(records.len(), 3);
+    assert!(records[1].1, "the uncommitted record is void: {records:?}");
+    // New records follow the void one; nothing is lost after it.
+    submit(&stores.meta, &["//depot/b"]);
+    drop(stores);
+    let records = journal_records(&root);
+    assert_eq!(
+        records.iter().map(|r| r.0).collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
+}
+
+#[test]
+fn a_torn_last_record_is_cut_at_open_and_skipped_by_restore() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let stores = open_root(&root, &StoreConfig::default()).unwrap();
+    let ckpt = checkpoint_of(&stores, &root);
+    submit(&stores.meta, &["//depot/a"]);
+    submit(&stores.meta, &["//depot/b", "//depot/c"]);
+    drop(stores);
+    let journal = journals(&root).pop().unwrap();
+    let len = std::fs::metadata(&journal).unwrap().len();
+    let copy = dir.path().join("journal.copy");
+    std::fs::copy(&journal, &copy).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&copy).unwrap();
+    file.set_len(len - 7).unwrap();
+    drop(file);
+
+    let target = dir.path().join("restored");
+    let report = restore(
+        &ckpt,
+        std::slice::from_ref(&copy),
+        &target,
+        &StoreConfig::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(report.replayed, 1);
+    assert_eq!(report.torn.len(), 1);
+    assert!(report.torn[0].1.contains("cut short"), "{:?}", report.torn);
+    let rows = contents(&target.join("metadata.db"));
+    assert!(rows.iter().any(|l| l.contains("//depot/a")));
+    assert!(!rows.iter().any(|l| l.contains("//depot/b")));
+
+    // The server's own open cuts a torn tail off the live journal (here: half a header,
+    // as a write cut short by a crash leaves).
+    let whole = std::fs::read(&journal).unwrap();
+    let mut torn = whole.clone();
+    torn.extend_from_slice(&whole[40..70]);
+    std::fs::write(&journal, &torn).unwrap();
+    let stores = open_root(&root, &StoreConfig::default()).unwrap();
+    let (path, bytes, reason) = stores.recovery.torn_tail.clone().expect("torn tail found");
+    assert_eq!((path, bytes), (journal.clone(), 30));
+    assert!(reason.contains("shorter than a record header"), "{reason}");
+    assert_eq!(std::fs::read(&journal).unwrap(), whole);
+    submit(&stores.meta, &["//depot/d"]);
+    drop(stores);
+    assert_eq!(journal_records(&root).len(), 3);
+
+    // The database ahead of its journal (records lost): refused, naming the file.
+    std::fs::write(&journal, &whole[..whole.len() - 10]).unwrap();
+    let err = open_root(&root, &StoreConfig::default())
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("missing records"), "{err}");
+    assert!(err.to_string().contains("journal.1"), "{err}");
+}
+
+#[test]
+fn restore_refuses_bad_input_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let stores = open_root(&root, &StoreConfig::default()).unwrap();
+    submit(&stores.meta, &["//depot/a"]);
+    let ckpt = checkpoint_of(&stores, &root);
+    drop(stores);
+    let cfg = StoreConfig::default();
+
+    let missing = dir.path().join("no-such-checkpoint");
+    let err = restore(&missing, &[], &dir.path().join("t1"), &cfg, &mut |_| {}).unwrap_err();
+    assert!(matches!(err, RestoreError::Open { .. }), "{err}");
+    assert!(err.to_string().contains("no-such-checkpoint"), "{err}");
+
+    let corrupt = dir.path().join("corrupt");
+    let mut bytes = std::fs::read(&ckpt).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&corrupt, &bytes).unwrap();
+    let err = restore(&corrupt, &[], &dir.path().join("t2"), &cfg, &mut |_| {}).unwrap_err();
+    assert!(matches!(err, RestoreError::Digest { .. }), "{err}");
+    assert!(err.to_string().contains("corrupt"), "{err}");
+    assert!(!dir.path().join("t2").exists());
+
+    let busy = dir.path().join("busy");
+    std::fs::create_dir_all(&busy).unwrap();
+    std::fs::write(busy.join("x"), b"x").unwrap();
+    let err = restore(&ckpt, &[], &busy, &cfg, &mut |_| {}).unwrap_err();
+    assert!(matches!(err, RestoreError::NotEmpty { .. }), "{err}");
+
+    // A journal that starts after the checkpoint's end leaves a gap.
+    let later = tempfile::tempdir().unwrap();
+    let other = open_root(later.path(), &cfg).unwrap();
+    for _ in 0..5 {
+        submit(&other.meta, &["//depot/z"]);
+    }
+    let _ = checkpoint_of(&other, later.path());
+    submit(&other.meta, &["//depot/z"]);
+    drop(other);
+    let gap = journals(later.path()).pop().unwrap();
+    let err = restore(
+        &ckpt,
+        std::slice::from_ref(&gap),
+        &dir.path().join("t3"),
+        &cfg,
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(matches!(err, RestoreError::Missing { .. }), "{err}");
+    assert!(
+        err.to_string().contains(&gap.display().to_string()),
+        "{err}"
+    );
+}
