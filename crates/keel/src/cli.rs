@@ -36,6 +36,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run a benchmark workload against a server on loopback.
     Bench(crate::commands::bench::BenchArgs),
+    /// Backup and recovery: `admin checkpoint`, `admin restore`.
+    #[command(subcommand)]
+    Admin(crate::commands::backup::AdminCmd),
     #[command(flatten)]
     Client(ClientCommand),
 }

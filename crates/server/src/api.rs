@@ -23,15 +23,22 @@ pub(crate) struct Api {
     streams: Streams,
     /// Bytes per content chunk on the wire.
     chunk: usize,
+    backup: Arc<crate::api_backup::Backup>,
 }
 
 impl Api {
-    pub(crate) fn new(service: Arc<Service>, addr: SocketAddr, config: &ServerConfig) -> Api {
+    pub(crate) fn new(
+        service: Arc<Service>,
+        addr: SocketAddr,
+        config: &ServerConfig,
+        backup: Arc<crate::api_backup::Backup>,
+    ) -> Api {
         Api {
             service,
             addr,
             streams: Streams::new(config),
             chunk: config.content_chunk_bytes,
+            backup,
         }
     }
 }
@@ -812,5 +819,17 @@ impl pb::keel_server::Keel for Api {
         let svc = self.service.clone();
         blocking(move || svc.delete_branch(&who, &req.name)).await?;
         Ok(Response::new(pb::DeleteBranchReply {}))
+    }
+
+    type CheckpointStream = ResponseStream<pb::CheckpointMessage>;
+    async fn checkpoint(
+        &self,
+        req: Request<pb::CheckpointRequest>,
+    ) -> Stream<pb::CheckpointMessage> {
+        caller(req.into_inner().caller)?;
+        let backup = self.backup.clone();
+        Ok(Response::new(
+            self.streams.spawn(move |sink| backup.checkpoint(sink)),
+        ))
     }
 }

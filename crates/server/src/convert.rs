@@ -828,3 +828,27 @@ pub(crate) fn workspace_from_wire(w: pb::Workspace) -> WorkspaceSpec {
         accessed: 0,
     }
 }
+
+impl WireError for keel_store::backup::CheckpointError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use keel_store::backup::CheckpointError as E;
+        use pb::ErrorReason as R;
+        let full = match self {
+            E::Write { source, .. } => source.kind() == std::io::ErrorKind::StorageFull,
+            E::Read { source, .. } => source.is_disk_full(),
+            E::Journal(keel_store::journal::JournalError::Io { source, .. }) => {
+                source.kind() == std::io::ErrorKind::StorageFull
+            }
+            E::Journal(_) => false,
+        };
+        if full {
+            (Code::ResourceExhausted, detail(R::DiskFull))
+        } else {
+            (Code::Internal, detail(R::Internal))
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        false
+    }
+}

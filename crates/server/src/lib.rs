@@ -2,6 +2,7 @@
 //! and serves the wire API by translating each call to `keel-service`.
 
 mod api;
+mod api_backup;
 mod api_labels;
 mod api_shelves;
 mod config;
@@ -12,10 +13,11 @@ mod streams;
 
 pub use config::{CONFIG_FILE_NAME, ConfigError, InvalidKnob, ServerConfig};
 pub use keel_service::failpoints;
+pub use keel_store::backup::{RestoreError, RestoreProgress, RestoreReport, restore};
 
 use keel_blob::FsBlobStore;
 use keel_service::{Service, system_clock};
-use keel_store::{SqliteHaveStore, SqliteStore};
+use keel_store::open_root;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -76,12 +78,20 @@ pub async fn serve(
         })?;
     let _lock = lock::RootLock::acquire(&root)?;
     let config = &opts.config;
-    let meta = SqliteStore::open(&root.join("metadata.db"), &config.store)?;
-    let have = SqliteHaveStore::open_with(&root.join("have"), &config.store)?;
+    // The journal is recovered first: a record whose commit never happened is cut off.
+    let stores = open_root(&root, &config.store)?;
+    let meta = Arc::new(stores.meta);
+    let backup = api_backup::Backup {
+        meta: meta.clone(),
+        have_dir: stores.have.dir().to_path_buf(),
+        journal: stores.journal.clone(),
+        root: root.clone(),
+        config: config.store.clone(),
+    };
     let blobs = FsBlobStore::open_with(root.join("content"), &config.blob)?;
     let service = Service::new(
-        Arc::new(meta),
-        have,
+        meta,
+        stores.have,
         Arc::new(blobs),
         system_clock(),
         config.service.clone(),
@@ -108,7 +118,7 @@ pub async fn serve(
         source,
     })?;
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-    let api = api::Api::new(Arc::new(service), addr, config);
+    let api = api::Api::new(Arc::new(service), addr, config, Arc::new(backup));
     tracing::info!(%addr, root = %root.display(), "keel server listening");
     ready(addr);
     tonic::transport::Server::builder()

@@ -1,6 +1,7 @@
 //! Dispatch from the parsed command line to the verb implementations.
 
 mod admin;
+pub(crate) mod backup;
 pub(crate) mod bench;
 mod branches;
 mod browse;
@@ -40,6 +41,18 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         }
         Command::Bench(args) => {
             return bench::run(args, cli.server.as_deref(), cli.json).await;
+        }
+        Command::Admin(backup::AdminCmd::Restore(_)) => {
+            let Command::Admin(backup::AdminCmd::Restore(args)) = cli.command else {
+                return Ok(());
+            };
+            let mut out = crate::output::Out::new(cli.json);
+            out.quiet = cli.quiet;
+            return backup::restore(&out, args);
+        }
+        Command::Admin(backup::AdminCmd::Checkpoint) => {
+            let mut s = Session::connect(&cli).await?;
+            return backup::checkpoint(&mut s).await;
         }
         Command::Client(_) => Session::connect(&cli).await?,
     };
