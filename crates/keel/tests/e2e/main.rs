@@ -6,6 +6,7 @@
 
 mod common;
 
+mod backup;
 mod bench;
 mod branch_70k;
 mod branching;
