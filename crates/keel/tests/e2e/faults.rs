@@ -1,6 +1,6 @@
 //! End-to-end: bad input gets a clear error and loses nothing.
 
-use crate::common::{Client, Fixture, Server, bytes, write};
+use crate::common::{Client, Fixture, Server, bytes, str_field, write};
 use std::process::Command;
 
 #[test]
@@ -157,5 +157,77 @@ fn full_disk_during_submit_fails_cleanly() {
     a.ok(&["add", "small.txt"]);
     let out = a.ok(&["submit", "-d", "small"]);
     assert!(out.contains("submitted"), "{out}");
+    drop(server);
+}
+
+#[test]
+fn full_disk_during_checkpoint_leaves_no_checkpoint_and_the_server_works() {
+    let disk = Tmpfs::mount(16);
+    let root = disk.path.join("server");
+    let server = Server::start_at(&root).expect("server on tmpfs");
+    let dir = tempfile::tempdir().expect("dir");
+    let ws_root = dir.path().join("ws");
+    std::fs::create_dir_all(&ws_root).expect("ws root");
+    let a = server.client("alice", "a", &ws_root);
+    a.ok(&[
+        "workspace",
+        "create",
+        "a",
+        "--root",
+        ws_root.to_str().expect("utf-8"),
+    ]);
+    // Enough rows that the checkpoint needs more than the few pages left free below.
+    for i in 0..600 {
+        write(
+            &ws_root,
+            &format!("src/{i:04}/file-with-a-long-name-{i}.txt"),
+            format!("{i}\n"),
+        );
+    }
+    a.ok(&["add", "src/..."]);
+    a.ok(&["submit", "-d", "many files"]);
+    // Fill the disk, then give back two pages: the journal's rotation fits, the file does not.
+    let filler = disk.path.join("filler");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&filler).expect("filler");
+        let block = vec![0u8; 1 << 16];
+        while f.write_all(&block).is_ok() {}
+        let mut small = vec![0u8; 4096];
+        while f.write_all(&small).is_ok() {}
+        small.truncate(1);
+        while f.write_all(&small).is_ok() {}
+        let len = f.metadata().expect("len").len();
+        f.set_len(len.saturating_sub(8192)).expect("shrink filler");
+    }
+    let err = a.fail(&["admin", "checkpoint"]);
+    assert!(err.contains("checkpoint"), "{err}");
+    assert!(
+        err.contains("No space left") || err.to_lowercase().contains("full"),
+        "{err}"
+    );
+    let checkpoints = root.join("checkpoints");
+    let left: Vec<String> = std::fs::read_dir(&checkpoints)
+        .map(|d| {
+            d.map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        left.is_empty(),
+        "no checkpoint file, complete-looking or not: {left:?}"
+    );
+    // With space again the server goes on: a submit, then a checkpoint that completes.
+    std::fs::remove_file(&filler).expect("remove filler");
+    a.ok(&["edit", "src/0001/file-with-a-long-name-1.txt"]);
+    write(
+        &ws_root,
+        "src/0001/file-with-a-long-name-1.txt",
+        "changed\n",
+    );
+    a.ok(&["submit", "-d", "after the full disk"]);
+    let ckpt = a.json(&["admin", "checkpoint"]);
+    let path = str_field(&ckpt[0], "checkpoint");
+    assert!(std::path::Path::new(&path).exists(), "{path}");
     drop(server);
 }
