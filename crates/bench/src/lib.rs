@@ -4,6 +4,7 @@
 
 pub mod branchsubmit;
 pub mod browse;
+pub mod checkpoint;
 pub mod dataset;
 pub mod deltas;
 pub mod error;

@@ -1,6 +1,7 @@
 //! lockjam: a probe loop of five everyday calls (Info, Changes -m 1, Fstat of one file, Sync
 //! preview of one file, Opened) timed per loop, while small submits run first alone and then
-//! beside a long read (Fstat over the whole tree), followed by a large branch submit.
+//! beside a long read (Fstat over the whole tree), followed by a large branch submit, and last
+//! small submits again while checkpoints run back to back (`Checkpoint`, the online backup).
 
 use keel_proto::v1::OpenAction;
 use std::sync::Arc;
@@ -38,6 +39,9 @@ pub struct Config {
 
 const QUIET: u8 = 0;
 const LOADED: u8 = 1;
+const CHECKPOINTING: u8 = 2;
+/// Most checkpoints the checkpoint phase starts (it stops after its submits anyway).
+const MAX_CHECKPOINTS: u32 = 100;
 
 /// Runs the workload against the server at `addr`.
 pub async fn run(addr: &str, config: &Config) -> Result<Report> {
@@ -53,12 +57,17 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     let start = Instant::now();
     let phase = Arc::new(AtomicU8::new(QUIET));
     let stop = Arc::new(AtomicBool::new(false));
+    let stop_probe = Arc::new(AtomicBool::new(false));
 
     // The probe and the long read are separate users: each runs on a thread and runtime of
     // its own, as a separate client process would, so neither waits on the other's decoding.
     let probe = {
-        let (addr, tree, phase, stop) =
-            (addr.to_string(), tree.clone(), phase.clone(), stop.clone());
+        let (addr, tree, phase, stop) = (
+            addr.to_string(),
+            tree.clone(),
+            phase.clone(),
+            stop_probe.clone(),
+        );
         own_thread("keel-bench-probe", async move {
             let conn = rpc::connect(&addr, "prober", "bench-probe").await?;
             rpc::save_workspace(
@@ -106,6 +115,33 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     let reads = reader
         .await
         .map_err(|e| BenchError::Check(format!("long read failed: {e}")))??;
+
+    // Checkpoints back to back beside small submits.
+    phase.store(CHECKPOINTING, Ordering::SeqCst);
+    let stop_checkpoints = Arc::new(AtomicBool::new(false));
+    let checkpoints = {
+        let (addr, stop) = (addr.to_string(), stop_checkpoints.clone());
+        own_thread("keel-bench-checkpoint", async move {
+            let conn = rpc::connect(&addr, "admin", "").await?;
+            let mut done = Vec::new();
+            for _ in 0..MAX_CHECKPOINTS {
+                let began = Instant::now();
+                rpc::checkpoint(&conn).await?;
+                done.push(began.elapsed());
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+            }
+            Ok(done)
+        })?
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let during = small_submits(&writer, base, 2, config.submits, start, &mut report).await?;
+    stop_checkpoints.store(true, Ordering::SeqCst);
+    let checkpoints = checkpoints
+        .await
+        .map_err(|e| BenchError::Check(format!("checkpoint failed: {e}")))??;
+    stop_probe.store(true, Ordering::SeqCst);
     let probes = probe
         .await
         .map_err(|e| BenchError::Check(format!("probe failed: {e}")))??;
@@ -121,24 +157,36 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
         )));
     }
 
-    let (mut all, mut under_load) = (Latencies::default(), Latencies::default());
+    let (mut all, mut under_load, mut checkpointing) = (
+        Latencies::default(),
+        Latencies::default(),
+        Latencies::default(),
+    );
     for probe in &probes {
-        all.push(probe.sample.latency);
-        if probe.loaded {
-            under_load.push(probe.sample.latency);
+        match probe.phase {
+            CHECKPOINTING => checkpointing.push(probe.sample.latency),
+            LOADED => {
+                all.push(probe.sample.latency);
+                under_load.push(probe.sample.latency);
+            }
+            _ => all.push(probe.sample.latency),
         }
     }
     let without = quiet.percentile(50.0);
     let with = loaded.percentile(50.0);
-    let ratio = if without.is_zero() {
-        0.0
-    } else {
-        (with.as_secs_f64() / without.as_secs_f64() * 100.0).round() / 100.0
+    let ratio_to_quiet = |d: Duration| {
+        if without.is_zero() {
+            0.0
+        } else {
+            (d.as_secs_f64() / without.as_secs_f64() * 100.0).round() / 100.0
+        }
     };
+    let ratio = ratio_to_quiet(with);
+    let with_checkpoint = during.percentile(50.0);
     report
         .set("files", config.files)
         .set("branch_files", big.submitted)
-        .set("probe_loops", all.len() as u64)
+        .set("probe_loops", (all.len() + checkpointing.len()) as u64)
         .set("probe_p50_ms", ms(all.percentile(50.0)))
         .set("probe_p99_ms", ms(all.percentile(99.0)))
         .set("probe_max_ms", ms(all.max()))
@@ -162,6 +210,19 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
         .set(
             "long_read_ms",
             ms(reads.first().copied().unwrap_or_default()),
+        )
+        .set("submit_p50_with_checkpoint_ms", ms(with_checkpoint))
+        .set("checkpoint_submit_ratio", ratio_to_quiet(with_checkpoint))
+        .set("probe_loops_during_checkpoint", checkpointing.len() as u64)
+        .set(
+            "probe_p99_during_checkpoint_ms",
+            ms(checkpointing.percentile(99.0)),
+        )
+        .set("probe_max_during_checkpoint_ms", ms(checkpointing.max()))
+        .set("checkpoints_completed", checkpoints.len() as u64)
+        .set(
+            "checkpoint_ms",
+            ms(checkpoints.first().copied().unwrap_or_default()),
         );
     // Raw results: each loop, then its five calls (which one was slow), then the branch's
     // two phases, so a slow loop can be placed against what the writer was doing.
@@ -208,10 +269,10 @@ async fn small_submits(
         let latency = began.elapsed();
         latencies.push(latency);
         report.samples.push(Sample {
-            op: if phase == 0 {
-                "submit_quiet"
-            } else {
-                "submit_loaded"
+            op: match phase {
+                0 => "submit_quiet",
+                1 => "submit_loaded",
+                _ => "submit_checkpoint",
             },
             client: 1,
             start: began.duration_since(start),
@@ -259,15 +320,15 @@ async fn long_reads(
     Ok(done)
 }
 
-/// One probe loop: its time, each call's, and whether the long read was running when it began.
+/// One probe loop: its time, each call's, and the workload's phase when it began.
 struct Probe {
     sample: Sample,
     calls: Vec<Sample>,
-    loaded: bool,
+    phase: u8,
 }
 
-/// The probe: five everyday calls per loop until `stop`; each sample says whether the long
-/// read was running when the loop began.
+/// The probe: five everyday calls per loop until `stop`; each sample says which phase the
+/// workload was in when the loop began.
 async fn probe_loop(
     conn: Connection,
     tree: Shape,
@@ -282,7 +343,7 @@ async fn probe_loop(
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        let loaded = phase.load(Ordering::SeqCst) == LOADED;
+        let phase = phase.load(Ordering::SeqCst);
         let i = rng.below(tree.files);
         let began = Instant::now();
         let calls = probe_calls(&conn, &tree, i, start).await?;
@@ -295,7 +356,7 @@ async fn probe_loop(
                 latency,
             },
             calls,
-            loaded,
+            phase,
         });
         tokio::time::sleep(PROBE_PAUSE).await;
     }

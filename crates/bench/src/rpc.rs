@@ -179,3 +179,27 @@ pub async fn submit(
     }
     Ok((change, files))
 }
+
+/// Takes a checkpoint on the server (`Checkpoint`), returning its report.
+pub async fn checkpoint(conn: &Connection) -> Result<keel_proto::v1::CheckpointDone> {
+    use keel_proto::v1::checkpoint_message::Body;
+    let mut stream = conn
+        .client()
+        .checkpoint(keel_proto::v1::CheckpointRequest {
+            caller: conn.caller(),
+        })
+        .await
+        .map_err(|s| BenchError::rpc("checkpoint", s))?
+        .into_inner();
+    let mut done = None;
+    while let Some(message) = stream
+        .message()
+        .await
+        .map_err(|s| BenchError::rpc("checkpoint", s))?
+    {
+        if let Some(Body::Done(d)) = message.body {
+            done = Some(d);
+        }
+    }
+    done.ok_or_else(|| BenchError::Check("the checkpoint ended without a report".into()))
+}

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use keel_bench::server::Target;
-use keel_bench::{Report, branchsubmit, browse, dataset, deltas, lockjam, ping, sync};
+use keel_bench::{Report, branchsubmit, browse, checkpoint, dataset, deltas, lockjam, ping, sync};
 
 /// `keel bench` flags shared by every workload.
 #[derive(Debug, Args)]
@@ -47,6 +47,21 @@ pub enum Workload {
     Lockjam(LockjamArgs),
     /// Concurrent clients calling Info: the per-call ceiling of this machine (no dataset).
     Ping(PingArgs),
+    /// An online checkpoint of the browse dataset, then an offline restore of it.
+    Checkpoint(CheckpointArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckpointArgs {
+    /// Files of the browse tree (three revisions each).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub files: u64,
+    /// Skip the restore (it needs the checkpoint file on this machine).
+    #[arg(long)]
+    pub no_restore: bool,
+    /// Directory for the restored root (default: the system temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -204,6 +219,21 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 generate,
             };
             lockjam::run(addr, &config).await?
+        }
+        Workload::Checkpoint(c) => {
+            let config = checkpoint::Config {
+                files: c.files,
+                seed,
+                generate,
+                server_pid: target.pid(),
+                restore_with: if c.no_restore {
+                    None
+                } else {
+                    Some(std::env::current_exe().context("cannot find the keel executable")?)
+                },
+                work_dir: c.work_dir.clone(),
+            };
+            checkpoint::run(addr, &config).await?
         }
         Workload::Ping(p) => {
             let config = ping::Config {

@@ -154,6 +154,9 @@ fn lockjam_probes_while_writing() {
     assert_eq!(n(&r, "branch_files"), 200.0);
     assert!(n(&r, "submit_ratio") > 0.0);
     assert!(n(&r, "long_reads_completed") + n(&r, "probe_loops_during_long_read") > 0.0);
+    assert!(n(&r, "checkpoints_completed") >= 1.0, "{r}");
+    assert!(n(&r, "checkpoint_submit_ratio") > 0.0, "{r}");
+    assert!(n(&r, "probe_max_during_checkpoint_ms") >= n(&r, "probe_p99_during_checkpoint_ms"));
 
     // The raw results time every probe loop, each of its five calls, and the branch's phases.
     let text = std::fs::read_to_string(&raw).expect("raw results written");
@@ -175,6 +178,24 @@ fn lockjam_probes_while_writing() {
     }
     assert_eq!(count("branch_integrate"), 1);
     assert_eq!(count("branch_commit"), 1);
+    assert_eq!(count("submit_checkpoint"), 3);
+}
+
+#[test]
+fn checkpoint_writes_and_restores_every_record() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let r = bench(&[
+        "checkpoint",
+        "--files",
+        "300",
+        "--work-dir",
+        dir.path().to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(r["workload"], "checkpoint");
+    // Three revisions per file, at least: every one is a record of the checkpoint.
+    assert!(n(&r, "checkpoint_records") >= 900.0, "{r}");
+    assert_eq!(n(&r, "restore_records"), n(&r, "checkpoint_records"), "{r}");
+    assert!(n(&r, "checkpoint_bytes") > 0.0 && n(&r, "restore_peak_rss_mib") > 0.0);
 }
 
 #[test]
