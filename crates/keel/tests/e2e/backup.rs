@@ -208,7 +208,7 @@ fn a_torn_last_journal_record_is_skipped_with_a_message() {
         .set_len(len - 5)
         .expect("truncate");
     let new_root = fx.dir.path().join("restored");
-    let args = restore_args(&path, &[copy.clone()], &new_root);
+    let args = restore_args(&path, std::slice::from_ref(&copy), &new_root);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = a.run(&args);
     assert!(out.status.success(), "{out:?}");
