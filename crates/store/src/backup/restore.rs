@@ -236,6 +236,8 @@ struct State {
     covered: u64,
     /// The journal number the checkpoint started.
     number: u64,
+    /// Page cache of each database being rebuilt (`StoreConfig::cache_kib`).
+    cache_kib: i64,
     rows: u64,
     databases: u64,
 }
@@ -268,9 +270,10 @@ impl State {
     }
 }
 
-fn open_db(path: &Path) -> Result<Connection, StoreError> {
+fn open_db(path: &Path, cache_kib: i64) -> Result<Connection, StoreError> {
     let conn = Connection::open(path)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "cache_size", -cache_kib)?;
     // Nothing is durable until the whole root is renamed into place; the end syncs each file.
     conn.pragma_update(None, "synchronous", "OFF")?;
     Ok(conn)
@@ -297,7 +300,11 @@ fn load_checkpoint(
     })?;
     file.seek(SeekFrom::Start(PREFIX_LEN)).map_err(damaged)?;
     let body = BufReader::with_capacity(1 << 20, file).take(body_len);
-    let mut r = ItemReader::new(zstd::stream::Decoder::new(body).map_err(damaged)?);
+    // Items are read a few bytes at a time: buffer the decoder's output.
+    let mut r = ItemReader::new(BufReader::with_capacity(
+        1 << 16,
+        zstd::stream::Decoder::new(body).map_err(damaged)?,
+    ));
     if r.byte().map_err(damaged)? != TAG_INFO {
         return Err(damaged(bad("no info item first")));
     }
@@ -306,25 +313,28 @@ fn load_checkpoint(
     let number = info["number"].as_u64().unwrap_or(0);
     let covered = info["journal_position"].as_u64().unwrap_or(0);
     let main_path = staging.join(METADATA_FILE);
-    let mut main = open_db(&main_path).map_err(werr)?;
+    let mut main = open_db(&main_path, config.cache_kib).map_err(werr)?;
     let mut state = State {
         main: Connection::open_in_memory().map_err(|e| werr(e.into()))?,
         main_position: 0,
         have: HashMap::new(),
         covered,
         number,
+        cache_kib: config.cache_kib,
         rows: 0,
         databases: 0,
     };
     // The database items load into, and its name.
     let mut current: Option<(String, Connection)> = None;
+    // The main database's secondary indexes, dropped for the load.
+    let mut indexes: Vec<String> = Vec::new();
     let batch = config.checkpoint_batch_rows.max(1) as u64;
     loop {
         let tag = r.byte().map_err(damaged)?;
         match tag {
             TAG_DATABASE => {
                 if let Some((name, conn)) = current.take() {
-                    close_loaded(&name, conn, &mut main).map_err(werr)?;
+                    close_loaded(&name, conn, &mut main, &indexes).map_err(werr)?;
                 }
                 let name = r.string().map_err(damaged)?;
                 let schema = r.varint().map_err(damaged)? as u16;
@@ -338,14 +348,20 @@ fn load_checkpoint(
                         main.execute(&format!("DELETE FROM \"{table}\""), [])
                             .map_err(|e| werr(e.into()))?;
                     }
+                    // Secondary indexes are built once after the load (a sort), not row by
+                    // row (random inserts into every index).
+                    indexes = drop_indexes(&main).map_err(werr)?;
                     std::mem::replace(
                         &mut main,
                         Connection::open_in_memory().map_err(|e| werr(e.into()))?,
                     )
                 } else if let Some(ws) = name.strip_prefix("have:") {
                     state.have.insert(ws.to_string(), position);
-                    let conn =
-                        open_db(&have::file_of(&staging.join(HAVE_DIR), ws)).map_err(werr)?;
+                    let conn = open_db(
+                        &have::file_of(&staging.join(HAVE_DIR), ws),
+                        config.cache_kib,
+                    )
+                    .map_err(werr)?;
                     conn.execute_batch(have::CREATE_TABLES)
                         .map_err(|e| werr(e.into()))?;
                     conn.execute(
@@ -416,7 +432,7 @@ fn load_checkpoint(
             }
             TAG_END => {
                 if let Some((name, conn)) = current.take() {
-                    close_loaded(&name, conn, &mut main).map_err(werr)?;
+                    close_loaded(&name, conn, &mut main, &indexes).map_err(werr)?;
                 }
                 let rows = r.varint().map_err(damaged)?;
                 let databases = r.varint().map_err(damaged)?;
@@ -436,13 +452,39 @@ fn load_checkpoint(
     Ok(state)
 }
 
-/// Commits a loaded database; the main one goes back to `main` for the replay.
-fn close_loaded(name: &str, conn: Connection, main: &mut Connection) -> Result<(), StoreError> {
+/// Commits a loaded database; the main one gets its indexes back and returns to `main` for
+/// the replay.
+fn close_loaded(
+    name: &str,
+    conn: Connection,
+    main: &mut Connection,
+    indexes: &[String],
+) -> Result<(), StoreError> {
+    if name == "main" {
+        for sql in indexes {
+            conn.execute_batch(sql)?;
+        }
+    }
     conn.execute_batch("COMMIT")?;
     if name == "main" {
         *main = conn;
     }
     Ok(())
+}
+
+/// Drops the secondary indexes of a database; returns the statements that recreate them.
+fn drop_indexes(conn: &Connection) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn
+        .prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL")?;
+    let found = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut sqls = Vec::with_capacity(found.len());
+    for (name, sql) in found {
+        conn.execute_batch(&format!("DROP INDEX \"{name}\""))?;
+        sqls.push(sql);
+    }
+    Ok(sqls)
 }
 
 fn table_names(conn: &Connection) -> Result<Vec<String>, StoreError> {
@@ -541,7 +583,8 @@ fn replay(
                     state.main_position = record.position;
                 }
                 Target::Have(ws) => {
-                    let conn = open_db(&have::file_of(&have_dir, ws)).map_err(werr)?;
+                    let conn =
+                        open_db(&have::file_of(&have_dir, ws), state.cache_kib).map_err(werr)?;
                     conn.execute_batch(have::CREATE_TABLES)
                         .map_err(|e| werr(e.into()))?;
                     apply_one(
