@@ -233,7 +233,8 @@ fn write_file(
     let workspaces = list_have(have_dir).map_err(werr)?;
     for ws in workspaces {
         let database = format!("have:{ws}");
-        let Some(conn) = open_have(have_dir, &ws).map_err(rerr(&database))? else {
+        let opened = open_have(have_dir, &ws, config.busy_timeout_ms);
+        let Some(conn) = opened.map_err(rerr(&database))? else {
             continue;
         };
         conn.execute_batch("BEGIN")
@@ -298,12 +299,15 @@ fn list_have(dir: &Path) -> std::io::Result<Vec<String>> {
 }
 
 /// A read connection to a have list (`None` when it was deleted meanwhile).
-fn open_have(dir: &Path, ws: &str) -> Result<Option<Connection>, StoreError> {
+fn open_have(dir: &Path, ws: &str, busy_timeout_ms: u32) -> Result<Option<Connection>, StoreError> {
     let path = have::file_of(dir, ws);
     if !path.exists() {
         return Ok(None);
     }
     let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    // A have list from before the journal lacks its position table: creating it waits for
+    // the list's writer like any other write.
+    conn.pragma_update(None, "busy_timeout", busy_timeout_ms)?;
     conn.execute_batch(have::CREATE_TABLES)?;
     conn.pragma_update(None, "query_only", true)?;
     Ok(Some(conn))

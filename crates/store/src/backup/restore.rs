@@ -270,9 +270,12 @@ impl State {
     }
 }
 
-fn open_db(path: &Path, cache_kib: i64) -> Result<Connection, StoreError> {
+/// Opens a database being rebuilt. `bulk`: for loading the checkpoint's rows, with no
+/// rollback journal at all (a failed load discards the whole staging directory, and pages are
+/// written once instead of to the WAL and again into the file).
+fn open_db(path: &Path, cache_kib: i64, bulk: bool) -> Result<Connection, StoreError> {
     let conn = Connection::open(path)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "journal_mode", if bulk { "OFF" } else { "WAL" })?;
     conn.pragma_update(None, "cache_size", -cache_kib)?;
     // Nothing is durable until the whole root is renamed into place; the end syncs each file.
     conn.pragma_update(None, "synchronous", "OFF")?;
@@ -313,7 +316,7 @@ fn load_checkpoint(
     let number = info["number"].as_u64().unwrap_or(0);
     let covered = info["journal_position"].as_u64().unwrap_or(0);
     let main_path = staging.join(METADATA_FILE);
-    let mut main = open_db(&main_path, config.cache_kib).map_err(werr)?;
+    let mut main = open_db(&main_path, config.cache_kib, true).map_err(werr)?;
     let mut state = State {
         main: Connection::open_in_memory().map_err(|e| werr(e.into()))?,
         main_position: 0,
@@ -360,6 +363,7 @@ fn load_checkpoint(
                     let conn = open_db(
                         &have::file_of(&staging.join(HAVE_DIR), ws),
                         config.cache_kib,
+                        true,
                     )
                     .map_err(werr)?;
                     conn.execute_batch(have::CREATE_TABLES)
@@ -444,6 +448,9 @@ fn load_checkpoint(
             other => return Err(damaged(bad(&format!("unexpected item {other}")))),
         }
     }
+    // The replay applies each record in a transaction that a conflict rolls back.
+    main.pragma_update(None, "journal_mode", "WAL")
+        .map_err(|e| werr(e.into()))?;
     state.main = main;
     progress(&RestoreProgress {
         rows: state.rows,
@@ -583,8 +590,8 @@ fn replay(
                     state.main_position = record.position;
                 }
                 Target::Have(ws) => {
-                    let conn =
-                        open_db(&have::file_of(&have_dir, ws), state.cache_kib).map_err(werr)?;
+                    let conn = open_db(&have::file_of(&have_dir, ws), state.cache_kib, false)
+                        .map_err(werr)?;
                     conn.execute_batch(have::CREATE_TABLES)
                         .map_err(|e| werr(e.into()))?;
                     apply_one(
