@@ -5,7 +5,7 @@
 
 use keel_proto::v1::OpenAction;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use keel_client::Connection;
@@ -42,6 +42,8 @@ const LOADED: u8 = 1;
 const CHECKPOINTING: u8 = 2;
 /// Most checkpoints the checkpoint phase starts (it stops after its submits anyway).
 const MAX_CHECKPOINTS: u32 = 100;
+/// Most small submits of one phase (the checkpoint phase goes on until a checkpoint is done).
+const MAX_SUBMITS_PER_PHASE: u32 = 10_000;
 
 /// Runs the workload against the server at `addr`.
 pub async fn run(addr: &str, config: &Config) -> Result<Report> {
@@ -119,8 +121,13 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     // Checkpoints back to back beside small submits.
     phase.store(CHECKPOINTING, Ordering::SeqCst);
     let stop_checkpoints = Arc::new(AtomicBool::new(false));
+    let completed = Arc::new(AtomicU32::new(0));
     let checkpoints = {
-        let (addr, stop) = (addr.to_string(), stop_checkpoints.clone());
+        let (addr, stop, completed) = (
+            addr.to_string(),
+            stop_checkpoints.clone(),
+            completed.clone(),
+        );
         own_thread("keel-bench-checkpoint", async move {
             let conn = rpc::connect(&addr, "admin", "").await?;
             let mut done = Vec::new();
@@ -128,6 +135,7 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
                 let began = Instant::now();
                 rpc::checkpoint(&conn).await?;
                 done.push(began.elapsed());
+                completed.fetch_add(1, Ordering::SeqCst);
                 if stop.load(Ordering::SeqCst) {
                     break;
                 }
@@ -136,7 +144,12 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
         })?
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let during = small_submits(&writer, base, 2, config.submits, start, &mut report).await?;
+    // At least the phase's submits, and on until a whole checkpoint ran beside them.
+    let submits = config.submits;
+    let during = submits_while(&writer, base, 2, start, &mut report, &|k| {
+        k < submits || completed.load(Ordering::SeqCst) == 0
+    })
+    .await?;
     stop_checkpoints.store(true, Ordering::SeqCst);
     let checkpoints = checkpoints
         .await
@@ -220,6 +233,7 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
         )
         .set("probe_max_during_checkpoint_ms", ms(checkpointing.max()))
         .set("checkpoints_completed", checkpoints.len() as u64)
+        .set("submits_during_checkpoint", during.len() as u64)
         .set(
             "checkpoint_ms",
             ms(checkpoints.first().copied().unwrap_or_default()),
@@ -254,8 +268,23 @@ async fn small_submits(
     start: Instant,
     report: &mut Report,
 ) -> Result<Latencies> {
+    submits_while(conn, base, phase, start, report, &|k| k < count).await
+}
+
+/// Submits of `SUBMIT_FILES` new files each, timed, while `more(submits so far)`.
+async fn submits_while(
+    conn: &Connection,
+    base: u64,
+    phase: u32,
+    start: Instant,
+    report: &mut Report,
+    more: &(dyn Fn(u32) -> bool + Sync),
+) -> Result<Latencies> {
     let mut latencies = Latencies::default();
-    for k in 0..count {
+    for k in 0..MAX_SUBMITS_PER_PHASE {
+        if !more(k) {
+            break;
+        }
         let dir = format!("jam/b{base}/p{phase}/s{k}");
         let files: Vec<String> = (0..SUBMIT_FILES)
             .map(|j| format!("//bench-jam/{dir}/f{j}.txt"))

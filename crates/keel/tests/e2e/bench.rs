@@ -178,7 +178,11 @@ fn lockjam_probes_while_writing() {
     }
     assert_eq!(count("branch_integrate"), 1);
     assert_eq!(count("branch_commit"), 1);
-    assert_eq!(count("submit_checkpoint"), 3);
+    assert_eq!(
+        count("submit_checkpoint") as f64,
+        n(&r, "submits_during_checkpoint")
+    );
+    assert!(n(&r, "submits_during_checkpoint") >= 3.0);
 }
 
 #[test]
