@@ -169,6 +169,7 @@ fn journal_group(
     sink: &JournalSink,
     mut session: Session<'_>,
 ) -> Result<Option<crate::journal::Ticket>, StoreError> {
+    let began = std::time::Instant::now();
     let mut body = sink.journal.body_writer();
     session.changeset_to(&mut body)?;
     // The position row below is not part of the changeset: a restore sets it itself.
@@ -176,7 +177,16 @@ fn journal_group(
     let Some(body) = body.finish()? else {
         return Ok(None);
     };
+    let captured = began.elapsed();
     let ticket = sink.journal.append(&Target::Main, sink.schema, &body)?;
+    tracing::debug!(
+        position = ticket.position,
+        raw = body.raw_len,
+        stored = body.bytes.len(),
+        changeset_us = captured.as_micros() as u64,
+        append_us = (began.elapsed() - captured).as_micros() as u64,
+        "journal record"
+    );
     let stored = conn
         .prepare_cached("INSERT OR REPLACE INTO counters VALUES ('journal_position', ?1)")
         .and_then(|mut stmt| stmt.execute([ticket.position as i64]));
