@@ -47,8 +47,8 @@ pub struct StoreConfig {
     pub journal_compress_min_bytes: usize,
     /// zstd level of checkpoint files (1 to 19; default 3).
     pub checkpoint_zstd_level: i32,
-    /// Rows a checkpoint reads per query and a restore loads per transaction (rows; default
-    /// 10000): memory stays bounded by one batch whatever the table's size.
+    /// Rows between two progress reports of a checkpoint or a restore (rows; default 10000).
+    /// Both stream one row at a time, so memory does not depend on a table's size.
     pub checkpoint_batch_rows: usize,
     /// Nice value of the thread writing a checkpoint (Linux; 0 to 19; default 10).
     pub checkpoint_dump_nice: i32,

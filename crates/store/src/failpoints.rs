@@ -9,7 +9,9 @@
 //!   transaction commits;
 //! - [`SUBMIT_AFTER_COMMIT`]: the change is committed, before the have list and the reply;
 //! - [`JOURNAL_BEFORE_COMMIT`]: the main writer's journal record is on disk, before the
-//!   transaction commits (the next open must cut the record off).
+//!   transaction commits (the next open must cut the record off). It is reached on the
+//!   store's writer thread, so only `abort` and `exit` make sense there (`panic` would stop
+//!   the writer, and every later write would fail).
 //!
 //! The registry lives in the store, the lowest layer with a point; `keel_service::failpoints`
 //! re-exports it.

@@ -466,3 +466,41 @@ fn restore_refuses_bad_input_naming_the_file() {
         "{err}"
     );
 }
+
+#[test]
+fn a_record_that_does_not_apply_aborts_the_restore_naming_it() {
+    let cfg = StoreConfig::default();
+    let depot = |description: &str| DepotRow {
+        name: "d".into(),
+        kind: "local".into(),
+        owner: String::new(),
+        description: description.into(),
+        created: 0,
+    };
+    // Two roots with the same positions but another history: B's journal does not fit A.
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut checkpoints = Vec::new();
+    for (dir, text) in [(&a, "A"), (&b, "B")] {
+        let stores = open_root(dir.path(), &cfg).unwrap();
+        let row = depot(text);
+        write(&stores.meta, move |txn| txn.put_depot(&row)).unwrap();
+        checkpoints.push(checkpoint_of(&stores, dir.path()));
+        let row = depot(&format!("{text}2"));
+        write(&stores.meta, move |txn| txn.put_depot(&row)).unwrap();
+    }
+    let foreign = journals(b.path()).pop().unwrap();
+    let target = a.path().join("restored");
+    let err = restore(
+        &checkpoints[0],
+        std::slice::from_ref(&foreign),
+        &target,
+        &cfg,
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(matches!(err, RestoreError::Conflict { .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains(&foreign.display().to_string()), "{text}");
+    assert!(text.contains("depots"), "{text}");
+    assert!(!target.exists(), "nothing left behind");
+}
