@@ -504,3 +504,33 @@ fn a_record_that_does_not_apply_aborts_the_restore_naming_it() {
     assert!(text.contains("depots"), "{text}");
     assert!(!target.exists(), "nothing left behind");
 }
+
+#[test]
+fn an_interrupted_have_list_deletion_is_finished_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let stores = open_root(&root, &StoreConfig::default()).unwrap();
+    have(&stores, "ws", "//depot/a", 1);
+    // The deletion's record is on disk; the crash came before the files were removed.
+    let journal = stores.journal.clone().unwrap();
+    let empty = journal.body_writer();
+    assert!(
+        empty.finish().unwrap().is_none(),
+        "an empty body is no record"
+    );
+    let body = keel_store::journal::Body {
+        encoding: keel_store::journal::format::Encoding::Raw,
+        raw_len: 0,
+        bytes: Vec::new(),
+    };
+    let _decided = journal
+        .append(&Target::DropHave("ws".into()), 1, &body)
+        .unwrap();
+    drop(stores);
+    drop(journal);
+    assert!(root.join("have/ws.db").exists());
+    let stores = open_root(&root, &StoreConfig::default()).unwrap();
+    assert_eq!(stores.recovery.dropped, ["ws"]);
+    assert!(!root.join("have/ws.db").exists());
+    assert!(stores.recovery.voided.is_empty());
+}
