@@ -5,11 +5,13 @@
 //! bytes and their [`Encoding`]; decompression and verification happen at the consumer (the
 //! client, or the service when it needs text for a diff).
 
+mod check;
 mod config;
 mod error;
 mod fs_store;
 mod writer;
 
+pub use check::{CheckedContent, ContentCheck, check_content, recompute};
 pub use config::BlobConfig;
 pub use error::BlobError;
 pub use fs_store::FsBlobStore;

@@ -31,6 +31,21 @@ pub struct ServiceConfig {
     /// Targets an integrate plans and opens per write job, and reports per batch (files;
     /// default 5000).
     pub integrate_batch: usize,
+    /// Threads that read and hash stored content for one `verify`, each at `verify_nice`
+    /// (threads; default 2).
+    pub verify_threads: usize,
+    /// Bytes a `verify` thread reads from a stored file at a time (bytes; default 1048576).
+    pub verify_read_bytes: usize,
+    /// Contents whose check one `verify` remembers by digest, so content shared by many
+    /// revisions (lazy copies, identical files) is read once; about 130 bytes each, oldest
+    /// forgotten first; 0 remembers none (digests; default 100000).
+    pub verify_cache_entries: usize,
+    /// Nice value (Linux, per thread) of the threads that read and hash content for `verify`:
+    /// it runs online and yields the CPU to every other command (0 to 19; default 19).
+    pub verify_nice: i32,
+    /// A `verify` reports its progress after at least this many content bytes checked (or
+    /// `page_size` files), also while it finds nothing to report (bytes; default 67108864).
+    pub verify_progress_bytes: u64,
 }
 
 impl Default for ServiceConfig {
@@ -45,6 +60,11 @@ impl Default for ServiceConfig {
             max_follow: 64,
             submit_batch: 1000,
             integrate_batch: 5000,
+            verify_threads: 2,
+            verify_read_bytes: 1 << 20,
+            verify_cache_entries: 100_000,
+            verify_nice: 19,
+            verify_progress_bytes: 64 << 20,
         }
     }
 }

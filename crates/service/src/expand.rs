@@ -68,31 +68,56 @@ pub(crate) fn selection_of(
     }
 }
 
-/// Pages of a static label's revisions in `range`: at least `page` rows unless the label's
-/// entries run out (entries whose revision is gone are skipped without ending the listing).
+/// Pages of a static label's revisions in `range` (see [`label_page`]).
 fn label_fetch<'a>(
     snap: &'a dyn ReadTxn,
     label: String,
     range: PathRange,
     page: usize,
 ) -> Fetch<'a, RevisionRow> {
-    Box::new(move |after| {
-        let mut out = Vec::new();
-        let mut after = after.map(str::to_string);
-        loop {
-            let entries = snap.label_revs(&label, &range, after.as_deref(), page)?;
-            let short = entries.len() < page;
-            for (path, rev) in &entries {
-                if let Some(row) = snap.revision(path, *rev)? {
-                    out.push(row);
-                }
-            }
-            after = entries.last().map(|(path, _)| path.to_string());
-            if short || out.len() >= page {
-                return Ok(out);
+    Box::new(move |after| label_page(snap, &label, &range, after, page))
+}
+
+/// One page of a static label's revisions in `range` after `after`: at least `page` rows
+/// unless the label's entries run out (entries whose revision is gone are skipped without
+/// ending the listing).
+fn label_page(
+    snap: &dyn ReadTxn,
+    label: &str,
+    range: &PathRange,
+    after: Option<&str>,
+    page: usize,
+) -> Result<Vec<RevisionRow>, ServiceError> {
+    let mut out = Vec::new();
+    let mut after = after.map(str::to_string);
+    loop {
+        let entries = snap.label_revs(label, range, after.as_deref(), page)?;
+        let short = entries.len() < page;
+        for (path, rev) in &entries {
+            if let Some(row) = snap.revision(path, *rev)? {
+                out.push(row);
             }
         }
-    })
+        after = entries.last().map(|(path, _)| path.to_string());
+        if short || out.len() >= page {
+            return Ok(out);
+        }
+    }
+}
+
+/// One page of the revisions `selection` picks in `range` after `after`, path order: fewer
+/// than `page` rows only at the end. For callers that take a fresh snapshot per page.
+pub(crate) fn selected_page(
+    snap: &dyn ReadTxn,
+    range: &PathRange,
+    selection: &Selection,
+    after: Option<&str>,
+    page: usize,
+) -> Result<Vec<RevisionRow>, ServiceError> {
+    match selection {
+        Selection::Newest { at, .. } => Ok(snap.head_revisions(range, after, *at, page)?),
+        Selection::Static(label) => label_page(snap, label, range, after, page),
+    }
 }
 
 impl Service {

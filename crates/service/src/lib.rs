@@ -30,6 +30,7 @@ pub mod shelve;
 mod submit;
 mod sync;
 mod upload;
+pub mod verify;
 mod workspaces;
 
 pub use browse::ListOptions;
@@ -51,6 +52,9 @@ pub use shelve::ShelveSession;
 pub use submit::SubmitSession;
 pub use sync::{SyncAction, SyncEvent, SyncItem, SyncOptions, SyncTotals};
 pub use upload::Uploads;
+pub use verify::{
+    Damage, StoredFile, VerifiedFile, VerifyEvent, VerifyOptions, VerifyOutcome, VerifyTotals,
+};
 
 use keel_blob::BlobStore;
 use keel_store::{MetaStore, SqliteHaveStore};

@@ -87,6 +87,11 @@ impl World {
         world
     }
 
+    /// The content store's directory (`ab/cd/<hex>.zst|.raw` files).
+    pub fn content_root(&self) -> std::path::PathBuf {
+        self._dir.path().join("content")
+    }
+
     fn workspace(&self, who: &Caller, depot_side: &str) {
         let spec = WorkspaceSpec {
             name: who.workspace.clone(),
