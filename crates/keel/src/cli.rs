@@ -134,6 +134,8 @@ pub enum ClientCommand {
     Branch(BranchCmd),
     /// List branch specs (same as `branch list`).
     Branches,
+    /// Re-read stored content and report every BAD or MISSING revision (exit 1 when any).
+    Verify(crate::commands::verify::VerifyArgs),
 }
 
 #[derive(Debug, Args)]

@@ -832,4 +832,15 @@ impl pb::keel_server::Keel for Api {
             self.streams.spawn(move |sink| backup.checkpoint(sink)),
         ))
     }
+
+    type VerifyStream = ResponseStream<pb::VerifyMessage>;
+    async fn verify(&self, req: Request<pb::VerifyRequest>) -> Stream<pb::VerifyMessage> {
+        let mut req = req.into_inner();
+        let who = caller(req.caller.take())?;
+        let svc = self.service.clone();
+        // A long read: its own thread at the long-read priority, its checks lower still.
+        Ok(Response::new(self.streams.read(false, move |sink| {
+            crate::api_verify::verify(&svc, &who, &req, sink)
+        })))
+    }
 }

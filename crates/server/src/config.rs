@@ -159,7 +159,7 @@ impl ServerConfig {
     /// The first knob whose value cannot work: its key, its value and what it must be.
     fn first_unusable(&self) -> Option<(&'static str, String, &'static str)> {
         let (store, service, blob) = (&self.store, &self.service, &self.blob);
-        let at_least_one: [(&'static str, usize); 17] = [
+        let at_least_one: [(&'static str, usize); 19] = [
             ("workers", self.workers),
             ("max_message_bytes", self.max_message_bytes),
             ("content_chunk_bytes", self.content_chunk_bytes),
@@ -176,6 +176,8 @@ impl ServerConfig {
             ("service.label_batch", service.label_batch),
             ("service.shelf_page", service.shelf_page),
             ("service.max_follow", service.max_follow),
+            ("service.verify_threads", service.verify_threads),
+            ("service.verify_read_bytes", service.verify_read_bytes),
             (
                 "blob.compression_sample_bytes",
                 blob.compression_sample_bytes,
@@ -187,6 +189,7 @@ impl ServerConfig {
         let nice = [
             ("long_read_nice", self.long_read_nice),
             ("store.checkpoint_nice", store.checkpoint_nice),
+            ("service.verify_nice", service.verify_nice),
         ];
         if let Some((key, value)) = nice.iter().find(|(_, v)| !(0..=19).contains(v)) {
             return Some((key, value.to_string(), "from 0 to 19"));

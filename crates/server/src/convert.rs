@@ -609,7 +609,7 @@ pub(crate) fn sync_action(a: SyncAction) -> pb::SyncAction {
     }
 }
 
-fn file_action(a: Option<FileAction>) -> pb::FileAction {
+pub(crate) fn file_action(a: Option<FileAction>) -> pb::FileAction {
     match a {
         None => pb::FileAction::Unspecified,
         Some(FileAction::Add) => pb::FileAction::Add,

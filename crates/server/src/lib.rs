@@ -5,6 +5,7 @@ mod api;
 mod api_backup;
 mod api_labels;
 mod api_shelves;
+mod api_verify;
 mod config;
 mod convert;
 mod handover;

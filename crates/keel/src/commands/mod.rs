@@ -19,6 +19,7 @@ pub(crate) mod shelve;
 mod spec_form;
 mod submit;
 mod sync;
+pub(crate) mod verify;
 mod words;
 mod workspace;
 
@@ -103,5 +104,6 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Labelsync(args) => labels::labelsync(&mut s, args).await,
         C::Branch(cmd) => branches::run(&mut s, cmd).await,
         C::Branches => branches::list(&mut s).await,
+        C::Verify(args) => verify::verify(&mut s, args).await,
     }
 }
