@@ -4,8 +4,8 @@ use crate::convert::file_action;
 use crate::streams::Sink;
 use keel_proto::v1 as pb;
 use keel_service::{
-    Caller, Damage, Service, ServiceError, VerifiedFile, VerifyEvent, VerifyOptions,
-    VerifyOutcome, VerifyTotals,
+    Caller, Damage, Service, ServiceError, VerifiedFile, VerifyEvent, VerifyOptions, VerifyOutcome,
+    VerifyTotals,
 };
 
 /// Streams a verify's records and progress, then its summary.

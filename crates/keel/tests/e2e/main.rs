@@ -21,4 +21,5 @@ mod obliterate;
 mod shelves;
 mod sync_and_locks;
 mod type_changes;
+mod verify;
 mod workflow;
