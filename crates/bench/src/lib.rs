@@ -1,6 +1,8 @@
 //! Keel's benchmark workloads, modelled on the published Perforce benchmarks (browse,
-//! branchsubmit, sync, deltas) plus the lock-jam scenario, and `ping`, the per-call floor. Everything goes through the gRPC API
-//! over loopback, like a user: this crate knows no store, blob or service type.
+//! branchsubmit, sync, deltas) plus the lock-jam scenario, `ping`, the per-call floor, and
+//! `verify`, content verification beside the disk's raw read rate. Everything goes through the
+//! gRPC API over loopback, like a user: this crate knows no store, blob or service type (the
+//! verify workload's raw read only reads the files under the server's `content/` directory).
 
 pub mod branchsubmit;
 pub mod browse;
@@ -16,6 +18,7 @@ pub mod rpc;
 pub mod server;
 pub mod stats;
 pub mod sync;
+pub mod verify;
 
 pub use error::{BenchError, Result};
 pub use report::Report;

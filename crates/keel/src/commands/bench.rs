@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use keel_bench::server::Target;
-use keel_bench::{Report, branchsubmit, browse, checkpoint, dataset, deltas, lockjam, ping, sync};
+use keel_bench::{
+    Report, branchsubmit, browse, checkpoint, dataset, deltas, lockjam, ping, sync, verify,
+};
 
 /// `keel bench` flags shared by every workload.
 #[derive(Debug, Args)]
@@ -49,6 +51,8 @@ pub enum Workload {
     Ping(PingArgs),
     /// An online checkpoint of the browse dataset, then an offline restore of it.
     Checkpoint(CheckpointArgs),
+    /// Verify of the sync dataset beside a raw read of its blob files, warm (and cold).
+    Verify(VerifyArgs),
 }
 
 #[derive(Debug, Args)]
@@ -125,6 +129,22 @@ pub struct SyncArgs {
     /// Directory for the workspaces (default: the system temporary directory).
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    #[arg(long, default_value_t = 4_096)]
+    pub files: u64,
+    /// Mean file size in bytes.
+    #[arg(long, default_value_t = 262_144)]
+    pub file_size: u64,
+    /// Rounds of raw read and verify; medians are reported.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: u32,
+    /// Also measure with a cold page cache: drops the whole system's page cache before each
+    /// cold phase (needs root).
+    #[arg(long)]
+    pub drop_caches: bool,
 }
 
 #[derive(Debug, Args)]
@@ -234,6 +254,23 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 work_dir: c.work_dir.clone(),
             };
             checkpoint::run(addr, &config).await?
+        }
+        Workload::Verify(v) => {
+            // Raw reads read the blob files: the root of the started server, or with --server
+            // the one --root names.
+            let Some(server_root) = target.root.clone().or_else(|| args.root.clone()) else {
+                bail!("keel bench verify --server ADDR needs --root DIR, that server's root");
+            };
+            let config = verify::Config {
+                files: v.files,
+                file_size: v.file_size,
+                seed,
+                generate,
+                rounds: v.rounds,
+                drop_caches: v.drop_caches,
+                server_root,
+            };
+            verify::run(addr, &config).await?
         }
         Workload::Ping(p) => {
             let config = ping::Config {

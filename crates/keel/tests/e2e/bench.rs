@@ -203,6 +203,40 @@ fn checkpoint_writes_and_restores_every_record() {
 }
 
 #[test]
+fn verify_checks_every_file_beside_a_raw_read() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let raw = dir.path().join("raw.jsonl");
+    let r = bench(&[
+        "verify",
+        "--files",
+        "60",
+        "--file-size",
+        "3000",
+        "--rounds",
+        "2",
+        "--out",
+        raw.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(r["workload"], "verify");
+    assert_eq!(n(&r, "files"), 60.0);
+    assert_eq!(n(&r, "content_bytes"), n(&r, "generated_bytes"));
+    // The generated text compresses: fewer bytes on disk than in the revisions.
+    assert!(n(&r, "stored_bytes") > 0.0 && n(&r, "stored_bytes") < n(&r, "content_bytes"));
+    assert!(n(&r, "raw_read_warm_mb_per_s") > 0.0, "{r}");
+    assert!(n(&r, "verify_warm_mb_per_s") > 0.0 && n(&r, "verify_warm_stored_mb_per_s") > 0.0);
+    // Without --drop-caches there is no cold phase.
+    assert_eq!(r["cold"], false);
+    assert!(r.get("verify_cold_mb_per_s").is_none(), "{r}");
+    let text = std::fs::read_to_string(&raw).expect("raw results written");
+    for op in ["raw_read_warm", "verify_warm"] {
+        let samples = text
+            .lines()
+            .filter(|l| l.contains(&format!(r#""op":"{op}""#)));
+        assert_eq!(samples.count(), 2, "{op} in {text}");
+    }
+}
+
+#[test]
 fn generate_then_reuse_with_skip_generate() {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().join("server");
