@@ -75,6 +75,7 @@ pub async fn sync(
             preview: options.preview,
             force: options.force,
             have_only: options.have_only,
+            content_by_digest: false,
             populate_only: options.populate_only,
         })
         .await

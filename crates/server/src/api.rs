@@ -15,6 +15,7 @@ use keel_service::{
 use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tonic::{Request, Response, Status, Streaming};
 
 pub(crate) struct Api {
@@ -24,6 +25,8 @@ pub(crate) struct Api {
     /// Bytes per content chunk on the wire.
     chunk: usize,
     backup: Arc<crate::api_backup::Backup>,
+    /// Stored content bytes sent in chunks since start (`InfoReply.content_bytes_sent`).
+    sent: Arc<AtomicU64>,
 }
 
 impl Api {
@@ -39,18 +42,19 @@ impl Api {
             streams: Streams::new(config),
             chunk: config.content_chunk_bytes,
             backup,
+            sent: Arc::new(AtomicU64::new(0)),
         }
     }
 }
 
 type Stream<T> = Result<Response<ResponseStream<T>>, Status>;
 
-/// Streams a blob's stored bytes as chunk messages.
+/// Streams a blob's stored bytes as chunk messages, adding them to `sent`.
 fn send_content<T: prost::Message>(
     sink: &crate::streams::Sink<T>,
     blob: keel_blob::StoredBlob,
     path: &str,
-    chunk: usize,
+    (chunk, sent): (usize, &AtomicU64),
     wrap: fn(Vec<u8>) -> T,
 ) -> Result<(), ServiceError> {
     let mut reader = blob.reader;
@@ -68,6 +72,7 @@ fn send_content<T: prost::Message>(
             return Ok(());
         }
         sink.send(wrap(buf[..n].to_vec()))?;
+        sent.fetch_add(n as u64, Ordering::Relaxed);
     }
 }
 
@@ -91,6 +96,8 @@ impl pb::keel_server::Keel for Api {
             workspace: info.workspace,
             workspace_root: info.workspace_root,
             server_time: info.server_time.max(0) as u64,
+            content_bytes_sent: self.sent.load(Ordering::Relaxed),
+            proxy: None,
         }))
     }
 
@@ -407,7 +414,7 @@ impl pb::keel_server::Keel for Api {
         };
         // A preview writes nothing (no resolves are scheduled), so it may be answered inline.
         let small = opts.preview && single_files(&req.files);
-        let chunk = self.chunk;
+        let (chunk, sent, by_digest) = (self.chunk, self.sent.clone(), req.content_by_digest);
         Ok(Response::new(self.streams.read(
             small && svc.user_known(&who),
             move |sink| {
@@ -433,12 +440,12 @@ impl pb::keel_server::Keel for Api {
                     sink.send(pb::SyncMessage {
                         body: Some(Body::File(msg)),
                     })?;
-                    if let Some(content) = event.content {
+                    if let Some(content) = event.content.filter(|_| !by_digest) {
                         send_content(
                             sink,
                             content.blob,
                             item.depot_file.as_str(),
-                            chunk,
+                            (chunk, &sent),
                             |data| pb::SyncMessage {
                                 body: Some(Body::Chunk(data)),
                             },
@@ -604,7 +611,7 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(req.caller)?;
         let svc = self.service.clone();
-        let chunk = self.chunk;
+        let (chunk, sent, by_digest) = (self.chunk, self.sent.clone(), req.content_by_digest);
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.print(&who, &req.files, &mut |info, content| {
                 let path = info.depot_file.clone();
@@ -616,13 +623,42 @@ impl pb::keel_server::Keel for Api {
                         compressed: content.compressed,
                         size: content.size,
                         digest: content.digest.to_hex(),
+                        stored_size: content.blob.stored_size,
                     })),
                 })?;
-                send_content(sink, content.blob, path.as_str(), chunk, |data| {
+                if by_digest {
+                    return Ok(());
+                }
+                send_content(sink, content.blob, path.as_str(), (chunk, &sent), |data| {
                     pb::ContentMessage {
                         body: Some(Body::Chunk(data)),
                     }
                 })
+            })
+        })))
+    }
+
+    type ContentStream = ResponseStream<pb::ContentMessage>;
+    async fn content(&self, req: Request<pb::ContentRequest>) -> Stream<pb::ContentMessage> {
+        use pb::content_message::Body;
+        let req = req.into_inner();
+        let who = caller(req.caller)?;
+        let svc = self.service.clone();
+        let (chunk, sent) = (self.chunk, self.sent.clone());
+        Ok(Response::new(self.streams.spawn(move |sink| {
+            let blob = svc.content(&who, &req.digest)?;
+            sink.send(pb::ContentMessage {
+                body: Some(Body::Header(pb::ContentHeader {
+                    compressed: blob.encoding == keel_blob::Encoding::Zstd,
+                    size: 0,
+                    digest: req.digest.clone(),
+                    stored_size: blob.stored_size,
+                })),
+            })?;
+            send_content(sink, blob, &req.digest, (chunk, &sent), |data| {
+                pb::ContentMessage {
+                    body: Some(Body::Chunk(data)),
+                }
             })
         })))
     }

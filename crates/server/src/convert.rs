@@ -138,6 +138,9 @@ impl WireError for ServiceError {
                 },
             ),
             ServiceError::ContentMissing { file, .. } => not_found(R::ContentMissing, file),
+            ServiceError::NoSuchContent { digest } => {
+                not_found(R::ContentMissing, &digest.to_hex())
+            }
             ServiceError::ContentUnreadable { file, .. } => {
                 (Code::Internal, on_path(R::ContentUnreadable, file))
             }

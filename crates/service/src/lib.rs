@@ -10,6 +10,7 @@ mod branches;
 pub mod browse;
 pub mod changes;
 mod config;
+mod content;
 mod context;
 mod depots;
 mod describe_shelf;

@@ -115,6 +115,9 @@ pub enum ServiceError {
     /// with `#REV` or `@=CHANGE`).
     #[error("{file} - content {digest} is missing from the content store")]
     ContentMissing { file: String, digest: Digest },
+    /// Content asked for by digest (`Content`) is not in the content store.
+    #[error("content {digest} is not in the content store")]
+    NoSuchContent { digest: Digest },
     /// Stored content could not be read (`file` is the path, with `#REV` when known).
     #[error("{file} - reading stored content: {reason}")]
     ContentUnreadable { file: String, reason: String },
