@@ -26,6 +26,10 @@ done
 for dep in keel-service keel-store keel-blob keel-server rusqlite; do
   forbid keel-client "$dep"
 done
+# The proxy knows only the wire (and the pure core's digests): no server-side crate.
+for dep in keel-service keel-store keel-blob keel-server keel-client rusqlite; do
+  forbid keel-proxy "$dep"
+done
 # The benchmarks go through the wire like a user: no server-side crate.
 for dep in keel-service keel-store keel-blob keel-server rusqlite; do
   forbid keel-bench "$dep"

@@ -39,6 +39,8 @@ pub enum Command {
     /// Backup and recovery: `admin checkpoint`, `admin restore`.
     #[command(subcommand)]
     Admin(crate::commands::backup::AdminCmd),
+    /// Run a caching proxy in front of a Keel server.
+    Proxy(ProxyArgs),
     #[command(flatten)]
     Client(ClientCommand),
 }
@@ -440,6 +442,28 @@ pub struct ServeArgs {
     #[arg(long, value_name = "BYTES")]
     pub reader_mmap_bytes: Option<i64>,
     /// Print the configuration in effect (every knob, documented) as TOML and exit.
+    #[arg(long)]
+    pub print_config: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// The Keel server behind the proxy (HOST:PORT).
+    #[arg(long)]
+    pub target: String,
+    /// Address to listen on (clients set KEEL_SERVER to it).
+    #[arg(long, default_value = "127.0.0.1:1667")]
+    pub listen: String,
+    /// Directory of the content cache (kept across restarts).
+    #[arg(long, value_name = "DIR")]
+    pub cache: PathBuf,
+    /// Most bytes the cache keeps (overrides `cache_size_bytes`; default 10 GiB).
+    #[arg(long, value_name = "BYTES")]
+    pub cache_size: Option<u64>,
+    /// A TOML file of proxy knobs (`keel proxy --print-config` lists them).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Print the configuration in effect as TOML and exit.
     #[arg(long)]
     pub print_config: bool,
 }

@@ -36,8 +36,9 @@ pub async fn info(s: &mut Session) -> Result<()> {
         .s("serverRoot", &reply.server_root)
         .s("serverDate", date_time(reply.server_time))
         .n("serverUptime", uptime)
-        .s("serverVersion", &reply.server_version);
-    let text = [
+        .s("serverVersion", &reply.server_version)
+        .n("contentBytesSent", reply.content_bytes_sent);
+    let mut lines = vec![
         format!("User name: {}", reply.user),
         format!("Client name: {client_name}"),
         format!("Client host: {}", s.settings.host),
@@ -48,9 +49,37 @@ pub async fn info(s: &mut Session) -> Result<()> {
         format!("Server date: {}", date_time(reply.server_time)),
         format!("Server uptime: {uptime_text}"),
         format!("Server version: {}", reply.server_version),
-    ]
-    .join("\n");
-    s.out.emit(record, text);
+        format!("Server content bytes sent: {}", reply.content_bytes_sent),
+    ];
+    let record = match &reply.proxy {
+        Some(p) => {
+            lines.extend([
+                format!("Proxy address: {} (target {})", p.address, p.target),
+                format!(
+                    "Proxy cache: {} ({} files, {} of {} bytes)",
+                    p.cache_dir, p.cache_files, p.cache_bytes, p.cache_limit_bytes
+                ),
+                format!(
+                    "Proxy content: {} hits, {} misses, {} bytes from target, {} bytes served, {} corrupt dropped",
+                    p.hits, p.misses, p.bytes_from_target, p.bytes_served, p.dropped_corrupt
+                ),
+            ]);
+            record
+                .s("proxyAddress", &p.address)
+                .s("proxyTarget", &p.target)
+                .s("proxyCacheDir", &p.cache_dir)
+                .n("proxyCacheFiles", p.cache_files)
+                .n("proxyCacheBytes", p.cache_bytes)
+                .n("proxyCacheLimit", p.cache_limit_bytes)
+                .n("proxyHits", p.hits)
+                .n("proxyMisses", p.misses)
+                .n("proxyBytesFromTarget", p.bytes_from_target)
+                .n("proxyBytesServed", p.bytes_served)
+                .n("proxyDroppedCorrupt", p.dropped_corrupt)
+        }
+        None => record,
+    };
+    s.out.emit(record, lines.join("\n"));
     Ok(())
 }
 

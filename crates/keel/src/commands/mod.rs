@@ -10,6 +10,7 @@ mod integrate;
 mod labels;
 pub(crate) mod obliterate;
 mod open;
+mod proxy;
 mod reconcile;
 mod records;
 mod resolve;
@@ -55,6 +56,7 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
             let mut s = Session::connect(&cli).await?;
             return backup::checkpoint(&mut s).await;
         }
+        Command::Proxy(args) => return proxy::run(args, cli.json).await,
         Command::Client(_) => Session::connect(&cli).await?,
     };
     let Command::Client(command) = cli.command else {

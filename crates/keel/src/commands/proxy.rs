@@ -1,0 +1,86 @@
+//! `keel proxy`: the caching proxy's configuration (defaults, `--config FILE`, flags) and
+//! running it with logging to stderr; the listen line at start and the counters at exit.
+
+use anyhow::{Context, Result};
+use keel_proxy::{ProxyConfig, ProxyOptions};
+use tracing_subscriber::EnvFilter;
+
+use crate::cli::ProxyArgs;
+use crate::output::{Out, Record};
+
+pub async fn run(args: &ProxyArgs, json: bool) -> Result<()> {
+    let mut config = match &args.config {
+        Some(path) => ProxyConfig::load(path)?,
+        None => ProxyConfig::default(),
+    };
+    if let Some(bytes) = args.cache_size {
+        config.cache_size_bytes = bytes;
+    }
+    if args.print_config {
+        let text = if json {
+            serde_json::to_string(&config).context("cannot print the configuration")?
+        } else {
+            config.to_toml()
+        };
+        println!("{}", text.trim_end());
+        return Ok(());
+    }
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+    let options = ProxyOptions {
+        target: args.target.clone(),
+        listen: args.listen.clone(),
+        cache_dir: args.cache.clone(),
+        config,
+    };
+    let (target, cache) = (args.target.clone(), args.cache.display().to_string());
+    let counters = keel_proxy::run(
+        options,
+        move |addr| {
+            let record = Record::new()
+                .s("listen", addr.to_string())
+                .s("target", &target)
+                .s("cache", &cache);
+            let text = format!("keel proxy: listening on {addr} (target {target}, cache {cache})");
+            Out::new(json).emit(record, text);
+        },
+        shutdown_signal(),
+    )
+    .await
+    .context("keel proxy failed")?;
+    let record = Record::new()
+        .n("hits", counters.hits)
+        .n("misses", counters.misses)
+        .n("bytesFromTarget", counters.bytes_from_target)
+        .n("bytesServed", counters.bytes_served)
+        .n("cacheFiles", counters.cache_files)
+        .n("cacheBytes", counters.cache_bytes);
+    let text = format!(
+        "keel proxy: stopped ({} hits, {} misses, {} bytes from target, {} bytes served)",
+        counters.hits, counters.misses, counters.bytes_from_target, counters.bytes_served
+    );
+    Out::new(json).emit(record, text);
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => return ctrl_c.await.unwrap_or(()),
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c.await.unwrap_or(());
+}

@@ -1,0 +1,82 @@
+//! The proxy's tuning knobs in one place, with their defaults; `keel proxy --config FILE`
+//! reads them from TOML and its flags override them.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Every tuning knob of a caching proxy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProxyConfig {
+    /// Most stored bytes kept in the cache; least recently used content beyond it is evicted
+    /// (bytes; default 10737418240, 10 GiB).
+    pub cache_size_bytes: u64,
+    /// Files of one Sync or Print whose content is fetched or verified ahead of the one being
+    /// streamed (files; default 16).
+    pub fetch_ahead: usize,
+    /// Stored content up to this size is verified in memory and sent from there; larger
+    /// content is verified in one pass over the file and streamed from it in a second
+    /// (bytes; default 1048576).
+    pub small_content_bytes: u64,
+    /// Bytes of content per streamed chunk message (bytes; default 262144, as the server).
+    pub content_chunk_bytes: usize,
+    /// Largest gRPC message accepted or sent (bytes; default 67108864, as the server).
+    pub max_message_bytes: usize,
+    /// Messages queued towards one client before the proxy waits for it (messages;
+    /// default 256).
+    pub stream_buffer: usize,
+    /// How long connecting to the target may take before a call fails (seconds; default 10).
+    pub connect_timeout_secs: u64,
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        ProxyConfig {
+            cache_size_bytes: 10 << 30,
+            fetch_ahead: 16,
+            small_content_bytes: 1 << 20,
+            content_chunk_bytes: 256 * 1024,
+            max_message_bytes: 64 << 20,
+            stream_buffer: 256,
+            connect_timeout_secs: 10,
+        }
+    }
+}
+
+/// A configuration file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyConfigError {
+    #[error("cannot read proxy configuration {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("proxy configuration {path}: {source}")]
+    Parse {
+        path: String,
+        #[source]
+        source: toml::de::Error,
+    },
+}
+
+impl ProxyConfig {
+    /// Reads a TOML file; keys left out keep their defaults, unknown keys are refused.
+    pub fn load(path: &Path) -> Result<ProxyConfig, ProxyConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ProxyConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|source| ProxyConfigError::Parse {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+}
+
+impl ProxyConfig {
+    /// The configuration as TOML, loadable with [`ProxyConfig::load`].
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a struct of numbers serializes")
+    }
+}

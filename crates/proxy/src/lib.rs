@@ -1,0 +1,165 @@
+//! Keel's caching proxy: a gRPC front end that forwards every call to a target server and
+//! answers Sync and Print itself, taking records from the target and content from a local
+//! cache keyed by digest (fetched once with `Content` on a miss).
+
+mod cache;
+mod config;
+mod content;
+mod handlers;
+mod pipeline;
+mod router;
+mod stats;
+mod upstream;
+
+pub use cache::CacheError;
+pub use config::{ProxyConfig, ProxyConfigError};
+
+use content::ContentSource;
+use keel_proto::v1 as pb;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tonic::Code;
+use upstream::Upstream;
+
+/// Where to listen, what to forward to, and where to cache.
+#[derive(Clone, Debug)]
+pub struct ProxyOptions {
+    /// `HOST:PORT` of the Keel server behind the proxy.
+    pub target: String,
+    /// `HOST:PORT` to listen on; port 0 picks a free one.
+    pub listen: String,
+    /// Directory of the content cache (created when missing).
+    pub cache_dir: PathBuf,
+    pub config: ProxyConfig,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    #[error("cannot open the proxy cache: {0}")]
+    Cache(#[from] CacheError),
+    #[error("target {addr} is not a reachable Keel server: {reason}")]
+    Target { addr: String, reason: String },
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("proxy failed: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// What the handlers share.
+pub(crate) struct Proxy {
+    addr: SocketAddr,
+    config: ProxyConfig,
+    source: Arc<ContentSource>,
+}
+
+/// The proxy's counters and cache size when it stopped (for the exit log line).
+pub type Counters = pb::ProxyInfo;
+
+/// Opens the cache, checks that the target is a Keel server, and serves until `shutdown`
+/// completes. `ready` is called with the bound address once connections are accepted.
+pub async fn run(
+    opts: ProxyOptions,
+    ready: impl FnOnce(SocketAddr) + Send,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<Counters, ProxyError> {
+    let config = opts.config.clone();
+    let dir = opts.cache_dir.clone();
+    let limit = config.cache_size_bytes;
+    let cache = tokio::task::spawn_blocking(move || cache::Cache::open(&dir, limit))
+        .await
+        .map_err(|e| {
+            ProxyError::Cache(CacheError::Io {
+                path: opts.cache_dir.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })
+        })??;
+    let target_error = |reason: String| ProxyError::Target {
+        addr: opts.target.clone(),
+        reason,
+    };
+    let upstream = Upstream::new(
+        &opts.target,
+        Duration::from_secs(config.connect_timeout_secs),
+        config.max_message_bytes,
+    )
+    .map_err(target_error)?;
+    probe(&upstream).await.map_err(target_error)?;
+
+    let listener = tokio::net::TcpListener::bind(&opts.listen)
+        .await
+        .map_err(|source| ProxyError::Listen {
+            addr: opts.listen.clone(),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| ProxyError::Listen {
+        addr: opts.listen.clone(),
+        source,
+    })?;
+    let stats = Arc::new(stats::Stats::default());
+    let source = Arc::new(ContentSource::new(
+        Arc::new(cache),
+        upstream,
+        stats,
+        config.small_content_bytes,
+    ));
+    let proxy = Arc::new(Proxy {
+        addr,
+        config,
+        source,
+    });
+    let usage = proxy.source.cache.usage();
+    tracing::info!(%addr, target = %opts.target, cache = %opts.cache_dir.display(),
+        files = usage.files, bytes = usage.bytes, "keel proxy listening");
+    ready(addr);
+    let routes = tonic::service::Routes::from(
+        axum::Router::new().fallback_service(router::Router(proxy.clone())),
+    );
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    tonic::transport::Server::builder()
+        .tcp_nodelay(true)
+        .add_routes(routes)
+        .serve_with_incoming_shutdown(nodelay(incoming), shutdown)
+        .await?;
+    let counters = proxy.info();
+    tracing::info!(
+        hits = counters.hits,
+        misses = counters.misses,
+        bytes_from_target = counters.bytes_from_target,
+        bytes_served = counters.bytes_served,
+        "keel proxy stopped"
+    );
+    Ok(counters)
+}
+
+/// Asks the target for `Info` without a caller: a Keel server refuses that as an invalid
+/// argument without recording anything; anything else (no answer, not gRPC, a gRPC server
+/// without Keel's API) is not a Keel server.
+async fn probe(upstream: &Upstream) -> Result<(), String> {
+    match upstream.info(pb::InfoRequest { caller: None }).await {
+        Ok(_) => Ok(()),
+        Err(s) if s.code() == Code::InvalidArgument => Ok(()),
+        Err(s) if s.code() == Code::Unimplemented => {
+            Err("it answers gRPC but not Keel's API".to_string())
+        }
+        Err(s) => Err(s.message().to_string()),
+    }
+}
+
+/// Sets TCP_NODELAY on every accepted connection.
+fn nodelay(
+    incoming: tokio_stream::wrappers::TcpListenerStream,
+) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    use tokio_stream::StreamExt;
+    incoming.map(|conn| {
+        let conn = conn?;
+        conn.set_nodelay(true)?;
+        Ok(conn)
+    })
+}
