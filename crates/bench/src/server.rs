@@ -18,7 +18,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// The most captured server stderr kept (the newest bytes).
 const STDERR_KEEP: usize = 64 * 1024;
 
-/// How to start a `keel serve` child.
+/// How to start a `keel serve` (or `keel proxy`) child.
 #[derive(Clone, Debug)]
 pub struct Launch {
     /// The `keel` executable.
@@ -31,6 +31,13 @@ pub struct Launch {
     /// Keep the server's stderr (reported when it fails to start, see [`Target::stderr`])
     /// instead of passing it through.
     pub capture_stderr: bool,
+    /// Start `keel proxy --target ADDR` instead of a server; `root` is then its cache
+    /// directory.
+    pub proxy_target: Option<String>,
+    /// `HOST:PORT` to listen on (default `127.0.0.1:0`, an ephemeral port).
+    pub listen: Option<String>,
+    /// More arguments after the command's own (e.g. `--cache-size N` for a proxy).
+    pub args: Vec<String>,
 }
 
 impl Launch {
@@ -40,6 +47,9 @@ impl Launch {
             root: None,
             env: Vec::new(),
             capture_stderr: false,
+            proxy_target: None,
+            listen: None,
+            args: Vec::new(),
         }
     }
 }
@@ -89,9 +99,22 @@ impl Target {
             }
         };
         let mut cmd = Command::new(&launch.exe);
-        cmd.args(["serve", "--root"])
-            .arg(&root)
-            .args(["--listen", "127.0.0.1:0"])
+        let prefix = match &launch.proxy_target {
+            Some(target) => {
+                cmd.args(["proxy", "--target", target, "--cache"]);
+                "keel proxy: listening on "
+            }
+            None => {
+                cmd.args(["serve", "--root"]);
+                "keel serve: listening on "
+            }
+        };
+        cmd.arg(&root)
+            .args([
+                "--listen",
+                launch.listen.as_deref().unwrap_or("127.0.0.1:0"),
+            ])
+            .args(&launch.args)
             .env_remove("KEEL_FAILPOINTS")
             .env("RUST_LOG", "warn")
             .envs(launch.env.iter().map(|(k, v)| (k, v)))
@@ -118,7 +141,7 @@ impl Target {
         });
         let line = rx.recv_timeout(START_TIMEOUT).unwrap_or_default();
         let addr = line
-            .strip_prefix("keel serve: listening on ")
+            .strip_prefix(prefix)
             .and_then(|rest| rest.split_whitespace().next())
             .map(str::to_string);
         let mut target = Target {

@@ -28,6 +28,15 @@ pub struct Verified {
     pub body: Body,
 }
 
+/// What a cache lookup found.
+pub enum Lookup {
+    Hit(Verified),
+    /// Not cached (or gone from the disk).
+    Absent,
+    /// Cached, but it failed verification and was dropped (logged).
+    Dropped,
+}
+
 /// Where a verified blob's stored bytes are read from.
 pub enum Body {
     /// Small blobs: read once, verified and sent from memory.
@@ -173,20 +182,11 @@ impl Cache {
         self.dir.join(&hex[..2]).join(format!("{hex}.{ext}"))
     }
 
-    /// Whether the cache holds `digest` (without checking it).
-    pub fn contains(&self, digest: &Digest) -> bool {
-        self.lock().entries.contains_key(digest)
-    }
-
     /// Reads the cached blob, checks its content against `digest` and marks it recently
-    /// used. `Ok(None)`: not cached, or it failed the check and was dropped (logged).
-    pub fn read_verified(
-        &self,
-        digest: &Digest,
-        small: u64,
-    ) -> Result<Option<Verified>, CacheError> {
+    /// used.
+    pub fn read_verified(&self, digest: &Digest, small: u64) -> Result<Lookup, CacheError> {
         let Some((entry, _)) = self.lock().entries.get(digest).copied() else {
-            return Ok(None);
+            return Ok(Lookup::Absent);
         };
         let path = self.path(digest, entry.compressed);
         let mut file = match File::open(&path) {
@@ -194,7 +194,7 @@ impl Cache {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 tracing::warn!(path = %path.display(), "cache file vanished; fetching it again");
                 self.lock().remove(digest);
-                return Ok(None);
+                return Ok(Lookup::Absent);
             }
             Err(e) => return Err(io_at(&path)(e)),
         };
@@ -222,12 +222,13 @@ impl Cache {
         if let Err(reason) = checked {
             tracing::warn!(path = %path.display(), %reason, "cache file is corrupt; dropped, fetching it again");
             self.lock().remove(digest);
-            // The file goes only if it is still the one checked (a refetch renames a new one).
+            // Should a concurrent refetch have renamed a new file here meanwhile, this removes
+            // it and the index entry finds no file: the next read fetches it again.
             let _ = std::fs::remove_file(&path);
-            return Ok(None);
+            return Ok(Lookup::Dropped);
         }
         self.lock().touch(*digest, entry);
-        Ok(Some(Verified { entry, body }))
+        Ok(Lookup::Hit(Verified { entry, body }))
     }
 
     /// Starts writing `digest`'s stored bytes into a temp file.
@@ -243,7 +244,7 @@ impl Cache {
                 zstd::stream::write::Decoder::new(Hashing::default()).map_err(io_at(&temp))?,
             ))
         } else {
-            Checker::Raw(Hashing::default())
+            Checker::Raw(Box::default())
         };
         Ok(CacheWriter {
             cache: self,
@@ -325,7 +326,7 @@ impl Write for Hashing {
 }
 
 enum Checker {
-    Raw(Hashing),
+    Raw(Box<Hashing>),
     Zstd(Box<zstd::stream::write::Decoder<'static, Hashing>>),
 }
 
@@ -359,8 +360,9 @@ impl CacheWriter<'_> {
     }
 
     /// Checks the digest, fsyncs, renames under the digest and indexes the blob (evicting
-    /// beyond the limit). Returns the stored size.
-    pub fn finish(mut self) -> Result<u64, CacheError> {
+    /// beyond the limit). Returns the blob, opened before eviction could remove it (so it
+    /// can be served even when it alone outgrows the cache), checked as it was written.
+    pub fn finish(mut self, small: u64) -> Result<Verified, CacheError> {
         let hashed = match self.check.take().expect("finished once") {
             Checker::Raw(h) => Ok(h.0),
             Checker::Zstd(mut d) => d.flush().map(|()| d.into_inner().0),
@@ -386,13 +388,26 @@ impl CacheWriter<'_> {
         File::open(parent)
             .and_then(|d| d.sync_all())
             .map_err(io_at(parent))?;
+        let mut file = File::open(&path).map_err(io_at(&path))?;
+        let body = if self.written <= small {
+            let mut bytes = Vec::with_capacity(self.written as usize);
+            file.read_to_end(&mut bytes).map_err(io_at(&path))?;
+            Body::Memory(bytes)
+        } else {
+            Body::File(file)
+        };
         let entry = Entry {
             compressed: self.compressed,
             stored_size: self.written,
         };
-        self.cache.lock().touch(self.digest, entry);
-        self.cache.evict(Some(&self.digest));
-        Ok(self.written)
+        if entry.stored_size > self.cache.limit {
+            // Larger than the whole cache: served from the open file, not kept.
+            std::fs::remove_file(&path).map_err(io_at(&path))?;
+        } else {
+            self.cache.lock().touch(self.digest, entry);
+            self.cache.evict(Some(&self.digest));
+        }
+        Ok(Verified { entry, body })
     }
 }
 

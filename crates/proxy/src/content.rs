@@ -2,7 +2,7 @@
 //! out, else fetched once from the target (concurrent requests for one digest share the
 //! fetch) and then served from the cache.
 
-use crate::cache::{Cache, CacheError, Verified};
+use crate::cache::{Cache, CacheError, Lookup, Verified};
 use crate::stats::Stats;
 use crate::upstream::Upstream;
 use keel_core::Digest;
@@ -14,6 +14,10 @@ use tonic::{Code, Status};
 
 /// The outcome of one fetch, shared by everyone who waited for it.
 type Fetched = Result<(), (Code, String)>;
+
+/// Fetches of one digest for one request before it fails (each fetch is checked against
+/// the digest, so a repeat means the cache lost the blob before it was read).
+const FETCH_ATTEMPTS: usize = 3;
 
 pub struct ContentSource {
     pub cache: Arc<Cache>,
@@ -53,46 +57,61 @@ impl ContentSource {
         }
         Stats::add(&self.stats.misses, 1);
         tracing::debug!(digest = hex, "cache miss");
-        // A file dropped as corrupt comes back from the target; content that fails again
-        // right after its verified fetch means the cache's disk is failing.
-        self.fetch_once(caller, digest).await?;
-        self.read(digest).await?.ok_or_else(|| {
-            Status::data_loss(format!(
-                "content {hex} fetched from {} failed verification in the proxy cache {}",
-                self.upstream.addr,
-                self.cache.dir().display()
-            ))
-        })
+        // The task that fetched gets the blob it wrote; one that waited for another's fetch
+        // reads the cache, and fetches again should the blob be gone already (evicted by
+        // other fetches, or dropped as corrupt).
+        for _ in 0..FETCH_ATTEMPTS {
+            if let Some(fetched) = self.fetch_once(caller.clone(), digest).await? {
+                return Ok(fetched);
+            }
+            if let Some(found) = self.read(digest).await? {
+                return Ok(found);
+            }
+        }
+        Err(Status::data_loss(format!(
+            "content {hex} fetched from {} {FETCH_ATTEMPTS} times could not be read back from the proxy cache {}",
+            self.upstream.addr,
+            self.cache.dir().display()
+        )))
     }
 
     async fn read(self: &Arc<Self>, digest: Digest) -> Result<Option<Verified>, Status> {
         let (cache, small, stats) = (self.cache.clone(), self.small, self.stats.clone());
-        let had = cache.contains(&digest);
         let found = tokio::task::spawn_blocking(move || cache.read_verified(&digest, small))
             .await
             .map_err(|e| Status::internal(format!("proxy cache reader failed: {e}")))?
             .map_err(cache_status)?;
-        if had && found.is_none() {
-            Stats::add(&stats.dropped_corrupt, 1);
-        }
-        Ok(found)
+        Ok(match found {
+            Lookup::Hit(verified) => Some(verified),
+            Lookup::Absent => None,
+            Lookup::Dropped => {
+                Stats::add(&stats.dropped_corrupt, 1);
+                None
+            }
+        })
     }
 
     /// Fetches `digest` into the cache unless a fetch of it is already under way, in which
-    /// case this waits for that one.
+    /// case this waits for that one. The blob when this call fetched it, else `None`.
     async fn fetch_once(
         self: &Arc<Self>,
         caller: Option<pb::Caller>,
         digest: Digest,
-    ) -> Result<(), Status> {
+    ) -> Result<Option<Verified>, Status> {
         let cell = {
             let mut inflight = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
             inflight.entry(digest).or_default().clone()
         };
+        let mut mine = None;
         let result = cell
             .get_or_init(|| async {
-                let outcome = self.fetch(caller, digest).await;
-                outcome.map_err(|s| (s.code(), s.message().to_string()))
+                match self.fetch(caller, digest).await {
+                    Ok(verified) => {
+                        mine = Some(verified);
+                        Ok(())
+                    }
+                    Err(s) => Err((s.code(), s.message().to_string())),
+                }
             })
             .await
             .clone();
@@ -102,14 +121,15 @@ impl ContentSource {
                 inflight.remove(&digest);
             }
         }
-        result.map_err(|(code, message)| Status::new(code, message))
+        result.map_err(|(code, message)| Status::new(code, message))?;
+        Ok(mine)
     }
 
     async fn fetch(
         self: &Arc<Self>,
         caller: Option<pb::Caller>,
         digest: Digest,
-    ) -> Result<(), Status> {
+    ) -> Result<Verified, Status> {
         use pb::content_message::Body;
         let hex = digest.to_hex();
         let mut stream = self.upstream.content(caller, &hex).await?;
@@ -128,15 +148,15 @@ impl ContentSource {
                 )));
             }
         };
-        let cache = self.cache.clone();
+        let (cache, small) = (self.cache.clone(), self.small);
         // Chunks arrive on the runtime; the file is written and fsynced on a blocking thread.
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(16);
-        let writer = tokio::task::spawn_blocking(move || -> Result<u64, CacheError> {
+        let writer = tokio::task::spawn_blocking(move || -> Result<Verified, CacheError> {
             let mut w = cache.writer(digest, header.compressed)?;
             while let Some(chunk) = rx.blocking_recv() {
                 w.write(&chunk)?;
             }
-            w.finish()
+            w.finish(small)
         });
         let mut received = 0u64;
         let mut failed = None;
@@ -173,19 +193,19 @@ impl ContentSource {
             return Err(status);
         }
         drop(tx);
-        let written = writer
+        let verified = writer
             .await
             .map_err(|e| Status::internal(format!("proxy cache writer failed: {e}")))?
             .map_err(cache_status)?;
-        if written != header.stored_size {
+        if verified.entry.stored_size != header.stored_size {
             tracing::warn!(
                 digest = hex,
-                written,
+                written = verified.entry.stored_size,
                 expected = header.stored_size,
-                "stored size differs from the header"
+                "stored size differs from the Content header"
             );
         }
-        Ok(())
+        Ok(verified)
     }
 }
 

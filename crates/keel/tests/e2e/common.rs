@@ -57,6 +57,19 @@ impl Server {
         self.target.kill9();
     }
 
+    /// Restarts on the same root and the same address after a kill (a proxy in front of it
+    /// finds it again).
+    pub fn restart_same_addr(&mut self) {
+        self.kill9();
+        let launch = Launch {
+            root: Some(self.root.clone()),
+            capture_stderr: true,
+            listen: Some(self.addr.clone()),
+            ..Launch::new(Path::new(KEEL))
+        };
+        self.target = Target::launch(launch).expect("server restarts on its address");
+    }
+
     /// Restarts on the same root after a kill.
     pub fn restart(&mut self) {
         self.restart_with(&[]);
@@ -80,6 +93,54 @@ impl Server {
         self.target
             .peak_rss_kib()
             .expect("VmHWM of the running server")
+    }
+
+    pub fn client(&self, user: &str, workspace: &str, cwd: &Path) -> Client {
+        Client {
+            addr: self.addr.clone(),
+            user: user.into(),
+            workspace: workspace.into(),
+            cwd: cwd.into(),
+        }
+    }
+}
+
+/// A running `keel proxy` in front of a server (the benchmarks' [`Target`]), killed when
+/// dropped.
+pub struct Proxy {
+    target: Target,
+    pub addr: String,
+    pub cache: PathBuf,
+    pub server_addr: String,
+    extra: Vec<String>,
+}
+
+impl Proxy {
+    /// Starts `keel proxy --target SERVER --cache CACHE EXTRA...` on an ephemeral port.
+    pub fn start(server_addr: &str, cache: &Path, extra: &[&str]) -> Result<Proxy, String> {
+        let extra: Vec<String> = extra.iter().map(|a| a.to_string()).collect();
+        let launch = Launch {
+            root: Some(cache.to_path_buf()),
+            capture_stderr: true,
+            proxy_target: Some(server_addr.to_string()),
+            args: extra.clone(),
+            ..Launch::new(Path::new(KEEL))
+        };
+        let target = Target::launch(launch).map_err(|e| e.to_string())?;
+        Ok(Proxy {
+            addr: target.addr.clone(),
+            target,
+            cache: cache.to_path_buf(),
+            server_addr: server_addr.to_string(),
+            extra,
+        })
+    }
+
+    /// Kills the proxy (SIGKILL) and starts it again on the same cache.
+    pub fn restart(&mut self) {
+        self.target.kill9();
+        let extra: Vec<&str> = self.extra.iter().map(String::as_str).collect();
+        *self = Proxy::start(&self.server_addr, &self.cache, &extra).expect("proxy restarts");
     }
 
     pub fn client(&self, user: &str, workspace: &str, cwd: &Path) -> Client {

@@ -18,6 +18,7 @@ mod interrupted_sync;
 mod labels;
 mod large_file;
 mod obliterate;
+mod proxy;
 mod shelves;
 mod sync_and_locks;
 mod type_changes;
