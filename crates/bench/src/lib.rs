@@ -12,6 +12,7 @@ pub mod deltas;
 pub mod error;
 pub mod lockjam;
 pub mod ping;
+pub mod proxy;
 pub mod report;
 pub mod rng;
 pub mod rpc;

@@ -30,9 +30,9 @@ pub struct Config {
 }
 
 /// One finished sync.
-struct Synced {
-    totals: SyncTotals,
-    latency: Duration,
+pub(crate) struct Synced {
+    pub(crate) totals: SyncTotals,
+    pub(crate) latency: Duration,
 }
 
 /// Runs the workload against the server at `addr`.
@@ -129,7 +129,7 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
 
 /// Creates workspace `name` rooted in a new directory under `dir`, syncs `sub` (a subtree of
 /// the shape, empty = all) into it, then deletes the workspace and its files.
-async fn sync_fresh(
+pub(crate) async fn sync_fresh(
     addr: &str,
     shape: &Shape,
     dir: &Path,

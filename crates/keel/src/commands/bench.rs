@@ -43,6 +43,8 @@ pub enum Workload {
     Branchsubmit(BranchsubmitArgs),
     /// A full sync into an empty workspace, then concurrent subtree syncs.
     Sync(SyncArgs),
+    /// Concurrent full syncs directly, through a cold and through a warm caching proxy.
+    Proxy(ProxyBenchArgs),
     /// Integrate and sync previews over large file sets.
     Deltas(FilesArg),
     /// Probe latency and submit latency beside a long read and a large branch submit.
@@ -148,6 +150,24 @@ pub struct VerifyArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ProxyBenchArgs {
+    #[arg(long, default_value_t = 3_400)]
+    pub files: u64,
+    /// Mean file size in bytes.
+    #[arg(long, default_value_t = 4096)]
+    pub file_size: u64,
+    #[arg(long, default_value_t = 8)]
+    pub clients: u32,
+    /// Rounds of the three phases (direct, cold, warm), interleaved; medians reported.
+    #[arg(long, default_value_t = 3)]
+    pub runs: u32,
+    /// Directory for the workspaces and the proxy's cache (default: the system temporary
+    /// directory).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct FilesArg {
     #[arg(long, default_value_t = 70_000)]
     pub files: u64,
@@ -221,6 +241,19 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 work_dir: s.work_dir.clone(),
             };
             sync::run(addr, &config).await?
+        }
+        Workload::Proxy(p) => {
+            let config = keel_bench::proxy::Config {
+                files: p.files,
+                file_size: p.file_size,
+                clients: p.clients,
+                runs: p.runs,
+                seed,
+                generate,
+                work_dir: p.work_dir.clone(),
+                exe: std::env::current_exe().context("cannot find the keel executable")?,
+            };
+            keel_bench::proxy::run(addr, &config).await?
         }
         Workload::Deltas(d) => {
             let config = deltas::Config {

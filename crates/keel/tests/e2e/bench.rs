@@ -128,6 +128,29 @@ fn sync_writes_the_whole_dataset() {
 }
 
 #[test]
+fn proxy_warm_phase_takes_no_content_from_the_server() {
+    let r = bench(&[
+        "proxy",
+        "--files",
+        "120",
+        "--file-size",
+        "2000",
+        "--clients",
+        "3",
+        "--runs",
+        "2",
+    ]);
+    assert_eq!(n(&r, "files"), 120.0);
+    assert_eq!(n(&r, "runs"), 2.0);
+    let direct = n(&r, "direct_primary_bytes");
+    assert!(direct > 0.0);
+    // Three clients directly: three copies; through a cold proxy: one; warm: none.
+    assert_eq!(n(&r, "cold_primary_bytes") * 3.0, direct);
+    assert_eq!(n(&r, "warm_primary_bytes"), 0.0);
+    assert!(n(&r, "warm_sync_p99_ms") >= n(&r, "warm_sync_p50_ms"));
+}
+
+#[test]
 fn deltas_preview_every_file() {
     let r = bench(&["deltas", "--files", "300"]);
     assert_eq!(n(&r, "files"), 300.0);
