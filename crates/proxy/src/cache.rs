@@ -6,9 +6,10 @@
 //! start from the files' modification times, which every hit refreshes.
 
 use keel_core::Digest;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{self, Read, Seek, Write};
+use std::io::{self, BufRead, BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -215,7 +216,7 @@ impl Cache {
                 Body::Memory(bytes),
             )
         } else {
-            let checked = check(&mut file, entry.compressed, digest);
+            let checked = check(BufReader::new(&mut file), entry.compressed, digest);
             file.rewind().map_err(io_at(&path))?;
             (checked, Body::File(file))
         };
@@ -292,14 +293,25 @@ fn parse_name(path: &Path) -> Option<(Digest, bool)> {
     Some((Digest::from_hex(hex).ok()?, compressed))
 }
 
+thread_local! {
+    /// One zstd decompression context per thread, reused: creating one per blob costs more
+    /// than decompressing a small file.
+    static DCTX: RefCell<zstd::zstd_safe::DCtx<'static>> =
+        RefCell::new(zstd::zstd_safe::DCtx::create());
+}
+
 /// Checks that stored bytes decode to content whose BLAKE3 is `digest`.
-fn check(mut stored: impl Read, compressed: bool, digest: &Digest) -> Result<(), String> {
+fn check(stored: impl BufRead, compressed: bool, digest: &Digest) -> Result<(), String> {
     let mut hasher = blake3::Hasher::new();
     let copied = if compressed {
-        zstd::stream::read::Decoder::new(stored)
-            .and_then(|mut d| io::copy(&mut d, &mut hasher))
-            .map_err(|e| format!("cannot decompress: {e}"))
+        DCTX.with_borrow_mut(|dctx| {
+            dctx.reset(zstd::zstd_safe::ResetDirective::SessionOnly)
+                .map_err(|code| format!("cannot reset the zstd context ({code})"))?;
+            let mut decoder = zstd::stream::read::Decoder::with_context(stored, dctx);
+            io::copy(&mut decoder, &mut hasher).map_err(|e| format!("cannot decompress: {e}"))
+        })
     } else {
+        let mut stored = stored;
         io::copy(&mut stored, &mut hasher).map_err(|e| format!("cannot read: {e}"))
     };
     copied?;

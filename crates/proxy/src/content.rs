@@ -105,6 +105,16 @@ impl ContentSource {
         let mut mine = None;
         let result = cell
             .get_or_init(|| async {
+                // A fetch that finished between this caller's cache miss and now has left
+                // the blob in the cache: no second fetch.
+                match self.read(digest).await {
+                    Ok(Some(found)) => {
+                        mine = Some(found);
+                        return Ok(());
+                    }
+                    Ok(None) => {}
+                    Err(s) => return Err((s.code(), s.message().to_string())),
+                }
                 match self.fetch(caller, digest).await {
                     Ok(verified) => {
                         mine = Some(verified);
