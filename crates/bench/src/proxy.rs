@@ -12,7 +12,7 @@ use crate::dataset::{self, Shape};
 use crate::error::{BenchError, Result};
 use crate::report::{Report, Sample};
 use crate::rpc;
-use crate::server::{Launch, Target};
+use crate::server::{Launch, Target, cpu_ms};
 use crate::stats::{Latencies, ms, percentile_sorted};
 use crate::sync::sync_fresh;
 
@@ -31,6 +31,8 @@ pub struct Config {
     pub work_dir: Option<PathBuf>,
     /// The `keel` executable that runs the proxy.
     pub exe: PathBuf,
+    /// The server's process (when the bench started it), for its CPU time per phase.
+    pub server_pid: Option<u32>,
 }
 
 const PHASES: [&str; 3] = ["direct", "cold", "warm"];
@@ -38,6 +40,9 @@ const PHASES: [&str; 3] = ["direct", "cold", "warm"];
 /// One phase of one run.
 struct Phase {
     wall: Duration,
+    /// CPU time of the server and of the proxy during the phase (None when unknown).
+    server_cpu_ms: Option<u64>,
+    proxy_cpu_ms: Option<u64>,
     primary_bytes: u64,
     latencies: Vec<Duration>,
 }
@@ -61,6 +66,8 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     let expected = shape.head_bytes(0..shape.files);
     let mut walls: [Vec<Duration>; 3] = Default::default();
     let mut bytes: [Vec<u64>; 3] = Default::default();
+    let mut server_cpu: [Vec<u64>; 3] = Default::default();
+    let mut proxy_cpu: [Vec<u64>; 3] = Default::default();
     let mut all: [Latencies; 3] = Default::default();
     let start = Instant::now();
     for run in 0..config.runs.max(1) {
@@ -79,6 +86,10 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
         for (p, name) in PHASES.iter().enumerate() {
             let via = if p == 0 { addr } else { proxy.addr.as_str() };
             let tag = format!("bp{nonce}r{run}{name}");
+            let pids = Pids {
+                server: config.server_pid,
+                proxy: proxy.pid(),
+            };
             let phase = clients(
                 addr,
                 via,
@@ -87,6 +98,7 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
                 &tag,
                 config.clients,
                 expected,
+                pids,
             )
             .await?;
             for (c, latency) in phase.latencies.iter().enumerate() {
@@ -100,6 +112,8 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
             }
             walls[p].push(phase.wall);
             bytes[p].push(phase.primary_bytes);
+            server_cpu[p].extend(phase.server_cpu_ms);
+            proxy_cpu[p].extend(phase.proxy_cpu_ms);
         }
     }
     report
@@ -124,12 +138,26 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
             )
             .set(&format!("{name}_sync_p50_ms"), ms(all[p].percentile(50.0)))
             .set(&format!("{name}_sync_p99_ms"), ms(all[p].percentile(99.0)));
+        for (what, cpu) in [("server", &mut server_cpu[p]), ("proxy", &mut proxy_cpu[p])] {
+            cpu.sort();
+            if let Some(median) = cpu.get(cpu.len() / 2) {
+                report.set(&format!("{name}_{what}_cpu_ms"), *median);
+            }
+        }
     }
     Ok(report)
 }
 
+/// Processes whose CPU time a phase reports.
+#[derive(Clone, Copy)]
+struct Pids {
+    server: Option<u32>,
+    proxy: Option<u32>,
+}
+
 /// `clients` concurrent full syncs through `via`; the server at `primary` is asked how many
 /// content bytes it sent meanwhile.
+#[allow(clippy::too_many_arguments)]
 async fn clients(
     primary: &str,
     via: &str,
@@ -138,8 +166,11 @@ async fn clients(
     tag: &str,
     clients: u32,
     expected: u64,
+    pids: Pids,
 ) -> Result<Phase> {
+    let cpu = |pid: Option<u32>| pid.and_then(cpu_ms);
     let before = sent(primary).await?;
+    let cpu_before = (cpu(pids.server), cpu(pids.proxy));
     let start = Instant::now();
     let mut tasks = Vec::new();
     for c in 0..clients.max(1) {
@@ -163,8 +194,11 @@ async fn clients(
         }
     }
     let wall = start.elapsed();
+    let spent = |before: Option<u64>, now: Option<u64>| Some(now? - before?);
     Ok(Phase {
         wall,
+        server_cpu_ms: spent(cpu_before.0, cpu(pids.server)),
+        proxy_cpu_ms: spent(cpu_before.1, cpu(pids.proxy)),
         primary_bytes: sent(primary).await? - before,
         latencies,
     })

@@ -215,6 +215,21 @@ impl Target {
     }
 }
 
+/// Clock ticks per second of `/proc/PID/stat` times (`USER_HZ`, 100 on Linux).
+const USER_HZ: u64 = 100;
+
+/// CPU time (user + system) process `pid` has used, in milliseconds (Linux `/proc/PID/stat`);
+/// None where unavailable.
+pub fn cpu_ms(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces) start at state, field 3.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) * 1000 / USER_HZ)
+}
+
 /// Peak resident memory of process `pid` in KiB (Linux `VmHWM`); None where unavailable.
 pub fn peak_rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;

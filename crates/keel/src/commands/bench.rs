@@ -252,6 +252,7 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 generate,
                 work_dir: p.work_dir.clone(),
                 exe: std::env::current_exe().context("cannot find the keel executable")?,
+                server_pid: target.pid(),
             };
             keel_bench::proxy::run(addr, &config).await?
         }

@@ -148,6 +148,8 @@ fn proxy_warm_phase_takes_no_content_from_the_server() {
     assert_eq!(n(&r, "cold_primary_bytes") * 3.0, direct);
     assert_eq!(n(&r, "warm_primary_bytes"), 0.0);
     assert!(n(&r, "warm_sync_p99_ms") >= n(&r, "warm_sync_p50_ms"));
+    // The started server's and proxy's CPU time per phase; a direct phase leaves the proxy idle.
+    assert!(n(&r, "direct_server_cpu_ms") >= 0.0 && n(&r, "warm_proxy_cpu_ms") >= 0.0);
 }
 
 #[test]
