@@ -264,6 +264,34 @@ fn cache_stays_within_its_size_evicting_least_recently_used() {
 }
 
 #[test]
+fn clients_killed_mid_sync_leave_the_cache_whole() {
+    let fx = Fixture::new();
+    submit_tree(&fx);
+    let proxy = start_proxy(&fx, &[]);
+    let clients: Vec<Client> = (0..3)
+        .map(|i| proxied_workspace(&fx, &proxy, &format!("k{i}")))
+        .collect();
+    // Each client is killed at a different point of its sync (or after it, when it is fast):
+    // the proxy's fetches finish or leave nothing under a digest's name.
+    for (i, c) in clients.iter().enumerate() {
+        let mut child = c.spawn(&["sync"]);
+        std::thread::sleep(std::time::Duration::from_millis(20 * i as u64));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let b = proxied_workspace(&fx, &proxy, "b");
+    b.ok(&["sync"]);
+    assert_tree(&b.cwd);
+    let info = proxy_info(&b);
+    assert_eq!(n(&info, "proxyDroppedCorrupt"), 0);
+    assert_eq!(n(&info, "proxyCacheFiles"), TREE.len() as u64);
+    // The tree was submitted, never synced or printed directly: all the primary sent is
+    // what the proxy fetched, each blob once.
+    assert_eq!(primary_sent(&fx), n(&info, "proxyBytesFromTarget"));
+    assert_eq!(primary_sent(&fx), n(&info, "proxyCacheBytes"));
+}
+
+#[test]
 fn metadata_commands_and_shelves_work_through_proxy() {
     let fx = Fixture::new();
     submit_tree(&fx);
