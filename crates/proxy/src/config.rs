@@ -46,30 +46,26 @@ impl Default for ProxyConfig {
 /// A configuration file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ProxyConfigError {
-    #[error("cannot read proxy configuration {path}: {source}")]
-    Read {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("proxy configuration {path}: {source}")]
+    // The cause is part of the message (not a `source`), so it is printed once.
+    #[error("cannot read proxy configuration {path}: {error}")]
+    Read { path: String, error: std::io::Error },
+    #[error("proxy configuration {path}: {error}")]
     Parse {
         path: String,
-        #[source]
-        source: toml::de::Error,
+        error: toml::de::Error,
     },
 }
 
 impl ProxyConfig {
     /// Reads a TOML file; keys left out keep their defaults, unknown keys are refused.
     pub fn load(path: &Path) -> Result<ProxyConfig, ProxyConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ProxyConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|error| ProxyConfigError::Read {
             path: path.display().to_string(),
-            source,
+            error,
         })?;
-        toml::from_str(&text).map_err(|source| ProxyConfigError::Parse {
+        toml::from_str(&text).map_err(|error| ProxyConfigError::Parse {
             path: path.display().to_string(),
-            source,
+            error,
         })
     }
 }

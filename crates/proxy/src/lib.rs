@@ -142,14 +142,33 @@ pub async fn run(
 /// argument without recording anything; anything else (no answer, not gRPC, a gRPC server
 /// without Keel's API) is not a Keel server.
 async fn probe(upstream: &Upstream) -> Result<(), String> {
-    match upstream.info(pb::InfoRequest { caller: None }).await {
+    match upstream
+        .info_unmapped(pb::InfoRequest { caller: None })
+        .await
+    {
         Ok(_) => Ok(()),
         Err(s) if s.code() == Code::InvalidArgument => Ok(()),
         Err(s) if s.code() == Code::Unimplemented => {
             Err("it answers gRPC but not Keel's API".to_string())
         }
-        Err(s) => Err(s.message().to_string()),
+        Err(s) => Err(status_chain(&s)),
     }
+}
+
+/// A status's message and the errors beneath it (a transport failure's cause is there).
+fn status_chain(status: &tonic::Status) -> String {
+    let mut text = status.message().to_string();
+    let mut source = std::error::Error::source(status);
+    while let Some(inner) = source {
+        // Transport errors repeat their cause's words at each level; each is said once.
+        let words = inner.to_string();
+        if !text.contains(&words) {
+            text.push_str(": ");
+            text.push_str(&words);
+        }
+        source = inner.source();
+    }
+    text
 }
 
 /// Sets TCP_NODELAY on every accepted connection.

@@ -44,12 +44,13 @@ impl Upstream {
     }
 
     pub async fn info(&self, req: pb::InfoRequest) -> Result<pb::InfoReply, Status> {
+        self.info_unmapped(req).await.map_err(|s| self.status(s))
+    }
+
+    /// `Info` with the transport's own status on failure (the start-up probe words it).
+    pub async fn info_unmapped(&self, req: pb::InfoRequest) -> Result<pb::InfoReply, Status> {
         let mut client = self.client.clone();
-        client
-            .info(req)
-            .await
-            .map(|r| r.into_inner())
-            .map_err(|s| self.status(s))
+        client.info(req).await.map(|r| r.into_inner())
     }
 
     pub async fn sync(&self, req: pb::SyncRequest) -> Result<Streaming<pb::SyncMessage>, Status> {

@@ -408,3 +408,24 @@ fn cache_files(cache: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_bad_proxy_config_file_is_refused_naming_file_and_key() {
+    let dir = tempfile::tempdir().expect("temp");
+    let config = dir.path().join("proxy.toml");
+    std::fs::write(&config, "fetch_ahed = 4\n").expect("write config");
+    let out = std::process::Command::new(crate::common::KEEL)
+        .args(["proxy", "--target", "127.0.0.1:1", "--cache"])
+        .arg(dir.path().join("cache"))
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .expect("run keel proxy");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&config.display().to_string()) && err.contains("fetch_ahed"),
+        "{err}"
+    );
+    assert!(!dir.path().join("cache").exists(), "nothing was created");
+}
