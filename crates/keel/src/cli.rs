@@ -444,6 +444,12 @@ pub struct ServeArgs {
     /// Print the configuration in effect (every knob, documented) as TOML and exit.
     #[arg(long)]
     pub print_config: bool,
+    /// Serve as a read-only replica following the journal of the primary at HOST:PORT.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub replica_of: Option<String>,
+    /// On a replica, send write commands on to the primary instead of refusing them.
+    #[arg(long, requires = "replica_of")]
+    pub forward_writes: bool,
 }
 
 #[derive(Debug, Args)]

@@ -27,6 +27,11 @@ pub(crate) struct Api {
     backup: Arc<crate::api_backup::Backup>,
     /// Stored content bytes sent in chunks since start (`InfoReply.content_bytes_sent`).
     sent: Arc<AtomicU64>,
+    /// Set on a read-only replica.
+    replica: Option<Arc<crate::replica::ReplicaStatus>>,
+    /// Journal records per batch and the heartbeat of an idle journal stream.
+    journal_batch: usize,
+    journal_heartbeat: std::time::Duration,
 }
 
 impl Api {
@@ -35,6 +40,7 @@ impl Api {
         addr: SocketAddr,
         config: &ServerConfig,
         backup: Arc<crate::api_backup::Backup>,
+        replica: Option<Arc<crate::replica::ReplicaStatus>>,
     ) -> Api {
         Api {
             service,
@@ -43,6 +49,9 @@ impl Api {
             chunk: config.content_chunk_bytes,
             backup,
             sent: Arc::new(AtomicU64::new(0)),
+            replica,
+            journal_batch: config.journal_batch_records,
+            journal_heartbeat: std::time::Duration::from_millis(config.journal_heartbeat_ms),
         }
     }
 }
@@ -98,6 +107,7 @@ impl pb::keel_server::Keel for Api {
             server_time: info.server_time.max(0) as u64,
             content_bytes_sent: self.sent.load(Ordering::Relaxed),
             proxy: None,
+            replica: self.replica.as_ref().map(|r| r.info()),
         }))
     }
 
@@ -877,6 +887,23 @@ impl pb::keel_server::Keel for Api {
         // A long read: its own thread at the long-read priority, its checks lower still.
         Ok(Response::new(self.streams.read(false, move |sink| {
             crate::api_verify::verify(&svc, &who, &req, sink)
+        })))
+    }
+
+    type JournalStream = ResponseStream<pb::JournalMessage>;
+    async fn journal(&self, req: Request<pb::JournalRequest>) -> Stream<pb::JournalMessage> {
+        let req = req.into_inner();
+        caller(req.caller)?;
+        let backup = self.backup.clone();
+        let (batch, heartbeat) = (self.journal_batch, self.journal_heartbeat);
+        Ok(Response::new(self.streams.spawn(move |sink| {
+            crate::api_replication::stream_journal(
+                backup.journal.as_deref(),
+                req.from_position,
+                batch,
+                heartbeat,
+                sink,
+            )
         })))
     }
 }

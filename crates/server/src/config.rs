@@ -48,6 +48,15 @@ pub struct ServerConfig {
     /// system (milliseconds; default 10; -1 never). Longer saves a little CPU when the same
     /// memory is soon needed again, at the cost of a larger resident size after big commands.
     pub allocator_purge_delay_ms: i64,
+    /// A primary sends a replica that is caught up a heartbeat (its committed journal
+    /// position) this often, so the replica's lag stays current and a client that went away
+    /// is noticed (milliseconds; default 1000).
+    pub journal_heartbeat_ms: u64,
+    /// Most journal records a primary reads and sends in one batch (records; default 256).
+    pub journal_batch_records: usize,
+    /// How long a replica waits before connecting to its primary again after losing it
+    /// (milliseconds; default 500).
+    pub replica_retry_ms: u64,
     /// The metadata store.
     pub store: StoreConfig,
     /// The service layer.
@@ -75,6 +84,9 @@ impl Default for ServerConfig {
             // The allocator's own default (one second) let a 70,000-file branch's freed pages
             // pile up: see BENCHMARKS.md, Design choices.
             allocator_purge_delay_ms: 10,
+            journal_heartbeat_ms: 1000,
+            journal_batch_records: 256,
+            replica_retry_ms: 500,
             store: StoreConfig::default(),
             service: ServiceConfig::default(),
             blob: BlobConfig::default(),
@@ -159,7 +171,7 @@ impl ServerConfig {
     /// The first knob whose value cannot work: its key, its value and what it must be.
     fn first_unusable(&self) -> Option<(&'static str, String, &'static str)> {
         let (store, service, blob) = (&self.store, &self.service, &self.blob);
-        let at_least_one: [(&'static str, usize); 19] = [
+        let at_least_one: [(&'static str, usize); 21] = [
             ("workers", self.workers),
             ("max_message_bytes", self.max_message_bytes),
             ("content_chunk_bytes", self.content_chunk_bytes),
@@ -167,6 +179,8 @@ impl ServerConfig {
             ("service.integrate_batch", service.integrate_batch),
             ("handover_max_records", self.handover_max_records),
             ("handover_max_bytes", self.handover_max_bytes),
+            ("journal_batch_records", self.journal_batch_records),
+            ("journal_heartbeat_ms", self.journal_heartbeat_ms as usize),
             ("store.reader_pool_size", store.reader_pool_size),
             ("store.max_group", store.max_group),
             ("store.statement_cache", store.statement_cache),

@@ -149,6 +149,9 @@ impl WireError for ServiceError {
             ServiceError::NoSuchShelvedFiles { arg } => not_found(R::NoSuchShelvedFiles, arg),
             ServiceError::DiskFull(_) => (Code::ResourceExhausted, detail(R::DiskFull)),
             ServiceError::Cancelled => (Code::Cancelled, detail(R::Cancelled)),
+            ServiceError::Store(keel_store::StoreError::ReadOnly { .. }) => {
+                (Code::FailedPrecondition, detail(R::ReadOnlyReplica))
+            }
             ServiceError::Store(_) | ServiceError::Blob(_) => (Code::Internal, detail(R::Internal)),
         }
     }

@@ -4,17 +4,20 @@
 mod api;
 mod api_backup;
 mod api_labels;
+mod api_replication;
 mod api_shelves;
 mod api_verify;
 mod config;
 mod convert;
 mod handover;
 mod lock;
+mod replica;
 mod streams;
 
 pub use config::{CONFIG_FILE_NAME, ConfigError, InvalidKnob, ServerConfig};
 pub use keel_service::failpoints;
 pub use keel_store::backup::{RestoreError, RestoreProgress, RestoreReport, restore};
+pub use replica::ReplicaOptions;
 
 use keel_blob::FsBlobStore;
 use keel_service::{Service, system_clock};
@@ -32,6 +35,8 @@ pub struct ServeOptions {
     pub listen: String,
     /// The tuning knobs (see [`ServerConfig::load`] for `ROOT/keel.toml`).
     pub config: ServerConfig,
+    /// Serve as a read-only replica of this primary.
+    pub replica: Option<ReplicaOptions>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +61,14 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot start the replica's follower thread: {0}")]
+    Follower(std::io::Error),
+    #[error("the primary's address {primary} is not usable: {source}")]
+    Primary {
+        primary: String,
+        #[source]
+        source: tonic::transport::Error,
+    },
     #[error("server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
 }
@@ -78,7 +91,13 @@ pub async fn serve(
             source,
         })?;
     let _lock = lock::RootLock::acquire(&root)?;
-    let config = &opts.config;
+    let mut config = opts.config.clone();
+    if opts.replica.is_some() {
+        // A replica's metadata changes only by the primary's journal records; it keeps no
+        // journal of its own (back up the primary).
+        config.store.journal = false;
+    }
+    let config = &config;
     // The journal is recovered first: a record whose commit never happened is cut off.
     let stores = open_root(&root, &config.store)?;
     let meta = Arc::new(stores.meta);
@@ -89,24 +108,71 @@ pub async fn serve(
         root: root.clone(),
         config: config.store.clone(),
     };
-    let blobs = FsBlobStore::open_with(root.join("content"), &config.blob)?;
+    let blobs: Arc<dyn keel_blob::BlobStore> =
+        Arc::new(FsBlobStore::open_with(root.join("content"), &config.blob)?);
+    let service_meta: Arc<dyn keel_store::MetaStore> = match &opts.replica {
+        Some(r) => Arc::new(keel_store::ReadOnlyStore::new(
+            meta.clone(),
+            r.primary.clone(),
+        )),
+        None => meta.clone(),
+    };
     let service = Service::new(
-        meta,
+        service_meta,
         stores.have,
-        Arc::new(blobs),
+        blobs.clone(),
         system_clock(),
         config.service.clone(),
         root.clone(),
     );
-    // Finish any content purge a crash interrupted (see keel_service::obliterate).
-    let (blobs, bytes) = service.recover_purges().map_err(ServeError::Recover)?;
-    if blobs > 0 {
-        tracing::info!(
-            blobs,
-            bytes,
-            "purged content left queued by an interrupted obliterate"
-        );
-    }
+    let (status, gate) = match &opts.replica {
+        Some(r) => {
+            let status = Arc::new(replica::ReplicaStatus::new(
+                r.primary.clone(),
+                r.forward_writes,
+                meta.applied_position()?,
+            ));
+            replica::start_follower(replica::Follower {
+                primary: r.primary.clone(),
+                meta: meta.clone(),
+                blobs,
+                status: status.clone(),
+                retry: std::time::Duration::from_millis(config.replica_retry_ms),
+                max_message_bytes: config.max_message_bytes,
+            })
+            .map_err(ServeError::Follower)?;
+            let forward = if r.forward_writes {
+                let endpoint =
+                    tonic::transport::Endpoint::from_shared(format!("http://{}", r.primary))
+                        .map_err(|source| ServeError::Primary {
+                            primary: r.primary.clone(),
+                            source,
+                        })?
+                        .tcp_nodelay(true);
+                Some(endpoint.connect_lazy())
+            } else {
+                None
+            };
+            let mode = replica::gate::Mode {
+                primary: r.primary.clone(),
+                forward,
+            };
+            (Some(status), Some(Arc::new(mode)))
+        }
+        None => {
+            // Finish any content purge a crash interrupted (see keel_service::obliterate). A
+            // replica leaves purges to its primary.
+            let (blobs, bytes) = service.recover_purges().map_err(ServeError::Recover)?;
+            if blobs > 0 {
+                tracing::info!(
+                    blobs,
+                    bytes,
+                    "purged content left queued by an interrupted obliterate"
+                );
+            }
+            (None, None)
+        }
+    };
 
     let listener = tokio::net::TcpListener::bind(&opts.listen)
         .await
@@ -119,16 +185,17 @@ pub async fn serve(
         source,
     })?;
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-    let api = api::Api::new(Arc::new(service), addr, config, Arc::new(backup));
+    let api = api::Api::new(Arc::new(service), addr, config, Arc::new(backup), status);
     tracing::info!(%addr, root = %root.display(), "keel server listening");
     ready(addr);
     tonic::transport::Server::builder()
         .tcp_nodelay(true)
-        .add_service(
-            keel_proto::v1::keel_server::KeelServer::new(api)
+        .add_service(replica::gate::Gate {
+            inner: keel_proto::v1::keel_server::KeelServer::new(api)
                 .max_decoding_message_size(config.max_message_bytes)
                 .max_encoding_message_size(config.max_message_bytes),
-        )
+            mode: gate,
+        })
         .serve_with_incoming_shutdown(incoming_nodelay(incoming), shutdown_signal())
         .await?;
     tracing::info!("keel server stopped");

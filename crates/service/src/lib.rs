@@ -169,9 +169,14 @@ impl Service {
         }
         let now = self.now();
         let name = user.clone();
-        keel_store::write(self.meta.as_ref(), move |txn| {
+        let recorded = keel_store::write(self.meta.as_ref(), move |txn| {
             txn.ensure_user(&name, now).map_err(ServiceError::from)
-        })?;
+        });
+        match recorded {
+            // A read-only replica records no user: only its primary's journal writes there.
+            Ok(_) | Err(ServiceError::Store(keel_store::StoreError::ReadOnly { .. })) => {}
+            Err(e) => return Err(e),
+        }
         self.known_users
             .lock()
             .expect("user cache is never poisoned")

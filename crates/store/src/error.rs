@@ -37,6 +37,12 @@ pub enum StoreError {
     },
     #[error(transparent)]
     Journal(#[from] crate::journal::JournalError),
+    /// A write on a read-only replica's metadata, which only the primary's journal changes.
+    #[error(
+        "this server is a read-only replica of {primary}: writes go to the primary (or start \
+         the replica with --forward-writes)"
+    )]
+    ReadOnly { primary: String },
     /// The operating system refused a thread the store needs (writer, checkpointer).
     #[error("cannot start the metadata store's {name} thread: {source}")]
     Thread {

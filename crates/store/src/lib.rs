@@ -18,6 +18,7 @@ pub mod failpoints;
 mod have;
 pub mod journal;
 mod range;
+mod replica;
 mod root;
 mod rows;
 mod sqlite;
@@ -27,6 +28,7 @@ pub use config::StoreConfig;
 pub use error::{DatabaseError, DatabaseErrorKind, StoreError};
 pub use have::SqliteHaveStore;
 pub use range::PathRange;
+pub use replica::{ReadOnlyStore, ReplicaApplyError};
 pub use root::{HAVE_DIR, JOURNAL_DIR, METADATA_FILE, RootStores, open_root};
 pub use rows::{
     BranchRow, ChangeFilter, ChangeRow, ChangeStatus, DepotRow, HaveRow, IntegRow, LabelRow,

@@ -26,7 +26,7 @@ pub async fn info(s: &mut Session) -> Result<()> {
     } else {
         reply.workspace_root.as_str()
     };
-    let record = Record::new()
+    let mut record = Record::new()
         .s("userName", &reply.user)
         .s("clientName", client_name)
         .s("clientHost", &s.settings.host)
@@ -51,6 +51,44 @@ pub async fn info(s: &mut Session) -> Result<()> {
         format!("Server version: {}", reply.server_version),
         format!("Server content bytes sent: {}", reply.content_bytes_sent),
     ];
+    if let Some(r) = &reply.replica {
+        // Lag in seconds is shown to the millisecond (JSON in milliseconds, an integer).
+        let lag_ms = (r.lag_seconds * 1000.0).round() as u64;
+        record = record
+            .s("replicaOf", &r.primary)
+            .b("replicaConnected", r.connected)
+            .n("replicaAppliedPosition", r.applied_position)
+            .n("replicaPrimaryPosition", r.primary_position)
+            .n("replicaLagRecords", r.lag_records)
+            .n("replicaLagMillis", lag_ms)
+            .b("replicaForwardWrites", r.forward_writes)
+            .s("replicaLastError", &r.last_error);
+        lines.push(format!(
+            "Replica of: {} ({}{})",
+            r.primary,
+            if r.connected {
+                "connected"
+            } else {
+                "not connected"
+            },
+            if r.forward_writes {
+                ", forwarding writes"
+            } else {
+                ""
+            }
+        ));
+        lines.push(format!(
+            "Replica journal position: {} applied, {} on the primary",
+            r.applied_position, r.primary_position
+        ));
+        lines.push(format!(
+            "Replica lag: {} records, {:.3} s",
+            r.lag_records, r.lag_seconds
+        ));
+        if !r.last_error.is_empty() {
+            lines.push(format!("Replica last error: {}", r.last_error));
+        }
+    }
     let record = match &reply.proxy {
         Some(p) => {
             lines.extend([

@@ -79,6 +79,13 @@ pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
         root,
         listen: args.listen.clone(),
         config,
+        replica: args
+            .replica_of
+            .clone()
+            .map(|primary| keel_server::ReplicaOptions {
+                primary,
+                forward_writes: args.forward_writes,
+            }),
     };
     keel_server::serve(options, move |addr: std::net::SocketAddr| {
         let mut stdout = std::io::stdout().lock();

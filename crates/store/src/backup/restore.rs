@@ -7,10 +7,11 @@
 
 use super::format::*;
 use crate::have;
+use crate::journal::apply::{HAVE_POSITION_SQL, MAIN_POSITION_SQL, apply_one};
 use crate::journal::read::JournalFile;
 use crate::journal::{JournalError, format::Target, sync_dir};
 use crate::root::{HAVE_DIR, JOURNAL_DIR, METADATA_FILE};
-use crate::sqlite::session::{self, ApplyError};
+use crate::sqlite::session::ApplyError;
 use crate::sqlite::{MIGRATIONS, migrate_to, schema_version};
 use crate::{StoreConfig, StoreError};
 use rusqlite::Connection;
@@ -368,11 +369,8 @@ fn load_checkpoint(
                     .map_err(werr)?;
                     conn.execute_batch(have::CREATE_TABLES)
                         .map_err(|e| werr(e.into()))?;
-                    conn.execute(
-                        "INSERT OR REPLACE INTO journal_position VALUES (0, ?1)",
-                        [position as i64],
-                    )
-                    .map_err(|e| werr(e.into()))?;
+                    conn.execute(HAVE_POSITION_SQL, [position as i64])
+                        .map_err(|e| werr(e.into()))?;
                     conn
                 } else {
                     return Err(damaged(bad(&format!("unknown database '{name}'"))));
@@ -580,13 +578,8 @@ fn replay(
                     if record.schema > schema_version(&state.main).map_err(werr)? {
                         migrate_to(&mut state.main, record.schema).map_err(werr)?;
                     }
-                    apply_one(
-                        &state.main,
-                        &changeset,
-                        record.position,
-                        "INSERT OR REPLACE INTO counters VALUES ('journal_position', ?1)",
-                    )
-                    .map_err(conflict("main".into()))?;
+                    apply_one(&state.main, &changeset, record.position, MAIN_POSITION_SQL)
+                        .map_err(conflict("main".into()))?;
                     state.main_position = record.position;
                 }
                 Target::Have(ws) => {
@@ -594,13 +587,8 @@ fn replay(
                         .map_err(werr)?;
                     conn.execute_batch(have::CREATE_TABLES)
                         .map_err(|e| werr(e.into()))?;
-                    apply_one(
-                        &conn,
-                        &changeset,
-                        record.position,
-                        "INSERT OR REPLACE INTO journal_position VALUES (0, ?1)",
-                    )
-                    .map_err(conflict(format!("have:{ws}")))?;
+                    apply_one(&conn, &changeset, record.position, HAVE_POSITION_SQL)
+                        .map_err(conflict(format!("have:{ws}")))?;
                     state.have.insert(ws.clone(), record.position);
                 }
                 Target::DropHave(ws) => {
@@ -620,26 +608,4 @@ fn replay(
         state.covered = state.covered.max(file.next_position() - 1);
     }
     Ok(())
-}
-
-/// Applies one changeset and stores its position, in one transaction.
-fn apply_one(
-    conn: &Connection,
-    changeset: &[u8],
-    position: u64,
-    store_position: &str,
-) -> Result<(), ApplyError> {
-    conn.execute_batch("BEGIN").map_err(ApplyError::Database)?;
-    let result = session::apply(conn, changeset).and_then(|()| {
-        conn.execute(store_position, [position as i64])
-            .map(|_| ())
-            .map_err(ApplyError::Database)
-    });
-    match result {
-        Ok(()) => conn.execute_batch("COMMIT").map_err(ApplyError::Database),
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            Err(e)
-        }
-    }
 }

@@ -10,6 +10,8 @@
 //! once ([`Journal::void`]), so every live record in the journal is a commit that happened.
 //! The layout is in `format.rs` and `JOURNAL.md`.
 
+pub(crate) mod apply;
+pub mod follow;
 pub mod format;
 pub mod read;
 
@@ -480,6 +482,28 @@ impl Journal {
         match st.in_flight.first() {
             Some(first) => first - 1,
             None => st.next_position - 1,
+        }
+    }
+
+    /// Waits until [`Journal::committed_position`] passes `position` or `timeout` ends (woken
+    /// by each commit, not by polling); returns the committed position.
+    pub fn wait_committed_beyond(&self, position: u64, timeout: std::time::Duration) -> u64 {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut st = self.lock();
+        loop {
+            let committed = match st.in_flight.first() {
+                Some(first) => first - 1,
+                None => st.next_position - 1,
+            };
+            let now = std::time::Instant::now();
+            if committed > position || now >= deadline {
+                return committed;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
         }
     }
 

@@ -7,7 +7,7 @@ use super::format::{
     Encoding, FILE_HEADER_LEN, FileHeader, RECORD_HEADER_LEN, RecordHeader, Target,
 };
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// One record read from a journal file.
@@ -94,6 +94,31 @@ impl JournalFile {
             next_position: header.first_position,
             torn: None,
         })
+    }
+
+    /// Opens `path` to read on from `offset`, where the record at `next_position` starts (where
+    /// an earlier reader of the same file stopped: a live file grows between readings).
+    pub fn open_at(
+        path: &Path,
+        offset: u64,
+        next_position: u64,
+    ) -> Result<JournalFile, JournalError> {
+        let mut file = JournalFile::open(path)?;
+        if offset > file.len {
+            return Err(JournalError::BadFile {
+                path: path.into(),
+                reason: format!(
+                    "shorter ({} bytes) than an earlier reading ({offset})",
+                    file.len
+                ),
+            });
+        }
+        file.reader
+            .seek(SeekFrom::Start(offset))
+            .map_err(|e| file.io(e))?;
+        file.offset = offset;
+        file.next_position = next_position;
+        Ok(file)
     }
 
     pub fn path(&self) -> &Path {

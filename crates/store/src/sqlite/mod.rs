@@ -70,6 +70,11 @@ impl SqliteStore {
         &self.path
     }
 
+    /// Runs `job` alone on the writer's connection (it manages its own transaction).
+    pub(crate) fn run_raw(&self, job: writer::RawJob) -> Result<(), StoreError> {
+        self.writer.run_raw(job)
+    }
+
     /// A snapshot with its connection, for the checkpoint's table dump.
     pub(crate) fn raw_snapshot(&self) -> Result<Snapshot<'_>, StoreError> {
         self.readers.snapshot()

@@ -161,3 +161,66 @@ unsafe extern "C" fn on_conflict(
     }
     ffi::SQLITE_CHANGESET_ABORT
 }
+
+/// The 32-byte BLOB values a changeset writes (new values of inserted and updated rows) into
+/// the given (table, column index) pairs: the digests of content a record makes referenced.
+pub(crate) fn written_blobs(
+    changeset: &[u8],
+    columns: &[(String, usize)],
+) -> Result<Vec<[u8; 32]>, rusqlite::Error> {
+    let len = c_int::try_from(changeset.len())
+        .map_err(|_| rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_TOOBIG), None))?;
+    let mut iter: *mut ffi::sqlite3_changeset_iter = std::ptr::null_mut();
+    // SAFETY: SQLite reads `len` bytes of the changeset, which outlives the iterator (it is
+    // finalized below before returning).
+    check(unsafe {
+        ffi::sqlite3changeset_start(&mut iter, len, changeset.as_ptr() as *mut c_void)
+    })?;
+    let mut found = Vec::new();
+    let result = (|| loop {
+        // SAFETY: `iter` is a live iterator until finalized below.
+        let step = unsafe { ffi::sqlite3changeset_next(iter) };
+        if step == ffi::SQLITE_DONE {
+            return Ok(());
+        }
+        if step != ffi::SQLITE_ROW {
+            return check(step);
+        }
+        let mut table: *const c_char = std::ptr::null();
+        let (mut ncols, mut op, mut indirect) = (0, 0, 0);
+        // SAFETY: `iter` points at a row; the table name lives until the next step.
+        check(unsafe {
+            ffi::sqlite3changeset_op(iter, &mut table, &mut ncols, &mut op, &mut indirect)
+        })?;
+        if op == ffi::SQLITE_DELETE || table.is_null() {
+            continue;
+        }
+        // SAFETY: a NUL-terminated name owned by the iterator.
+        let name = unsafe { CStr::from_ptr(table) }.to_string_lossy();
+        for (_, column) in columns.iter().filter(|(t, _)| *t == name) {
+            if *column as c_int >= ncols {
+                continue;
+            }
+            let mut value: *mut ffi::sqlite3_value = std::ptr::null_mut();
+            // SAFETY: an INSERT or UPDATE row has new values; an unchanged column is NULL.
+            check(unsafe { ffi::sqlite3changeset_new(iter, *column as c_int, &mut value) })?;
+            if value.is_null() {
+                continue;
+            }
+            // SAFETY: `value` is valid until the next step; SQLite hands `bytes` readable bytes.
+            unsafe {
+                if ffi::sqlite3_value_type(value) == ffi::SQLITE_BLOB
+                    && ffi::sqlite3_value_bytes(value) == 32
+                {
+                    let data = ffi::sqlite3_value_blob(value) as *const u8;
+                    let mut digest = [0u8; 32];
+                    digest.copy_from_slice(std::slice::from_raw_parts(data, 32));
+                    found.push(digest);
+                }
+            }
+        }
+    })();
+    // SAFETY: `iter` came from sqlite3changeset_start and is finalized once.
+    unsafe { ffi::sqlite3changeset_finalize(iter) };
+    result.map(|()| found)
+}

@@ -16,8 +16,18 @@ use std::sync::{Mutex, PoisonError};
 
 type Reply = SyncSender<Result<(), StoreError>>;
 
+/// A job that runs alone on the writer's connection and manages its own transaction (a
+/// replica applying a primary's journal record).
+pub(crate) type RawJob = Box<dyn FnOnce(&Connection) -> Result<(), StoreError> + Send>;
+
+enum Job {
+    /// Grouped with the other queued write jobs, one savepoint each.
+    Txn(WriteJob),
+    Raw(RawJob),
+}
+
 pub(crate) struct Writer {
-    queue: Mutex<Option<SyncSender<(WriteJob, Reply)>>>,
+    queue: Mutex<Option<SyncSender<(Job, Reply)>>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -29,7 +39,7 @@ impl Writer {
         checkpoint: Nudge,
         journal: Option<JournalSink>,
     ) -> Result<Writer, StoreError> {
-        let (tx, rx) = sync_channel::<(WriteJob, Reply)>(max_group.max(1) * 4);
+        let (tx, rx) = sync_channel::<(Job, Reply)>(max_group.max(1) * 4);
         let thread = std::thread::Builder::new()
             .name("keel-store-writer".into())
             .spawn(move || writer_loop(conn, rx, max_group.max(1), checkpoint, journal))
@@ -45,6 +55,15 @@ impl Writer {
 
     /// Queues a job and waits until its group transaction has committed.
     pub(crate) fn run(&self, job: WriteJob) -> Result<(), StoreError> {
+        self.send(Job::Txn(job))
+    }
+
+    /// Runs a job alone on the writer's connection and returns its result.
+    pub(crate) fn run_raw(&self, job: RawJob) -> Result<(), StoreError> {
+        self.send(Job::Raw(job))
+    }
+
+    fn send(&self, job: Job) -> Result<(), StoreError> {
         let queue = self
             .queue
             .lock()
@@ -80,16 +99,38 @@ pub(crate) struct JournalSink {
 
 fn writer_loop(
     conn: Connection,
-    rx: Receiver<(WriteJob, Reply)>,
+    rx: Receiver<(Job, Reply)>,
     max_group: usize,
     checkpoint: Nudge,
     journal: Option<JournalSink>,
 ) {
-    while let Ok(first) = rx.recv() {
-        let mut group = vec![first];
+    // A raw job met while gathering a group runs after that group.
+    let mut carried: Option<(RawJob, Reply)> = None;
+    loop {
+        let first = match carried.take() {
+            Some(raw) => {
+                run_raw(&conn, raw, &checkpoint);
+                continue;
+            }
+            None => match rx.recv() {
+                Ok(first) => first,
+                Err(_) => return,
+            },
+        };
+        let mut group = match first {
+            (Job::Raw(job), reply) => {
+                run_raw(&conn, (job, reply), &checkpoint);
+                continue;
+            }
+            (Job::Txn(job), reply) => vec![(job, reply)],
+        };
         while group.len() < max_group {
             match rx.try_recv() {
-                Ok(next) => group.push(next),
+                Ok((Job::Txn(job), reply)) => group.push((job, reply)),
+                Ok((Job::Raw(job), reply)) => {
+                    carried = Some((job, reply));
+                    break;
+                }
                 Err(_) => break,
             }
         }
@@ -105,6 +146,18 @@ fn writer_loop(
             let _ = reply.send(result);
         }
     }
+}
+
+fn run_raw(conn: &Connection, (job, reply): (RawJob, Reply), checkpoint: &Nudge) {
+    let result = catch_unwind(AssertUnwindSafe(|| job(conn))).unwrap_or(Err(StoreError::JobLost));
+    if !conn.is_autocommit() {
+        // A job that failed or panicked inside its transaction leaves nothing behind.
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    if result.is_ok() {
+        checkpoint.nudge();
+    }
+    let _ = reply.send(result);
 }
 
 fn run_group(

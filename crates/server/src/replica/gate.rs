@@ -1,0 +1,180 @@
+//! The gate in front of a replica's API: every RPC that writes metadata is refused (naming the
+//! primary) or, with `--forward-writes`, sent on to the primary unchanged; reads (and the have
+//! list updates a replica keeps itself) pass through. The RPC lists below are the one place
+//! that says which RPC writes; a test checks they cover every RPC in `keel.proto`.
+
+use keel_proto::v1 as pb;
+use prost::Message;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tonic::body::Body;
+use tonic::server::NamedService;
+use tonic::transport::Channel;
+use tower_service::Service;
+
+/// RPCs that change the primary's metadata (or, like `Checkpoint`, act on its journal).
+pub(crate) const WRITE_RPCS: &[&str] = &[
+    "CreateDepot",
+    "SaveWorkspace",
+    "DeleteWorkspace",
+    "Open",
+    "Move",
+    "Revert",
+    "Reopen",
+    "SaveChange",
+    "Submit",
+    "Integrate",
+    "ResolveDone",
+    "Shelve",
+    "DeleteShelved",
+    "Unshelve",
+    "Obliterate",
+    "SaveLabel",
+    "DeleteLabel",
+    "Tag",
+    "Labelsync",
+    "SaveBranch",
+    "DeleteBranch",
+    "Checkpoint",
+];
+
+/// RPCs a replica answers itself. `UpdateHave` writes only the replica's own have lists.
+pub(crate) const READ_RPCS: &[&str] = &[
+    "Info",
+    "ListDepots",
+    "GetWorkspace",
+    "ListWorkspaces",
+    "Opened",
+    "ResolveList",
+    "Resolved",
+    "Integrated",
+    "Sync",
+    "UpdateHave",
+    "Have",
+    "Files",
+    "Fstat",
+    "Dirs",
+    "Filelog",
+    "Changes",
+    "Describe",
+    "Print",
+    "Diff2",
+    "GetLabel",
+    "ListLabels",
+    "GetBranch",
+    "ListBranches",
+    "Journal",
+    "Content",
+];
+
+/// What the gate does with writes.
+pub(crate) struct Mode {
+    pub(crate) primary: String,
+    /// A channel to the primary when writes are forwarded.
+    pub(crate) forward: Option<Channel>,
+}
+
+/// Wraps the API service; without a mode (a primary) everything passes.
+#[derive(Clone)]
+pub(crate) struct Gate<S> {
+    pub(crate) inner: S,
+    pub(crate) mode: Option<Arc<Mode>>,
+}
+
+type BoxFuture = Pin<Box<dyn Future<Output = Result<http::Response<Body>, Infallible>> + Send>>;
+
+impl<S> Service<http::Request<Body>> for Gate<S>
+where
+    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = http::Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: http::Request<Body>) -> BoxFuture {
+        let method = req
+            .uri()
+            .path()
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .to_string();
+        // An RPC in neither list is treated as a write: a replica never guesses it is safe.
+        let writes = WRITE_RPCS.contains(&method.as_str()) || !READ_RPCS.contains(&method.as_str());
+        let Some(mode) = self.mode.clone().filter(|_| writes) else {
+            return Box::pin(self.inner.call(req));
+        };
+        match mode.forward.clone() {
+            Some(mut channel) => Box::pin(async move {
+                let forwarded = async {
+                    std::future::poll_fn(|cx| channel.poll_ready(cx)).await?;
+                    channel.call(req).await
+                };
+                Ok(forwarded.await.unwrap_or_else(|e| {
+                    tonic::Status::unavailable(format!(
+                        "{method}: cannot forward it to the primary {}: {e}",
+                        mode.primary
+                    ))
+                    .into_http()
+                }))
+            }),
+            None => {
+                let detail = pb::ErrorDetail {
+                    reason: pb::ErrorReason::ReadOnlyReplica as i32,
+                    ..Default::default()
+                };
+                let status = tonic::Status::with_details(
+                    tonic::Code::FailedPrecondition,
+                    format!(
+                        "{method}: this server is a read-only replica of {}: send writes to the \
+                         primary (or start the replica with --forward-writes)",
+                        mode.primary
+                    ),
+                    detail.encode_to_vec().into(),
+                );
+                Box::pin(std::future::ready(Ok(status.into_http())))
+            }
+        }
+    }
+}
+
+impl<S: NamedService> NamedService for Gate<S> {
+    const NAME: &'static str = S::NAME;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{READ_RPCS, WRITE_RPCS};
+
+    /// Every RPC in the proto is classified exactly once, so a new RPC cannot reach a
+    /// replica's store unclassified.
+    #[test]
+    fn every_rpc_is_either_a_read_or_a_write() {
+        let proto = include_str!("../../../proto/proto/keel.proto");
+        let rpcs: Vec<&str> = proto
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("rpc "))
+            .filter_map(|l| l.split('(').next())
+            .map(str::trim)
+            .collect();
+        assert!(rpcs.len() > 40, "{rpcs:?}");
+        for rpc in &rpcs {
+            let reads = READ_RPCS.contains(rpc);
+            let writes = WRITE_RPCS.contains(rpc);
+            assert!(reads ^ writes, "{rpc} must be in exactly one list");
+        }
+        for listed in READ_RPCS.iter().chain(WRITE_RPCS) {
+            assert!(rpcs.contains(listed), "{listed} is no RPC of keel.proto");
+        }
+    }
+}
