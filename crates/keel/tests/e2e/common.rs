@@ -14,6 +14,8 @@ pub struct Server {
     target: Target,
     pub addr: String,
     pub root: PathBuf,
+    /// Further `keel serve` arguments, kept for restarts.
+    args: Vec<String>,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -34,7 +36,25 @@ impl Server {
 
     /// Starts a server on `root` with extra environment (e.g. `KEEL_FAILPOINTS`).
     pub fn start_with(root: &Path, env: &[(&str, &str)]) -> Result<Server, String> {
+        Server::launch(root, env, "127.0.0.1:0", Vec::new())
+    }
+
+    /// Starts a read-only replica of `primary` on `root` with further arguments.
+    pub fn start_replica(root: &Path, primary: &str, args: &[&str]) -> Result<Server, String> {
+        let mut all = vec!["--replica-of".to_string(), primary.to_string()];
+        all.extend(args.iter().map(|a| a.to_string()));
+        Server::launch(root, &[], "127.0.0.1:0", all)
+    }
+
+    fn launch(
+        root: &Path,
+        env: &[(&str, &str)],
+        listen: &str,
+        args: Vec<String>,
+    ) -> Result<Server, String> {
         let launch = Launch {
+            listen: Some(listen.to_string()),
+            args: args.clone(),
             root: Some(root.to_path_buf()),
             env: env
                 .iter()
@@ -48,6 +68,7 @@ impl Server {
             addr: target.addr.clone(),
             target,
             root: root.to_path_buf(),
+            args,
             _dir: None,
         })
     }
@@ -55,19 +76,6 @@ impl Server {
     /// Kills the server with SIGKILL (no shutdown path runs).
     pub fn kill9(&mut self) {
         self.target.kill9();
-    }
-
-    /// Restarts on the same root and the same address after a kill (a proxy in front of it
-    /// finds it again).
-    pub fn restart_same_addr(&mut self) {
-        self.kill9();
-        let launch = Launch {
-            root: Some(self.root.clone()),
-            capture_stderr: true,
-            listen: Some(self.addr.clone()),
-            ..Launch::new(Path::new(KEEL))
-        };
-        self.target = Target::launch(launch).expect("server restarts on its address");
     }
 
     /// Restarts on the same root after a kill.
@@ -78,8 +86,18 @@ impl Server {
     /// Restarts on the same root, with extra environment, after a kill.
     pub fn restart_with(&mut self, env: &[(&str, &str)]) {
         self.kill9();
-        let next = Server::start_with(&self.root, env).expect("server restarts");
+        let next = Server::launch(&self.root, env, "127.0.0.1:0", self.args.clone())
+            .expect("server restarts");
         self.addr = next.addr.clone();
+        self.target = next.target;
+    }
+
+    /// Restarts on the same root and the same address after a kill (replicas and proxies find
+    /// it again).
+    pub fn restart_same_address(&mut self) {
+        self.kill9();
+        let next = Server::launch(&self.root, &[], &self.addr.clone(), self.args.clone())
+            .expect("server restarts on its address");
         self.target = next.target;
     }
 

@@ -19,6 +19,7 @@ mod labels;
 mod large_file;
 mod obliterate;
 mod proxy;
+mod replica;
 mod shelves;
 mod sync_and_locks;
 mod type_changes;

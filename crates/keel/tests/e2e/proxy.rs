@@ -386,7 +386,7 @@ fn target_going_away_is_named_and_the_proxy_recovers() {
     let info = a.run(&["info"]);
     assert!(!info.status.success());
 
-    fx.server.restart_same_addr();
+    fx.server.restart_same_address();
     assert_eq!(a.json(&["files", "//depot/..."]).len(), TREE.len());
     a.ok(&["sync"]);
     assert_tree(&a.cwd);
