@@ -332,11 +332,9 @@ fn a_replica_of_a_non_keel_address_says_why_and_serves() {
     let addr = listener.local_addr().expect("address").to_string();
     // Answers every connection with something that is not HTTP/2, then closes it.
     std::thread::spawn(move || {
-        for conn in listener.incoming().take(1000) {
-            if let Ok(mut conn) = conn {
-                use std::io::Write;
-                let _ = conn.write_all(b"HTTP/1.0 400 Bad Request\r\n\r\n");
-            }
+        for mut conn in listener.incoming().take(1000).flatten() {
+            use std::io::Write;
+            let _ = conn.write_all(b"HTTP/1.0 400 Bad Request\r\n\r\n");
         }
     });
     let dir = tempfile::tempdir().expect("temp dir");
