@@ -68,6 +68,7 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "ListBranches",
     "Journal",
     "Content",
+    "Verify",
 ];
 
 /// What the gate does with writes.
