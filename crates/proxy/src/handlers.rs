@@ -12,6 +12,21 @@ use tonic::{Request, Response, Status};
 
 type Reply<M> = ReceiverStream<Result<M, Status>>;
 
+/// The client's stream from the target's records: filled from the cache, or (for a caller that
+/// asked for records only, such as another proxy) passed on unfilled.
+fn answer<M: pipeline::Carries>(
+    proxy: &Proxy,
+    caller: Option<pb::Caller>,
+    upstream: tonic::Streaming<M>,
+    fill: bool,
+) -> Reply<M> {
+    if fill {
+        pipeline::fill(proxy.source.clone(), caller, upstream, &proxy.config)
+    } else {
+        pipeline::pass(upstream, &proxy.source.upstream.addr, &proxy.config)
+    }
+}
+
 pub struct SyncSvc(pub Arc<Proxy>);
 
 impl tonic::server::ServerStreamingService<pb::SyncRequest> for SyncSvc {
@@ -34,11 +49,7 @@ impl tonic::server::ServerStreamingService<pb::SyncRequest> for SyncSvc {
                     ..req
                 })
                 .await?;
-            Ok(Response::new(if fill {
-                pipeline::fill(proxy.source.clone(), caller, upstream, &proxy.config)
-            } else {
-                pipeline::pass(upstream, &proxy.source.upstream.addr, &proxy.config)
-            }))
+            Ok(Response::new(answer(&proxy, caller, upstream, fill)))
         })
     }
 }
@@ -64,11 +75,7 @@ impl tonic::server::ServerStreamingService<pb::FilesRequest> for PrintSvc {
                     ..req
                 })
                 .await?;
-            Ok(Response::new(if fill {
-                pipeline::fill(proxy.source.clone(), caller, upstream, &proxy.config)
-            } else {
-                pipeline::pass(upstream, &proxy.source.upstream.addr, &proxy.config)
-            }))
+            Ok(Response::new(answer(&proxy, caller, upstream, fill)))
         })
     }
 }
