@@ -548,14 +548,7 @@ fn replay(
                 report.skipped += 1;
                 continue;
             }
-            let changeset = record.changeset().map_err(|e| JournalError::Damaged {
-                path: path.clone(),
-                offset: record.offset,
-                reason: format!(
-                    "record at position {} does not decompress: {e}",
-                    record.position
-                ),
-            })?;
+            let changeset = record.changeset(path)?;
             let conflict = |database: String| {
                 let path = path.clone();
                 let position = record.position;

@@ -121,14 +121,7 @@ impl Follower {
                 if record.void || record.position < self.from {
                     continue;
                 }
-                let changeset = record.changeset().map_err(|e| JournalError::Damaged {
-                    path: path.clone(),
-                    offset: record.offset,
-                    reason: format!(
-                        "record at position {} does not decompress: {e}",
-                        record.position
-                    ),
-                })?;
+                let changeset = record.changeset(&path)?;
                 out.push(FollowedRecord {
                     position: record.position,
                     target: record.target,

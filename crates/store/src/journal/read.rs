@@ -29,12 +29,21 @@ pub struct Record {
 }
 
 impl Record {
-    /// The record's changeset, decompressed (empty for a dropped have list).
-    pub fn changeset(&self) -> Result<Vec<u8>, std::io::Error> {
+    /// The record's changeset, decompressed (empty for a dropped have list). A body that does
+    /// not decompress is damage in `path` (the file the record was read from).
+    pub fn changeset(&self, path: &Path) -> Result<Vec<u8>, JournalError> {
         match self.encoding {
             Encoding::Raw => Ok(self.body.clone()),
             Encoding::Zstd => zstd::bulk::decompress(&self.body, self.raw_len as usize),
         }
+        .map_err(|e| JournalError::Damaged {
+            path: path.to_path_buf(),
+            offset: self.offset,
+            reason: format!(
+                "record at position {} does not decompress: {e}",
+                self.position
+            ),
+        })
     }
 }
 
