@@ -3,7 +3,8 @@
 use crate::ServerConfig;
 use crate::api_labels;
 use crate::api_shelves;
-use crate::convert::{self, caller, file};
+use crate::convert::{self, file};
+use crate::identity::{Peer, caller};
 use crate::streams::{ResponseStream, Streams, blocking, single_files};
 use keel_core::{ChangeNumber, ChangeRef};
 use keel_proto::v1 as pb;
@@ -88,7 +89,7 @@ fn send_content<T: prost::Message>(
 #[tonic::async_trait]
 impl pb::keel_server::Keel for Api {
     async fn info(&self, req: Request<pb::InfoRequest>) -> Result<Response<pb::InfoReply>, Status> {
-        let who = caller(req.into_inner().caller)?;
+        let who = caller(&Peer::of(&req), req.into_inner().caller)?;
         let (svc, addr) = (self.service.clone(), self.addr);
         // Small and read-only: answered on the runtime thread once the user is on record.
         let info = if svc.user_known(&who) {
@@ -115,7 +116,7 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::ListDepotsRequest>,
     ) -> Result<Response<pb::ListDepotsReply>, Status> {
-        let who = caller(req.into_inner().caller)?;
+        let who = caller(&Peer::of(&req), req.into_inner().caller)?;
         let svc = self.service.clone();
         let depots = blocking(move || svc.list_depots(&who)).await?;
         Ok(Response::new(pb::ListDepotsReply {
@@ -127,8 +128,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::CreateDepotRequest>,
     ) -> Result<Response<pb::Depot>, Status> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let depot = blocking(move || svc.create_depot(&who, &req.name, &req.description)).await?;
         Ok(Response::new(convert::depot(depot)))
@@ -138,8 +140,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::SaveWorkspaceRequest>,
     ) -> Result<Response<pb::Workspace>, Status> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let spec = convert::workspace_from_wire(
             req.workspace
                 .ok_or_else(|| Status::invalid_argument("no workspace spec given"))?,
@@ -153,8 +156,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::GetWorkspaceRequest>,
     ) -> Result<Response<pb::Workspace>, Status> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let spec = blocking(move || svc.get_workspace(&who, &req.name)).await?;
         Ok(Response::new(convert::workspace_to_wire(spec)))
@@ -165,7 +169,7 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::ListWorkspacesRequest>,
     ) -> Stream<pb::Workspace> {
-        let who = caller(req.into_inner().caller)?;
+        let who = caller(&Peer::of(&req), req.into_inner().caller)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.list_workspaces(&who, &mut |w| sink.send(convert::workspace_to_wire(w)))
@@ -176,8 +180,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::DeleteWorkspaceRequest>,
     ) -> Result<Response<pb::DeleteWorkspaceReply>, Status> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         blocking(move || svc.delete_workspace(&who, &req.name)).await?;
         Ok(Response::new(pb::DeleteWorkspaceReply {}))
@@ -185,8 +190,9 @@ impl pb::keel_server::Keel for Api {
 
     type OpenStream = ResponseStream<pb::FileRecord>;
     async fn open(&self, req: Request<pb::OpenRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let action = convert::open_action(req.action)?;
         let open = OpenRequest {
             files: req.files,
@@ -203,8 +209,9 @@ impl pb::keel_server::Keel for Api {
 
     type MoveStream = ResponseStream<pb::FileRecord>;
     async fn r#move(&self, req: Request<pb::MoveRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let files = blocking(move || {
             svc.move_file(&who, &req.from, &req.to, ChangeRef::from_number(req.change))
@@ -217,8 +224,9 @@ impl pb::keel_server::Keel for Api {
 
     type RevertStream = ResponseStream<pb::FileRecord>;
     async fn revert(&self, req: Request<pb::RevertRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let files =
             blocking(move || svc.revert(&who, &req.files, req.unchanged_only, &req.unchanged))
@@ -230,8 +238,9 @@ impl pb::keel_server::Keel for Api {
 
     type ReopenStream = ResponseStream<pb::FileRecord>;
     async fn reopen(&self, req: Request<pb::ReopenRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let change = req.set_change.then_some(ChangeRef::from_number(req.change));
         let file_type = convert::type_change(&req.file_type)?;
@@ -243,8 +252,9 @@ impl pb::keel_server::Keel for Api {
 
     type OpenedStream = ResponseStream<pb::FileRecord>;
     async fn opened(&self, req: Request<pb::OpenedRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let change = req
             .filter_change
@@ -268,8 +278,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::SaveChangeRequest>,
     ) -> Result<Response<pb::Change>, Status> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         if req.delete {
             let number = req.change;
@@ -294,6 +305,7 @@ impl pb::keel_server::Keel for Api {
 
     type SubmitStream = ResponseStream<pb::SubmitReply>;
     async fn submit(&self, req: Request<Streaming<pb::SubmitMessage>>) -> Stream<pb::SubmitReply> {
+        let peer = Peer::of(&req);
         let mut stream = req.into_inner();
         let svc = self.service.clone();
         let first = stream
@@ -303,7 +315,7 @@ impl pb::keel_server::Keel for Api {
         let Some(SubmitBody::Begin(begin)) = first.body else {
             return Err(Status::invalid_argument("a submit must start with `begin`"));
         };
-        let who = caller(begin.caller)?;
+        let who = caller(&peer, begin.caller)?;
         let mut session = {
             let svc = svc.clone();
             blocking(move || {
@@ -342,8 +354,9 @@ impl pb::keel_server::Keel for Api {
 
     type IntegrateStream = ResponseStream<pb::FileRecord>;
     async fn integrate(&self, req: Request<pb::IntegrateRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let mode = convert::integrate_mode(req.mode)?;
         let request = IntegrateRequest {
             from: req.from,
@@ -368,8 +381,9 @@ impl pb::keel_server::Keel for Api {
 
     type ResolveListStream = ResponseStream<pb::FileRecord>;
     async fn resolve_list(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let files = blocking(move || svc.resolve_list(&who, &req.files)).await?;
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -381,8 +395,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::ResolveDoneRequest>,
     ) -> Result<Response<pb::FileRecord>, Status> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let outcome = convert::resolve_outcome(req.outcome)?;
         let svc = self.service.clone();
         let info = blocking(move || svc.resolve_done(&who, &req.file, outcome)).await?;
@@ -391,8 +406,9 @@ impl pb::keel_server::Keel for Api {
 
     type ResolvedStream = ResponseStream<pb::FileRecord>;
     async fn resolved(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let files = blocking(move || svc.resolved(&who, &req.files)).await?;
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -402,8 +418,9 @@ impl pb::keel_server::Keel for Api {
 
     type IntegratedStream = ResponseStream<pb::IntegRecord>;
     async fn integrated(&self, req: Request<pb::FilesRequest>) -> Stream<pb::IntegRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.integrated(&who, &req.files, &mut |i| sink.send(convert::integ_info(i)))
@@ -413,8 +430,9 @@ impl pb::keel_server::Keel for Api {
     type SyncStream = ResponseStream<pb::SyncMessage>;
     async fn sync(&self, req: Request<pb::SyncRequest>) -> Stream<pb::SyncMessage> {
         use pb::sync_message::Body;
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let opts = SyncOptions {
             preview: req.preview,
@@ -477,10 +495,11 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<Streaming<pb::HaveBatch>>,
     ) -> Result<Response<pb::UpdateHaveReply>, Status> {
+        let peer = Peer::of(&req);
         let mut stream = req.into_inner();
         let mut updated = 0;
         while let Some(batch) = stream.message().await? {
-            let who = caller(batch.caller)?;
+            let who = caller(&peer, batch.caller)?;
             let entries: Vec<HaveEntry> = batch
                 .entries
                 .into_iter()
@@ -497,8 +516,9 @@ impl pb::keel_server::Keel for Api {
 
     type HaveStream = ResponseStream<pb::FileRecord>;
     async fn have(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.have_list(&who, &req.files, &mut |f| sink.send(file(f)))
@@ -507,8 +527,9 @@ impl pb::keel_server::Keel for Api {
 
     type FilesStream = ResponseStream<pb::FileRecord>;
     async fn files(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let opts = ListOptions {
             all_revisions: req.all_revisions,
@@ -525,8 +546,9 @@ impl pb::keel_server::Keel for Api {
 
     type FstatStream = ResponseStream<pb::FileRecord>;
     async fn fstat(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let small = single_files(&req.files);
         Ok(Response::new(
@@ -539,8 +561,9 @@ impl pb::keel_server::Keel for Api {
 
     type DirsStream = ResponseStream<pb::DirRecord>;
     async fn dirs(&self, req: Request<pb::DirsRequest>) -> Stream<pb::DirRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let opts = keel_service::DirsOptions {
             include_deleted: req.include_deleted,
@@ -557,8 +580,9 @@ impl pb::keel_server::Keel for Api {
 
     type FilelogStream = ResponseStream<pb::FileRecord>;
     async fn filelog(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let small = single_files(&req.files);
         Ok(Response::new(self.streams.read(
@@ -573,8 +597,9 @@ impl pb::keel_server::Keel for Api {
 
     type ChangesStream = ResponseStream<pb::Change>;
     async fn changes(&self, req: Request<pb::ChangesRequest>) -> Stream<pb::Change> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let query = ChangesQuery {
             files: req.files,
@@ -595,8 +620,9 @@ impl pb::keel_server::Keel for Api {
     type DescribeStream = ResponseStream<pb::DescribeMessage>;
     async fn describe(&self, req: Request<pb::DescribeRequest>) -> Stream<pb::DescribeMessage> {
         use pb::describe_message::Body;
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             let mut send = |part| {
@@ -618,8 +644,9 @@ impl pb::keel_server::Keel for Api {
     type PrintStream = ResponseStream<pb::ContentMessage>;
     async fn print(&self, req: Request<pb::FilesRequest>) -> Stream<pb::ContentMessage> {
         use pb::content_message::Body;
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let (chunk, sent, by_digest) = (self.chunk, self.sent.clone(), req.content_by_digest);
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -651,8 +678,9 @@ impl pb::keel_server::Keel for Api {
     type ContentStream = ResponseStream<pb::ContentMessage>;
     async fn content(&self, req: Request<pb::ContentRequest>) -> Stream<pb::ContentMessage> {
         use pb::content_message::Body;
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let (chunk, sent) = (self.chunk, self.sent.clone());
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -677,8 +705,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::Diff2Request>,
     ) -> Result<Response<pb::Diff2Reply>, Status> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let d = blocking(move || svc.diff2(&who, &req.left, &req.right)).await?;
         Ok(Response::new(pb::Diff2Reply {
@@ -694,7 +723,8 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<Streaming<pb::ShelveMessage>>,
     ) -> Result<Response<pb::ShelveReply>, Status> {
-        let reply = api_shelves::shelve(self.service.clone(), req.into_inner()).await?;
+        let peer = Peer::of(&req);
+        let reply = api_shelves::shelve(self.service.clone(), &peer, req.into_inner()).await?;
         Ok(Response::new(reply))
     }
 
@@ -703,8 +733,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::DeleteShelvedRequest>,
     ) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let files =
             blocking(move || svc.delete_shelved(&who, ChangeNumber(req.change), &req.files))
@@ -716,8 +747,9 @@ impl pb::keel_server::Keel for Api {
 
     type UnshelveStream = ResponseStream<pb::FileRecord>;
     async fn unshelve(&self, req: Request<pb::UnshelveRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let files = blocking(move || {
             svc.unshelve(
@@ -738,8 +770,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::ObliterateRequest>,
     ) -> Stream<pb::ObliterateMessage> {
+        let peer = Peer::of(&req);
         let mut req = req.into_inner();
-        let who = caller(req.caller.take())?;
+        let who = caller(&peer, req.caller.take())?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             api_shelves::obliterate(&svc, &who, &req, sink)
@@ -749,8 +782,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::SaveLabelRequest>,
     ) -> Result<Response<pb::Label>, Status> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let spec = api_labels::label_from_wire(
             req.label
                 .ok_or_else(|| Status::invalid_argument("no label spec given"))?,
@@ -764,8 +798,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::GetLabelRequest>,
     ) -> Result<Response<pb::Label>, Status> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let spec = blocking(move || svc.get_label(&who, &req.name)).await?;
         Ok(Response::new(api_labels::label_to_wire(spec)))
@@ -773,7 +808,7 @@ impl pb::keel_server::Keel for Api {
 
     type ListLabelsStream = ResponseStream<pb::Label>;
     async fn list_labels(&self, req: Request<pb::ListLabelsRequest>) -> Stream<pb::Label> {
-        let who = caller(req.into_inner().caller)?;
+        let who = caller(&Peer::of(&req), req.into_inner().caller)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.list_labels(&who, &mut |l| sink.send(api_labels::label_to_wire(l)))
@@ -784,8 +819,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::DeleteLabelRequest>,
     ) -> Result<Response<pb::DeleteLabelReply>, Status> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         blocking(move || svc.delete_label(&who, &req.name)).await?;
         Ok(Response::new(pb::DeleteLabelReply {}))
@@ -793,8 +829,9 @@ impl pb::keel_server::Keel for Api {
 
     type TagStream = ResponseStream<pb::LabelFile>;
     async fn tag(&self, req: Request<pb::TagRequest>) -> Stream<pb::LabelFile> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let opts = TagOptions {
             delete: req.delete,
@@ -810,8 +847,9 @@ impl pb::keel_server::Keel for Api {
 
     type LabelsyncStream = ResponseStream<pb::LabelFile>;
     async fn labelsync(&self, req: Request<pb::LabelsyncRequest>) -> Stream<pb::LabelFile> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.labelsync(&who, &req.label, &req.files, req.preview, &mut |c| {
@@ -825,8 +863,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::SaveBranchRequest>,
     ) -> Result<Response<pb::Branch>, Status> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let spec = api_labels::branch_from_wire(
             req.branch
                 .ok_or_else(|| Status::invalid_argument("no branch spec given"))?,
@@ -840,8 +879,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::GetBranchRequest>,
     ) -> Result<Response<pb::Branch>, Status> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let spec = blocking(move || svc.get_branch(&who, &req.name)).await?;
         Ok(Response::new(api_labels::branch_to_wire(spec)))
@@ -849,7 +889,7 @@ impl pb::keel_server::Keel for Api {
 
     type ListBranchesStream = ResponseStream<pb::Branch>;
     async fn list_branches(&self, req: Request<pb::ListBranchesRequest>) -> Stream<pb::Branch> {
-        let who = caller(req.into_inner().caller)?;
+        let who = caller(&Peer::of(&req), req.into_inner().caller)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.list_branches(&who, &mut |b| sink.send(api_labels::branch_to_wire(b)))
@@ -860,8 +900,9 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::DeleteBranchRequest>,
     ) -> Result<Response<pb::DeleteBranchReply>, Status> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(req.caller)?;
+        let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         blocking(move || svc.delete_branch(&who, &req.name)).await?;
         Ok(Response::new(pb::DeleteBranchReply {}))
@@ -872,7 +913,7 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::CheckpointRequest>,
     ) -> Stream<pb::CheckpointMessage> {
-        caller(req.into_inner().caller)?;
+        caller(&Peer::of(&req), req.into_inner().caller)?;
         let backup = self.backup.clone();
         Ok(Response::new(
             self.streams.spawn(move |sink| backup.checkpoint(sink)),
@@ -881,8 +922,9 @@ impl pb::keel_server::Keel for Api {
 
     type VerifyStream = ResponseStream<pb::VerifyMessage>;
     async fn verify(&self, req: Request<pb::VerifyRequest>) -> Stream<pb::VerifyMessage> {
+        let peer = Peer::of(&req);
         let mut req = req.into_inner();
-        let who = caller(req.caller.take())?;
+        let who = caller(&peer, req.caller.take())?;
         let svc = self.service.clone();
         // A long read: its own thread at the long-read priority, its checks lower still.
         Ok(Response::new(self.streams.read(false, move |sink| {
@@ -892,8 +934,9 @@ impl pb::keel_server::Keel for Api {
 
     type JournalStream = ResponseStream<pb::JournalMessage>;
     async fn journal(&self, req: Request<pb::JournalRequest>) -> Stream<pb::JournalMessage> {
+        let peer = Peer::of(&req);
         let req = req.into_inner();
-        caller(req.caller)?;
+        caller(&peer, req.caller)?;
         let backup = self.backup.clone();
         let (batch, heartbeat) = (self.journal_batch, self.journal_heartbeat);
         Ok(Response::new(self.streams.spawn(move |sink| {

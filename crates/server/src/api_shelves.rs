@@ -1,7 +1,8 @@
 //! Wire translation for shelves and obliterate, and the streamed upload step that Submit and
 //! Shelve share.
 
-use crate::convert::{caller, file, status};
+use crate::convert::{file, status};
+use crate::identity::{Peer, caller};
 use crate::streams::{Sink, blocking};
 use keel_core::ChangeRef;
 use keel_proto::v1 as pb;
@@ -82,6 +83,7 @@ pub(crate) async fn receive_uploads<M>(
 /// The Shelve RPC: begin, uploads, commit.
 pub(crate) async fn shelve(
     svc: Arc<Service>,
+    peer: &Peer,
     mut stream: Streaming<pb::ShelveMessage>,
 ) -> Result<pb::ShelveReply, Status> {
     let first = stream
@@ -91,7 +93,7 @@ pub(crate) async fn shelve(
     let Some(pb::shelve_message::Body::Begin(begin)) = first.body else {
         return Err(Status::invalid_argument("a shelve must start with `begin`"));
     };
-    let who = caller(begin.caller)?;
+    let who = caller(peer, begin.caller)?;
     let mut session = {
         let svc = svc.clone();
         blocking(move || {

@@ -6,7 +6,7 @@ use keel_core::{
 };
 use keel_proto::v1 as pb;
 use keel_service::{
-    Caller, ChangeError, ChangeInfo, DepotError, DepotInfo, FileInfo, FileOutcome, IntegInfo,
+    ChangeError, ChangeInfo, DepotError, DepotInfo, FileInfo, FileOutcome, IntegInfo,
     IntegrateError, IntegrateMode, LabelError, ObliterateError, OpenAction, OpenError,
     ResolveOutcome, ServiceError, ShelveError, SpecError, SpecKind, SubmitError, SyncAction,
     UploadError, WorkspaceSpec,
@@ -540,18 +540,6 @@ impl WireError for ObliterateError {
     fn is_cancelled(&self) -> bool {
         matches!(self, ObliterateError::Service(e) if e.is_cancelled())
     }
-}
-
-pub(crate) fn caller(c: Option<pb::Caller>) -> Result<Caller, Status> {
-    let c = c.ok_or_else(|| Status::invalid_argument("request has no caller (user, workspace)"))?;
-    if c.user.is_empty() {
-        return Err(Status::invalid_argument("request has no user"));
-    }
-    Ok(Caller {
-        user: c.user,
-        workspace: c.workspace,
-        host: c.host,
-    })
 }
 
 pub(crate) fn file(f: FileInfo) -> pb::FileRecord {

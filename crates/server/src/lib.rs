@@ -10,6 +10,7 @@ mod api_verify;
 mod config;
 mod convert;
 mod handover;
+mod identity;
 mod lock;
 mod replica;
 mod streams;

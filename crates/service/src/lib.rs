@@ -70,7 +70,11 @@ pub struct Caller {
     pub user: String,
     /// Empty when the command needs no workspace.
     pub workspace: String,
+    /// The host name the client reports (a workspace's `Host` field is checked against it).
     pub host: String,
+    /// The client's network address as the server saw it (protections match hosts against
+    /// it); `None` when the caller is not on a network connection.
+    pub address: Option<std::net::IpAddr>,
 }
 
 /// Source of the current time (seconds since the Unix epoch); injected so tests can pin it.

@@ -38,6 +38,7 @@ fn a_branch_of_several_batches_opens_every_target_once() {
         user: "ann".into(),
         workspace: "ann-ws".into(),
         host: String::new(),
+        address: None,
     };
     let spec = WorkspaceSpec {
         name: who.workspace.clone(),

@@ -24,6 +24,7 @@ fn caller(user: &str) -> Caller {
         user: user.into(),
         workspace: format!("{user}-ws"),
         host: String::new(),
+        address: None,
     }
 }
 

@@ -35,6 +35,7 @@ fn caller(user: &str, workspace: &str) -> Caller {
         user: user.into(),
         workspace: workspace.into(),
         host: String::new(),
+        address: None,
     }
 }
 

@@ -257,6 +257,7 @@ pub fn caller(user: &str) -> Caller {
         user: user.into(),
         workspace: format!("{user}-ws"),
         host: String::new(),
+        address: None,
     }
 }
 
