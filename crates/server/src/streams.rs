@@ -76,6 +76,8 @@ pub(crate) type ResponseStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>>
 /// Where a producer sends its records: a hand-over queue to the client, or an inline buffer.
 pub(crate) struct Sink<T> {
     target: Target<T>,
+    /// `keel_store::mapped_read_faults()` when the producer began (see [`trustworthy`]).
+    faults: u64,
 }
 
 enum Target<T> {
@@ -96,6 +98,7 @@ impl<T: prost::Message> Sink<T> {
     /// Sends one record; fails with `Cancelled` when the client went away (or an inline read
     /// ran over its budget). Waits while the hand-over queue is full (the client is behind).
     pub(crate) fn send(&self, item: T) -> Result<(), ServiceError> {
+        trustworthy(self.faults)?;
         match &self.target {
             Target::Queue(producer) => {
                 let bytes = item.encoded_len();
@@ -160,6 +163,7 @@ impl Streams {
         let (producer, consumer) = handover(self.handover);
         tokio::task::spawn_blocking(move || {
             let sink = Sink {
+                faults: keel_store::mapped_read_faults(),
                 target: Target::Queue(producer),
             };
             finish(&sink, produce(&sink));
@@ -176,6 +180,7 @@ impl Streams {
     {
         if small {
             let sink = Sink {
+                faults: keel_store::mapped_read_faults(),
                 target: Target::Inline {
                     items: RefCell::new(Vec::new()),
                     max_items: self.inline_items,
@@ -224,6 +229,7 @@ impl Streams {
                 tracing::debug!(error = %e, "long read keeps normal priority");
             }
             let sink = Sink {
+                faults: keel_store::mapped_read_faults(),
                 target: Target::Queue(producer),
             };
             finish(&sink, produce(&sink));
@@ -285,10 +291,24 @@ where
     E: WireError,
     F: FnOnce() -> Result<T, E> + Send + 'static,
 {
-    tokio::task::spawn_blocking(f)
+    let faults = keel_store::mapped_read_faults();
+    let answer = tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| Status::internal(format!("server task failed: {e}")))?
-        .map_err(crate::convert::status)
+        .map_err(crate::convert::status)?;
+    trustworthy(faults).map_err(crate::convert::status)?;
+    Ok(answer)
+}
+
+/// Fails when a read through a mapping of the metadata database hit an I/O error since
+/// `faults` was taken: what was read meanwhile may be a page of zeros (see
+/// `keel_store::mapped_read_faults`), so the answer is abandoned rather than sent.
+fn trustworthy(faults: u64) -> Result<(), ServiceError> {
+    if keel_store::mapped_read_faults() == faults {
+        Ok(())
+    } else {
+        Err(ServiceError::Store(keel_store::StoreError::MappedReadFault))
+    }
 }
 
 #[cfg(test)]

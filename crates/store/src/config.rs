@@ -20,9 +20,10 @@ pub struct StoreConfig {
     /// Prepared statements kept per connection (statements; default 128).
     pub statement_cache: usize,
     /// How much of the database file a reader connection reads through a memory mapping
-    /// instead of `pread` (bytes; default 0, off; SQLite caps it at 2 GiB). Faster reads, but
-    /// an I/O error on the database file (a failing disk, a truncated file) then arrives as
-    /// SIGBUS and kills the server instead of failing one request.
+    /// instead of `pread` (bytes; default 1 GiB; 0 turns it off; SQLite caps it at 2 GiB).
+    /// Readers then share the operating system's cached pages instead of copying each into
+    /// their own cache. An I/O error under a mapping (SIGBUS) fails the requests reading at
+    /// the time, and the process's readers use `pread` from then on (see `sqlite::mapped`).
     pub reader_mmap_bytes: i64,
     /// Page size of a database this store creates (bytes, a power of two from 512 to 65536;
     /// default 4096). An existing database keeps the page size it was created with.
@@ -64,9 +65,8 @@ impl Default for StoreConfig {
             cache_kib: 16 * 1024,
             reader_cache_kib: 64 * 1024,
             statement_cache: 128,
-            // Off: a mapped read that hits an I/O error is SIGBUS, not an error (see the field).
-            // The cost in read speed is in BENCHMARKS.md's design choices.
-            reader_mmap_bytes: 0,
+            // BENCHMARKS.md's design choices weigh mapped reads against pread.
+            reader_mmap_bytes: 1 << 30,
             // SQLite's default; BENCHMARKS.md's design choices weigh 16 KiB pages.
             page_size: 4096,
             checkpoint_interval_ms: 250,

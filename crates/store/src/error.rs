@@ -43,6 +43,13 @@ pub enum StoreError {
          the replica with --forward-writes)"
     )]
     ReadOnly { primary: String },
+    /// A read through a memory mapping of the database file hit an I/O error (SIGBUS) while
+    /// this request read; its answer cannot be trusted, so it was abandoned.
+    #[error(
+        "an I/O error hit a read of the metadata database through its memory mapping; the \
+         request was abandoned (later reads use pread; check the disk and run `keel verify`)"
+    )]
+    MappedReadFault,
     /// The operating system refused a thread the store needs (writer, checkpointer).
     #[error("cannot start the metadata store's {name} thread: {source}")]
     Thread {

@@ -34,7 +34,7 @@ pub use rows::{
     BranchRow, ChangeFilter, ChangeRow, ChangeStatus, DepotRow, HaveRow, IntegRow, LabelRow,
     LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, WorkspaceRow,
 };
-pub use sqlite::SqliteStore;
+pub use sqlite::{SqliteStore, mapped_read_faults};
 
 use keel_core::{ChangeNumber, DepotPath, Digest};
 

@@ -41,7 +41,7 @@ fn a_config_file_changes_knobs_and_leaves_the_rest() {
     let defaults = printed_config(empty.path(), &[]);
     assert_eq!(config["service"], defaults["service"]);
     assert_eq!(config["store"]["page_size"], defaults["store"]["page_size"]);
-    assert_eq!(defaults["store"]["reader_mmap_bytes"], 0);
+    assert_eq!(defaults["store"]["reader_mmap_bytes"], 1 << 30);
 
     // The text form is itself a keel.toml: every knob documented, the file's values in it.
     let out = Command::new(KEEL)

@@ -2,9 +2,11 @@
 
 mod checkpoint;
 mod codec;
+mod mapped;
 mod pool;
 mod queries;
 mod schema;
+pub use mapped::faults as mapped_read_faults;
 pub(crate) mod session;
 mod writer;
 
@@ -56,7 +58,7 @@ impl SqliteStore {
             None => None,
         };
         let writer = Writer::start(conn, config.max_group, nudge, sink)?;
-        let readers = ReaderPool::new(path.to_path_buf(), config.clone());
+        let readers = ReaderPool::new(path.to_path_buf(), config.clone())?;
         Ok(SqliteStore {
             path: path.to_path_buf(),
             readers,
@@ -225,10 +227,10 @@ mod tests {
         assert_eq!(page_size(&old), 4096);
     }
 
-    /// Reader connections map no part of the database file by default (an I/O error under a
-    /// mapping is SIGBUS); with `reader_mmap_bytes` set they read through a mapping.
+    /// Reader connections read through a mapping by default, and with `reader_mmap_bytes`
+    /// set to 0 they read with `pread`.
     #[test]
-    fn readers_map_the_file_only_when_configured() {
+    fn readers_map_the_file_unless_configured_not_to() {
         let mapped = |config: &StoreConfig| -> i64 {
             let dir = tempfile::tempdir().expect("temporary directory");
             let store =
@@ -238,11 +240,11 @@ mod tests {
                 .query_row("PRAGMA mmap_size", [], |r| r.get(0))
                 .expect("mmap size read")
         };
-        assert_eq!(mapped(&StoreConfig::default()), 0);
-        let opted_in = StoreConfig {
-            reader_mmap_bytes: 1 << 30,
+        assert!(mapped(&StoreConfig::default()) >= 1 << 30);
+        let opted_out = StoreConfig {
+            reader_mmap_bytes: 0,
             ..StoreConfig::default()
         };
-        assert!(mapped(&opted_in) >= 1 << 30);
+        assert_eq!(mapped(&opted_out), 0);
     }
 }
