@@ -53,6 +53,10 @@ pub struct StoreConfig {
     pub checkpoint_batch_rows: usize,
     /// Nice value of the thread writing a checkpoint (Linux; 0 to 19; default 10).
     pub checkpoint_dump_nice: i32,
+    /// A checkpoint file goes to disk in windows of this many bytes as it is written, so its
+    /// final `fsync` finds little left to write and does not stall submits' own (bytes;
+    /// default 8388608; 0 leaves writeback to the operating system).
+    pub checkpoint_writeback_bytes: u64,
 }
 
 impl Default for StoreConfig {
@@ -81,6 +85,7 @@ impl Default for StoreConfig {
             checkpoint_zstd_level: 3,
             checkpoint_batch_rows: 10_000,
             checkpoint_dump_nice: 10,
+            checkpoint_writeback_bytes: 8 << 20,
         }
     }
 }

@@ -8,6 +8,7 @@
 //! name, synced and renamed: a crash or a full disk leaves no file that looks complete.
 
 use super::format::*;
+use super::paced::PacedFile;
 use crate::journal::{Journal, JournalError, sync_dir};
 use crate::sqlite::{journal_position, schema_version};
 use crate::{SqliteStore, StoreConfig, StoreError, have};
@@ -171,7 +172,10 @@ fn write_file(
     };
     let file = File::create(tmp).map_err(werr)?;
     let mut out = HashingWriter {
-        inner: BufWriter::with_capacity(1 << 20, file),
+        inner: BufWriter::with_capacity(
+            1 << 20,
+            PacedFile::new(file, config.checkpoint_writeback_bytes),
+        ),
         hasher: blake3::Hasher::new(),
         written: 0,
     };
@@ -252,7 +256,11 @@ fn write_file(
     let Dump { encoder, rows, .. } = dump;
     encoder.finish().map_err(werr)?;
     let digest = out.hasher.finalize();
-    let mut file = out.inner.into_inner().map_err(|e| werr(e.into_error()))?;
+    let mut file = out
+        .inner
+        .into_inner()
+        .map_err(|e| werr(e.into_error()))?
+        .into_inner();
     file.write_all(TRAILER_MAGIC).map_err(werr)?;
     file.write_all(digest.as_bytes()).map_err(werr)?;
     file.sync_all().map_err(werr)?;
@@ -265,7 +273,7 @@ fn write_file(
     Ok((databases, rows, bytes, digest.to_hex().to_string()))
 }
 
-type Out = HashingWriter<BufWriter<File>>;
+type Out = HashingWriter<BufWriter<PacedFile>>;
 
 /// The tables of a database, in name order.
 fn tables(conn: &Connection) -> Result<Vec<String>, StoreError> {

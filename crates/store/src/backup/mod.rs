@@ -3,6 +3,7 @@
 
 pub mod checkpoint;
 pub mod format;
+mod paced;
 pub mod restore;
 
 pub use checkpoint::{
