@@ -1,5 +1,5 @@
 //! Keel domain values and pure logic: identifiers, paths, wildcard patterns, file specs,
-//! view mappings, file types, actions, workspace options, diffs and spec forms. No IO.
+//! view mappings, file types, actions, workspace options, diffs, spec forms and the triggers table. No IO.
 
 pub mod action;
 pub mod diff;
@@ -13,6 +13,7 @@ pub mod path;
 pub mod pattern;
 pub mod resolve;
 pub mod spec;
+pub mod trigger;
 pub mod view;
 
 pub use action::FileAction;
@@ -29,4 +30,5 @@ pub use path::{ClientPath, DepotPath, PathError};
 pub use pattern::{PathPattern, PatternError};
 pub use resolve::{Resolution, ResolveMode, Skip, decide, decide_binary};
 pub use spec::{FileSpec, RevSpec, SpecError};
+pub use trigger::{FormType, TriggerError, TriggerKind, TriggerLine, TriggerVars};
 pub use view::{LineKind, View, ViewError, ViewLine};

@@ -98,6 +98,7 @@ impl Service {
     ) -> Result<BranchSpec, SpecError> {
         self.touch_user(caller)?;
         let branch = validate(self.meta.snapshot()?.as_ref(), caller, branch)?;
+        self.form_save(caller, &branch)?;
         let options = lock_option(&branch.options).map_err(|reason| SpecError::Invalid {
             kind: SpecKind::Branch,
             name: branch.name.clone(),

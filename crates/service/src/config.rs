@@ -46,6 +46,13 @@ pub struct ServiceConfig {
     /// A `verify` reports its progress after at least this many content bytes checked (or
     /// `page_size` files), also while it finds nothing to report (bytes; default 67108864).
     pub verify_progress_bytes: u64,
+    /// Longest a trigger may run; past it the trigger and its process group are killed and it
+    /// counts as failed (a pre-commit trigger then refuses the submit) (milliseconds; default
+    /// 30000).
+    pub trigger_timeout_ms: u64,
+    /// Most bytes of a trigger's output (stdout and stderr together) kept to show the user
+    /// and the log; the rest is read and dropped (bytes; default 8192).
+    pub trigger_output_bytes: usize,
 }
 
 impl Default for ServiceConfig {
@@ -65,6 +72,8 @@ impl Default for ServiceConfig {
             verify_cache_entries: 100_000,
             verify_nice: 19,
             verify_progress_bytes: 64 << 20,
+            trigger_timeout_ms: 30_000,
+            trigger_output_bytes: 8192,
         }
     }
 }

@@ -239,6 +239,7 @@ impl Service {
     ) -> Result<LabelSpec, LabelError> {
         self.touch_user(caller)?;
         let label = validate(self.meta.snapshot()?.as_ref(), caller, label)?;
+        self.form_save(caller, &label)?;
         let bad = |reason: String| LabelError::Invalid {
             name: label.name.clone(),
             reason,

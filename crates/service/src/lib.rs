@@ -30,6 +30,7 @@ pub mod resolve;
 pub mod shelve;
 mod submit;
 mod sync;
+mod triggers;
 mod upload;
 pub mod verify;
 mod workspaces;
@@ -40,7 +41,8 @@ pub use config::ServiceConfig;
 pub use dirs::DirsOptions;
 pub use error::{
     ChangeError, DepotError, IntegrateError, LabelError, ObliterateError, OpenError, ServiceError,
-    ShelveError, SpecError, SpecKind, SubmitError, UploadError,
+    ShelveError, SpecError, SpecKind, SubmitError, TriggerFailure, TriggerFailureReason,
+    UploadError,
 };
 pub use integrate::{IntegrateMode, IntegrateRequest};
 pub use labels::DEFAULT_LABEL_VIEW;
@@ -52,6 +54,7 @@ pub use resolve::{IntegInfo, ResolveOutcome};
 pub use shelve::ShelveSession;
 pub use submit::SubmitSession;
 pub use sync::{SyncAction, SyncEvent, SyncItem, SyncOptions, SyncTotals};
+pub use triggers::FormSpec;
 pub use upload::Uploads;
 pub use verify::{
     Damage, StoredFile, VerifiedFile, VerifyEvent, VerifyOptions, VerifyOutcome, VerifyTotals,
@@ -100,6 +103,10 @@ pub struct Service {
     root: PathBuf,
     started: Instant,
     known_users: Mutex<HashSet<String>>,
+    /// Where triggers reach this server (`Service::set_server_address`).
+    server_address: std::sync::OnceLock<String>,
+    /// Submits running their change-content triggers (what `//...@=N` prints meanwhile).
+    in_flight: triggers::InFlight,
 }
 
 impl Service {
@@ -120,6 +127,8 @@ impl Service {
             root,
             started: Instant::now(),
             known_users: Mutex::new(HashSet::new()),
+            server_address: std::sync::OnceLock::new(),
+            in_flight: Default::default(),
         }
     }
 

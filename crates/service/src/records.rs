@@ -208,6 +208,8 @@ pub struct SubmitResult {
     /// The workspace the change was submitted from; its files are read with
     /// `Service::submitted_files`.
     pub workspace: String,
+    /// The change-commit triggers that failed (the change stays submitted).
+    pub trigger_failures: Vec<crate::TriggerFailure>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

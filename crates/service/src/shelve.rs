@@ -68,7 +68,7 @@ pub(crate) fn shelved_info(row: &ShelvedRow, ws: Option<&WorkspaceCtx>) -> FileI
 }
 
 /// Whether `path` is selected by `args` (every path when there are none).
-fn selected(args: &[FileArg], path: &DepotPath) -> bool {
+pub(crate) fn selected(args: &[FileArg], path: &DepotPath) -> bool {
     let path = path.as_str();
     args.is_empty()
         || args
@@ -355,6 +355,10 @@ impl Service {
                     blob,
                 },
             )?;
+        }
+        if printed == 0 {
+            // A change being submitted, whose change-content triggers are running.
+            printed = self.print_in_flight(&arg, change, ws.as_ref(), sink)?;
         }
         if printed == 0 {
             return Err(ServiceError::NoSuchShelvedFiles {

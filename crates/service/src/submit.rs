@@ -16,13 +16,15 @@ use crate::fileinfo::from_revision;
 use crate::open::check_pending_change;
 use crate::paging::opened_pages;
 use crate::upload::{FileContents, Uploads, check_present, needs_content};
+use crate::triggers::ChangeTriggers;
 use crate::{Caller, FileInfo, Service, ServiceError, SubmitError, SubmitResult};
 use keel_blob::BlobStore;
-use keel_core::{ChangeNumber, ChangeRef, DepotPath, FileAction, IntegHow};
+use keel_core::{ChangeNumber, ChangeRef, DepotPath, FileAction, IntegHow, TriggerKind};
 use keel_store::RevisionRow;
 use keel_store::{ChangeRow, ChangeStatus, HaveRow, IntegRow, OpenedRow, ReadTxn, WriteTxn};
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::Arc;
 
 /// A submit in progress: files announced by the client and their uploaded content.
 pub struct SubmitSession {
@@ -36,6 +38,8 @@ pub struct SubmitSession {
     planned: Fingerprint,
     /// The store's write count when the files were planned (`ReadTxn::jobs_written`).
     planned_at: u64,
+    /// The change triggers the change's files select (`None`: the table has none).
+    triggers: Option<ChangeTriggers>,
 }
 
 /// A summary of a change's open records, read in path order: equal fingerprints mean (up to a
@@ -97,9 +101,9 @@ impl Service {
         change: ChangeRef,
         description: &str,
     ) -> Result<SubmitSession, SubmitError> {
-        let change = change.number();
+        let mut change = change.number();
         self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
+        let mut snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
         check_no_shelf(snap.as_ref(), change)?;
@@ -113,6 +117,16 @@ impl Service {
         if description.trim().is_empty() {
             return Err(SubmitError::NoDescription);
         }
+        let mut triggers = ChangeTriggers::from_table(&snap.triggers()?);
+        if triggers.is_some() && change == 0 {
+            // Triggers name the change by number (and read it as `@=N`): the default
+            // changelist becomes a numbered one, which stays pending if a trigger refuses.
+            let numbered = self.number_default_change(caller, ws.name(), &description)?;
+            if numbered != 0 {
+                change = numbered;
+                snap = self.meta.snapshot()?;
+            }
+        }
         let planned_at = snap.jobs_written()?;
         // Only files without content on the server are kept: the client must upload them.
         let mut required = BTreeMap::new();
@@ -125,6 +139,9 @@ impl Service {
             &mut |rows| {
                 for row in rows {
                     fingerprint.add(&row);
+                    if let Some(triggers) = triggers.as_mut() {
+                        triggers.observe(&row.path);
+                    }
                     if needs_content(row.action) && row.lazy.is_none() {
                         required.insert(row.path.clone(), row);
                     }
@@ -138,6 +155,14 @@ impl Service {
                 change: (change != 0).then_some(ChangeNumber(change)),
             });
         }
+        if let Some(triggers) = &triggers {
+            // Before any content is sent; the writer is not held.
+            self.run_change_triggers(
+                caller,
+                &triggers.selected(TriggerKind::ChangeSubmit),
+                change,
+            )?;
+        }
         Ok(SubmitSession {
             caller: caller.clone(),
             workspace: ws.name().to_string(),
@@ -146,6 +171,7 @@ impl Service {
             uploads: Uploads::for_change(required, ws.name(), ChangeNumber(change)),
             planned,
             planned_at,
+            triggers,
         })
     }
 }
@@ -180,9 +206,21 @@ impl SubmitSession {
             uploads,
             planned,
             planned_at,
+            triggers,
         } = self;
-        let contents = uploads.finish(service)?;
+        let contents = Arc::new(uploads.finish(service)?);
         failpoints::hit(failpoints::SUBMIT_AFTER_PUBLISH);
+        if let Some(triggers) = &triggers {
+            // The content is stored and readable as `@=N`; the writer is not held.
+            service.run_content_triggers(
+                &caller,
+                &triggers.selected(TriggerKind::ChangeContent),
+                &workspace,
+                change,
+                contents.clone(),
+            )?;
+        }
+        let trigger_caller = caller.clone();
         let ws_name = workspace.clone();
         let blobs = service.blobs.clone();
         let batch = service.config.submit_batch.max(1);
@@ -200,10 +238,11 @@ impl SubmitSession {
             Ok::<_, SubmitError>(committed)
         })?;
         failpoints::hit(failpoints::SUBMIT_AFTER_COMMIT);
-        let result = SubmitResult {
+        let mut result = SubmitResult {
             change: number,
             renamed_from: (renamed_from != 0).then_some(ChangeNumber(renamed_from)),
             workspace,
+            trigger_failures: Vec::new(),
         };
         // The workspace now has every submitted revision (a crash part way leaves the have
         // list behind the workspace, never ahead of it).
@@ -222,6 +261,17 @@ impl SubmitSession {
             listening = listening && each(&result, files);
             Ok(())
         })?;
+        if let Some(triggers) = &triggers {
+            // After the commit: a failure is reported, the change stays submitted.
+            result.trigger_failures = service.run_commit_triggers(
+                &trigger_caller,
+                &triggers.selected(TriggerKind::ChangeCommit),
+                number,
+            );
+            if !result.trigger_failures.is_empty() && listening {
+                each(&result, Vec::new());
+            }
+        }
         Ok(result)
     }
 }

@@ -77,6 +77,7 @@ impl Service {
     ) -> Result<WorkspaceSpec, SpecError> {
         self.touch_user(caller)?;
         let ws = validate(self.meta.snapshot()?.as_ref(), caller, ws)?;
+        self.form_save(caller, &ws)?;
         // `validate` wrote the options in their normal form.
         let options = WorkspaceOptions::parse(&ws.options).map_err(|e| SpecError::Invalid {
             kind: SpecKind::Workspace,

@@ -36,7 +36,7 @@ pub use rows::{
 };
 pub use sqlite::{SqliteStore, mapped_read_faults};
 
-use keel_core::{ChangeNumber, DepotPath, Digest};
+use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine};
 
 /// A consistent, read-only view of the metadata.
 ///
@@ -191,6 +191,9 @@ pub trait ReadTxn {
     fn jobs_written(&self) -> Result<u64, StoreError>;
     /// Digests queued for deletion from the content store.
     fn queued_purges(&self, limit: usize) -> Result<Vec<Digest>, StoreError>;
+    /// The triggers table, in table order. Read whole: it is an admin's form of a few lines,
+    /// like the depot list.
+    fn triggers(&self) -> Result<Vec<TriggerLine>, StoreError>;
 }
 
 /// The writer's view: reads see the transaction's own changes.
@@ -250,6 +253,9 @@ pub trait WriteTxn: ReadTxn {
     /// Queues a digest for deletion from the content store (see obliterate).
     fn queue_purge(&mut self, digest: &Digest) -> Result<(), StoreError>;
     fn unqueue_purge(&mut self, digest: &Digest) -> Result<(), StoreError>;
+
+    /// Replaces the whole triggers table with `table`, in its order.
+    fn replace_triggers(&mut self, table: &[TriggerLine]) -> Result<(), StoreError>;
 }
 
 /// A job for the single writer. Returning `false` rolls the job's changes back; a job that

@@ -11,6 +11,7 @@ mod open;
 mod shelve;
 mod spec;
 mod submit;
+mod trigger;
 mod upload;
 
 pub use change::ChangeError;
@@ -22,6 +23,7 @@ pub use open::OpenError;
 pub use shelve::ShelveError;
 pub use spec::{SpecError, SpecKind};
 pub use submit::SubmitError;
+pub use trigger::{TriggerFailure, TriggerFailureReason};
 pub use upload::UploadError;
 
 use keel_blob::BlobError;
@@ -130,6 +132,13 @@ pub enum ServiceError {
     /// A `//path@=CHANGE` argument matched no shelved file.
     #[error("{arg} - no such shelved file(s)")]
     NoSuchShelvedFiles { arg: String },
+    /// A trigger refused the command (a pre-commit or form-save trigger failed, or a form-out
+    /// trigger left a bad form); nothing was changed.
+    #[error("{0}")]
+    TriggerFailed(Box<TriggerFailure>),
+    /// The caller may not edit the triggers table.
+    #[error("You don't have permission for this operation: editing the triggers table needs super")]
+    TriggersNeedSuper,
     /// The store or the content store has no room left.
     #[error("the server's disk is full: {0}")]
     DiskFull(String),

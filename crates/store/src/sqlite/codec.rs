@@ -5,7 +5,8 @@ use crate::{
     PendingInteg, RevisionRow, ShelvedRow, WorkspaceRow,
 };
 use keel_core::{
-    ChangeNumber, DepotPath, Digest, FileAction, FileType, IntegHow, SpecLock, WorkspaceOptions,
+    ChangeNumber, DepotPath, Digest, FileAction, FileType, IntegHow, SpecLock, TriggerKind,
+    TriggerLine, WorkspaceOptions,
 };
 use rusqlite::Row;
 use rusqlite::types::Type;
@@ -266,6 +267,17 @@ pub(crate) fn label(row: &Row) -> rusqlite::Result<LabelRow> {
 }
 
 pub(crate) const BRANCH_COLUMNS: &str = "name, owner, description, options, view, created, updated";
+
+/// A triggers table line (`seq` is not selected).
+pub(crate) fn trigger(row: &Row) -> rusqlite::Result<TriggerLine> {
+    let kind = text_at(row, 1)?;
+    Ok(TriggerLine {
+        name: row.get(0)?,
+        kind: TriggerKind::parse(kind).ok_or_else(|| corrupt(1, "trigger type", kind))?,
+        path: row.get(2)?,
+        command: row.get(3)?,
+    })
+}
 
 pub(crate) fn branch(row: &Row) -> rusqlite::Result<BranchRow> {
     let view: String = row.get(4)?;

@@ -9,7 +9,7 @@ use crate::{
     BranchRow, ChangeFilter, ChangeRow, DepotRow, IntegRow, LabelRow, OpenedRow, PathRange,
     ReadTxn, RevisionRow, ShelvedRow, StoreError, WorkspaceRow, WriteTxn,
 };
-use keel_core::{ChangeNumber, DepotPath, Digest};
+use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// Anything holding a connection inside a transaction.
@@ -115,6 +115,11 @@ impl<T: HasConn> ReadTxn for T {
     fn get_depot(&self, name: &str) -> Result<Option<DepotRow>, StoreError> {
         let sql = format!("SELECT {DEPOT_COLUMNS} FROM depots WHERE name = ?1");
         one(self.conn(), &sql, [name], codec::depot)
+    }
+
+    fn triggers(&self) -> Result<Vec<TriggerLine>, StoreError> {
+        let sql = "SELECT name, kind, path, command FROM triggers ORDER BY seq";
+        collect(self.conn(), sql, [], codec::trigger)
     }
 
     fn list_depots(&self) -> Result<Vec<DepotRow>, StoreError> {
@@ -563,6 +568,23 @@ impl<T: HasConn> ReadTxn for T {
 }
 
 impl WriteTxn for Tx<'_> {
+    fn replace_triggers(&mut self, table: &[TriggerLine]) -> Result<(), StoreError> {
+        self.conn.prepare_cached("DELETE FROM triggers")?.execute([])?;
+        let mut insert = self
+            .conn
+            .prepare_cached("INSERT INTO triggers VALUES (?1, ?2, ?3, ?4, ?5)")?;
+        for (seq, line) in table.iter().enumerate() {
+            insert.execute(params![
+                seq as i64,
+                line.name,
+                line.kind.as_str(),
+                line.path,
+                line.command
+            ])?;
+        }
+        Ok(())
+    }
+
     fn ensure_user(&mut self, name: &str, now: i64) -> Result<bool, StoreError> {
         let n = self
             .conn

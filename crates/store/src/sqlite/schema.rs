@@ -164,6 +164,16 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     CREATE INDEX revisions_deleted ON revisions (path)
         WHERE action IN ('delete', 'move/delete');
     "#,
+    // 6: the triggers table (`keel triggers`), one row per line in table order (`seq`).
+    r#"
+    CREATE TABLE triggers (
+        seq INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        path TEXT NOT NULL,
+        command TEXT NOT NULL
+    );
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.

@@ -1,0 +1,193 @@
+//! Running one trigger command: no shell, a minimal environment, a fresh empty working
+//! directory, stdout and stderr read together (bounded), and a time limit after which the
+//! command and its whole process group are killed.
+
+use crate::error::{TriggerFailure, TriggerFailureReason};
+use keel_core::TriggerVars;
+use keel_core::trigger::{Trigger, split_command};
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+/// How one run goes: the limits (`ServiceConfig`) and the server the trigger talks back to.
+pub(crate) struct RunLimits {
+    pub timeout: Duration,
+    pub output_bytes: usize,
+}
+
+/// The environment a trigger sees besides `PATH` and `HOME`: the server and the caller, so
+/// `keel` commands in the script reach this server as the user who ran the command.
+pub(crate) struct TriggerEnv<'a> {
+    pub server: &'a str,
+    pub user: &'a str,
+    pub workspace: &'a str,
+}
+
+/// Runs `trigger` in `dir` (an empty directory the caller owns) with `vars` substituted in
+/// each argv word. Ok when it exited 0 (its output is dropped); otherwise the failure, with
+/// its output.
+pub(crate) fn run(
+    trigger: &Trigger,
+    subject: &str,
+    change: Option<u64>,
+    vars: &TriggerVars,
+    env: &TriggerEnv,
+    dir: &Path,
+    limits: &RunLimits,
+) -> Result<(), Box<TriggerFailure>> {
+    let failure = |reason: TriggerFailureReason, output: String| {
+        Box::new(TriggerFailure {
+            name: trigger.name.clone(),
+            kind: trigger.kind,
+            subject: subject.to_string(),
+            change,
+            reason,
+            output,
+        })
+    };
+    // The table was checked when saved, so the command splits.
+    let argv: Vec<String> = split_command(&trigger.command)
+        .unwrap_or_default()
+        .iter()
+        .map(|word| vars.substitute(word))
+        .collect();
+    let Some((program, args)) = argv.split_first() else {
+        return Err(failure(
+            TriggerFailureReason::CannotRun {
+                program: String::new(),
+                error: "the command is empty".into(),
+            },
+            String::new(),
+        ));
+    };
+    let cannot_run = |e: std::io::Error| {
+        failure(
+            TriggerFailureReason::CannotRun {
+                program: program.clone(),
+                error: e.to_string(),
+            },
+            String::new(),
+        )
+    };
+    let (reader, writer) = std::io::pipe().map_err(cannot_run)?;
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
+        .env("KEEL_SERVER", env.server)
+        .env("KEEL_USER", env.user)
+        .env("KEEL_WORKSPACE", env.workspace)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone().map_err(cannot_run)?)
+        .stderr(writer)
+        // Its own process group, so a time-out kills whatever it started too.
+        .process_group(0);
+    if let Some(home) = std::env::var_os("HOME") {
+        command.env("HOME", home);
+    }
+    let child = command.spawn();
+    // The command holds the parent's ends of the pipe's write side: drop them, so the
+    // reader sees the end of the output when the trigger's processes are gone.
+    drop(command);
+    let mut child = child.map_err(cannot_run)?;
+    let pid = child.id() as libc::pid_t;
+    let deadline = Instant::now() + limits.timeout;
+
+    let output = Arc::new(Mutex::new(Vec::new()));
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    {
+        let output = output.clone();
+        let limit = limits.output_bytes;
+        std::thread::spawn(move || {
+            read_bounded(reader, &output, limit);
+            let _ = done_tx.send(());
+        });
+    }
+    let (exit_tx, exit_rx) = mpsc::channel::<std::io::Result<ExitStatus>>();
+    std::thread::spawn(move || {
+        let _ = exit_tx.send(child.wait());
+    });
+
+    let status = match exit_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        Ok(status) => Some(status),
+        Err(_) => {
+            kill_group(pid);
+            // The kill ends it; its status no longer matters.
+            let _ = exit_rx.recv();
+            None
+        }
+    };
+    // Output still held open by something it started in the background is waited for until
+    // the deadline, then that process group is killed too.
+    if done_rx
+        .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        .is_err()
+    {
+        kill_group(pid);
+    }
+    let text = take_output(&output, limits.output_bytes);
+    match status {
+        None => Err(failure(
+            TriggerFailureReason::TimedOut {
+                limit_ms: limits.timeout.as_millis() as u64,
+            },
+            text,
+        )),
+        Some(Err(e)) => Err(failure(
+            TriggerFailureReason::CannotRun {
+                program: program.clone(),
+                error: e.to_string(),
+            },
+            text,
+        )),
+        Some(Ok(status)) if status.success() => Ok(()),
+        Some(Ok(status)) => {
+            let reason = match (status.code(), status.signal()) {
+                (Some(code), _) => TriggerFailureReason::Exit(code),
+                (None, Some(signal)) => TriggerFailureReason::Signal(signal),
+                (None, None) => TriggerFailureReason::Exit(-1),
+            };
+            Err(failure(reason, text))
+        }
+    }
+}
+
+/// Reads until the end, keeping at most `limit` bytes (one more marks that it was cut).
+fn read_bounded(mut reader: std::io::PipeReader, output: &Mutex<Vec<u8>>, limit: usize) {
+    let mut buf = [0u8; 8192];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                let mut kept = output.lock().expect("output lock is never poisoned");
+                let room = (limit + 1).saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+}
+
+/// The output kept so far, as text, saying when it was cut.
+fn take_output(output: &Mutex<Vec<u8>>, limit: usize) -> String {
+    let kept = output.lock().expect("output lock is never poisoned");
+    let mut text = String::from_utf8_lossy(&kept[..kept.len().min(limit)]).into_owned();
+    if kept.len() > limit {
+        text.push_str(&format!("\n... (output cut at {limit} bytes)"));
+    }
+    text
+}
+
+/// Kills the trigger `pid` and its process group (everything it started that stayed in it).
+fn kill_group(pid: libc::pid_t) {
+    // SAFETY: kill(2) only sends a signal (a negative pid: to that process group); it touches
+    // no memory of this process.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+        libc::kill(pid, libc::SIGKILL);
+    }
+}
