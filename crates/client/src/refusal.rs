@@ -47,6 +47,8 @@ pub enum Refusal {
     NeedsNumberedChange,
     /// `path` changed while a shelve or unshelve ran; nothing was changed.
     Raced { path: String },
+    /// A trigger refused a submit of `change` (0 when the refusal is not about a change).
+    TriggerFailed { change: u64 },
     /// Any other reason (or none).
     Other(ErrorReason),
 }
@@ -91,6 +93,7 @@ impl Refusal {
             ErrorReason::ContentPurged => Refusal::ContentPurged { path: d.path },
             ErrorReason::ShelveDefaultChangelist => Refusal::NeedsNumberedChange,
             ErrorReason::ShelveRaced => Refusal::Raced { path: d.path },
+            ErrorReason::TriggerFailed => Refusal::TriggerFailed { change: d.change },
             other => Refusal::Other(other),
         })
     }

@@ -56,7 +56,10 @@ pub async fn submit(
     let mut whole: Option<SubmitReply> = None;
     while let Some(part) = stream.message().await.map_err(|s| conn.status(s))? {
         match whole.as_mut() {
-            Some(all) => all.files.extend(part.files),
+            Some(all) => {
+                all.files.extend(part.files);
+                all.trigger_failures.extend(part.trigger_failures);
+            }
             None => whole = Some(part),
         }
     }

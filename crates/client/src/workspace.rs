@@ -30,6 +30,7 @@ impl WorkspaceCtx {
             .get_workspace(GetWorkspaceRequest {
                 caller: conn.caller(),
                 name: conn.workspace().to_string(),
+                form: false,
             })
             .await
             .map_err(|s| conn.status(s))?

@@ -138,6 +138,8 @@ pub enum ClientCommand {
     Branches,
     /// Re-read stored content and report every BAD or MISSING revision (exit 1 when any).
     Verify(crate::commands::verify::VerifyArgs),
+    /// Show or edit the triggers table (-o prints it, -i reads it from stdin).
+    Triggers(crate::commands::triggers::TriggersArgs),
 }
 
 #[derive(Debug, Args)]

@@ -24,7 +24,12 @@ pub fn hint(refusal: &Refusal) -> Option<String> {
         Refusal::LabelExists { name } => format!("; use `keel label edit {name}`"),
         Refusal::NoWorkspace => ": pass -w NAME or set KEEL_WORKSPACE".to_string(),
         Refusal::OpenedNeedsWorkspace => " (-w NAME), or -a for all".to_string(),
-        Refusal::ExclusivelyOpened { .. } | Refusal::Other(_) => return None,
+        Refusal::TriggerFailed { change } if *change != 0 => {
+            format!("\nSubmit failed; the change stays pending: fix the problems, then keel submit -c {change}")
+        }
+        Refusal::ExclusivelyOpened { .. }
+        | Refusal::TriggerFailed { .. }
+        | Refusal::Other(_) => return None,
     })
 }
 

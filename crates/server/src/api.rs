@@ -160,7 +160,15 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
-        let spec = blocking(move || svc.get_workspace(&who, &req.name)).await?;
+        let spec = blocking(move || {
+            let spec = svc.get_workspace(&who, &req.name)?;
+            if req.form {
+                svc.form_out(&who, spec)
+            } else {
+                Ok(spec)
+            }
+        })
+        .await?;
         Ok(Response::new(convert::workspace_to_wire(spec)))
     }
 
@@ -345,6 +353,12 @@ impl pb::keel_server::Keel for Api {
                         change: result.change.0,
                         files: files.into_iter().map(file).collect(),
                         renamed_from: result.renamed_from.map_or(0, |c| c.0),
+                        trigger_failures: result
+                            .trigger_failures
+                            .iter()
+                            .cloned()
+                            .map(crate::api_triggers::failure_to_wire)
+                            .collect(),
                     })
                     .is_ok()
                 })
@@ -802,7 +816,15 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
-        let spec = blocking(move || svc.get_label(&who, &req.name)).await?;
+        let spec = blocking(move || {
+            let spec = svc.get_label(&who, &req.name)?;
+            if req.form {
+                Ok(svc.form_out(&who, spec)?)
+            } else {
+                Ok::<_, keel_service::LabelError>(spec)
+            }
+        })
+        .await?;
         Ok(Response::new(api_labels::label_to_wire(spec)))
     }
 
@@ -883,7 +905,15 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
-        let spec = blocking(move || svc.get_branch(&who, &req.name)).await?;
+        let spec = blocking(move || {
+            let spec = svc.get_branch(&who, &req.name)?;
+            if req.form {
+                Ok(svc.form_out(&who, spec)?)
+            } else {
+                Ok::<_, keel_service::SpecError>(spec)
+            }
+        })
+        .await?;
         Ok(Response::new(api_labels::branch_to_wire(spec)))
     }
 
@@ -948,5 +978,27 @@ impl pb::keel_server::Keel for Api {
                 sink,
             )
         })))
+    }
+
+    async fn get_triggers(
+        &self,
+        req: Request<pb::GetTriggersRequest>,
+    ) -> Result<Response<pb::TriggersTable>, Status> {
+        let who = caller(&Peer::of(&req), req.into_inner().caller)?;
+        let svc = self.service.clone();
+        let table = blocking(move || svc.triggers(&who)).await?;
+        Ok(Response::new(crate::api_triggers::table_to_wire(table)))
+    }
+
+    async fn save_triggers(
+        &self,
+        req: Request<pb::SaveTriggersRequest>,
+    ) -> Result<Response<pb::TriggersTable>, Status> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = caller(&peer, req.caller)?;
+        let svc = self.service.clone();
+        let table = blocking(move || svc.save_triggers(&who, &req.lines)).await?;
+        Ok(Response::new(crate::api_triggers::table_to_wire(table)))
     }
 }

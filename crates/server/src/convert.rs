@@ -147,6 +147,16 @@ impl WireError for ServiceError {
             ServiceError::NotShelvedRevision { arg } => invalid(R::NotShelvedRevision, arg),
             ServiceError::BadShelvedChange { arg, .. } => invalid(R::BadShelvedChange, arg),
             ServiceError::NoSuchShelvedFiles { arg } => not_found(R::NoSuchShelvedFiles, arg),
+            ServiceError::TriggerFailed(failure) => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    change: failure.change.unwrap_or(0),
+                    ..on_path(R::TriggerFailed, &failure.name)
+                },
+            ),
+            ServiceError::TriggersNeedSuper => {
+                (Code::PermissionDenied, detail(R::TriggersNeedSuper))
+            }
             ServiceError::DiskFull(_) => (Code::ResourceExhausted, detail(R::DiskFull)),
             ServiceError::Cancelled => (Code::Cancelled, detail(R::Cancelled)),
             ServiceError::Store(keel_store::StoreError::ReadOnly { .. }) => {

@@ -6,6 +6,7 @@ mod api_backup;
 mod api_labels;
 mod api_replication;
 mod api_shelves;
+mod api_triggers;
 mod api_verify;
 mod config;
 mod convert;
@@ -186,6 +187,8 @@ pub async fn serve(
         source,
     })?;
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    // Triggers call back (`keel print //...@=N`) on the address the server listens on.
+    service.set_server_address(addr);
     let api = api::Api::new(Arc::new(service), addr, config, Arc::new(backup), status);
     tracing::info!(%addr, root = %root.display(), "keel server listening");
     ready(addr);

@@ -79,6 +79,8 @@ impl SpecKind for Branch {
         let request = GetBranchRequest {
             caller: s.caller(),
             name: name.to_string(),
+            // Shown as a form to read or edit: form-out triggers run.
+            form: true,
         };
         Ok(s.check(s.client().get_branch(request).await)?)
     }

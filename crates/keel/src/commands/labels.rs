@@ -85,6 +85,8 @@ impl SpecKind for Label {
         let request = GetLabelRequest {
             caller: s.caller(),
             name: name.to_string(),
+            // Shown as a form to read or edit: form-out triggers run.
+            form: true,
         };
         Ok(s.check(s.client().get_label(request).await)?)
     }

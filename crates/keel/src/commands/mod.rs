@@ -20,6 +20,7 @@ pub(crate) mod shelve;
 mod spec_form;
 mod submit;
 mod sync;
+pub(crate) mod triggers;
 pub(crate) mod verify;
 mod words;
 mod workspace;
@@ -107,5 +108,6 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Branch(cmd) => branches::run(&mut s, cmd).await,
         C::Branches => branches::list(&mut s).await,
         C::Verify(args) => verify::verify(&mut s, args).await,
+        C::Triggers(args) => triggers::triggers(&mut s, args).await,
     }
 }

@@ -184,9 +184,33 @@ async fn finish_submit(
         );
     }
     listing.finish();
-    let record = Record::new()
+    // Change-commit triggers that failed: the change is submitted all the same.
+    for failure in &reply.trigger_failures {
+        let output = failure.output.trim_end();
+        s.out.error(format!(
+            "{} trigger '{}' failed on {} ({}); the change is submitted{}{output}",
+            failure.r#type,
+            failure.name,
+            failure.subject,
+            failure.reason,
+            if output.is_empty() { "" } else { ":\n" },
+        ));
+    }
+    let mut record = Record::new()
         .n("submittedChange", reply.change)
         .n("change", pending);
+    if !reply.trigger_failures.is_empty() {
+        let failures = reply
+            .trigger_failures
+            .iter()
+            .map(|f| {
+                serde_json::json!({
+                    "name": f.name, "type": f.r#type, "reason": f.reason, "output": f.output,
+                })
+            })
+            .collect();
+        record = record.v("triggerFailures", serde_json::Value::Array(failures));
+    }
     if pending != reply.change {
         s.out.emit(
             record.n("renamedFrom", pending),

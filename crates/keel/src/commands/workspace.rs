@@ -91,6 +91,8 @@ impl SpecKind for Workspace {
         let request = GetWorkspaceRequest {
             caller: s.caller(),
             name: name.to_string(),
+            // Shown as a form to read or edit: form-out triggers run.
+            form: true,
         };
         Ok(s.check(s.client().get_workspace(request).await)?)
     }

@@ -36,7 +36,7 @@ fn answers(c: &Client, shelf: &str) -> Vec<String> {
 }
 
 /// Checkpoint file and journals to restore from, read off the root.
-fn journals_from(root: &Path, number: u64) -> Vec<PathBuf> {
+pub(crate) fn journals_from(root: &Path, number: u64) -> Vec<PathBuf> {
     let mut files: Vec<(u64, PathBuf)> = std::fs::read_dir(root.join("journal"))
         .expect("journal dir")
         .filter_map(|e| {
@@ -54,7 +54,7 @@ fn journals_from(root: &Path, number: u64) -> Vec<PathBuf> {
     files.into_iter().map(|(_, p)| p).collect()
 }
 
-fn restore_args(ckpt: &str, journals: &[PathBuf], root: &Path) -> Vec<String> {
+pub(crate) fn restore_args(ckpt: &str, journals: &[PathBuf], root: &Path) -> Vec<String> {
     let mut args = vec![
         "admin".to_string(),
         "restore".into(),
@@ -70,7 +70,7 @@ fn restore_args(ckpt: &str, journals: &[PathBuf], root: &Path) -> Vec<String> {
     args
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     let status = std::process::Command::new("cp")
         .arg("-a")
         .arg(from)

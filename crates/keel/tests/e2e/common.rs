@@ -185,6 +185,25 @@ impl Client {
         self.command(args).output().expect("run keel")
     }
 
+    /// Runs with `input` on stdin (`-i` forms).
+    pub fn run_with_stdin(&self, args: &[&str], input: &str) -> Output {
+        use std::io::Write;
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn keel");
+        child
+            .stdin
+            .take()
+            .expect("piped stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+        child.wait_with_output().expect("keel runs")
+    }
+
     /// Starts the command without waiting for it (output discarded).
     pub fn spawn(&self, args: &[&str]) -> Child {
         self.command(args)

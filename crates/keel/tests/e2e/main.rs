@@ -22,6 +22,7 @@ mod proxy;
 mod replica;
 mod shelves;
 mod sync_and_locks;
+mod triggers;
 mod type_changes;
 mod verify;
 mod workflow;

@@ -39,6 +39,7 @@ pub(crate) const WRITE_RPCS: &[&str] = &[
     "SaveBranch",
     "DeleteBranch",
     "Checkpoint",
+    "SaveTriggers",
 ];
 
 /// RPCs a replica answers itself. `UpdateHave` writes only the replica's own have lists.
@@ -69,6 +70,7 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "Journal",
     "Content",
     "Verify",
+    "GetTriggers",
 ];
 
 /// What the gate does with writes.

@@ -1,0 +1,126 @@
+//! `triggers [-o|-i]`: the triggers table as a form (`Triggers:` and one line per trigger),
+//! printed (`-o`), read from stdin (`-i`) or edited in `$EDITOR`, as `p4 triggers` does.
+
+use std::io::Read;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use keel_core::{Form, TriggerKind, TriggerLine};
+use keel_proto::v1::{self as pb, GetTriggersRequest, SaveTriggersRequest};
+
+use crate::editor::edit_text;
+use crate::output::Record;
+use crate::session::Session;
+
+#[derive(Debug, Args)]
+pub struct TriggersArgs {
+    /// Print the table as a form (`--json`: one object per line of the table).
+    #[arg(short = 'o', conflicts_with = "input")]
+    pub output: bool,
+    /// Read the table as a form from stdin and save it.
+    #[arg(short = 'i')]
+    pub input: bool,
+}
+
+const HEADER: &str = "\
+# The Keel triggers table: one line per trigger (lines sharing a NAME make one trigger).
+#   NAME TYPE PATH \"COMMAND\"
+#  TYPE:    change-submit (before a submit's content is sent), change-content (its
+#           content is on the server: keel print //...@=%change%), change-commit (after
+#           it; cannot refuse), form-save (before a spec is saved), form-out (before a
+#           spec is shown; may rewrite %formfile%).
+#  PATH:    change triggers: a depot pattern the change's files match (-//... excludes);
+#           form triggers: workspace (or client), label or branch.
+#  COMMAND: run without a shell (write sh -c '...' for one); %change% %user% %client%
+#           %serverport% %formfile% %formname% %formtype% are replaced in each word.
+#           Exit status 0 passes; anything else refuses, showing the output.
+";
+
+pub async fn triggers(s: &mut Session, args: TriggersArgs) -> Result<()> {
+    if args.input {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the triggers form from stdin")?;
+        return save(s, &text).await;
+    }
+    let table = fetch(s).await?;
+    if args.output {
+        if s.out.json {
+            for line in &table {
+                s.out.emit(record(line), "");
+            }
+        } else {
+            s.out.text(render_form(&table).trim_end());
+        }
+        return Ok(());
+    }
+    let original = render_form(&table);
+    let edited = edit_text(&original, "triggers")?;
+    if edited == original {
+        s.out.emit(
+            Record::new().s("action", "unchanged"),
+            "Triggers not changed.",
+        );
+        return Ok(());
+    }
+    save(s, &edited).await
+}
+
+async fn fetch(s: &Session) -> Result<Vec<TriggerLine>> {
+    let request = GetTriggersRequest { caller: s.caller() };
+    let table = s.check(s.client().get_triggers(request).await)?;
+    from_wire(table)
+}
+
+async fn save(s: &Session, text: &str) -> Result<()> {
+    let form = Form::parse(text).context("error in triggers specification")?;
+    let lines = form.get("Triggers").unwrap_or(&[]).to_vec();
+    let request = SaveTriggersRequest {
+        caller: s.caller(),
+        lines,
+    };
+    let saved = from_wire(s.check(s.client().save_triggers(request).await)?)?;
+    s.out.emit(
+        Record::new()
+            .s("action", "saved")
+            .n("lines", saved.len() as u64),
+        "Triggers saved.",
+    );
+    Ok(())
+}
+
+fn from_wire(table: pb::TriggersTable) -> Result<Vec<TriggerLine>> {
+    table
+        .lines
+        .into_iter()
+        .map(|l| {
+            let kind = TriggerKind::parse(&l.r#type)
+                .with_context(|| format!("the server sent an unknown trigger type {:?}", l.r#type))?;
+            Ok(TriggerLine {
+                name: l.name,
+                kind,
+                path: l.path,
+                command: l.command,
+            })
+        })
+        .collect()
+}
+
+fn record(line: &TriggerLine) -> Record {
+    Record::new()
+        .s("name", &line.name)
+        .s("type", line.kind.as_str())
+        .s("path", &line.path)
+        .s("command", &line.command)
+}
+
+fn render_form(table: &[TriggerLine]) -> String {
+    let form = Form {
+        fields: vec![(
+            "Triggers".to_string(),
+            keel_core::trigger::render_table(table),
+        )],
+    };
+    format!("{HEADER}\n{}", form.render())
+}
