@@ -25,11 +25,13 @@ pub fn hint(refusal: &Refusal) -> Option<String> {
         Refusal::NoWorkspace => ": pass -w NAME or set KEEL_WORKSPACE".to_string(),
         Refusal::OpenedNeedsWorkspace => " (-w NAME), or -a for all".to_string(),
         Refusal::TriggerFailed { change } if *change != 0 => {
-            format!("\nSubmit failed; the change stays pending: fix the problems, then keel submit -c {change}")
+            format!(
+                "\nSubmit failed; the change stays pending: fix the problems, then keel submit -c {change}"
+            )
         }
-        Refusal::ExclusivelyOpened { .. }
-        | Refusal::TriggerFailed { .. }
-        | Refusal::Other(_) => return None,
+        Refusal::ExclusivelyOpened { .. } | Refusal::TriggerFailed { .. } | Refusal::Other(_) => {
+            return None;
+        }
     })
 }
 
@@ -69,6 +71,14 @@ mod tests {
                 Refusal::OpenedNeedsWorkspace,
                 Some(" (-w NAME), or -a for all"),
             ),
+            (
+                Refusal::TriggerFailed { change: 3 },
+                Some(
+                    "\nSubmit failed; the change stays pending: fix the problems, then keel \
+                     submit -c 3",
+                ),
+            ),
+            (Refusal::TriggerFailed { change: 0 }, None),
             (
                 Refusal::ExclusivelyOpened {
                     path: "//depot/a".into(),

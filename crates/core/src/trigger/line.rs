@@ -149,7 +149,9 @@ fn next_field(text: &str) -> Result<Option<(String, &str)>, String> {
 }
 
 fn valid_name(name: &str) -> bool {
-    name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
@@ -166,9 +168,11 @@ pub fn parse_line(line_no: usize, text: &str) -> Result<TriggerLine, TriggerErro
     let mut rest = text;
     let mut fields = Vec::new();
     for what in ["a name", "a type", "a path"] {
-        let (field, after) = next_field(rest)
-            .map_err(err)?
-            .ok_or_else(|| err(format!("expected NAME TYPE PATH COMMAND; {what} is missing")))?;
+        let (field, after) = next_field(rest).map_err(err)?.ok_or_else(|| {
+            err(format!(
+                "expected NAME TYPE PATH COMMAND; {what} is missing"
+            ))
+        })?;
         fields.push(field);
         rest = after;
     }
@@ -289,9 +293,15 @@ mod tests {
     #[test]
     fn refuses_bad_lines_saying_why() {
         let cases = [
-            ("check", "expected NAME TYPE PATH COMMAND; a type is missing"),
+            (
+                "check",
+                "expected NAME TYPE PATH COMMAND; a type is missing",
+            ),
             ("check change-submit //depot/...", "the command is missing"),
-            ("check change-submit //depot/... \"\"", "the command is missing"),
+            (
+                "check change-submit //depot/... \"\"",
+                "the command is missing",
+            ),
             (
                 "check change-sumbit //depot/... x",
                 "unknown trigger type 'change-sumbit' (one of change-submit, change-content, \
@@ -315,8 +325,14 @@ mod tests {
                 "check change-submit //depot/... x %formfile%",
                 "%formfile% is only known to form triggers",
             ),
-            ("bad/name change-submit //depot/... x", "bad trigger name 'bad/name' (letters, digits, '-', '_', '.')"),
-            ("check change-submit //depot/... \"x 'y\"", "unclosed ' in the command"),
+            (
+                "bad/name change-submit //depot/... x",
+                "bad trigger name 'bad/name' (letters, digits, '-', '_', '.')",
+            ),
+            (
+                "check change-submit //depot/... \"x 'y\"",
+                "unclosed ' in the command",
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(line(text).unwrap_err(), want, "{text}");

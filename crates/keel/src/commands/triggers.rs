@@ -95,8 +95,9 @@ fn from_wire(table: pb::TriggersTable) -> Result<Vec<TriggerLine>> {
         .lines
         .into_iter()
         .map(|l| {
-            let kind = TriggerKind::parse(&l.r#type)
-                .with_context(|| format!("the server sent an unknown trigger type {:?}", l.r#type))?;
+            let kind = TriggerKind::parse(&l.r#type).with_context(|| {
+                format!("the server sent an unknown trigger type {:?}", l.r#type)
+            })?;
             Ok(TriggerLine {
                 name: l.name,
                 kind,

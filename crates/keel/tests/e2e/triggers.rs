@@ -20,14 +20,20 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
 
 /// Replaces the triggers table with `lines` through `keel triggers -i`.
 fn set_triggers(client: &Client, lines: &[String]) {
-    let form = format!("Triggers:\n{}\n", lines.iter().map(|l| format!("\t{l}\n")).collect::<String>());
+    let form = format!(
+        "Triggers:\n{}\n",
+        lines.iter().map(|l| format!("\t{l}\n")).collect::<String>()
+    );
     let out = client.run_with_stdin(&["triggers", "-i"], &form);
     assert!(
         out.status.success(),
         "triggers -i failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Triggers saved.");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "Triggers saved."
+    );
 }
 
 fn stderr_of(out: &std::process::Output) -> String {
@@ -90,8 +96,16 @@ fn table_round_trips_and_bad_lines_are_refused_naming_them() {
         &["triggers", "-i"],
         "Triggers:\n\tx change-submit //depot/... \"run %chnage%\"\n",
     );
-    assert!(stderr_of(&out).contains("unknown variable %chnage%"), "{}", stderr_of(&out));
-    assert_eq!(a.json(&["triggers", "-o"]).len(), 3, "the table is unchanged");
+    assert!(
+        stderr_of(&out).contains("unknown variable %chnage%"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_eq!(
+        a.json(&["triggers", "-o"]).len(),
+        3,
+        "the table is unchanged"
+    );
 }
 
 #[test]
@@ -249,7 +263,9 @@ fn change_commit_failure_is_reported_and_the_change_stays_submitted() {
     let last: serde_json::Value =
         serde_json::from_str(stdout.lines().last().expect("a record")).expect("json");
     assert_eq!(field(&last, "submittedChange"), 1);
-    let failures = field(&last, "triggerFailures").as_array().expect("failures");
+    let failures = field(&last, "triggerFailures")
+        .as_array()
+        .expect("failures");
     assert_eq!(str_field(&failures[0], "name"), "notify");
     assert_eq!(str_field(&failures[0], "reason"), "exit status 3");
     assert_eq!(std::fs::read_to_string(&seen).expect("ran").trim(), "1");
@@ -366,14 +382,20 @@ fn form_out_rewrites_the_form_shown_and_form_save_refuses() {
     write(&a.cwd, "a.txt", "x\n");
     a.ok(&["add", "a.txt"]);
     a.ok(&["opened"]);
-    assert!(!args_file.exists(), "form-out ran for a command that shows no form");
+    assert!(
+        !args_file.exists(),
+        "form-out ran for a command that shows no form"
+    );
 
     let err = a.fail(&["label", "create", "rel", "-d", "no id here"]);
     assert!(
         err.contains("form-save trigger 'needs-id' failed on label rel (exit status 1)"),
         "{err}"
     );
-    assert!(err.contains("label rel: the description needs a JIRA- id"), "{err}");
+    assert!(
+        err.contains("label rel: the description needs a JIRA- id"),
+        "{err}"
+    );
     assert!(a.json(&["labels"]).is_empty(), "nothing saved");
     a.ok(&["label", "create", "rel", "-d", "JIRA-7 release"]);
     assert_eq!(a.json(&["labels"]).len(), 1);
@@ -391,10 +413,7 @@ fn form_out_rewrites_the_form_shown_and_form_save_refuses() {
 fn the_table_comes_back_from_a_checkpoint_and_its_journal() {
     let fx = Fixture::new();
     let a = fx.workspace("alice", "ws");
-    set_triggers(
-        &a,
-        &["one change-commit //depot/... /bin/true".to_string()],
-    );
+    set_triggers(&a, &["one change-commit //depot/... /bin/true".to_string()]);
     let ckpt = a.json(&["admin", "checkpoint"]);
     let path = str_field(&ckpt[0], "checkpoint");
     let number = field(&ckpt[0], "number").as_u64().expect("number");
@@ -432,4 +451,55 @@ fn the_table_comes_back_from_a_checkpoint_and_its_journal() {
             "two form-save branch /bin/true %formname%"
         ]
     );
+}
+
+#[test]
+fn a_running_trigger_does_not_hold_up_other_submits() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "ws");
+    let b = fx.workspace("bob", "bws");
+    let started = fx.dir.path().join("started");
+    let go = fx.dir.path().join("go");
+    // Waits (at most 20 s) until the test says go: the test first submits from bob meanwhile.
+    let wait = script(
+        fx.dir.path(),
+        "wait.sh",
+        &format!(
+            "touch {started}\ni=0\nwhile [ ! -f {go} ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n[ -f {go} ]",
+            started = started.display(),
+            go = go.display()
+        ),
+    );
+    set_triggers(
+        &a,
+        &[format!(
+            "hold change-content //depot/alice/... {}",
+            wait.display()
+        )],
+    );
+    write(&a.cwd, "alice/a.txt", "a\n");
+    a.ok(&["add", "alice/a.txt"]);
+    let mut alice = a.spawn(&["submit", "-d", "held by its trigger"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !started.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(started.exists(), "the trigger started");
+    // Alice's trigger is running: bob's submit goes through the writer all the same.
+    write(&b.cwd, "bob/b.txt", "b\n");
+    b.ok(&["add", "bob/b.txt"]);
+    let out = b.ok(&["submit", "-d", "not held"]);
+    assert!(out.contains("submitted."), "{out}");
+    std::fs::write(&go, "").expect("go");
+    let status = alice.wait().expect("alice's submit ends");
+    assert!(
+        status.success(),
+        "alice's submit went through once its trigger passed"
+    );
+    let files: Vec<String> = a
+        .json(&["files", "//depot/..."])
+        .iter()
+        .map(|f| str_field(f, "depotFile"))
+        .collect();
+    assert_eq!(files, ["//depot/alice/a.txt", "//depot/bob/b.txt"]);
 }

@@ -2,7 +2,7 @@
 //! before a spec is saved and may refuse it, `form-out` runs before a spec is shown for
 //! editing and may rewrite the file, whose form then replaces what is shown.
 
-use super::Stage;
+use super::{EachRun, Stage};
 use crate::error::{TriggerFailure, TriggerFailureReason};
 use crate::{BranchSpec, Caller, LabelSpec, Service, ServiceError, WorkspaceSpec};
 use keel_core::trigger::{TriggerVars, triggers_of};
@@ -173,12 +173,18 @@ impl Service {
         }
         let text = spec.to_form().render();
         let subject = format!("{} {}", S::TYPE, spec.name());
-        self.run_form_triggers(caller, &triggers, spec.name(), S::TYPE, &mut |t, dir, stage| {
-            if stage == Stage::Before {
-                write_form(t, &subject, dir, &text)?;
-            }
-            Ok(())
-        })
+        self.run_form_triggers(
+            caller,
+            &triggers,
+            spec.name(),
+            S::TYPE,
+            &mut |t, dir, stage| {
+                if stage == Stage::Before {
+                    write_form(t, &subject, dir, &text)?;
+                }
+                Ok(())
+            },
+        )
     }
 
     /// The spec as `form-out` triggers of its form type leave it: each may rewrite the form
@@ -196,29 +202,37 @@ impl Service {
         let name = spec.name().to_string();
         let subject = format!("{} {name}", S::TYPE);
         let mut current = spec;
-        self.run_form_triggers(caller, &triggers, &name, S::TYPE, &mut |trigger, dir, stage| {
-            let path = dir.join(FORM_FILE);
-            match stage {
-                Stage::Before => write_form(trigger, &subject, dir, &current.to_form().render()),
-                Stage::After => {
-                    let bad_form = |reason: String| {
-                        Box::new(TriggerFailure {
-                            name: trigger.name.clone(),
-                            kind: trigger.kind,
-                            subject: subject.clone(),
-                            change: None,
-                            reason: TriggerFailureReason::BadForm { reason },
-                            output: String::new(),
-                        })
-                    };
-                    let text = std::fs::read_to_string(&path)
-                        .map_err(|e| bad_form(format!("reading {}: {e}", path.display())))?;
-                    let form = Form::parse(&text).map_err(|e| bad_form(e.to_string()))?;
-                    current = S::from_form(&form, &current).map_err(bad_form)?;
-                    Ok(())
+        self.run_form_triggers(
+            caller,
+            &triggers,
+            &name,
+            S::TYPE,
+            &mut |trigger, dir, stage| {
+                let path = dir.join(FORM_FILE);
+                match stage {
+                    Stage::Before => {
+                        write_form(trigger, &subject, dir, &current.to_form().render())
+                    }
+                    Stage::After => {
+                        let bad_form = |reason: String| {
+                            Box::new(TriggerFailure {
+                                name: trigger.name.clone(),
+                                kind: trigger.kind,
+                                subject: subject.clone(),
+                                change: None,
+                                reason: TriggerFailureReason::BadForm { reason },
+                                output: String::new(),
+                            })
+                        };
+                        let text = std::fs::read_to_string(&path)
+                            .map_err(|e| bad_form(format!("reading {}: {e}", path.display())))?;
+                        let form = Form::parse(&text).map_err(|e| bad_form(e.to_string()))?;
+                        current = S::from_form(&form, &current).map_err(bad_form)?;
+                        Ok(())
+                    }
                 }
-            }
-        })?;
+            },
+        )?;
         Ok(current)
     }
 
@@ -228,11 +242,7 @@ impl Service {
         triggers: &[keel_core::trigger::Trigger],
         name: &str,
         form_type: FormType,
-        each: &mut dyn FnMut(
-            &keel_core::trigger::Trigger,
-            &std::path::Path,
-            Stage,
-        ) -> Result<(), Box<TriggerFailure>>,
+        each: &mut EachRun,
     ) -> Result<(), ServiceError> {
         // Every run gets its own directory: `run_triggers` makes this name the file in it.
         let vars = TriggerVars {

@@ -78,7 +78,7 @@ impl Service {
         subject: &str,
         change: Option<u64>,
         vars: &TriggerVars,
-        each: &mut dyn FnMut(&Trigger, &std::path::Path, Stage) -> Result<(), Box<TriggerFailure>>,
+        each: &mut EachRun,
     ) -> Result<(), Box<TriggerFailure>> {
         let limits = RunLimits {
             timeout: Duration::from_millis(self.config.trigger_timeout_ms),
@@ -119,8 +119,12 @@ impl Service {
             let ran = run::run(trigger, subject, change, &vars, &env, dir.path(), &limits);
             let millis = started.elapsed().as_millis() as u64;
             match &ran {
-                Ok(_) => tracing::info!(trigger = %trigger.name, kind = %trigger.kind, subject, millis, "trigger passed"),
-                Err(failure) => tracing::warn!(trigger = %trigger.name, kind = %trigger.kind, subject, millis, %failure, "trigger failed"),
+                Ok(_) => {
+                    tracing::info!(trigger = %trigger.name, kind = %trigger.kind, subject, millis, "trigger passed")
+                }
+                Err(failure) => {
+                    tracing::warn!(trigger = %trigger.name, kind = %trigger.kind, subject, millis, %failure, "trigger failed")
+                }
             }
             ran?;
             each(trigger, dir.path(), Stage::After)?;
@@ -128,6 +132,11 @@ impl Service {
         Ok(())
     }
 }
+
+/// What [`Service::run_triggers`] calls around each run: the trigger, its working directory
+/// and the stage.
+type EachRun<'a> =
+    dyn FnMut(&Trigger, &std::path::Path, Stage) -> Result<(), Box<TriggerFailure>> + 'a;
 
 /// When [`Service::run_triggers`] calls back: before a trigger runs, or after it passed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -77,7 +77,10 @@ pub(crate) fn run(
     command
         .args(args)
         .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
+        .env(
+            "PATH",
+            std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
+        )
         .env("KEEL_SERVER", env.server)
         .env("KEEL_USER", env.user)
         .env("KEEL_WORKSPACE", env.workspace)
@@ -189,5 +192,102 @@ fn kill_group(pid: libc::pid_t) {
     unsafe {
         libc::kill(-pid, libc::SIGKILL);
         libc::kill(pid, libc::SIGKILL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use keel_core::TriggerKind;
+    use keel_core::trigger::{parse_table, triggers_of};
+
+    fn trigger(command: &str) -> Trigger {
+        let table = parse_table(&[format!("t change-submit //depot/... {command}")]).unwrap();
+        triggers_of(&table, TriggerKind::ChangeSubmit).remove(0)
+    }
+
+    fn run_one(
+        command: &str,
+        vars: &TriggerVars,
+        output_bytes: usize,
+    ) -> Result<(), Box<TriggerFailure>> {
+        let dir = tempfile::tempdir().unwrap();
+        let env = TriggerEnv {
+            server: "127.0.0.1:1666",
+            user: "alice",
+            workspace: "ws",
+        };
+        let limits = RunLimits {
+            timeout: Duration::from_secs(20),
+            output_bytes,
+        };
+        run(
+            &trigger(command),
+            "change 1",
+            Some(1),
+            vars,
+            &env,
+            dir.path(),
+            &limits,
+        )
+    }
+
+    #[test]
+    fn exit_status_output_and_its_bound() {
+        let vars = TriggerVars::default();
+        assert!(run_one("true", &vars, 100).is_ok());
+        let failed = run_one("sh -c 'echo out; echo err >&2; exit 4'", &vars, 100).unwrap_err();
+        assert_eq!(failed.reason, TriggerFailureReason::Exit(4));
+        assert_eq!(failed.output, "out\nerr\n");
+        let long = run_one(
+            "sh -c 'head -c 100000 /dev/zero | tr \"\\0\" x; exit 1'",
+            &vars,
+            10,
+        )
+        .unwrap_err();
+        assert_eq!(long.output, "xxxxxxxxxx\n... (output cut at 10 bytes)");
+        let missing = run_one("/nonexistent/program", &vars, 10).unwrap_err();
+        assert_eq!(
+            missing.to_string(),
+            "change-submit trigger 't' failed on change 1 (cannot run '/nonexistent/program': \
+             No such file or directory (os error 2))"
+        );
+    }
+
+    #[test]
+    fn minimal_environment_and_whole_word_arguments() {
+        let vars = TriggerVars {
+            user: "two words".into(),
+            ..TriggerVars::default()
+        };
+        // `$#` counts the words the substituted %user% made; the environment is the minimal one.
+        let failed = run_one(
+            "sh -c 'echo $# \"$1\"; env | cut -d= -f1 | sort | tr \"\\n\" \" \"; exit 1' sh %user%",
+            &vars,
+            1000,
+        )
+        .unwrap_err();
+        let mut lines = failed.output.lines();
+        assert_eq!(lines.next(), Some("1 two words"));
+        let names = lines.next().unwrap_or_default();
+        for name in ["KEEL_SERVER", "KEEL_USER", "KEEL_WORKSPACE", "PATH"] {
+            assert!(names.contains(name), "{name} in {names}");
+        }
+        for name in names.split_whitespace() {
+            assert!(
+                [
+                    "HOME",
+                    "KEEL_SERVER",
+                    "KEEL_USER",
+                    "KEEL_WORKSPACE",
+                    "PATH",
+                    "PWD",
+                    "SHLVL",
+                    "_"
+                ]
+                .contains(&name),
+                "unexpected {name} in {names}"
+            );
+        }
     }
 }

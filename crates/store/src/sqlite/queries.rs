@@ -569,7 +569,9 @@ impl<T: HasConn> ReadTxn for T {
 
 impl WriteTxn for Tx<'_> {
     fn replace_triggers(&mut self, table: &[TriggerLine]) -> Result<(), StoreError> {
-        self.conn.prepare_cached("DELETE FROM triggers")?.execute([])?;
+        self.conn
+            .prepare_cached("DELETE FROM triggers")?
+            .execute([])?;
         let mut insert = self
             .conn
             .prepare_cached("INSERT INTO triggers VALUES (?1, ?2, ?3, ?4, ?5)")?;
