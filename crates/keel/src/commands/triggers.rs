@@ -117,11 +117,10 @@ fn record(line: &TriggerLine) -> Record {
 }
 
 fn render_form(table: &[TriggerLine]) -> String {
-    let form = Form {
-        fields: vec![(
-            "Triggers".to_string(),
-            keel_core::trigger::render_table(table),
-        )],
-    };
-    format!("{HEADER}\n{}", form.render())
+    // One line per trigger under the field, even for a table of one line.
+    let lines: String = keel_core::trigger::render_table(table)
+        .iter()
+        .map(|line| format!("\t{line}\n"))
+        .collect();
+    format!("{HEADER}\nTriggers:\n{lines}")
 }
