@@ -64,7 +64,30 @@ pub async fn triggers(s: &mut Session, args: TriggersArgs) -> Result<()> {
         );
         return Ok(());
     }
-    save(s, &edited).await
+    match save(s, &edited).await {
+        Ok(()) => Ok(()),
+        // The table on the server is unchanged; the edits are kept for the next try.
+        Err(e) => match keep_edits(&edited) {
+            Ok(path) => Err(e.context(format!(
+                "the triggers table was not changed; your edits are in {} (keel triggers -i < {} \
+                 after fixing them)",
+                path.display(),
+                path.display()
+            ))),
+            Err(_) => Err(e),
+        },
+    }
+}
+
+/// Writes refused edits to a file that outlives the command.
+fn keep_edits(text: &str) -> std::io::Result<std::path::PathBuf> {
+    let file = tempfile::Builder::new()
+        .prefix("keel-triggers-")
+        .suffix(".txt")
+        .tempfile()?;
+    std::fs::write(file.path(), text)?;
+    let (_, path) = file.keep().map_err(|e| e.error)?;
+    Ok(path)
 }
 
 async fn fetch(s: &Session) -> Result<Vec<TriggerLine>> {

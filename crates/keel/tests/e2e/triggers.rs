@@ -503,3 +503,46 @@ fn a_running_trigger_does_not_hold_up_other_submits() {
         .collect();
     assert_eq!(files, ["//depot/alice/a.txt", "//depot/bob/b.txt"]);
 }
+
+#[test]
+fn editing_the_table_keeps_refused_edits() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "ws");
+    let edit_with = |body: &str| {
+        let editor = script(fx.dir.path(), "editor.sh", body);
+        std::process::Command::new(KEEL)
+            .args(["triggers"])
+            .current_dir(&a.cwd)
+            .env_remove("KEEL_WORKSPACE")
+            .env("KEEL_SERVER", &a.addr)
+            .env("KEEL_USER", &a.user)
+            .env("EDITOR", &editor)
+            .output()
+            .expect("keel runs")
+    };
+    let out =
+        edit_with("printf 'Triggers:\\n\\tgood change-commit //depot/... /bin/true\\n' > \"$1\"");
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "Triggers saved."
+    );
+    let out = edit_with("printf 'Triggers:\\n\\tbad change-sumbit //depot/... /bin/x\\n' > \"$1\"");
+    assert!(!out.status.success());
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("unknown trigger type 'change-sumbit'"),
+        "{err}"
+    );
+    let kept = err
+        .split("your edits are in ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no kept file named in {err}"));
+    let text = std::fs::read_to_string(kept).expect("the edits were kept");
+    std::fs::remove_file(kept).expect("remove");
+    assert!(text.contains("bad change-sumbit"), "{text}");
+    let table = a.json(&["triggers", "-o"]);
+    assert_eq!(table.len(), 1);
+    assert_eq!(str_field(&table[0], "name"), "good");
+}
