@@ -2,6 +2,7 @@
 //! view mappings, file types, actions, workspace options, diffs, spec forms and the triggers table. No IO.
 
 pub mod action;
+pub mod auth;
 pub mod diff;
 pub mod filetype;
 pub mod form;
@@ -17,6 +18,7 @@ pub mod trigger;
 pub mod view;
 
 pub use action::FileAction;
+pub use auth::{SecurityLevel, SettingError, UserType, password_is_strong};
 pub use diff::unified_diff;
 pub use filetype::{BaseType, FileType, FileTypeError, LocalKind, TypeChange, detect_base_type};
 pub use form::{Form, FormError};

@@ -53,6 +53,27 @@ pub struct ServiceConfig {
     /// Most bytes of a trigger's output (stdout and stderr together) kept to show the user
     /// and the log; the rest is read and dropped (bytes; default 8192).
     pub trigger_output_bytes: usize,
+    /// How long a login ticket stays valid (`ticket_lifetime`; a group's Timeout will take its
+    /// place for the group's users) (seconds; default 43200, 12 hours).
+    pub ticket_lifetime_secs: u64,
+    /// Failed logins (or passwords given with a command) one user may have within
+    /// `login_failure_window_secs` before further attempts are refused until it ends
+    /// (attempts; default 5).
+    pub login_failures_per_user: u32,
+    /// Failed logins one client address may have within `login_failure_window_secs`, over all
+    /// users it tries (attempts; default 20).
+    pub login_failures_per_address: u32,
+    /// The window failed logins are counted in; the first failure starts it (seconds;
+    /// default 60).
+    pub login_failure_window_secs: u64,
+    /// Memory argon2id uses to hash one password; hashing cost is what slows a password
+    /// guesser down (KiB; default 19456, OWASP's minimum for argon2id).
+    pub password_hash_kib: u32,
+    /// argon2id passes over that memory per hash (passes; default 2).
+    pub password_hash_passes: u32,
+    /// A user's Access time is written at most this often, so commands do not each cost a
+    /// metadata write (seconds; default 300).
+    pub user_access_update_secs: u64,
 }
 
 impl Default for ServiceConfig {
@@ -65,6 +86,13 @@ impl Default for ServiceConfig {
             label_batch: 1000,
             shelf_page: 10_000,
             max_follow: 64,
+            ticket_lifetime_secs: 12 * 60 * 60,
+            login_failures_per_user: 5,
+            login_failures_per_address: 20,
+            login_failure_window_secs: 60,
+            password_hash_kib: 19 * 1024,
+            password_hash_passes: 2,
+            user_access_update_secs: 300,
             submit_batch: 1000,
             integrate_batch: 5000,
             verify_threads: 2,

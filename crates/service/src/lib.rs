@@ -6,6 +6,7 @@
 //! grouped writer, planned on a snapshot first so the writer is held only to re-check and apply.
 
 mod args;
+mod auth;
 mod branches;
 pub mod browse;
 pub mod changes;
@@ -35,12 +36,13 @@ mod upload;
 pub mod verify;
 mod workspaces;
 
+pub use auth::{Credentials, SettingValue, TicketInfo, UserSpec};
 pub use browse::ListOptions;
 pub use changes::{ChangesQuery, DescribePart};
 pub use config::ServiceConfig;
 pub use dirs::DirsOptions;
 pub use error::{
-    ChangeError, DepotError, IntegrateError, LabelError, ObliterateError, OpenError, ServiceError,
+    AuthError, ChangeError, DepotError, IntegrateError, LabelError, ObliterateError, OpenError, ServiceError,
     ShelveError, SpecError, SpecKind, SubmitError, TriggerFailure, TriggerFailureReason,
     UploadError,
 };
@@ -62,7 +64,7 @@ pub use verify::{
 
 use keel_blob::BlobStore;
 use keel_store::{MetaStore, SqliteHaveStore};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -102,7 +104,9 @@ pub struct Service {
     config: ServiceConfig,
     root: PathBuf,
     started: Instant,
-    known_users: Mutex<HashSet<String>>,
+    /// Users on record, with the Access time last written for each.
+    known_users: Mutex<HashMap<String, i64>>,
+    limiter: auth::LoginLimiter,
     /// Where triggers reach this server (`Service::set_server_address`).
     server_address: std::sync::OnceLock<String>,
     /// Submits running their change-content triggers (what `//...@=N` prints meanwhile).
@@ -119,6 +123,7 @@ impl Service {
         root: PathBuf,
     ) -> Service {
         Service {
+            limiter: auth::LoginLimiter::new(&config),
             meta,
             have,
             blobs,
@@ -126,7 +131,7 @@ impl Service {
             config,
             root,
             started: Instant::now(),
-            known_users: Mutex::new(HashSet::new()),
+            known_users: Mutex::new(HashMap::new()),
             server_address: std::sync::OnceLock::new(),
             in_flight: Default::default(),
         }
@@ -140,6 +145,7 @@ impl Service {
     pub fn info(&self, caller: &Caller) -> Result<ServerInfo, ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let security = auth::security_level(snap.as_ref())?.number();
         let workspace_root = if caller.workspace.is_empty() {
             String::new()
         } else {
@@ -155,35 +161,50 @@ impl Service {
             workspace: caller.workspace.clone(),
             workspace_root,
             server_time: self.now(),
+            security,
         })
     }
 
-    /// Whether the caller's user is already recorded, so a read by them writes nothing
-    /// (the server answers such small reads on its runtime threads).
+    /// Whether the caller's user is already recorded (and its Access time recent enough), so
+    /// a read by them writes nothing (the server answers such small reads on its runtime
+    /// threads).
     pub fn user_known(&self, caller: &Caller) -> bool {
-        context::user_name(&caller.user).is_ok_and(|user| {
-            self.known_users
-                .lock()
-                .expect("user cache is never poisoned")
-                .contains(&user)
-        })
+        context::user_name(&caller.user).is_ok_and(|user| self.access_recorded(&user))
     }
 
-    /// Records a user the first time it is seen (users are created on first use).
-    fn touch_user(&self, caller: &Caller) -> Result<(), ServiceError> {
-        let user = context::user_name(&caller.user)?;
-        if self
-            .known_users
+    fn access_recorded(&self, user: &str) -> bool {
+        let every = i64::try_from(self.config.user_access_update_secs).unwrap_or(i64::MAX);
+        self.known_users
             .lock()
             .expect("user cache is never poisoned")
-            .contains(&user)
-        {
+            .get(user)
+            .is_some_and(|&at| self.now() < at.saturating_add(every))
+    }
+
+    /// Drops a deleted user from the cache, so their next command records them again.
+    fn forget_user(&self, user: &str) {
+        self.known_users
+            .lock()
+            .expect("user cache is never poisoned")
+            .remove(user);
+    }
+
+    /// Records a user the first time it is seen (users are created on first use below
+    /// security level 4), and their Access time at most every `user_access_update_secs`.
+    fn touch_user(&self, caller: &Caller) -> Result<(), ServiceError> {
+        let user = context::user_name(&caller.user)?;
+        if self.access_recorded(&user) {
             return Ok(());
         }
         let now = self.now();
         let name = user.clone();
         let recorded = keel_store::write(self.meta.as_ref(), move |txn| {
-            txn.ensure_user(&name, now).map_err(ServiceError::from)
+            if txn.get_user(&name)?.is_some() {
+                txn.set_user_accessed(&name, now)?;
+            } else if auth::security_level(&*txn)?.creates_users_on_first_use() {
+                txn.ensure_user(&name, now)?;
+            }
+            Ok::<_, ServiceError>(())
         });
         match recorded {
             // A read-only replica records no user: only its primary's journal writes there.
@@ -193,7 +214,7 @@ impl Service {
         self.known_users
             .lock()
             .expect("user cache is never poisoned")
-            .insert(user);
+            .insert(user, now);
         Ok(())
     }
 }

@@ -17,6 +17,8 @@ pub struct ServerInfo {
     pub workspace: String,
     pub workspace_root: String,
     pub server_time: i64,
+    /// The server's security level (0-4).
+    pub security: u8,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

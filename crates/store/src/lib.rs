@@ -32,7 +32,7 @@ pub use replica::{ReadOnlyStore, ReplicaApplyError};
 pub use root::{HAVE_DIR, JOURNAL_DIR, METADATA_FILE, RootStores, open_root};
 pub use rows::{
     BranchRow, ChangeFilter, ChangeRow, ChangeStatus, DepotRow, HaveRow, IntegRow, LabelRow,
-    LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, WorkspaceRow,
+    LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, TicketRow, UserRow, WorkspaceRow,
 };
 pub use sqlite::{SqliteStore, mapped_read_faults};
 
@@ -194,6 +194,18 @@ pub trait ReadTxn {
     /// The triggers table, in table order. Read whole: it is an admin's form of a few lines,
     /// like the depot list.
     fn triggers(&self) -> Result<Vec<TriggerLine>, StoreError>;
+
+    /// A user's spec and password hash.
+    fn get_user(&self, name: &str) -> Result<Option<UserRow>, StoreError>;
+    /// Users in name order after `after`.
+    fn list_users(&self, after: Option<&str>, limit: usize) -> Result<Vec<UserRow>, StoreError>;
+    /// The login ticket whose bytes hash (BLAKE3) to `hash`.
+    fn get_ticket(&self, hash: &[u8; 32]) -> Result<Option<TicketRow>, StoreError>;
+    /// A server setting's stored value (`None`: its default applies).
+    fn get_setting(&self, name: &str) -> Result<Option<String>, StoreError>;
+    /// Every stored setting, by name. The names are the few `keel_core::auth::SETTINGS`
+    /// allows, so this listing is bounded without paging.
+    fn list_settings(&self) -> Result<Vec<(String, String)>, StoreError>;
 }
 
 /// The writer's view: reads see the transaction's own changes.
@@ -256,6 +268,21 @@ pub trait WriteTxn: ReadTxn {
 
     /// Replaces the whole triggers table with `table`, in its order.
     fn replace_triggers(&mut self, table: &[TriggerLine]) -> Result<(), StoreError>;
+    /// Creates or replaces a user (spec and password hash).
+    fn put_user(&mut self, user: &UserRow) -> Result<(), StoreError>;
+    /// Moves a user's access time forward to `now`.
+    fn set_user_accessed(&mut self, name: &str, now: i64) -> Result<(), StoreError>;
+    /// Deletes a user and every ticket of theirs.
+    fn delete_user(&mut self, name: &str) -> Result<(), StoreError>;
+    fn put_ticket(&mut self, ticket: &TicketRow) -> Result<(), StoreError>;
+    /// Deletes one ticket; returns whether it existed.
+    fn delete_ticket(&mut self, hash: &[u8; 32]) -> Result<bool, StoreError>;
+    /// Deletes every ticket of `user` (and anyone's that expired by `now`); returns how many of
+    /// the user's went.
+    fn delete_tickets_of(&mut self, user: &str, now: i64) -> Result<usize, StoreError>;
+    fn put_setting(&mut self, name: &str, value: &str) -> Result<(), StoreError>;
+    /// Removes a setting (its default applies again); returns whether it was set.
+    fn delete_setting(&mut self, name: &str) -> Result<bool, StoreError>;
 }
 
 /// A job for the single writer. Returning `false` rolls the job's changes back; a job that

@@ -4,7 +4,8 @@
 //! validating again ([`DepotPath::from_stored`]).
 
 use keel_core::{
-    ChangeNumber, DepotPath, Digest, FileAction, FileType, IntegHow, SpecLock, WorkspaceOptions,
+    ChangeNumber, DepotPath, Digest, FileAction, FileType, IntegHow, SpecLock, UserType,
+    WorkspaceOptions,
 };
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,6 +29,34 @@ pub struct WorkspaceRow {
     pub created: i64,
     pub updated: i64,
     pub accessed: i64,
+}
+
+/// A user: the spec fields of `keel user` and the argon2id hash of the password, if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserRow {
+    pub name: String,
+    pub email: String,
+    pub full_name: String,
+    pub user_type: UserType,
+    pub created: i64,
+    /// When the spec (or the password) last changed.
+    pub updated: i64,
+    /// When the user last ran a command (recorded at most every
+    /// `ServiceConfig::user_access_update_secs`).
+    pub accessed: i64,
+    /// The password's argon2id hash as a PHC string; `None` when no password is set.
+    pub password_hash: Option<String>,
+}
+
+/// A login ticket, known only by the BLAKE3 hash of its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TicketRow {
+    pub hash: [u8; 32],
+    pub user: String,
+    /// The host the client named when it logged in.
+    pub host: String,
+    pub issued: i64,
+    pub expires: i64,
 }
 
 pub use keel_core::ChangeStatus;

@@ -2,6 +2,7 @@
 //! needs ([`OpenError`], [`SubmitError`]), each embedding [`ServiceError`], the failures every
 //! command shares. Messages name the file, change or value concerned and never a CLI command.
 
+mod auth;
 mod change;
 mod depot;
 mod integrate;
@@ -14,6 +15,7 @@ mod submit;
 mod trigger;
 mod upload;
 
+pub use auth::AuthError;
 pub use change::ChangeError;
 pub use depot::DepotError;
 pub use integrate::IntegrateError;

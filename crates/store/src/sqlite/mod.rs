@@ -7,6 +7,7 @@ mod pool;
 mod queries;
 mod schema;
 pub use mapped::faults as mapped_read_faults;
+mod users;
 pub(crate) mod session;
 mod writer;
 

@@ -5,9 +5,10 @@ use super::codec::{
     OPENED_COLUMNS, REVISION_COLUMNS, SHELVED_COLUMNS, WORKSPACE_COLUMNS,
 };
 use super::pool::Snapshot;
+use super::users;
 use crate::{
     BranchRow, ChangeFilter, ChangeRow, DepotRow, IntegRow, LabelRow, OpenedRow, PathRange,
-    ReadTxn, RevisionRow, ShelvedRow, StoreError, WorkspaceRow, WriteTxn,
+    ReadTxn, RevisionRow, ShelvedRow, StoreError, TicketRow, UserRow, WorkspaceRow, WriteTxn,
 };
 use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -112,6 +113,26 @@ fn num(change: ChangeNumber) -> i64 {
 }
 
 impl<T: HasConn> ReadTxn for T {
+    fn get_user(&self, name: &str) -> Result<Option<UserRow>, StoreError> {
+        users::get_user(self.conn(), name)
+    }
+
+    fn list_users(&self, after: Option<&str>, limit: usize) -> Result<Vec<UserRow>, StoreError> {
+        users::list_users(self.conn(), after, limit)
+    }
+
+    fn get_ticket(&self, hash: &[u8; 32]) -> Result<Option<TicketRow>, StoreError> {
+        users::get_ticket(self.conn(), hash)
+    }
+
+    fn get_setting(&self, name: &str) -> Result<Option<String>, StoreError> {
+        users::get_setting(self.conn(), name)
+    }
+
+    fn list_settings(&self) -> Result<Vec<(String, String)>, StoreError> {
+        users::list_settings(self.conn())
+    }
+
     fn get_depot(&self, name: &str) -> Result<Option<DepotRow>, StoreError> {
         let sql = format!("SELECT {DEPOT_COLUMNS} FROM depots WHERE name = ?1");
         one(self.conn(), &sql, [name], codec::depot)
@@ -590,9 +611,45 @@ impl WriteTxn for Tx<'_> {
     fn ensure_user(&mut self, name: &str, now: i64) -> Result<bool, StoreError> {
         let n = self
             .conn
-            .prepare_cached("INSERT OR IGNORE INTO users (name, created) VALUES (?1, ?2)")?
+            .prepare_cached(
+                "INSERT OR IGNORE INTO users (name, created, updated, accessed) \
+                 VALUES (?1, ?2, ?2, ?2)",
+            )?
             .execute(params![name, now])?;
         Ok(n == 1)
+    }
+
+    fn put_user(&mut self, user: &UserRow) -> Result<(), StoreError> {
+        users::put_user(self.conn, user)
+    }
+
+    fn set_user_accessed(&mut self, name: &str, now: i64) -> Result<(), StoreError> {
+        users::set_user_accessed(self.conn, name, now)
+    }
+
+    fn delete_user(&mut self, name: &str) -> Result<(), StoreError> {
+        users::delete_user(self.conn, name)?;
+        users::delete_tickets_of(self.conn, name, i64::MIN).map(|_| ())
+    }
+
+    fn put_ticket(&mut self, ticket: &TicketRow) -> Result<(), StoreError> {
+        users::put_ticket(self.conn, ticket)
+    }
+
+    fn delete_ticket(&mut self, hash: &[u8; 32]) -> Result<bool, StoreError> {
+        users::delete_ticket(self.conn, hash)
+    }
+
+    fn delete_tickets_of(&mut self, user: &str, now: i64) -> Result<usize, StoreError> {
+        users::delete_tickets_of(self.conn, user, now)
+    }
+
+    fn put_setting(&mut self, name: &str, value: &str) -> Result<(), StoreError> {
+        users::put_setting(self.conn, name, value)
+    }
+
+    fn delete_setting(&mut self, name: &str) -> Result<bool, StoreError> {
+        users::delete_setting(self.conn, name)
     }
 
     fn put_depot(&mut self, d: &DepotRow) -> Result<(), StoreError> {

@@ -174,6 +174,27 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         command TEXT NOT NULL
     );
     "#,
+    // 7: users' specs and password hashes, login tickets, and server settings (`keel
+    // configure`). A password is stored only as its argon2id hash (a PHC string) and a ticket
+    // only as the BLAKE3 hash of its random bytes.
+    r#"
+    ALTER TABLE users ADD COLUMN email TEXT NOT NULL DEFAULT '';
+    ALTER TABLE users ADD COLUMN full_name TEXT NOT NULL DEFAULT '';
+    ALTER TABLE users ADD COLUMN type TEXT NOT NULL DEFAULT 'standard';
+    ALTER TABLE users ADD COLUMN updated INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE users ADD COLUMN accessed INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE users ADD COLUMN password_hash TEXT;
+    UPDATE users SET updated = created, accessed = created;
+    CREATE TABLE tickets (
+        hash BLOB PRIMARY KEY,
+        user TEXT NOT NULL,
+        host TEXT NOT NULL,
+        issued INTEGER NOT NULL,
+        expires INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX tickets_by_user ON tickets (user);
+    CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.

@@ -1,0 +1,83 @@
+//! The check every call passes before its command runs: does the caller need a ticket (or
+//! their password) at this security level, and is the one presented valid for them?
+
+use crate::{AuthError, Caller, Service};
+use keel_core::SecurityLevel;
+
+use super::settings::security_level;
+use super::tickets::ticket_hash;
+
+/// What a request presented besides its caller.
+#[derive(Clone, Debug, Default)]
+pub struct Credentials {
+    /// A ticket from `login`.
+    pub ticket: Option<String>,
+    /// The password itself (Perforce's P4PASSWD), accepted at security levels 0 and 1 only.
+    pub password: Option<String>,
+    /// This server's address as the client reached it, for messages.
+    pub server: String,
+}
+
+impl Service {
+    /// Lets the caller in, or says what is missing. Called once per request, before the
+    /// command, by the front end's identity step; `Info` and `Login` skip it.
+    ///
+    /// A user needs to authenticate when the server is at security level 3 or higher, or when
+    /// the user has a password. A valid ticket (issued to this user, not expired) always
+    /// does; at levels 0 and 1 so does the password.
+    pub fn authenticate(&self, caller: &Caller, creds: &Credentials) -> Result<(), AuthError> {
+        let snap = self.meta.snapshot()?;
+        let level = security_level(snap.as_ref())?;
+        let ticket = match &creds.ticket {
+            Some(t) => snap.get_ticket(&ticket_hash(t))?,
+            None => None,
+        };
+        let now = self.now();
+        if let Some(t) = &ticket
+            && t.user == caller.user
+            && t.expires > now
+        {
+            return Ok(());
+        }
+        let user = snap.get_user(&caller.user)?;
+        drop(snap);
+        let stored = user.as_ref().and_then(|u| u.password_hash.as_deref());
+        if !level.tickets_for_everyone() && stored.is_none() {
+            if user.is_none() && !level.creates_users_on_first_use() {
+                return Err(AuthError::UserCreationRefused {
+                    user: caller.user.clone(),
+                    level: level.number(),
+                });
+            }
+            return Ok(());
+        }
+        if let (Some(password), true) = (&creds.password, level.accepts_password_per_command()) {
+            return self.check_password(caller, &caller.user, stored, password);
+        }
+        Err(match ticket {
+            Some(t) if t.user == caller.user => AuthError::TicketExpired {
+                user: caller.user.clone(),
+                server: creds.server.clone(),
+                expired: t.expires,
+            },
+            _ if creds.ticket.is_some() => AuthError::TicketInvalid {
+                user: caller.user.clone(),
+                server: creds.server.clone(),
+            },
+            _ => AuthError::LoginRequired {
+                user: caller.user.clone(),
+                server: creds.server.clone(),
+                level: level.number(),
+                why: why(level),
+            },
+        })
+    }
+}
+
+fn why(level: SecurityLevel) -> &'static str {
+    if level.tickets_for_everyone() {
+        ": every user must log in"
+    } else {
+        ": this user has a password"
+    }
+}

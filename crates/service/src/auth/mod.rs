@@ -1,0 +1,18 @@
+//! Users, passwords, login tickets and server settings, and the check every call passes
+//! ([`Service::authenticate`](crate::Service::authenticate)): Perforce's security levels over
+//! the metadata store.
+
+mod access;
+mod authenticate;
+mod limits;
+mod passwords;
+mod settings;
+mod tickets;
+mod users;
+
+pub use authenticate::Credentials;
+pub(crate) use limits::LoginLimiter;
+pub(crate) use settings::security_level;
+pub use settings::SettingValue;
+pub use tickets::TicketInfo;
+pub use users::UserSpec;

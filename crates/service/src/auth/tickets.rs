@@ -1,0 +1,139 @@
+//! Login tickets: `login` checks the password and issues a random ticket (256 bits), kept on
+//! the server only as its BLAKE3 hash, valid for `ticket_lifetime`; `login -s` and `logout`.
+
+use crate::{AuthError, Caller, Service, ServiceError};
+use keel_store::TicketRow;
+
+use super::Credentials;
+
+/// A ticket as `login` and `login -s` report it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TicketInfo {
+    /// The ticket itself: only in the reply to `login`, empty otherwise.
+    pub ticket: String,
+    pub user: String,
+    pub host: String,
+    pub issued: i64,
+    pub expires: i64,
+}
+
+/// The hash a ticket is stored and looked up under.
+pub(crate) fn ticket_hash(ticket: &str) -> [u8; 32] {
+    *blake3::hash(ticket.as_bytes()).as_bytes()
+}
+
+impl Service {
+    /// How long a ticket issued to `user` stays valid (seconds). One function, so a group's
+    /// Timeout can decide it per user.
+    pub fn ticket_lifetime(&self, user: &str) -> u64 {
+        let _ = user;
+        self.config.ticket_lifetime_secs
+    }
+
+    /// `login`: checks the caller's password and issues a ticket.
+    pub fn login(&self, caller: &Caller, password: &str) -> Result<TicketInfo, AuthError> {
+        let user = crate::context::user_name(&caller.user)?;
+        let snap = self.meta.snapshot()?;
+        let row = snap.get_user(&user)?;
+        drop(snap);
+        self.check_password(
+            caller,
+            &user,
+            row.as_ref().and_then(|r| r.password_hash.as_deref()),
+            password,
+        )?;
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| AuthError::Internal {
+            reason: format!("no random bytes for a ticket: {e}"),
+        })?;
+        let ticket = hex::encode_upper(bytes);
+        let now = self.now();
+        let lifetime = i64::try_from(self.ticket_lifetime(&user)).unwrap_or(i64::MAX);
+        let row = TicketRow {
+            hash: ticket_hash(&ticket),
+            user: user.clone(),
+            host: caller.host.clone(),
+            issued: now,
+            expires: now.saturating_add(lifetime),
+        };
+        let stored = row.clone();
+        keel_store::write(self.meta.as_ref(), move |txn| {
+            // Expired tickets of anyone go with each login, so the table stays small.
+            txn.delete_tickets_of("", now)?;
+            txn.set_user_accessed(&stored.user, now)?;
+            txn.put_ticket(&stored).map_err(AuthError::from)
+        })?;
+        tracing::info!(user, host = caller.host, "login");
+        Ok(TicketInfo {
+            ticket,
+            user,
+            host: row.host,
+            issued: row.issued,
+            expires: row.expires,
+        })
+    }
+
+    /// The ticket `creds` presents, when it is valid for the caller.
+    fn presented_ticket(
+        &self,
+        caller: &Caller,
+        creds: &Credentials,
+    ) -> Result<TicketRow, AuthError> {
+        let not_logged_in = || AuthError::TicketInvalid {
+            user: caller.user.clone(),
+            server: creds.server.clone(),
+        };
+        let ticket = creds.ticket.as_deref().ok_or_else(not_logged_in)?;
+        let snap = self.meta.snapshot()?;
+        let row = snap
+            .get_ticket(&ticket_hash(ticket))?
+            .filter(|t| t.user == caller.user)
+            .ok_or_else(not_logged_in)?;
+        if row.expires <= self.now() {
+            return Err(AuthError::TicketExpired {
+                user: caller.user.clone(),
+                server: creds.server.clone(),
+                expired: row.expires,
+            });
+        }
+        Ok(row)
+    }
+
+    /// `login -s`: the caller's ticket and when it expires.
+    pub fn login_status(
+        &self,
+        caller: &Caller,
+        creds: &Credentials,
+    ) -> Result<TicketInfo, AuthError> {
+        let row = self.presented_ticket(caller, creds)?;
+        Ok(TicketInfo {
+            ticket: String::new(),
+            user: row.user,
+            host: row.host,
+            issued: row.issued,
+            expires: row.expires,
+        })
+    }
+
+    /// `logout`: ends the presented ticket, or with `all` every ticket of the caller's user
+    /// on every host; returns how many ended.
+    pub fn logout(
+        &self,
+        caller: &Caller,
+        creds: &Credentials,
+        all: bool,
+    ) -> Result<usize, AuthError> {
+        let row = self.presented_ticket(caller, creds)?;
+        let now = self.now();
+        let user = caller.user.clone();
+        let ended = keel_store::write(self.meta.as_ref(), move |txn| {
+            if all {
+                txn.delete_tickets_of(&user, now).map_err(ServiceError::from)
+            } else {
+                Ok(usize::from(txn.delete_ticket(&row.hash)?))
+            }
+        })?;
+        tracing::info!(user = caller.user, all, ended, "logout");
+        Ok(ended)
+    }
+}

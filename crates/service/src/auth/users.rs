@@ -1,0 +1,138 @@
+//! User specs (`user`, `users`): the fields of Perforce's user form; users are also created
+//! on first use below security level 4 (`Service::touch_user`).
+
+use crate::{AuthError, Caller, Service};
+use keel_core::UserType;
+use keel_store::UserRow;
+
+use super::settings::security_level;
+
+/// A user as `user -o` and `users` show it (never the password hash).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UserSpec {
+    pub name: String,
+    pub email: String,
+    pub full_name: String,
+    pub user_type: UserType,
+    /// When the spec last changed (0 for a spec not saved yet).
+    pub updated: i64,
+    /// When the user last ran a command.
+    pub accessed: i64,
+    pub has_password: bool,
+}
+
+impl From<UserRow> for UserSpec {
+    fn from(r: UserRow) -> UserSpec {
+        UserSpec {
+            name: r.name,
+            email: r.email,
+            full_name: r.full_name,
+            user_type: r.user_type,
+            updated: r.updated,
+            accessed: r.accessed,
+            has_password: r.password_hash.is_some(),
+        }
+    }
+}
+
+impl Service {
+    /// `user -o NAME`: the stored spec.
+    pub fn get_user(&self, caller: &Caller, name: &str) -> Result<UserSpec, AuthError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        snap.get_user(name)?
+            .map(UserSpec::from)
+            .ok_or_else(|| AuthError::NoSuchUser {
+                user: name.to_string(),
+            })
+    }
+
+    /// `users`: every user in name order, a page at a time through `sink`.
+    pub fn list_users(
+        &self,
+        caller: &Caller,
+        sink: &mut dyn FnMut(UserSpec) -> Result<(), crate::ServiceError>,
+    ) -> Result<(), AuthError> {
+        self.touch_user(caller)?;
+        let mut after: Option<String> = None;
+        loop {
+            let page = self
+                .meta
+                .snapshot()?
+                .list_users(after.as_deref(), self.config.page_size)?;
+            let done = page.len() < self.config.page_size;
+            after = page.last().map(|u| u.name.clone());
+            for row in page {
+                sink(UserSpec::from(row))?;
+            }
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
+    /// `user -i [-f]`: creates or updates a spec. A user edits their own; another user's, or a
+    /// new user at security level 4, needs `force` and a super user.
+    pub fn save_user(
+        &self,
+        caller: &Caller,
+        spec: UserSpec,
+        force: bool,
+    ) -> Result<UserSpec, AuthError> {
+        self.touch_user(caller)?;
+        let name = crate::context::user_name(&spec.name).map_err(|e| AuthError::BadUser {
+            user: spec.name.clone(),
+            reason: e.to_string(),
+        })?;
+        let snap = self.meta.snapshot()?;
+        let level = security_level(snap.as_ref())?;
+        let exists = snap.get_user(&name)?.is_some();
+        drop(snap);
+        let needs_super = name != caller.user || (!exists && !level.creates_users_on_first_use());
+        if needs_super && !(force && self.is_super(caller)?) {
+            return Err(AuthError::OtherUser {
+                caller: caller.user.clone(),
+                user: name,
+                what: if exists { "edit" } else { "create" },
+            });
+        }
+        let now = self.now();
+        keel_store::write(self.meta.as_ref(), move |txn| {
+            let old = txn.get_user(&name)?;
+            let row = UserRow {
+                name: name.clone(),
+                email: spec.email,
+                full_name: spec.full_name,
+                user_type: spec.user_type,
+                created: old.as_ref().map_or(now, |o| o.created),
+                updated: now,
+                accessed: old.as_ref().map_or(now, |o| o.accessed),
+                password_hash: old.and_then(|o| o.password_hash),
+            };
+            txn.put_user(&row)?;
+            Ok(UserSpec::from(row))
+        })
+    }
+
+    /// `user -d [-f] NAME`: deletes a user and every ticket of theirs. A user deletes
+    /// themselves; another user needs `force` and a super user.
+    pub fn delete_user(&self, caller: &Caller, name: &str, force: bool) -> Result<(), AuthError> {
+        self.touch_user(caller)?;
+        if name != caller.user && !(force && self.is_super(caller)?) {
+            return Err(AuthError::OtherUser {
+                caller: caller.user.clone(),
+                user: name.to_string(),
+                what: "delete",
+            });
+        }
+        let target = name.to_string();
+        keel_store::write(self.meta.as_ref(), move |txn| {
+            if txn.get_user(&target)?.is_none() {
+                return Err(AuthError::NoSuchUser { user: target });
+            }
+            txn.delete_user(&target).map_err(AuthError::from)
+        })?;
+        self.forget_user(name);
+        Ok(())
+    }
+}

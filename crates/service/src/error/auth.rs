@@ -1,0 +1,83 @@
+//! Refusals of authentication and of the user, password, ticket and settings commands.
+
+use super::{ServiceError, embeds_service_error};
+use keel_core::SettingError;
+
+/// Why a caller was not let in, or a user, password, ticket or setting command was refused;
+/// nothing was changed.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    /// The command needs a ticket (or, at levels 0 and 1, the password) and none was given.
+    #[error(
+        "user {user} is not logged in to server {server} (security level {level}{why}); \
+         a valid ticket is required"
+    )]
+    LoginRequired {
+        user: String,
+        server: String,
+        level: u8,
+        /// Why this user needs one: every user at 3 and above, else their password.
+        why: &'static str,
+    },
+    /// The ticket given is unknown (logged out, never issued, or issued to another user).
+    #[error("user {user}'s ticket for server {server} is invalid (logged out or for another user)")]
+    TicketInvalid { user: String, server: String },
+    /// The ticket given has expired.
+    #[error("user {user}'s ticket for server {server} expired at {expired} (Unix time)")]
+    TicketExpired {
+        user: String,
+        server: String,
+        expired: i64,
+    },
+    /// A password that does not match the user's.
+    #[error("password invalid for user {user}")]
+    PasswordInvalid { user: String },
+    /// A login for a user who has no password.
+    #[error("user {user} has no password set, so cannot log in")]
+    NoPassword { user: String },
+    /// Too many failed attempts for the user or from the client address.
+    #[error("too many failed logins for {who}; try again in {retry_after_secs} s")]
+    RateLimited { who: String, retry_after_secs: u64 },
+    /// A new password too weak for the security level.
+    #[error(
+        "password for user {user} is not strong enough for security level {level}: it needs \
+         at least 8 characters, of at least two kinds among upper-case, lower-case and \
+         non-letters"
+    )]
+    WeakPassword { user: String, level: u8 },
+    /// An empty new password where the security level requires one.
+    #[error("user {user} must have a password at security level {level}")]
+    PasswordRequired { user: String, level: u8 },
+    /// A user that does not exist.
+    #[error("user {user} does not exist")]
+    NoSuchUser { user: String },
+    /// A user name or spec field the server does not accept (`reason` names it).
+    #[error("{reason}")]
+    BadUser { user: String, reason: String },
+    /// At security level 4 users are not created on first use.
+    #[error(
+        "user {user} does not exist and security level {level} does not create users on \
+         first use; a super user must create it (user -f)"
+    )]
+    UserCreationRefused { user: String, level: u8 },
+    /// Changing another user's spec or password needs `-f` and a super user.
+    #[error("user {caller} may not {what} user {user} (needs a super user and -f)")]
+    OtherUser {
+        caller: String,
+        user: String,
+        what: &'static str,
+    },
+    /// The command needs a super user.
+    #[error("user {user} may not {what}: it needs super access")]
+    NotSuper { user: String, what: &'static str },
+    /// A setting name or value the server does not accept.
+    /// Hashing or random bytes failed on the server.
+    #[error("internal error: {reason}")]
+    Internal { reason: String },
+    #[error(transparent)]
+    Setting(#[from] SettingError),
+    #[error(transparent)]
+    Service(ServiceError),
+}
+
+embeds_service_error!(AuthError);
