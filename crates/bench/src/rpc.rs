@@ -40,6 +40,8 @@ pub async fn connect(addr: &str, user: &str, workspace: &str) -> Result<Connecti
         workspace: (!workspace.is_empty()).then(|| workspace.to_string()),
         host: "bench".into(),
         config_file: None,
+        tickets: None,
+        ticket: None,
     };
     Ok(Connection::connect(&settings).await?)
 }

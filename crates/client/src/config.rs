@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoContext, Result};
+use crate::tickets::TicketFile;
 
 /// The name of the per-directory settings file, searched from the current directory upwards.
 pub const CONFIG_FILE_NAME: &str = ".keel";
@@ -27,6 +28,10 @@ pub struct Settings {
     pub host: String,
     /// The `.keel` file that contributed settings, if one was found.
     pub config_file: Option<PathBuf>,
+    /// The tickets file (`KEEL_TICKETS`, else `~/.keel_tickets`), when one can be named.
+    pub tickets: Option<TicketFile>,
+    /// The login ticket sent with every request: the tickets file's for this server and user.
+    pub ticket: Option<String>,
 }
 
 impl Settings {
@@ -78,12 +83,19 @@ pub fn resolve_with(
         })
         .or_else(|| env("HOSTNAME"))
         .unwrap_or_else(|| "localhost".into());
+    let tickets = TicketFile::locate(&env);
+    let ticket = match &tickets {
+        Some(file) => file.get(&server, &user)?,
+        None => None,
+    };
     Ok(Settings {
         server,
         user,
         workspace,
         host,
         config_file,
+        tickets,
+        ticket,
     })
 }
 

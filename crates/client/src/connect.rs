@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use keel_proto::v1::Caller;
 use keel_proto::v1::keel_client::KeelClient;
+use tonic::metadata::AsciiMetadataValue;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::config::Settings;
@@ -11,10 +13,46 @@ use crate::error::{Error, Result};
 use crate::refusal::Refusal;
 use crate::tuning::TransferConfig;
 
+/// The metadata key a login ticket travels in (the server's `identity.rs` reads it).
+pub const TICKET_METADATA: &str = "keel-ticket";
+
+/// The generated gRPC client, sending the connection's ticket with every call.
+pub type Rpc = KeelClient<InterceptedService<Channel, SendTicket>>;
+
+/// Adds the login ticket, if any, to every request's metadata: the one place the client
+/// authenticates.
+#[derive(Clone, Debug)]
+pub struct SendTicket(Option<AsciiMetadataValue>);
+
+impl SendTicket {
+    /// Sends `ticket` (none when `None`); a ticket that is not ASCII text is an error naming it.
+    pub fn new(ticket: Option<&str>) -> Result<SendTicket> {
+        ticket
+            .map(|t| {
+                t.parse::<AsciiMetadataValue>()
+                    .map_err(|_| Error::BadArgument {
+                        arg: "ticket".into(),
+                        reason: "a ticket is ASCII text (log in again)".into(),
+                    })
+            })
+            .transpose()
+            .map(SendTicket)
+    }
+}
+
+impl tonic::service::Interceptor for SendTicket {
+    fn call(&mut self, mut req: tonic::Request<()>) -> std::result::Result<tonic::Request<()>, tonic::Status> {
+        if let Some(ticket) = &self.0 {
+            req.metadata_mut().insert(TICKET_METADATA, ticket.clone());
+        }
+        Ok(req)
+    }
+}
+
 /// A connected client: cheap to clone (the channel is shared).
 #[derive(Clone, Debug)]
 pub struct Connection {
-    client: KeelClient<Channel>,
+    client: Rpc,
     caller: Caller,
     addr: String,
     tuning: TransferConfig,
@@ -47,7 +85,8 @@ impl Connection {
             .connect()
             .await
             .map_err(|e| connect_error(error_chain(&e)))?;
-        let client = KeelClient::new(channel)
+        let ticket = SendTicket::new(settings.ticket.as_deref())?;
+        let client = KeelClient::with_interceptor(channel, ticket)
             .max_decoding_message_size(tuning.max_message_bytes)
             .max_encoding_message_size(tuning.max_message_bytes);
         Ok(Connection {
@@ -83,7 +122,7 @@ impl Connection {
     }
 
     /// A handle to the generated gRPC client (clones share the channel).
-    pub fn client(&self) -> KeelClient<Channel> {
+    pub fn client(&self) -> Rpc {
         self.client.clone()
     }
 

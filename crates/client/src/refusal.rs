@@ -49,6 +49,8 @@ pub enum Refusal {
     Raced { path: String },
     /// A trigger refused a submit of `change` (0 when the refusal is not about a change).
     TriggerFailed { change: u64 },
+    /// `user` needs a (new) login ticket: none was sent, or it was unknown or expired.
+    LoginRequired { user: String },
     /// Any other reason (or none).
     Other(ErrorReason),
 }
@@ -94,6 +96,9 @@ impl Refusal {
             ErrorReason::ShelveDefaultChangelist => Refusal::NeedsNumberedChange,
             ErrorReason::ShelveRaced => Refusal::Raced { path: d.path },
             ErrorReason::TriggerFailed => Refusal::TriggerFailed { change: d.change },
+            ErrorReason::LoginRequired | ErrorReason::TicketInvalid | ErrorReason::TicketExpired => {
+                Refusal::LoginRequired { user: d.user }
+            }
             other => Refusal::Other(other),
         })
     }

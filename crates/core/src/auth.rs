@@ -37,12 +37,6 @@ impl SecurityLevel {
         self.0 >= 2
     }
 
-    /// Whether the password itself may stand in for a ticket (Perforce's P4PASSWD), as at
-    /// levels 0 and 1; from level 2 on only a ticket from `login` will do.
-    pub fn accepts_password_per_command(self) -> bool {
-        self.0 <= 1
-    }
-
     /// Whether every user, with a password or without, needs a ticket (levels 3 and 4).
     pub fn tickets_for_everyone(self) -> bool {
         self.0 >= 3
@@ -184,17 +178,16 @@ mod tests {
         assert!(SecurityLevel::parse("-1").is_err());
         assert!(SecurityLevel::parse("high").is_err());
         let table = [
-            // level, strong, password per command, tickets for all, creates users
-            (0, false, true, false, true),
-            (1, false, true, false, true),
-            (2, true, false, false, true),
-            (3, true, false, true, true),
-            (4, true, false, true, false),
+            // level, strong passwords, tickets for all, creates users
+            (0, false, false, true),
+            (1, false, false, true),
+            (2, true, false, true),
+            (3, true, true, true),
+            (4, true, true, false),
         ];
-        for (n, strong, per_command, everyone, creates) in table {
+        for (n, strong, everyone, creates) in table {
             let l = SecurityLevel::from_number(n).expect("level in range");
             assert_eq!(l.requires_strong_passwords(), strong, "level {n}");
-            assert_eq!(l.accepts_password_per_command(), per_command, "level {n}");
             assert_eq!(l.tickets_for_everyone(), everyone, "level {n}");
             assert_eq!(l.creates_users_on_first_use(), creates, "level {n}");
         }

@@ -140,6 +140,19 @@ pub enum ClientCommand {
     Verify(crate::commands::verify::VerifyArgs),
     /// Show or edit the triggers table (-o prints it, -i reads it from stdin).
     Triggers(crate::commands::triggers::TriggersArgs),
+    /// Log in: trade your password for a ticket, stored in the tickets file (-s: show status).
+    Login(crate::commands::login::LoginArgs),
+    /// Log out: end this ticket on the server (-a: every ticket of yours, on every host).
+    Logout(crate::commands::login::LogoutArgs),
+    /// Set your password, or another user's (super users).
+    Passwd(crate::commands::login::PasswdArgs),
+    /// Show, edit, create or delete a user spec.
+    User(crate::commands::users::UserArgs),
+    /// List users.
+    Users,
+    /// Server settings: `configure set NAME=VALUE`, `configure unset NAME`, `configure show`.
+    #[command(subcommand)]
+    Configure(crate::commands::configure::ConfigureCmd),
 }
 
 #[derive(Debug, Args)]
@@ -452,6 +465,13 @@ pub struct ServeArgs {
     /// On a replica, send write commands on to the primary instead of refusing them.
     #[arg(long, requires = "replica_of")]
     pub forward_writes: bool,
+    /// On a replica, the service user it authenticates to the primary as; its ticket is the
+    /// tickets file's (KEEL_TICKETS or ~/.keel_tickets) for the primary's address.
+    #[arg(long, value_name = "USER", requires = "replica_of")]
+    pub service_user: Option<String>,
+    /// Set the security level (0-4) at start; it is stored, like `keel configure set security=N`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=4))]
+    pub security: Option<u8>,
 }
 
 #[derive(Debug, Args)]
@@ -474,6 +494,11 @@ pub struct ProxyArgs {
     /// Print the configuration in effect as TOML and exit.
     #[arg(long)]
     pub print_config: bool,
+    /// The service user content fetches go to the target as; its ticket is the tickets file's
+    /// (KEEL_TICKETS or ~/.keel_tickets) for the target's address. Without it, content is
+    /// fetched as the client whose request needed it, with that client's ticket.
+    #[arg(long, value_name = "USER")]
+    pub service_user: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -29,6 +29,7 @@ pub fn hint(refusal: &Refusal) -> Option<String> {
                 "\nSubmit failed; the change stays pending: fix the problems, then keel submit -c {change}"
             )
         }
+        Refusal::LoginRequired { user } => format!(": run `keel -u {user} login`"),
         Refusal::ExclusivelyOpened { .. } | Refusal::TriggerFailed { .. } | Refusal::Other(_) => {
             return None;
         }

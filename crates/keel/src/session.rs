@@ -7,9 +7,7 @@ use anyhow::{Context, Result};
 use keel_client::paths;
 use keel_client::{Connection, Overrides, Settings, WorkspaceCtx};
 use keel_proto::v1::Caller;
-use keel_proto::v1::keel_client::KeelClient;
 use tonic::codec::Streaming;
-use tonic::transport::Channel;
 
 use crate::cli::Cli;
 use crate::output::Out;
@@ -65,7 +63,7 @@ impl Session {
     }
 
     /// A gRPC client handle.
-    pub fn client(&self) -> KeelClient<Channel> {
+    pub fn client(&self) -> keel_client::connect::Rpc {
         self.conn.client()
     }
 

@@ -2,6 +2,7 @@
 //! out, else fetched once from the target (concurrent requests for one digest share the
 //! fetch) and then served from the cache.
 
+use crate::upstream::Asker;
 use crate::cache::{Cache, CacheError, Lookup, Verified};
 use crate::stats::Stats;
 use crate::upstream::Upstream;
@@ -41,7 +42,7 @@ impl ContentSource {
     /// The verified stored bytes of `digest` (its hex form as the server sent it).
     pub async fn get(
         self: &Arc<Self>,
-        caller: Option<pb::Caller>,
+        caller: Asker,
         hex: &str,
     ) -> Result<Verified, Status> {
         let digest = Digest::from_hex(hex).map_err(|e| {
@@ -95,7 +96,7 @@ impl ContentSource {
     /// case this waits for that one. The blob when this call fetched it, else `None`.
     async fn fetch_once(
         self: &Arc<Self>,
-        caller: Option<pb::Caller>,
+        caller: Asker,
         digest: Digest,
     ) -> Result<Option<Verified>, Status> {
         let cell = {
@@ -137,7 +138,7 @@ impl ContentSource {
 
     async fn fetch(
         self: &Arc<Self>,
-        caller: Option<pb::Caller>,
+        caller: Asker,
         digest: Digest,
     ) -> Result<Verified, Status> {
         use pb::content_message::Body;

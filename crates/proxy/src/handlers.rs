@@ -1,6 +1,7 @@
 //! The RPCs the proxy answers itself: Sync and Print (content from the cache) and Info (the
 //! target's answer plus the proxy's counters). Everything else is forwarded (`router.rs`).
 
+use crate::upstream::Asker;
 use crate::Proxy;
 use crate::pipeline;
 use crate::stats::Stats;
@@ -16,7 +17,7 @@ type Reply<M> = ReceiverStream<Result<M, Status>>;
 /// asked for records only, such as another proxy) passed on unfilled.
 fn answer<M: pipeline::Carries>(
     proxy: &Proxy,
-    caller: Option<pb::Caller>,
+    caller: Asker,
     upstream: tonic::Streaming<M>,
     fill: bool,
 ) -> Reply<M> {
@@ -37,14 +38,14 @@ impl tonic::server::ServerStreamingService<pb::SyncRequest> for SyncSvc {
     fn call(&mut self, req: Request<pb::SyncRequest>) -> Self::Future {
         let proxy = self.0.clone();
         Box::pin(async move {
+            let caller = Asker::of(&req, req.get_ref().caller.clone());
             let req = req.into_inner();
             // A caller that asked for records only (another proxy) gets them unfilled.
             let fill = !req.content_by_digest;
-            let caller = req.caller.clone();
             let upstream = proxy
                 .source
                 .upstream
-                .sync(pb::SyncRequest {
+                .sync(&caller, pb::SyncRequest {
                     content_by_digest: true,
                     ..req
                 })
@@ -64,13 +65,13 @@ impl tonic::server::ServerStreamingService<pb::FilesRequest> for PrintSvc {
     fn call(&mut self, req: Request<pb::FilesRequest>) -> Self::Future {
         let proxy = self.0.clone();
         Box::pin(async move {
+            let caller = Asker::of(&req, req.get_ref().caller.clone());
             let req = req.into_inner();
             let fill = !req.content_by_digest;
-            let caller = req.caller.clone();
             let upstream = proxy
                 .source
                 .upstream
-                .print(pb::FilesRequest {
+                .print(&caller, pb::FilesRequest {
                     content_by_digest: true,
                     ..req
                 })

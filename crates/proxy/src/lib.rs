@@ -13,6 +13,7 @@ mod upstream;
 
 pub use cache::CacheError;
 pub use config::{ProxyConfig, ProxyConfigError};
+pub use upstream::ServiceUser;
 
 use content::ContentSource;
 use keel_proto::v1 as pb;
@@ -34,6 +35,8 @@ pub struct ProxyOptions {
     /// Directory of the content cache (created when missing).
     pub cache_dir: PathBuf,
     pub config: ProxyConfig,
+    /// The service user content fetches go as, with its ticket (`--service-user`).
+    pub service_user: Option<upstream::ServiceUser>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -88,6 +91,7 @@ pub async fn run(
         &opts.target,
         Duration::from_secs(config.connect_timeout_secs),
         config.max_message_bytes,
+        opts.service_user.clone(),
     )
     .map_err(target_error)?;
     probe(&upstream).await.map_err(target_error)?;

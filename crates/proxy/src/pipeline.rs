@@ -2,6 +2,7 @@
 //! cache lookup or fetch as soon as it arrives (up to `fetch_ahead` records ahead), and the
 //! records go to the client in order, each followed by its content's chunks.
 
+use crate::upstream::Asker;
 use crate::cache::{Body, Entry, Verified};
 use crate::config::ProxyConfig;
 use crate::content::ContentSource;
@@ -71,7 +72,7 @@ type Ahead<M> = Result<(M, Option<JoinHandle<Result<Verified, Status>>>), Status
 /// The client's reply stream for `upstream`, a by-digest reply from the target.
 pub fn fill<M: Carries>(
     source: Arc<ContentSource>,
-    caller: Option<pb::Caller>,
+    caller: Asker,
     mut upstream: Streaming<M>,
     config: &ProxyConfig,
 ) -> Reply<M> {

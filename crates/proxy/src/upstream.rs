@@ -4,8 +4,45 @@
 use keel_proto::v1 as pb;
 use keel_proto::v1::keel_client::KeelClient;
 use std::time::Duration;
+use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::{Channel, Endpoint};
-use tonic::{Code, Status, Streaming};
+use tonic::{Code, Request, Status, Streaming};
+
+/// The metadata key a login ticket travels in (as the server's `identity.rs` reads it).
+pub const TICKET_METADATA: &str = "keel-ticket";
+
+/// Who a call to the target is made for: the client's caller and the ticket it presented,
+/// passed on unchanged.
+#[derive(Clone, Debug, Default)]
+pub struct Asker {
+    pub caller: Option<pb::Caller>,
+    pub ticket: Option<AsciiMetadataValue>,
+}
+
+impl Asker {
+    /// The caller and ticket of a client's request.
+    pub fn of<T>(req: &Request<T>, caller: Option<pb::Caller>) -> Asker {
+        Asker {
+            caller,
+            ticket: req.metadata().get(TICKET_METADATA).cloned(),
+        }
+    }
+
+    fn request<T>(&self, message: T) -> Request<T> {
+        let mut req = Request::new(message);
+        if let Some(ticket) = &self.ticket {
+            req.metadata_mut().insert(TICKET_METADATA, ticket.clone());
+        }
+        req
+    }
+}
+
+/// The service user the proxy fetches content as (like p4's `serviceUser`), with its ticket.
+#[derive(Clone, Debug)]
+pub struct ServiceUser {
+    pub user: String,
+    pub ticket: AsciiMetadataValue,
+}
 
 #[derive(Clone)]
 pub struct Upstream {
@@ -13,6 +50,9 @@ pub struct Upstream {
     pub addr: String,
     pub channel: Channel,
     client: KeelClient<Channel>,
+    /// Content fetches (shared by every client waiting for the content) go as this user;
+    /// without one, as the client whose request started the fetch.
+    service: Option<ServiceUser>,
 }
 
 impl Upstream {
@@ -22,6 +62,7 @@ impl Upstream {
         addr: &str,
         connect_timeout: Duration,
         max_message: usize,
+        service: Option<ServiceUser>,
     ) -> Result<Upstream, String> {
         let endpoint = Endpoint::from_shared(format!("http://{addr}"))
             .map_err(|e| e.to_string())?
@@ -35,6 +76,7 @@ impl Upstream {
             addr: addr.to_string(),
             channel,
             client,
+            service,
         })
     }
 
@@ -53,10 +95,14 @@ impl Upstream {
         client.info(req).await.map(|r| r.into_inner())
     }
 
-    pub async fn sync(&self, req: pb::SyncRequest) -> Result<Streaming<pb::SyncMessage>, Status> {
+    pub async fn sync(
+        &self,
+        asker: &Asker,
+        req: pb::SyncRequest,
+    ) -> Result<Streaming<pb::SyncMessage>, Status> {
         let mut client = self.client.clone();
         client
-            .sync(req)
+            .sync(asker.request(req))
             .await
             .map(|r| r.into_inner())
             .map_err(|s| self.status(s))
@@ -64,11 +110,12 @@ impl Upstream {
 
     pub async fn print(
         &self,
+        asker: &Asker,
         req: pb::FilesRequest,
     ) -> Result<Streaming<pb::ContentMessage>, Status> {
         let mut client = self.client.clone();
         client
-            .print(req)
+            .print(asker.request(req))
             .await
             .map(|r| r.into_inner())
             .map_err(|s| self.status(s))
@@ -76,16 +123,27 @@ impl Upstream {
 
     pub async fn content(
         &self,
-        caller: Option<pb::Caller>,
+        caller: Asker,
         digest: &str,
     ) -> Result<Streaming<pb::ContentMessage>, Status> {
         let mut client = self.client.clone();
+        let asker = match &self.service {
+            Some(s) => Asker {
+                caller: Some(pb::Caller {
+                    user: s.user.clone(),
+                    workspace: String::new(),
+                    host: "keel-proxy".to_string(),
+                }),
+                ticket: Some(s.ticket.clone()),
+            },
+            None => caller,
+        };
         let req = pb::ContentRequest {
-            caller,
+            caller: asker.caller.clone(),
             digest: digest.to_string(),
         };
         client
-            .content(req)
+            .content(asker.request(req))
             .await
             .map(|r| r.into_inner())
             .map_err(|s| self.status(s))

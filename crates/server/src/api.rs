@@ -1,10 +1,11 @@
 //! The `Keel` gRPC service: one method per RPC, each a thin call into `keel_service::Service`.
 
 use crate::ServerConfig;
+use crate::api_auth;
 use crate::api_labels;
 use crate::api_shelves;
 use crate::convert::{self, file};
-use crate::identity::{Peer, caller};
+use crate::identity::{Peer, caller, caller_unauthenticated};
 use crate::streams::{ResponseStream, Streams, blocking, single_files};
 use keel_core::{ChangeNumber, ChangeRef};
 use keel_proto::v1 as pb;
@@ -89,7 +90,8 @@ fn send_content<T: prost::Message>(
 #[tonic::async_trait]
 impl pb::keel_server::Keel for Api {
     async fn info(&self, req: Request<pb::InfoRequest>) -> Result<Response<pb::InfoReply>, Status> {
-        let who = caller(&Peer::of(&req), req.into_inner().caller)?;
+        // Unauthenticated, like `p4 info`: it tells anyone the server's security level.
+        let who = caller_unauthenticated(&Peer::of(&req), req.into_inner().caller)?;
         let (svc, addr) = (self.service.clone(), self.addr);
         // Small and read-only: answered on the runtime thread once the user is on record.
         let info = if svc.user_known(&who) {
@@ -109,6 +111,7 @@ impl pb::keel_server::Keel for Api {
             content_bytes_sent: self.sent.load(Ordering::Relaxed),
             proxy: None,
             replica: self.replica.as_ref().map(|r| r.info()),
+            security: u32::from(info.security),
         }))
     }
 
@@ -1000,5 +1003,68 @@ impl pb::keel_server::Keel for Api {
         let svc = self.service.clone();
         let table = blocking(move || svc.save_triggers(&who, &req.lines)).await?;
         Ok(Response::new(crate::api_triggers::table_to_wire(table)))
+    }
+
+    async fn login(
+        &self,
+        req: Request<pb::LoginRequest>,
+    ) -> Result<Response<pb::LoginReply>, Status> {
+        api_auth::login(self.service.clone(), req).await
+    }
+
+    async fn login_status(
+        &self,
+        req: Request<pb::LoginStatusRequest>,
+    ) -> Result<Response<pb::LoginReply>, Status> {
+        api_auth::login_status(self.service.clone(), req).await
+    }
+
+    async fn logout(
+        &self,
+        req: Request<pb::LogoutRequest>,
+    ) -> Result<Response<pb::LogoutReply>, Status> {
+        api_auth::logout(self.service.clone(), req).await
+    }
+
+    async fn set_password(
+        &self,
+        req: Request<pb::SetPasswordRequest>,
+    ) -> Result<Response<pb::SetPasswordReply>, Status> {
+        api_auth::set_password(self.service.clone(), req).await
+    }
+
+    async fn get_user(&self, req: Request<pb::GetUserRequest>) -> Result<Response<pb::User>, Status> {
+        api_auth::get_user(self.service.clone(), req).await
+    }
+
+    async fn save_user(
+        &self,
+        req: Request<pb::SaveUserRequest>,
+    ) -> Result<Response<pb::User>, Status> {
+        api_auth::save_user(self.service.clone(), req).await
+    }
+
+    async fn delete_user(
+        &self,
+        req: Request<pb::DeleteUserRequest>,
+    ) -> Result<Response<pb::DeleteUserReply>, Status> {
+        api_auth::delete_user(self.service.clone(), req).await
+    }
+
+    type ListUsersStream = ResponseStream<pb::User>;
+    async fn list_users(&self, req: Request<pb::ListUsersRequest>) -> Stream<pb::User> {
+        api_auth::list_users(self.service.clone(), &self.streams, req)
+    }
+
+    async fn configure(
+        &self,
+        req: Request<pb::ConfigureRequest>,
+    ) -> Result<Response<pb::ConfigureReply>, Status> {
+        api_auth::configure(self.service.clone(), req).await
+    }
+
+    type ListSettingsStream = ResponseStream<pb::Setting>;
+    async fn list_settings(&self, req: Request<pb::ListSettingsRequest>) -> Stream<pb::Setting> {
+        api_auth::list_settings(self.service.clone(), &self.streams, req)
     }
 }

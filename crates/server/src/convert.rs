@@ -6,7 +6,7 @@ use keel_core::{
 };
 use keel_proto::v1 as pb;
 use keel_service::{
-    ChangeError, ChangeInfo, DepotError, DepotInfo, FileInfo, FileOutcome, IntegInfo,
+    AuthError, ChangeError, ChangeInfo, DepotError, DepotInfo, FileInfo, FileOutcome, IntegInfo,
     IntegrateError, IntegrateMode, LabelError, ObliterateError, OpenAction, OpenError,
     ResolveOutcome, ServiceError, ShelveError, SpecError, SpecKind, SubmitError, SyncAction,
     UploadError, WorkspaceSpec,
@@ -512,6 +512,68 @@ impl WireError for LabelError {
 
     fn is_cancelled(&self) -> bool {
         matches!(self, LabelError::Service(e) if e.is_cancelled())
+    }
+}
+
+impl WireError for AuthError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use pb::ErrorReason as R;
+        let on_user = |code, reason, user: &str| {
+            (
+                code,
+                pb::ErrorDetail {
+                    user: user.to_string(),
+                    ..detail(reason)
+                },
+            )
+        };
+        match self {
+            AuthError::LoginRequired { user, .. } => {
+                on_user(Code::Unauthenticated, R::LoginRequired, user)
+            }
+            AuthError::TicketInvalid { user, .. } => {
+                on_user(Code::Unauthenticated, R::TicketInvalid, user)
+            }
+            AuthError::TicketExpired { user, .. } => {
+                on_user(Code::Unauthenticated, R::TicketExpired, user)
+            }
+            AuthError::PasswordInvalid { user } => {
+                on_user(Code::Unauthenticated, R::PasswordInvalid, user)
+            }
+            AuthError::NoPassword { user } => {
+                on_user(Code::FailedPrecondition, R::NoPassword, user)
+            }
+            AuthError::RateLimited { .. } => {
+                (Code::ResourceExhausted, detail(R::LoginRateLimited))
+            }
+            AuthError::WeakPassword { user, .. } => {
+                on_user(Code::InvalidArgument, R::WeakPassword, user)
+            }
+            AuthError::PasswordRequired { user, .. } => {
+                on_user(Code::InvalidArgument, R::PasswordRequired, user)
+            }
+            AuthError::NoSuchUser { user } => on_user(Code::NotFound, R::NoSuchUser, user),
+            AuthError::BadUser { user, .. } => on_user(Code::InvalidArgument, R::BadUser, user),
+            AuthError::UserCreationRefused { user, .. } => {
+                on_user(Code::PermissionDenied, R::UserCreationRefused, user)
+            }
+            AuthError::OtherUser { user, .. } | AuthError::NotSuper { user, .. } => {
+                on_user(Code::PermissionDenied, R::NotPermitted, user)
+            }
+            AuthError::Setting(e) => {
+                let name = match e {
+                    keel_core::SettingError::Unknown { name }
+                    | keel_core::SettingError::BadValue { name, .. } => name,
+                };
+                (Code::InvalidArgument, on_path(R::BadSetting, name))
+            }
+            AuthError::Internal { .. } => (Code::Internal, detail(R::Internal)),
+            AuthError::Service(e) => e.code_and_detail(),
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, AuthError::Service(e) if e.is_cancelled())
     }
 }
 

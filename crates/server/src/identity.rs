@@ -1,28 +1,115 @@
 //! Who is calling: the identity the server establishes for each request, from the request's
-//! own `Caller` and what the connection says about the client, before any rule runs.
+//! own `Caller`, what the connection says about the client and the credentials in the
+//! request's metadata, before any rule runs. This is the one place where requests are
+//! authenticated: [`caller`] lets a caller in only when `Service::authenticate` does.
 
 use keel_proto::v1 as pb;
-use keel_service::Caller;
+use keel_service::{Caller, Credentials, Service};
 use std::net::IpAddr;
+use std::sync::Arc;
 use tonic::{Request, Status};
 
-/// What the transport tells about a request's client.
+/// The metadata key a client's login ticket travels in.
+pub const TICKET_METADATA: &str = "keel-ticket";
+
+/// What every request needs to be authenticated: put into each request's extensions by
+/// [`Attach`] before the handler runs.
+pub(crate) struct Authenticator {
+    pub(crate) service: Arc<Service>,
+    /// This server's address, named in refusals.
+    pub(crate) server: String,
+}
+
+/// Wraps the API service and hands every request the [`Authenticator`] (as an extension,
+/// which tonic passes on to the handler's `Request`).
+#[derive(Clone)]
+pub(crate) struct Attach<S> {
+    pub(crate) inner: S,
+    pub(crate) auth: Arc<Authenticator>,
+}
+
+impl<S, B> tower_service::Service<http::Request<B>> for Attach<S>
+where
+    S: tower_service::Service<http::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
+        req.extensions_mut().insert(self.auth.clone());
+        self.inner.call(req)
+    }
+}
+
+impl<S: tonic::server::NamedService> tonic::server::NamedService for Attach<S> {
+    const NAME: &'static str = S::NAME;
+}
+
+/// What the transport and the metadata tell about a request's client.
 pub(crate) struct Peer {
     /// The client's network address as this server sees it (`None` when the transport has
     /// none, e.g. an in-process connection).
     pub(crate) address: Option<IpAddr>,
+    /// The ticket the request presented.
+    ticket: Option<String>,
+    auth: Option<Arc<Authenticator>>,
 }
 
 impl Peer {
     pub(crate) fn of<T>(req: &Request<T>) -> Peer {
         Peer {
             address: req.remote_addr().map(|a| a.ip()),
+            ticket: req
+                .metadata()
+                .get(TICKET_METADATA)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
+            auth: req.extensions().get::<Arc<Authenticator>>().cloned(),
+        }
+    }
+
+    /// The credentials the request presented (`login -s` and `logout` act on its ticket).
+    pub(crate) fn credentials(&self) -> Credentials {
+        Credentials {
+            ticket: self.ticket.clone(),
+            server: self
+                .auth
+                .as_ref()
+                .map(|a| a.server.clone())
+                .unwrap_or_default(),
         }
     }
 }
 
-/// The caller a request acts as: the user and workspace it names, seen from `peer`.
+/// The caller a request acts as, authenticated: the user and workspace it names, seen from
+/// `peer`, once `Service::authenticate` accepted the credentials presented.
 pub(crate) fn caller(peer: &Peer, c: Option<pb::Caller>) -> Result<Caller, Status> {
+    let who = caller_unauthenticated(peer, c)?;
+    let auth = peer
+        .auth
+        .as_ref()
+        .ok_or_else(|| Status::internal("request reached a handler without an authenticator"))?;
+    auth.service
+        .authenticate(&who, &peer.credentials())
+        .map_err(crate::convert::status)?;
+    Ok(who)
+}
+
+/// The caller a request names, without authenticating it: only for `Info` (which, like
+/// `p4 info`, tells anyone how to reach and log in to the server) and `Login` (which checks
+/// the password itself).
+pub(crate) fn caller_unauthenticated(
+    peer: &Peer,
+    c: Option<pb::Caller>,
+) -> Result<Caller, Status> {
     let c = c.ok_or_else(|| Status::invalid_argument("request has no caller (user, workspace)"))?;
     if c.user.is_empty() {
         return Err(Status::invalid_argument("request has no user"));

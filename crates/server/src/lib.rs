@@ -2,6 +2,7 @@
 //! and serves the wire API by translating each call to `keel-service`.
 
 mod api;
+mod api_auth;
 mod api_backup;
 mod api_labels;
 mod api_replication;
@@ -19,7 +20,7 @@ mod streams;
 pub use config::{CONFIG_FILE_NAME, ConfigError, InvalidKnob, ServerConfig};
 pub use keel_service::failpoints;
 pub use keel_store::backup::{RestoreError, RestoreProgress, RestoreReport, restore};
-pub use replica::ReplicaOptions;
+pub use replica::{ReplicaOptions, ServiceLogin};
 
 use keel_blob::FsBlobStore;
 use keel_service::{Service, system_clock};
@@ -39,6 +40,8 @@ pub struct ServeOptions {
     pub config: ServerConfig,
     /// Serve as a read-only replica of this primary.
     pub replica: Option<ReplicaOptions>,
+    /// Set the `security` level (0-4) at start (stored, like `keel configure set`).
+    pub security: Option<u8>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +58,8 @@ pub enum ServeError {
     Store(#[from] keel_store::StoreError),
     #[error(transparent)]
     Blob(#[from] keel_blob::BlobError),
+    #[error("cannot read the security level: {0}")]
+    Settings(#[from] keel_service::ServiceError),
     #[error("cannot finish queued content purges: {0}")]
     Recover(keel_service::ServiceError),
     #[error("cannot listen on {addr}: {source}")]
@@ -71,6 +76,10 @@ pub enum ServeError {
         #[source]
         source: tonic::transport::Error,
     },
+    #[error("cannot set the security level: {0}")]
+    Security(keel_service::AuthError),
+    #[error("a replica takes its security level from its primary; set it there")]
+    ReplicaSecurity,
     #[error("server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
 }
@@ -127,6 +136,14 @@ pub async fn serve(
         config.service.clone(),
         root.clone(),
     );
+    if let Some(level) = opts.security {
+        if opts.replica.is_some() {
+            return Err(ServeError::ReplicaSecurity);
+        }
+        service
+            .put_setting(keel_core::auth::SECURITY, &level.to_string())
+            .map_err(ServeError::Security)?;
+    }
     let (status, gate) = match &opts.replica {
         Some(r) => {
             let status = Arc::new(replica::ReplicaStatus::new(
@@ -141,6 +158,7 @@ pub async fn serve(
                 status: status.clone(),
                 retry: std::time::Duration::from_millis(config.replica_retry_ms),
                 max_message_bytes: config.max_message_bytes,
+                login: r.service_user.clone(),
             })
             .map_err(ServeError::Follower)?;
             let forward = if r.forward_writes {
@@ -189,15 +207,24 @@ pub async fn serve(
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
     // Triggers call back (`keel print //...@=N`) on the address the server listens on.
     service.set_server_address(addr);
-    let api = api::Api::new(Arc::new(service), addr, config, Arc::new(backup), status);
-    tracing::info!(%addr, root = %root.display(), "keel server listening");
+    let service = Arc::new(service);
+    let security = service.security_level()?;
+    let authenticator = Arc::new(identity::Authenticator {
+        service: service.clone(),
+        server: addr.to_string(),
+    });
+    let api = api::Api::new(service, addr, config, Arc::new(backup), status);
+    tracing::info!(%addr, root = %root.display(), %security, "keel server listening");
     ready(addr);
     tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .add_service(replica::gate::Gate {
-            inner: keel_proto::v1::keel_server::KeelServer::new(api)
-                .max_decoding_message_size(config.max_message_bytes)
-                .max_encoding_message_size(config.max_message_bytes),
+            inner: identity::Attach {
+                inner: keel_proto::v1::keel_server::KeelServer::new(api)
+                    .max_decoding_message_size(config.max_message_bytes)
+                    .max_encoding_message_size(config.max_message_bytes),
+                auth: authenticator,
+            },
             mode: gate,
         })
         .serve_with_incoming_shutdown(incoming_nodelay(incoming), shutdown_signal())

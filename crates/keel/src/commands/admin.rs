@@ -37,7 +37,8 @@ pub async fn info(s: &mut Session) -> Result<()> {
         .s("serverDate", date_time(reply.server_time))
         .n("serverUptime", uptime)
         .s("serverVersion", &reply.server_version)
-        .n("contentBytesSent", reply.content_bytes_sent);
+        .n("contentBytesSent", reply.content_bytes_sent)
+        .n("security", u64::from(reply.security));
     let mut lines = vec![
         format!("User name: {}", reply.user),
         format!("Client name: {client_name}"),
@@ -50,6 +51,7 @@ pub async fn info(s: &mut Session) -> Result<()> {
         format!("Server uptime: {uptime_text}"),
         format!("Server version: {}", reply.server_version),
         format!("Server content bytes sent: {}", reply.content_bytes_sent),
+        format!("Server security: {}", reply.security),
     ];
     if let Some(r) = &reply.replica {
         // Lag in seconds is shown to the millisecond (JSON in milliseconds, an integer).

@@ -5,9 +5,11 @@ pub(crate) mod backup;
 pub(crate) mod bench;
 mod branches;
 mod browse;
+pub(crate) mod configure;
 mod diff;
 mod integrate;
 mod labels;
+pub(crate) mod login;
 pub(crate) mod obliterate;
 mod open;
 mod proxy;
@@ -21,6 +23,7 @@ mod spec_form;
 mod submit;
 mod sync;
 pub(crate) mod triggers;
+pub(crate) mod users;
 pub(crate) mod verify;
 mod words;
 mod workspace;
@@ -109,5 +112,11 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Branches => branches::list(&mut s).await,
         C::Verify(args) => verify::verify(&mut s, args).await,
         C::Triggers(args) => triggers::triggers(&mut s, args).await,
+        C::Login(args) => login::login(&mut s, args).await,
+        C::Logout(args) => login::logout(&mut s, args).await,
+        C::Passwd(args) => login::passwd(&mut s, args).await,
+        C::User(args) => users::user(&mut s, args).await,
+        C::Users => users::users(&mut s).await,
+        C::Configure(cmd) => configure::run(&mut s, cmd).await,
     }
 }

@@ -36,6 +36,19 @@ pub async fn run(args: &ProxyArgs, json: bool) -> Result<()> {
         listen: args.listen.clone(),
         cache_dir: args.cache.clone(),
         config,
+        service_user: match &args.service_user {
+            Some(user) => {
+                let login = super::serve::service_login(&args.target, user)?;
+                let ticket = login.ticket.parse().map_err(|_| {
+                    anyhow::anyhow!("the ticket of service user {user} is not ASCII text; log in again")
+                })?;
+                Some(keel_proxy::ServiceUser {
+                    user: login.user,
+                    ticket,
+                })
+            }
+            None => None,
+        },
     };
     let (target, cache) = (args.target.clone(), args.cache.display().to_string());
     let counters = keel_proxy::run(

@@ -82,10 +82,19 @@ pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
         replica: args
             .replica_of
             .clone()
-            .map(|primary| keel_server::ReplicaOptions {
-                primary,
-                forward_writes: args.forward_writes,
-            }),
+            .map(|primary| -> Result<keel_server::ReplicaOptions> {
+                let service_user = match &args.service_user {
+                    Some(user) => Some(service_login(&primary, user)?),
+                    None => None,
+                };
+                Ok(keel_server::ReplicaOptions {
+                    primary,
+                    forward_writes: args.forward_writes,
+                    service_user,
+                })
+            })
+            .transpose()?,
+        security: args.security,
     };
     keel_server::serve(options, move |addr: std::net::SocketAddr| {
         let mut stdout = std::io::stdout().lock();
@@ -95,4 +104,21 @@ pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
     .await
     .context("keel serve failed")?;
     Ok(())
+}
+
+/// The service user's ticket for `server`, from the tickets file (`keel login` as that user,
+/// against that server, puts it there).
+pub(crate) fn service_login(server: &str, user: &str) -> Result<keel_server::ServiceLogin> {
+    let file = keel_client::TicketFile::locate(&|k| std::env::var(k).ok())
+        .context("no tickets file for the service user: set KEEL_TICKETS or HOME")?;
+    let ticket = file.get(server, user)?.with_context(|| {
+        format!(
+            "no ticket for service user {user} on {server} in {}: run `keel -s {server} -u {user} login` first",
+            file.path.display()
+        )
+    })?;
+    Ok(keel_server::ServiceLogin {
+        user: user.to_string(),
+        ticket,
+    })
 }

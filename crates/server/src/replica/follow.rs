@@ -16,6 +16,8 @@ use tonic::transport::{Channel, Endpoint};
 /// Why following stopped (the follower logs it, shows it in `keel info`, and tries again).
 #[derive(Debug, thiserror::Error)]
 enum FollowError {
+    #[error("the ticket of service user {user} is not ASCII text; log in again")]
+    Ticket { user: String },
     #[error("{primary} is not a usable address: {source}")]
     Address {
         primary: String,
@@ -53,6 +55,8 @@ pub(crate) struct Follower {
     pub(crate) status: Arc<ReplicaStatus>,
     pub(crate) retry: Duration,
     pub(crate) max_message_bytes: usize,
+    /// Who the follower calls the primary as.
+    pub(crate) login: Option<super::ServiceLogin>,
 }
 
 /// Starts following on a thread of its own (with its own single-threaded runtime, so applying
@@ -117,10 +121,10 @@ impl Follower {
             .max_encoding_message_size(self.max_message_bytes);
         let from = self.status.next_position();
         let mut stream = client
-            .journal(pb::JournalRequest {
-                caller: Some(caller()),
+            .journal(self.request(pb::JournalRequest {
+                caller: Some(self.caller()),
                 from_position: from,
-            })
+            })?)
             .await
             .map_err(|s| self.primary_error(s))?
             .into_inner();
@@ -162,10 +166,10 @@ impl Follower {
             reason,
         };
         let mut stream = client
-            .content(pb::ContentRequest {
-                caller: Some(caller()),
+            .content(self.request(pb::ContentRequest {
+                caller: Some(self.caller()),
                 digest: hex.clone(),
-            })
+            })?)
             .await
             .map_err(|s| self.primary_error(s))?
             .into_inner();
@@ -209,11 +213,31 @@ impl Follower {
     }
 }
 
-fn caller() -> pb::Caller {
-    pb::Caller {
-        user: REPLICA_USER.into(),
-        workspace: String::new(),
-        host: String::new(),
+impl Follower {
+    /// The identity the follower calls the primary with: its service user, if it has one.
+    fn caller(&self) -> pb::Caller {
+        pb::Caller {
+            user: self
+                .login
+                .as_ref()
+                .map_or(REPLICA_USER, |l| l.user.as_str())
+                .to_string(),
+            workspace: String::new(),
+            host: String::new(),
+        }
+    }
+
+    /// A request to the primary carrying the service user's ticket.
+    fn request<T>(&self, message: T) -> Result<tonic::Request<T>, FollowError> {
+        let mut req = tonic::Request::new(message);
+        if let Some(login) = &self.login {
+            let ticket = login.ticket.parse().map_err(|_| FollowError::Ticket {
+                user: login.user.clone(),
+            })?;
+            req.metadata_mut()
+                .insert(crate::identity::TICKET_METADATA, ticket);
+        }
+        Ok(req)
     }
 }
 

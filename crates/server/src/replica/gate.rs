@@ -40,6 +40,12 @@ pub(crate) const WRITE_RPCS: &[&str] = &[
     "DeleteBranch",
     "Checkpoint",
     "SaveTriggers",
+    "Login",
+    "Logout",
+    "SetPassword",
+    "SaveUser",
+    "DeleteUser",
+    "Configure",
 ];
 
 /// RPCs a replica answers itself. `UpdateHave` writes only the replica's own have lists.
@@ -71,6 +77,10 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "Content",
     "Verify",
     "GetTriggers",
+    "LoginStatus",
+    "GetUser",
+    "ListUsers",
+    "ListSettings",
 ];
 
 /// What the gate does with writes.

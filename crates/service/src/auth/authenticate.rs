@@ -12,8 +12,6 @@ use super::tickets::ticket_hash;
 pub struct Credentials {
     /// A ticket from `login`.
     pub ticket: Option<String>,
-    /// The password itself (Perforce's P4PASSWD), accepted at security levels 0 and 1 only.
-    pub password: Option<String>,
     /// This server's address as the client reached it, for messages.
     pub server: String,
 }
@@ -23,8 +21,7 @@ impl Service {
     /// command, by the front end's identity step; `Info` and `Login` skip it.
     ///
     /// A user needs to authenticate when the server is at security level 3 or higher, or when
-    /// the user has a password. A valid ticket (issued to this user, not expired) always
-    /// does; at levels 0 and 1 so does the password.
+    /// the user has a password; a valid ticket (issued to this user, not expired) does.
     pub fn authenticate(&self, caller: &Caller, creds: &Credentials) -> Result<(), AuthError> {
         let snap = self.meta.snapshot()?;
         let level = security_level(snap.as_ref())?;
@@ -50,9 +47,6 @@ impl Service {
                 });
             }
             return Ok(());
-        }
-        if let (Some(password), true) = (&creds.password, level.accepts_password_per_command()) {
-            return self.check_password(caller, &caller.user, stored, password);
         }
         Err(match ticket {
             Some(t) if t.user == caller.user => AuthError::TicketExpired {

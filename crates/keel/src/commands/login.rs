@@ -1,0 +1,207 @@
+//! `login [-s] [USER]`, `logout [-a]` and `passwd [USER]`: tickets and passwords. Passwords
+//! are read from the terminal without echo, or a line at a time from stdin when it is not a
+//! terminal; they are never printed.
+
+use std::io::{BufRead, IsTerminal};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use keel_client::{Connection, TicketFile};
+use keel_proto::v1::{
+    GetUserRequest, LoginRequest, LoginStatusRequest, LogoutRequest, SetPasswordRequest,
+};
+
+use super::spec_form::is_not_found;
+use crate::output::{Record, date_time};
+use crate::session::Session;
+
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// Show whether you are logged in and when the ticket expires, instead of logging in.
+    #[arg(short = 's')]
+    pub status: bool,
+    /// Log in as this user instead of the configured one.
+    pub user: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LogoutArgs {
+    /// End every ticket of the user, on every host, not just this one.
+    #[arg(short = 'a')]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PasswdArgs {
+    /// Set this user's password (super users) instead of your own.
+    pub user: Option<String>,
+}
+
+/// Reads a password: from the terminal without echo, else one line of stdin (without its
+/// line ending).
+fn read_password(prompt: &str) -> Result<String> {
+    if std::io::stdin().is_terminal() {
+        return rpassword::prompt_password(prompt).context("cannot read a password from the terminal");
+    }
+    let mut line = String::new();
+    let n = std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .context("cannot read a password from stdin")?;
+    if n == 0 {
+        bail!("no password given (stdin ended; give one line per password asked)");
+    }
+    Ok(line.trim_end_matches(['\n', '\r']).to_string())
+}
+
+/// The tickets file, which login needs to keep the ticket in.
+fn tickets(s: &Session) -> Result<&TicketFile> {
+    s.settings
+        .tickets
+        .as_ref()
+        .context("no tickets file: set KEEL_TICKETS or HOME")
+}
+
+/// Reconnects as `user` (with that user's stored ticket).
+async fn become_user(s: &mut Session, user: &str) -> Result<()> {
+    if s.settings.user == user {
+        return Ok(());
+    }
+    let mut settings = s.settings.clone();
+    settings.user = user.to_string();
+    settings.ticket = match &settings.tickets {
+        Some(file) => file.get(&settings.server, user)?,
+        None => None,
+    };
+    s.conn = Connection::connect(&settings).await?;
+    s.settings = settings;
+    Ok(())
+}
+
+/// "11 hours 59 minutes" from seconds.
+fn duration_words(secs: i64) -> String {
+    let secs = secs.max(0);
+    let (h, m, sec) = (secs / 3600, secs % 3600 / 60, secs % 60);
+    if h > 0 {
+        format!("{h} hours {m} minutes")
+    } else if m > 0 {
+        format!("{m} minutes {sec} seconds")
+    } else {
+        format!("{sec} seconds")
+    }
+}
+
+pub async fn login(s: &mut Session, args: LoginArgs) -> Result<()> {
+    if let Some(user) = &args.user {
+        become_user(s, user).await?;
+    }
+    let user = s.settings.user.clone();
+    if args.status {
+        let request = LoginStatusRequest { caller: s.caller() };
+        let reply = s.check(s.client().login_status(request).await)?;
+        let left = reply.expires - now();
+        s.out.emit(
+            Record::new()
+                .s("user", &reply.user)
+                .s("expires", date_time(reply.expires.max(0) as u64))
+                .n("expiresIn", left.max(0) as u64),
+            format!("User {user} ticket expires in {}.", duration_words(left)),
+        );
+        return Ok(());
+    }
+    let file = tickets(s)?.clone();
+    let password = read_password(&format!("Enter password for {user}: "))?;
+    let request = LoginRequest {
+        caller: s.caller(),
+        password,
+    };
+    let reply = s.check(s.client().login(request).await)?;
+    file.set(&s.settings.server, &user, &reply.ticket)?;
+    s.out.emit(
+        Record::new()
+            .s("user", &user)
+            .s("action", "login")
+            .s("expires", date_time(reply.expires.max(0) as u64)),
+        format!("User {user} logged in."),
+    );
+    Ok(())
+}
+
+pub async fn logout(s: &mut Session, args: LogoutArgs) -> Result<()> {
+    let user = s.settings.user.clone();
+    let request = LogoutRequest {
+        caller: s.caller(),
+        all: args.all,
+    };
+    let reply = s.check(s.client().logout(request).await)?;
+    if let Some(file) = &s.settings.tickets {
+        file.remove(&s.settings.server, &user)?;
+    }
+    let text = if args.all {
+        format!("User {user} logged out ({} tickets ended).", reply.ended)
+    } else {
+        format!("User {user} logged out.")
+    };
+    s.out.emit(
+        Record::new()
+            .s("user", &user)
+            .s("action", "logout")
+            .n("ended", reply.ended),
+        text,
+    );
+    Ok(())
+}
+
+pub async fn passwd(s: &mut Session, args: PasswdArgs) -> Result<()> {
+    let own = s.settings.user.clone();
+    let target = args.user.clone().unwrap_or_else(|| own.clone());
+    let needs_old = target == own && {
+        let request = GetUserRequest {
+            caller: s.caller(),
+            name: own.clone(),
+        };
+        match s.check(s.client().get_user(request).await) {
+            Ok(user) => user.has_password,
+            Err(e) => {
+                let e = anyhow::Error::from(e);
+                if is_not_found(&e) {
+                    false
+                } else {
+                    return Err(e);
+                }
+            }
+        }
+    };
+    let old = if needs_old {
+        read_password("Enter old password: ")?
+    } else {
+        String::new()
+    };
+    let new = read_password(&format!("Enter new password for {target}: "))?;
+    let again = read_password("Re-enter new password: ")?;
+    if new != again {
+        bail!("the two new passwords differ; password not changed");
+    }
+    let request = SetPasswordRequest {
+        caller: s.caller(),
+        user: if target == own { String::new() } else { target.clone() },
+        old_password: old,
+        new_password: new,
+    };
+    s.check(s.client().set_password(request).await)?;
+    // The server ended every ticket of the user.
+    if let Some(file) = &s.settings.tickets {
+        file.remove(&s.settings.server, &target)?;
+    }
+    s.out.emit(
+        Record::new().s("user", &target).s("action", "updated"),
+        format!("Password of user {target} updated; log in again."),
+    );
+    Ok(())
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
