@@ -165,7 +165,7 @@ pub(crate) async fn configure(
         }
     })
     .await?;
-    tracing::info!(setting = name, value = reply.value, unset = reply.value.is_empty(), "configure");
+    tracing::info!(setting = name, value = reply.value, "configure");
     Ok(Response::new(reply))
 }
 

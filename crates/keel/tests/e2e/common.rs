@@ -39,6 +39,16 @@ impl Server {
         Server::launch(root, env, "127.0.0.1:0", Vec::new())
     }
 
+    /// Starts a server on `root` with extra environment and further `keel serve` arguments.
+    pub fn start_full(root: &Path, env: &[(&str, &str)], args: &[&str]) -> Result<Server, String> {
+        Server::launch(root, env, "127.0.0.1:0", args.iter().map(|a| a.to_string()).collect())
+    }
+
+    /// What the server wrote to stderr so far (its log; the newest 64 KiB).
+    pub fn stderr(&self) -> String {
+        self.target.stderr().unwrap_or_default()
+    }
+
     /// Starts a read-only replica of `primary` on `root` with further arguments.
     pub fn start_replica(root: &Path, primary: &str, args: &[&str]) -> Result<Server, String> {
         let mut all = vec!["--replica-of".to_string(), primary.to_string()];
@@ -136,8 +146,22 @@ pub struct Proxy {
 impl Proxy {
     /// Starts `keel proxy --target SERVER --cache CACHE EXTRA...` on an ephemeral port.
     pub fn start(server_addr: &str, cache: &Path, extra: &[&str]) -> Result<Proxy, String> {
+        Proxy::start_with(server_addr, cache, extra, &[])
+    }
+
+    /// [`Proxy::start`] with extra environment (e.g. `KEEL_TICKETS`).
+    pub fn start_with(
+        server_addr: &str,
+        cache: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Proxy, String> {
         let extra: Vec<String> = extra.iter().map(|a| a.to_string()).collect();
         let launch = Launch {
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             root: Some(cache.to_path_buf()),
             capture_stderr: true,
             proxy_target: Some(server_addr.to_string()),
@@ -202,6 +226,22 @@ impl Client {
             .write_all(input.as_bytes())
             .expect("write stdin");
         child.wait_with_output().expect("keel runs")
+    }
+
+    /// Runs with extra environment (e.g. `KEEL_TICKETS`) and `stdin` as standard input.
+    pub fn run_with(&self, args: &[&str], env: &[(&str, &str)], stdin: &str) -> Output {
+        use std::io::Write;
+        let mut cmd = self.command(args);
+        cmd.envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn keel");
+        let mut input = child.stdin.take().expect("piped stdin");
+        // A command that exits before reading all of stdin is not an error here.
+        let _ = input.write_all(stdin.as_bytes());
+        drop(input);
+        child.wait_with_output().expect("wait for keel")
     }
 
     /// Starts the command without waiting for it (output discarded).

@@ -6,6 +6,7 @@
 
 mod common;
 
+mod auth;
 mod backup;
 mod bench;
 mod branch_70k;
