@@ -41,7 +41,10 @@ impl SendTicket {
 }
 
 impl tonic::service::Interceptor for SendTicket {
-    fn call(&mut self, mut req: tonic::Request<()>) -> std::result::Result<tonic::Request<()>, tonic::Status> {
+    fn call(
+        &mut self,
+        mut req: tonic::Request<()>,
+    ) -> std::result::Result<tonic::Request<()>, tonic::Status> {
         if let Some(ticket) = &self.0 {
             req.metadata_mut().insert(TICKET_METADATA, ticket.clone());
         }

@@ -113,15 +113,24 @@ mod tests {
         file.set("h:2", "alice", "BBB").expect("write");
         file.set("h:1", "bob", "CCC").expect("write");
         file.set("h:1", "alice", "DDD").expect("write");
-        assert_eq!(file.get("h:1", "alice").expect("read").as_deref(), Some("DDD"));
-        assert_eq!(file.get("h:2", "alice").expect("read").as_deref(), Some("BBB"));
+        assert_eq!(
+            file.get("h:1", "alice").expect("read").as_deref(),
+            Some("DDD")
+        );
+        assert_eq!(
+            file.get("h:2", "alice").expect("read").as_deref(),
+            Some("BBB")
+        );
         assert!(file.remove("h:1", "bob").expect("remove"));
         assert!(!file.remove("h:1", "bob").expect("remove"));
         assert_eq!(file.get("h:1", "bob").expect("read"), None);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&file.path).expect("stat").permissions().mode();
+            let mode = std::fs::metadata(&file.path)
+                .expect("stat")
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
         let located = TicketFile::locate(&|k| (k == "HOME").then(|| "/home/a".to_string()));

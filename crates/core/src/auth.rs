@@ -157,15 +157,15 @@ mod tests {
     fn strong_passwords_follow_perforce() {
         for (password, strong) in [
             ("", false),
-            ("short1A", false),        // 7 characters
-            ("alllowercase", false),   // one class
-            ("ALLUPPERCASE", false),   // one class
-            ("12345678", false),       // one class
-            ("lowerUPPER", true),      // two classes
-            ("lower123", true),        // lower + non-letter
-            ("UPPER-_-", true),        // upper + non-letter
-            ("Mixed-case-1", true),    // three classes
-            ("ünïcödeÜber", true),     // letters beyond ASCII count by case
+            ("short1A", false),      // 7 characters
+            ("alllowercase", false), // one class
+            ("ALLUPPERCASE", false), // one class
+            ("12345678", false),     // one class
+            ("lowerUPPER", true),    // two classes
+            ("lower123", true),      // lower + non-letter
+            ("UPPER-_-", true),      // upper + non-letter
+            ("Mixed-case-1", true),  // three classes
+            ("ünïcödeÜber", true),   // letters beyond ASCII count by case
         ] {
             assert_eq!(password_is_strong(password), strong, "{password:?}");
         }

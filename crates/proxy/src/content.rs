@@ -2,9 +2,9 @@
 //! out, else fetched once from the target (concurrent requests for one digest share the
 //! fetch) and then served from the cache.
 
-use crate::upstream::Asker;
 use crate::cache::{Cache, CacheError, Lookup, Verified};
 use crate::stats::Stats;
+use crate::upstream::Asker;
 use crate::upstream::Upstream;
 use keel_core::Digest;
 use keel_proto::v1 as pb;
@@ -40,11 +40,7 @@ impl ContentSource {
     }
 
     /// The verified stored bytes of `digest` (its hex form as the server sent it).
-    pub async fn get(
-        self: &Arc<Self>,
-        caller: Asker,
-        hex: &str,
-    ) -> Result<Verified, Status> {
+    pub async fn get(self: &Arc<Self>, caller: Asker, hex: &str) -> Result<Verified, Status> {
         let digest = Digest::from_hex(hex).map_err(|e| {
             Status::internal(format!(
                 "target {} sent a bad digest: {e}",
@@ -136,11 +132,7 @@ impl ContentSource {
         Ok(mine)
     }
 
-    async fn fetch(
-        self: &Arc<Self>,
-        caller: Asker,
-        digest: Digest,
-    ) -> Result<Verified, Status> {
+    async fn fetch(self: &Arc<Self>, caller: Asker, digest: Digest) -> Result<Verified, Status> {
         use pb::content_message::Body;
         let hex = digest.to_hex();
         let mut stream = self.upstream.content(caller, &hex).await?;

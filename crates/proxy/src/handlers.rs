@@ -1,10 +1,10 @@
 //! The RPCs the proxy answers itself: Sync and Print (content from the cache) and Info (the
 //! target's answer plus the proxy's counters). Everything else is forwarded (`router.rs`).
 
-use crate::upstream::Asker;
 use crate::Proxy;
 use crate::pipeline;
 use crate::stats::Stats;
+use crate::upstream::Asker;
 use keel_proto::v1 as pb;
 use std::sync::Arc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -45,10 +45,13 @@ impl tonic::server::ServerStreamingService<pb::SyncRequest> for SyncSvc {
             let upstream = proxy
                 .source
                 .upstream
-                .sync(&caller, pb::SyncRequest {
-                    content_by_digest: true,
-                    ..req
-                })
+                .sync(
+                    &caller,
+                    pb::SyncRequest {
+                        content_by_digest: true,
+                        ..req
+                    },
+                )
                 .await?;
             Ok(Response::new(answer(&proxy, caller, upstream, fill)))
         })
@@ -71,10 +74,13 @@ impl tonic::server::ServerStreamingService<pb::FilesRequest> for PrintSvc {
             let upstream = proxy
                 .source
                 .upstream
-                .print(&caller, pb::FilesRequest {
-                    content_by_digest: true,
-                    ..req
-                })
+                .print(
+                    &caller,
+                    pb::FilesRequest {
+                        content_by_digest: true,
+                        ..req
+                    },
+                )
                 .await?;
             Ok(Response::new(answer(&proxy, caller, upstream, fill)))
         })

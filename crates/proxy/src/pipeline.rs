@@ -2,11 +2,11 @@
 //! cache lookup or fetch as soon as it arrives (up to `fetch_ahead` records ahead), and the
 //! records go to the client in order, each followed by its content's chunks.
 
-use crate::upstream::Asker;
 use crate::cache::{Body, Entry, Verified};
 use crate::config::ProxyConfig;
 use crate::content::ContentSource;
 use crate::stats::Stats;
+use crate::upstream::Asker;
 use crate::upstream::unreachable_status;
 use keel_proto::v1 as pb;
 use std::io::Read;

@@ -1033,7 +1033,10 @@ impl pb::keel_server::Keel for Api {
         api_auth::set_password(self.service.clone(), req).await
     }
 
-    async fn get_user(&self, req: Request<pb::GetUserRequest>) -> Result<Response<pb::User>, Status> {
+    async fn get_user(
+        &self,
+        req: Request<pb::GetUserRequest>,
+    ) -> Result<Response<pb::User>, Status> {
         api_auth::get_user(self.service.clone(), req).await
     }
 

@@ -34,7 +34,8 @@ fn user_to_wire(u: UserSpec) -> pb::User {
 }
 
 fn user_from_wire(u: pb::User) -> Result<UserSpec, Status> {
-    let user_type = UserType::parse(&u.r#type).map_err(|e| crate::convert::status(AuthError::from(e)))?;
+    let user_type =
+        UserType::parse(&u.r#type).map_err(|e| crate::convert::status(AuthError::from(e)))?;
     Ok(UserSpec {
         name: u.name,
         email: u.email,
@@ -53,7 +54,10 @@ fn setting_to_wire(s: SettingValue) -> pb::Setting {
     }
 }
 
-pub(crate) async fn login(svc: Arc<Service>, req: Request<pb::LoginRequest>) -> Reply<pb::LoginReply> {
+pub(crate) async fn login(
+    svc: Arc<Service>,
+    req: Request<pb::LoginRequest>,
+) -> Reply<pb::LoginReply> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
     let who = caller_unauthenticated(&peer, req.caller)?;
@@ -72,7 +76,10 @@ pub(crate) async fn login_status(
     Ok(Response::new(ticket_to_wire(ticket)))
 }
 
-pub(crate) async fn logout(svc: Arc<Service>, req: Request<pb::LogoutRequest>) -> Reply<pb::LogoutReply> {
+pub(crate) async fn logout(
+    svc: Arc<Service>,
+    req: Request<pb::LogoutRequest>,
+) -> Reply<pb::LogoutReply> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
     let who = caller(&peer, req.caller)?;
@@ -98,7 +105,10 @@ pub(crate) async fn set_password(
     Ok(Response::new(pb::SetPasswordReply {}))
 }
 
-pub(crate) async fn get_user(svc: Arc<Service>, req: Request<pb::GetUserRequest>) -> Reply<pb::User> {
+pub(crate) async fn get_user(
+    svc: Arc<Service>,
+    req: Request<pb::GetUserRequest>,
+) -> Reply<pb::User> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
     let who = caller(&peer, req.caller)?;
@@ -106,7 +116,10 @@ pub(crate) async fn get_user(svc: Arc<Service>, req: Request<pb::GetUserRequest>
     Ok(Response::new(user_to_wire(user)))
 }
 
-pub(crate) async fn save_user(svc: Arc<Service>, req: Request<pb::SaveUserRequest>) -> Reply<pb::User> {
+pub(crate) async fn save_user(
+    svc: Arc<Service>,
+    req: Request<pb::SaveUserRequest>,
+) -> Reply<pb::User> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
     let who = caller(&peer, req.caller)?;
@@ -150,11 +163,12 @@ pub(crate) async fn configure(
     let name = req.name.clone();
     let reply = blocking(move || {
         if req.unset {
-            svc.configure_unset(&who, &req.name).map(|was_set| pb::ConfigureReply {
-                name: req.name.clone(),
-                value: String::new(),
-                was_set,
-            })
+            svc.configure_unset(&who, &req.name)
+                .map(|was_set| pb::ConfigureReply {
+                    name: req.name.clone(),
+                    value: String::new(),
+                    was_set,
+                })
         } else {
             svc.configure_set(&who, &req.name, &req.value)
                 .map(|value| pb::ConfigureReply {

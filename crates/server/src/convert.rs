@@ -543,9 +543,7 @@ impl WireError for AuthError {
             AuthError::NoPassword { user } => {
                 on_user(Code::FailedPrecondition, R::NoPassword, user)
             }
-            AuthError::RateLimited { .. } => {
-                (Code::ResourceExhausted, detail(R::LoginRateLimited))
-            }
+            AuthError::RateLimited { .. } => (Code::ResourceExhausted, detail(R::LoginRateLimited)),
             AuthError::WeakPassword { user, .. } => {
                 on_user(Code::InvalidArgument, R::WeakPassword, user)
             }

@@ -106,10 +106,7 @@ pub(crate) fn caller(peer: &Peer, c: Option<pb::Caller>) -> Result<Caller, Statu
 /// The caller a request names, without authenticating it: only for `Info` (which, like
 /// `p4 info`, tells anyone how to reach and log in to the server) and `Login` (which checks
 /// the password itself).
-pub(crate) fn caller_unauthenticated(
-    peer: &Peer,
-    c: Option<pb::Caller>,
-) -> Result<Caller, Status> {
+pub(crate) fn caller_unauthenticated(peer: &Peer, c: Option<pb::Caller>) -> Result<Caller, Status> {
     let c = c.ok_or_else(|| Status::invalid_argument("request has no caller (user, workspace)"))?;
     if c.user.is_empty() {
         return Err(Status::invalid_argument("request has no user"));

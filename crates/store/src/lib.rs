@@ -32,7 +32,8 @@ pub use replica::{ReadOnlyStore, ReplicaApplyError};
 pub use root::{HAVE_DIR, JOURNAL_DIR, METADATA_FILE, RootStores, open_root};
 pub use rows::{
     BranchRow, ChangeFilter, ChangeRow, ChangeStatus, DepotRow, HaveRow, IntegRow, LabelRow,
-    LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, TicketRow, UserRow, WorkspaceRow,
+    LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, TicketRow, UserRow,
+    WorkspaceRow,
 };
 pub use sqlite::{SqliteStore, mapped_read_faults};
 

@@ -41,7 +41,8 @@ pub struct PasswdArgs {
 /// line ending).
 fn read_password(prompt: &str) -> Result<String> {
     if std::io::stdin().is_terminal() {
-        return rpassword::prompt_password(prompt).context("cannot read a password from the terminal");
+        return rpassword::prompt_password(prompt)
+            .context("cannot read a password from the terminal");
     }
     let mut line = String::new();
     let n = std::io::stdin()
@@ -184,7 +185,11 @@ pub async fn passwd(s: &mut Session, args: PasswdArgs) -> Result<()> {
     }
     let request = SetPasswordRequest {
         caller: s.caller(),
-        user: if target == own { String::new() } else { target.clone() },
+        user: if target == own {
+            String::new()
+        } else {
+            target.clone()
+        },
         old_password: old,
         new_password: new,
     };

@@ -40,7 +40,9 @@ pub async fn run(args: &ProxyArgs, json: bool) -> Result<()> {
             Some(user) => {
                 let login = super::serve::service_login(&args.target, user)?;
                 let ticket = login.ticket.parse().map_err(|_| {
-                    anyhow::anyhow!("the ticket of service user {user} is not ASCII text; log in again")
+                    anyhow::anyhow!(
+                        "the ticket of service user {user} is not ASCII text; log in again"
+                    )
                 })?;
                 Some(keel_proxy::ServiceUser {
                     user: login.user,

@@ -232,7 +232,10 @@ mod tests {
             accessed: 1_700_000_100,
             has_password: true,
         };
-        assert_eq!(parse_form(&spec.render_form(), &spec).expect("parses"), spec);
+        assert_eq!(
+            parse_form(&spec.render_form(), &spec).expect("parses"),
+            spec
+        );
         let robot = spec.render_form().replace("\tservice", "\trobot");
         assert!(parse_form(&robot, &spec).is_err());
         let renamed = spec.render_form().replace("\tbuild\n", "\tother\n");

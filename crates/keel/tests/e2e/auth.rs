@@ -20,7 +20,11 @@ struct As {
 
 impl As {
     fn new(client: Client, dir: &Path) -> As {
-        let tickets = dir.join(format!("tickets-{}-{}", client.user, client.addr.replace(':', "_")));
+        let tickets = dir.join(format!(
+            "tickets-{}-{}",
+            client.user,
+            client.addr.replace(':', "_")
+        ));
         As { client, tickets }
     }
 
@@ -35,7 +39,8 @@ impl As {
 
     fn run(&self, args: &[&str], stdin: &str) -> Output {
         let tickets = self.tickets.to_str().expect("utf-8 path");
-        self.client.run_with(args, &[("KEEL_TICKETS", tickets)], stdin)
+        self.client
+            .run_with(args, &[("KEEL_TICKETS", tickets)], stdin)
     }
 
     fn ok(&self, args: &[&str], stdin: &str) -> String {
@@ -101,7 +106,10 @@ fn users_are_created_on_first_use_below_level_4_and_only_by_a_super_user_at_4() 
     carol.ok(&["info"], "");
     let refused = carol.fail(&["depots"], "");
     assert!(refused.contains("user carol is not logged in"), "{refused}");
-    assert!(refused.contains(&fx.server.addr), "names the server: {refused}");
+    assert!(
+        refused.contains(&fx.server.addr),
+        "names the server: {refused}"
+    );
     assert!(refused.contains("keel -u carol login"), "{refused}");
     let refused = carol.fail(&["login"], "whatever\n");
     assert!(refused.contains("carol"), "{refused}");
@@ -145,19 +153,31 @@ fn passwd_then_login_then_commands_with_the_ticket() {
     // The tickets file is private and holds the ticket under this server and user.
     let mode = {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::metadata(&admin.tickets).expect("tickets file").permissions().mode()
+        std::fs::metadata(&admin.tickets)
+            .expect("tickets file")
+            .permissions()
+            .mode()
     };
     assert_eq!(mode & 0o777, 0o600);
     let text = std::fs::read_to_string(&admin.tickets).expect("tickets");
-    assert!(text.starts_with(&format!("{}=admin:", fx.server.addr)), "{text}");
+    assert!(
+        text.starts_with(&format!("{}=admin:", fx.server.addr)),
+        "{text}"
+    );
     assert!(!text.contains(ADMIN_PW));
 
     admin.ok(&["configure", "set", "security=3"], "");
     let shown = admin.ok(&["--json", "configure", "show"], "");
-    assert!(shown.contains(r#""name":"security""#) && shown.contains(r#""value":"3""#), "{shown}");
+    assert!(
+        shown.contains(r#""name":"security""#) && shown.contains(r#""value":"3""#),
+        "{shown}"
+    );
     let status = admin.ok(&["login", "-s"], "");
-    assert!(status.starts_with("User admin ticket expires in 11 hours 59 minutes")
-        || status.starts_with("User admin ticket expires in 12 hours 0 minutes"), "{status}");
+    assert!(
+        status.starts_with("User admin ticket expires in 11 hours 59 minutes")
+            || status.starts_with("User admin ticket expires in 12 hours 0 minutes"),
+        "{status}"
+    );
 
     // With the ticket, a whole workflow; without it (another tickets file), a refusal that
     // names the user, the server and the fix, exits non-zero and changes nothing.
@@ -166,16 +186,36 @@ fn passwd_then_login_then_commands_with_the_ticket() {
     let mut ws = admin.client.clone();
     ws.workspace = "ws".into();
     ws.cwd = root.clone();
-    let ws = As { client: ws, tickets: admin.tickets.clone() };
-    ws.ok(&["workspace", "create", "ws", "--root", root.to_str().expect("utf-8"), "--view", "//depot/... //ws/..."], "");
+    let ws = As {
+        client: ws,
+        tickets: admin.tickets.clone(),
+    };
+    ws.ok(
+        &[
+            "workspace",
+            "create",
+            "ws",
+            "--root",
+            root.to_str().expect("utf-8"),
+            "--view",
+            "//depot/... //ws/...",
+        ],
+        "",
+    );
     write(&root, "a.txt", "hello\n");
     ws.ok(&["add", "a.txt"], "");
     ws.ok(&["submit", "-d", "first"], "");
     let stranger = As::new(ws.client.clone(), &fx.dir.path().join("elsewhere"));
     std::fs::create_dir_all(fx.dir.path().join("elsewhere")).expect("dir");
     let refused = stranger.fail(&["changes"], "");
-    assert!(refused.contains("user admin is not logged in to server"), "{refused}");
-    assert!(refused.contains(&fx.server.addr) && refused.contains("keel -u admin login"), "{refused}");
+    assert!(
+        refused.contains("user admin is not logged in to server"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains(&fx.server.addr) && refused.contains("keel -u admin login"),
+        "{refused}"
+    );
     write(&root, "b.txt", "b\n");
     stranger.fail(&["add", "b.txt"], "");
     assert!(ws.ok(&["opened"], "").trim().is_empty() || !ws.ok(&["opened"], "").contains("b.txt"));
@@ -183,8 +223,14 @@ fn passwd_then_login_then_commands_with_the_ticket() {
 
     // Another user's password needs the super user; the old password is checked.
     let refused = ws.fail(&["passwd"], "wrong-Old1\nN3w-pass-word\nN3w-pass-word\n");
-    assert!(refused.contains("password invalid for user admin"), "{refused}");
-    ws.ok(&["passwd"], &format!("{ADMIN_PW}\nN3w-pass-word\nN3w-pass-word\n"));
+    assert!(
+        refused.contains("password invalid for user admin"),
+        "{refused}"
+    );
+    ws.ok(
+        &["passwd"],
+        &format!("{ADMIN_PW}\nN3w-pass-word\nN3w-pass-word\n"),
+    );
     // Changing the password ended the ticket.
     assert!(ws.fail(&["changes"], "").contains("not logged in"));
     ws.ok(&["login"], "N3w-pass-word\n");
@@ -196,7 +242,11 @@ fn an_expired_ticket_is_refused() {
     let fx = Fixture::new();
     let root = fx.dir.path().join("short");
     std::fs::create_dir_all(&root).expect("root");
-    std::fs::write(root.join("keel.toml"), "[service]\nticket_lifetime_secs = 1\n").expect("toml");
+    std::fs::write(
+        root.join("keel.toml"),
+        "[service]\nticket_lifetime_secs = 1\n",
+    )
+    .expect("toml");
     let server = Server::start_full(&root, &[], &["--security", "3"]).expect("starts");
     // At level 3 from the start nobody has a password: the bootstrap is done at 0 first.
     let admin = As::new(server.client("admin", "", fx.dir.path()), fx.dir.path());
@@ -212,7 +262,10 @@ fn an_expired_ticket_is_refused() {
     // One second of lifetime, whole seconds: certainly over after two.
     std::thread::sleep(Duration::from_millis(2100));
     let refused = admin.fail(&["depots"], "");
-    assert!(refused.contains("user admin's ticket for server"), "{refused}");
+    assert!(
+        refused.contains("user admin's ticket for server"),
+        "{refused}"
+    );
     assert!(refused.contains("expired at"), "{refused}");
     assert!(refused.contains("keel -u admin login"), "{refused}");
     let refused = admin.fail(&["login", "-s"], "");
@@ -251,11 +304,17 @@ fn failed_logins_are_limited_per_user_and_say_when_to_retry() {
     let admin = locked_server(&fx, "3");
     for _ in 0..5 {
         let refused = admin.fail(&["login"], "not-the-password\n");
-        assert!(refused.contains("password invalid for user admin"), "{refused}");
+        assert!(
+            refused.contains("password invalid for user admin"),
+            "{refused}"
+        );
     }
     // The right password is refused too until the window ends.
     let refused = admin.fail(&["login"], &format!("{ADMIN_PW}\n"));
-    assert!(refused.contains("too many failed logins for user admin"), "{refused}");
+    assert!(
+        refused.contains("too many failed logins for user admin"),
+        "{refused}"
+    );
     assert!(refused.contains("try again in "), "{refused}");
     // Another user from the same address is not limited by admin's failures.
     let bob = As::new(fx.server.client("bob", "", fx.dir.path()), fx.dir.path());
@@ -287,7 +346,12 @@ fn a_password_never_reaches_the_server_log_or_the_metadata() {
     admin.fail(&["login"], "Wr0ng-guess-xyzzy\n");
     admin.ok(&["admin", "checkpoint"], "");
     let ticket = std::fs::read_to_string(&admin.tickets).expect("tickets");
-    let ticket = ticket.trim().rsplit(':').next().expect("ticket").to_string();
+    let ticket = ticket
+        .trim()
+        .rsplit(':')
+        .next()
+        .expect("ticket")
+        .to_string();
     assert_eq!(ticket.len(), 64);
     let log = server.stderr();
     assert!(log.contains("login"), "the log is captured: {log}");
@@ -304,7 +368,10 @@ fn a_password_never_reaches_the_server_log_or_the_metadata() {
 
 /// A service user `svc` logged in to `server` (its ticket in `svc.tickets`).
 fn service_user(fx: &Fixture, admin: &As) -> As {
-    admin.ok(&["user", "-f", "-i"], "User: svc\nEmail: svc@example.com\nFullName: Replicas\nType: service\n");
+    admin.ok(
+        &["user", "-f", "-i"],
+        "User: svc\nEmail: svc@example.com\nFullName: Replicas\nType: service\n",
+    );
     admin.ok(&["passwd", "svc"], "Serv1ce-pass\nServ1ce-pass\n");
     let svc = As::new(fx.server.client("svc", "", fx.dir.path()), fx.dir.path());
     svc.ok(&["login"], "Serv1ce-pass\n");
@@ -329,8 +396,22 @@ fn a_replica_and_a_proxy_authenticate_as_a_service_user_to_a_level_3_primary() {
     let mut c = admin.client.clone();
     c.workspace = "ws".into();
     c.cwd = root.clone();
-    let ws = As { client: c, tickets: admin.tickets.clone() };
-    ws.ok(&["workspace", "create", "ws", "--root", root.to_str().expect("utf-8"), "--view", "//depot/... //ws/..."], "");
+    let ws = As {
+        client: c,
+        tickets: admin.tickets.clone(),
+    };
+    ws.ok(
+        &[
+            "workspace",
+            "create",
+            "ws",
+            "--root",
+            root.to_str().expect("utf-8"),
+            "--view",
+            "//depot/... //ws/...",
+        ],
+        "",
+    );
     write(&root, "a.txt", "replicated\n");
     ws.ok(&["add", "a.txt"], "");
     ws.ok(&["submit", "-d", "first"], "");
@@ -343,11 +424,21 @@ fn a_replica_and_a_proxy_authenticate_as_a_service_user_to_a_level_3_primary() {
         &env,
         &["--replica-of", &fx.server.addr, "--service-user", "nobody"],
     );
-    assert!(refused.err().is_some_and(|e| e.contains("no ticket for service user nobody")));
+    assert!(
+        refused
+            .err()
+            .is_some_and(|e| e.contains("no ticket for service user nobody"))
+    );
     let replica = Server::start_full(
         &fx.dir.path().join("replica"),
         &env,
-        &["--replica-of", &fx.server.addr, "--service-user", "svc", "--forward-writes"],
+        &[
+            "--replica-of",
+            &fx.server.addr,
+            "--service-user",
+            "svc",
+            "--forward-writes",
+        ],
     )
     .expect("replica starts");
     // Users log in through the replica (forwarded to the primary); the ticket reaches the
@@ -355,11 +446,18 @@ fn a_replica_and_a_proxy_authenticate_as_a_service_user_to_a_level_3_primary() {
     let on_replica = ws.on(&replica.addr);
     on_replica.ok(&["login"], &format!("{ADMIN_PW}\n"));
     wait_for("the replica applies the change and the ticket", || {
-        on_replica.run(&["print", "//depot/a.txt"], "").stdout.ends_with(b"replicated\n")
+        on_replica
+            .run(&["print", "//depot/a.txt"], "")
+            .stdout
+            .ends_with(b"replicated\n")
     });
     let stranger = As::new(on_replica.client.clone(), &fx.dir.path().join("elsewhere"));
     std::fs::create_dir_all(fx.dir.path().join("elsewhere")).expect("dir");
-    assert!(stranger.fail(&["print", "//depot/a.txt"], "").contains("not logged in"));
+    assert!(
+        stranger
+            .fail(&["print", "//depot/a.txt"], "")
+            .contains("not logged in")
+    );
 
     // The proxy fetches content as svc; each client's own ticket passes through unchanged.
     let proxy = Proxy::start_with(
@@ -374,7 +472,10 @@ fn a_replica_and_a_proxy_authenticate_as_a_service_user_to_a_level_3_primary() {
     via_proxy.ok(&["login"], &format!("{ADMIN_PW}\n"));
     std::fs::remove_file(root.join("a.txt")).ok();
     via_proxy.ok(&["sync", "-f"], "");
-    assert_eq!(std::fs::read(root.join("a.txt")).expect("synced"), b"replicated\n");
+    assert_eq!(
+        std::fs::read(root.join("a.txt")).expect("synced"),
+        b"replicated\n"
+    );
     let info = via_proxy.ok(&["--json", "info"], "");
     assert!(info.contains(r#""security":3"#), "{info}");
 }

@@ -41,7 +41,12 @@ impl Server {
 
     /// Starts a server on `root` with extra environment and further `keel serve` arguments.
     pub fn start_full(root: &Path, env: &[(&str, &str)], args: &[&str]) -> Result<Server, String> {
-        Server::launch(root, env, "127.0.0.1:0", args.iter().map(|a| a.to_string()).collect())
+        Server::launch(
+            root,
+            env,
+            "127.0.0.1:0",
+            args.iter().map(|a| a.to_string()).collect(),
+        )
     }
 
     /// What the server wrote to stderr so far (its log; the newest 64 KiB).

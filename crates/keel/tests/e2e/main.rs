@@ -7,6 +7,7 @@
 mod common;
 
 mod auth;
+mod auth_every_rpc;
 mod backup;
 mod bench;
 mod branch_70k;

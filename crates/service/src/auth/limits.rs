@@ -54,10 +54,19 @@ impl LoginLimiter {
     }
 
     /// Refuses when the user or the address has used up its failures in the current window.
-    pub(crate) fn check(&self, user: &str, address: Option<IpAddr>, now: i64) -> Result<(), Limited> {
+    pub(crate) fn check(
+        &self,
+        user: &str,
+        address: Option<IpAddr>,
+        now: i64,
+    ) -> Result<(), Limited> {
         let windows = self.windows.lock().unwrap_or_else(|e| e.into_inner());
         for (key, kind) in Self::keys(user, address) {
-            let limit = if kind == 0 { self.per_user } else { self.per_address };
+            let limit = if kind == 0 {
+                self.per_user
+            } else {
+                self.per_address
+            };
             if let Some(w) = windows.get(&key)
                 && now < w.started.saturating_add(self.window)
                 && w.failures >= limit
@@ -123,13 +132,17 @@ mod tests {
         limiter.failed("alice", Some(addr), 100);
         assert!(limiter.check("alice", Some(addr), 101).is_ok());
         limiter.failed("alice", Some(addr), 101);
-        let refused = limiter.check("alice", Some(addr), 110).err().expect("refused");
+        let refused = limiter
+            .check("alice", Some(addr), 110)
+            .expect_err("refused");
         assert_eq!(refused.who, "user alice");
         assert_eq!(refused.retry_after_secs, 50);
         // Another user from the same address has one failure left there.
         assert!(limiter.check("bob", Some(addr), 110).is_ok());
         limiter.failed("bob", Some(addr), 110);
-        let refused = limiter.check("carol", Some(addr), 111).err().expect("refused");
+        let refused = limiter
+            .check("carol", Some(addr), 111)
+            .expect_err("refused");
         assert_eq!(refused.who, "client address 10.0.0.1");
         // The window ends.
         assert!(limiter.check("alice", None, 160).is_ok());

@@ -12,7 +12,7 @@ mod users;
 
 pub use authenticate::Credentials;
 pub(crate) use limits::LoginLimiter;
-pub(crate) use settings::security_level;
 pub use settings::SettingValue;
+pub(crate) use settings::security_level;
 pub use tickets::TicketInfo;
 pub use users::UserSpec;

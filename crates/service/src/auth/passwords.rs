@@ -32,8 +32,11 @@ impl Service {
 
     /// Whether `password` matches a stored hash (whose own parameters are used).
     pub(crate) fn password_matches(stored: &str, password: &str) -> bool {
-        PasswordHash::new(stored)
-            .is_ok_and(|h| Argon2::default().verify_password(password.as_bytes(), &h).is_ok())
+        PasswordHash::new(stored).is_ok_and(|h| {
+            Argon2::default()
+                .verify_password(password.as_bytes(), &h)
+                .is_ok()
+        })
     }
 
     /// Checks `password` for `user`, counted against the failed-login limits of the user
@@ -84,9 +87,11 @@ impl Service {
         let target = user.unwrap_or(&caller.user).to_string();
         let snap = self.meta.snapshot()?;
         let level = security_level(snap.as_ref())?;
-        let row = snap.get_user(&target)?.ok_or_else(|| AuthError::NoSuchUser {
-            user: target.clone(),
-        })?;
+        let row = snap
+            .get_user(&target)?
+            .ok_or_else(|| AuthError::NoSuchUser {
+                user: target.clone(),
+            })?;
         drop(snap);
         if target != caller.user {
             if !self.is_super(caller)? {

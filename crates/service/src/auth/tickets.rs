@@ -128,7 +128,8 @@ impl Service {
         let user = caller.user.clone();
         let ended = keel_store::write(self.meta.as_ref(), move |txn| {
             if all {
-                txn.delete_tickets_of(&user, now).map_err(ServiceError::from)
+                txn.delete_tickets_of(&user, now)
+                    .map_err(ServiceError::from)
             } else {
                 Ok(usize::from(txn.delete_ticket(&row.hash)?))
             }

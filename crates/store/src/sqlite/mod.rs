@@ -7,8 +7,8 @@ mod pool;
 mod queries;
 mod schema;
 pub use mapped::faults as mapped_read_faults;
-mod users;
 pub(crate) mod session;
+mod users;
 mod writer;
 
 use crate::journal::Journal;

@@ -1,8 +1,8 @@
 //! The SQL of users, login tickets and server settings (migration 6), called by the
 //! `ReadTxn` / `WriteTxn` implementations in `queries.rs`.
 
-use crate::rows::{TicketRow, UserRow};
 use crate::StoreError;
+use crate::rows::{TicketRow, UserRow};
 use keel_core::UserType;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
@@ -41,7 +41,10 @@ fn ticket(r: &Row) -> rusqlite::Result<TicketRow> {
 
 pub(crate) fn get_user(conn: &Connection, name: &str) -> Result<Option<UserRow>, StoreError> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE name = ?1");
-    Ok(conn.prepare_cached(&sql)?.query_row([name], user).optional()?)
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([name], user)
+        .optional()?)
 }
 
 pub(crate) fn list_users(
@@ -57,7 +60,9 @@ pub(crate) fn list_users(
 }
 
 pub(crate) fn put_user(conn: &Connection, u: &UserRow) -> Result<(), StoreError> {
-    let sql = format!("INSERT OR REPLACE INTO users ({USER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    let sql = format!(
+        "INSERT OR REPLACE INTO users ({USER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+    );
     conn.prepare_cached(&sql)?.execute(params![
         u.name,
         u.email,
