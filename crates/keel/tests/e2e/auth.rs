@@ -484,3 +484,60 @@ fn a_replica_and_a_proxy_authenticate_as_a_service_user_to_a_level_3_primary() {
     let info = via_proxy.ok(&["--json", "info"], "");
     assert!(info.contains(r#""security":3"#), "{info}");
 }
+
+#[test]
+fn users_tickets_and_settings_survive_checkpoint_and_restore() {
+    let fx = Fixture::new();
+    let admin = locked_server(&fx, "3");
+    admin.ok(&["admin", "checkpoint"], "");
+    // After the checkpoint, in the journal only: a new ticket and a new user.
+    admin.ok(&["login"], &format!("{ADMIN_PW}\n"));
+    admin.ok(
+        &["user", "-f", "-i"],
+        "User: dora\nEmail: dora@example.com\n",
+    );
+    let root = &fx.server.root;
+    let checkpoint = std::fs::read_dir(root.join("checkpoints"))
+        .expect("checkpoints")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| !p.to_string_lossy().ends_with(".tmp"))
+        .expect("a checkpoint");
+    let mut journals: Vec<PathBuf> = std::fs::read_dir(root.join("journal"))
+        .expect("journal")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "journal.0"))
+        .collect();
+    journals.sort();
+    let restored = fx.dir.path().join("restored");
+    let mut args = vec![
+        "admin".to_string(),
+        "restore".into(),
+        "--checkpoint".into(),
+        checkpoint.display().to_string(),
+    ];
+    for j in &journals {
+        args.extend(["--journal".to_string(), j.display().to_string()]);
+    }
+    args.extend(["--root".to_string(), restored.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    admin.ok(&args, "");
+    let server = Server::start_at(&restored).expect("restored server starts");
+    let again = admin.on(&server.addr);
+    // The same ticket, keyed by the new address.
+    let ticket = std::fs::read_to_string(&admin.tickets).expect("tickets");
+    let ticket = ticket
+        .lines()
+        .find(|l| l.starts_with(&fx.server.addr))
+        .and_then(|l| l.rsplit(':').next())
+        .expect("ticket line")
+        .to_string();
+    std::fs::write(&again.tickets, format!("{}=admin:{ticket}\n", server.addr)).expect("write");
+    assert!(again.ok(&["info"], "").contains("Server security: 3"));
+    assert_eq!(users(&again), ["admin", "dora"]);
+    let stranger = As::new(again.client.clone(), &fx.dir.path().join("elsewhere"));
+    std::fs::create_dir_all(fx.dir.path().join("elsewhere")).expect("dir");
+    assert!(stranger.fail(&["depots"], "").contains("not logged in"));
+    stranger.ok(&["login"], &format!("{ADMIN_PW}\n"));
+}
