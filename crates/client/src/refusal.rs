@@ -96,9 +96,9 @@ impl Refusal {
             ErrorReason::ShelveDefaultChangelist => Refusal::NeedsNumberedChange,
             ErrorReason::ShelveRaced => Refusal::Raced { path: d.path },
             ErrorReason::TriggerFailed => Refusal::TriggerFailed { change: d.change },
-            ErrorReason::LoginRequired | ErrorReason::TicketInvalid | ErrorReason::TicketExpired => {
-                Refusal::LoginRequired { user: d.user }
-            }
+            ErrorReason::LoginRequired
+            | ErrorReason::TicketInvalid
+            | ErrorReason::TicketExpired => Refusal::LoginRequired { user: d.user },
             other => Refusal::Other(other),
         })
     }

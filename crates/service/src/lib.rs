@@ -42,9 +42,9 @@ pub use changes::{ChangesQuery, DescribePart};
 pub use config::ServiceConfig;
 pub use dirs::DirsOptions;
 pub use error::{
-    AuthError, ChangeError, DepotError, IntegrateError, LabelError, ObliterateError, OpenError, ServiceError,
-    ShelveError, SpecError, SpecKind, SubmitError, TriggerFailure, TriggerFailureReason,
-    UploadError,
+    AuthError, ChangeError, DepotError, IntegrateError, LabelError, ObliterateError, OpenError,
+    ServiceError, ShelveError, SpecError, SpecKind, SubmitError, TriggerFailure,
+    TriggerFailureReason, UploadError,
 };
 pub use integrate::{IntegrateMode, IntegrateRequest};
 pub use labels::DEFAULT_LABEL_VIEW;
