@@ -11,7 +11,7 @@ forbid() { # crate, forbidden dependency
   fi
 }
 
-for dep in tokio tonic prost rusqlite zstd keel-store keel-blob keel-service keel-proto keel-server keel-client; do
+for dep in tokio tonic prost rusqlite zstd keel-store keel-blob keel-service keel-proto keel-server keel-client keel-tls; do
   forbid keel-core "$dep"
 done
 for dep in tokio tonic prost keel-service keel-proto keel-server keel-client keel-blob; do
@@ -20,8 +20,12 @@ done
 for dep in tokio tonic prost rusqlite keel-store keel-service keel-proto keel-server keel-client; do
   forbid keel-blob "$dep"
 done
-for dep in tokio tonic prost keel-proto keel-server keel-client; do
+for dep in tokio tonic prost keel-proto keel-server keel-client keel-tls; do
   forbid keel-service "$dep"
+done
+# The transport knows no Keel crate: it is the wire's bottom, below proto, server and client.
+for dep in keel-core keel-store keel-blob keel-service keel-proto keel-server keel-client rusqlite; do
+  forbid keel-tls "$dep"
 done
 for dep in keel-service keel-store keel-blob keel-server rusqlite; do
   forbid keel-client "$dep"

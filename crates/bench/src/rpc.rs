@@ -42,6 +42,7 @@ pub async fn connect(addr: &str, user: &str, workspace: &str) -> Result<Connecti
         config_file: None,
         tickets: None,
         ticket: None,
+        trust_file: crate::server::trust_file(),
     };
     Ok(Connection::connect(&settings).await?)
 }

@@ -7,7 +7,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::error::{BenchError, Result};
@@ -54,9 +54,50 @@ impl Launch {
     }
 }
 
+/// The trust file holding the fingerprints of the TLS servers this process started (in a
+/// temporary directory of its own: the user's trust file is never written).
+static STARTED_TRUST: OnceLock<(tempfile::TempDir, Mutex<()>)> = OnceLock::new();
+
+/// The trust file the benchmark's connections use: the one holding the TLS servers this
+/// process started, else the user's (`KEEL_TRUST`, `~/.keel_trust`).
+pub fn trust_file() -> Option<PathBuf> {
+    match STARTED_TRUST.get() {
+        Some((dir, _)) => Some(dir.path().join("trust")),
+        None => keel_tls::TrustFile::default_path(&|name| std::env::var(name).ok()).ok(),
+    }
+}
+
+/// Records `fingerprint` for the started TLS server at `addr` in this process's trust file.
+fn trust_started(addr: &str, fingerprint: &str) -> Result<()> {
+    let fp: keel_tls::Fingerprint = fingerprint
+        .parse()
+        .map_err(|e| BenchError::Server(format!("server printed a bad fingerprint: {e}")))?;
+    let (dir, lock) = match STARTED_TRUST.get() {
+        Some(entry) => entry,
+        None => {
+            let dir = tempfile::Builder::new()
+                .prefix("keel-bench-trust-")
+                .tempdir()
+                .map_err(|e| BenchError::io("creating a temporary trust file", e))?;
+            let _ = STARTED_TRUST.set((dir, Mutex::new(())));
+            STARTED_TRUST.get().expect("just set")
+        }
+    };
+    let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+    let path = dir.path().join("trust");
+    let server = keel_tls::ServerAddr::parse(addr);
+    let mut file =
+        keel_tls::TrustFile::load(&path).map_err(|e| BenchError::Server(e.to_string()))?;
+    file.set(&server.host_port, fp);
+    file.save().map_err(|e| BenchError::Server(e.to_string()))
+}
+
 /// A server to benchmark or test; a started one is killed when this is dropped.
 pub struct Target {
+    /// The address clients use (`ssl:HOST:PORT` for a TLS server).
     pub addr: String,
+    /// The TLS certificate's fingerprint, for a started TLS server.
+    pub fingerprint: Option<String>,
     child: Option<Child>,
     /// The server root (None for an external server).
     pub root: Option<PathBuf>,
@@ -69,6 +110,7 @@ impl Target {
     pub fn external(addr: &str) -> Target {
         Target {
             addr: addr.to_string(),
+            fingerprint: None,
             child: None,
             root: None,
             stderr: None,
@@ -144,8 +186,16 @@ impl Target {
             .strip_prefix(prefix)
             .and_then(|rest| rest.split_whitespace().next())
             .map(str::to_string);
+        let fingerprint = line
+            .split_once("TLS fingerprint ")
+            .and_then(|(_, rest)| rest.split([',', ')', ' ']).next())
+            .map(str::to_string);
+        if let (Some(addr), Some(fp)) = (&addr, &fingerprint) {
+            trust_started(addr, fp)?;
+        }
         let mut target = Target {
             addr: addr.clone().unwrap_or_default(),
+            fingerprint,
             child: Some(child),
             root: Some(root),
             stderr,

@@ -32,6 +32,9 @@ pub struct Settings {
     pub tickets: Option<TicketFile>,
     /// The login ticket sent with every request: the tickets file's for this server and user.
     pub ticket: Option<String>,
+    /// The trust file holding `ssl:` servers' fingerprints (`KEEL_TRUST`, else
+    /// `~/.keel_trust`); `None` when neither is set, which trusts no TLS server.
+    pub trust_file: Option<PathBuf>,
 }
 
 impl Settings {
@@ -88,6 +91,7 @@ pub fn resolve_with(
         Some(file) => file.get(&server, &user)?,
         None => None,
     };
+    let trust_file = keel_tls::TrustFile::default_path(&|name| env(name)).ok();
     Ok(Settings {
         server,
         user,
@@ -96,6 +100,7 @@ pub fn resolve_with(
         config_file,
         tickets,
         ticket,
+        trust_file,
     })
 }
 

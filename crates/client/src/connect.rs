@@ -1,12 +1,14 @@
 //! The connection to a Keel server: a gRPC channel plus the `Caller` sent with every request.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use keel_proto::v1::Caller;
 use keel_proto::v1::keel_client::KeelClient;
+use keel_tls::{DialError, Dialer, Observed, ServerAddr, TrustFile, TrustMode};
 use tonic::metadata::AsciiMetadataValue;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 use crate::config::Settings;
 use crate::error::{Error, Result};
@@ -59,6 +61,8 @@ pub struct Connection {
     caller: Caller,
     addr: String,
     tuning: TransferConfig,
+    /// What the transport saw (a wrong protocol shows only once a call fails).
+    observed: Arc<Observed>,
 }
 
 impl Connection {
@@ -80,14 +84,23 @@ impl Connection {
             addr: addr.clone(),
             reason,
         };
-        let endpoint = Endpoint::from_shared(format!("http://{addr}"))
-            .map_err(|e| connect_error(error_chain(&e)))?
-            .tcp_nodelay(true)
-            .connect_timeout(Duration::from_secs(tuning.connect_timeout_secs));
-        let channel = endpoint
-            .connect()
-            .await
+        let server = ServerAddr::parse(&addr);
+        let trust = match (&settings.trust_file, server.tls) {
+            (Some(path), true) => TrustFile::load(path)?.mode(&server.host_port),
+            _ => TrustMode::Unknown,
+        };
+        let dialer = Dialer::new(
+            server,
+            trust,
+            Duration::from_secs(tuning.connect_timeout_secs),
+        );
+        let endpoint = dialer
+            .endpoint()
             .map_err(|e| connect_error(error_chain(&e)))?;
+        let channel = dialer.connect(endpoint).await.map_err(|e| match e {
+            DialError::Refused(why) => Error::Transport(why),
+            DialError::Transport(e) => connect_error(error_chain(&e)),
+        })?;
         let ticket = SendTicket::new(settings.ticket.as_deref())?;
         let client = KeelClient::with_interceptor(channel, ticket)
             .max_decoding_message_size(tuning.max_message_bytes)
@@ -101,6 +114,7 @@ impl Connection {
             },
             addr,
             tuning,
+            observed: dialer.observed(),
         })
     }
 
@@ -129,8 +143,13 @@ impl Connection {
         self.client.clone()
     }
 
-    /// Converts a gRPC status into a client error, naming the address when the server vanished.
+    /// Converts a gRPC status into a client error, naming the address when the server vanished
+    /// and the protocol when the server speaks another one.
     pub fn status(&self, status: tonic::Status) -> Error {
+        // A wrong protocol means no call ever reached a Keel server: every failure is that.
+        if let Some(why) = self.observed.failure() {
+            return Error::Transport(why.clone());
+        }
         if status.code() == tonic::Code::Unavailable {
             return Error::Connect {
                 addr: self.addr.clone(),

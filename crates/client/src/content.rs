@@ -19,11 +19,22 @@ pub struct ContentStream {
 impl ContentStream {
     /// Starts printing `files` (depot or workspace syntax, with revisions).
     pub async fn open(conn: &Connection, files: Vec<String>) -> Result<ContentStream> {
+        ContentStream::open_for(conn, files, "print").await
+    }
+
+    /// Starts reading `files` for `purpose` (`diff`, `unshelve`, `integrate`, `resolve`,
+    /// `revert`), which the server's audit log records as the action.
+    pub async fn open_for(
+        conn: &Connection,
+        files: Vec<String>,
+        purpose: &str,
+    ) -> Result<ContentStream> {
         let inner = conn
             .client()
             .print(FilesRequest {
                 caller: conn.caller(),
                 files,
+                purpose: purpose.to_string(),
                 ..Default::default()
             })
             .await

@@ -10,6 +10,12 @@ pub enum Error {
     /// The server could not be reached at all.
     #[error("cannot connect to Keel server at {addr}: {reason} (is `keel serve` running?)")]
     Connect { addr: String, reason: String },
+    /// A TLS server was not trusted, or the address named the wrong protocol.
+    #[error(transparent)]
+    Transport(#[from] keel_tls::ConnectError),
+    /// The trust file could not be read or written.
+    #[error(transparent)]
+    TrustFile(#[from] keel_tls::TrustFileError),
     /// The server refused a request; the message is the server's, verbatim, and `refusal` its
     /// machine-readable reason when it gave one.
     #[error("{message}")]

@@ -91,7 +91,7 @@ pub async fn unshelve(
         .keys()
         .map(|depot| format!("{depot}@={shelved_change}"))
         .collect();
-    let mut content = ContentStream::open(conn, specs).await?;
+    let mut content = ContentStream::open_for(conn, specs, "unshelve").await?;
     while let Some((file, header)) = content.next_file().await? {
         let (Some(record), Some(header)) = (wanted.get(&file.depot_file), header) else {
             continue;

@@ -41,6 +41,8 @@ pub enum Command {
     Admin(crate::commands::backup::AdminCmd),
     /// Run a caching proxy in front of a Keel server.
     Proxy(ProxyArgs),
+    /// Trust an ssl: server's certificate fingerprint (like p4 trust): -y, -l, -d, -f.
+    Trust(crate::commands::trust::TrustArgs),
     #[command(flatten)]
     Client(ClientCommand),
 }
@@ -440,9 +442,19 @@ pub struct ServeArgs {
     /// Server data directory (else KEEL_ROOT, else ./.keel-data).
     #[arg(long, env = "KEEL_ROOT")]
     pub root: Option<PathBuf>,
-    /// Address to listen on.
+    /// Address to listen on: HOST:PORT, or ssl:HOST:PORT to serve TLS.
     #[arg(long, default_value = "127.0.0.1:1666")]
     pub listen: String,
+    /// TLS certificate (PEM) for ssl: (overrides `tls_cert`; default ROOT/tls/cert.pem,
+    /// generated on first start).
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key (PEM) of --tls-cert (overrides `tls_key`).
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+    /// Append one JSON line per file content access to FILE (overrides `audit_log`).
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
     /// Async worker threads (overrides `workers` in ROOT/keel.toml).
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
@@ -459,7 +471,8 @@ pub struct ServeArgs {
     /// Print the configuration in effect (every knob, documented) as TOML and exit.
     #[arg(long)]
     pub print_config: bool,
-    /// Serve as a read-only replica following the journal of the primary at HOST:PORT.
+    /// Serve as a read-only replica following the journal of the primary at HOST:PORT (or
+    /// ssl:HOST:PORT, trusted with `keel trust` by the user running the replica).
     #[arg(long, value_name = "HOST:PORT")]
     pub replica_of: Option<String>,
     /// On a replica, send write commands on to the primary instead of refusing them.
@@ -476,10 +489,10 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct ProxyArgs {
-    /// The Keel server behind the proxy (HOST:PORT).
+    /// The Keel server behind the proxy (HOST:PORT, or ssl:HOST:PORT trusted with `keel trust`).
     #[arg(long)]
     pub target: String,
-    /// Address to listen on (clients set KEEL_SERVER to it).
+    /// Address to listen on (clients set KEEL_SERVER to it); ssl:HOST:PORT serves TLS.
     #[arg(long, default_value = "127.0.0.1:1667")]
     pub listen: String,
     /// Directory of the content cache (kept across restarts).

@@ -36,13 +36,30 @@ pub fn hint(refusal: &Refusal) -> Option<String> {
     })
 }
 
+/// What to do about a TLS server that was refused, or an address of the wrong protocol.
+pub fn transport_hint(error: &keel_tls::ConnectError) -> String {
+    use keel_tls::ConnectError as E;
+    match error {
+        E::Untrusted { .. } => {
+            "; check it with the server's admin, then run `keel trust` to trust it".to_string()
+        }
+        E::Changed { .. } => "; if the server's certificate was replaced on purpose,                               `keel trust -f` trusts the new one"
+            .to_string(),
+        E::SpeaksTls { addr } => format!(": use ssl:{addr}"),
+        E::SpeaksPlain { addr } => format!(": use {addr} (without ssl:)"),
+    }
+}
+
 /// An error's whole message (`{e:#}`) with the hint for the refusal inside it, if any.
 pub fn with_hint(e: &anyhow::Error) -> String {
-    let hint = e
+    let client_error = e
         .chain()
-        .find_map(|cause| cause.downcast_ref::<keel_client::Error>())
-        .and_then(keel_client::Error::refusal)
-        .and_then(hint);
+        .find_map(|cause| cause.downcast_ref::<keel_client::Error>());
+    let hint = match client_error {
+        Some(keel_client::Error::Transport(why)) => Some(transport_hint(why)),
+        Some(other) => other.refusal().and_then(hint),
+        None => None,
+    };
     format!("{e:#}{}", hint.unwrap_or_default())
 }
 

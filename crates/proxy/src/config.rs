@@ -2,7 +2,7 @@
 //! reads them from TOML and its flags override them.
 
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Every tuning knob of a caching proxy.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -27,6 +27,14 @@ pub struct ProxyConfig {
     pub stream_buffer: usize,
     /// How long connecting to the target may take before a call fails (seconds; default 10).
     pub connect_timeout_secs: u64,
+    /// The TLS certificate (PEM) presented with `--listen ssl:HOST:PORT`; a relative path is
+    /// under the cache directory. Empty: `tls/cert.pem` there, generated (self-signed, with
+    /// `tls/key.pem`) on the first start that needs it.
+    pub tls_cert: PathBuf,
+    /// The private key (PEM) of `tls_cert`. Set both or neither.
+    pub tls_key: PathBuf,
+    /// How long a client may take to finish its TLS handshake (milliseconds; default 10000).
+    pub tls_handshake_timeout_ms: u64,
 }
 
 impl Default for ProxyConfig {
@@ -39,6 +47,9 @@ impl Default for ProxyConfig {
             max_message_bytes: 64 << 20,
             stream_buffer: 256,
             connect_timeout_secs: 10,
+            tls_cert: PathBuf::new(),
+            tls_key: PathBuf::new(),
+            tls_handshake_timeout_ms: 10_000,
         }
     }
 }
@@ -57,6 +68,20 @@ pub enum ProxyConfigError {
 }
 
 impl ProxyConfig {
+    /// Where the TLS certificate and key are, for a proxy caching in `cache_dir`.
+    pub fn tls_paths(&self, cache_dir: &Path) -> keel_tls::CertPaths {
+        let given = !self.tls_cert.as_os_str().is_empty() || !self.tls_key.as_os_str().is_empty();
+        let pick = |path: &Path, default: &str| match path.as_os_str().is_empty() {
+            true => cache_dir.join("tls").join(default),
+            false => cache_dir.join(path),
+        };
+        keel_tls::CertPaths {
+            cert: pick(&self.tls_cert, "cert.pem"),
+            key: pick(&self.tls_key, "key.pem"),
+            generate: !given,
+        }
+    }
+
     /// Reads a TOML file; keys left out keep their defaults, unknown keys are refused.
     pub fn load(path: &Path) -> Result<ProxyConfig, ProxyConfigError> {
         let text = std::fs::read_to_string(path).map_err(|error| ProxyConfigError::Read {

@@ -110,7 +110,7 @@ impl Proxy {
         let stats = &self.source.stats;
         let usage = self.source.cache.usage();
         pb::ProxyInfo {
-            address: self.addr.to_string(),
+            address: self.addr.clone(),
             target: self.source.upstream.addr.clone(),
             cache_dir: self.source.cache.dir().display().to_string(),
             cache_files: usage.files,

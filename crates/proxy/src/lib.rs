@@ -18,7 +18,6 @@ pub use upstream::ServiceUser;
 use content::ContentSource;
 use keel_proto::v1 as pb;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,10 +27,13 @@ use upstream::Upstream;
 /// Where to listen, what to forward to, and where to cache.
 #[derive(Clone, Debug)]
 pub struct ProxyOptions {
-    /// `HOST:PORT` of the Keel server behind the proxy.
+    /// `HOST:PORT` (or `ssl:HOST:PORT`) of the Keel server behind the proxy.
     pub target: String,
-    /// `HOST:PORT` to listen on; port 0 picks a free one.
+    /// `HOST:PORT` (or `ssl:HOST:PORT` to serve TLS) to listen on; port 0 picks a free one.
     pub listen: String,
+    /// The trust file holding an `ssl:` target's fingerprint (that of the user running the
+    /// proxy); `None` trusts no TLS target.
+    pub trust_file: Option<PathBuf>,
     /// Directory of the content cache (created when missing).
     pub cache_dir: PathBuf,
     pub config: ProxyConfig,
@@ -53,11 +55,14 @@ pub enum ProxyError {
     },
     #[error("proxy failed: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error("cannot serve TLS: {0}")]
+    Certificate(#[from] keel_tls::CertError),
 }
 
 /// What the handlers share.
 pub(crate) struct Proxy {
-    addr: SocketAddr,
+    /// The address clients use (`ssl:` when serving TLS).
+    addr: String,
     config: ProxyConfig,
     source: Arc<ContentSource>,
 }
@@ -66,10 +71,11 @@ pub(crate) struct Proxy {
 pub type Counters = pb::ProxyInfo;
 
 /// Opens the cache, checks that the target is a Keel server, and serves until `shutdown`
-/// completes. `ready` is called with the bound address once connections are accepted.
+/// completes. `ready` is called with the address clients use (`ssl:` for TLS) and the
+/// certificate's fingerprint once connections are accepted.
 pub async fn run(
     opts: ProxyOptions,
-    ready: impl FnOnce(SocketAddr) + Send,
+    ready: impl FnOnce(&str, Option<keel_tls::Fingerprint>) + Send,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<Counters, ProxyError> {
     let config = opts.config.clone();
@@ -89,6 +95,7 @@ pub async fn run(
     };
     let upstream = Upstream::new(
         &opts.target,
+        opts.trust_file.as_deref(),
         Duration::from_secs(config.connect_timeout_secs),
         config.max_message_bytes,
         opts.service_user.clone(),
@@ -96,7 +103,14 @@ pub async fn run(
     .map_err(target_error)?;
     probe(&upstream).await.map_err(target_error)?;
 
-    let listener = tokio::net::TcpListener::bind(&opts.listen)
+    let listen = keel_tls::ServerAddr::parse(&opts.listen);
+    let tls = match listen.tls {
+        true => Some(keel_tls::ServerTls::load_or_generate(
+            &config.tls_paths(&opts.cache_dir),
+        )?),
+        false => None,
+    };
+    let listener = tokio::net::TcpListener::bind(&listen.host_port)
         .await
         .map_err(|source| ProxyError::Listen {
             addr: opts.listen.clone(),
@@ -113,23 +127,31 @@ pub async fn run(
         stats,
         config.small_content_bytes,
     ));
+    let fingerprint = tls.as_ref().map(|t| t.fingerprint);
+    let addr = match fingerprint {
+        Some(_) => format!("ssl:{addr}"),
+        None => addr.to_string(),
+    };
+    let handshake_timeout = Duration::from_millis(config.tls_handshake_timeout_ms);
     let proxy = Arc::new(Proxy {
-        addr,
+        addr: addr.clone(),
         config,
         source,
     });
     let usage = proxy.source.cache.usage();
     tracing::info!(%addr, target = %opts.target, cache = %opts.cache_dir.display(),
-        files = usage.files, bytes = usage.bytes, "keel proxy listening");
-    ready(addr);
+        files = usage.files, bytes = usage.bytes,
+        fingerprint = %fingerprint.map(|f| f.to_string()).unwrap_or_default(),
+        "keel proxy listening");
+    ready(&addr, fingerprint);
     let routes = tonic::service::Routes::from(
         axum::Router::new().fallback_service(router::Router(proxy.clone())),
     );
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let incoming = keel_tls::incoming(listener, tls.map(|t| t.config), handshake_timeout);
     tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .add_routes(routes)
-        .serve_with_incoming_shutdown(nodelay(incoming), shutdown)
+        .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
     let counters = proxy.info();
     tracing::info!(
@@ -173,16 +195,4 @@ fn status_chain(status: &tonic::Status) -> String {
         source = inner.source();
     }
     text
-}
-
-/// Sets TCP_NODELAY on every accepted connection.
-fn nodelay(
-    incoming: tokio_stream::wrappers::TcpListenerStream,
-) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
-    use tokio_stream::StreamExt;
-    incoming.map(|conn| {
-        let conn = conn?;
-        conn.set_nodelay(true)?;
-        Ok(conn)
-    })
 }

@@ -5,7 +5,7 @@ use keel_proto::v1 as pb;
 use keel_proto::v1::keel_client::KeelClient;
 use std::time::Duration;
 use tonic::metadata::AsciiMetadataValue;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use tonic::{Code, Request, Status, Streaming};
 
 /// The metadata key a login ticket travels in (as the server's `identity.rs` reads it).
@@ -46,29 +46,37 @@ pub struct ServiceUser {
 
 #[derive(Clone)]
 pub struct Upstream {
-    /// `HOST:PORT` of the target, as given.
+    /// `HOST:PORT` (or `ssl:HOST:PORT`) of the target, as given.
     pub addr: String,
     pub channel: Channel,
     client: KeelClient<Channel>,
     /// Content fetches (shared by every client waiting for the content) go as this user;
     /// without one, as the client whose request started the fetch.
     service: Option<ServiceUser>,
+    /// What the transport saw: an untrusted or changed certificate, a wrong protocol.
+    observed: std::sync::Arc<keel_tls::Observed>,
 }
 
 impl Upstream {
     /// A channel to `addr` that connects on first use and reconnects after the target
-    /// comes back.
+    /// comes back; an `ssl:` target must present the certificate `trust_file` holds for it.
     pub fn new(
         addr: &str,
+        trust_file: Option<&std::path::Path>,
         connect_timeout: Duration,
         max_message: usize,
         service: Option<ServiceUser>,
     ) -> Result<Upstream, String> {
-        let endpoint = Endpoint::from_shared(format!("http://{addr}"))
-            .map_err(|e| e.to_string())?
-            .tcp_nodelay(true)
-            .connect_timeout(connect_timeout);
-        let channel = endpoint.connect_lazy();
+        let target = keel_tls::ServerAddr::parse(addr);
+        let trust = match (target.tls, trust_file) {
+            (true, Some(path)) => keel_tls::TrustFile::load(path)
+                .map_err(|e| e.to_string())?
+                .mode(&target.host_port),
+            _ => keel_tls::TrustMode::Unknown,
+        };
+        let dialer = keel_tls::Dialer::new(target, trust, connect_timeout);
+        let endpoint = dialer.endpoint().map_err(|e| e.to_string())?;
+        let channel = dialer.connect_lazy(endpoint);
         let client = KeelClient::new(channel.clone())
             .max_decoding_message_size(max_message)
             .max_encoding_message_size(max_message);
@@ -77,12 +85,23 @@ impl Upstream {
             channel,
             client,
             service,
+            observed: dialer.observed(),
         })
+    }
+
+    /// Why the transport refused the target (trust, wrong protocol), if it did.
+    pub fn refused(&self) -> Option<&keel_tls::ConnectError> {
+        self.observed.failure()
     }
 
     /// A status from a call to the target, with transport failures naming the target.
     pub fn status(&self, status: Status) -> Status {
-        unreachable_status(&self.addr, status)
+        match self.refused() {
+            Some(why) if matches!(status.code(), Code::Unavailable | Code::Unknown) => {
+                Status::unavailable(format!("keel proxy: target {}: {why}", self.addr))
+            }
+            _ => unreachable_status(&self.addr, status),
+        }
     }
 
     pub async fn info(&self, req: pb::InfoRequest) -> Result<pb::InfoReply, Status> {

@@ -34,6 +34,10 @@ pub(crate) struct Api {
     /// Journal records per batch and the heartbeat of an idle journal stream.
     journal_batch: usize,
     journal_heartbeat: std::time::Duration,
+    /// The certificate's fingerprint when serving TLS (`InfoReply.tls_fingerprint`).
+    tls_fingerprint: Option<keel_tls::Fingerprint>,
+    /// Where content accesses are recorded, when the audit log is on.
+    audit: Option<Arc<crate::audit::Audit>>,
 }
 
 impl Api {
@@ -54,7 +58,24 @@ impl Api {
             replica,
             journal_batch: config.journal_batch_records,
             journal_heartbeat: std::time::Duration::from_millis(config.journal_heartbeat_ms),
+            tls_fingerprint: None,
+            audit: None,
         }
+    }
+
+    /// Records every content access in `audit`.
+    pub(crate) fn with_audit(mut self, audit: Option<Arc<crate::audit::Audit>>) -> Api {
+        self.audit = audit;
+        self
+    }
+
+    /// Reports `fingerprint` in `Info` (a TLS server's certificate).
+    pub(crate) fn with_tls_fingerprint(
+        mut self,
+        fingerprint: Option<keel_tls::Fingerprint>,
+    ) -> Api {
+        self.tls_fingerprint = fingerprint;
+        self
     }
 }
 
@@ -102,7 +123,10 @@ impl pb::keel_server::Keel for Api {
         Ok(Response::new(pb::InfoReply {
             server_version: info.version,
             server_root: info.root,
-            server_address: addr.to_string(),
+            server_address: match self.tls_fingerprint {
+                Some(_) => format!("ssl:{addr}"),
+                None => addr.to_string(),
+            },
             uptime_seconds: info.uptime_seconds,
             user: info.user,
             workspace: info.workspace,
@@ -112,6 +136,10 @@ impl pb::keel_server::Keel for Api {
             proxy: None,
             replica: self.replica.as_ref().map(|r| r.info()),
             security: u32::from(info.security),
+            tls_fingerprint: self
+                .tls_fingerprint
+                .map(|f| f.to_string())
+                .unwrap_or_default(),
         }))
     }
 
@@ -460,11 +488,15 @@ impl pb::keel_server::Keel for Api {
         // A preview writes nothing (no resolves are scheduled), so it may be answered inline.
         let small = opts.preview && single_files(&req.files);
         let (chunk, sent, by_digest) = (self.chunk, self.sent.clone(), req.content_by_digest);
+        let audit = self.audit.clone().map(|a| (a, crate::audit::who(&who)));
         Ok(Response::new(self.streams.read(
             small && svc.user_known(&who),
             move |sink| {
                 let totals = svc.sync(&who, &req.files, opts, &mut |event| {
                     let item = event.item;
+                    if let (Some((audit, by)), Some(_)) = (&audit, &event.content) {
+                        audit.record(by, "sync", item.depot_file.as_str(), item.rev, item.digest);
+                    }
                     let msg = pb::SyncFile {
                         depot_file: item.depot_file.to_string(),
                         client_file: item.client_file,
@@ -666,9 +698,20 @@ impl pb::keel_server::Keel for Api {
         let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
         let (chunk, sent, by_digest) = (self.chunk, self.sent.clone(), req.content_by_digest);
+        let audit = self.audit.clone().map(|a| (a, crate::audit::who(&who)));
+        let action = crate::audit::print_action(&req.purpose);
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.print(&who, &req.files, &mut |info, content| {
                 let path = info.depot_file.clone();
+                if let Some((audit, by)) = &audit {
+                    audit.record(
+                        by,
+                        action,
+                        path.as_str(),
+                        info.head_rev,
+                        Some(content.digest),
+                    );
+                }
                 sink.send(pb::ContentMessage {
                     body: Some(Body::File(file(info))),
                 })?;
@@ -699,9 +742,13 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
-        let (chunk, sent) = (self.chunk, self.sent.clone());
+        let (chunk, sent, audit) = (self.chunk, self.sent.clone(), self.audit.clone());
         Ok(Response::new(self.streams.spawn(move |sink| {
             let blob = svc.content(&who, &req.digest)?;
+            if let Some(audit) = &audit {
+                let digest = keel_core::Digest::from_hex(&req.digest).ok();
+                audit.record(&crate::audit::who(&who), "content", "", 0, digest);
+            }
             sink.send(pb::ContentMessage {
                 body: Some(Body::Header(pb::ContentHeader {
                     compressed: blob.encoding == keel_blob::Encoding::Zstd,
@@ -726,7 +773,19 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = caller(&peer, req.caller)?;
         let svc = self.service.clone();
-        let d = blocking(move || svc.diff2(&who, &req.left, &req.right)).await?;
+        let audit = self.audit.clone();
+        let d = blocking(move || {
+            let d = svc.diff2(&who, &req.left, &req.right)?;
+            if let Some(audit) = &audit {
+                let by = crate::audit::who(&who);
+                for side in [&d.left, &d.right] {
+                    let (file, rev) = (side.depot_file.as_str(), side.head_rev);
+                    audit.record(&by, "diff", file, rev, side.head_digest);
+                }
+            }
+            Ok::<_, ServiceError>(d)
+        })
+        .await?;
         Ok(Response::new(pb::Diff2Reply {
             left: Some(file(d.left)),
             right: Some(file(d.right)),

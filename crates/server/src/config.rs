@@ -57,6 +57,25 @@ pub struct ServerConfig {
     /// How long a replica waits before connecting to its primary again after losing it
     /// (milliseconds; default 500).
     pub replica_retry_ms: u64,
+    /// The TLS certificate (PEM) a server started with `--listen ssl:HOST:PORT` presents; a
+    /// relative path is under the root. Empty: `tls/cert.pem` under the root, generated
+    /// (self-signed, with `tls/key.pem`) on the first start that needs it.
+    pub tls_cert: PathBuf,
+    /// The private key (PEM) of `tls_cert`; a relative path is under the root. Empty:
+    /// `tls/key.pem` under the root. Set both or neither.
+    pub tls_key: PathBuf,
+    /// How long a client may take to finish its TLS handshake before the connection is
+    /// dropped (milliseconds; default 10000).
+    pub tls_handshake_timeout_ms: u64,
+    /// File the audit log is appended to, one JSON line per file content access (sync, print,
+    /// ...); a relative path is under the root. Empty: no audit log (default).
+    pub audit_log: PathBuf,
+    /// Most audit records waiting for the audit writer; when it falls this far behind, further
+    /// records are dropped and counted, never waited for (records; default 65536).
+    pub audit_queue_records: usize,
+    /// How long audit records gather between two writes of the audit writer, so it writes
+    /// batches instead of waking for each record (milliseconds; default 10).
+    pub audit_batch_ms: u64,
     /// The metadata store.
     pub store: StoreConfig,
     /// The service layer.
@@ -87,6 +106,12 @@ impl Default for ServerConfig {
             journal_heartbeat_ms: 1000,
             journal_batch_records: 256,
             replica_retry_ms: 500,
+            tls_cert: PathBuf::new(),
+            tls_key: PathBuf::new(),
+            tls_handshake_timeout_ms: 10_000,
+            audit_log: PathBuf::new(),
+            audit_queue_records: 65536,
+            audit_batch_ms: 10,
             store: StoreConfig::default(),
             service: ServiceConfig::default(),
             blob: BlobConfig::default(),
@@ -171,7 +196,12 @@ impl ServerConfig {
     /// The first knob whose value cannot work: its key, its value and what it must be.
     fn first_unusable(&self) -> Option<(&'static str, String, &'static str)> {
         let (store, service, blob) = (&self.store, &self.service, &self.blob);
-        let at_least_one: [(&'static str, usize); 21] = [
+        let at_least_one: [(&'static str, usize); 23] = [
+            (
+                "tls_handshake_timeout_ms",
+                self.tls_handshake_timeout_ms as usize,
+            ),
+            ("audit_queue_records", self.audit_queue_records),
             ("workers", self.workers),
             ("max_message_bytes", self.max_message_bytes),
             ("content_chunk_bytes", self.content_chunk_bytes),
@@ -261,6 +291,25 @@ impl ServerConfig {
             }
         }
         Ok(out)
+    }
+
+    /// Where the TLS certificate and key are, for the server at `root`.
+    pub fn tls_paths(&self, root: &Path) -> keel_tls::CertPaths {
+        let given = !self.tls_cert.as_os_str().is_empty() || !self.tls_key.as_os_str().is_empty();
+        let pick = |path: &Path, default: &str| match path.as_os_str().is_empty() {
+            true => root.join("tls").join(default),
+            false => root.join(path),
+        };
+        keel_tls::CertPaths {
+            cert: pick(&self.tls_cert, "cert.pem"),
+            key: pick(&self.tls_key, "key.pem"),
+            generate: !given,
+        }
+    }
+
+    /// The audit log's file under `root`, when it is on.
+    pub fn audit_path(&self, root: &Path) -> Option<PathBuf> {
+        (!self.audit_log.as_os_str().is_empty()).then(|| root.join(&self.audit_log))
     }
 
     /// The hand-over queue's knobs.

@@ -9,6 +9,7 @@ mod api_replication;
 mod api_shelves;
 mod api_triggers;
 mod api_verify;
+mod audit;
 mod config;
 mod convert;
 mod handover;
@@ -20,6 +21,7 @@ mod streams;
 pub use config::{CONFIG_FILE_NAME, ConfigError, InvalidKnob, ServerConfig};
 pub use keel_service::failpoints;
 pub use keel_store::backup::{RestoreError, RestoreProgress, RestoreReport, restore};
+pub use keel_tls::Fingerprint;
 pub use replica::{ReplicaOptions, ServiceLogin};
 
 use keel_blob::FsBlobStore;
@@ -34,7 +36,8 @@ use std::sync::Arc;
 pub struct ServeOptions {
     /// Directory holding all server state (created when missing).
     pub root: PathBuf,
-    /// `HOST:PORT` to listen on; port 0 picks a free one.
+    /// `HOST:PORT` (plain TCP) or `ssl:HOST:PORT` (TLS) to listen on; port 0 picks a free
+    /// one.
     pub listen: String,
     /// The tuning knobs (see [`ServerConfig::load`] for `ROOT/keel.toml`).
     pub config: ServerConfig,
@@ -82,13 +85,40 @@ pub enum ServeError {
     ReplicaSecurity,
     #[error("server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    Trust(#[from] keel_tls::TrustFileError),
+    #[error(transparent)]
+    Audit(#[from] audit::AuditOpenError),
+    #[error("cannot serve TLS: {0}")]
+    Certificate(#[from] keel_tls::CertError),
+}
+
+/// Where a started server listens, as `serve`'s `ready` callback is told.
+#[derive(Clone, Debug)]
+pub struct Listening {
+    /// The bound address.
+    pub addr: SocketAddr,
+    /// The certificate's fingerprint when the server speaks TLS.
+    pub tls: Option<keel_tls::Fingerprint>,
+    /// Whether this start generated the certificate.
+    pub generated_certificate: bool,
+}
+
+impl Listening {
+    /// The address as clients write it (`ssl:` for TLS).
+    pub fn client_address(&self) -> String {
+        match self.tls {
+            Some(_) => format!("ssl:{}", self.addr),
+            None => self.addr.to_string(),
+        }
+    }
 }
 
 /// Opens the stores under `root` and serves until Ctrl-C / SIGTERM. `ready` is called with the
-/// bound address once the server accepts connections.
+/// bound address (and certificate fingerprint) once the server accepts connections.
 pub async fn serve(
     opts: ServeOptions,
-    ready: impl FnOnce(SocketAddr) + Send,
+    ready: impl FnOnce(&Listening) + Send,
 ) -> Result<(), ServeError> {
     std::fs::create_dir_all(&opts.root).map_err(|source| ServeError::Root {
         path: opts.root.clone(),
@@ -159,17 +189,17 @@ pub async fn serve(
                 retry: std::time::Duration::from_millis(config.replica_retry_ms),
                 max_message_bytes: config.max_message_bytes,
                 login: r.service_user.clone(),
+                trust_file: r.trust_file.clone(),
             })
             .map_err(ServeError::Follower)?;
             let forward = if r.forward_writes {
-                let endpoint =
-                    tonic::transport::Endpoint::from_shared(format!("http://{}", r.primary))
-                        .map_err(|source| ServeError::Primary {
-                            primary: r.primary.clone(),
-                            source,
-                        })?
-                        .tcp_nodelay(true);
-                Some(endpoint.connect_lazy())
+                let timeout = std::time::Duration::from_millis(config.replica_retry_ms.max(1000));
+                let dialer = replica::dialer(&r.primary, r.trust_file.as_deref(), timeout)?;
+                let endpoint = dialer.endpoint().map_err(|source| ServeError::Primary {
+                    primary: r.primary.clone(),
+                    source,
+                })?;
+                Some(dialer.connect_lazy(endpoint))
             } else {
                 None
             };
@@ -194,7 +224,22 @@ pub async fn serve(
         }
     };
 
-    let listener = tokio::net::TcpListener::bind(&opts.listen)
+    let audit = match config.audit_path(&root) {
+        Some(path) => Some(audit::AuditLog::open(
+            &path,
+            config.audit_queue_records,
+            std::time::Duration::from_millis(config.audit_batch_ms),
+        )?),
+        None => None,
+    };
+    let listen = keel_tls::ServerAddr::parse(&opts.listen);
+    let tls = match listen.tls {
+        true => Some(keel_tls::ServerTls::load_or_generate(
+            &config.tls_paths(&root),
+        )?),
+        false => None,
+    };
+    let listener = tokio::net::TcpListener::bind(&listen.host_port)
         .await
         .map_err(|source| ServeError::Listen {
             addr: opts.listen.clone(),
@@ -204,18 +249,40 @@ pub async fn serve(
         addr: opts.listen.clone(),
         source,
     })?;
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let listening = Listening {
+        addr,
+        tls: tls.as_ref().map(|t| t.fingerprint),
+        generated_certificate: tls.as_ref().is_some_and(|t| t.generated),
+    };
+    let incoming = keel_tls::incoming(
+        listener,
+        tls.map(|t| t.config),
+        std::time::Duration::from_millis(config.tls_handshake_timeout_ms),
+    );
     // Triggers call back (`keel print //...@=N`) on the address the server listens on.
-    service.set_server_address(addr);
+    // Triggers call back (`keel print //...@=N`) on the address the server listens on.
+    service.set_server_address(addr, listening.tls.is_some());
     let service = Arc::new(service);
     let security = service.security_level()?;
     let authenticator = Arc::new(identity::Authenticator {
         service: service.clone(),
-        server: addr.to_string(),
+        server: listening.client_address(),
     });
-    let api = api::Api::new(service, addr, config, Arc::new(backup), status);
-    tracing::info!(%addr, root = %root.display(), %security, "keel server listening");
-    ready(addr);
+    let api = api::Api::new(service, addr, config, Arc::new(backup), status)
+        .with_tls_fingerprint(listening.tls)
+        .with_audit(audit.as_ref().map(|a| a.audit.clone()));
+    match listening.tls {
+        Some(fp) => tracing::info!(
+            addr = %listening.client_address(),
+            root = %root.display(),
+            %security,
+            fingerprint = %fp,
+            generated = listening.generated_certificate,
+            "keel server listening (TLS)"
+        ),
+        None => tracing::info!(%addr, root = %root.display(), %security, "keel server listening"),
+    }
+    ready(&listening);
     tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .add_service(replica::gate::Gate {
@@ -227,22 +294,14 @@ pub async fn serve(
             },
             mode: gate,
         })
-        .serve_with_incoming_shutdown(incoming_nodelay(incoming), shutdown_signal())
+        .serve_with_incoming_shutdown(incoming, shutdown_signal())
         .await?;
+    if let Some(audit) = audit {
+        // The server (and its handle on the log) is gone: the writer takes what is queued.
+        audit.finish(std::time::Duration::from_secs(5));
+    }
     tracing::info!("keel server stopped");
     Ok(())
-}
-
-/// Sets TCP_NODELAY on every accepted connection.
-fn incoming_nodelay(
-    incoming: tokio_stream::wrappers::TcpListenerStream,
-) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
-    use tokio_stream::StreamExt;
-    incoming.map(|conn| {
-        let conn = conn?;
-        conn.set_nodelay(true)?;
-        Ok(conn)
-    })
 }
 
 async fn shutdown_signal() {

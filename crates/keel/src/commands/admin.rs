@@ -33,6 +33,7 @@ pub async fn info(s: &mut Session) -> Result<()> {
         .s("clientRoot", client_root)
         .s("clientCwd", s.cwd.display().to_string())
         .s("serverAddress", &reply.server_address)
+        .s("serverTlsFingerprint", &reply.tls_fingerprint)
         .s("serverRoot", &reply.server_root)
         .s("serverDate", date_time(reply.server_time))
         .n("serverUptime", uptime)
@@ -46,6 +47,13 @@ pub async fn info(s: &mut Session) -> Result<()> {
         format!("Client root: {client_root}"),
         format!("Current directory: {}", s.cwd.display()),
         format!("Server address: {}", reply.server_address),
+        format!(
+            "Server TLS fingerprint: {}",
+            match reply.tls_fingerprint.as_str() {
+                "" => "none (plain TCP)",
+                fp => fp,
+            }
+        ),
         format!("Server root: {}", reply.server_root),
         format!("Server date: {}", date_time(reply.server_time)),
         format!("Server uptime: {uptime_text}"),

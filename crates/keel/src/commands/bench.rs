@@ -30,6 +30,14 @@ pub struct BenchArgs {
     /// Write raw per-operation results to FILE (.csv, else JSON lines).
     #[arg(long, global = true, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Start the server with TLS (`--listen ssl:127.0.0.1:0`); the benchmark trusts it in a
+    /// trust file of its own.
+    #[arg(long, global = true)]
+    pub tls: bool,
+    /// One more argument for the started `keel serve` (repeatable), e.g.
+    /// `--serve-arg=--audit-log=/dev/shm/audit.log`.
+    #[arg(long, global = true, value_name = "ARG", allow_hyphen_values = true)]
+    pub serve_arg: Vec<String>,
 }
 
 /// The workloads.
@@ -200,7 +208,13 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 Some(root) if root.is_relative() => Some(std::env::current_dir()?.join(root)),
                 other => other.clone(),
             };
-            tokio::task::spawn_blocking(move || Target::start(&exe, root))
+            let launch = keel_bench::server::Launch {
+                root,
+                listen: args.tls.then(|| "ssl:127.0.0.1:0".to_string()),
+                args: args.serve_arg.clone(),
+                ..keel_bench::server::Launch::new(&exe)
+            };
+            tokio::task::spawn_blocking(move || Target::launch(launch))
                 .await
                 .context("server start task failed")??
         }

@@ -257,7 +257,7 @@ pub async fn filelog(s: &mut Session, args: FilelogArgs) -> Result<()> {
                     max: args.max.unwrap_or(0),
                     include_deleted: true,
                     follow_history: args.follow,
-                    content_by_digest: false,
+                    ..Default::default()
                 })
                 .await,
         )

@@ -61,7 +61,7 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
             .values()
             .map(|(r, _)| format!("{}#{}", r.depot_file, r.have_rev))
             .collect();
-        let mut content = ContentStream::open(&s.conn, specs).await?;
+        let mut content = ContentStream::open_for(&s.conn, specs, "diff").await?;
         let mut outputs = Vec::new();
         while let Some((file, header)) = content.next_file().await? {
             let (Some(header), Some((record, local))) = (header, changed.get(&file.depot_file))

@@ -81,7 +81,7 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: IntegrateMode
     if specs.is_empty() {
         return Ok(());
     }
-    let mut content = ContentStream::open(&s.conn, specs).await?;
+    let mut content = ContentStream::open_for(&s.conn, specs, "integrate").await?;
     while let Some((file, header)) = content.next_file().await? {
         let (Some(header), Some(record)) = (header, wanted.get(&file.depot_file)) else {
             continue;

@@ -23,6 +23,7 @@ mod spec_form;
 mod submit;
 mod sync;
 pub(crate) mod triggers;
+pub(crate) mod trust;
 pub(crate) mod users;
 pub(crate) mod verify;
 mod words;
@@ -61,6 +62,7 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
             return backup::checkpoint(&mut s).await;
         }
         Command::Proxy(args) => return proxy::run(args, cli.json).await,
+        Command::Trust(args) => return trust::run(&cli, args).await,
         Command::Client(_) => Session::connect(&cli).await?,
     };
     let Command::Client(command) = cli.command else {

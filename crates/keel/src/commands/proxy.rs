@@ -35,6 +35,7 @@ pub async fn run(args: &ProxyArgs, json: bool) -> Result<()> {
         target: args.target.clone(),
         listen: args.listen.clone(),
         cache_dir: args.cache.clone(),
+        trust_file: keel_tls::TrustFile::default_path(&|name| std::env::var(name).ok()).ok(),
         config,
         service_user: match &args.service_user {
             Some(user) => {
@@ -55,12 +56,20 @@ pub async fn run(args: &ProxyArgs, json: bool) -> Result<()> {
     let (target, cache) = (args.target.clone(), args.cache.display().to_string());
     let counters = keel_proxy::run(
         options,
-        move |addr| {
+        move |addr, fingerprint| {
             let record = Record::new()
-                .s("listen", addr.to_string())
+                .s("listen", addr)
                 .s("target", &target)
-                .s("cache", &cache);
-            let text = format!("keel proxy: listening on {addr} (target {target}, cache {cache})");
+                .s("cache", &cache)
+                .s(
+                    "tlsFingerprint",
+                    fingerprint.map(|f| f.to_string()).unwrap_or_default(),
+                );
+            let tls = fingerprint
+                .map(|f| format!(", TLS fingerprint {f}"))
+                .unwrap_or_default();
+            let text =
+                format!("keel proxy: listening on {addr} (target {target}, cache {cache}{tls})");
             Out::new(json).emit(record, text);
         },
         shutdown_signal(),

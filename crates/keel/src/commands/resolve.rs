@@ -25,7 +25,7 @@ struct Sides {
 }
 
 async fn fetch(s: &Session, spec: String) -> Result<Vec<u8>> {
-    let mut content = ContentStream::open(&s.conn, vec![spec.clone()]).await?;
+    let mut content = ContentStream::open_for(&s.conn, vec![spec.clone()], "resolve").await?;
     match content.next_file().await? {
         Some((_, Some(header))) => Ok(content.read_all(&header, &spec).await?),
         _ => bail!("{spec} - no content to merge"),

@@ -113,7 +113,7 @@ pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
         specs.push(format!("{}#{}", record.depot_file, record.have_rev));
         targets.insert(record.depot_file.clone(), record);
     }
-    let mut content = ContentStream::open(&s.conn, specs).await?;
+    let mut content = ContentStream::open_for(&s.conn, specs, "revert").await?;
     while let Some((file, header)) = content.next_file().await? {
         let (Some(header), Some(record)) = (header, targets.get(&file.depot_file)) else {
             continue;

@@ -39,6 +39,15 @@ pub fn config(args: &ServeArgs) -> Result<ServerConfig> {
     if let Some(bytes) = args.reader_mmap_bytes {
         config.store.reader_mmap_bytes = bytes;
     }
+    if let Some(cert) = &args.tls_cert {
+        config.tls_cert = cert.clone();
+    }
+    if let Some(key) = &args.tls_key {
+        config.tls_key = key.clone();
+    }
+    if let Some(log) = &args.audit_log {
+        config.audit_log = log.clone();
+    }
     if let Some(knob) = config.invalid_knob() {
         return Err(knob.into());
     }
@@ -91,14 +100,28 @@ pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
                     primary,
                     forward_writes: args.forward_writes,
                     service_user,
+                    trust_file: keel_tls::TrustFile::default_path(&|name| std::env::var(name).ok())
+                        .ok(),
                 })
             })
             .transpose()?,
         security: args.security,
     };
-    keel_server::serve(options, move |addr: std::net::SocketAddr| {
+    keel_server::serve(options, move |at: &keel_server::Listening| {
         let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "keel serve: listening on {addr} (root {shown})");
+        let addr = at.client_address();
+        let _ = match at.tls {
+            Some(fp) => writeln!(
+                stdout,
+                "keel serve: listening on {addr} (root {shown}, TLS fingerprint {fp}{})",
+                if at.generated_certificate {
+                    ", certificate generated"
+                } else {
+                    ""
+                }
+            ),
+            None => writeln!(stdout, "keel serve: listening on {addr} (root {shown})"),
+        };
         let _ = stdout.flush();
     })
     .await

@@ -12,8 +12,15 @@ pub const KEEL: &str = env!("CARGO_BIN_EXE_keel");
 /// A running `keel serve` (the benchmarks' [`Target`], started on loopback), killed when dropped.
 pub struct Server {
     target: Target,
+    /// The address clients use (`ssl:HOST:PORT` for a TLS server).
     pub addr: String,
     pub root: PathBuf,
+    /// The trust file this server's clients use (beside the root, never the user's).
+    pub trust: PathBuf,
+    /// The TLS certificate's fingerprint, as the server printed it.
+    pub fingerprint: Option<String>,
+    /// The environment the server was started with, kept for restarts.
+    env: Vec<(String, String)>,
     /// Further `keel serve` arguments, kept for restarts.
     args: Vec<String>,
     _dir: Option<tempfile::TempDir>,
@@ -61,6 +68,28 @@ impl Server {
         Server::launch(root, &[], "127.0.0.1:0", all)
     }
 
+    /// Starts a server on `root` listening on `listen` (e.g. `ssl:127.0.0.1:0`) with extra
+    /// environment and arguments.
+    pub fn start_listening(
+        root: &Path,
+        listen: &str,
+        env: &[(&str, &str)],
+        args: &[&str],
+    ) -> Result<Server, String> {
+        let args = args.iter().map(|a| a.to_string()).collect();
+        Server::launch(root, env, listen, args)
+    }
+
+    /// Starts a TLS server (`--listen ssl:127.0.0.1:0`) on a fresh temporary root.
+    pub fn start_tls() -> Server {
+        let dir = tempfile::tempdir().expect("temp root");
+        let root = dir.path().join("server");
+        let mut server =
+            Server::start_listening(&root, "ssl:127.0.0.1:0", &[], &[]).expect("TLS server starts");
+        server._dir = Some(dir);
+        server
+    }
+
     fn launch(
         root: &Path,
         env: &[(&str, &str)],
@@ -81,8 +110,14 @@ impl Server {
         let target = Target::launch(launch).map_err(|e| e.to_string())?;
         Ok(Server {
             addr: target.addr.clone(),
+            fingerprint: target.fingerprint.clone(),
             target,
             root: root.to_path_buf(),
+            trust: root.with_extension("trust"),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             args,
             _dir: None,
         })
@@ -104,6 +139,7 @@ impl Server {
         let next = Server::launch(&self.root, env, "127.0.0.1:0", self.args.clone())
             .expect("server restarts");
         self.addr = next.addr.clone();
+        self.fingerprint = next.fingerprint.clone();
         self.target = next.target;
     }
 
@@ -111,8 +147,14 @@ impl Server {
     /// it again).
     pub fn restart_same_address(&mut self) {
         self.kill9();
-        let next = Server::launch(&self.root, &[], &self.addr.clone(), self.args.clone())
+        let env: Vec<(&str, &str)> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let next = Server::launch(&self.root, &env, &self.addr.clone(), self.args.clone())
             .expect("server restarts on its address");
+        self.fingerprint = next.fingerprint.clone();
         self.target = next.target;
     }
 
@@ -134,6 +176,7 @@ impl Server {
             user: user.into(),
             workspace: workspace.into(),
             cwd: cwd.into(),
+            trust: self.trust.clone(),
         }
     }
 }
@@ -145,7 +188,10 @@ pub struct Proxy {
     pub addr: String,
     pub cache: PathBuf,
     pub server_addr: String,
+    /// The TLS certificate's fingerprint when it listens on `ssl:`.
+    pub fingerprint: Option<String>,
     extra: Vec<String>,
+    env: Vec<(String, String)>,
 }
 
 impl Proxy {
@@ -154,32 +200,47 @@ impl Proxy {
         Proxy::start_with(server_addr, cache, extra, &[])
     }
 
-    /// [`Proxy::start`] with extra environment (e.g. `KEEL_TICKETS`).
+    /// [`Proxy::start`] with extra environment (e.g. `KEEL_TICKETS`, `KEEL_TRUST`).
     pub fn start_with(
         server_addr: &str,
         cache: &Path,
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Result<Proxy, String> {
+        Proxy::start_listening(server_addr, cache, extra, env, None)
+    }
+
+    /// [`Proxy::start_with`] listening on `listen` (`127.0.0.1:0` when `None`).
+    pub fn start_listening(
+        server_addr: &str,
+        cache: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        listen: Option<&str>,
+    ) -> Result<Proxy, String> {
         let extra: Vec<String> = extra.iter().map(|a| a.to_string()).collect();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let launch = Launch {
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
             root: Some(cache.to_path_buf()),
             capture_stderr: true,
             proxy_target: Some(server_addr.to_string()),
             args: extra.clone(),
+            env: env.clone(),
+            listen: listen.map(str::to_string),
             ..Launch::new(Path::new(KEEL))
         };
         let target = Target::launch(launch).map_err(|e| e.to_string())?;
         Ok(Proxy {
             addr: target.addr.clone(),
+            fingerprint: target.fingerprint.clone(),
             target,
             cache: cache.to_path_buf(),
             server_addr: server_addr.to_string(),
             extra,
+            env,
         })
     }
 
@@ -187,7 +248,13 @@ impl Proxy {
     pub fn restart(&mut self) {
         self.target.kill9();
         let extra: Vec<&str> = self.extra.iter().map(String::as_str).collect();
-        *self = Proxy::start(&self.server_addr, &self.cache, &extra).expect("proxy restarts");
+        let env: Vec<(&str, &str)> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        *self = Proxy::start_with(&self.server_addr, &self.cache, &extra, &env)
+            .expect("proxy restarts");
     }
 
     pub fn client(&self, user: &str, workspace: &str, cwd: &Path) -> Client {
@@ -196,6 +263,7 @@ impl Proxy {
             user: user.into(),
             workspace: workspace.into(),
             cwd: cwd.into(),
+            trust: self.cache.with_extension("trust"),
         }
     }
 }
@@ -207,6 +275,8 @@ pub struct Client {
     pub user: String,
     pub workspace: String,
     pub cwd: PathBuf,
+    /// The trust file (`KEEL_TRUST`): the test's own, never the user's.
+    pub trust: PathBuf,
 }
 
 impl Client {
@@ -269,6 +339,7 @@ impl Client {
             .current_dir(&self.cwd)
             .env("KEEL_SERVER", &self.addr)
             .env("KEEL_USER", &self.user)
+            .env("KEEL_TRUST", &self.trust)
             .env("EDITOR", "false")
             .stdin(Stdio::null());
         if !self.workspace.is_empty() {

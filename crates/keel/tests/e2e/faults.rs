@@ -75,6 +75,7 @@ fn server_not_running_names_the_address() {
         user: "alice".into(),
         workspace: String::new(),
         cwd: dir.path().into(),
+        trust: dir.path().join("trust"),
     };
     let err = client.fail(&["info"]);
     assert!(err.contains(&addr), "{err}");

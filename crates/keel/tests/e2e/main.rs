@@ -6,6 +6,7 @@
 
 mod common;
 
+mod audit;
 mod auth;
 mod auth_every_rpc;
 mod backup;
@@ -24,6 +25,7 @@ mod proxy;
 mod replica;
 mod shelves;
 mod sync_and_locks;
+mod tls;
 mod triggers;
 mod type_changes;
 mod verify;

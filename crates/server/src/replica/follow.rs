@@ -11,7 +11,7 @@ use keel_store::SqliteStore;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 /// Why following stopped (the follower logs it, shows it in `keel info`, and tries again).
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +30,10 @@ enum FollowError {
         #[source]
         source: tonic::transport::Error,
     },
+    #[error("{0}; the user running the replica must trust it (`keel trust -s {primary}`)", primary = .0.primary())]
+    Refused(RefusedPrimary),
+    #[error(transparent)]
+    Trust(#[from] keel_tls::TrustFileError),
     #[error("the primary {primary} answered: {}", .status.message())]
     Primary {
         primary: String,
@@ -47,6 +51,28 @@ enum FollowError {
     Blob(#[from] keel_blob::BlobError),
 }
 
+/// A TLS primary the follower would not talk to (untrusted, changed fingerprint, wrong
+/// protocol).
+#[derive(Debug)]
+struct RefusedPrimary(keel_tls::ConnectError);
+
+impl RefusedPrimary {
+    fn primary(&self) -> String {
+        match &self.0 {
+            keel_tls::ConnectError::SpeaksTls { addr } => addr.clone(),
+            keel_tls::ConnectError::Untrusted { addr, .. }
+            | keel_tls::ConnectError::Changed { addr, .. }
+            | keel_tls::ConnectError::SpeaksPlain { addr } => format!("ssl:{addr}"),
+        }
+    }
+}
+
+impl std::fmt::Display for RefusedPrimary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// What the follower works with.
 pub(crate) struct Follower {
     pub(crate) primary: String,
@@ -57,6 +83,8 @@ pub(crate) struct Follower {
     pub(crate) max_message_bytes: usize,
     /// Who the follower calls the primary as.
     pub(crate) login: Option<super::ServiceLogin>,
+    /// The trust file holding an `ssl:` primary's fingerprint.
+    pub(crate) trust_file: Option<std::path::PathBuf>,
 }
 
 /// Starts following on a thread of its own (with its own single-threaded runtime, so applying
@@ -102,20 +130,22 @@ impl Follower {
     }
 
     async fn follow_once(&self) -> Result<(), FollowError> {
-        let endpoint = Endpoint::from_shared(format!("http://{}", self.primary))
-            .map_err(|source| FollowError::Address {
+        let dialer = super::dialer(
+            &self.primary,
+            self.trust_file.as_deref(),
+            self.retry.max(Duration::from_secs(1)),
+        )?;
+        let endpoint = dialer.endpoint().map_err(|source| FollowError::Address {
+            primary: self.primary.clone(),
+            source,
+        })?;
+        let channel = dialer.connect(endpoint).await.map_err(|e| match e {
+            keel_tls::DialError::Refused(why) => FollowError::Refused(RefusedPrimary(why)),
+            keel_tls::DialError::Transport(source) => FollowError::Connect {
                 primary: self.primary.clone(),
                 source,
-            })?
-            .tcp_nodelay(true)
-            .connect_timeout(self.retry.max(Duration::from_secs(1)));
-        let channel = endpoint
-            .connect()
-            .await
-            .map_err(|source| FollowError::Connect {
-                primary: self.primary.clone(),
-                source,
-            })?;
+            },
+        })?;
         let mut client = KeelClient::new(channel)
             .max_decoding_message_size(self.max_message_bytes)
             .max_encoding_message_size(self.max_message_bytes);

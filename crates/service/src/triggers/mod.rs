@@ -25,20 +25,27 @@ pub(crate) fn check_may_edit_triggers(_caller: &Caller) -> Result<(), ServiceErr
 }
 
 /// The address triggers reach this server on (`KEEL_SERVER`, `%serverport%`): the listening
-/// address, with an unspecified IP (`0.0.0.0`, `::`) replaced by loopback.
-pub(crate) fn reachable_address(addr: SocketAddr) -> String {
+/// address, with an unspecified IP (`0.0.0.0`, `::`) replaced by loopback, and `ssl:` before it
+/// when the server speaks TLS.
+pub(crate) fn reachable_address(addr: SocketAddr, tls: bool) -> String {
     let ip = match addr.ip() {
         std::net::IpAddr::V4(ip) if ip.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
         std::net::IpAddr::V6(ip) if ip.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
         ip => ip,
     };
-    SocketAddr::new(ip, addr.port()).to_string()
+    let addr = SocketAddr::new(ip, addr.port());
+    if tls {
+        format!("ssl:{addr}")
+    } else {
+        addr.to_string()
+    }
 }
 
 impl Service {
-    /// Tells the service where the server listens, for triggers to call back.
-    pub fn set_server_address(&self, addr: SocketAddr) {
-        let _ = self.server_address.set(reachable_address(addr));
+    /// Tells the service where the server listens (and whether it speaks TLS), for triggers
+    /// to call back.
+    pub fn set_server_address(&self, addr: SocketAddr, tls: bool) {
+        let _ = self.server_address.set(reachable_address(addr, tls));
     }
 
     /// The triggers table, in table order.

@@ -93,6 +93,11 @@ pub(crate) fn run(
     if let Some(home) = std::env::var_os("HOME") {
         command.env("HOME", home);
     }
+    // On a TLS server, a trigger's `keel` call must trust the server like any client: it
+    // uses the server user's trust file (`HOME`'s, or the one `KEEL_TRUST` names).
+    if let Some(trust) = std::env::var_os("KEEL_TRUST") {
+        command.env("KEEL_TRUST", trust);
+    }
     let child = command.spawn();
     // The command holds the parent's ends of the pipe's write side: drop them, so the
     // reader sees the end of the output when the trigger's processes are gone.
@@ -278,6 +283,7 @@ mod tests {
                 [
                     "HOME",
                     "KEEL_SERVER",
+                    "KEEL_TRUST",
                     "KEEL_USER",
                     "KEEL_WORKSPACE",
                     "PATH",

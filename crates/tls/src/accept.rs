@@ -1,0 +1,214 @@
+//! The server side: accepted TCP connections (TCP_NODELAY) handed to tonic as they are, or
+//! after a TLS handshake. Each connection is looked at on a task of its own, with a time
+//! limit, so a slow or silent client never holds up the accept loop. The client's first byte
+//! tells a TLS client (a handshake record, 0x16) from a plain one (HTTP/2's preface); one that
+//! came to the wrong kind of port is answered in a way its side recognises — a TLS alert
+//! record for a plain client on a TLS port, a line of text for a TLS client on a plain port —
+//! and its input is drained before the close, so the answer is not lost to a TCP reset.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::{Instant, timeout_at};
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::server::TlsStream;
+use tokio_stream::Stream;
+use tonic::transport::server::{Connected, TcpConnectInfo};
+
+/// How many accepted connections may wait for tonic to take them.
+const READY_QUEUE: usize = 64;
+/// The first byte of a TLS handshake record (a ClientHello).
+const TLS_HANDSHAKE: u8 = 0x16;
+/// A fatal TLS alert record (TLS 1.2 framing, as any TLS client reads it): unexpected_message.
+const TLS_ALERT: [u8; 7] = [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x0a];
+/// What a TLS client on a plain port is sent (its first byte is no TLS record type).
+const PLAIN_NOTICE: &[u8] = b"keel: this port speaks plain TCP, not TLS\n";
+/// Most bytes drained from a wrong-protocol client before closing.
+const DRAIN_LIMIT: usize = 64 * 1024;
+/// Longest wait for a wrong-protocol client to read the answer and close.
+const DRAIN_TIME: Duration = Duration::from_secs(2);
+
+/// The connections `listener` accepts, as tonic's incoming stream: TLS when `tls` is given.
+pub fn incoming(
+    listener: TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    handshake_timeout: Duration,
+) -> Pin<Box<dyn Stream<Item = std::io::Result<ServerConn>> + Send>> {
+    let acceptor = tls.map(TlsAcceptor::from);
+    let (tx, rx) = tokio::sync::mpsc::channel(READY_QUEUE);
+    tokio::spawn(async move {
+        loop {
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                _ = tx.closed() => return,
+            };
+            let (tcp, peer) = match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Out of descriptors and the like: tell tonic, which logs it, and go on.
+                    if tx.send(Err(e)).await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
+            };
+            let acceptor = acceptor.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let deadline = Instant::now() + handshake_timeout;
+                match admit(tcp, acceptor, deadline).await {
+                    Ok(Some(conn)) => {
+                        let _ = tx.send(Ok(conn)).await;
+                    }
+                    Ok(None) => {}
+                    Err(why) => tracing::info!(%peer, "connection refused: {why}"),
+                }
+            });
+        }
+    });
+    Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx))
+}
+
+/// Looks at a new connection's first byte and makes it ready for tonic, or answers a
+/// wrong-protocol client. `Ok(None)`: the client went away before sending anything.
+async fn admit(
+    tcp: TcpStream,
+    acceptor: Option<TlsAcceptor>,
+    deadline: Instant,
+) -> Result<Option<ServerConn>, String> {
+    let _ = tcp.set_nodelay(true);
+    let mut first = [0u8; 1];
+    let peeked = timeout_at(deadline, tcp.peek(&mut first))
+        .await
+        .map_err(|_| "sent nothing before the handshake time limit".to_string())?
+        .map_err(|e| e.to_string())?;
+    if peeked == 0 {
+        return Ok(None);
+    }
+    let speaks_tls = first[0] == TLS_HANDSHAKE;
+    match (acceptor, speaks_tls) {
+        (None, false) => Ok(Some(ServerConn::Plain(tcp))),
+        (Some(acceptor), true) => match timeout_at(deadline, acceptor.accept(tcp)).await {
+            Ok(Ok(stream)) => Ok(Some(ServerConn::Tls(Box::new(stream)))),
+            Ok(Err(e)) => Err(format!("TLS handshake failed: {e}")),
+            Err(_) => Err("TLS handshake did not finish in time".to_string()),
+        },
+        (Some(_), false) => {
+            answer_and_close(tcp, &TLS_ALERT).await;
+            Err("a plain-TCP client on this TLS port (sent a TLS alert)".to_string())
+        }
+        (None, true) => {
+            answer_and_close(tcp, PLAIN_NOTICE).await;
+            Err("a TLS client on this plain port".to_string())
+        }
+    }
+}
+
+/// Sends `answer`, ends the sending side, and reads (a bounded amount, for a bounded time)
+/// until the client closes, so the close is a FIN after the answer and not a reset that
+/// would discard it.
+async fn answer_and_close(mut tcp: TcpStream, answer: &[u8]) {
+    let deadline = Instant::now() + DRAIN_TIME;
+    let _ = timeout_at(deadline, async {
+        tcp.write_all(answer).await?;
+        tcp.shutdown().await?;
+        let mut buf = [0u8; 4096];
+        let mut drained = 0;
+        while drained < DRAIN_LIMIT {
+            match tcp.read(&mut buf).await? {
+                0 => break,
+                n => drained += n,
+            }
+        }
+        Ok::<_, std::io::Error>(())
+    })
+    .await;
+}
+
+/// An accepted connection: plain TCP or TLS over TCP.
+pub enum ServerConn {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl ServerConn {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            ServerConn::Plain(s) => s,
+            ServerConn::Tls(s) => s.get_ref().0,
+        }
+    }
+}
+
+impl Connected for ServerConn {
+    type ConnectInfo = TcpConnectInfo;
+
+    fn connect_info(&self) -> TcpConnectInfo {
+        TcpConnectInfo {
+            local_addr: self.tcp().local_addr().ok(),
+            remote_addr: self.tcp().peer_addr().ok(),
+        }
+    }
+}
+
+impl AsyncRead for ServerConn {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            ServerConn::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            ServerConn::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for ServerConn {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            ServerConn::Plain(s) => Pin::new(s).poll_write(cx, data),
+            ServerConn::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, data),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            ServerConn::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            ServerConn::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            ServerConn::Plain(s) => s.is_write_vectored(),
+            ServerConn::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            ServerConn::Plain(s) => Pin::new(s).poll_flush(cx),
+            ServerConn::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            ServerConn::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            ServerConn::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! Keel's transport below gRPC: `ssl:HOST:PORT` addresses, the server's certificate (generated
+//! on first start or provided by the admin) and its SHA-256 fingerprint, the client's trust
+//! file, and the connections both ends hand to tonic — TLS pinned to a trusted fingerprint (no
+//! CA chain), or plain TCP — with the two wrong-protocol cases (plain to a TLS port, TLS to a
+//! plain port) told apart from other failures.
+//!
+//! **API Boundary:** no wording for people beyond the errors' `Display`; the `keel` binary
+//! decides what to print.
+
+mod accept;
+mod addr;
+mod cert;
+mod connect;
+mod error;
+mod fingerprint;
+mod provider;
+mod sniff;
+mod trust;
+mod verify;
+
+pub use accept::{ServerConn, incoming};
+pub use addr::ServerAddr;
+pub use cert::{CertPaths, ServerTls};
+pub use connect::{ClientConn, DialError, Dialer, Observed, TrustMode};
+pub use error::{CertError, ConnectError, TrustFileError};
+pub use fingerprint::{Fingerprint, ParseFingerprintError};
+pub use trust::{TRUST_ENV, TRUST_FILE_NAME, TrustFile};
