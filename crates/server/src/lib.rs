@@ -304,7 +304,8 @@ pub async fn serve(
     Ok(())
 }
 
-async fn shutdown_signal() {
+/// Resolves on Ctrl-C or SIGTERM: how `keel serve` and `keel proxy` are asked to stop.
+pub async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {

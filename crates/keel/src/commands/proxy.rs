@@ -72,7 +72,7 @@ pub async fn run(args: &ProxyArgs, json: bool) -> Result<()> {
                 format!("keel proxy: listening on {addr} (target {target}, cache {cache}{tls})");
             Out::new(json).emit(record, text);
         },
-        shutdown_signal(),
+        keel_server::shutdown_signal(),
     )
     .await
     .context("keel proxy failed")?;
@@ -89,22 +89,4 @@ pub async fn run(args: &ProxyArgs, json: bool) -> Result<()> {
     );
     Out::new(json).emit(record, text);
     Ok(())
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => return ctrl_c.await.unwrap_or(()),
-            };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    ctrl_c.await.unwrap_or(());
 }

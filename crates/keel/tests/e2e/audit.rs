@@ -28,23 +28,6 @@ fn records(path: &Path, want: usize) -> Vec<serde_json::Value> {
     }
 }
 
-fn workspace(server: &Server, dir: &Path, user: &str, name: &str) -> Client {
-    let root = dir.join(name);
-    std::fs::create_dir_all(&root).expect("workspace root");
-    let c = server.client(user, name, &root);
-    let view = format!("//depot/... //{name}/...");
-    c.ok(&[
-        "workspace",
-        "create",
-        name,
-        "--root",
-        root.to_str().expect("utf-8"),
-        "--view",
-        &view,
-    ]);
-    c
-}
-
 #[test]
 fn every_content_access_is_one_line() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -52,7 +35,7 @@ fn every_content_access_is_one_line() {
     let args = ["--audit-log", log.to_str().expect("utf-8")];
     let server = Server::start_listening(&dir.path().join("root"), "127.0.0.1:0", &[], &args)
         .expect("starts");
-    let a = workspace(&server, dir.path(), "alice", "wa");
+    let a = workspace_on(&server, dir.path(), "alice", "wa");
     write(&a.cwd, "a.txt", "one\n");
     write(&a.cwd, "b.txt", "bee\n");
     a.ok(&["add", "a.txt", "b.txt"]);
@@ -65,7 +48,7 @@ fn every_content_access_is_one_line() {
         "submits read no content"
     );
 
-    let b = workspace(&server, dir.path(), "bob", "wb");
+    let b = workspace_on(&server, dir.path(), "bob", "wb");
     b.ok(&["sync"]);
     let synced = records(&log, 2);
     let mut files: Vec<(String, u64)> = synced
@@ -107,7 +90,7 @@ fn every_content_access_is_one_line() {
     b.ok(&["shelve", "--description", "wip", "a.txt"]);
     b.ok(&["revert", "a.txt"]);
     let before = records(&log, 5).len();
-    let c = workspace(&server, dir.path(), "carol", "wc");
+    let c = workspace_on(&server, dir.path(), "carol", "wc");
     c.ok(&["sync", "-k"]);
     let shelf = b.json(&["changes", "-s", "pending"]);
     let change = str_field(&shelf[0], "change");
@@ -127,13 +110,13 @@ fn an_unwritable_audit_log_never_fails_a_sync() {
     let args = ["--audit-log", "/dev/full"];
     let server = Server::start_listening(&dir.path().join("root"), "127.0.0.1:0", &[], &args)
         .expect("starts");
-    let a = workspace(&server, dir.path(), "alice", "wa");
+    let a = workspace_on(&server, dir.path(), "alice", "wa");
     for i in 0..50 {
         write(&a.cwd, &format!("f{i}.txt"), format!("file {i}\n"));
     }
     a.ok(&["add", "..."]);
     a.ok(&["submit", "-d", "fifty"]);
-    let b = workspace(&server, dir.path(), "bob", "wb");
+    let b = workspace_on(&server, dir.path(), "bob", "wb");
     for _ in 0..3 {
         b.ok(&["sync", "-f"]);
         for i in 0..50 {
@@ -167,7 +150,7 @@ fn a_proxy_fetch_is_recorded_as_content_and_the_sync_as_sync() {
     let args = ["--audit-log", log.to_str().expect("utf-8")];
     let server = Server::start_listening(&dir.path().join("root"), "127.0.0.1:0", &[], &args)
         .expect("starts");
-    let a = workspace(&server, dir.path(), "alice", "wa");
+    let a = workspace_on(&server, dir.path(), "alice", "wa");
     write(&a.cwd, "a.txt", "proxied\n");
     a.ok(&["add", "a.txt"]);
     a.ok(&["submit", "-d", "first"]);

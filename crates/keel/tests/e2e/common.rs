@@ -489,3 +489,22 @@ pub fn skip_slow(test: &str) -> bool {
     }
     !run
 }
+
+/// A workspace `name` for `user` on `server`, rooted at `<dir>/<name>` and mapping `//depot/...`,
+/// created through the CLI.
+pub fn workspace_on(server: &Server, dir: &Path, user: &str, name: &str) -> Client {
+    let root = dir.join(name);
+    std::fs::create_dir_all(&root).expect("workspace root");
+    let c = server.client(user, name, &root);
+    let view = format!("//depot/... //{name}/...");
+    c.ok(&[
+        "workspace",
+        "create",
+        name,
+        "--root",
+        root.to_str().expect("utf-8"),
+        "--view",
+        &view,
+    ]);
+    c
+}

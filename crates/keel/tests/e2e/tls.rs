@@ -17,24 +17,6 @@ fn mode(path: &Path) -> u32 {
         & 0o777
 }
 
-/// A workspace rooted at `<dir>/<name>` on `server`, created through the CLI.
-fn workspace(server: &Server, dir: &Path, user: &str, name: &str) -> Client {
-    let root = dir.join(name);
-    std::fs::create_dir_all(&root).expect("workspace root");
-    let c = server.client(user, name, &root);
-    let view = format!("//depot/... //{name}/...");
-    c.ok(&[
-        "workspace",
-        "create",
-        name,
-        "--root",
-        root.to_str().expect("utf-8"),
-        "--view",
-        &view,
-    ]);
-    c
-}
-
 #[test]
 fn trust_flow_then_a_submit_and_sync_round_over_tls() {
     let server = Server::start_tls();
@@ -78,12 +60,12 @@ fn trust_flow_then_a_submit_and_sync_round_over_tls() {
     assert_eq!(str_field(info, "serverAddress"), server.addr);
 
     // A submit and a sync round over TLS.
-    let a = workspace(&server, dir.path(), "alice", "wa");
+    let a = workspace_on(&server, dir.path(), "alice", "wa");
     write(&a.cwd, "src/a.txt", "alpha\n");
     write(&a.cwd, "src/b.bin", bytes(3, 200_000));
     a.ok(&["add", "src/..."]);
     a.ok(&["submit", "-d", "over TLS"]);
-    let b = workspace(&server, dir.path(), "bob", "wb");
+    let b = workspace_on(&server, dir.path(), "bob", "wb");
     b.ok(&["sync"]);
     assert_eq!(read(&b.cwd, "src/a.txt"), b"alpha\n");
     assert_eq!(read(&b.cwd, "src/b.bin"), bytes(3, 200_000));
@@ -213,7 +195,7 @@ fn a_replica_follows_a_tls_primary_it_trusts_and_names_one_it_does_not() {
     let dir = tempfile::tempdir().expect("temp dir");
     let admin = primary.client("alice", "", dir.path());
     admin.ok(&["trust", "-y"]);
-    let a = workspace(&primary, dir.path(), "alice", "wa");
+    let a = workspace_on(&primary, dir.path(), "alice", "wa");
     write(&a.cwd, "a.txt", "one\n");
     a.ok(&["add", "a.txt"]);
     a.ok(&["submit", "-d", "first"]);
@@ -335,7 +317,7 @@ fn a_proxy_speaks_tls_to_its_target_and_to_its_clients() {
 
 fn workspace_after_trust(server: &Server, dir: &Path) -> Client {
     server.client("alice", "", dir).ok(&["trust", "-y"]);
-    workspace(server, dir, "alice", "wa")
+    workspace_on(server, dir, "alice", "wa")
 }
 
 #[test]
