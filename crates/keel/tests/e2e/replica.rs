@@ -216,6 +216,9 @@ fn a_submit_through_a_forwarding_replica_lands_on_the_primary() {
     )
     .expect("replica starts");
     let ra = replica_client(&replica, &a);
+    // The replica answers workspace lookups itself: it must have applied the workspace the
+    // primary created before it started.
+    wait_caught_up(&a, &ra);
     write(&a.cwd, "fwd.txt", "forwarded\n");
     ra.ok(&["add", "fwd.txt"]);
     ra.ok(&["submit", "-d", "through the replica"]);
