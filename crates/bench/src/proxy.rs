@@ -4,17 +4,17 @@
 //! `content_bytes_sent`), over `runs` rounds of the three phases interleaved.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use keel_proto::v1::InfoRequest;
 
-use crate::dataset::{self, Shape};
+use crate::dataset::Shape;
 use crate::error::{BenchError, Result};
 use crate::report::{Report, Sample};
 use crate::rpc;
 use crate::server::{Launch, Target, cpu_ms};
 use crate::stats::{Latencies, ms, percentile_sorted};
-use crate::sync::sync_fresh;
+use crate::sync::{SyncSetup, sync_fresh};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -50,19 +50,8 @@ struct Phase {
 pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     let shape = Shape::sync(config.files, config.file_size, config.seed);
     let mut report = Report::new("proxy");
-    if config.generate {
-        let generated = dataset::generate(addr, &shape, 2).await?;
-        report
-            .set("generate_ms", ms(generated.elapsed))
-            .set("generated_bytes", generated.bytes);
-    }
-    let temp = tempfile::Builder::new()
-        .prefix("keel-bench-proxy-")
-        .tempdir_in(config.work_dir.clone().unwrap_or_else(std::env::temp_dir))
-        .map_err(|e| BenchError::io("creating the work directory", e))?;
-    let nonce = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64);
+    let SyncSetup { temp, nonce } =
+        SyncSetup::prepare(addr, &shape, config.generate, &config.work_dir, &mut report).await?;
     let expected = shape.head_bytes(0..shape.files);
     let mut walls: [Vec<Duration>; 3] = Default::default();
     let mut bytes: [Vec<u64>; 3] = Default::default();

@@ -29,6 +29,38 @@ pub struct Config {
     pub work_dir: Option<PathBuf>,
 }
 
+/// What a workload of whole-tree syncs starts from: the tree generated (when asked), a fresh
+/// work directory for its workspaces, and a nonce that keeps its workspace names unique.
+pub(crate) struct SyncSetup {
+    pub(crate) temp: tempfile::TempDir,
+    pub(crate) nonce: u64,
+}
+
+impl SyncSetup {
+    pub(crate) async fn prepare(
+        addr: &str,
+        shape: &Shape,
+        generate: bool,
+        work_dir: &Option<PathBuf>,
+        report: &mut Report,
+    ) -> Result<SyncSetup> {
+        if generate {
+            let generated = dataset::generate(addr, shape, 2).await?;
+            report
+                .set("generate_ms", ms(generated.elapsed))
+                .set("generated_bytes", generated.bytes);
+        }
+        let temp = tempfile::Builder::new()
+            .prefix(&format!("keel-bench-{}-", report.workload))
+            .tempdir_in(work_dir.clone().unwrap_or_else(std::env::temp_dir))
+            .map_err(|e| BenchError::io("creating the work directory", e))?;
+        let nonce = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64);
+        Ok(SyncSetup { temp, nonce })
+    }
+}
+
 /// One finished sync.
 pub(crate) struct Synced {
     pub(crate) totals: SyncTotals,
@@ -39,19 +71,8 @@ pub(crate) struct Synced {
 pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     let shape = Shape::sync(config.files, config.file_size, config.seed);
     let mut report = Report::new("sync");
-    if config.generate {
-        let generated = dataset::generate(addr, &shape, 2).await?;
-        report
-            .set("generate_ms", ms(generated.elapsed))
-            .set("generated_bytes", generated.bytes);
-    }
-    let temp = tempfile::Builder::new()
-        .prefix("keel-bench-sync-")
-        .tempdir_in(config.work_dir.clone().unwrap_or_else(std::env::temp_dir))
-        .map_err(|e| BenchError::io("creating the workspace directory", e))?;
-    let nonce = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64);
+    let SyncSetup { temp, nonce } =
+        SyncSetup::prepare(addr, &shape, config.generate, &config.work_dir, &mut report).await?;
 
     // One sync of the whole tree into an empty workspace.
     let full = sync_fresh(addr, &shape, temp.path(), &format!("bsf{nonce}"), "").await?;

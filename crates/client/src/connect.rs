@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use keel_core::error_chain;
 use keel_proto::v1::Caller;
 use keel_proto::v1::keel_client::KeelClient;
 use keel_tls::{DialError, Dialer, Observed, ServerAddr, TrustFile, TrustMode};
@@ -173,18 +174,4 @@ impl From<tonic::Status> for Error {
             refusal: Refusal::from_details(status.details()),
         }
     }
-}
-
-/// Joins an error and its sources into one line, skipping repeated messages.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut current: Option<&dyn std::error::Error> = Some(error);
-    while let Some(e) = current {
-        let text = e.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        current = e.source();
-    }
-    parts.join(": ")
 }

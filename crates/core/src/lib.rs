@@ -3,7 +3,9 @@
 
 pub mod action;
 pub mod auth;
+pub mod calendar;
 pub mod diff;
+pub mod error_text;
 pub mod filetype;
 pub mod form;
 pub mod ids;
@@ -19,7 +21,9 @@ pub mod view;
 
 pub use action::FileAction;
 pub use auth::{SecurityLevel, SettingError, UserType, password_is_strong};
+pub use calendar::civil_from_days;
 pub use diff::unified_diff;
+pub use error_text::error_chain;
 pub use filetype::{BaseType, FileType, FileTypeError, LocalKind, TypeChange, detect_base_type};
 pub use form::{Form, FormError};
 pub use ids::{

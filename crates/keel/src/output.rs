@@ -110,30 +110,15 @@ fn write_stdout(line: &str) {
 
 /// `YYYY/MM/DD` (UTC) for a Unix time in seconds.
 pub fn date(secs: u64) -> String {
-    let (y, m, d, _, _, _) = civil(secs);
+    let (y, m, d) = keel_core::civil_from_days((secs / 86_400) as i64);
     format!("{y:04}/{m:02}/{d:02}")
 }
 
 /// `YYYY/MM/DD hh:mm:ss` (UTC) for a Unix time in seconds.
 pub fn date_time(secs: u64) -> String {
-    let (y, mo, d, h, mi, s) = civil(secs);
+    let (y, mo, d) = keel_core::civil_from_days((secs / 86_400) as i64);
+    let (h, mi, s) = (secs % 86_400 / 3600, secs % 3600 / 60, secs % 60);
     format!("{y:04}/{mo:02}/{d:02} {h:02}:{mi:02}:{s:02}")
-}
-
-fn civil(secs: u64) -> (i64, u32, u32, u64, u64, u64) {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's days-to-civil algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d, rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 /// The first line of a description, for one-line listings.

@@ -4,6 +4,7 @@
 
 use crate::Proxy;
 use crate::handlers::{InfoSvc, PrintSvc, SyncSvc};
+use keel_core::error_chain;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -69,15 +70,4 @@ async fn forward(proxy: &Proxy, req: http::Request<Body>) -> http::Response<Body
         ))
         .into_http()
     })
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(inner) = source {
-        text.push_str(": ");
-        text.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    text
 }

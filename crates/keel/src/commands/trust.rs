@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use keel_client::{Overrides, Settings};
+use keel_core::error_chain;
 use keel_tls::{ConnectError, DialError, Dialer, ServerAddr, TrustFile, TrustMode};
 
 use crate::cli::Cli;
@@ -173,17 +174,4 @@ fn ask(question: &str) -> Result<bool> {
         .read_line(&mut answer)
         .context("cannot read the answer")?;
     Ok(matches!(answer.trim().to_lowercase().as_str(), "y" | "yes"))
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut current: Option<&dyn std::error::Error> = Some(error);
-    while let Some(e) = current {
-        let text = e.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        current = e.source();
-    }
-    parts.join(": ")
 }

@@ -7,6 +7,12 @@ use crate::common::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// A server rooted at `<dir>/root` writing its audit log to `log`.
+fn audited_server(dir: &Path, log: &Path) -> Server {
+    let args = ["--audit-log", log.to_str().expect("utf-8")];
+    Server::start_listening(&dir.join("root"), "127.0.0.1:0", &[], &args).expect("starts")
+}
+
 /// The audit records in `path`, waiting (bounded) until there are at least `want`.
 fn records(path: &Path, want: usize) -> Vec<serde_json::Value> {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -32,9 +38,7 @@ fn records(path: &Path, want: usize) -> Vec<serde_json::Value> {
 fn every_content_access_is_one_line() {
     let dir = tempfile::tempdir().expect("temp dir");
     let log = dir.path().join("audit.log");
-    let args = ["--audit-log", log.to_str().expect("utf-8")];
-    let server = Server::start_listening(&dir.path().join("root"), "127.0.0.1:0", &[], &args)
-        .expect("starts");
+    let server = audited_server(dir.path(), &log);
     let a = workspace_on(&server, dir.path(), "alice", "wa");
     write(&a.cwd, "a.txt", "one\n");
     write(&a.cwd, "b.txt", "bee\n");
@@ -107,9 +111,7 @@ fn every_content_access_is_one_line() {
 #[test]
 fn an_unwritable_audit_log_never_fails_a_sync() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let args = ["--audit-log", "/dev/full"];
-    let server = Server::start_listening(&dir.path().join("root"), "127.0.0.1:0", &[], &args)
-        .expect("starts");
+    let server = audited_server(dir.path(), Path::new("/dev/full"));
     let a = workspace_on(&server, dir.path(), "alice", "wa");
     for i in 0..50 {
         write(&a.cwd, &format!("f{i}.txt"), format!("file {i}\n"));
@@ -147,9 +149,7 @@ fn an_audit_log_that_cannot_be_opened_stops_the_start() {
 fn a_proxy_fetch_is_recorded_as_content_and_the_sync_as_sync() {
     let dir = tempfile::tempdir().expect("temp dir");
     let log = dir.path().join("audit.log");
-    let args = ["--audit-log", log.to_str().expect("utf-8")];
-    let server = Server::start_listening(&dir.path().join("root"), "127.0.0.1:0", &[], &args)
-        .expect("starts");
+    let server = audited_server(dir.path(), &log);
     let a = workspace_on(&server, dir.path(), "alice", "wa");
     write(&a.cwd, "a.txt", "proxied\n");
     a.ok(&["add", "a.txt"]);
@@ -157,17 +157,7 @@ fn a_proxy_fetch_is_recorded_as_content_and_the_sync_as_sync() {
 
     let proxy = Proxy::start(&server.addr, &dir.path().join("cache"), &[]).expect("proxy");
     let root = dir.path().join("pw");
-    std::fs::create_dir_all(&root).expect("root");
-    let p = proxy.client("bob", "pw", &root);
-    p.ok(&[
-        "workspace",
-        "create",
-        "pw",
-        "--root",
-        root.to_str().expect("utf-8"),
-        "--view",
-        "//depot/... //pw/...",
-    ]);
+    let p = create_workspace(proxy.client("bob", "pw", &root), &root, "pw");
     p.ok(&["sync"]);
     assert_eq!(read(&root, "a.txt"), b"proxied\n");
     let all = records(&log, 2);

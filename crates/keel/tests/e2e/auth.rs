@@ -82,6 +82,35 @@ fn locked_server(fx: &Fixture, level: &str) -> As {
     admin
 }
 
+/// The workspace `ws` at `<temp>/ws` (mapping `//depot/...`), created by and for `admin` with
+/// `admin`'s tickets; returns it and its root.
+fn workspace_ws(fx: &Fixture, admin: &As) -> (As, PathBuf) {
+    let root = fx.dir.path().join("ws");
+    let mut client = admin.client.clone();
+    client.workspace = "ws".into();
+    client.cwd = root.clone();
+    let ws = As {
+        client,
+        tickets: admin.tickets.clone(),
+    };
+    std::fs::create_dir_all(&root).expect("root");
+    let view = "//depot/... //ws/...";
+    let root_text = root.to_str().expect("utf-8");
+    ws.ok(
+        &[
+            "workspace",
+            "create",
+            "ws",
+            "--root",
+            root_text,
+            "--view",
+            view,
+        ],
+        "",
+    );
+    (ws, root)
+}
+
 fn users(a: &As) -> Vec<String> {
     a.ok(&["--json", "users"], "")
         .lines()
@@ -181,27 +210,7 @@ fn passwd_then_login_then_commands_with_the_ticket() {
 
     // With the ticket, a whole workflow; without it (another tickets file), a refusal that
     // names the user, the server and the fix, exits non-zero and changes nothing.
-    let root = fx.dir.path().join("ws");
-    std::fs::create_dir_all(&root).expect("root");
-    let mut ws = admin.client.clone();
-    ws.workspace = "ws".into();
-    ws.cwd = root.clone();
-    let ws = As {
-        client: ws,
-        tickets: admin.tickets.clone(),
-    };
-    ws.ok(
-        &[
-            "workspace",
-            "create",
-            "ws",
-            "--root",
-            root.to_str().expect("utf-8"),
-            "--view",
-            "//depot/... //ws/...",
-        ],
-        "",
-    );
+    let (ws, root) = workspace_ws(&fx, &admin);
     write(&root, "a.txt", "hello\n");
     ws.ok(&["add", "a.txt"], "");
     ws.ok(&["submit", "-d", "first"], "");
@@ -396,27 +405,7 @@ fn a_replica_and_a_proxy_authenticate_as_a_service_user_to_a_level_3_primary() {
     let fx = Fixture::new();
     let admin = locked_server(&fx, "3");
     let svc = service_user(&fx, &admin);
-    let root = fx.dir.path().join("ws");
-    std::fs::create_dir_all(&root).expect("root");
-    let mut c = admin.client.clone();
-    c.workspace = "ws".into();
-    c.cwd = root.clone();
-    let ws = As {
-        client: c,
-        tickets: admin.tickets.clone(),
-    };
-    ws.ok(
-        &[
-            "workspace",
-            "create",
-            "ws",
-            "--root",
-            root.to_str().expect("utf-8"),
-            "--view",
-            "//depot/... //ws/...",
-        ],
-        "",
-    );
+    let (ws, root) = workspace_ws(&fx, &admin);
     write(&root, "a.txt", "replicated\n");
     ws.ok(&["add", "a.txt"], "");
     ws.ok(&["submit", "-d", "first"], "");

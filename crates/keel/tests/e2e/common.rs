@@ -494,8 +494,13 @@ pub fn skip_slow(test: &str) -> bool {
 /// created through the CLI.
 pub fn workspace_on(server: &Server, dir: &Path, user: &str, name: &str) -> Client {
     let root = dir.join(name);
-    std::fs::create_dir_all(&root).expect("workspace root");
-    let c = server.client(user, name, &root);
+    create_workspace(server.client(user, name, &root), &root, name)
+}
+
+/// Creates the workspace `name` rooted at `root` (mapping `//depot/...`) through the client `c`,
+/// which may talk to a server, a replica or a proxy; returns `c`.
+pub fn create_workspace(c: Client, root: &Path, name: &str) -> Client {
+    std::fs::create_dir_all(root).expect("workspace root");
     let view = format!("//depot/... //{name}/...");
     c.ok(&[
         "workspace",

@@ -3,7 +3,9 @@
 //! corrupt cache file is dropped and fetched again, the cache survives a restart and stays
 //! within its size, metadata commands pass through, and a missing or wrong target is named.
 
-use crate::common::{Client, Fixture, Proxy, bytes, field, read, str_field, write};
+use crate::common::{
+    Client, Fixture, Proxy, bytes, create_workspace, field, read, str_field, write,
+};
 use std::path::Path;
 
 /// The tree the primary holds: text files, an incompressible file (stored raw) and one
@@ -43,19 +45,7 @@ fn submit_tree(fx: &Fixture) -> Client {
 /// A workspace created through the proxy, rooted at `<temp>/<name>`.
 fn proxied_workspace(fx: &Fixture, proxy: &Proxy, name: &str) -> Client {
     let root = fx.dir.path().join(name);
-    std::fs::create_dir_all(&root).expect("workspace root");
-    let c = proxy.client("bob", name, &root);
-    let view = format!("//depot/... //{name}/...");
-    c.ok(&[
-        "workspace",
-        "create",
-        name,
-        "--root",
-        root.to_str().expect("utf-8"),
-        "--view",
-        &view,
-    ]);
-    c
+    create_workspace(proxy.client("bob", name, &root), &root, name)
 }
 
 /// The primary's stored content bytes sent so far (asked directly, not through the proxy).

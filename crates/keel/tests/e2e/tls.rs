@@ -289,15 +289,7 @@ fn a_proxy_speaks_tls_to_its_target_and_to_its_clients() {
     assert!(p.fail(&["info"]).contains("is not trusted"));
     let added = p.json(&["trust", "-y"]);
     assert_eq!(str_field(&added[0], "fingerprint"), proxy_fp);
-    p.ok(&[
-        "workspace",
-        "create",
-        "pw",
-        "--root",
-        root.to_str().expect("utf-8"),
-        "--view",
-        "//depot/... //pw/...",
-    ]);
+    let p = create_workspace(p, &root, "pw");
     p.ok(&["sync"]);
     assert_eq!(read(&root, "a.txt"), b"proxied\n");
 
