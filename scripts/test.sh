@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check and test Keel has: formatting, lints, the layer rules, unit and end-to-end
-# tests against the real `keel` binary (the slow cases too), and a bounded fuzz smoke run of every
+# tests against the real `keel` binary (the slow cases too), a one-round smoke run of
+# scripts/vcs-compare (Keel, svn and git side by side), and a bounded fuzz smoke run of every
 # parser. A plain `cargo test` skips the slow end-to-end cases and takes well under two minutes.
 # Usage: scripts/test.sh            (FUZZ_SECONDS=N to change the per-target fuzz time; 0 skips)
 set -euo pipefail
@@ -22,6 +23,10 @@ scripts/check-layers.sh
 
 step "cargo test (with the slow end-to-end cases: KEEL_SLOW_TESTS=1)"
 KEEL_SLOW_TESTS=1 cargo test --workspace --locked
+
+step "vcs-compare smoke (Keel, svn and git on a 300-file tree, one round; at most 5 minutes)"
+cargo build -p keel --locked
+timeout 300 scripts/vcs-compare --small --rounds 1 --no-write --keel target/debug/keel
 
 if [ "${FUZZ_SECONDS:-10}" != "0" ]; then
   step "fuzz smoke (${FUZZ_SECONDS:-10}s per target)"
