@@ -79,6 +79,13 @@ impl HaveIndex {
         self.files.get(client_file)
     }
 
+    /// The entry with its key (borrowed for as long as the index).
+    pub fn get_key_value(&self, client_file: &str) -> Option<(&str, &HaveFile)> {
+        self.files
+            .get_key_value(client_file)
+            .map(|(k, v)| (k.as_str(), v))
+    }
+
     pub fn contains(&self, client_file: &str) -> bool {
         self.files.contains_key(client_file)
     }

@@ -74,31 +74,25 @@ pub fn scan(
     let opened_client: HashSet<String> =
         opened.iter().filter_map(|r| ws.client_file_of(r)).collect();
     let mut result = ScanResult::default();
-    let mut seen: HashSet<String> = HashSet::with_capacity(have.len());
-    for local in walk_files(&ws.root)? {
-        let Ok(client_file) = crate::paths::relative_to_root(&local, &ws.root) else {
-            continue;
-        };
-        if opened_client.contains(&client_file) {
-            seen.insert(client_file);
-            continue;
+    // Client files of the have list found in the workspace (borrowed from the index).
+    let mut seen: HashSet<&str> = HashSet::with_capacity(have.len());
+    walk_stat(&ws.root, |client_file, local, meta| {
+        let in_have = have.get_key_value(&client_file);
+        if let Some((key, _)) = in_have {
+            seen.insert(key);
         }
-        match have.get(&client_file) {
-            Some(file) => {
+        if opened_client.contains(&client_file) {
+            return Ok(());
+        }
+        match in_have {
+            Some((_, file)) => {
                 if opened_depot.contains(file.depot_file.as_str())
                     || !selected(&client_file, &file.depot_file)
                 {
-                    seen.insert(client_file);
-                    continue;
+                    return Ok(());
                 }
                 let Some(have_digest) = file.digest else {
-                    seen.insert(client_file);
-                    continue;
-                };
-                let meta = match std::fs::symlink_metadata(&local) {
-                    // Removed since the walk listed it: reported as deleted below.
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                    other => other.at(&local)?,
+                    return Ok(());
                 };
                 let new_type = changed_type(&file.file_type, &local, &meta)?;
                 let digest = state.digest(
@@ -110,20 +104,19 @@ pub fn scan(
                     &meta,
                 )?;
                 if new_type.is_some() || digest != have_digest {
-                    let mut edit = entry(file, client_file.clone(), local);
+                    let mut edit = entry(file, client_file, local);
                     edit.new_type = new_type;
                     result.edit.push(edit);
                 }
-                seen.insert(client_file);
             }
             None => {
                 let Some(depot_file) = ws.depot_of_client(&client_file) else {
-                    continue;
+                    return Ok(());
                 };
                 if opened_depot.contains(depot_file.as_str())
                     || !selected(&client_file, &depot_file)
                 {
-                    continue;
+                    return Ok(());
                 }
                 result.add.push(ScanEntry {
                     file_type: detect_type(&local)?,
@@ -135,9 +128,10 @@ pub fn scan(
                 });
             }
         }
-    }
+        Ok(())
+    })?;
     for (client_file, file) in have.iter() {
-        if seen.contains(client_file)
+        if seen.contains(client_file.as_str())
             || opened_client.contains(client_file)
             || opened_depot.contains(file.depot_file.as_str())
             || !selected(client_file, &file.depot_file)
@@ -225,6 +219,51 @@ fn executable_bit(meta: &std::fs::Metadata) -> Option<bool> {
 #[cfg(not(unix))]
 fn executable_bit(_meta: &std::fs::Metadata) -> Option<bool> {
     None
+}
+
+/// Calls `each` with every file (and symlink) under the workspace `root`: its client file
+/// (relative to the root, `/`-separated), local path and lstat, skipping what [`walk_files`]
+/// skips; symlinked directories are not followed. Each file is stat'ed relative to its open
+/// directory (no path walk per file) and nothing is collected, in no particular order.
+fn walk_stat(
+    root: &Path,
+    mut each: impl FnMut(String, PathBuf, std::fs::Metadata) -> Result<()>,
+) -> Result<()> {
+    let mut pending = vec![(root.to_path_buf(), String::new())];
+    while let Some((dir, rel)) = pending.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && rel.is_empty() => continue,
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        for entry in entries {
+            let entry = entry.at(&dir)?;
+            let name = entry.file_name();
+            let text = name.to_string_lossy();
+            let child = if rel.is_empty() {
+                text.to_string()
+            } else {
+                format!("{rel}/{text}")
+            };
+            let file_type = entry.file_type().at(&entry.path())?;
+            if file_type.is_dir() {
+                pending.push((entry.path(), child));
+                continue;
+            }
+            if (rel.is_empty() && (name == CONFIG_FILE_NAME || name == STATE_FILE_NAME))
+                || text.starts_with(".keel-tmp-")
+            {
+                continue;
+            }
+            let meta = match entry.metadata() {
+                // Removed since the directory was read: reported as missing.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                other => other.at(&entry.path())?,
+            };
+            each(child, entry.path(), meta)?;
+        }
+    }
+    Ok(())
 }
 
 /// All files (and symlinks) under `dir`, not following symlinked directories; skips the
