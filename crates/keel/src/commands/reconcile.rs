@@ -19,9 +19,11 @@ use crate::session::Session;
 async fn scan_workspace(s: &mut Session, files: &[String]) -> Result<ScanResult> {
     let patterns = s.file_args_or_cwd(files).await?;
     let ws = s.workspace().await?;
+    // The state first: the file's bytes are freed before the have list arrives, so the two
+    // never add up in the peak memory.
+    let mut state = LocalState::load(&ws.root, StateKey::of(&ws, &s.conn));
     let have = HaveIndex::fetch(&ws, &s.conn).await?;
     let opened = ws.opened(&s.conn, Vec::new(), None).await?;
-    let mut state = LocalState::load(&ws.root, StateKey::of(&ws, &s.conn));
     let tuning = s.conn.tuning();
     let mut rec = Recording::start(tuning.state_racy_slack, tuning.scan_read_bytes);
     let result = scan(&ws, &have, &opened, &patterns, &mut state, &mut rec)?;
