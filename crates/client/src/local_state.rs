@@ -79,13 +79,13 @@ impl FileStat {
         }
     }
 
+    /// Without a change time no entry is ever kept (see `Recording::settled`).
     #[cfg(not(unix))]
     pub fn of(meta: &Metadata) -> FileStat {
-        let ns = |t: std::io::Result<SystemTime>| t.map_or(0, |t| nanos_since_epoch(t));
         FileStat {
             size: meta.len(),
-            mtime_ns: ns(meta.modified()),
-            ctime_ns: ns(meta.created()),
+            mtime_ns: meta.modified().map_or(0, nanos_since_epoch),
+            ctime_ns: 0,
             ino: 0,
             mode: u32::from(meta.file_type().is_symlink()) << 1 | u32::from(meta.is_file()),
         }
@@ -135,8 +135,11 @@ impl Recording {
         }
     }
 
+    /// Whether an entry for a file with `stat` may be kept. Only where files have a change
+    /// time the user cannot set (unix ctime) does an unchanged stat prove unchanged content;
+    /// elsewhere nothing is kept and every scan reads every file.
     fn settled(&self, stat: &FileStat) -> bool {
-        stat.newest_ns().saturating_add(self.slack_ns) < self.started_ns
+        cfg!(unix) && stat.newest_ns().saturating_add(self.slack_ns) < self.started_ns
     }
 }
 
