@@ -8,6 +8,8 @@ pub mod connect;
 pub mod content;
 pub mod error;
 pub mod have;
+pub mod have_index;
+pub mod local_state;
 pub mod paths;
 pub mod refusal;
 pub mod shelve;

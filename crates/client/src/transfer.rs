@@ -438,13 +438,16 @@ pub fn hash_local(path: &Path) -> Result<Option<String>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(path, e)),
         Ok(meta) if meta.is_dir() => Ok(None),
-        Ok(_) => read_for_upload(path, TransferConfig::default().upload_chunk_bytes, |_| true)
-            .map(|(digest, _)| Some(digest)),
+        Ok(meta) => {
+            let mut buf = vec![0; TransferConfig::default().scan_read_bytes];
+            let digest = crate::local_state::hash_meta(path, &meta, &mut buf)?;
+            Ok(Some(hex::encode(digest)))
+        }
     }
 }
 
 #[cfg(unix)]
-fn link_bytes(path: &Path) -> Result<Vec<u8>> {
+pub(crate) fn link_bytes(path: &Path) -> Result<Vec<u8>> {
     use std::os::unix::ffi::OsStrExt;
     Ok(std::fs::read_link(path)
         .at(path)?
@@ -454,7 +457,7 @@ fn link_bytes(path: &Path) -> Result<Vec<u8>> {
 }
 
 #[cfg(not(unix))]
-fn link_bytes(path: &Path) -> Result<Vec<u8>> {
+pub(crate) fn link_bytes(path: &Path) -> Result<Vec<u8>> {
     Ok(std::fs::read_link(path)
         .at(path)?
         .to_string_lossy()

@@ -38,6 +38,14 @@ pub struct TransferConfig {
     /// Parent directories a sync remembers as resolved inside the workspace root before it
     /// starts over (directories; default 1024).
     pub remembered_dirs: usize,
+    /// How much older than the start of a scan a file's newest timestamp (mtime or ctime)
+    /// must be for the workspace state file to keep its digest: a file changed again within
+    /// the filesystem's timestamp granularity would keep the same stat, so a younger file is
+    /// hashed again by the next scan. Two seconds covers filesystems with 1-second timestamps
+    /// (default 2 s).
+    pub state_racy_slack: std::time::Duration,
+    /// Bytes read at a time when a scan hashes a workspace file (bytes; default 256 KiB).
+    pub scan_read_bytes: usize,
 }
 
 impl Default for TransferConfig {
@@ -54,6 +62,8 @@ impl Default for TransferConfig {
             have_flush_after: std::time::Duration::from_millis(200),
             report_backlog: 256,
             remembered_dirs: 1024,
+            state_racy_slack: std::time::Duration::from_secs(2),
+            scan_read_bytes: 256 * 1024,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Comparing the workspace directory with the have list: what to add, edit (content changed,
 //! or the executable bit or file kind no longer matching the type) or delete.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -10,7 +10,8 @@ use keel_proto::v1::FileRecord;
 
 use crate::config::CONFIG_FILE_NAME;
 use crate::error::{Error, IoContext, Result};
-use crate::transfer;
+use crate::have_index::{HaveFile, HaveIndex};
+use crate::local_state::{LocalState, Recording, STATE_FILE_NAME};
 use crate::workspace::WorkspaceCtx;
 
 /// Bytes sampled to tell text from binary.
@@ -41,12 +42,16 @@ pub struct ScanResult {
 /// Compares the files under the workspace root with `have` and `opened`.
 ///
 /// `patterns` (server syntax, either `//WS/...` or depot paths) restrict the scan; empty means
-/// the whole workspace. Opened files are never reported.
+/// the whole workspace. Opened files are never reported. A file in the have list is read only
+/// when `state` holds no entry with its current stat; what is read is recorded in `state`
+/// (the caller saves it).
 pub fn scan(
     ws: &WorkspaceCtx,
-    have: &[FileRecord],
+    have: &HaveIndex,
     opened: &[FileRecord],
     patterns: &[String],
+    state: &mut LocalState,
+    rec: &mut Recording,
 ) -> Result<ScanResult> {
     let compiled = patterns
         .iter()
@@ -68,46 +73,50 @@ pub fn scan(
     let opened_depot: HashSet<&str> = opened.iter().map(|r| r.depot_file.as_str()).collect();
     let opened_client: HashSet<String> =
         opened.iter().filter_map(|r| ws.client_file_of(r)).collect();
-    let mut have_by_client: HashMap<String, &FileRecord> = HashMap::new();
-    for record in have {
-        if let Some(client_file) = ws.client_file_of(record) {
-            have_by_client.insert(client_file, record);
-        }
-    }
     let mut result = ScanResult::default();
-    let mut seen: HashSet<String> = HashSet::new();
-    for local in walk_files(&ws.root)? {
-        let Ok(client_file) = crate::paths::relative_to_root(&local, &ws.root) else {
-            continue;
-        };
-        seen.insert(client_file.clone());
-        if opened_client.contains(&client_file) {
-            continue;
+    // Client files of the have list found in the workspace (borrowed from the index).
+    let mut seen: HashSet<&str> = HashSet::with_capacity(have.len());
+    walk_stat(&ws.root, |client_file, local, meta| {
+        let in_have = have.get_key_value(&client_file);
+        if let Some((key, _)) = in_have {
+            seen.insert(key);
         }
-        match have_by_client.get(&client_file) {
-            Some(record) => {
-                if opened_depot.contains(record.depot_file.as_str())
-                    || !selected(&client_file, &record.depot_file)
-                    || record.head_digest.is_empty()
+        if opened_client.contains(&client_file) {
+            return Ok(());
+        }
+        match in_have {
+            Some((_, file)) => {
+                if opened_depot.contains(file.depot_file.as_str())
+                    || !selected(&client_file, &file.depot_file)
                 {
-                    continue;
+                    return Ok(());
                 }
-                let new_type = changed_type(&record.head_type, &local)?;
-                let digest = transfer::hash_local(&local)?.unwrap_or_default();
-                if new_type.is_some() || !digest.eq_ignore_ascii_case(&record.head_digest) {
-                    let mut edit = entry(record, client_file, local);
+                let Some(have_digest) = file.digest else {
+                    return Ok(());
+                };
+                let new_type = changed_type(&file.file_type, &local, &meta)?;
+                let digest = state.digest(
+                    rec,
+                    &client_file,
+                    &file.depot_file,
+                    file.have_rev,
+                    &local,
+                    &meta,
+                )?;
+                if new_type.is_some() || digest != have_digest {
+                    let mut edit = entry(file, client_file, local);
                     edit.new_type = new_type;
                     result.edit.push(edit);
                 }
             }
             None => {
                 let Some(depot_file) = ws.depot_of_client(&client_file) else {
-                    continue;
+                    return Ok(());
                 };
                 if opened_depot.contains(depot_file.as_str())
                     || !selected(&client_file, &depot_file)
                 {
-                    continue;
+                    return Ok(());
                 }
                 result.add.push(ScanEntry {
                     file_type: detect_type(&local)?,
@@ -119,49 +128,53 @@ pub fn scan(
                 });
             }
         }
-    }
-    for (client_file, record) in &have_by_client {
-        if seen.contains(client_file)
+        Ok(())
+    })?;
+    for (client_file, file) in have.iter() {
+        if seen.contains(client_file.as_str())
             || opened_client.contains(client_file)
-            || opened_depot.contains(record.depot_file.as_str())
-            || !selected(client_file, &record.depot_file)
+            || opened_depot.contains(file.depot_file.as_str())
+            || !selected(client_file, &file.depot_file)
         {
             continue;
         }
         let local = ws.display_local(client_file);
-        result
-            .delete
-            .push(entry(record, client_file.clone(), local));
+        result.delete.push(entry(file, client_file.clone(), local));
     }
+    // Entries of files gone from the workspace or the have list are of no further use; a
+    // restricted scan keeps those it did not look at.
+    state.retain(|client_file| {
+        have.contains(client_file) && (seen.contains(client_file) || !compiled.is_empty())
+    });
     for list in [&mut result.add, &mut result.edit, &mut result.delete] {
         list.sort_by(|a, b| a.client_file.cmp(&b.client_file));
     }
     Ok(result)
 }
 
-fn entry(record: &FileRecord, client_file: String, local: PathBuf) -> ScanEntry {
+fn entry(file: &HaveFile, client_file: String, local: PathBuf) -> ScanEntry {
     ScanEntry {
         client_file,
-        depot_file: record.depot_file.clone(),
+        depot_file: file.depot_file.clone(),
         local,
-        file_type: record.head_type.clone(),
+        file_type: file.file_type.clone(),
         new_type: None,
-        have_rev: record.have_rev,
+        have_rev: file.have_rev,
     }
 }
 
-/// The type `have_type` (the have revision's) becomes for the local file at `path` when the
-/// file's kind or executable bit no longer matches it; None when it still does.
-fn changed_type(have_type: &str, path: &Path) -> Result<Option<String>> {
+/// The type `have_type` (the have revision's) becomes for the local file at `path` (lstat'ed
+/// as `meta`) when the file's kind or executable bit no longer matches it; None when it still
+/// does.
+fn changed_type(have_type: &str, path: &Path, meta: &std::fs::Metadata) -> Result<Option<String>> {
     let Ok(have) = FileType::parse(have_type) else {
         return Ok(None);
     };
-    let meta = std::fs::symlink_metadata(path).at(path)?;
     let local = if meta.file_type().is_symlink() {
         LocalKind::Symlink
     } else {
         LocalKind::File {
-            executable: executable_bit(&meta),
+            executable: executable_bit(meta),
         }
     };
     let adjusted = have.adjusted_to(local, || sample_base(path))?;
@@ -208,8 +221,54 @@ fn executable_bit(_meta: &std::fs::Metadata) -> Option<bool> {
     None
 }
 
+/// Calls `each` with every file (and symlink) under the workspace `root`: its client file
+/// (relative to the root, `/`-separated), local path and lstat, skipping what [`walk_files`]
+/// skips; symlinked directories are not followed. Each file is stat'ed relative to its open
+/// directory (no path walk per file) and nothing is collected, in no particular order.
+fn walk_stat(
+    root: &Path,
+    mut each: impl FnMut(String, PathBuf, std::fs::Metadata) -> Result<()>,
+) -> Result<()> {
+    let mut pending = vec![(root.to_path_buf(), String::new())];
+    while let Some((dir, rel)) = pending.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && rel.is_empty() => continue,
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        for entry in entries {
+            let entry = entry.at(&dir)?;
+            let name = entry.file_name();
+            let text = name.to_string_lossy();
+            let child = if rel.is_empty() {
+                text.to_string()
+            } else {
+                format!("{rel}/{text}")
+            };
+            let file_type = entry.file_type().at(&entry.path())?;
+            if file_type.is_dir() {
+                pending.push((entry.path(), child));
+                continue;
+            }
+            if (rel.is_empty() && (name == CONFIG_FILE_NAME || name == STATE_FILE_NAME))
+                || text.starts_with(".keel-tmp-")
+            {
+                continue;
+            }
+            let meta = match entry.metadata() {
+                // Removed since the directory was read: reported as missing.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                other => other.at(&entry.path())?,
+            };
+            each(child, entry.path(), meta)?;
+        }
+    }
+    Ok(())
+}
+
 /// All files (and symlinks) under `dir`, not following symlinked directories; skips the
-/// workspace `.keel` settings file and the client's own temp files. Sorted.
+/// workspace's `.keel` settings file and `.keel-state` state file and the client's own temp
+/// files. Sorted.
 pub fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
@@ -226,7 +285,7 @@ pub fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {
             let file_type = entry.file_type().at(&path)?;
             if file_type.is_dir() {
                 pending.push(path);
-            } else if (current == dir && name == CONFIG_FILE_NAME)
+            } else if (current == dir && (name == CONFIG_FILE_NAME || name == STATE_FILE_NAME))
                 || name.to_string_lossy().starts_with(".keel-tmp-")
             {
                 continue;

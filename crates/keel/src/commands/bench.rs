@@ -7,7 +7,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use keel_bench::server::Target;
 use keel_bench::{
-    Report, branchsubmit, browse, checkpoint, dataset, deltas, lockjam, ping, sync, verify,
+    Report, branchsubmit, browse, checkpoint, dataset, deltas, dev_loop, lockjam, ping, sync,
+    verify,
 };
 
 /// `keel bench` flags shared by every workload.
@@ -63,6 +64,27 @@ pub enum Workload {
     Checkpoint(CheckpointArgs),
     /// Verify of the sync dataset beside a raw read of its blob files, warm (and cold).
     Verify(VerifyArgs),
+    /// The everyday loop through the CLI: status, edit + reconcile + submit, update elsewhere.
+    #[command(name = "loop")]
+    Loop(LoopArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LoopArgs {
+    #[arg(long, default_value_t = 70_000)]
+    pub files: u64,
+    /// Mean file size in bytes.
+    #[arg(long, default_value_t = 7_000)]
+    pub file_size: u64,
+    /// Files edited and submitted per round.
+    #[arg(long, default_value_t = 100)]
+    pub edits: u64,
+    /// Rounds of the three phases; medians and maxima reported.
+    #[arg(long, default_value_t = 5)]
+    pub rounds: u32,
+    /// Directory for the workspaces (default: the system temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -319,6 +341,19 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 server_root,
             };
             verify::run(addr, &config).await?
+        }
+        Workload::Loop(l) => {
+            let config = dev_loop::Config {
+                files: l.files,
+                file_size: l.file_size,
+                edits: l.edits,
+                rounds: l.rounds,
+                seed,
+                generate,
+                work_dir: l.work_dir.clone(),
+                exe: std::env::current_exe().context("cannot find the keel executable")?,
+            };
+            dev_loop::run(addr, &config).await?
         }
         Workload::Ping(p) => {
             let config = ping::Config {

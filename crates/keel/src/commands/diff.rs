@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use anyhow::{Result, bail};
 use keel_client::content::ContentStream;
-use keel_client::transfer;
+use keel_client::local_state::{LocalState, Recording, StateKey};
 use keel_core::{BaseType, detect_base_type, unified_diff};
 use keel_proto::v1::{Diff2Request, FileRecord};
 
@@ -37,25 +37,48 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
         let files = s.file_args(&args.files).await?;
         ws.have(&s.conn, files).await?
     };
-    // Only files whose local content differs from the have revision need the server's copy.
+    // Only files whose local content differs from the have revision need the server's copy;
+    // the workspace state spares reading files whose stat is as last hashed.
     let mut changed: HashMap<String, (FileRecord, std::path::PathBuf)> = HashMap::new();
     let mut failed = false;
+    let mut state = LocalState::load(&ws.root, StateKey::of(&ws, &s.conn));
+    let tuning = s.conn.tuning();
+    let mut rec = Recording::start(tuning.state_racy_slack, tuning.scan_read_bytes);
     for record in candidates {
         let Some(client_file) = ws.client_file_of(&record) else {
             continue;
         };
         let local = ws.local(&client_file)?;
-        match transfer::hash_local(&local)? {
-            Some(digest) if digest.eq_ignore_ascii_case(&record.head_digest) => {}
-            Some(_) => {
-                changed.insert(record.depot_file.clone(), (record, local));
-            }
-            None => {
+        let meta = match std::fs::symlink_metadata(&local) {
+            Ok(meta) if !meta.is_dir() => meta,
+            Ok(_) => {
                 s.out.error(format!("{} - file missing", local.display()));
                 failed = true;
+                continue;
             }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                s.out.error(format!("{} - file missing", local.display()));
+                failed = true;
+                continue;
+            }
+            Err(e) => return Err(keel_client::Error::io(&local, e).into()),
+        };
+        let digest = state.digest(
+            &mut rec,
+            &client_file,
+            &record.depot_file,
+            record.have_rev,
+            &local,
+            &meta,
+        )?;
+        if !blake3::Hash::from(digest)
+            .to_hex()
+            .eq_ignore_ascii_case(&record.head_digest)
+        {
+            changed.insert(record.depot_file.clone(), (record, local));
         }
     }
+    super::reconcile::save_state(s, &mut state);
     if !changed.is_empty() {
         let specs = changed
             .values()

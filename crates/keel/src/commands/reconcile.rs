@@ -4,6 +4,8 @@ use keel_proto::v1::OpenAction;
 use std::collections::BTreeMap;
 
 use anyhow::Result;
+use keel_client::have_index::HaveIndex;
+use keel_client::local_state::{LocalState, Recording, StateKey};
 use keel_client::transfer;
 use keel_client::workspace_scan::{ScanEntry, ScanResult, scan};
 
@@ -17,9 +19,27 @@ use crate::session::Session;
 async fn scan_workspace(s: &mut Session, files: &[String]) -> Result<ScanResult> {
     let patterns = s.file_args_or_cwd(files).await?;
     let ws = s.workspace().await?;
-    let have = ws.have(&s.conn, Vec::new()).await?;
+    // The state first: the file's bytes are freed before the have list arrives, so the two
+    // never add up in the peak memory.
+    let mut state = LocalState::load(&ws.root, StateKey::of(&ws, &s.conn));
+    let have = HaveIndex::fetch(&ws, &s.conn).await?;
     let opened = ws.opened(&s.conn, Vec::new(), None).await?;
-    Ok(scan(&ws, &have, &opened, &patterns)?)
+    let tuning = s.conn.tuning();
+    let mut rec = Recording::start(tuning.state_racy_slack, tuning.scan_read_bytes);
+    let result = scan(&ws, &have, &opened, &patterns, &mut state, &mut rec)?;
+    save_state(s, &mut state);
+    Ok(result)
+}
+
+/// Saves the workspace state; failing to is worth a warning, not a failed command (the next
+/// scan reads the files again).
+pub(super) fn save_state(s: &Session, state: &mut LocalState) {
+    if let Err(e) = state.save() {
+        s.out.note(format!(
+            "warning: cannot save the workspace state {} (the next scan reads every file again): {e}",
+            state.path().display()
+        ));
+    }
 }
 
 fn preview(s: &Session, result: &ScanResult) {

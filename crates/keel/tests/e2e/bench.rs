@@ -128,6 +128,34 @@ fn sync_writes_the_whole_dataset() {
 }
 
 #[test]
+fn loop_times_status_edit_submit_and_update_through_the_cli() {
+    let r = bench(&[
+        "loop",
+        "--files",
+        "200",
+        "--file-size",
+        "500",
+        "--edits",
+        "10",
+        "--rounds",
+        "1",
+    ]);
+    assert_eq!(r["workload"], "loop");
+    assert_eq!(n(&r, "files"), 200.0);
+    assert_eq!(n(&r, "edits"), 10.0);
+    assert_eq!(n(&r, "rounds"), 1.0);
+    for key in [
+        "status_p50_ms",
+        "edit_submit_p50_ms",
+        "update_p50_ms",
+        "first_status_ms",
+    ] {
+        assert!(n(&r, key) > 0.0, "{key}: {r}");
+    }
+    assert!(n(&r, "status_rss_mib") > 0.0, "{r}");
+}
+
+#[test]
 fn proxy_warm_phase_takes_no_content_from_the_server() {
     let r = bench(&[
         "proxy",

@@ -20,6 +20,7 @@ mod faults;
 mod interrupted_sync;
 mod labels;
 mod large_file;
+mod local_state;
 mod obliterate;
 mod proxy;
 mod replica;
