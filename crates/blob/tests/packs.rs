@@ -134,7 +134,7 @@ fn a_lost_or_damaged_index_is_rebuilt_from_its_pack() {
     let root = dir.path().join("content");
     let contents: Vec<Vec<u8>> = (0..200).map(|i| content(i, 3000)).collect();
     let infos = {
-        let store = FsBlobStore::open_with(&root, &config(64 << 10)).expect("open");
+        let store = FsBlobStore::open_with(&root, &config(16 << 10)).expect("open");
         let mut infos = Vec::new();
         for chunk in contents.chunks(20) {
             infos.extend(put_all(&store, chunk));
@@ -147,7 +147,7 @@ fn a_lost_or_damaged_index_is_rebuilt_from_its_pack() {
     let mut bytes = std::fs::read(&indexes[1]).expect("read index");
     bytes[20] ^= 0xff;
     std::fs::write(&indexes[1], bytes).expect("damage an index");
-    let store = FsBlobStore::open_with(&root, &config(64 << 10)).expect("reopen");
+    let store = FsBlobStore::open_with(&root, &config(16 << 10)).expect("reopen");
     assert_all_there(&store, &contents, &infos, "after rebuilding indexes");
     assert_eq!(files_named(&root.join("packs"), "idx").len(), indexes.len());
 }
