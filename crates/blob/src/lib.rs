@@ -21,6 +21,7 @@ pub use config::BlobConfig;
 pub use error::BlobError;
 pub use fs_store::{FsBlobStore, StoredAt};
 pub use inspect::stored_blobs;
+pub use pack::PACK_RECORD_HEADER_BYTES;
 pub use writer::{BlobWriter, CompressionPolicy, PendingBlob};
 
 use keel_core::Digest;

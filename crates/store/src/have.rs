@@ -28,6 +28,8 @@ pub struct SqliteHaveStore {
     max_open: usize,
     /// `StoreConfig::busy_timeout_ms`.
     busy_timeout_ms: u32,
+    /// `StoreConfig::wal_size_limit_bytes`.
+    wal_size_limit_bytes: i64,
     journal: Option<Arc<Journal>>,
 }
 
@@ -61,6 +63,7 @@ impl SqliteHaveStore {
             open: Mutex::new(HashMap::new()),
             max_open: config.max_open_have_lists.max(1),
             busy_timeout_ms: config.busy_timeout_ms,
+            wal_size_limit_bytes: config.wal_size_limit_bytes,
             journal,
         })
     }
@@ -89,6 +92,9 @@ impl SqliteHaveStore {
         };
         let conn = Connection::open(&path).map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(err)?;
+        // A 70,000-file sync would otherwise leave its WAL at its largest size for good.
+        conn.pragma_update(None, "journal_size_limit", self.wal_size_limit_bytes)
             .map_err(err)?;
         // Journaled, a commit must be as durable as its journal record: the journal says the
         // record's commit happened exactly when the file's position reached it.

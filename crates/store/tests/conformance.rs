@@ -444,6 +444,39 @@ fn committed_pages_reach_the_database_file_without_a_checkpoint_in_the_commit() 
 }
 
 #[test]
+fn the_wal_is_cut_back_after_a_burst_of_writes() {
+    let (dir, store) = open();
+    let wal = dir.path().join("meta.db-wal");
+    let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    // Several MB of pages in one commit: past the default WAL size limit (4 MiB).
+    let revs = (0..15_000)
+        .map(|i| {
+            rev(
+                &format!("//depot/burst/{i:06}/{}", "y".repeat(200)),
+                1,
+                0,
+                FileAction::Add,
+            )
+        })
+        .collect();
+    submit(store.as_ref(), revs);
+    let peak = size();
+    assert!(peak > 4 << 20, "the burst grew the WAL to {peak} bytes");
+    // With no more commits, the checkpoint thread empties it; wait at most 10 s.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while size() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(size(), 0, "WAL still {} bytes after the burst ({peak})", size());
+    // Nothing was lost on the way, and writing goes on.
+    submit(store.as_ref(), vec![rev("//depot/after", 1, 0, FileAction::Add)]);
+    let snap = store.snapshot().expect("snapshot");
+    let first = format!("//depot/burst/000000/{}", "y".repeat(200));
+    assert!(snap.revision(&dp(&first), 1).expect("lookup").is_some());
+    assert!(snap.revision(&dp("//depot/after"), 1).expect("lookup").is_some());
+}
+
+#[test]
 fn jobs_written_counts_the_jobs_that_kept_their_changes() {
     let (_dir, store) = open();
     let written = |store: &SqliteStore| {

@@ -32,6 +32,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use tombstones::Tombstones;
 
+/// Bytes of a pack record's header, before the blob's stored bytes.
+pub const PACK_RECORD_HEADER_BYTES: u64 = HEADER_LEN as u64;
+
 /// Where one packed blob is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Loc {
