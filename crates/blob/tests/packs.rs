@@ -418,3 +418,29 @@ fn kill_9_during_reclaims_leaves_each_blob_whole_or_gone() {
     assert_all_there(&store, &fresh, &fresh_info, "after reclaiming everything");
     assert_eq!(stored_blobs(&root).expect("list").len(), 1);
 }
+
+#[test]
+fn a_record_damaged_inside_a_pack_is_reported_then_replaced_by_a_fresh_copy() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("content");
+    let contents: Vec<Vec<u8>> = (0..10).map(|i| random(i, 2000)).collect();
+    let infos = {
+        let store = FsBlobStore::open_with(&root, &BlobConfig::default()).expect("open");
+        put_all(&store, &contents)
+    };
+    let at = stored_blobs(&root).expect("list").remove(&infos[4].digest).expect("listed");
+    let mut pack = std::fs::read(&at.path).expect("read pack");
+    pack[at.offset as usize + 7] ^= 0x40;
+    std::fs::write(&at.path, &pack).expect("damage");
+    let store = FsBlobStore::open_with(&root, &BlobConfig::default()).expect("reopen");
+    // Still there (verify reads and reports it), and its neighbours are untouched.
+    let damaged = read_back(&store, &infos[4].digest).expect("the damaged blob is still found");
+    assert_ne!(damaged, contents[4]);
+    assert_all_there(&store, &contents[5..], &infos[5..], "records after the damage");
+    // Storing the content again writes a fresh copy, which wins, now and after reopening.
+    put_all(&store, &contents[4..5]);
+    assert_all_there(&store, &contents[4..5], &infos[4..5], "fresh copy");
+    drop(store);
+    let store = FsBlobStore::open_with(&root, &BlobConfig::default()).expect("reopen");
+    assert_all_there(&store, &contents, &infos, "after reopening");
+}

@@ -1,7 +1,7 @@
 //! A sealed pack's index file: every live record's digest and place, written once at sealing.
 //!
 //! ```text
-//! magic "KBI1" | count (u64 LE) | count × (digest (32) | offset (u64) | stored length (u32) | encoding (1)) | BLAKE3 of all before (32)
+//! magic "KBI1" | count (u64 LE) | count × (digest (32) | offset (u64) | stored length (u32) | encoding, top bit: damaged (1)) | BLAKE3 of all before (32)
 //! ```
 //! It is written to a temporary name, synced and renamed, so it is whole or absent; one that
 //! does not check out is ignored and rebuilt from its pack.
@@ -16,6 +16,8 @@ use std::path::Path;
 
 const MAGIC: &[u8; 4] = b"KBI1";
 const ENTRY_LEN: usize = 32 + 8 + 4 + 1;
+/// Set in an entry's encoding byte when the record was found damaged (see `Loc::damaged`).
+const DAMAGED: u8 = 0x80;
 
 /// Writes `entries` (records of pack `pack`) as the index at `path`, durably.
 pub(crate) fn write(path: &Path, entries: &[(Digest, Loc)]) -> Result<(), BlobError> {
@@ -26,7 +28,7 @@ pub(crate) fn write(path: &Path, entries: &[(Digest, Loc)]) -> Result<(), BlobEr
         bytes.extend_from_slice(&digest.0);
         bytes.extend_from_slice(&loc.offset.to_le_bytes());
         bytes.extend_from_slice(&loc.stored_len.to_le_bytes());
-        bytes.push(encoding_byte(loc.encoding));
+        bytes.push(encoding_byte(loc.encoding) | if loc.damaged { DAMAGED } else { 0 });
     }
     let check = blake3::hash(&bytes);
     bytes.extend_from_slice(check.as_bytes());
@@ -62,7 +64,8 @@ pub(crate) fn read(path: &Path, pack: u32) -> Option<Vec<(Digest, Loc)>> {
                     pack,
                     offset: u64::from_le_bytes(e[32..40].try_into().ok()?),
                     stored_len: u32::from_le_bytes(e[40..44].try_into().ok()?),
-                    encoding: encoding_of(e[44])?,
+                    encoding: encoding_of(e[44] & !DAMAGED)?,
+                    damaged: e[44] & DAMAGED != 0,
                 },
             ))
         })

@@ -43,6 +43,10 @@ pub(crate) struct Loc {
     pub offset: u64,
     pub stored_len: u32,
     pub encoding: Encoding,
+    /// The record's bytes did not match its header's check when the pack was scanned
+    /// (damaged after it was written): it stays readable for `verify` to report, and storing
+    /// the same content again writes a fresh copy.
+    pub damaged: bool,
 }
 
 impl Loc {
@@ -145,7 +149,10 @@ impl Packs {
             };
             for (digest, loc) in entries {
                 if !reclaimed.contains(&(id, loc.offset)) {
-                    index.entry(digest).or_insert(loc);
+                    let kept = index.entry(digest).or_insert(loc);
+                    if kept.damaged && !loc.damaged {
+                        *kept = loc;
+                    }
                 }
             }
             files.insert(id, Arc::new(file));
@@ -216,7 +223,7 @@ impl Packs {
             let index = self.index.read().map_err(|_| lock_poisoned(&self.dir))?;
             let mut fresh = std::collections::HashSet::new();
             for blob in blobs {
-                if let Some(loc) = index.get(&blob.digest) {
+                if let Some(loc) = index.get(&blob.digest).filter(|loc| !loc.damaged) {
                     if loc.pack == active.id {
                         needed = needed.max(loc.end());
                     }
@@ -231,6 +238,7 @@ impl Packs {
                     offset: active.len + buf.len() as u64,
                     stored_len: header.stored_len,
                     encoding: blob.encoding,
+                    damaged: false,
                 };
                 buf.extend_from_slice(&header.encode());
                 buf.extend_from_slice(blob.data);
@@ -338,6 +346,7 @@ impl Packs {
                 offset,
                 stored_len: header.stored_len,
                 encoding: header.encoding,
+                damaged: false,
             });
         }
     }

@@ -1,11 +1,12 @@
 //! Reading a pack from its first byte: how its index is rebuilt and a torn append found.
 //!
 //! Each record's header and stored bytes are checked (see `record.rs`). A record that was
-//! reclaimed (its place is in the tombstone log) is stepped over; one whose bytes do not
-//! check out is not indexed. Bytes that are not a header (damage inside the pack) are searched
-//! past for the next whole record, so one bad spot never hides the records after it. The
-//! intact part of the pack ends after its last whole (or reclaimed) record: what follows is
-//! what a crash left of an append, and the caller cuts it off.
+//! reclaimed (its place is in the tombstone log) is stepped over. Bytes that are not a header
+//! (damage inside the pack) are searched past for the next whole record, so one bad spot never
+//! hides the records after it. The intact part of the pack ends after its last whole (or
+//! reclaimed) record: what follows is what a crash left of an append, and the caller cuts it
+//! off. A record before that end whose bytes do not check out was damaged after it was
+//! written: it is indexed as damaged, so `verify` reports it rather than calling it missing.
 
 use super::Loc;
 use super::record::{HEADER_LEN, Header, MAGIC};
@@ -50,7 +51,8 @@ fn scan_bytes(bytes: &[u8], pack: u32, reclaimed: &HashSet<(u32, u64)>) -> Scann
         let data = &bytes[at + HEADER_LEN..end];
         if reclaimed.contains(&(pack, at as u64)) {
             good_len = end;
-        } else if header.matches(data) {
+        } else {
+            let whole = header.matches(data);
             entries.push((
                 header.digest,
                 Loc {
@@ -58,12 +60,17 @@ fn scan_bytes(bytes: &[u8], pack: u32, reclaimed: &HashSet<(u32, u64)>) -> Scann
                     offset: at as u64,
                     stored_len: header.stored_len,
                     encoding: header.encoding,
+                    damaged: !whole,
                 },
             ));
-            good_len = end;
+            if whole {
+                good_len = end;
+            }
         }
         at = end;
     }
+    // Records past the intact part are the torn append's, never acknowledged.
+    entries.retain(|(_, loc)| loc.end() <= good_len as u64);
     Scanned {
         entries,
         good_len: good_len as u64,
@@ -110,13 +117,24 @@ mod tests {
         pack[second + 10] ^= 1;
         pack[third + HEADER_LEN + 5] ^= 1;
         let scanned = scan_bytes(&pack, 1, &HashSet::new());
-        let found: Vec<u8> = scanned.entries.iter().map(|(d, _)| d.0[0]).collect();
-        assert_eq!(found, [1, 4]);
+        let found: Vec<(u8, bool)> = scanned
+            .entries
+            .iter()
+            .map(|(d, loc)| (d.0[0], loc.damaged))
+            .collect();
+        assert_eq!(found, [(1, false), (3, true), (4, false)]);
         assert_eq!(scanned.good_len, pack.len() as u64, "nothing after record 4 to cut");
         // A torn tail after the last whole record is what gets cut.
         let mut torn = pack.clone();
         torn.extend_from_slice(&record(5)[..150]);
         let scanned = scan_bytes(&torn, 1, &HashSet::new());
         assert_eq!(scanned.good_len, pack.len() as u64);
+        // A last record whose data does not check out is a torn append, not damage.
+        let mut zeroed = records.concat();
+        let last = zeroed.len() - 10;
+        zeroed[last..].fill(0);
+        let scanned = scan_bytes(&zeroed, 1, &HashSet::new());
+        assert_eq!(scanned.good_len, (third + records[2].len()) as u64);
+        assert_eq!(scanned.entries.len(), 3, "record 4 is cut off");
     }
 }
