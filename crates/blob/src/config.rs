@@ -23,6 +23,9 @@ pub struct BlobConfig {
     /// once it holds this many bytes; the newest pack is re-read whole when the server starts
     /// (bytes; default 67108864).
     pub pack_bytes: u64,
+    /// Migrating a root from the earlier one-file-per-blob layout reads this many bytes of
+    /// small blobs before packing them with one sync (bytes; default 8388608).
+    pub migrate_batch_bytes: usize,
 }
 
 impl Default for BlobConfig {
@@ -34,6 +37,7 @@ impl Default for BlobConfig {
             compression_max_ratio: compression.max_ratio,
             syncfs_threshold: 8,
             pack_bytes: 64 << 20,
+            migrate_batch_bytes: 8 << 20,
         }
     }
 }

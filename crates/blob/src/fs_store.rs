@@ -70,7 +70,11 @@ impl FsBlobStore {
             policy: config.compression(),
             syncfs_threshold: config.syncfs_threshold,
         };
-        crate::migrate::migrate(&root, &store, config.compression_sample_bytes)?;
+        let batching = crate::migrate::Batching {
+            small_bytes: config.compression_sample_bytes,
+            batch_bytes: config.migrate_batch_bytes,
+        };
+        crate::migrate::migrate(&root, &store, &batching)?;
         Ok(store)
     }
 

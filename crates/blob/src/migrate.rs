@@ -14,14 +14,17 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Stored bytes of small legacy blobs read before they are packed together.
-const BATCH_BYTES: usize = 8 << 20;
+/// How a migration batches: blobs up to `small_bytes` are packed, `batch_bytes` at a time.
+pub(crate) struct Batching {
+    pub small_bytes: usize,
+    pub batch_bytes: usize,
+}
 
-/// Migrates every legacy blob under `root`; blobs up to `small_bytes` are packed.
-pub(crate) fn migrate(root: &Path, store: &FsBlobStore, small_bytes: usize) -> Result<(), BlobError> {
+/// Migrates every legacy blob under `root`.
+pub(crate) fn migrate(root: &Path, store: &FsBlobStore, batching: &Batching) -> Result<(), BlobError> {
     for top in legacy_dirs(root)? {
         for sub in legacy_dirs(&top)? {
-            migrate_dir(&sub, store, small_bytes)?;
+            migrate_dir(&sub, store, batching)?;
             // Empty now; a leftover stray file keeps its directory, which is harmless.
             let _ = fs::remove_dir(&sub);
         }
@@ -47,7 +50,7 @@ fn legacy_dirs(dir: &Path) -> Result<Vec<PathBuf>, BlobError> {
     Ok(out)
 }
 
-fn migrate_dir(dir: &Path, store: &FsBlobStore, small_bytes: usize) -> Result<(), BlobError> {
+fn migrate_dir(dir: &Path, store: &FsBlobStore, batching: &Batching) -> Result<(), BlobError> {
     let mut batch: Vec<(PathBuf, Digest, Encoding, Vec<u8>)> = Vec::new();
     let mut batch_bytes = 0;
     let mut moved_dirs = BTreeSet::new();
@@ -61,11 +64,11 @@ fn migrate_dir(dir: &Path, store: &FsBlobStore, small_bytes: usize) -> Result<()
         if store.stored_at(&digest)?.is_some() {
             // Already in its new place (an earlier migration was interrupted).
             fs::remove_file(&path).map_err(|e| BlobError::io(&path, e))?;
-        } else if len as usize <= small_bytes {
+        } else if len as usize <= batching.small_bytes {
             let data = fs::read(&path).map_err(|e| BlobError::io(&path, e))?;
             batch_bytes += data.len();
             batch.push((path, digest, encoding, data));
-            if batch_bytes >= BATCH_BYTES {
+            if batch_bytes >= batching.batch_bytes {
                 pack_batch(store, &mut batch)?;
                 batch_bytes = 0;
             }
