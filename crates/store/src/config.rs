@@ -36,6 +36,10 @@ pub struct StoreConfig {
     /// grows past this only while a burst of writes outpaces checkpoints (bytes; default
     /// 4194304).
     pub wal_size_limit_bytes: i64,
+    /// A have list's write-ahead log is checkpointed once it holds this many bytes and cut
+    /// back to it when it starts over, so each workspace's file stays near the size of its
+    /// rows (bytes; default 1048576).
+    pub have_wal_size_limit_bytes: i64,
     /// Nice value of the checkpoint thread (Linux; 0 to 19; default 10).
     pub checkpoint_nice: i32,
     /// Most have-list databases kept open at once (connections; default 256).
@@ -80,6 +84,7 @@ impl Default for StoreConfig {
             page_size: 4096,
             checkpoint_interval_ms: 250,
             wal_size_limit_bytes: 4 << 20,
+            have_wal_size_limit_bytes: 1 << 20,
             checkpoint_nice: 10,
             max_open_have_lists: 256,
             busy_timeout_ms: 10_000,

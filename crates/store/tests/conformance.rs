@@ -588,3 +588,36 @@ fn live_subdir_scan_skips_files_deleted_at_head() {
     );
     assert_eq!(all.len(), 6, "{all:?}");
 }
+
+#[test]
+fn a_have_lists_wal_stays_small_after_a_big_sync() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = StoreConfig {
+        have_wal_size_limit_bytes: 256 << 10,
+        ..StoreConfig::default()
+    };
+    let haves = keel_store::SqliteHaveStore::open_with(dir.path(), &config).expect("open");
+    // 30,000 entries in batches of 1,000, as a client reports a big sync.
+    for batch in 0..30 {
+        let rows: Vec<keel_store::HaveRow> = (0..1_000)
+            .map(|i| keel_store::HaveRow {
+                path: dp(&format!("//depot/tree/d{batch:03}/file{i:05}.rs")),
+                client: format!("tree/d{batch:03}/file{i:05}.rs"),
+                rev: 1,
+            })
+            .collect();
+        haves.apply("ws", &rows).expect("apply");
+    }
+    let wal = std::fs::metadata(dir.path().join("ws.db-wal")).map_or(0, |m| m.len());
+    let db = std::fs::metadata(dir.path().join("ws.db")).expect("db").len();
+    // Checkpointed at the limit and cut back to it: never the whole list again beside it.
+    let limit = config.have_wal_size_limit_bytes as u64;
+    assert!(wal <= 2 * limit, "WAL {wal} bytes beside a {db}-byte have list");
+    assert!(db > 2 * limit, "the list itself is larger ({db} bytes) than the WAL may be");
+    assert_eq!(
+        haves
+            .get("ws", &dp("//depot/tree/d000/file00000.rs"))
+            .expect("get"),
+        1
+    );
+}
