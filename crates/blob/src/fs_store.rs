@@ -108,7 +108,9 @@ impl FsBlobStore {
         let Some((path, encoding)) = self.find_file(digest) else {
             return Ok(None);
         };
-        let len = fs::metadata(&path).map_err(|e| BlobError::io(&path, e))?.len();
+        let len = fs::metadata(&path)
+            .map_err(|e| BlobError::io(&path, e))?
+            .len();
         Ok(Some(StoredAt {
             path,
             offset: 0,
@@ -157,10 +159,9 @@ impl BlobStore for FsBlobStore {
 
     fn publish(&self, pending: Vec<PendingBlob>) -> Result<(), BlobError> {
         // Small blobs go to the active pack with one write and one sync for the batch.
-        let (small, large): (Vec<PendingBlob>, Vec<PendingBlob>) =
-            pending.into_iter().partition(
-                |p| matches!(&p.body, Body::Bytes(bytes) if bytes.len() <= MAX_PACKED),
-            );
+        let (small, large): (Vec<PendingBlob>, Vec<PendingBlob>) = pending
+            .into_iter()
+            .partition(|p| matches!(&p.body, Body::Bytes(bytes) if bytes.len() <= MAX_PACKED));
         let to_pack: Vec<ToPack<'_>> = small
             .iter()
             .filter_map(|p| match &p.body {

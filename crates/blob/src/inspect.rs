@@ -21,7 +21,10 @@ pub fn stored_blobs(root: &Path) -> Result<HashMap<Digest, StoredAt>, BlobError>
             .flatten()
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
-                name.strip_prefix("pack-")?.strip_suffix(".pack")?.parse().ok()
+                name.strip_prefix("pack-")?
+                    .strip_suffix(".pack")?
+                    .parse()
+                    .ok()
             })
             .collect();
         ids.sort_unstable();
@@ -59,7 +62,9 @@ pub fn stored_blobs(root: &Path) -> Result<HashMap<Digest, StoredAt>, BlobError>
                 let (Ok(digest), Some(encoding)) = (Digest::from_hex(hex), encoding_of(ext)) else {
                     continue;
                 };
-                let len = fs::metadata(&path).map_err(|e| BlobError::io(&path, e))?.len();
+                let len = fs::metadata(&path)
+                    .map_err(|e| BlobError::io(&path, e))?
+                    .len();
                 out.insert(
                     digest,
                     StoredAt {

@@ -21,7 +21,11 @@ pub(crate) struct Batching {
 }
 
 /// Migrates every legacy blob under `root`.
-pub(crate) fn migrate(root: &Path, store: &FsBlobStore, batching: &Batching) -> Result<(), BlobError> {
+pub(crate) fn migrate(
+    root: &Path,
+    store: &FsBlobStore,
+    batching: &Batching,
+) -> Result<(), BlobError> {
     for top in legacy_dirs(root)? {
         for sub in legacy_dirs(&top)? {
             migrate_dir(&sub, store, batching)?;
@@ -40,7 +44,9 @@ fn legacy_dirs(dir: &Path) -> Result<Vec<PathBuf>, BlobError> {
         let entry = entry.map_err(|e| BlobError::io(dir, e))?;
         let name = entry.file_name();
         let is_fanout = name.to_str().is_some_and(|n| {
-            n.len() == 2 && n.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            n.len() == 2
+                && n.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
         });
         if is_fanout && entry.path().is_dir() {
             out.push(entry.path());
@@ -60,7 +66,9 @@ fn migrate_dir(dir: &Path, store: &FsBlobStore, batching: &Batching) -> Result<(
         let Some((digest, encoding)) = legacy_name(&path) else {
             continue;
         };
-        let len = fs::metadata(&path).map_err(|e| BlobError::io(&path, e))?.len();
+        let len = fs::metadata(&path)
+            .map_err(|e| BlobError::io(&path, e))?
+            .len();
         if store.stored_at(&digest)?.is_some() {
             // Already in its new place (an earlier migration was interrupted).
             fs::remove_file(&path).map_err(|e| BlobError::io(&path, e))?;

@@ -134,8 +134,8 @@ impl BlobWriter {
             Sink::Sampling(buf) => {
                 // Small blob: compress whole, keep whichever is smaller, and stay in memory
                 // until publish (content already stored then costs no file at all).
-                let compressed = compress_whole(&buf, self.policy.level)
-                    .map_err(|e| BlobError::io(&path, e))?;
+                let compressed =
+                    compress_whole(&buf, self.policy.level).map_err(|e| BlobError::io(&path, e))?;
                 if compressed.len() < buf.len() {
                     (Encoding::Zstd, Stored::Bytes(compressed))
                 } else {

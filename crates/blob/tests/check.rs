@@ -56,7 +56,11 @@ fn rewrite(at: &StoredAt, f: impl FnOnce(&mut Vec<u8>)) {
     let mut region = file[range.clone()].to_vec();
     f(&mut region);
     if at.packed {
-        assert_eq!(region.len() as u64, at.len, "a pack record keeps its length");
+        assert_eq!(
+            region.len() as u64,
+            at.len,
+            "a pack record keeps its length"
+        );
     }
     file.splice(range, region);
     std::fs::write(&at.path, file).expect("write");
@@ -118,7 +122,10 @@ fn each_damage_is_told_apart() {
         ("zstd deleted", &text, delete, Want::Missing),
         ("raw deleted", &random, delete, Want::Missing),
     ];
-    for (layout, policy) in [("packed", CompressionPolicy::default()), ("file", as_files())] {
+    for (layout, policy) in [
+        ("packed", CompressionPolicy::default()),
+        ("file", as_files()),
+    ] {
         for (name, content, damage, want) in &cases {
             let name = format!("{layout}, {name}");
             let dir = tempfile::tempdir().expect("temp dir");

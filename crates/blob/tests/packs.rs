@@ -119,7 +119,10 @@ fn blobs_survive_reopen_and_sealing_and_small_ones_are_packed() {
     let store = FsBlobStore::open_with(&root, &config(64 << 10)).expect("reopen");
     assert_all_there(&store, &contents, &infos, "after reopening");
     // Publishing the same content again adds nothing.
-    let before: u64 = packs.iter().map(|p| p.metadata().expect("meta").len()).sum();
+    let before: u64 = packs
+        .iter()
+        .map(|p| p.metadata().expect("meta").len())
+        .sum();
     put_all(&store, &contents[..50]);
     let after: u64 = files_named(&root.join("packs"), "pack")
         .iter()
@@ -161,7 +164,9 @@ fn a_torn_append_is_cut_off_and_writing_goes_on() {
         let store = FsBlobStore::open_with(&root, &BlobConfig::default()).expect("open");
         put_all(&store, &contents)
     };
-    let pack = files_named(&root.join("packs"), "pack").pop().expect("a pack");
+    let pack = files_named(&root.join("packs"), "pack")
+        .pop()
+        .expect("a pack");
     let intact = std::fs::read(&pack).expect("read pack");
     // What a crash can leave past the last acknowledged record: part of a record, zeros,
     // or a whole header whose data never arrived.
@@ -169,13 +174,18 @@ fn a_torn_append_is_cut_off_and_writing_goes_on() {
         let store = FsBlobStore::open_with(dir.path().join("other"), &BlobConfig::default())
             .expect("open other");
         put_all(&store, &[content(99, 1500)]);
-        let other = files_named(&dir.path().join("other/packs"), "pack").pop().expect("pack");
+        let other = files_named(&dir.path().join("other/packs"), "pack")
+            .pop()
+            .expect("pack");
         std::fs::read(other).expect("read")
     };
     let tails: Vec<(&str, Vec<u8>)> = vec![
         ("half a header", whole_record[..30].to_vec()),
         ("header without its data", whole_record[..70].to_vec()),
-        ("a record with its data cut", whole_record[..whole_record.len() - 10].to_vec()),
+        (
+            "a record with its data cut",
+            whole_record[..whole_record.len() - 10].to_vec(),
+        ),
         ("zeros", vec![0u8; 4096]),
         ("a whole record whose data was zeroed", {
             let mut r = whole_record.clone();
@@ -219,10 +229,15 @@ fn reclaiming_frees_disk_and_stays_reclaimed_and_content_can_return() {
     let contents: Vec<Vec<u8>> = (0..8).map(|i| random(i, 256 << 10)).collect();
     let store = FsBlobStore::open_with(&root, &BlobConfig::default()).expect("open");
     let infos = put_all(&store, &contents);
-    let pack = files_named(&root.join("packs"), "pack").pop().expect("a pack");
+    let pack = files_named(&root.join("packs"), "pack")
+        .pop()
+        .expect("a pack");
     let before = allocated(&pack);
     for info in &infos[..4] {
-        assert_eq!(store.delete(&info.digest).expect("delete"), info.stored_size);
+        assert_eq!(
+            store.delete(&info.digest).expect("delete"),
+            info.stored_size
+        );
         assert!(!store.contains(&info.digest).expect("contains"));
         assert_eq!(store.delete(&info.digest).expect("delete again"), 0);
     }
@@ -235,7 +250,10 @@ fn reclaiming_frees_disk_and_stays_reclaimed_and_content_can_return() {
     drop(store);
     let store = FsBlobStore::open_with(&root, &BlobConfig::default()).expect("reopen");
     for info in &infos[..4] {
-        assert!(!store.contains(&info.digest).expect("contains"), "stays reclaimed");
+        assert!(
+            !store.contains(&info.digest).expect("contains"),
+            "stays reclaimed"
+        );
     }
     assert_all_there(&store, &contents[4..], &infos[4..], "survivors");
     // The same content stored again is a new record, found after reopening too.
@@ -266,8 +284,8 @@ fn a_root_in_the_earlier_layout_migrates_whole() {
     let digests: Vec<Digest> = contents.iter().map(|c| write_legacy(&root, c)).collect();
     // An interrupted earlier migration: one blob already packed, its legacy file still there.
     {
-        let store = FsBlobStore::open_with(dir.path().join("seed"), &BlobConfig::default())
-            .expect("seed");
+        let store =
+            FsBlobStore::open_with(dir.path().join("seed"), &BlobConfig::default()).expect("seed");
         put_all(&store, &contents[..1]);
     }
     let store = FsBlobStore::open_with(&root, &BlobConfig::default()).expect("open migrates");
@@ -281,7 +299,11 @@ fn a_root_in_the_earlier_layout_migrates_whole() {
         .collect();
     let mut left = left;
     left.sort();
-    assert_eq!(left, ["files", "packs", "tmp"], "no legacy directory is left");
+    assert_eq!(
+        left,
+        ["files", "packs", "tmp"],
+        "no legacy directory is left"
+    );
     let listed = stored_blobs(&root).expect("list");
     assert_eq!(listed.len(), contents.len());
     assert!(!listed[&digests[150]].packed);
@@ -289,7 +311,10 @@ fn a_root_in_the_earlier_layout_migrates_whole() {
     // Opening again changes nothing.
     let store = FsBlobStore::open_with(&root, &BlobConfig::default()).expect("reopen");
     assert_eq!(stored_blobs(&root).expect("list").len(), contents.len());
-    assert_eq!(read_back(&store, &digests[3]).as_deref(), Some(&contents[3][..]));
+    assert_eq!(
+        read_back(&store, &digests[3]).as_deref(),
+        Some(&contents[3][..])
+    );
 }
 
 // kill -9: the test re-runs this binary as a child that writes (or reclaims) in a loop and
@@ -335,7 +360,12 @@ fn child_process_role() {
 /// finished), kills it with SIGKILL and returns what it acknowledged.
 fn run_and_kill(role: &str, root: &Path, at_least: usize) -> Vec<Digest> {
     let mut child = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", "child_process_role", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "child_process_role",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, format!("{role}:{}", root.display()))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -345,11 +375,14 @@ fn run_and_kill(role: &str, root: &Path, at_least: usize) -> Vec<Digest> {
     let (tx, rx) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         use std::io::BufRead;
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Ok(d) = Digest::from_hex(line.trim()) {
-                if tx.send(d).is_err() {
-                    break;
-                }
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Ok(d) = Digest::from_hex(line.trim())
+                && tx.send(d).is_err()
+            {
+                break;
             }
         }
     });
@@ -366,7 +399,10 @@ fn run_and_kill(role: &str, root: &Path, at_least: usize) -> Vec<Digest> {
     child.wait().expect("wait");
     reader.join().expect("reader");
     acked.extend(rx.try_iter());
-    assert!(acked.len() >= at_least.min(1), "the child acknowledged something");
+    assert!(
+        acked.len() >= at_least.min(1),
+        "the child acknowledged something"
+    );
     acked
 }
 
@@ -403,7 +439,10 @@ fn kill_9_during_reclaims_leaves_each_blob_whole_or_gone() {
     let deleted: std::collections::HashSet<Digest> = deleted.into_iter().collect();
     for (c, info) in contents.iter().zip(&infos) {
         if let Some(data) = read_back(&store, &info.digest) {
-            assert!(!deleted.contains(&info.digest), "an acknowledged reclaim came back");
+            assert!(
+                !deleted.contains(&info.digest),
+                "an acknowledged reclaim came back"
+            );
             assert_eq!(&data, c, "a surviving blob is whole");
         }
     }
@@ -428,7 +467,10 @@ fn a_record_damaged_inside_a_pack_is_reported_then_replaced_by_a_fresh_copy() {
         let store = FsBlobStore::open_with(&root, &BlobConfig::default()).expect("open");
         put_all(&store, &contents)
     };
-    let at = stored_blobs(&root).expect("list").remove(&infos[4].digest).expect("listed");
+    let at = stored_blobs(&root)
+        .expect("list")
+        .remove(&infos[4].digest)
+        .expect("listed");
     let mut pack = std::fs::read(&at.path).expect("read pack");
     pack[at.offset as usize + 7] ^= 0x40;
     std::fs::write(&at.path, &pack).expect("damage");
@@ -436,7 +478,12 @@ fn a_record_damaged_inside_a_pack_is_reported_then_replaced_by_a_fresh_copy() {
     // Still there (verify reads and reports it), and its neighbours are untouched.
     let damaged = read_back(&store, &infos[4].digest).expect("the damaged blob is still found");
     assert_ne!(damaged, contents[4]);
-    assert_all_there(&store, &contents[5..], &infos[5..], "records after the damage");
+    assert_all_there(
+        &store,
+        &contents[5..],
+        &infos[5..],
+        "records after the damage",
+    );
     // Storing the content again writes a fresh copy, which wins, now and after reopening.
     put_all(&store, &contents[4..5]);
     assert_all_there(&store, &contents[4..5], &infos[4..5], "fresh copy");

@@ -467,13 +467,25 @@ fn the_wal_is_cut_back_after_a_burst_of_writes() {
     while size() > 0 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert_eq!(size(), 0, "WAL still {} bytes after the burst ({peak})", size());
+    assert_eq!(
+        size(),
+        0,
+        "WAL still {} bytes after the burst ({peak})",
+        size()
+    );
     // Nothing was lost on the way, and writing goes on.
-    submit(store.as_ref(), vec![rev("//depot/after", 1, 0, FileAction::Add)]);
+    submit(
+        store.as_ref(),
+        vec![rev("//depot/after", 1, 0, FileAction::Add)],
+    );
     let snap = store.snapshot().expect("snapshot");
     let first = format!("//depot/burst/000000/{}", "y".repeat(200));
     assert!(snap.revision(&dp(&first), 1).expect("lookup").is_some());
-    assert!(snap.revision(&dp("//depot/after"), 1).expect("lookup").is_some());
+    assert!(
+        snap.revision(&dp("//depot/after"), 1)
+            .expect("lookup")
+            .is_some()
+    );
 }
 
 #[test]
@@ -609,11 +621,19 @@ fn a_have_lists_wal_stays_small_after_a_big_sync() {
         haves.apply("ws", &rows).expect("apply");
     }
     let wal = std::fs::metadata(dir.path().join("ws.db-wal")).map_or(0, |m| m.len());
-    let db = std::fs::metadata(dir.path().join("ws.db")).expect("db").len();
+    let db = std::fs::metadata(dir.path().join("ws.db"))
+        .expect("db")
+        .len();
     // Checkpointed at the limit and cut back to it: never the whole list again beside it.
     let limit = config.have_wal_size_limit_bytes as u64;
-    assert!(wal <= 2 * limit, "WAL {wal} bytes beside a {db}-byte have list");
-    assert!(db > 2 * limit, "the list itself is larger ({db} bytes) than the WAL may be");
+    assert!(
+        wal <= 2 * limit,
+        "WAL {wal} bytes beside a {db}-byte have list"
+    );
+    assert!(
+        db > 2 * limit,
+        "the list itself is larger ({db} bytes) than the WAL may be"
+    );
     assert_eq!(
         haves
             .get("ws", &dp("//depot/tree/d000/file00000.rs"))

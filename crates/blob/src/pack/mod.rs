@@ -95,7 +95,10 @@ pub(crate) fn index_path(dir: &Path, id: u32) -> PathBuf {
 }
 
 fn lock_poisoned(dir: &Path) -> BlobError {
-    BlobError::io(dir, std::io::Error::other("a thread panicked while holding the pack lock"))
+    BlobError::io(
+        dir,
+        std::io::Error::other("a thread panicked while holding the pack lock"),
+    )
 }
 
 impl Packs {
@@ -108,7 +111,10 @@ impl Packs {
             .flatten()
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
-                name.strip_prefix("pack-")?.strip_suffix(".pack")?.parse().ok()
+                name.strip_prefix("pack-")?
+                    .strip_suffix(".pack")?
+                    .parse()
+                    .ok()
             })
             .collect();
         ids.sort_unstable();
@@ -204,7 +210,10 @@ impl Packs {
             .cloned();
         let path = pack_path(&self.dir, loc.pack);
         let file = file.ok_or_else(|| {
-            BlobError::io(&path, std::io::Error::other("the index names a pack that is not open"))
+            BlobError::io(
+                &path,
+                std::io::Error::other("the index names a pack that is not open"),
+            )
         })?;
         let mut data = vec![0u8; loc.stored_len as usize];
         file.read_exact_at(&mut data, loc.data_offset())
@@ -354,7 +363,11 @@ impl Packs {
     /// Frees the blocks under a record's data. Best effort: the tombstone already made the
     /// record dead, and a filesystem without hole punching only keeps the bytes.
     fn punch(&self, loc: &Loc) {
-        let file = self.files.read().ok().and_then(|f| f.get(&loc.pack).cloned());
+        let file = self
+            .files
+            .read()
+            .ok()
+            .and_then(|f| f.get(&loc.pack).cloned());
         if let Some(file) = file {
             punch_hole(&file, loc.data_offset(), u64::from(loc.stored_len));
         }

@@ -123,7 +123,11 @@ mod tests {
             .map(|(d, loc)| (d.0[0], loc.damaged))
             .collect();
         assert_eq!(found, [(1, false), (3, true), (4, false)]);
-        assert_eq!(scanned.good_len, pack.len() as u64, "nothing after record 4 to cut");
+        assert_eq!(
+            scanned.good_len,
+            pack.len() as u64,
+            "nothing after record 4 to cut"
+        );
         // A torn tail after the last whole record is what gets cut.
         let mut torn = pack.clone();
         torn.extend_from_slice(&record(5)[..150]);

@@ -93,7 +93,11 @@ fn a_root_in_the_earlier_layout_migrates_on_start_and_verifies_and_syncs_the_sam
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     left.sort();
-    assert_eq!(left, ["files", "packs", "tmp"], "no directory of the earlier layout is left");
+    assert_eq!(
+        left,
+        ["files", "packs", "tmp"],
+        "no directory of the earlier layout is left"
+    );
     assert_eq!(content_files(&fx.server.root), blobs, "every blob migrated");
     verifies_clean(&ws);
     syncs_identically(&fx, "b", &files);
@@ -110,7 +114,11 @@ fn kill_9_in_the_middle_of_obliterate_reclaim_loses_nothing_else() {
     let (ws, files) = history(&fx);
     let gone = fx.workspace("alice", "g");
     for i in 0..30 {
-        write(&gone.cwd, &format!("gone/g{i}.txt"), format!("unique {i}\n").repeat(100));
+        write(
+            &gone.cwd,
+            &format!("gone/g{i}.txt"),
+            format!("unique {i}\n").repeat(100),
+        );
     }
     gone.ok(&["add", "gone/..."]);
     gone.ok(&["submit", "-d", "to be obliterated"]);
@@ -128,7 +136,11 @@ fn kill_9_in_the_middle_of_obliterate_reclaim_loses_nothing_else() {
     // On start the server finishes the purge the crash interrupted.
     fx.server.restart();
     let ws = fx.server.client("alice", "a", &ws.cwd);
-    assert_eq!(content_files(&fx.server.root), before - 30, "all 30 reclaimed");
+    assert_eq!(
+        content_files(&fx.server.root),
+        before - 30,
+        "all 30 reclaimed"
+    );
     verifies_clean(&ws);
     syncs_identically(&fx, "c", &files);
     // The same content can come back and is whole.

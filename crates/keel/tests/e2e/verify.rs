@@ -120,7 +120,10 @@ fn damage_blob(root: &Path, digest: &str) {
 /// (header and data; the server drops it when it rescans the pack on start) or the blob's own
 /// file removed; then the server starts again on the same address.
 fn remove_blobs(fx: &mut Fixture, digests: &[String]) {
-    let places: Vec<_> = digests.iter().map(|d| blob_at(&fx.server.root, d)).collect();
+    let places: Vec<_> = digests
+        .iter()
+        .map(|d| blob_at(&fx.server.root, d))
+        .collect();
     fx.server.kill9();
     for at in places {
         if at.packed {

@@ -105,7 +105,9 @@ fn run(conn: Connection, rx: Receiver<()>, interval: Duration, nice: i32) {
 
 /// Copies what is left and empties the WAL file, if nothing is using the log right now.
 fn truncate_when_quiet(conn: &Connection) {
-    match conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get::<_, i64>(0)) {
+    match conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+        r.get::<_, i64>(0)
+    }) {
         Ok(0) => tracing::trace!("wal truncated"),
         Ok(_) => tracing::trace!("wal in use; truncation left for the next quiet interval"),
         Err(e) => tracing::debug!(error = %e, "wal truncation skipped"),
