@@ -462,7 +462,18 @@ fn the_wal_is_cut_back_after_a_burst_of_writes() {
     submit(store.as_ref(), revs);
     let peak = size();
     assert!(peak > 4 << 20, "the burst grew the WAL to {peak} bytes");
-    // With no more commits, the checkpoint thread empties it; wait at most 10 s.
+    // A snapshot still reading from the log keeps it for a while (quiet intervals pass)...
+    let pinned = store.snapshot().expect("snapshot");
+    assert!(
+        pinned
+            .revision(&dp("//depot/none"), 1)
+            .expect("read")
+            .is_none()
+    );
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    drop(pinned);
+    // ...and once it is gone, with no more commits, the checkpoint thread empties the WAL;
+    // wait at most 10 s.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while size() > 0 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
