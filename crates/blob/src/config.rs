@@ -19,6 +19,13 @@ pub struct BlobConfig {
     /// A publish of more files (or directories) than this flushes them with one `syncfs`
     /// instead of one fsync each (files; default 8).
     pub syncfs_threshold: usize,
+    /// A pack file of small blobs is sealed (never appended to again) and a new one started
+    /// once it holds this many bytes; the newest pack is re-read whole when the server starts
+    /// (bytes; default 67108864).
+    pub pack_bytes: u64,
+    /// Migrating a root from the earlier one-file-per-blob layout reads this many bytes of
+    /// small blobs before packing them with one sync (bytes; default 8388608).
+    pub migrate_batch_bytes: usize,
 }
 
 impl Default for BlobConfig {
@@ -29,6 +36,8 @@ impl Default for BlobConfig {
             compression_sample_bytes: compression.sample_bytes,
             compression_max_ratio: compression.max_ratio,
             syncfs_threshold: 8,
+            pack_bytes: 64 << 20,
+            migrate_batch_bytes: 8 << 20,
         }
     }
 }

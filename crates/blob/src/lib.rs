@@ -1,20 +1,27 @@
 //! Keel's content store: immutable, content-addressed (BLAKE3), zstd-compressed blobs.
 //!
-//! A blob is written once through a [`BlobWriter`], which hashes and compresses as it streams,
-//! lands in a temporary file, is fsynced and then renamed into place. Readers get the *stored*
-//! bytes and their [`Encoding`]; decompression and verification happen at the consumer (the
-//! client, or the service when it needs text for a diff).
+//! A blob is written once through a [`BlobWriter`], which hashes and compresses as it streams.
+//! Small blobs are appended to pack files (`pack/`), a batch per write and per sync; large ones
+//! land in a temporary file, are synced and renamed into place. Readers get the *stored* bytes
+//! and their [`Encoding`]; decompression and verification happen at the consumer (the client,
+//! or the service when it needs text for a diff).
 
 mod check;
 mod config;
 mod error;
+mod flush;
 mod fs_store;
+mod inspect;
+mod migrate;
+mod pack;
 mod writer;
 
 pub use check::{CheckedContent, ContentCheck, check_content, recompute};
 pub use config::BlobConfig;
 pub use error::BlobError;
-pub use fs_store::FsBlobStore;
+pub use fs_store::{FsBlobStore, StoredAt};
+pub use inspect::stored_blobs;
+pub use pack::PACK_RECORD_HEADER_BYTES;
 pub use writer::{BlobWriter, CompressionPolicy, PendingBlob};
 
 use keel_core::Digest;
@@ -69,10 +76,12 @@ impl StoredBlob {
 
 /// The content store contract.
 ///
-/// - Writing is two steps: [`BlobWriter::finish`] leaves the content in a temporary file;
-///   [`BlobStore::publish`] makes a batch of them durable and then moves each under its digest.
-/// - A blob file under its digest is complete: its bytes were durable before it got the name,
-///   so after any crash a digest is either wholly present or absent.
+/// - Writing is two steps: [`BlobWriter::finish`] leaves the content in memory (small) or a
+///   temporary file (large); [`BlobStore::publish`] makes a batch of them durable and visible
+///   under their digests.
+/// - A stored blob is complete: its bytes were durable before `publish` returned, and what a
+///   crash leaves of an unfinished write is never found under a digest, so after any crash a
+///   digest is either wholly present or absent.
 /// - When `publish` returns, every blob in the batch is durable and visible.
 /// - A digest names exactly one content; publishing existing content again is a cheap no-op.
 /// - Stored blobs are never modified; only `delete` (for obliterate) removes them.

@@ -3,6 +3,7 @@
 use crate::{BlobError, BlobInfo, Encoding};
 use keel_core::Digest;
 use md5::{Digest as _, Md5};
+use std::cell::RefCell;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -107,8 +108,8 @@ impl BlobWriter {
         let file = temp.reopen().map_err(|e| BlobError::io(&path, e))?;
         self.temp = Some(temp);
         let out = BufWriter::with_capacity(1 << 20, file);
-        let compressed = zstd::bulk::compress(&sample, self.policy.level)
-            .map_err(|e| BlobError::io(&path, e))?;
+        let compressed =
+            compress_whole(&sample, self.policy.level).map_err(|e| BlobError::io(&path, e))?;
         if (compressed.len() as f64) <= sample.len() as f64 * self.policy.max_ratio {
             let mut enc = zstd::stream::write::Encoder::new(out, self.policy.level)
                 .map_err(|e| BlobError::io(&path, e))?;
@@ -133,8 +134,8 @@ impl BlobWriter {
             Sink::Sampling(buf) => {
                 // Small blob: compress whole, keep whichever is smaller, and stay in memory
                 // until publish (content already stored then costs no file at all).
-                let compressed = zstd::bulk::compress(&buf, self.policy.level)
-                    .map_err(|e| BlobError::io(&path, e))?;
+                let compressed =
+                    compress_whole(&buf, self.policy.level).map_err(|e| BlobError::io(&path, e))?;
                 if compressed.len() < buf.len() {
                     (Encoding::Zstd, Stored::Bytes(compressed))
                 } else {
@@ -174,6 +175,25 @@ impl BlobWriter {
         };
         Ok(PendingBlob { info, body })
     }
+}
+
+thread_local! {
+    /// This thread's zstd context and the level it was made for. Making a context per blob
+    /// costs more than compressing a small file (its tables are allocated and zeroed anew).
+    static COMPRESSOR: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> =
+        const { RefCell::new(None) };
+}
+
+/// Compresses `data` as one zstd frame with this thread's reused context.
+fn compress_whole(data: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
+    COMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_none_or(|(made_for, _)| *made_for != level) {
+            *slot = Some((level, zstd::bulk::Compressor::new(level)?));
+        }
+        let (_, compressor) = slot.as_mut().expect("a compressor was just made");
+        compressor.compress(data)
+    })
 }
 
 enum Stored {

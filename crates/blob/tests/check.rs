@@ -3,11 +3,10 @@
 
 use keel_blob::{
     BlobInfo, BlobStore, CheckedContent, CompressionPolicy, ContentCheck, Encoding, FsBlobStore,
-    StoredBlob, check_content, recompute,
+    StoredAt, StoredBlob, check_content, recompute,
 };
 use keel_core::Digest;
 use std::io::Read;
-use std::path::{Path, PathBuf};
 
 /// Compressible text (stored as zstd) and random bytes (stored raw), both several read chunks.
 fn contents() -> (Vec<u8>, Vec<u8>) {
@@ -33,16 +32,38 @@ fn put(store: &FsBlobStore, content: &[u8]) -> BlobInfo {
     info
 }
 
-/// The stored file of a blob (`ROOT/ab/cd/<hex>.zst|.raw`, the store's documented layout).
-fn stored_file(root: &Path, info: &BlobInfo) -> PathBuf {
-    let hex = info.digest.to_hex();
-    let ext = match info.encoding {
-        Encoding::Raw => "raw",
-        Encoding::Zstd => "zst",
-    };
-    root.join(&hex[0..2])
-        .join(&hex[2..4])
-        .join(format!("{hex}.{ext}"))
+/// Where the store keeps a blob's stored bytes (a pack record or a file of its own).
+fn stored_at(store: &FsBlobStore, info: &BlobInfo) -> StoredAt {
+    store
+        .stored_at(&info.digest)
+        .expect("stored_at")
+        .expect("stored")
+}
+
+/// A policy that stores these contents as files of their own (they outgrow the sample).
+fn as_files() -> CompressionPolicy {
+    CompressionPolicy {
+        sample_bytes: 4096,
+        ..CompressionPolicy::default()
+    }
+}
+
+/// Rewrites the stored bytes of `at` in place with `f` (which may change their length only
+/// for a blob stored as its own file).
+fn rewrite(at: &StoredAt, f: impl FnOnce(&mut Vec<u8>)) {
+    let mut file = std::fs::read(&at.path).expect("read");
+    let range = at.offset as usize..(at.offset + at.len) as usize;
+    let mut region = file[range.clone()].to_vec();
+    f(&mut region);
+    if at.packed {
+        assert_eq!(
+            region.len() as u64,
+            at.len,
+            "a pack record keeps its length"
+        );
+    }
+    file.splice(range, region);
+    std::fs::write(&at.path, file).expect("write");
 }
 
 fn check(store: &FsBlobStore, digest: &Digest) -> CheckedContent {
@@ -62,24 +83,29 @@ enum Want {
 #[test]
 fn each_damage_is_told_apart() {
     let (text, random) = contents();
-    type Damage = fn(&Path);
-    let flip: Damage = |p| {
-        let mut bytes = std::fs::read(p).expect("read");
-        let middle = bytes.len() / 2;
-        bytes[middle] ^= 0x5a;
-        std::fs::write(p, bytes).expect("write");
+    type Damage = fn(&FsBlobStore, &BlobInfo, &StoredAt);
+    let flip: Damage = |_, _, at| {
+        rewrite(at, |bytes| {
+            let middle = bytes.len() / 2;
+            bytes[middle] ^= 0x5a;
+        })
     };
-    let truncate: Damage = |p| {
-        let bytes = std::fs::read(p).expect("read");
-        std::fs::write(p, &bytes[..bytes.len() / 2]).expect("write");
+    // A file cut short; in a pack, the second half zeroed (a pack record keeps its length).
+    let truncate: Damage = |_, _, at| {
+        rewrite(at, |bytes| {
+            let half = bytes.len() / 2;
+            if at.packed {
+                bytes[half..].fill(0);
+            } else {
+                bytes.truncate(half);
+            }
+        })
     };
-    let append: Damage = |p| {
-        let mut bytes = std::fs::read(p).expect("read");
-        bytes.extend_from_slice(b"trailing junk");
-        std::fs::write(p, bytes).expect("write");
+    let append: Damage = |_, _, at| rewrite(at, |bytes| bytes.extend_from_slice(b"junk"));
+    let delete: Damage = |store, info, _| {
+        store.delete(&info.digest).expect("delete");
     };
-    let delete: Damage = |p| std::fs::remove_file(p).expect("remove");
-    let untouched: Damage = |_| {};
+    let untouched: Damage = |_, _, _| {};
     let cases: [(&str, &[u8], Damage, Want); 9] = [
         ("intact zstd", &text, untouched, Want::Intact),
         ("intact raw", &random, untouched, Want::Intact),
@@ -96,37 +122,49 @@ fn each_damage_is_told_apart() {
         ("zstd deleted", &text, delete, Want::Missing),
         ("raw deleted", &random, delete, Want::Missing),
     ];
-    for (name, content, damage, want) in cases {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let root = dir.path().join("content");
-        let store = FsBlobStore::open(&root, CompressionPolicy::default()).expect("open");
-        let info = put(&store, content);
-        let file = stored_file(&root, &info);
-        assert!(file.exists(), "{name}: stored at {}", file.display());
-        damage(&file);
-        let stored_len = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
-        let got = check(&store, &info.digest);
-        match (&want, &got.check) {
-            (Want::Intact, ContentCheck::Content { digest, size }) => {
-                assert_eq!(
-                    (digest, *size),
-                    (&info.digest, content.len() as u64),
-                    "{name}"
-                );
+    for (layout, policy) in [
+        ("packed", CompressionPolicy::default()),
+        ("file", as_files()),
+    ] {
+        for (name, content, damage, want) in &cases {
+            let name = format!("{layout}, {name}");
+            let dir = tempfile::tempdir().expect("temp dir");
+            let store = FsBlobStore::open(dir.path().join("content"), policy).expect("open");
+            let info = put(&store, content);
+            let at = stored_at(&store, &info);
+            assert_eq!(at.packed, layout == "packed", "{name}: {at:?}");
+            if at.packed && name.contains("appended") {
+                // A pack record has a fixed length: nothing can be appended to it.
+                continue;
             }
-            (Want::OtherContent, ContentCheck::Content { digest, .. }) => {
-                assert_ne!(digest, &info.digest, "{name}");
+            damage(&store, &info, &at);
+            let stored_len = store
+                .stored_at(&info.digest)
+                .expect("stored_at")
+                .map_or(0, |at| at.len);
+            let got = check(&store, &info.digest);
+            match (&want, &got.check) {
+                (Want::Intact, ContentCheck::Content { digest, size }) => {
+                    assert_eq!(
+                        (digest, *size),
+                        (&info.digest, content.len() as u64),
+                        "{name}"
+                    );
+                }
+                (Want::OtherContent, ContentCheck::Content { digest, .. }) => {
+                    assert_ne!(digest, &info.digest, "{name}");
+                }
+                (Want::Undecodable, ContentCheck::Undecodable { reason }) => {
+                    assert!(!reason.is_empty(), "{name}");
+                }
+                (Want::Missing, ContentCheck::Missing) => {}
+                _ => panic!("{name}: expected {want:?}, got {:?}", got.check),
             }
-            (Want::Undecodable, ContentCheck::Undecodable { reason }) => {
-                assert!(!reason.is_empty(), "{name}");
+            // Every stored byte that decoding reached was counted; an intact blob is read whole.
+            assert!(got.stored_bytes <= stored_len, "{name}: {got:?}");
+            if matches!(want, Want::Intact | Want::OtherContent) {
+                assert_eq!(got.stored_bytes, stored_len, "{name}");
             }
-            (Want::Missing, ContentCheck::Missing) => {}
-            _ => panic!("{name}: expected {want:?}, got {:?}", got.check),
-        }
-        // Every stored byte that decoding reached was counted; an intact file is read whole.
-        assert!(got.stored_bytes <= stored_len, "{name}: {got:?}");
-        if matches!(want, Want::Intact | Want::OtherContent) {
-            assert_eq!(got.stored_bytes, stored_len, "{name}");
         }
     }
 }
@@ -139,13 +177,14 @@ fn damaged_zstd_never_passes_for_the_original() {
     let root = dir.path().join("content");
     let store = FsBlobStore::open(&root, CompressionPolicy::default()).expect("open");
     let info = put(&store, &text);
-    let file = stored_file(&root, &info);
-    let original = std::fs::read(&file).expect("read");
+    let stored = stored_at(&store, &info);
+    let original = std::fs::read(&stored.path).expect("read");
+    let start = stored.offset as usize;
     // Every 97th byte after the frame header, one at a time.
-    for at in (16..original.len()).step_by(97) {
+    for at in (start + 16..start + stored.len as usize).step_by(97) {
         let mut bytes = original.clone();
         bytes[at] ^= 0x01;
-        std::fs::write(&file, &bytes).expect("write");
+        std::fs::write(&stored.path, &bytes).expect("write");
         let got = check(&store, &info.digest).check;
         assert!(
             !matches!(&got, ContentCheck::Content { digest, .. } if *digest == info.digest),

@@ -217,6 +217,7 @@ impl Service {
                 for digest in &chunk {
                     if !txn.digest_in_use(digest)? {
                         let reclaimed = blobs.delete(digest)?;
+                        crate::failpoints::hit(crate::failpoints::OBLITERATE_IN_PURGE);
                         if reclaimed > 0 {
                             count += 1;
                             bytes += reclaimed;

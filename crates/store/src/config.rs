@@ -31,6 +31,15 @@ pub struct StoreConfig {
     /// Least time between two WAL checkpoints; nudges in between collapse into one
     /// (milliseconds; default 250).
     pub checkpoint_interval_ms: u64,
+    /// Size a database's write-ahead log (the main database's and each have list's) is cut
+    /// back to once a checkpoint has copied all of it and the next write starts it over; it
+    /// grows past this only while a burst of writes outpaces checkpoints (bytes; default
+    /// 4194304).
+    pub wal_size_limit_bytes: i64,
+    /// A have list's write-ahead log is checkpointed once it holds this many bytes and cut
+    /// back to it when it starts over, so each workspace's file stays near the size of its
+    /// rows (bytes; default 1048576).
+    pub have_wal_size_limit_bytes: i64,
     /// Nice value of the checkpoint thread (Linux; 0 to 19; default 10).
     pub checkpoint_nice: i32,
     /// Most have-list databases kept open at once (connections; default 256).
@@ -74,6 +83,8 @@ impl Default for StoreConfig {
             // SQLite's default; BENCHMARKS.md's design choices weigh 16 KiB pages.
             page_size: 4096,
             checkpoint_interval_ms: 250,
+            wal_size_limit_bytes: 4 << 20,
+            have_wal_size_limit_bytes: 1 << 20,
             checkpoint_nice: 10,
             max_open_have_lists: 256,
             busy_timeout_ms: 10_000,

@@ -12,6 +12,9 @@
 //!   transaction commits (the next open must cut the record off). It is reached on the
 //!   store's writer thread, so only `abort` and `exit` make sense there (`panic` would stop
 //!   the writer, and every later write would fail).
+//! - [`OBLITERATE_IN_PURGE`]: inside obliterate's purge job, right after a blob was deleted
+//!   from the content store, before the job unqueues it and commits (on the writer thread
+//!   too: `abort` or `exit`).
 //!
 //! The registry lives in the store, the lowest layer with a point; `keel_service::failpoints`
 //! re-exports it.
@@ -22,13 +25,15 @@ pub const SUBMIT_AFTER_PUBLISH: &str = "submit.after-publish";
 pub const SUBMIT_IN_COMMIT: &str = "submit.in-commit";
 pub const SUBMIT_AFTER_COMMIT: &str = "submit.after-commit";
 pub const JOURNAL_BEFORE_COMMIT: &str = "journal.before-commit";
+pub const OBLITERATE_IN_PURGE: &str = "obliterate.in-purge";
 
 /// Every point a command can reach.
-pub const POINTS: [&str; 4] = [
+pub const POINTS: [&str; 5] = [
     SUBMIT_AFTER_PUBLISH,
     SUBMIT_IN_COMMIT,
     SUBMIT_AFTER_COMMIT,
     JOURNAL_BEFORE_COMMIT,
+    OBLITERATE_IN_PURGE,
 ];
 
 /// What an armed point does.

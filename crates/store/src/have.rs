@@ -28,6 +28,8 @@ pub struct SqliteHaveStore {
     max_open: usize,
     /// `StoreConfig::busy_timeout_ms`.
     busy_timeout_ms: u32,
+    /// `StoreConfig::have_wal_size_limit_bytes`.
+    wal_size_limit_bytes: i64,
     journal: Option<Arc<Journal>>,
 }
 
@@ -61,6 +63,7 @@ impl SqliteHaveStore {
             open: Mutex::new(HashMap::new()),
             max_open: config.max_open_have_lists.max(1),
             busy_timeout_ms: config.busy_timeout_ms,
+            wal_size_limit_bytes: config.have_wal_size_limit_bytes,
             journal,
         })
     }
@@ -90,6 +93,19 @@ impl SqliteHaveStore {
         let conn = Connection::open(&path).map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(err)?;
+        // SQLite's defaults (a checkpoint at 1,000 pages, the file never cut back) would leave
+        // every workspace's WAL at ~4 MB for good, as large as a 70,000-file have list.
+        conn.pragma_update(None, "journal_size_limit", self.wal_size_limit_bytes)
+            .map_err(err)?;
+        let page_size: i64 = conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .map_err(err)?;
+        conn.pragma_update(
+            None,
+            "wal_autocheckpoint",
+            (self.wal_size_limit_bytes / page_size.max(512)).max(1),
+        )
+        .map_err(err)?;
         // Journaled, a commit must be as durable as its journal record: the journal says the
         // record's commit happened exactly when the file's position reached it.
         let synchronous = if self.journal.is_some() {

@@ -444,6 +444,62 @@ fn committed_pages_reach_the_database_file_without_a_checkpoint_in_the_commit() 
 }
 
 #[test]
+fn the_wal_is_cut_back_after_a_burst_of_writes() {
+    let (dir, store) = open();
+    let wal = dir.path().join("meta.db-wal");
+    let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    // Several MB of pages in one commit: past the default WAL size limit (4 MiB).
+    let revs = (0..15_000)
+        .map(|i| {
+            rev(
+                &format!("//depot/burst/{i:06}/{}", "y".repeat(200)),
+                1,
+                0,
+                FileAction::Add,
+            )
+        })
+        .collect();
+    submit(store.as_ref(), revs);
+    let peak = size();
+    assert!(peak > 4 << 20, "the burst grew the WAL to {peak} bytes");
+    // A snapshot still reading from the log keeps it for a while (quiet intervals pass)...
+    let pinned = store.snapshot().expect("snapshot");
+    assert!(
+        pinned
+            .revision(&dp("//depot/none"), 1)
+            .expect("read")
+            .is_none()
+    );
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    drop(pinned);
+    // ...and once it is gone, with no more commits, the checkpoint thread empties the WAL;
+    // wait at most 10 s.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while size() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(
+        size(),
+        0,
+        "WAL still {} bytes after the burst ({peak})",
+        size()
+    );
+    // Nothing was lost on the way, and writing goes on.
+    submit(
+        store.as_ref(),
+        vec![rev("//depot/after", 1, 0, FileAction::Add)],
+    );
+    let snap = store.snapshot().expect("snapshot");
+    let first = format!("//depot/burst/000000/{}", "y".repeat(200));
+    assert!(snap.revision(&dp(&first), 1).expect("lookup").is_some());
+    assert!(
+        snap.revision(&dp("//depot/after"), 1)
+            .expect("lookup")
+            .is_some()
+    );
+}
+
+#[test]
 fn jobs_written_counts_the_jobs_that_kept_their_changes() {
     let (_dir, store) = open();
     let written = |store: &SqliteStore| {
@@ -554,4 +610,45 @@ fn live_subdir_scan_skips_files_deleted_at_head() {
         ]
     );
     assert_eq!(all.len(), 6, "{all:?}");
+}
+
+#[test]
+fn a_have_lists_wal_stays_small_after_a_big_sync() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = StoreConfig {
+        have_wal_size_limit_bytes: 256 << 10,
+        ..StoreConfig::default()
+    };
+    let haves = keel_store::SqliteHaveStore::open_with(dir.path(), &config).expect("open");
+    // 30,000 entries in batches of 1,000, as a client reports a big sync.
+    for batch in 0..30 {
+        let rows: Vec<keel_store::HaveRow> = (0..1_000)
+            .map(|i| keel_store::HaveRow {
+                path: dp(&format!("//depot/tree/d{batch:03}/file{i:05}.rs")),
+                client: format!("tree/d{batch:03}/file{i:05}.rs"),
+                rev: 1,
+            })
+            .collect();
+        haves.apply("ws", &rows).expect("apply");
+    }
+    let wal = std::fs::metadata(dir.path().join("ws.db-wal")).map_or(0, |m| m.len());
+    let db = std::fs::metadata(dir.path().join("ws.db"))
+        .expect("db")
+        .len();
+    // Checkpointed at the limit and cut back to it: never the whole list again beside it.
+    let limit = config.have_wal_size_limit_bytes as u64;
+    assert!(
+        wal <= 2 * limit,
+        "WAL {wal} bytes beside a {db}-byte have list"
+    );
+    assert!(
+        db > 2 * limit,
+        "the list itself is larger ({db} bytes) than the WAL may be"
+    );
+    assert_eq!(
+        haves
+            .get("ws", &dp("//depot/tree/d000/file00000.rs"))
+            .expect("get"),
+        1
+    );
 }

@@ -15,6 +15,7 @@ mod branch_70k;
 mod branching;
 mod commands;
 mod config;
+mod content_store;
 mod crash;
 mod faults;
 mod interrupted_sync;

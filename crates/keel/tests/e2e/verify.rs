@@ -2,7 +2,7 @@
 //! another deleted are reported as BAD and MISSING for exactly the revisions that refer to them
 //! (a lazy copy too), everything else is OK, and the exit status says whether anything was wrong.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 use crate::common::{Client, Fixture, bytes, str_field, write};
@@ -98,14 +98,46 @@ fn digest_of(ws: &Client, name: &str) -> String {
     str_field(file_records[at], "digest")
 }
 
-/// The blob of `digest` under the server root (`content/ab/cd/<hex>.zst` or `.raw`).
-fn blob_file(root: &Path, digest: &str) -> PathBuf {
-    let dir = root.join("content").join(&digest[0..2]).join(&digest[2..4]);
-    ["zst", "raw"]
+/// Where the server keeps the blob of `digest` (a pack record or a file of its own).
+fn blob_at(root: &Path, digest: &str) -> keel_blob::StoredAt {
+    let digest = keel_core::Digest::from_hex(digest).expect("digest");
+    keel_blob::stored_blobs(&root.join("content"))
+        .expect("list content")
+        .remove(&digest)
+        .unwrap_or_else(|| panic!("no blob for {digest:?} under {}", root.display()))
+}
+
+/// Flips the last stored byte of the blob `digest` in place.
+fn damage_blob(root: &Path, digest: &str) {
+    let at = blob_at(root, digest);
+    let mut bytes = std::fs::read(&at.path).expect("read blob");
+    let last = (at.offset + at.len - 1) as usize;
+    bytes[last] ^= 0xff;
+    std::fs::write(&at.path, bytes).expect("damage blob");
+}
+
+/// Makes the blobs of `digests` vanish: with the server stopped, each pack record is wiped
+/// (header and data; the server drops it when it rescans the pack on start) or the blob's own
+/// file removed; then the server starts again on the same address.
+fn remove_blobs(fx: &mut Fixture, digests: &[String]) {
+    let places: Vec<_> = digests
         .iter()
-        .map(|ext| dir.join(format!("{digest}.{ext}")))
-        .find(|p| p.exists())
-        .unwrap_or_else(|| panic!("no blob for {digest} in {}", dir.display()))
+        .map(|d| blob_at(&fx.server.root, d))
+        .collect();
+    fx.server.kill9();
+    for at in places {
+        if at.packed {
+            let mut bytes = std::fs::read(&at.path).expect("read pack");
+            let header = keel_blob::PACK_RECORD_HEADER_BYTES as usize;
+            bytes[(at.offset as usize - header)..(at.offset + at.len) as usize].fill(0);
+            std::fs::write(&at.path, bytes).expect("wipe record");
+            // A sealed pack's index would still name it: drop it, the pack is rescanned.
+            let _ = std::fs::remove_file(at.path.with_extension("idx"));
+        } else {
+            std::fs::remove_file(&at.path).expect("remove blob file");
+        }
+    }
+    fx.server.restart_same_address();
 }
 
 #[test]
@@ -158,21 +190,17 @@ fn a_healthy_server_verifies_everything_ok() {
 
 #[test]
 fn a_damaged_and_a_deleted_blob_are_reported_for_exactly_their_revisions() {
-    let fx = Fixture::new();
+    let mut fx = Fixture::new();
     let ws = history(&fx);
     // a.txt#1 is only that revision's content; b.bin#1's is shared with its lazy copy.
-    let damaged = blob_file(&fx.server.root, &digest_of(&ws, "//depot/main/a.txt#1"));
-    assert!(
-        damaged.extension().is_some_and(|e| e == "zst"),
-        "{}",
-        damaged.display()
+    let damaged = digest_of(&ws, "//depot/main/a.txt#1");
+    assert_eq!(
+        blob_at(&fx.server.root, &damaged).encoding,
+        keel_blob::Encoding::Zstd
     );
-    let mut stored = std::fs::read(&damaged).expect("read blob");
-    let last = stored.len() - 1;
-    stored[last] ^= 0xff;
-    std::fs::write(&damaged, stored).expect("damage blob");
-    let deleted = blob_file(&fx.server.root, &digest_of(&ws, "//depot/main/b.bin#1"));
-    std::fs::remove_file(&deleted).expect("delete blob");
+    damage_blob(&fx.server.root, &damaged);
+    let deleted = digest_of(&ws, "//depot/main/b.bin#1");
+    remove_blobs(&mut fx, &[deleted]);
 
     let want_bad = ["//depot/main/a.txt#1"];
     let want_missing = ["//depot/main/b.bin#1", "//depot/rel/b.bin#1"];
@@ -285,10 +313,10 @@ fn a_damaged_and_a_deleted_blob_are_reported_for_exactly_their_revisions() {
 
 #[test]
 fn shelved_content_is_verified_with_s() {
-    let fx = Fixture::new();
+    let mut fx = Fixture::new();
     let ws = history(&fx);
-    let shelved = blob_file(&fx.server.root, &digest_of(&ws, SHELVED));
-    std::fs::remove_file(&shelved).expect("delete the shelved blob");
+    let shelved = digest_of(&ws, SHELVED);
+    remove_blobs(&mut fx, &[shelved]);
     // Without -s the shelf is not looked at.
     let out = ws.run(&["verify"]);
     assert!(out.status.success(), "{}", stdout(&out));

@@ -9,6 +9,13 @@
 //! CPU priority (`StoreConfig::checkpoint_nice`): on a busy machine, requests go first and the
 //! WAL grows a little longer instead. At most one checkpoint runs per
 //! `StoreConfig::checkpoint_interval_ms`; nudges in between collapse into one.
+//!
+//! The WAL file is cut back too: a writer connection cuts it to
+//! `StoreConfig::wal_size_limit_bytes` when it starts the log over (`journal_size_limit`), and
+//! when an interval passes without a commit this thread tries a `TRUNCATE` checkpoint, which
+//! empties the file. Each try is one attempt without waiting (no busy timeout on this
+//! connection): a reader still on the log or a writer makes it give up and try again after
+//! the next quiet interval, so it never holds up a request.
 
 use crate::{StoreConfig, StoreError};
 use rusqlite::Connection;
@@ -72,6 +79,10 @@ fn run(conn: Connection, rx: Receiver<()>, interval: Duration, nice: i32) {
     }
     // Ends when the last `Nudge` (the writer's) is dropped, even in the middle of a rest, so
     // closing a store never waits out an interval.
+    // Checkpoints never wait for a lock: a busy answer is a try for later.
+    if let Err(e) = conn.busy_timeout(Duration::ZERO) {
+        tracing::debug!(error = %e, "checkpoint connection keeps its busy timeout");
+    }
     let mut due = rx.recv().is_ok();
     while due {
         let result = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
@@ -83,9 +94,43 @@ fn run(conn: Connection, rx: Receiver<()>, interval: Duration, nice: i32) {
         }
         due = match rest(&rx, interval) {
             Rest::Nudged => true,
-            Rest::Quiet => rx.recv().is_ok(),
+            Rest::Quiet => empty_while_quiet(&conn, &rx, interval),
             Rest::Closed => false,
         };
+    }
+}
+
+/// Tries to empty the WAL once per quiet interval until it works, then waits for the next
+/// nudge. Returns whether a checkpoint is due (false: the store is closing).
+fn empty_while_quiet(conn: &Connection, rx: &Receiver<()>, interval: Duration) -> bool {
+    while !truncate_when_quiet(conn) {
+        match rest(rx, interval) {
+            Rest::Nudged => return true,
+            Rest::Quiet => {}
+            Rest::Closed => return false,
+        }
+    }
+    rx.recv().is_ok()
+}
+
+/// Copies what is left and empties the WAL file, if nothing is using the log right now;
+/// whether it did.
+fn truncate_when_quiet(conn: &Connection) -> bool {
+    match conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+        r.get::<_, i64>(0)
+    }) {
+        Ok(0) => {
+            tracing::trace!("wal truncated");
+            true
+        }
+        Ok(_) => {
+            tracing::trace!("wal in use; truncation tried again next quiet interval");
+            false
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "wal truncation skipped");
+            false
+        }
     }
 }
 

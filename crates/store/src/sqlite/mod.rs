@@ -116,6 +116,9 @@ pub(crate) fn open_connection(path: &Path, config: &StoreConfig) -> Result<Conne
         .map_err(open_err)?;
     conn.pragma_update(None, "journal_mode", "WAL")
         .map_err(open_err)?;
+    // Without a limit the WAL file keeps the size of the largest burst it ever held.
+    conn.pragma_update(None, "journal_size_limit", config.wal_size_limit_bytes)
+        .map_err(open_err)?;
     conn.pragma_update(None, "synchronous", "FULL")
         .map_err(open_err)?;
     conn.pragma_update(None, "busy_timeout", config.busy_timeout_ms)
