@@ -97,6 +97,7 @@ pub async fn sync(
         pending: VecDeque::new(),
         in_flight: HashSet::new(),
     };
+    let mut mark = None;
     let outcome: Result<()> = async {
         while let Some(message) = stream.next().await? {
             match message.body {
@@ -104,6 +105,7 @@ pub async fn sync(
                 Some(Body::Summary(summary)) => {
                     driver.totals.server_files = summary.files;
                     driver.totals.server_bytes = summary.bytes;
+                    mark = summary.mark;
                 }
                 Some(Body::Chunk(_)) => {
                     return Err(Error::Protocol("sync content without a file".into()));
@@ -120,7 +122,13 @@ pub async fn sync(
         Some(writers) => writers.close().await,
         None => Ok(()),
     };
-    let recorded = driver.have.finish().await;
+    // The mark claims the have list holds every file of the sync: only when each is in place.
+    let complete = outcome.is_ok()
+        && settled.is_ok()
+        && closed.is_ok()
+        && driver.record_have
+        && driver.totals.failed == 0;
+    let recorded = driver.have.finish_marked(mark.filter(|_| complete)).await;
     outcome?;
     settled?;
     closed?;

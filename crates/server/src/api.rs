@@ -534,6 +534,7 @@ impl pb::keel_server::Keel for Api {
                     body: Some(Body::Summary(pb::SyncSummary {
                         files: totals.files,
                         bytes: totals.bytes,
+                        mark: totals.mark.map(convert::sync_mark_to_pb),
                     })),
                 })
             },
@@ -547,6 +548,8 @@ impl pb::keel_server::Keel for Api {
         let peer = Peer::of(&req);
         let mut stream = req.into_inner();
         let mut updated = 0;
+        // Batches of this call recorded so far: the sync's own writes a mark allows for.
+        let mut earlier = 0;
         while let Some(batch) = stream.message().await? {
             let who = caller(&peer, batch.caller)?;
             let entries: Vec<HaveEntry> = batch
@@ -557,8 +560,11 @@ impl pb::keel_server::Keel for Api {
                     rev: e.rev,
                 })
                 .collect();
+            let mark = batch.mark.map(convert::sync_mark_from_pb);
             let svc = self.service.clone();
-            updated += blocking(move || svc.update_have(&who, entries)).await?;
+            let done = blocking(move || svc.update_have(&who, entries, mark, earlier)).await?;
+            updated += done.updated;
+            earlier += u64::from(done.wrote);
         }
         Ok(Response::new(pb::UpdateHaveReply { updated }))
     }

@@ -9,7 +9,7 @@ use keel_service::{
     AuthError, ChangeError, ChangeInfo, DepotError, DepotInfo, FileInfo, FileOutcome, IntegInfo,
     IntegrateError, IntegrateMode, LabelError, ObliterateError, OpenAction, OpenError,
     ResolveOutcome, ServiceError, ShelveError, SpecError, SpecKind, SubmitError, SyncAction,
-    UploadError, WorkspaceSpec,
+    SyncMark, UploadError, WorkspaceSpec,
 };
 use prost::Message;
 use tonic::{Code, Status};
@@ -670,6 +670,24 @@ pub(crate) fn sync_action(a: SyncAction) -> pb::SyncAction {
         SyncAction::Refreshed => pb::SyncAction::Refreshed,
         SyncAction::Deleted => pb::SyncAction::Deleted,
         SyncAction::Resolve => pb::SyncAction::Resolve,
+    }
+}
+
+pub(crate) fn sync_mark_to_pb(m: SyncMark) -> pb::SyncMark {
+    pb::SyncMark {
+        change: m.change,
+        removed: m.removed,
+        view: m.view,
+        writes: m.writes,
+    }
+}
+
+pub(crate) fn sync_mark_from_pb(m: pb::SyncMark) -> SyncMark {
+    SyncMark {
+        change: m.change,
+        removed: m.removed,
+        view: m.view,
+        writes: m.writes,
     }
 }
 

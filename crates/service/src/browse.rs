@@ -6,11 +6,11 @@ use crate::fileinfo::{from_revision, set_head, set_opened};
 use crate::integrate::edge;
 use crate::{
     Caller, Content, Diff2Result, FileInfo, HaveEntry, OpenedElsewhere, Service, ServiceError,
-    error::bad_path,
+    SyncMark, error::bad_path,
 };
 use keel_core::IntegHow;
 use keel_core::{BaseType, DepotPath};
-use keel_store::{HaveRow, PathRange, ReadTxn};
+use keel_store::{HaveMark, HaveRow, PathRange, ReadTxn};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
@@ -390,11 +390,18 @@ impl Service {
     }
 
     /// Records what the client now has (after a sync wrote the files). Rev 0 forgets a file.
+    ///
+    /// `mark`, handed out by a whole-view sync (`SyncTotals::mark`), comes with the client's
+    /// last batch once every file of that sync is recorded; `earlier` counts the batches of
+    /// the same call already recorded, the sync's own writes. The mark is set only when no
+    /// other write reached the have list since the sync began.
     pub fn update_have(
         &self,
         caller: &Caller,
         entries: Vec<HaveEntry>,
-    ) -> Result<u64, ServiceError> {
+        mark: Option<SyncMark>,
+        earlier: u64,
+    ) -> Result<HaveUpdate, ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
@@ -410,7 +417,37 @@ impl Service {
             });
         }
         drop(snap);
-        self.have.apply(ws.name(), &rows)?;
-        Ok(count)
+        let wrote = !rows.is_empty();
+        if wrote {
+            self.have.apply(ws.name(), &rows)?;
+        }
+        let marked = match mark {
+            Some(m) => {
+                let writes = m.writes + earlier + u64::from(wrote);
+                let mark = HaveMark {
+                    change: m.change,
+                    removed: m.removed,
+                    view: m.view,
+                };
+                self.have.set_mark(ws.name(), &mark, writes)?
+            }
+            None => false,
+        };
+        Ok(HaveUpdate {
+            updated: count,
+            wrote,
+            marked,
+        })
     }
+}
+
+/// What one have-list update did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HaveUpdate {
+    /// Entries recorded.
+    pub updated: u64,
+    /// Whether it wrote the have list (a batch with entries).
+    pub wrote: bool,
+    /// Whether it set the mark it carried.
+    pub marked: bool,
 }

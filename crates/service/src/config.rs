@@ -74,6 +74,12 @@ pub struct ServiceConfig {
     /// A user's Access time is written at most this often, so commands do not each cost a
     /// metadata write (seconds; default 300).
     pub user_access_update_secs: u64,
+    /// A whole-view sync of a workspace marked as synced at change C looks only at the files
+    /// of changes C and later, when there are at most this many change numbers to look
+    /// through; further behind, it merges the whole have list (changes; default 10000).
+    pub sync_since_max_changes: u64,
+    /// ... and when those changes hold at most this many revisions (revisions; default 20000).
+    pub sync_since_max_files: u64,
 }
 
 impl Default for ServiceConfig {
@@ -102,6 +108,8 @@ impl Default for ServiceConfig {
             verify_progress_bytes: 64 << 20,
             trigger_timeout_ms: 30_000,
             trigger_output_bytes: 8192,
+            sync_since_max_changes: 10_000,
+            sync_since_max_files: 20_000,
         }
     }
 }

@@ -31,13 +31,14 @@ pub mod resolve;
 pub mod shelve;
 mod submit;
 mod sync;
+mod sync_since;
 mod triggers;
 mod upload;
 pub mod verify;
 mod workspaces;
 
 pub use auth::{Credentials, SettingValue, TicketInfo, UserSpec};
-pub use browse::ListOptions;
+pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
 pub use config::ServiceConfig;
 pub use dirs::DirsOptions;
@@ -55,7 +56,7 @@ pub use records::*;
 pub use resolve::{IntegInfo, ResolveOutcome};
 pub use shelve::ShelveSession;
 pub use submit::SubmitSession;
-pub use sync::{SyncAction, SyncEvent, SyncItem, SyncOptions, SyncTotals};
+pub use sync::{SyncAction, SyncEvent, SyncItem, SyncMark, SyncOptions, SyncTotals};
 pub use triggers::FormSpec;
 pub use upload::Uploads;
 pub use verify::{

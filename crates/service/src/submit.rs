@@ -257,7 +257,7 @@ impl SubmitSession {
                     client: f.client_file.clone().unwrap_or_default(),
                 })
                 .collect();
-            service.have.apply(&result.workspace, &have)?;
+            service.have.apply_keeping_mark(&result.workspace, &have)?;
             listening = listening && each(&result, files);
             Ok(())
         })?;

@@ -91,22 +91,52 @@ pub struct SyncEvent {
     pub content: Option<Content>,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SyncTotals {
     pub files: u64,
     pub bytes: u64,
+    /// Given when the client, once it has recorded every file of this sync in the have list,
+    /// may mark the have list as synced (`update_have`'s `mark`), so the next sync only looks
+    /// at files changed since.
+    pub mark: Option<SyncMark>,
+    /// The change the sync looked at files from, when the have list's mark let it skip the
+    /// whole-have-list merge (`sync_since.rs`); `None` after a full merge.
+    pub since: Option<u64>,
+}
+
+/// What a whole-view sync tells the client to hand back with its last have-list update.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyncMark {
+    /// The mark itself (see [`keel_store::HaveMark`]).
+    pub change: u64,
+    pub removed: u64,
+    pub view: String,
+    /// The have list's write counter when the sync began: the mark holds only when the
+    /// client's own updates are the only writes since.
+    pub writes: u64,
 }
 
 /// What a sync has done so far: counts, and the resolves it will schedule.
 #[derive(Default)]
-struct Tally {
-    totals: SyncTotals,
-    schedule: Vec<Scheduled>,
+pub(crate) struct Tally {
+    pub(crate) totals: SyncTotals,
+    pub(crate) schedule: Vec<Scheduled>,
+    /// Some opened file keeps a revision other than the one the sync selects (an opened file
+    /// is never touched), so the have list will not be what the sync's target says.
+    pub(crate) unsettled: bool,
+}
+
+/// One file the view maps, with what the workspace has and what it should have.
+pub(crate) struct FilePlan {
+    pub(crate) path: DepotPath,
+    pub(crate) client_file: String,
+    pub(crate) target: Option<RevisionRow>,
+    pub(crate) have: u32,
 }
 
 /// An opened file whose head moved: resolve against `head`, based on `have`.
 #[derive(Clone, Debug)]
-struct Scheduled {
+pub(crate) struct Scheduled {
     path: DepotPath,
     have: u32,
     head: u32,
@@ -144,6 +174,59 @@ impl Service {
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         let opened = self.opened_paths(snap.as_ref(), ws.name())?;
+        let mut tally = Tally::default();
+        let whole = files.is_empty();
+        // A whole-view sync reads the have list's mark first: a have-list write after this
+        // point changes the counter the client's mark must match.
+        let marking = if whole {
+            Some(self.marking_of(snap.as_ref(), &ws)?)
+        } else {
+            None
+        };
+        let shortcut = match &marking {
+            Some(m) if !opts.force => self.changed_since(snap.as_ref(), &ws, m)?,
+            _ => None,
+        };
+        let scanned = match shortcut {
+            Some(changed) => {
+                tally.totals.since = Some(changed.from);
+                let scanned = (changed.scanned, changed.paths.len());
+                self.sync_changed(snap.as_ref(), &ws, changed, &opened, opts, &mut tally, sink)?;
+                Some(scanned)
+            }
+            None => {
+                self.sync_full(snap.as_ref(), &ws, files, &opened, opts, &mut tally, sink)?;
+                None
+            }
+        };
+        let ws_name = ws.name().to_string();
+        drop(snap);
+        if !tally.schedule.is_empty() && !opts.preview && !opts.have_only && !opts.populate_only {
+            self.schedule_resolves(&ws_name, std::mem::take(&mut tally.schedule))?;
+        }
+        if let Some(m) = marking
+            && !opts.preview
+            && !opts.populate_only
+            && !tally.unsettled
+            && self.worth_marking(scanned, tally.totals.files)
+        {
+            tally.totals.mark = Some(m.into_mark());
+        }
+        Ok(tally.totals)
+    }
+
+    /// The whole-have-list merge: each argument (or the whole view) against the have list.
+    #[allow(clippy::too_many_arguments)]
+    fn sync_full(
+        &self,
+        snap: &dyn ReadTxn,
+        ws: &WorkspaceCtx,
+        files: &[String],
+        opened: &HashMap<DepotPath, OpenedRow>,
+        opts: SyncOptions,
+        tally: &mut Tally,
+        sink: &mut dyn FnMut(SyncEvent) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
         let mut passes = Vec::new();
         if files.is_empty() {
             let target_scopes = view_scopes(&ws.view, |l| &l.left);
@@ -153,32 +236,25 @@ impl Service {
                 have_scopes: vec![PathRange::prefix("//")],
                 rev: None,
                 arg: None,
-                ws: &ws,
+                ws,
             });
         } else {
             for text in files {
-                let arg = FileArg::parse(text, snap.as_ref(), Some(&ws))?;
+                let arg = FileArg::parse(text, snap, Some(ws))?;
                 passes.push(Pass {
                     text: text.clone(),
                     target_scopes: arg.scopes.clone(),
                     have_scopes: arg.scopes.clone(),
                     rev: arg.rev.clone(),
                     arg: Some(arg),
-                    ws: &ws,
+                    ws,
                 });
             }
         }
-        let mut tally = Tally::default();
         for pass in &passes {
-            self.sync_pass(snap.as_ref(), pass, &opened, opts, &mut tally, sink)?;
+            self.sync_pass(snap, pass, opened, opts, tally, sink)?;
         }
-        let ws_name = ws.name().to_string();
-        drop(passes);
-        drop(snap);
-        if !tally.schedule.is_empty() && !opts.preview && !opts.have_only && !opts.populate_only {
-            self.schedule_resolves(&ws_name, tally.schedule)?;
-        }
-        Ok(tally.totals)
+        Ok(())
     }
 
     /// Opened files whose head moved get a pending resolve against the new head, and the have
@@ -218,7 +294,8 @@ impl Service {
                 client: s.client,
             })
             .collect();
-        self.have.apply(ws, &have)?;
+        // The files' head moved on since any mark, so the next sync looks at them anyway.
+        self.have.apply_keeping_mark(ws, &have)?;
         Ok(())
     }
 
@@ -259,7 +336,11 @@ impl Service {
         sink: &mut dyn FnMut(SyncEvent) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
         let ws = pass.ws;
-        let Tally { totals, schedule } = tally;
+        let Tally {
+            totals,
+            schedule,
+            unsettled,
+        } = tally;
         let selection = selection_of(snap, &pass.text, &pass.rev)?;
         let mut haves: Vec<Cursor<'_, HaveRow>> = pass
             .have_scopes
@@ -270,6 +351,7 @@ impl Service {
         // Emits deletes for have entries before `upto` (all when None); returns the entry at `upto`.
         let mut drain_haves = |upto: Option<&str>,
                                totals: &mut SyncTotals,
+                               unsettled: &mut bool,
                                sink: &mut dyn FnMut(SyncEvent) -> Result<(), ServiceError>|
          -> Result<Option<u32>, ServiceError> {
             while have_index < haves.len() {
@@ -288,7 +370,12 @@ impl Service {
                     _ => {}
                 }
                 let have = cursor.next_row()?.expect("peeked row exists");
-                if opened.contains_key(&have.path) || !pass.selects(have.path.as_str()) {
+                if !pass.selects(have.path.as_str()) {
+                    continue;
+                }
+                if opened.contains_key(&have.path) {
+                    // The workspace keeps a file the view no longer selects.
+                    *unsettled = true;
                     continue;
                 }
                 let item = SyncItem::deleted(have.path, have.client);
@@ -307,73 +394,107 @@ impl Service {
                 if !pass.selects(head.path.as_str()) || !selection.admits(head.path.as_str()) {
                     continue;
                 }
-                let have = drain_haves(Some(head.path.as_str()), totals, sink)?.unwrap_or(0);
+                let have =
+                    drain_haves(Some(head.path.as_str()), totals, unsettled, sink)?.unwrap_or(0);
                 let path = head.path.clone();
                 let target = self
                     .select_revision(snap, &pass.text, &pass.rev, head, Some(ws.name()))?
                     .filter(|r| !r.action.is_delete());
-                if let Some(open) = opened.get(&path) {
-                    // An opened file is never overwritten; an edit whose head moved on is
-                    // scheduled for resolve instead.
-                    if let Some(t) = &target
-                        && open.action == keel_core::FileAction::Edit
-                        && open.integ.is_none()
-                        && have > 0
-                        && t.rev > have
-                    {
-                        schedule.push(Scheduled {
-                            path: path.clone(),
-                            have,
-                            head: t.rev,
-                            client: client_file.clone(),
-                        });
-                        let item = SyncItem {
-                            depot_file: path,
-                            client_file,
-                            rev: t.rev,
-                            action: SyncAction::Resolve,
-                            file_type: Some(t.file_type),
-                            digest: t.digest,
-                            size: t.size,
-                            time: t.time,
-                        };
-                        emit(item, None, totals, sink)?;
-                    }
-                    continue;
-                }
-                let Some(target) = target else {
-                    if have != 0 {
-                        let item = SyncItem::deleted(path, client_file);
-                        emit(item, None, totals, sink)?;
-                    }
-                    continue;
-                };
-                let action = match have {
-                    0 => SyncAction::Added,
-                    h if h == target.rev && opts.force => SyncAction::Refreshed,
-                    h if h == target.rev => continue,
-                    _ => SyncAction::Updated,
-                };
-                let content = if opts.preview || opts.have_only {
-                    None
-                } else {
-                    Some(self.content_of(&target)?)
-                };
-                let item = SyncItem {
-                    depot_file: target.path,
+                let file = FilePlan {
+                    path,
                     client_file,
-                    rev: target.rev,
-                    action,
-                    file_type: Some(target.file_type),
-                    digest: target.digest,
-                    size: target.size,
-                    time: target.time,
+                    target,
+                    have,
                 };
-                emit(item, content, totals, sink)?;
+                self.plan_file(file, opened, opts, totals, schedule, unsettled, sink)?;
             }
         }
-        drain_haves(None, totals, sink)?;
+        drain_haves(None, totals, unsettled, sink)?;
         Ok(())
+    }
+
+    /// Decides and emits what sync does to one file the view maps: `have` is the revision the
+    /// workspace has (0: none), `target` the one it should have (`None`: none). Both the
+    /// whole-have-list merge and the changed-files shortcut (`sync_since.rs`) decide here.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn plan_file(
+        &self,
+        file: FilePlan,
+        opened: &HashMap<DepotPath, OpenedRow>,
+        opts: SyncOptions,
+        totals: &mut SyncTotals,
+        schedule: &mut Vec<Scheduled>,
+        unsettled: &mut bool,
+        sink: &mut dyn FnMut(SyncEvent) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        let FilePlan {
+            path,
+            client_file,
+            target,
+            have,
+        } = file;
+        if let Some(open) = opened.get(&path) {
+            // An opened file is never overwritten; an edit whose head moved on is
+            // scheduled for resolve instead.
+            if let Some(t) = &target
+                && open.action == keel_core::FileAction::Edit
+                && open.integ.is_none()
+                && have > 0
+                && t.rev > have
+            {
+                schedule.push(Scheduled {
+                    path: path.clone(),
+                    have,
+                    head: t.rev,
+                    client: client_file.clone(),
+                });
+                let item = SyncItem {
+                    depot_file: path,
+                    client_file,
+                    rev: t.rev,
+                    action: SyncAction::Resolve,
+                    file_type: Some(t.file_type),
+                    digest: t.digest,
+                    size: t.size,
+                    time: t.time,
+                };
+                return emit(item, None, totals, sink);
+            }
+            if have != target.as_ref().map_or(0, |t| t.rev) {
+                // Left behind its target: no later sync may assume it is in step.
+                *unsettled = true;
+            }
+            return Ok(());
+        }
+        let Some(target) = target else {
+            if have != 0 {
+                let item = SyncItem::deleted(path, client_file);
+                emit(item, None, totals, sink)?;
+            }
+            return Ok(());
+        };
+        let action = match have {
+            0 => SyncAction::Added,
+            h if h == target.rev && opts.force => SyncAction::Refreshed,
+            h if h == target.rev => return Ok(()),
+            _ => SyncAction::Updated,
+        };
+        let content = if opts.preview || opts.have_only {
+            None
+        } else {
+            Some(self.content_of(&target)?)
+        };
+        let item = SyncItem {
+            depot_file: target.path,
+            client_file,
+            rev: target.rev,
+            action,
+            file_type: Some(target.file_type),
+            digest: target.digest,
+            size: target.size,
+            time: target.time,
+        };
+        emit(item, content, totals, sink)
     }
 
     /// Opens a revision's stored content.

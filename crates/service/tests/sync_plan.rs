@@ -188,7 +188,7 @@ fn sync_refusals() {
                     depot_file: "//depot/../a".into(),
                     rev: 1,
                 }];
-                done(w.service.update_have(bob(w), entries))
+                done(w.service.update_have(bob(w), entries, None, 0))
             },
             want: Want::Refused(
                 |f| matches!(shared(f), Some(ServiceError::BadArgument { arg, reason }) if arg == "//depot/../a" && reason == "invalid depot path \"//depot/../a\": '..' segment not allowed"),

@@ -33,6 +33,30 @@ pub struct SqliteHaveStore {
     journal: Option<Arc<Journal>>,
 }
 
+/// A have list's claim that it is exactly what a whole-view sync at head gave: every file its
+/// view maps was in sync at `change` (`SqliteHaveStore::state`). Sync then only re-examines files
+/// changed from `change` on. Kept in the have list's own `sync_state` table, which is neither
+/// journaled nor checkpointed: a restored or replayed have list has no mark, which is always
+/// safe (the next sync diffs the whole have list).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HaveMark {
+    /// The newest change number the marked sync could see; revisions submitted later have a
+    /// change number at least this.
+    pub change: u64,
+    /// The store's `revisions_removed` counter then: an obliterate since voids the mark.
+    pub removed: u64,
+    /// The workspace's view then, one line per mapping: another view voids the mark.
+    pub view: String,
+}
+
+/// The have list's write counter and its mark.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HaveState {
+    /// How many `apply` calls have changed this have list.
+    pub writes: u64,
+    pub mark: Option<HaveMark>,
+}
+
 /// Schema version recorded with have-list changesets.
 const HAVE_SCHEMA: u16 = 1;
 
@@ -174,12 +198,87 @@ impl SqliteHaveStore {
         })
     }
 
-    /// Records revisions (rev 0 removes the entry) in one transaction.
+    /// The write counter and mark of a workspace's have list.
+    pub fn state(&self, workspace: &str) -> Result<HaveState, StoreError> {
+        self.with(workspace, |conn| {
+            let row = conn
+                .prepare_cached(
+                    "SELECT writes, change, removed, view FROM sync_state WHERE id = 0",
+                )?
+                .query_row([], |r| {
+                    let mark = match (r.get::<_, Option<i64>>(1)?, r.get::<_, Option<i64>>(2)?) {
+                        (Some(change), Some(removed)) => Some(HaveMark {
+                            change: change as u64,
+                            removed: removed as u64,
+                            view: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                        }),
+                        _ => None,
+                    };
+                    Ok(HaveState {
+                        writes: r.get::<_, i64>(0)? as u64,
+                        mark,
+                    })
+                })
+                .optional()?;
+            Ok(row.unwrap_or_default())
+        })
+    }
+
+    /// Marks the have list as synced (see [`HaveMark`]) when its write counter is still
+    /// `writes`, i.e. nothing but the marking sync's own updates changed it since that sync
+    /// began; returns whether it did.
+    pub fn set_mark(
+        &self,
+        workspace: &str,
+        mark: &HaveMark,
+        writes: u64,
+    ) -> Result<bool, StoreError> {
+        self.with(workspace, |conn| {
+            let changed = conn.prepare_cached(SET_MARK_SQL)?.execute(params![
+                mark.change as i64,
+                mark.removed as i64,
+                mark.view,
+                writes as i64
+            ])?;
+            if changed == 0 && writes == 0 {
+                // A have list never written has no state row yet.
+                let inserted = conn.prepare_cached(INSERT_MARK_SQL)?.execute(params![
+                    mark.change as i64,
+                    mark.removed as i64,
+                    mark.view
+                ])?;
+                return Ok(inserted == 1);
+            }
+            Ok(changed == 1)
+        })
+    }
+
+    /// Records revisions (rev 0 removes the entry) in one transaction, counting the write and
+    /// clearing the have list's mark: the entries may be anything (a partial sync, `-k`, ...).
     pub fn apply(&self, workspace: &str, rows: &[HaveRow]) -> Result<(), StoreError> {
+        self.apply_with(workspace, rows, true)
+    }
+
+    /// Records revisions of files changed at or after any mark's change (a submit's own files,
+    /// a sync's scheduled resolves) and keeps the mark: the next sync looks at those files
+    /// anyway.
+    pub fn apply_keeping_mark(&self, workspace: &str, rows: &[HaveRow]) -> Result<(), StoreError> {
+        self.apply_with(workspace, rows, false)
+    }
+
+    fn apply_with(
+        &self,
+        workspace: &str,
+        rows: &[HaveRow],
+        unmark: bool,
+    ) -> Result<(), StoreError> {
         let Some(journal) = &self.journal else {
             return self.with(workspace, |conn| {
                 let tx = conn.transaction()?;
                 write_rows(&tx, rows)?;
+                if unmark {
+                    tx.execute_batch(UNMARK_SQL)?;
+                }
                 tx.commit()
             });
         };
@@ -194,6 +293,10 @@ impl SqliteHaveStore {
             let mut session = Session::new(&conn).map_err(db_err)?;
             session.attach(Some("have")).map_err(db_err)?;
             write_rows(&conn, rows).map_err(db_err)?;
+            if unmark {
+                // Not in the changeset (the session follows only `have`): marks stay local.
+                conn.execute_batch(UNMARK_SQL).map_err(db_err)?;
+            }
             let mut body = journal.body_writer();
             session.changeset_to(&mut body).map_err(db_err)?;
             drop(session);
@@ -277,7 +380,19 @@ impl SqliteHaveStore {
 
 /// Tables of a have-list database.
 pub(crate) const CREATE_TABLES: &str = "CREATE TABLE IF NOT EXISTS have (path TEXT PRIMARY KEY, rev INTEGER NOT NULL, client TEXT NOT NULL) WITHOUT ROWID; \
-     CREATE TABLE IF NOT EXISTS journal_position (id INTEGER PRIMARY KEY CHECK (id = 0), position INTEGER NOT NULL);";
+     CREATE TABLE IF NOT EXISTS journal_position (id INTEGER PRIMARY KEY CHECK (id = 0), position INTEGER NOT NULL); \
+     CREATE TABLE IF NOT EXISTS sync_state (id INTEGER PRIMARY KEY CHECK (id = 0), writes INTEGER NOT NULL, change INTEGER, removed INTEGER, view TEXT);";
+
+/// Counts a write and clears the mark.
+const UNMARK_SQL: &str = "INSERT INTO sync_state VALUES (0, 1, NULL, NULL, NULL) \
+     ON CONFLICT (id) DO UPDATE SET writes = writes + 1, change = NULL, removed = NULL, view = NULL;";
+
+/// Sets the mark when the write counter is as expected.
+const SET_MARK_SQL: &str =
+    "UPDATE sync_state SET change = ?1, removed = ?2, view = ?3 WHERE id = 0 AND writes = ?4";
+
+/// Sets the mark of a have list that was never written.
+const INSERT_MARK_SQL: &str = "INSERT OR IGNORE INTO sync_state VALUES (0, 0, ?1, ?2, ?3)";
 
 /// The database file of a workspace's have list.
 pub(crate) fn file_of(dir: &Path, workspace: &str) -> PathBuf {

@@ -9,7 +9,8 @@ use keel_core::ChangeRef;
 use keel_service::{
     Caller, ChangeError, FileInfo, HaveEntry, IntegrateError, IntegrateMode, IntegrateRequest,
     OpenAction, OpenError, OpenRequest, Service, ServiceConfig, ServiceError, ShelveError,
-    ShelveSession, SubmitError, SubmitResult, SubmitSession, SyncOptions, Uploads, WorkspaceSpec,
+    ShelveSession, SubmitError, SubmitResult, SubmitSession, SyncAction, SyncOptions, Uploads,
+    WorkspaceSpec,
 };
 use keel_service::{DepotError, LabelError, ObliterateError};
 use keel_store::{MetaStore, SqliteHaveStore, SqliteStore, StoreConfig};
@@ -85,6 +86,28 @@ impl World {
         world.workspace(&world.bob, "//depot/...");
         world.workspace(&world.cat, "//depot/main/...");
         world
+    }
+
+    /// A second service over the same stores whose syncs never take the shortcut of a marked
+    /// have list (`sync_since_max_changes` 0): the reference its plans are checked against.
+    pub fn without_sync_shortcut(&self) -> Service {
+        let dir = self._dir.path();
+        let meta: Arc<dyn MetaStore> = Arc::new(
+            SqliteStore::open(&dir.join("metadata.db"), &StoreConfig::default()).expect("store"),
+        );
+        let have = SqliteHaveStore::open(&dir.join("have")).expect("have store");
+        let config = ServiceConfig {
+            sync_since_max_changes: 0,
+            ..ServiceConfig::default()
+        };
+        Service::new(
+            meta,
+            have,
+            self.blobs.clone(),
+            Arc::new(|| 1_700_000_000),
+            config,
+            dir.to_path_buf(),
+        )
     }
 
     /// The content store's directory (`ab/cd/<hex>.zst|.raw` files).
@@ -226,15 +249,19 @@ impl World {
     /// Syncs and records the have list as the client would after writing the files.
     pub fn sync(&self, who: &Caller, files: &[&str]) -> Result<(), ServiceError> {
         let mut have = Vec::new();
-        self.service
+        let totals = self
+            .service
             .sync(who, &strings(files), SyncOptions::default(), &mut |e| {
-                have.push(HaveEntry {
-                    depot_file: e.item.depot_file.into_string(),
-                    rev: e.item.rev,
-                });
+                if e.item.action != SyncAction::Resolve {
+                    have.push(HaveEntry {
+                        depot_file: e.item.depot_file.into_string(),
+                        rev: e.item.rev,
+                    });
+                }
                 Ok(())
             })?;
-        self.service.update_have(who, have)?;
+        // The mark goes with the last batch, as the client sends it.
+        self.service.update_have(who, have, totals.mark, 0)?;
         Ok(())
     }
 

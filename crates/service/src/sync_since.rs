@@ -1,0 +1,179 @@
+//! Sync's shortcut for a workspace near head: when the have list is marked as exactly what a
+//! whole-view sync at change C gave (`keel_store::HaveMark`), only files of changes C and later
+//! can differ from head, so a whole-view sync looks at those files alone instead of merging
+//! the whole have list with the whole view.
+//!
+//! Why the shortcut's plan is the full merge's plan: the mark is set only by the client, after
+//! it recorded every file of a whole-view sync that left no opened file out of step
+//! (`Tally::unsettled`), and only when nothing else wrote the have list since that sync began
+//! (the write counter). Every have-list write clears the mark except a submit's own files and
+//! a sync's scheduled resolves, whose files belong to changes from C on and are looked at
+//! anyway. Revisions submitted after the marked sync's snapshot have change numbers at least
+//! C. What the shortcut cannot see — another view, an obliterate (the `revisions_removed`
+//! counter), `-f`, file arguments — sends the sync through the full merge.
+
+use crate::context::WorkspaceCtx;
+use crate::sync::{FilePlan, SyncEvent, SyncMark, SyncOptions, Tally};
+use crate::{Service, ServiceError};
+use keel_core::{ChangeNumber, DepotPath};
+use keel_store::{ChangeFilter, HaveState, OpenedRow, ReadTxn};
+use std::collections::{BTreeSet, HashMap};
+
+/// What a whole-view sync knows about its have list and the store when it starts.
+pub(crate) struct Marking {
+    state: HaveState,
+    /// The store's `revisions_removed` counter.
+    removed: u64,
+    /// The workspace's view, one mapping per line.
+    view: String,
+    /// The newest change number in the sync's snapshot.
+    last: u64,
+}
+
+impl Marking {
+    /// The mark this sync may leave once the client has recorded it.
+    pub(crate) fn into_mark(self) -> SyncMark {
+        SyncMark {
+            change: self.last,
+            removed: self.removed,
+            view: self.view,
+            writes: self.state.writes,
+        }
+    }
+}
+
+/// Files of the changes since the mark that the view maps, in path order.
+pub(crate) struct Changed {
+    pub(crate) paths: BTreeSet<DepotPath>,
+    /// The mark's change: the first change looked through.
+    pub(crate) from: u64,
+    /// Change numbers looked through.
+    pub(crate) scanned: u64,
+}
+
+impl Service {
+    /// Reads the have list's mark and what it is checked against.
+    pub(crate) fn marking_of(
+        &self,
+        snap: &dyn ReadTxn,
+        ws: &WorkspaceCtx,
+    ) -> Result<Marking, ServiceError> {
+        let state = self.have.state(ws.name())?;
+        // The newest change row, pending or submitted: every revision in the snapshot belongs
+        // to a change at most this, and a submit that commits later keeps its number only when
+        // it is the newest allocated, otherwise takes a new one, so its number is at least this.
+        let last = snap
+            .list_changes(&ChangeFilter::default(), None, 1)?
+            .first()
+            .map_or(0, |c| c.change.0);
+        Ok(Marking {
+            state,
+            removed: snap.revisions_removed()?,
+            view: ws.row.view.join("\n"),
+            last,
+        })
+    }
+
+    /// The files the shortcut must look at, or `None` when the have list has no valid mark
+    /// or the changes since are too many to be worth it (the full merge then runs).
+    pub(crate) fn changed_since(
+        &self,
+        snap: &dyn ReadTxn,
+        ws: &WorkspaceCtx,
+        marking: &Marking,
+    ) -> Result<Option<Changed>, ServiceError> {
+        let Some(mark) = &marking.state.mark else {
+            return Ok(None);
+        };
+        if mark.removed != marking.removed
+            || mark.view != marking.view
+            || mark.change > marking.last
+            || marking.last - mark.change >= self.config.sync_since_max_changes
+        {
+            return Ok(None);
+        }
+        let page = self.config.page_size;
+        let mut paths = BTreeSet::new();
+        let mut revisions = 0u64;
+        for change in mark.change..=marking.last {
+            let mut after: Option<DepotPath> = None;
+            loop {
+                let rows = snap.change_revisions(
+                    ChangeNumber(change),
+                    after.as_ref().map(|p| p.as_str()),
+                    page,
+                )?;
+                let full = rows.len() == page;
+                revisions += rows.len() as u64;
+                if revisions > self.config.sync_since_max_files {
+                    return Ok(None);
+                }
+                after = rows.last().map(|r| r.path.clone());
+                for row in rows {
+                    if ws.client_file(&row.path).is_some() {
+                        paths.insert(row.path);
+                    }
+                }
+                if !full {
+                    break;
+                }
+            }
+        }
+        Ok(Some(Changed {
+            paths,
+            from: mark.change,
+            scanned: marking.last - mark.change + 1,
+        }))
+    }
+
+    /// Plans the changed files against head, as the full merge would.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn sync_changed(
+        &self,
+        snap: &dyn ReadTxn,
+        ws: &WorkspaceCtx,
+        changed: Changed,
+        opened: &HashMap<DepotPath, OpenedRow>,
+        opts: SyncOptions,
+        tally: &mut Tally,
+        sink: &mut dyn FnMut(SyncEvent) -> Result<(), ServiceError>,
+    ) -> Result<(), ServiceError> {
+        for path in changed.paths {
+            let Some(client_file) = ws.client_file(&path) else {
+                continue;
+            };
+            let target = snap.head_revision(&path)?.filter(|r| !r.action.is_delete());
+            let have = self.have.get(ws.name(), &path)?;
+            let file = FilePlan {
+                path,
+                client_file,
+                target,
+                have,
+            };
+            self.plan_file(
+                file,
+                opened,
+                opts,
+                &mut tally.totals,
+                &mut tally.schedule,
+                &mut tally.unsettled,
+                sink,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Whether a sync should hand out a new mark: always after a full merge or a sync that
+    /// changed files; after a shortcut that changed nothing only when it looked at changed
+    /// files or many change numbers, since setting a mark costs the client a call.
+    pub(crate) fn worth_marking(&self, shortcut: Option<(u64, usize)>, files: u64) -> bool {
+        match shortcut {
+            None => true,
+            Some((scanned, paths)) => {
+                files > 0
+                    || paths > 0
+                    || scanned.saturating_mul(2) > self.config.sync_since_max_changes
+            }
+        }
+    }
+}
