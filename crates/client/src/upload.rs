@@ -130,6 +130,7 @@ pub struct Upload {
 /// whose local content is exactly the lazy content the server already holds.
 pub fn plan(ws: &WorkspaceCtx, opened: &[FileRecord]) -> Result<Vec<Upload>> {
     let mut uploads = Vec::new();
+    let mut resolver = ws.resolver();
     for record in opened
         .iter()
         .filter(|r| actions::from_wire(r.action()).is_some_and(needs_content))
@@ -140,7 +141,7 @@ pub fn plan(ws: &WorkspaceCtx, opened: &[FileRecord]) -> Result<Vec<Upload>> {
                 arg: record.depot_file.clone(),
                 reason: "not mapped in the workspace view".into(),
             })?;
-        let local = ws.local(&client_file)?;
+        let local = resolver.resolve(&client_file)?;
         if !record.lazy_digest.is_empty() {
             // The server already holds this content (branch, copy, unshelve): upload only a
             // changed workspace copy. No local copy (`integrate -v`) submits the server's.

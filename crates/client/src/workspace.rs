@@ -78,6 +78,12 @@ impl WorkspaceCtx {
         paths::client_file_to_local(&self.root, client_file)
     }
 
+    /// A [`LocalResolver`](crate::paths::LocalResolver) for this workspace: the same check as
+    /// [`WorkspaceCtx::local`], done once per directory for a command that handles many files.
+    pub fn resolver(&self) -> paths::LocalResolver {
+        paths::LocalResolver::new(&self.root)
+    }
+
     /// The local path for display, without the safety check (for `where` and messages).
     pub fn display_local(&self, client_file: &str) -> PathBuf {
         client_file

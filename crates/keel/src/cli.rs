@@ -47,6 +47,48 @@ pub enum Command {
     Client(ClientCommand),
 }
 
+impl Command {
+    /// Whether the command makes a few calls and handles each file's records one at a time,
+    /// with no file content to move or hash: it runs on a current-thread runtime. Commands that
+    /// move content, walk the workspace or serve keep worker threads, which overlap receiving,
+    /// writing and recording.
+    pub fn few_calls(&self) -> bool {
+        use ClientCommand as C;
+        match self {
+            Command::Client(c) => matches!(
+                c,
+                C::Info
+                    | C::Depots
+                    | C::Depot(_)
+                    | C::Workspace(_)
+                    | C::Delete(_)
+                    | C::Move(_)
+                    | C::Reopen(_)
+                    | C::Opened(_)
+                    | C::Where(_)
+                    | C::Have(_)
+                    | C::Change(_)
+                    | C::Changes(_)
+                    | C::Describe(_)
+                    | C::Files(_)
+                    | C::Dirs(_)
+                    | C::Fstat(_)
+                    | C::Filelog(_)
+                    | C::Resolved(_)
+                    | C::Integrated(_)
+                    | C::Obliterate(_)
+                    | C::Label(_)
+                    | C::Labels
+                    | C::Tag(_)
+                    | C::Labelsync(_)
+                    | C::Branch(_)
+                    | C::Branches
+            ),
+            _ => false,
+        }
+    }
+}
+
 /// The verbs that talk to a server.
 #[derive(Debug, Subcommand)]
 pub enum ClientCommand {

@@ -33,24 +33,35 @@ impl Listing {
     /// One file: `kind` completes "N files ..." in the summary (`opened for add`), `record` is
     /// its JSON line (printed at once) and `text` its text line.
     pub fn item(&mut self, kind: &str, record: Record, text: impl Into<String>) {
+        self.item_with(kind, || record, || text.into());
+    }
+
+    /// [`Listing::item`] for long listings: the record and the text line are made only when
+    /// they will be printed or held, so a file counted into the summary costs no formatting.
+    pub fn item_with(
+        &mut self,
+        kind: &str,
+        record: impl FnOnce() -> Record,
+        text: impl FnOnce() -> String,
+    ) {
         self.total += 1;
         match self.counts.iter_mut().find(|(k, _)| k == kind) {
             Some((_, n)) => *n += 1,
             None => self.counts.push((kind.to_string(), 1)),
         }
         if self.out.json {
-            self.out.emit(record, "");
+            self.out.emit(record(), "");
             return;
         }
         if self.out.quiet {
             return;
         }
         if self.out.verbose {
-            self.out.text(text.into());
+            self.out.text(text());
         } else if self.total <= MAX_LISTED_LINES {
-            self.held.push(text.into());
-        } else {
-            self.held.clear();
+            self.held.push(text());
+        } else if !self.held.is_empty() {
+            self.held = Vec::new();
         }
     }
 

@@ -16,7 +16,13 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let json = cli.json;
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    // A command that makes a few calls runs on the main thread alone: starting worker threads
+    // would cost it more than they could save.
+    let mut builder = if cli.command.few_calls() {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
     // The server's configuration sizes its runtime, so it is read before the runtime starts.
     let serve_config = match &cli.command {
         cli::Command::Serve(args) => {

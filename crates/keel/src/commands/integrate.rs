@@ -31,53 +31,66 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: IntegrateMode
             bail!("Usage: {verb} [-n] [-v] [-c N] FROM TO, or {verb} -b BRANCH [-r] [TOFILE...]")
         }
     };
-    let records = s
-        .all(
-            s.client()
-                .integrate(IntegrateRequest {
-                    caller: s.caller(),
-                    mode: mode as i32,
-                    from,
-                    to,
-                    branch: args.branch.clone().unwrap_or_default(),
-                    reverse: args.reverse,
-                    files,
-                    preview: args.preview,
-                    change: args.change.unwrap_or(0),
-                })
-                .await,
-        )
-        .await?;
+    let reply = s
+        .client()
+        .integrate(IntegrateRequest {
+            caller: s.caller(),
+            mode: mode as i32,
+            from,
+            to,
+            branch: args.branch.clone().unwrap_or_default(),
+            reverse: args.reverse,
+            files,
+            preview: args.preview,
+            change: args.change.unwrap_or(0),
+        })
+        .await;
+    let mut stream = s.check(reply)?;
+    // Records are listed as they arrive; only those the workspace must act on are kept (none
+    // for a preview or a virtual integrate), so a 70,000-file branch holds no list of them.
+    let local_work = !(args.preview || args.virtual_only);
+    let mut deleted: Vec<FileRecord> = Vec::new();
+    let mut wanted: HashMap<String, FileRecord> = HashMap::new();
     let mut listing = Listing::new(s.out);
-    for record in &records {
-        listing.item(
+    while let Some(record) = stream.message().await.map_err(|e| s.conn.status(e))? {
+        listing.item_with(
             &format!("opened for {}", actions::name(record.action())),
-            open_record(Some(&ws), record)
-                .s("fromFile", &record.source_file)
-                .n("startFromRev", u64::from(record.source_start + 1))
-                .n("endFromRev", u64::from(record.source_end))
-                .s("baseFile", &record.base_file)
-                .nz("baseRev", u64::from(record.base_rev)),
-            format!("{} - {}", record.depot_file, outcome_text(record)),
+            || {
+                open_record(Some(&ws), &record)
+                    .s("fromFile", &record.source_file)
+                    .n("startFromRev", u64::from(record.source_start + 1))
+                    .n("endFromRev", u64::from(record.source_end))
+                    .s("baseFile", &record.base_file)
+                    .nz("baseRev", u64::from(record.base_rev))
+            },
+            || format!("{} - {}", record.depot_file, outcome_text(&record)),
         );
+        if !local_work {
+            continue;
+        }
+        if record.action() == FileAction::Delete {
+            deleted.push(record);
+        } else if !record.lazy_digest.is_empty() {
+            wanted.insert(record.source_file.clone(), record);
+        }
     }
     listing.finish();
-    if args.preview || args.virtual_only {
+    if !local_work {
         return Ok(());
     }
     // Branched and copied files get their content; deleted ones leave the workspace.
     let mut failed = false;
-    for record in records.iter().filter(|r| r.action() == FileAction::Delete) {
+    let mut resolver = ws.resolver();
+    for record in &deleted {
         if let Some(client_file) = ws.client_file_of(record) {
-            transfer::remove_local(&ws.root, &ws.local(&client_file)?, ws.options.rmdir)?;
+            transfer::remove_local(&ws.root, &resolver.resolve(&client_file)?, ws.options.rmdir)?;
         }
     }
-    let mut wanted: HashMap<String, &FileRecord> = HashMap::new();
-    let mut specs = Vec::new();
-    for record in records.iter().filter(|r| !r.lazy_digest.is_empty()) {
-        specs.push(format!("{}#{}", record.source_file, record.source_end));
-        wanted.insert(record.source_file.clone(), record);
-    }
+    let mut specs: Vec<String> = wanted
+        .values()
+        .map(|r| format!("{}#{}", r.source_file, r.source_end))
+        .collect();
+    specs.sort();
     if specs.is_empty() {
         return Ok(());
     }
@@ -86,14 +99,16 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: IntegrateMode
         let (Some(header), Some(record)) = (header, wanted.get(&file.depot_file)) else {
             continue;
         };
-        let result = async {
-            let client_file = ws.client_file_of(record).unwrap_or_default();
-            let mode = LocalMode::for_type(&record.file_type, true);
-            content
-                .write_file(&header, ws.local(&client_file)?, mode)
-                .await
+        let client_file = ws.client_file_of(record).unwrap_or_default();
+        let mode = LocalMode::for_type(&record.file_type, true);
+        let result = match resolver.resolve(&client_file) {
+            Ok(local) => content.write_file(&header, local, mode).await,
+            Err(e) => Err(e),
+        };
+        if mode.symlink {
+            // Paths resolved from here on must see the new link.
+            resolver.forget();
         }
-        .await;
         if let Err(e) = result {
             s.out.error(e.to_string());
             failed = true;

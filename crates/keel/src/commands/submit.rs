@@ -3,9 +3,9 @@
 use anyhow::{Context, Result, bail};
 use keel_client::WorkspaceCtx;
 use keel_client::actions;
-use keel_client::submit::SubmitEvent;
+use keel_client::submit::{FinishModes, SubmitEvent};
 use keel_core::Form;
-use keel_proto::v1::{FileRecord, SaveChangeRequest};
+use keel_proto::v1::{FileRecord, SaveChangeRequest, SubmitReply};
 
 use crate::cli::{ChangeArgs, SubmitArgs};
 use crate::editor::edit_text;
@@ -155,35 +155,48 @@ async fn finish_submit(
     description: &str,
     opened: &[FileRecord],
 ) -> Result<()> {
-    let mut on_event = |event: SubmitEvent| match event {
-        SubmitEvent::Retrying { reason } => {
-            eprintln!("keel: {reason}; nothing was submitted, retrying once");
+    let mut listing = Listing::new(s.out);
+    let mut modes = FinishModes::new(ws, opened);
+    let mut announced = false;
+    // The change is submitted once batches arrive: a file left writable is reported after the
+    // change's own line, never instead of it.
+    let mut mode_error: Option<keel_client::Error> = None;
+    let mut on_event = |event: SubmitEvent| -> keel_client::Result<()> {
+        match event {
+            SubmitEvent::Retrying { reason } => {
+                eprintln!("keel: {reason}; nothing was submitted, retrying once");
+            }
+            SubmitEvent::Submitted(batch) => {
+                if !announced {
+                    announced = true;
+                    let pending = pending_number(change, &batch);
+                    s.out.text(format!("Submitting change {pending}."));
+                }
+                for file in &batch.files {
+                    let action = actions::name(actions::effective(file));
+                    listing.item_with(
+                        "submitted",
+                        || {
+                            Record::new()
+                                .s("depotFile", &file.depot_file)
+                                .n("rev", u64::from(file.head_rev))
+                                .s("action", action)
+                        },
+                        || format!("{action} {}#{}", file.depot_file, file.head_rev),
+                    );
+                }
+                if let Err(e) = modes.batch(&batch) {
+                    mode_error.get_or_insert(e);
+                }
+            }
         }
+        Ok(())
     };
     let reply =
         keel_client::submit::submit(&s.conn, ws, change, description, opened, &mut on_event)
             .await?;
-    let pending = if reply.renamed_from != 0 {
-        reply.renamed_from
-    } else if change != 0 {
-        change
-    } else {
-        reply.change
-    };
-    s.out.text(format!("Submitting change {pending}."));
-    let mut listing = Listing::new(s.out);
-    for file in &reply.files {
-        let action = actions::name(actions::effective(file));
-        listing.item(
-            "submitted",
-            Record::new()
-                .s("depotFile", &file.depot_file)
-                .n("rev", u64::from(file.head_rev))
-                .s("action", action),
-            format!("{action} {}#{}", file.depot_file, file.head_rev),
-        );
-    }
     listing.finish();
+    let pending = pending_number(change, &reply);
     // Change-commit triggers that failed: the change is submitted all the same.
     for failure in &reply.trigger_failures {
         let output = failure.output.trim_end();
@@ -223,6 +236,20 @@ async fn finish_submit(
         s.out
             .emit(record, format!("Change {} submitted.", reply.change));
     }
-    keel_client::submit::finish_modes(ws, &reply, opened)?;
-    Ok(())
+    match mode_error {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
+}
+
+/// The number the change had before it was submitted: its pending number when the submit
+/// renamed it, else the one it was submitted under.
+fn pending_number(change: u64, reply: &SubmitReply) -> u64 {
+    if reply.renamed_from != 0 {
+        reply.renamed_from
+    } else if change != 0 {
+        change
+    } else {
+        reply.change
+    }
 }

@@ -18,6 +18,7 @@ mod config;
 mod content_store;
 mod crash;
 mod faults;
+mod incremental_sync;
 mod interrupted_sync;
 mod labels;
 mod large_file;
