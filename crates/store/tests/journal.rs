@@ -7,8 +7,8 @@ use keel_store::backup::{RestoreError, restore, write_checkpoint};
 use keel_store::journal::format::Target;
 use keel_store::journal::read::JournalFile;
 use keel_store::{
-    ChangeRow, ChangeStatus, DepotRow, HaveRow, MetaStore, RevisionRow, RootStores, StoreConfig,
-    StoreError, open_root, write,
+    ChangeRow, ChangeStatus, DepotRow, HaveMark, HaveRow, MetaStore, RevisionRow, RootStores,
+    StoreConfig, StoreError, open_root, write,
 };
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -76,7 +76,8 @@ fn contents(db: &Path) -> Vec<String> {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    tables.retain(|t| t != "journal_position");
+    // A have list's sync mark is local bookkeeping too: never journaled, never restored.
+    tables.retain(|t| t != "journal_position" && t != "sync_state");
     let mut out = Vec::new();
     for t in tables {
         let mut stmt = conn.prepare(&format!("SELECT * FROM \"{t}\"")).unwrap();
@@ -279,6 +280,14 @@ fn checkpoint_and_journal_restore_exactly_what_committed() {
     }
     have(&stores, "gone", "//depot/x", 1);
     stores.have.drop_workspace("gone").unwrap();
+    let mark = HaveMark {
+        change: 40,
+        removed: 0,
+        view: "//depot/... //ws1/...".into(),
+    };
+    let writes = stores.have.state("ws1").unwrap().writes;
+    assert!(stores.have.set_mark("ws1", &mark, writes).unwrap());
+    assert_eq!(stores.have.state("ws1").unwrap().mark, Some(mark));
     let (main_before, ws1, ws2) = (
         contents(&root.join("metadata.db")),
         contents(&root.join("have/ws1.db")),
@@ -303,6 +312,8 @@ fn checkpoint_and_journal_restore_exactly_what_committed() {
     assert!(!target.join("have/gone.db").exists());
     // A server can open the restored root and go on journaling from where it left off.
     let stores = open_root(&target, &StoreConfig::default()).unwrap();
+    // The restored have list claims nothing: its next sync compares it whole.
+    assert_eq!(stores.have.state("ws1").unwrap().mark, None);
     submit(&stores.meta, &["//depot/after-restore"]);
     assert_eq!(
         stores.journal.as_ref().unwrap().committed_position(),
