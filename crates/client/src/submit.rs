@@ -62,7 +62,9 @@ pub async fn submit(
     let mut numbers: Option<SubmitReply> = None;
     while let Some(part) = stream.message().await.map_err(|s| conn.status(s))? {
         match numbers.as_mut() {
-            Some(all) => all.trigger_failures.extend(part.trigger_failures.iter().cloned()),
+            Some(all) => all
+                .trigger_failures
+                .extend(part.trigger_failures.iter().cloned()),
             None => {
                 numbers = Some(SubmitReply {
                     change: part.change,

@@ -4,6 +4,7 @@
 
 mod support;
 
+use keel_blob::BlobStore;
 use keel_core::Digest;
 use keel_service::{
     Damage, IntegrateMode, IntegrateRequest, ServiceError, VerifyEvent, VerifyOptions,
@@ -68,17 +69,6 @@ fn history(w: &World) -> u64 {
 
 fn names(run: &Run) -> Vec<&str> {
     run.0.iter().map(|(n, _)| n.as_str()).collect()
-}
-
-/// The stored file of `digest` under the content root (raw or zstd).
-fn blob_file(w: &World, digest: &Digest) -> std::path::PathBuf {
-    let hex = digest.to_hex();
-    let dir = w.content_root().join(&hex[0..2]).join(&hex[2..4]);
-    ["zst", "raw"]
-        .iter()
-        .map(|ext| dir.join(format!("{hex}.{ext}")))
-        .find(|p| p.exists())
-        .unwrap_or_else(|| panic!("no blob for {hex}"))
 }
 
 /// The digest verify reports for `name`.
@@ -196,11 +186,16 @@ fn damaged_and_missing_content_is_reported_for_every_file_that_refers_to_it() {
     let shelf = history(&w);
     let shared = digest_of(&w, "//depot/main/a.txt#2");
     let gone = digest_of(&w, "//depot/main/b.txt#1");
-    let file = blob_file(&w, &shared);
-    let mut bytes = std::fs::read(&file).expect("blob");
-    bytes[0] ^= 0x20;
-    std::fs::write(&file, bytes).expect("damaged");
-    std::fs::remove_file(blob_file(&w, &gone)).expect("deleted");
+    // Flip the first stored byte of one blob (in its pack or its own file) and delete another.
+    let at = w
+        .blobs
+        .stored_at(&shared)
+        .expect("blob store readable")
+        .expect("blob stored");
+    let mut bytes = std::fs::read(&at.path).expect("blob");
+    bytes[at.offset as usize] ^= 0x20;
+    std::fs::write(&at.path, bytes).expect("damaged");
+    w.blobs.delete(&gone).expect("deleted");
 
     let run = all(&w);
     let outcome = |name: &str| {
