@@ -33,7 +33,7 @@ pub struct CheckedContent {
     pub stored_bytes: u64,
 }
 
-/// Opens the blob named `digest` and recomputes its content's digest, reading the stored file
+/// Opens the blob named `digest` (only if held: nothing is fetched) and recomputes its content's digest, reading the stored file
 /// `buf.len()` bytes at a time. Returns `None` when `stop` says so between two reads (the
 /// caller went away); a check never fails otherwise.
 pub fn check_content(
@@ -42,7 +42,7 @@ pub fn check_content(
     buf: &mut [u8],
     stop: &dyn Fn() -> bool,
 ) -> Option<CheckedContent> {
-    let blob = match store.open(digest) {
+    let blob = match store.open_held(digest) {
         Ok(Some(blob)) => blob,
         Ok(None) => {
             return Some(CheckedContent {

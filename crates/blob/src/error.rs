@@ -16,6 +16,13 @@ pub enum BlobError {
         #[source]
         source: std::io::Error,
     },
+    /// Content a store fetches on demand (a replica's) is not held yet, and fetching it failed.
+    #[error("content {digest} is not held here and fetching it from {from} failed: {reason}")]
+    Unavailable {
+        digest: String,
+        from: String,
+        reason: String,
+    },
 }
 
 impl BlobError {

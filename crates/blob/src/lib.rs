@@ -94,6 +94,16 @@ pub trait BlobStore: Send + Sync {
     fn open(&self, digest: &Digest) -> Result<Option<StoredBlob>, BlobError>;
     /// Whether the store holds the blob.
     fn contains(&self, digest: &Digest) -> Result<bool, BlobError>;
+    /// Opens a blob only when this store already holds it: a store that fetches content on
+    /// demand does not fetch it (`verify` checks what is held). Others: [`BlobStore::open`].
+    fn open_held(&self, digest: &Digest) -> Result<Option<StoredBlob>, BlobError> {
+        self.open(digest)
+    }
+    /// Whether content this store lacks is fetched from elsewhere when first opened (a
+    /// replica with on-demand content), so a blob not held is not yet fetched, not lost.
+    fn fetches_on_demand(&self) -> bool {
+        false
+    }
     /// Removes a blob; returns the stored bytes reclaimed (0 when it was absent).
     fn delete(&self, digest: &Digest) -> Result<u64, BlobError>;
 }

@@ -527,6 +527,17 @@ pub struct ServeArgs {
     /// Set the security level (0-4) at start; it is stored, like `keel configure set security=N`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=4))]
     pub security: Option<u8>,
+    /// On a replica, when content is fetched from the primary: `all` before each change is
+    /// applied, `on-demand` the first time a client needs it.
+    #[arg(long, value_enum, default_value = "all", requires = "replica_of")]
+    pub content: ReplicaContent,
+}
+
+/// `keel serve --content`: when a replica fetches content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplicaContent {
+    All,
+    OnDemand,
 }
 
 #[derive(Debug, Args)]

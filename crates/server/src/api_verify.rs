@@ -48,6 +48,7 @@ fn record(verified: VerifiedFile) -> pb::VerifyRecord {
     let (status, damage) = match outcome {
         VerifyOutcome::Ok => (pb::VerifyStatus::Ok, pb::VerifyDamage::Unspecified),
         VerifyOutcome::Missing => (pb::VerifyStatus::Missing, pb::VerifyDamage::Unspecified),
+        VerifyOutcome::NotFetched => (pb::VerifyStatus::NotFetched, pb::VerifyDamage::Unspecified),
         VerifyOutcome::Bad(Damage::Mismatch { actual, size }) => {
             out.actual_digest = actual.to_hex();
             out.actual_size = size;
@@ -77,5 +78,6 @@ fn summary(t: &VerifyTotals) -> pb::VerifySummary {
         bytes: t.bytes,
         contents_read: t.contents_read,
         stored_bytes_read: t.stored_bytes_read,
+        not_fetched: t.not_fetched,
     }
 }

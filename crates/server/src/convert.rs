@@ -162,6 +162,10 @@ impl WireError for ServiceError {
             ServiceError::Store(keel_store::StoreError::ReadOnly { .. }) => {
                 (Code::FailedPrecondition, detail(R::ReadOnlyReplica))
             }
+            // An on-demand replica could not fetch content from its primary (message names it).
+            ServiceError::Blob(keel_blob::BlobError::Unavailable { .. }) => {
+                (Code::Unavailable, detail(R::Unspecified))
+            }
             ServiceError::Store(_) | ServiceError::Blob(_) => (Code::Internal, detail(R::Internal)),
         }
     }

@@ -22,7 +22,7 @@ pub use config::{CONFIG_FILE_NAME, ConfigError, InvalidKnob, ServerConfig};
 pub use keel_service::failpoints;
 pub use keel_store::backup::{RestoreError, RestoreProgress, RestoreReport, restore};
 pub use keel_tls::Fingerprint;
-pub use replica::{ReplicaOptions, ServiceLogin};
+pub use replica::{BadTicket, ContentMode, ReplicaOptions, ServiceLogin};
 
 use keel_blob::FsBlobStore;
 use keel_service::{Service, system_clock};
@@ -71,7 +71,7 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot start the replica's follower thread: {0}")]
+    #[error("cannot start the replica's follower or content fetching threads: {0}")]
     Follower(std::io::Error),
     #[error("the primary's address {primary} is not usable: {source}")]
     Primary {
@@ -79,6 +79,8 @@ pub enum ServeError {
         #[source]
         source: tonic::transport::Error,
     },
+    #[error(transparent)]
+    Ticket(#[from] replica::BadTicket),
     #[error("cannot set the security level: {0}")]
     Security(keel_service::AuthError),
     #[error("a replica takes its security level from its primary; set it there")]
@@ -151,6 +153,37 @@ pub async fn serve(
     };
     let blobs: Arc<dyn keel_blob::BlobStore> =
         Arc::new(FsBlobStore::open_with(root.join("content"), &config.blob)?);
+    // A replica calls its primary through one dialer (plain or TLS) as one identity.
+    let primary = match &opts.replica {
+        Some(r) => {
+            let timeout = std::time::Duration::from_millis(config.replica_retry_ms.max(1000));
+            let dialer = replica::dialer(&r.primary, r.trust_file.as_deref(), timeout)?;
+            let endpoint = dialer.endpoint().map_err(|source| ServeError::Primary {
+                primary: r.primary.clone(),
+                source,
+            })?;
+            let credentials = replica::Credentials::new(r.service_user.as_ref())?;
+            Some((dialer, endpoint, credentials))
+        }
+        None => None,
+    };
+    // A replica with on-demand content serves through a store that fetches what it lacks.
+    let service_blobs: Arc<dyn keel_blob::BlobStore> = match (&opts.replica, &primary) {
+        (Some(r), Some((dialer, endpoint, credentials))) if r.content == ContentMode::OnDemand => {
+            Arc::new(
+                replica::OnDemandBlobs::start(
+                    blobs.clone(),
+                    dialer,
+                    endpoint.clone(),
+                    credentials.clone(),
+                    config.replica_fetch_threads,
+                    config.max_message_bytes,
+                )
+                .map_err(ServeError::Follower)?,
+            )
+        }
+        _ => blobs.clone(),
+    };
     let service_meta: Arc<dyn keel_store::MetaStore> = match &opts.replica {
         Some(r) => Arc::new(keel_store::ReadOnlyStore::new(
             meta.clone(),
@@ -161,7 +194,7 @@ pub async fn serve(
     let service = Service::new(
         service_meta,
         stores.have,
-        blobs.clone(),
+        service_blobs,
         system_clock(),
         config.service.clone(),
         root.clone(),
@@ -174,8 +207,8 @@ pub async fn serve(
             .put_setting(keel_core::auth::SECURITY, &level.to_string())
             .map_err(ServeError::Security)?;
     }
-    let (status, gate) = match &opts.replica {
-        Some(r) => {
+    let (status, gate) = match (&opts.replica, primary) {
+        (Some(r), Some((dialer, endpoint, credentials))) => {
             let status = Arc::new(replica::ReplicaStatus::new(
                 r.primary.clone(),
                 r.forward_writes,
@@ -185,31 +218,22 @@ pub async fn serve(
                 primary: r.primary.clone(),
                 meta: meta.clone(),
                 blobs,
+                content: r.content,
                 status: status.clone(),
                 retry: std::time::Duration::from_millis(config.replica_retry_ms),
                 max_message_bytes: config.max_message_bytes,
-                login: r.service_user.clone(),
+                credentials,
                 trust_file: r.trust_file.clone(),
             })
             .map_err(ServeError::Follower)?;
-            let forward = if r.forward_writes {
-                let timeout = std::time::Duration::from_millis(config.replica_retry_ms.max(1000));
-                let dialer = replica::dialer(&r.primary, r.trust_file.as_deref(), timeout)?;
-                let endpoint = dialer.endpoint().map_err(|source| ServeError::Primary {
-                    primary: r.primary.clone(),
-                    source,
-                })?;
-                Some(dialer.connect_lazy(endpoint))
-            } else {
-                None
-            };
+            let forward = r.forward_writes.then(|| dialer.connect_lazy(endpoint));
             let mode = replica::gate::Mode {
                 primary: r.primary.clone(),
                 forward,
             };
             (Some(status), Some(Arc::new(mode)))
         }
-        None => {
+        _ => {
             // Finish any content purge a crash interrupted (see keel_service::obliterate). A
             // replica leaves purges to its primary.
             let (blobs, bytes) = service.recover_purges().map_err(ServeError::Recover)?;

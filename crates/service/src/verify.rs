@@ -88,6 +88,9 @@ pub enum VerifyOutcome {
     Bad(Damage),
     /// The content store has no blob under the recorded digest.
     Missing,
+    /// A replica with on-demand content has not fetched this content from its primary yet
+    /// (it will when a client first needs it): not damage.
+    NotFetched,
 }
 
 /// What is wrong with damaged stored content.
@@ -126,6 +129,8 @@ pub struct VerifyTotals {
     pub ok: u64,
     pub bad: u64,
     pub missing: u64,
+    /// Files whose content a replica with on-demand content has not fetched yet.
+    pub not_fetched: u64,
     /// Content bytes checked: the recorded sizes of the files found (OK or BAD).
     pub bytes: u64,
     /// Distinct contents read from the content store (shared content counts once while
@@ -146,8 +151,9 @@ impl VerifyTotals {
             VerifyOutcome::Ok => self.ok += 1,
             VerifyOutcome::Bad(_) => self.bad += 1,
             VerifyOutcome::Missing => self.missing += 1,
+            VerifyOutcome::NotFetched => self.not_fetched += 1,
         }
-        if *outcome != VerifyOutcome::Missing {
+        if !matches!(outcome, VerifyOutcome::Missing | VerifyOutcome::NotFetched) {
             self.bytes += file.size;
         }
     }

@@ -100,6 +100,10 @@ pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
                     primary,
                     forward_writes: args.forward_writes,
                     service_user,
+                    content: match args.content {
+                        crate::cli::ReplicaContent::All => keel_server::ContentMode::All,
+                        crate::cli::ReplicaContent::OnDemand => keel_server::ContentMode::OnDemand,
+                    },
                     trust_file: keel_tls::TrustFile::default_path(&|name| std::env::var(name).ok())
                         .ok(),
                 })

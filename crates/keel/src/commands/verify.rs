@@ -1,5 +1,6 @@
 //! `verify [-q] [-s] [FILESPEC...]`: re-read stored content on the server, recompute each
-//! revision's BLAKE3 digest, and report every BAD and MISSING file (exit status 1 when any).
+//! revision's BLAKE3 digest, and report every BAD and MISSING file (exit status 1 when any);
+//! on a replica with on-demand content, content not fetched yet is NOT FETCHED, not damage.
 
 use std::io::IsTerminal;
 
@@ -109,6 +110,7 @@ fn file_line(file: &VerifyRecord) -> (Record, String) {
         VerifyStatus::Ok => "OK",
         VerifyStatus::Bad => "BAD!",
         VerifyStatus::Missing => "MISSING!",
+        VerifyStatus::NotFetched => "NOT FETCHED",
         VerifyStatus::Unspecified => "?",
     };
     let (damage, problem) = match (file.status(), file.damage()) {
@@ -125,6 +127,10 @@ fn file_line(file: &VerifyRecord) -> (Record, String) {
         (VerifyStatus::Bad, VerifyDamage::Unreadable) => {
             ("unreadable", format!(" (cannot read: {})", file.reason))
         }
+        (VerifyStatus::NotFetched, _) => (
+            "",
+            " (on-demand content: fetched from the primary when first needed)".to_string(),
+        ),
         _ => ("", String::new()),
     };
     let action = actions::name(file.action());
@@ -165,6 +171,7 @@ fn summary_record(t: &VerifySummary) -> Record {
         .n("ok", t.ok)
         .n("bad", t.bad)
         .n("missing", t.missing)
+        .n("notFetched", t.not_fetched)
         .n("bytes", t.bytes)
         .n("contentsRead", t.contents_read)
         .n("storedBytesRead", t.stored_bytes_read)
@@ -177,9 +184,14 @@ fn summary_text(t: &VerifySummary) -> String {
     } else {
         String::new()
     };
+    let not_fetched = if t.not_fetched > 0 {
+        format!(", {} NOT FETCHED (on-demand replica)", t.not_fetched)
+    } else {
+        String::new()
+    };
     format!(
-        "Verified {} revision(s){shelved} by {DIGEST}: {} OK, {} BAD, {} MISSING; {} bytes \
-         checked ({}), {} stored bytes read from {} content(s).",
+        "Verified {} revision(s){shelved} by {DIGEST}: {} OK, {} BAD, {} MISSING{not_fetched}; \
+         {} bytes checked ({}), {} stored bytes read from {} content(s).",
         t.revisions,
         t.ok,
         t.bad,

@@ -26,6 +26,7 @@ mod local_state;
 mod obliterate;
 mod proxy;
 mod replica;
+mod replica_content;
 mod shelves;
 mod sync_and_locks;
 mod tls;

@@ -9,10 +9,14 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Files each change of the submit stream adds.
-const FILES_PER_CHANGE: usize = 3;
+pub(crate) const FILES_PER_CHANGE: usize = 3;
 
 /// Waits (bounded) until `done` holds, failing with `what` and the last state seen.
-fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> Result<(), String>) {
+pub(crate) fn wait_for(
+    what: &str,
+    timeout: Duration,
+    mut done: impl FnMut() -> Result<(), String>,
+) {
     let deadline = Instant::now() + timeout;
     loop {
         match done() {
@@ -25,7 +29,7 @@ fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> Result<(), 
     }
 }
 
-fn info(c: &Client) -> serde_json::Value {
+pub(crate) fn info(c: &Client) -> serde_json::Value {
     c.json(&["info"])
         .into_iter()
         .next()
@@ -33,7 +37,7 @@ fn info(c: &Client) -> serde_json::Value {
 }
 
 /// Waits until the replica shows the primary's newest change.
-fn wait_caught_up(primary: &Client, replica: &Client) {
+pub(crate) fn wait_caught_up(primary: &Client, replica: &Client) {
     let newest = |c: &Client| {
         c.json(&["changes", "-m", "1"])
             .first()
@@ -53,7 +57,7 @@ fn wait_caught_up(primary: &Client, replica: &Client) {
 /// The read answers compared between primary and replica, as `--json` text. Have lists are
 /// each server's own (a replica keeps those of the workspaces syncing from it), so `haveRev`
 /// is left out.
-fn answers(c: &Client) -> Vec<String> {
+pub(crate) fn answers(c: &Client) -> Vec<String> {
     let mut out = Vec::new();
     let shown = |mut v: serde_json::Value| {
         if let Some(map) = v.as_object_mut() {
@@ -81,7 +85,7 @@ fn answers(c: &Client) -> Vec<String> {
 }
 
 /// Submits change `i` of the stream: FILES_PER_CHANGE new files under `//depot/s/i/`.
-fn submit_one(c: &Client, i: usize) {
+pub(crate) fn submit_one(c: &Client, i: usize) {
     for f in 0..FILES_PER_CHANGE {
         write(
             &c.cwd,
@@ -96,7 +100,7 @@ fn submit_one(c: &Client, i: usize) {
 /// Every change visible in one `files` answer has all its files, and the content of one of
 /// them prints as submitted. Returns how many changes it saw; `None` when the replica did not
 /// answer (it is being restarted).
-fn try_check_no_partial_change(replica: &Client) -> Option<usize> {
+pub(crate) fn try_check_no_partial_change(replica: &Client) -> Option<usize> {
     let out = replica.run(&["--json", "files", "//depot/s/..."]);
     if !out.status.success() {
         return None;
@@ -130,11 +134,11 @@ fn try_check_no_partial_change(replica: &Client) -> Option<usize> {
     Some(per_dir.len())
 }
 
-fn check_no_partial_change(replica: &Client) -> usize {
+pub(crate) fn check_no_partial_change(replica: &Client) -> usize {
     try_check_no_partial_change(replica).expect("the replica answers")
 }
 
-fn replica_client(replica: &Server, ws: &Client) -> Client {
+pub(crate) fn replica_client(replica: &Server, ws: &Client) -> Client {
     replica.client(&ws.user, &ws.workspace, &ws.cwd)
 }
 

@@ -2,22 +2,18 @@
 //! next position, fetches the content each main-database record names before applying it,
 //! applies the record atomically, and connects again after any failure.
 
-use super::{REPLICA_USER, ReplicaStatus};
+use super::content::{FetchError, fetch_content};
+use super::{ContentMode, Credentials, ReplicaStatus};
 use keel_blob::BlobStore;
-use keel_core::Digest;
 use keel_proto::v1 as pb;
 use keel_proto::v1::keel_client::KeelClient;
 use keel_store::SqliteStore;
-use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
-use tonic::transport::Channel;
 
 /// Why following stopped (the follower logs it, shows it in `keel info`, and tries again).
 #[derive(Debug, thiserror::Error)]
 enum FollowError {
-    #[error("the ticket of service user {user} is not ASCII text; log in again")]
-    Ticket { user: String },
     #[error("{primary} is not a usable address: {source}")]
     Address {
         primary: String,
@@ -41,8 +37,12 @@ enum FollowError {
     },
     #[error("the primary ended the journal stream")]
     Ended,
-    #[error("content {digest} from the primary: {reason}")]
-    Content { digest: String, reason: String },
+    #[error("content {digest}: {source}")]
+    Content {
+        digest: String,
+        #[source]
+        source: FetchError,
+    },
     #[error(transparent)]
     Apply(#[from] keel_store::ReplicaApplyError),
     #[error(transparent)]
@@ -78,11 +78,13 @@ pub(crate) struct Follower {
     pub(crate) primary: String,
     pub(crate) meta: Arc<SqliteStore>,
     pub(crate) blobs: Arc<dyn BlobStore>,
+    /// Whether content is fetched before each record applies, or left to clients' requests.
+    pub(crate) content: ContentMode,
     pub(crate) status: Arc<ReplicaStatus>,
     pub(crate) retry: Duration,
     pub(crate) max_message_bytes: usize,
     /// Who the follower calls the primary as.
-    pub(crate) login: Option<super::ServiceLogin>,
+    pub(crate) credentials: Credentials,
     /// The trust file holding an `ssl:` primary's fingerprint.
     pub(crate) trust_file: Option<std::path::PathBuf>,
 }
@@ -151,10 +153,10 @@ impl Follower {
             .max_encoding_message_size(self.max_message_bytes);
         let from = self.status.next_position();
         let mut stream = client
-            .journal(self.request(pb::JournalRequest {
-                caller: Some(self.caller()),
+            .journal(self.credentials.request(pb::JournalRequest {
+                caller: Some(self.credentials.caller()),
                 from_position: from,
-            })?)
+            }))
             .await
             .map_err(|s| self.primary_error(s))?
             .into_inner();
@@ -167,10 +169,23 @@ impl Follower {
             };
             // Have lists of the primary's workspaces are not the replica's: it keeps its own.
             if record.kind == 1 {
-                let digests = self.meta.content_digests(&record.changeset)?;
-                for digest in digests {
-                    if !self.blobs.contains(&digest)? {
-                        self.fetch(&mut client, digest).await?;
+                if self.content == ContentMode::All {
+                    for digest in self.meta.content_digests(&record.changeset)? {
+                        if !self.blobs.contains(&digest)? {
+                            fetch_content(
+                                &mut client,
+                                &self.credentials,
+                                self.blobs.as_ref(),
+                                digest,
+                            )
+                            .await
+                            .map_err(|source| {
+                                FollowError::Content {
+                                    digest: digest.to_hex(),
+                                    source,
+                                }
+                            })?;
+                        }
                     }
                 }
                 let schema = u16::try_from(record.schema).unwrap_or(u16::MAX);
@@ -180,128 +195,5 @@ impl Follower {
             self.status.applied(record.position);
         }
         Ok(())
-    }
-
-    /// Fetches one blob from the primary and publishes it into the replica's content store
-    /// (its digest recomputed on the way: content that does not match is refused).
-    async fn fetch(
-        &self,
-        client: &mut KeelClient<Channel>,
-        digest: Digest,
-    ) -> Result<(), FollowError> {
-        use pb::content_message::Body;
-        let hex = digest.to_hex();
-        let bad = |reason: String| FollowError::Content {
-            digest: hex.clone(),
-            reason,
-        };
-        let mut stream = client
-            .content(self.request(pb::ContentRequest {
-                caller: Some(self.caller()),
-                digest: hex.clone(),
-            })?)
-            .await
-            .map_err(|s| self.primary_error(s))?
-            .into_inner();
-        let mut sink: Option<ContentSink> = None;
-        while let Some(message) = stream.message().await.map_err(|s| self.primary_error(s))? {
-            match message.body {
-                Some(Body::Header(header)) => {
-                    let writer = BlobSink(self.blobs.writer()?);
-                    sink = Some(if header.compressed {
-                        ContentSink::Zstd(
-                            zstd::stream::write::Decoder::new(writer)
-                                .map_err(|e| bad(e.to_string()))?,
-                        )
-                    } else {
-                        ContentSink::Raw(writer)
-                    });
-                }
-                Some(Body::Chunk(bytes)) => {
-                    let sink = sink.as_mut().ok_or_else(|| bad("no header first".into()))?;
-                    sink.write_all(&bytes).map_err(|e| bad(e.to_string()))?;
-                }
-                Some(Body::File(_)) | None => {}
-            }
-        }
-        let writer = match sink.ok_or_else(|| bad("no content sent".into()))? {
-            ContentSink::Raw(writer) => writer,
-            ContentSink::Zstd(mut decoder) => {
-                decoder.flush().map_err(|e| bad(e.to_string()))?;
-                decoder.into_inner()
-            }
-        };
-        let pending = writer.0.finish()?;
-        if pending.info.digest != digest {
-            return Err(bad(format!(
-                "the bytes sent have digest {}",
-                pending.info.digest.to_hex()
-            )));
-        }
-        self.blobs.publish(vec![pending])?;
-        Ok(())
-    }
-}
-
-impl Follower {
-    /// The identity the follower calls the primary with: its service user, if it has one.
-    fn caller(&self) -> pb::Caller {
-        pb::Caller {
-            user: self
-                .login
-                .as_ref()
-                .map_or(REPLICA_USER, |l| l.user.as_str())
-                .to_string(),
-            workspace: String::new(),
-            host: String::new(),
-        }
-    }
-
-    /// A request to the primary carrying the service user's ticket.
-    fn request<T>(&self, message: T) -> Result<tonic::Request<T>, FollowError> {
-        let mut req = tonic::Request::new(message);
-        if let Some(login) = &self.login {
-            let ticket = login.ticket.parse().map_err(|_| FollowError::Ticket {
-                user: login.user.clone(),
-            })?;
-            req.metadata_mut()
-                .insert(crate::identity::TICKET_METADATA, ticket);
-        }
-        Ok(req)
-    }
-}
-
-/// A blob writer as an `io::Write`, for the zstd decoder to write content into.
-struct BlobSink(keel_blob::BlobWriter);
-
-impl Write for BlobSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.write(buf).map_err(std::io::Error::other)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-enum ContentSink {
-    Raw(BlobSink),
-    Zstd(zstd::stream::write::Decoder<'static, BlobSink>),
-}
-
-impl Write for ContentSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            ContentSink::Raw(w) => w.write(buf),
-            ContentSink::Zstd(w) => w.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            ContentSink::Raw(w) => w.flush(),
-            ContentSink::Zstd(w) => w.flush(),
-        }
     }
 }

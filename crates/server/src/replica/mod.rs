@@ -1,12 +1,19 @@
 //! A read-only replica: a follower thread applies the primary's journal (content first, then
 //! each record atomically), a gate in front of the API refuses or forwards every write RPC,
-//! and a shared status answers `keel info`.
+//! and a shared status answers `keel info`. With on-demand content the follower applies
+//! metadata only and `OnDemandBlobs` fetches a blob the first time a client needs it.
 
+mod content;
+mod credentials;
 mod follow;
 pub(crate) mod gate;
+mod on_demand;
 mod status;
 
+pub use credentials::BadTicket;
+pub(crate) use credentials::Credentials;
 pub(crate) use follow::{Follower, start_follower};
+pub(crate) use on_demand::OnDemandBlobs;
 pub(crate) use status::ReplicaStatus;
 
 /// How to follow a primary.
@@ -24,6 +31,18 @@ pub struct ReplicaOptions {
     /// with its ticket; without one it calls as `keel-replica` with no ticket, which a
     /// primary at security level 3 or higher refuses.
     pub service_user: Option<ServiceLogin>,
+    /// When the replica fetches content.
+    pub content: ContentMode,
+}
+
+/// When a replica fetches the content the primary's records name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ContentMode {
+    /// Before applying each record, so every revision it serves has its content at hand.
+    #[default]
+    All,
+    /// The first time a client needs it (the replica holds only what was asked for).
+    OnDemand,
 }
 
 /// A service user and its login ticket on the primary.

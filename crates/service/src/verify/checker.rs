@@ -224,7 +224,7 @@ impl<'a> Checker<'a> {
 
     /// Reports one file's outcome, and the progress every so often.
     fn report(&mut self, file: StoredFile, check: &ContentCheck) -> Result<(), ServiceError> {
-        let outcome = judge(&file, check);
+        let mut outcome = judge(&file, check);
         // Content missing because an obliterate removed its last reference while this verify
         // ran is not damage: the file is gone, and so is left out.
         if outcome == super::VerifyOutcome::Missing
@@ -232,10 +232,18 @@ impl<'a> Checker<'a> {
         {
             return Ok(());
         }
+        // A replica with on-demand content fetches what it lacks when a client needs it.
+        if outcome == super::VerifyOutcome::Missing && self.service.blobs.fetches_on_demand() {
+            outcome = super::VerifyOutcome::NotFetched;
+        }
         self.totals.count(&file, &outcome);
         self.since_progress.0 += 1;
         self.since_progress.1 += file.size;
-        if !(self.problems_only && outcome == super::VerifyOutcome::Ok) {
+        let problem = !matches!(
+            outcome,
+            super::VerifyOutcome::Ok | super::VerifyOutcome::NotFetched
+        );
+        if !self.problems_only || problem {
             (self.sink)(VerifyEvent::File(VerifiedFile { file, outcome }))?;
         }
         let config = &self.service.config;

@@ -1,0 +1,129 @@
+//! A replica's content through the real binaries: with `--content on-demand` it applies
+//! metadata only and fetches each blob from the primary the first time a client needs it
+//! (once, however many clients ask at the same time), `verify` reports what it has not
+//! fetched yet as such, and a primary that is down is named when a fetch fails.
+
+use crate::common::*;
+use crate::replica::{info, replica_client, wait_caught_up};
+use std::path::Path;
+
+/// The stored size of the blob a file's head revision names, in `root`'s content store.
+fn stored_size(root: &Path, digest: &str) -> u64 {
+    fn find(dir: &Path, digest: &str) -> Option<u64> {
+        for entry in std::fs::read_dir(dir).ok()?.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if let Some(size) = find(&path, digest) {
+                    return Some(size);
+                }
+            } else if entry.file_name().to_string_lossy().starts_with(digest) {
+                return Some(entry.metadata().ok()?.len());
+            }
+        }
+        None
+    }
+    find(&root.join("content"), digest).unwrap_or_else(|| panic!("no blob {digest}"))
+}
+
+/// Stored content bytes the server has sent since it started (`keel info`).
+fn sent(c: &Client) -> u64 {
+    field(&info(c), "contentBytesSent")
+        .as_u64()
+        .expect("contentBytesSent")
+}
+
+/// Head digests of the files `spec` selects.
+fn digests(c: &Client, spec: &str) -> Vec<String> {
+    c.json(&["fstat", spec])
+        .iter()
+        .map(|f| str_field(f, "digest"))
+        .collect()
+}
+
+#[test]
+fn an_on_demand_replica_fetches_each_blob_once_when_first_needed() {
+    let mut f = Fixture::new();
+    let a = f.workspace("alice", "ws");
+    write(&a.cwd, "a/one.txt", "one\n");
+    write(&a.cwd, "a/two.bin", bytes(3, 300_000));
+    write(&a.cwd, "b/three.txt", "three\n");
+    a.ok(&["add", "a/...", "b/..."]);
+    a.ok(&["submit", "-d", "first"]);
+    let replica_root = f.dir.path().join("replica");
+    let replica = Server::start_replica(&replica_root, &f.server.addr, &["--content", "on-demand"])
+        .expect("replica starts");
+    let ra = replica_client(&replica, &a);
+    wait_caught_up(&a, &ra);
+    assert_eq!(content_files(&replica_root), 0, "metadata only so far");
+
+    // Two build workspaces sync the same tree through the replica at the same time.
+    let builds: Vec<Client> = ["w1", "w2", "w3"]
+        .iter()
+        .map(|w| f.workspace_with_view("builder", w, &[&format!("//depot/a/... //{w}/...")]))
+        .collect();
+    let before = sent(&a);
+    std::thread::scope(|scope| {
+        for b in &builds[..2] {
+            let rb = replica_client(&replica, b);
+            scope.spawn(move || rb.ok(&["sync", "-q"]));
+        }
+    });
+    for b in &builds[..2] {
+        assert_eq!(read(&b.cwd, "one.txt"), b"one\n");
+        assert_eq!(read(&b.cwd, "two.bin"), bytes(3, 300_000));
+    }
+    let needed: u64 = digests(&a, "//depot/a/...")
+        .iter()
+        .map(|d| stored_size(&f.server.root, d))
+        .sum();
+    assert_eq!(sent(&a) - before, needed, "each needed blob sent once");
+    assert_eq!(content_files(&replica_root), 2);
+
+    // A third sync of the same tree fetches nothing.
+    replica_client(&replica, &builds[2]).ok(&["sync", "-q"]);
+    assert_eq!(read(&builds[2].cwd, "two.bin"), bytes(3, 300_000));
+    assert_eq!(sent(&a) - before, needed, "the second sync fetched nothing");
+
+    // verify reports what is held as OK and the rest as not fetched yet, not as damage.
+    let out = ra.run(&["--json", "verify"]);
+    assert!(out.status.success(), "{out:?}");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let status = |path: &str| {
+        lines
+            .iter()
+            .find(|l| l.get("depotFile").and_then(|v| v.as_str()) == Some(path))
+            .map(|l| str_field(l, "status"))
+    };
+    assert_eq!(status("//depot/a/one.txt").as_deref(), Some("OK"));
+    assert_eq!(
+        status("//depot/b/three.txt").as_deref(),
+        Some("NOT FETCHED")
+    );
+    let summary = lines.last().expect("a summary");
+    assert_eq!(field(summary, "notFetched"), 1);
+    assert_eq!(field(summary, "missing"), 0);
+    let text = ra.ok(&["verify", "-q"]);
+    assert!(text.contains("1 NOT FETCHED"), "{text}");
+
+    // print fetches the one blob it needs.
+    let before = sent(&a);
+    assert_eq!(ra.ok(&["print", "-q", "//depot/b/three.txt"]), "three\n");
+    let three = digests(&a, "//depot/b/three.txt");
+    assert_eq!(sent(&a) - before, stored_size(&f.server.root, &three[0]));
+
+    // With the primary down, content not held yet fails naming the primary; held content
+    // is still served.
+    write(&a.cwd, "c/four.txt", "four\n");
+    a.ok(&["add", "c/four.txt"]);
+    a.ok(&["submit", "-d", "second"]);
+    wait_caught_up(&a, &ra);
+    f.server.kill9();
+    let refused = ra.fail(&["print", "-q", "//depot/c/four.txt"]);
+    assert!(refused.contains(&f.server.addr), "{refused}");
+    assert_eq!(ra.ok(&["print", "-q", "//depot/a/one.txt"]), "one\n");
+    f.server.restart_same_address();
+    assert_eq!(ra.ok(&["print", "-q", "//depot/c/four.txt"]), "four\n");
+}
