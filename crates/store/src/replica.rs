@@ -2,7 +2,7 @@
 //! with its position, atomically), and a store decorator that refuses every other write.
 
 use crate::journal::apply::{MAIN_POSITION_SQL, apply_one};
-use crate::sqlite::session::{self, ApplyError};
+use crate::sqlite::session::{self, ApplyError, Changed};
 use crate::sqlite::{journal_position, schema_version};
 use crate::{MetaStore, ReadTxn, SqliteStore, StoreError, WriteJob};
 use keel_core::Digest;
@@ -79,6 +79,20 @@ impl SqliteStore {
         result.unwrap_or(Err(StoreError::JobLost.into()))
     }
 
+    /// Records that the journal position up to `position` was passed over (records of the
+    /// primary's have lists, which a replica does not apply), unless a newer one is stored, so
+    /// a restarted replica does not ask for them again: the journal holding them may be gone.
+    pub fn mark_replicated(&self, position: u64) -> Result<(), StoreError> {
+        self.run_raw(Box::new(move |conn| {
+            conn.execute(
+                "INSERT INTO counters VALUES ('journal_position', ?1) \
+                 ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)",
+                [position as i64],
+            )?;
+            Ok(())
+        }))
+    }
+
     /// The journal position of the last record applied to this database (0 when none).
     pub fn applied_position(&self) -> Result<u64, StoreError> {
         journal_position(self.raw_snapshot()?.conn())
@@ -87,9 +101,25 @@ impl SqliteStore {
     /// Digests of the content a main-database changeset makes referenced (new revisions and
     /// shelved files), which a replica must hold before the record becomes visible.
     pub fn content_digests(&self, changeset: &[u8]) -> Result<Vec<Digest>, StoreError> {
+        self.changed_digests(changeset, &CONTENT_COLUMNS, Changed::Written)
+    }
+
+    /// Digests a main-database changeset takes out of the purge queue (`purges`): the
+    /// primary deleted their content unless something still refers to it, which a replica
+    /// checks on its own metadata once the record is applied.
+    pub fn unqueued_purges(&self, changeset: &[u8]) -> Result<Vec<Digest>, StoreError> {
+        self.changed_digests(changeset, &[("purges", "digest")], Changed::Deleted)
+    }
+
+    fn changed_digests(
+        &self,
+        changeset: &[u8],
+        wanted: &[(&str, &str)],
+        which: Changed,
+    ) -> Result<Vec<Digest>, StoreError> {
         let snap = self.raw_snapshot()?;
         let mut columns = Vec::new();
-        for (table, column) in CONTENT_COLUMNS {
+        for &(table, column) in wanted {
             let mut stmt = snap.conn().prepare(&format!(
                 "SELECT cid FROM pragma_table_info('{table}') WHERE name = ?1"
             ))?;
@@ -98,7 +128,7 @@ impl SqliteStore {
                 columns.push((table.to_string(), cid as usize));
             }
         }
-        let mut digests: Vec<Digest> = session::written_blobs(changeset, &columns)?
+        let mut digests: Vec<Digest> = session::changed_blobs(changeset, &columns, which)?
             .into_iter()
             .map(Digest)
             .collect();

@@ -1,28 +1,60 @@
 //! A replica's content through the real binaries: with `--content on-demand` it applies
 //! metadata only and fetches each blob from the primary the first time a client needs it
 //! (once, however many clients ask at the same time), `verify` reports what it has not
-//! fetched yet as such, and a primary that is down is named when a fetch fails.
+//! fetched yet as such, and a primary that is down is named when a fetch fails. Obliterate on
+//! the primary never strands a replica: content purged before the replica fetched it is passed
+//! over, content purged after is deleted on the replica too, and content the primary lost
+//! (not purged) is reported.
 
 use crate::common::*;
-use crate::replica::{info, replica_client, wait_caught_up};
-use std::path::Path;
+use crate::replica::{answers, info, replica_client, wait_caught_up, wait_for};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-/// The stored size of the blob a file's head revision names, in `root`'s content store.
-fn stored_size(root: &Path, digest: &str) -> u64 {
-    fn find(dir: &Path, digest: &str) -> Option<u64> {
+/// The file of the blob `digest` names in `root`'s content store.
+fn blob_file(root: &Path, digest: &str) -> PathBuf {
+    fn find(dir: &Path, digest: &str) -> Option<PathBuf> {
         for entry in std::fs::read_dir(dir).ok()?.flatten() {
             let path = entry.path();
             if path.is_dir() {
-                if let Some(size) = find(&path, digest) {
-                    return Some(size);
+                if let Some(found) = find(&path, digest) {
+                    return Some(found);
                 }
             } else if entry.file_name().to_string_lossy().starts_with(digest) {
-                return Some(entry.metadata().ok()?.len());
+                return Some(path);
             }
         }
         None
     }
     find(&root.join("content"), digest).unwrap_or_else(|| panic!("no blob {digest}"))
+}
+
+/// The stored size of the blob `digest` names in `root`'s content store.
+fn stored_size(root: &Path, digest: &str) -> u64 {
+    std::fs::metadata(blob_file(root, digest))
+        .expect("blob file")
+        .len()
+}
+
+/// Waits until the replica answers every read as the primary does and holds the same
+/// content files.
+fn wait_same(primary: &Client, primary_root: &Path, replica: &Client, replica_root: &Path) {
+    wait_for(
+        "replica matches the primary",
+        Duration::from_secs(30),
+        || {
+            let (p, r) = (answers(primary), answers(replica));
+            let (pc, rc) = (content_files(primary_root), content_files(replica_root));
+            if p == r && pc == rc {
+                Ok(())
+            } else {
+                Err(format!(
+                    "content files {pc} vs {rc}; replica {:?}",
+                    info(replica)
+                ))
+            }
+        },
+    );
 }
 
 /// Stored content bytes the server has sent since it started (`keel info`).
@@ -126,4 +158,67 @@ fn an_on_demand_replica_fetches_each_blob_once_when_first_needed() {
     assert_eq!(ra.ok(&["print", "-q", "//depot/a/one.txt"]), "one\n");
     f.server.restart_same_address();
     assert_eq!(ra.ok(&["print", "-q", "//depot/c/four.txt"]), "four\n");
+}
+
+#[test]
+fn obliterate_on_the_primary_never_strands_a_replica() {
+    let f = Fixture::new();
+    let a = f.workspace("alice", "ws");
+    write(&a.cwd, "o/keep.txt", "keep\n");
+    write(&a.cwd, "o/gone.txt", "gone before the replica fetched it\n");
+    a.ok(&["add", "o/keep.txt", "o/gone.txt"]);
+    a.ok(&["submit", "-d", "first"]);
+    a.ok(&["obliterate", "-y", "//depot/o/gone.txt"]);
+
+    // A replica started now reads the first change, whose content for gone.txt the primary
+    // has purged: it moves on, and the obliterate's records follow.
+    let replica_root = f.dir.path().join("replica");
+    let replica = Server::start_replica(&replica_root, &f.server.addr, &[]).expect("replica");
+    let ra = replica_client(&replica, &a);
+    wait_same(&a, &f.server.root, &ra, &replica_root);
+    assert_eq!(ra.ok(&["print", "-q", "//depot/o/keep.txt"]), "keep\n");
+    assert!(
+        info(&ra).get("replicaLastError").is_none(),
+        "{:?}",
+        info(&ra)
+    );
+
+    // Content purged on the primary after the replica fetched it is deleted there too.
+    write(&a.cwd, "o/live.txt", "live\n");
+    a.ok(&["add", "o/live.txt"]);
+    a.ok(&["submit", "-d", "live"]);
+    wait_caught_up(&a, &ra);
+    assert_eq!(content_files(&replica_root), 2);
+    a.ok(&["obliterate", "-y", "//depot/o/live.txt"]);
+    wait_same(&a, &f.server.root, &ra, &replica_root);
+    assert_eq!(content_files(&replica_root), 1);
+
+    // Content lost on the primary (not purged: revisions still name it) is reported by a
+    // replica that needs it, which still follows.
+    write(&a.cwd, "o/lost.txt", "lost\n");
+    a.ok(&["add", "o/lost.txt"]);
+    a.ok(&["submit", "-d", "lost"]);
+    let lost = str_field(&a.json(&["fstat", "//depot/o/lost.txt"])[0], "digest");
+    std::fs::remove_file(blob_file(&f.server.root, &lost)).expect("remove blob");
+    let second_root = f.dir.path().join("second");
+    let second = Server::start_replica(&second_root, &f.server.addr, &[]).expect("replica");
+    let rs = replica_client(&second, &a);
+    wait_for(
+        "the replica reports content lost on the primary",
+        Duration::from_secs(30),
+        || {
+            let i = info(&rs);
+            match i.get("replicaLastError").and_then(|v| v.as_str()) {
+                Some(why) if why.contains(&lost) && why.contains("missing on the primary") => {
+                    Ok(())
+                }
+                _ => Err(i.to_string()),
+            }
+        },
+    );
+    wait_caught_up(&a, &rs);
+    // (describe would fail on both: it reads the lost content for its diff.)
+    for args in [&["files", "//depot/..."][..], &["changes"]] {
+        assert_eq!(a.json(args), rs.json(args), "{args:?}");
+    }
 }

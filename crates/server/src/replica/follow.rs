@@ -1,15 +1,22 @@
 //! The follower: a thread of its own that streams the primary's journal from the replica's
-//! next position, fetches the content each main-database record names before applying it,
-//! applies the record atomically, and connects again after any failure.
+//! next position, fetches the content each main-database record names before applying it
+//! (unless content is on demand), applies the record atomically, deletes content the primary
+//! purged, and connects again after any failure.
 
 use super::content::{FetchError, fetch_content};
 use super::{ContentMode, Credentials, ReplicaStatus};
 use keel_blob::BlobStore;
+use keel_core::Digest;
 use keel_proto::v1 as pb;
 use keel_proto::v1::keel_client::KeelClient;
-use keel_store::SqliteStore;
+use keel_store::{MetaStore, SqliteStore};
 use std::sync::Arc;
 use std::time::Duration;
+use tonic::transport::Channel;
+
+/// Content the primary did not have when a record named it, with how many times the replica
+/// was idle since.
+type Missing = std::collections::BTreeMap<Digest, u8>;
 
 /// Why following stopped (the follower logs it, shows it in `keel info`, and tries again).
 #[derive(Debug, thiserror::Error)]
@@ -112,8 +119,9 @@ pub(crate) fn start_follower(follower: Follower) -> std::io::Result<()> {
 
 impl Follower {
     async fn run(self) {
+        let mut missing = Missing::new();
         loop {
-            let outcome = self.follow_once().await;
+            let outcome = self.follow_once(&mut missing).await;
             let why = match outcome {
                 Ok(()) => FollowError::Ended.to_string(),
                 Err(e) => e.to_string(),
@@ -131,7 +139,7 @@ impl Follower {
         }
     }
 
-    async fn follow_once(&self) -> Result<(), FollowError> {
+    async fn follow_once(&self, missing: &mut Missing) -> Result<(), FollowError> {
         let dialer = super::dialer(
             &self.primary,
             self.trust_file.as_deref(),
@@ -162,37 +170,117 @@ impl Follower {
             .into_inner();
         self.status.connected();
         tracing::info!(primary = %self.primary, from, "replica: following the primary's journal");
+        // The newest have-list record passed over and not yet recorded as passed.
+        let mut passed = None;
         while let Some(message) = stream.message().await.map_err(|s| self.primary_error(s))? {
             self.status.heard(message.committed_position);
             let Some(record) = message.record else {
+                // Idle: the replica holds everything the primary had committed.
+                if let Some(position) = passed.take() {
+                    self.meta.mark_replicated(position)?;
+                }
+                self.check_missing(missing)?;
                 continue;
             };
+            let position = record.position;
             // Have lists of the primary's workspaces are not the replica's: it keeps its own.
             if record.kind == 1 {
-                if self.content == ContentMode::All {
-                    for digest in self.meta.content_digests(&record.changeset)? {
-                        if !self.blobs.contains(&digest)? {
-                            fetch_content(
-                                &mut client,
-                                &self.credentials,
-                                self.blobs.as_ref(),
-                                digest,
-                            )
-                            .await
-                            .map_err(|source| {
-                                FollowError::Content {
-                                    digest: digest.to_hex(),
-                                    source,
-                                }
-                            })?;
-                        }
+                self.apply_main(&mut client, position, record, missing)
+                    .await?;
+                passed = None;
+            } else {
+                passed = Some(position);
+            }
+            self.status.applied(position);
+        }
+        Ok(())
+    }
+
+    /// Applies one main-database record: its content first (with all content), then the
+    /// record; then deletes the content the record says the primary purged, when nothing on
+    /// the replica refers to it.
+    async fn apply_main(
+        &self,
+        client: &mut KeelClient<Channel>,
+        position: u64,
+        record: pb::JournalRecord,
+        missing: &mut Missing,
+    ) -> Result<(), FollowError> {
+        if self.content == ContentMode::All {
+            for digest in self.meta.content_digests(&record.changeset)? {
+                if self.blobs.contains(&digest)? {
+                    continue;
+                }
+                match fetch_content(client, &self.credentials, self.blobs.as_ref(), digest).await {
+                    Ok(_) => {}
+                    // The primary purges a blob only after committing the record that removed
+                    // its last reference (an obliterate), so that record follows this one in
+                    // the journal: apply this one without the content. Until then reading the
+                    // file says its content is missing, as it would once the record is applied.
+                    Err(e) if e.not_on_primary() => {
+                        tracing::info!(
+                            position,
+                            digest = %digest.to_hex(),
+                            "replica: content purged on the primary, applying without it"
+                        );
+                        missing.insert(digest, 0);
+                    }
+                    Err(source) => {
+                        return Err(FollowError::Content {
+                            digest: digest.to_hex(),
+                            source,
+                        });
                     }
                 }
-                let schema = u16::try_from(record.schema).unwrap_or(u16::MAX);
-                self.meta
-                    .apply_replicated(record.position, schema, record.changeset)?;
             }
-            self.status.applied(record.position);
+        }
+        let purged = self.meta.unqueued_purges(&record.changeset)?;
+        let schema = u16::try_from(record.schema).unwrap_or(u16::MAX);
+        self.meta
+            .apply_replicated(position, schema, record.changeset)?;
+        if !purged.is_empty() {
+            let snap = self.meta.snapshot()?;
+            for digest in purged {
+                missing.remove(&digest);
+                if !snap.digest_in_use(&digest)? {
+                    self.blobs.delete(&digest)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Content the primary did not have when a record named it: once the replica has been
+    /// idle twice since (so it has applied every record the primary committed before the
+    /// fetch failed), content that nothing refers to any more was purged as expected; content
+    /// still referred to was lost on the primary, which is reported.
+    fn check_missing(&self, missing: &mut Missing) -> Result<(), FollowError> {
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let snap = self.meta.snapshot()?;
+        let mut lost = Vec::new();
+        for (digest, idle) in missing.iter_mut() {
+            if !snap.digest_in_use(digest)? {
+                *idle = u8::MAX;
+            } else {
+                *idle += 1;
+                if *idle >= 2 {
+                    lost.push(*digest);
+                    *idle = u8::MAX;
+                }
+            }
+        }
+        missing.retain(|_, idle| *idle != u8::MAX);
+        for digest in lost {
+            let why = format!(
+                "content {} that revisions refer to is missing on the primary {} too: run \
+                 keel verify there",
+                digest.to_hex(),
+                self.primary
+            );
+            tracing::error!(error = %why, "replica: content lost on the primary");
+            self.status.problem(why);
         }
         Ok(())
     }

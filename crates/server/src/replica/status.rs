@@ -64,6 +64,11 @@ impl ReplicaStatus {
         });
     }
 
+    /// Something wrong the follower found while following (it keeps following).
+    pub(crate) fn problem(&self, why: String) {
+        self.with(|i| i.last_error = why);
+    }
+
     /// The primary's committed position, heard with a record or a heartbeat.
     pub(crate) fn heard(&self, committed: u64) {
         self.with(|i| i.primary_position = i.primary_position.max(committed));

@@ -245,6 +245,15 @@ struct State {
 
 impl State {
     fn finish(&mut self, staging: &Path) -> Result<(), StoreError> {
+        // Every record up to `covered` is in the restored databases or belongs to another one
+        // (a have list), so the main database has applied everything up to there: a replica
+        // seeded from this root asks for what follows, even when the records just before were
+        // have-list records in a journal the primary no longer keeps.
+        if self.covered > self.main_position {
+            self.main
+                .execute(MAIN_POSITION_SQL, [self.covered as i64])?;
+            self.main_position = self.covered;
+        }
         // The restored database gets the newest schema.
         migrate_to(&mut self.main, MIGRATIONS.len() as u16)?;
         self.main.pragma_update(None, "synchronous", "FULL")?;

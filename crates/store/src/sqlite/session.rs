@@ -162,11 +162,22 @@ unsafe extern "C" fn on_conflict(
     ffi::SQLITE_CHANGESET_ABORT
 }
 
-/// The 32-byte BLOB values a changeset writes (new values of inserted and updated rows) into
-/// the given (table, column index) pairs: the digests of content a record makes referenced.
-pub(crate) fn written_blobs(
+/// Which values of a changeset's rows [`changed_blobs`] reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Changed {
+    /// New values of inserted and updated rows.
+    Written,
+    /// Old values of deleted rows.
+    Deleted,
+}
+
+/// The 32-byte BLOB values a changeset writes (`Changed::Written`) into, or deletes
+/// (`Changed::Deleted`) from, the given (table, column index) pairs: the digests of content a
+/// record makes referenced, or takes out of the purge queue.
+pub(crate) fn changed_blobs(
     changeset: &[u8],
     columns: &[(String, usize)],
+    which: Changed,
 ) -> Result<Vec<[u8; 32]>, rusqlite::Error> {
     let len = c_int::try_from(changeset.len())
         .map_err(|_| rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_TOOBIG), None))?;
@@ -192,7 +203,11 @@ pub(crate) fn written_blobs(
         check(unsafe {
             ffi::sqlite3changeset_op(iter, &mut table, &mut ncols, &mut op, &mut indirect)
         })?;
-        if op == ffi::SQLITE_DELETE || table.is_null() {
+        let wanted = match which {
+            Changed::Written => op != ffi::SQLITE_DELETE,
+            Changed::Deleted => op == ffi::SQLITE_DELETE,
+        };
+        if !wanted || table.is_null() {
             continue;
         }
         // SAFETY: a NUL-terminated name owned by the iterator.
@@ -202,8 +217,18 @@ pub(crate) fn written_blobs(
                 continue;
             }
             let mut value: *mut ffi::sqlite3_value = std::ptr::null_mut();
-            // SAFETY: an INSERT or UPDATE row has new values; an unchanged column is NULL.
-            check(unsafe { ffi::sqlite3changeset_new(iter, *column as c_int, &mut value) })?;
+            // SAFETY: an INSERT or UPDATE row has new values (an unchanged column is NULL), a
+            // DELETE row old values.
+            check(unsafe {
+                match which {
+                    Changed::Written => {
+                        ffi::sqlite3changeset_new(iter, *column as c_int, &mut value)
+                    }
+                    Changed::Deleted => {
+                        ffi::sqlite3changeset_old(iter, *column as c_int, &mut value)
+                    }
+                }
+            })?;
             if value.is_null() {
                 continue;
             }
