@@ -1,7 +1,8 @@
 //! Keel's benchmark workloads, modelled on the published Perforce benchmarks (browse,
 //! branchsubmit, sync, deltas) plus the lock-jam scenario, `ping`, the per-call floor, and
-//! `verify`, content verification beside the disk's raw read rate, and `loop`, the everyday
-//! status / edit + submit / update loop timed through the real command line. Everything goes through the
+//! `verify`, content verification beside the disk's raw read rate, `loop`, the everyday
+//! status / edit + submit / update loop timed through the real command line, and `replica`,
+//! replication lag and sync from a read-only replica. Everything goes through the
 //! gRPC API over loopback, like a user: this crate knows no store, blob or service type (the
 //! verify workload's raw read only reads the files under the server's `content/` directory).
 
@@ -15,6 +16,7 @@ pub mod error;
 pub mod lockjam;
 pub mod ping;
 pub mod proxy;
+pub mod replica;
 pub mod report;
 pub mod rng;
 pub mod rpc;

@@ -219,6 +219,7 @@ pub async fn serve(
                 meta: meta.clone(),
                 blobs,
                 content: r.content,
+                publish_batch_bytes: config.service.publish_batch_bytes,
                 status: status.clone(),
                 retry: std::time::Duration::from_millis(config.replica_retry_ms),
                 max_message_bytes: config.max_message_bytes,

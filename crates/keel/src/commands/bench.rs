@@ -54,6 +54,8 @@ pub enum Workload {
     Sync(SyncArgs),
     /// Concurrent full syncs directly, through a cold and through a warm caching proxy.
     Proxy(ProxyBenchArgs),
+    /// Replication lag under a submit stream, and syncs from a replica while submits go on.
+    Replica(ReplicaBenchArgs),
     /// Integrate and sync previews over large file sets.
     Deltas(FilesArg),
     /// Probe latency and submit latency beside a long read and a large branch submit.
@@ -198,6 +200,25 @@ pub struct ProxyBenchArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ReplicaBenchArgs {
+    #[arg(long, default_value_t = 3_400)]
+    pub files: u64,
+    /// Mean file size in bytes.
+    #[arg(long, default_value_t = 4096)]
+    pub file_size: u64,
+    /// Clients syncing the whole tree from the replica at once while submits go on.
+    #[arg(long, default_value_t = 4)]
+    pub clients: u32,
+    /// Small (10-file) submits of the lag phase.
+    #[arg(long, default_value_t = 200)]
+    pub submits: u32,
+    /// Directory for the replica's root and the workspaces (default: the system temporary
+    /// directory).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct FilesArg {
     #[arg(long, default_value_t = 70_000)]
     pub files: u64,
@@ -291,6 +312,19 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 server_pid: target.pid(),
             };
             keel_bench::proxy::run(addr, &config).await?
+        }
+        Workload::Replica(r) => {
+            let config = keel_bench::replica::Config {
+                files: r.files,
+                file_size: r.file_size,
+                clients: r.clients,
+                submits: r.submits,
+                seed,
+                generate,
+                work_dir: r.work_dir.clone(),
+                exe: std::env::current_exe().context("cannot find the keel executable")?,
+            };
+            keel_bench::replica::run(addr, &config).await?
         }
         Workload::Deltas(d) => {
             let config = deltas::Config {

@@ -156,6 +156,32 @@ fn loop_times_status_edit_submit_and_update_through_the_cli() {
 }
 
 #[test]
+fn replica_reports_lag_and_sync_throughput() {
+    let r = bench(&[
+        "replica",
+        "--files",
+        "120",
+        "--file-size",
+        "2000",
+        "--clients",
+        "2",
+        "--submits",
+        "5",
+    ]);
+    assert_eq!(r["workload"], "replica");
+    assert_eq!(n(&r, "files"), 120.0);
+    assert_eq!(n(&r, "submits"), 5.0);
+    assert!(n(&r, "catchup_changes") > 0.0 && n(&r, "catchup_ms") > 0.0);
+    assert!(n(&r, "lag_p99_ms") >= n(&r, "lag_p50_ms"));
+    assert!(n(&r, "lag_max_ms") >= n(&r, "lag_p99_ms"));
+    // Both clients wrote the whole tree from the replica.
+    assert_eq!(n(&r, "sync_bytes"), 2.0 * n(&r, "tree_bytes"));
+    assert!(n(&r, "sync_mb_per_s") > 0.0);
+    assert!(n(&r, "submits_during_sync") >= 1.0);
+    assert!(n(&r, "sync_lag_p99_ms") >= n(&r, "sync_lag_p50_ms"));
+}
+
+#[test]
 fn proxy_warm_phase_takes_no_content_from_the_server() {
     let r = bench(&[
         "proxy",

@@ -1,9 +1,10 @@
 //! Fetching one blob from the primary (`Content`): its stored bytes are decoded as they
 //! stream in, the digest is recomputed by the blob writer, and only matching content is
-//! published into the replica's content store. The follower and on-demand content share it.
+//! published into the replica's content store. The follower (which publishes a record's
+//! blobs in batches, one flush each) and on-demand content share it.
 
 use super::Credentials;
-use keel_blob::BlobStore;
+use keel_blob::{BlobStore, PendingBlob};
 use keel_core::Digest;
 use keel_proto::v1 as pb;
 use keel_proto::v1::keel_client::KeelClient;
@@ -37,6 +38,19 @@ pub(crate) async fn fetch_content(
     blobs: &dyn BlobStore,
     digest: Digest,
 ) -> Result<u64, FetchError> {
+    let (pending, received) = fetch_pending(client, credentials, blobs, digest).await?;
+    blobs.publish(vec![pending])?;
+    Ok(received)
+}
+
+/// Fetches `digest` from the primary into a finished, checked blob not yet published (so a
+/// batch of them can be published with one flush); returns it and the stored bytes sent.
+pub(crate) async fn fetch_pending(
+    client: &mut KeelClient<Channel>,
+    credentials: &Credentials,
+    blobs: &dyn BlobStore,
+    digest: Digest,
+) -> Result<(PendingBlob, u64), FetchError> {
     use pb::content_message::Body;
     let hex = digest.to_hex();
     let bad = |reason: String| FetchError::Content {
@@ -88,8 +102,7 @@ pub(crate) async fn fetch_content(
             pending.info.digest.to_hex()
         )));
     }
-    blobs.publish(vec![pending])?;
-    Ok(received)
+    Ok((pending, received))
 }
 
 /// A blob writer as an `io::Write`, for the zstd decoder to write content into.

@@ -3,7 +3,7 @@
 //! (unless content is on demand), applies the record atomically, deletes content the primary
 //! purged, and connects again after any failure.
 
-use super::content::{FetchError, fetch_content};
+use super::content::{FetchError, fetch_pending};
 use super::{ContentMode, Credentials, ReplicaStatus};
 use keel_blob::BlobStore;
 use keel_core::Digest;
@@ -87,6 +87,8 @@ pub(crate) struct Follower {
     pub(crate) blobs: Arc<dyn BlobStore>,
     /// Whether content is fetched before each record applies, or left to clients' requests.
     pub(crate) content: ContentMode,
+    /// Stored bytes of fetched blobs published together (one flush).
+    pub(crate) publish_batch_bytes: u64,
     pub(crate) status: Arc<ReplicaStatus>,
     pub(crate) retry: Duration,
     pub(crate) max_message_bytes: usize,
@@ -207,12 +209,21 @@ impl Follower {
         missing: &mut Missing,
     ) -> Result<(), FollowError> {
         if self.content == ContentMode::All {
+            // Fetched blobs are published in batches: one flush per batch, not per blob.
+            let (mut batch, mut batch_bytes) = (Vec::new(), 0u64);
             for digest in self.meta.content_digests(&record.changeset)? {
                 if self.blobs.contains(&digest)? {
                     continue;
                 }
-                match fetch_content(client, &self.credentials, self.blobs.as_ref(), digest).await {
-                    Ok(_) => {}
+                match fetch_pending(client, &self.credentials, self.blobs.as_ref(), digest).await {
+                    Ok((pending, _)) => {
+                        batch_bytes += pending.info.stored_size;
+                        batch.push(pending);
+                        if batch_bytes >= self.publish_batch_bytes {
+                            self.blobs.publish(std::mem::take(&mut batch))?;
+                            batch_bytes = 0;
+                        }
+                    }
                     // The primary purges a blob only after committing the record that removed
                     // its last reference (an obliterate), so that record follows this one in
                     // the journal: apply this one without the content. Until then reading the
@@ -233,6 +244,7 @@ impl Follower {
                     }
                 }
             }
+            self.blobs.publish(batch)?;
         }
         let purged = self.meta.unqueued_purges(&record.changeset)?;
         let schema = u16::try_from(record.schema).unwrap_or(u16::MAX);
