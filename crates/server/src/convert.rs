@@ -157,6 +157,9 @@ impl WireError for ServiceError {
             ServiceError::TriggersNeedSuper => {
                 (Code::PermissionDenied, detail(R::TriggersNeedSuper))
             }
+            ServiceError::ResolveOnReplica { file, .. } => {
+                (Code::FailedPrecondition, on_path(R::ReadOnlyReplica, file))
+            }
             ServiceError::DiskFull(_) => (Code::ResourceExhausted, detail(R::DiskFull)),
             ServiceError::Cancelled => (Code::Cancelled, detail(R::Cancelled)),
             ServiceError::Store(keel_store::StoreError::ReadOnly { .. }) => {

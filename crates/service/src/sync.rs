@@ -174,6 +174,7 @@ impl Service {
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         let opened = self.opened_paths(snap.as_ref(), ws.name())?;
+        self.refuse_resolves_on_replica(snap.as_ref(), &ws, files, &opened, opts)?;
         let mut tally = Tally::default();
         let whole = files.is_empty();
         // A whole-view sync reads the have list's mark first: a have-list write after this
@@ -255,6 +256,44 @@ impl Service {
             self.sync_pass(snap, pass, opened, opts, tally, sink)?;
         }
         Ok(())
+    }
+
+    /// On a read-only replica, refuses (before anything is synced) a sync that would schedule
+    /// a resolve: that writes the primary's metadata. Only workspaces with files opened for
+    /// edit pay for the extra planning pass.
+    fn refuse_resolves_on_replica(
+        &self,
+        snap: &dyn ReadTxn,
+        ws: &WorkspaceCtx,
+        files: &[String],
+        opened: &HashMap<DepotPath, OpenedRow>,
+        opts: SyncOptions,
+    ) -> Result<(), ServiceError> {
+        let Some(primary) = self.meta.read_only_primary() else {
+            return Ok(());
+        };
+        let may_schedule = opened
+            .values()
+            .any(|o| o.action == keel_core::FileAction::Edit && o.integ.is_none());
+        if !may_schedule || opts.preview || opts.have_only || opts.populate_only {
+            return Ok(());
+        }
+        // The whole merge (never the have list's since-the-mark shortcut) as a preview: it
+        // sees every file the real sync could schedule a resolve for.
+        let mut dry = Tally::default();
+        let preview = SyncOptions {
+            preview: true,
+            ..opts
+        };
+        self.sync_full(snap, ws, files, opened, preview, &mut dry, &mut |_| Ok(()))?;
+        match dry.schedule.first() {
+            None => Ok(()),
+            Some(first) => Err(ServiceError::ResolveOnReplica {
+                file: first.path.to_string(),
+                count: dry.schedule.len(),
+                primary: primary.to_string(),
+            }),
+        }
     }
 
     /// Opened files whose head moved get a pending resolve against the new head, and the have

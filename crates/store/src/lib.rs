@@ -296,6 +296,10 @@ pub trait MetaStore: Send + Sync {
     fn snapshot(&self) -> Result<Box<dyn ReadTxn + '_>, StoreError>;
     /// Runs `job` in the writer's next group transaction; returns once it is durable.
     fn run_write(&self, job: WriteJob) -> Result<(), StoreError>;
+    /// The primary's address when this store is a read-only replica's (every write refused).
+    fn read_only_primary(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Runs `f` as one write job and hands back its result. `Err` results roll the job back.

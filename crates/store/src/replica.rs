@@ -162,4 +162,8 @@ impl MetaStore for ReadOnlyStore {
             primary: self.primary.clone(),
         })
     }
+
+    fn read_only_primary(&self) -> Option<&str> {
+        Some(&self.primary)
+    }
 }

@@ -27,6 +27,7 @@ mod obliterate;
 mod proxy;
 mod replica;
 mod replica_content;
+mod replica_opened;
 mod replica_seed;
 mod shelves;
 mod sync_and_locks;

@@ -141,6 +141,18 @@ pub enum ServiceError {
     /// The caller may not edit the triggers table.
     #[error("You don't have permission for this operation: editing the triggers table needs super")]
     TriggersNeedSuper,
+    /// A sync on a read-only replica would schedule a resolve (an opened file's head moved),
+    /// which writes the primary's metadata: nothing was synced.
+    #[error(
+        "{file} - opened for edit and has a newer revision; scheduling its resolve ({count} \
+         file(s) in all) writes the primary's metadata: run this sync against the primary \
+         {primary}"
+    )]
+    ResolveOnReplica {
+        file: String,
+        count: usize,
+        primary: String,
+    },
     /// The store or the content store has no room left.
     #[error("the server's disk is full: {0}")]
     DiskFull(String),
