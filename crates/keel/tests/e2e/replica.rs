@@ -225,6 +225,9 @@ fn a_submit_through_a_forwarding_replica_lands_on_the_primary() {
     wait_caught_up(&a, &ra);
     write(&a.cwd, "fwd.txt", "forwarded\n");
     ra.ok(&["add", "fwd.txt"]);
+    // The opened files are read from the primary: the add shows at once (submit relies on it).
+    let opened = ra.json(&["opened"]);
+    assert_eq!(opened.len(), 1, "{opened:?}");
     ra.ok(&["submit", "-d", "through the replica"]);
     assert_eq!(a.ok(&["print", "-q", "//depot/fwd.txt"]), "forwarded\n");
     wait_caught_up(&a, &ra);

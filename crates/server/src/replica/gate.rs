@@ -1,7 +1,8 @@
 //! The gate in front of a replica's API: every RPC that writes metadata is refused (naming the
 //! primary) or, with `--forward-writes`, sent on to the primary unchanged; reads (and the have
-//! list updates a replica keeps itself) pass through. The RPC lists below are the one place
-//! that says which RPC writes; a test checks they cover every RPC in `keel.proto`.
+//! list updates a replica keeps itself) pass through, except that a forwarding replica also
+//! forwards reads of the opened-files state. The RPC lists below are the one place that says
+//! which RPC writes; a test checks they cover every RPC in `keel.proto`.
 
 use keel_proto::v1 as pb;
 use prost::Message;
@@ -83,6 +84,11 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "ListSettings",
 ];
 
+/// Reads of the opened-files state that a replica forwarding writes sends to the primary too:
+/// forwarded writes change that state, and the same user's next command (`submit` after
+/// `add`, `resolve` after `sync`) must see it at once, before the replica has applied it.
+pub(crate) const FORWARDED_READS: &[&str] = &["Opened", "ResolveList", "Resolved"];
+
 /// What the gate does with writes.
 pub(crate) struct Mode {
     pub(crate) primary: String,
@@ -124,7 +130,12 @@ where
             .to_string();
         // An RPC in neither list is treated as a write: a replica never guesses it is safe.
         let writes = WRITE_RPCS.contains(&method.as_str()) || !READ_RPCS.contains(&method.as_str());
-        let Some(mode) = self.mode.clone().filter(|_| writes) else {
+        let forwarded_read = FORWARDED_READS.contains(&method.as_str());
+        let Some(mode) = self
+            .mode
+            .clone()
+            .filter(|m| writes || (forwarded_read && m.forward.is_some()))
+        else {
             return Box::pin(self.inner.call(req));
         };
         match mode.forward.clone() {
@@ -167,7 +178,7 @@ impl<S: NamedService> NamedService for Gate<S> {
 
 #[cfg(test)]
 mod tests {
-    use super::{READ_RPCS, WRITE_RPCS};
+    use super::{FORWARDED_READS, READ_RPCS, WRITE_RPCS};
 
     /// Every RPC in the proto is classified exactly once, so a new RPC cannot reach a
     /// replica's store unclassified.
@@ -185,6 +196,9 @@ mod tests {
             let reads = READ_RPCS.contains(rpc);
             let writes = WRITE_RPCS.contains(rpc);
             assert!(reads ^ writes, "{rpc} must be in exactly one list");
+        }
+        for read in FORWARDED_READS {
+            assert!(READ_RPCS.contains(read), "{read} must be a read");
         }
         for listed in READ_RPCS.iter().chain(WRITE_RPCS) {
             assert!(rpcs.contains(listed), "{listed} is no RPC of keel.proto");
