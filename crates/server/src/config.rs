@@ -60,6 +60,9 @@ pub struct ServerConfig {
     /// Threads of a replica with on-demand content that fetch content from the primary for
     /// the clients waiting for it (threads; default 2).
     pub replica_fetch_threads: usize,
+    /// Blobs a replica's follower fetches from the primary at once for one journal record,
+    /// so a change of many files does not wait for one round trip per file (blobs; default 8).
+    pub replica_fetch_parallel: usize,
     /// The TLS certificate (PEM) a server started with `--listen ssl:HOST:PORT` presents; a
     /// relative path is under the root. Empty: `tls/cert.pem` under the root, generated
     /// (self-signed, with `tls/key.pem`) on the first start that needs it.
@@ -110,6 +113,7 @@ impl Default for ServerConfig {
             journal_batch_records: 256,
             replica_retry_ms: 500,
             replica_fetch_threads: 2,
+            replica_fetch_parallel: 8,
             tls_cert: PathBuf::new(),
             tls_key: PathBuf::new(),
             tls_handshake_timeout_ms: 10_000,
@@ -200,7 +204,7 @@ impl ServerConfig {
     /// The first knob whose value cannot work: its key, its value and what it must be.
     fn first_unusable(&self) -> Option<(&'static str, String, &'static str)> {
         let (store, service, blob) = (&self.store, &self.service, &self.blob);
-        let at_least_one: [(&'static str, usize); 24] = [
+        let at_least_one: [(&'static str, usize); 25] = [
             (
                 "tls_handshake_timeout_ms",
                 self.tls_handshake_timeout_ms as usize,
@@ -216,6 +220,7 @@ impl ServerConfig {
             ("journal_batch_records", self.journal_batch_records),
             ("journal_heartbeat_ms", self.journal_heartbeat_ms as usize),
             ("replica_fetch_threads", self.replica_fetch_threads),
+            ("replica_fetch_parallel", self.replica_fetch_parallel),
             ("store.reader_pool_size", store.reader_pool_size),
             ("store.max_group", store.max_group),
             ("store.statement_cache", store.statement_cache),

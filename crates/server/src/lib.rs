@@ -220,6 +220,7 @@ pub async fn serve(
                 blobs,
                 content: r.content,
                 publish_batch_bytes: config.service.publish_batch_bytes,
+                fetch_parallel: config.replica_fetch_parallel,
                 status: status.clone(),
                 retry: std::time::Duration::from_millis(config.replica_retry_ms),
                 max_message_bytes: config.max_message_bytes,

@@ -89,6 +89,8 @@ pub(crate) struct Follower {
     pub(crate) content: ContentMode,
     /// Stored bytes of fetched blobs published together (one flush).
     pub(crate) publish_batch_bytes: u64,
+    /// Blobs of one record fetched at once.
+    pub(crate) fetch_parallel: usize,
     pub(crate) status: Arc<ReplicaStatus>,
     pub(crate) retry: Duration,
     pub(crate) max_message_bytes: usize,
@@ -187,8 +189,7 @@ impl Follower {
             let position = record.position;
             // Have lists of the primary's workspaces are not the replica's: it keeps its own.
             if record.kind == 1 {
-                self.apply_main(&mut client, position, record, missing)
-                    .await?;
+                self.apply_main(&client, position, record, missing).await?;
                 passed = None;
             } else {
                 passed = Some(position);
@@ -203,48 +204,14 @@ impl Follower {
     /// the replica refers to it.
     async fn apply_main(
         &self,
-        client: &mut KeelClient<Channel>,
+        client: &KeelClient<Channel>,
         position: u64,
         record: pb::JournalRecord,
         missing: &mut Missing,
     ) -> Result<(), FollowError> {
         if self.content == ContentMode::All {
-            // Fetched blobs are published in batches: one flush per batch, not per blob.
-            let (mut batch, mut batch_bytes) = (Vec::new(), 0u64);
-            for digest in self.meta.content_digests(&record.changeset)? {
-                if self.blobs.contains(&digest)? {
-                    continue;
-                }
-                match fetch_pending(client, &self.credentials, self.blobs.as_ref(), digest).await {
-                    Ok((pending, _)) => {
-                        batch_bytes += pending.info.stored_size;
-                        batch.push(pending);
-                        if batch_bytes >= self.publish_batch_bytes {
-                            self.blobs.publish(std::mem::take(&mut batch))?;
-                            batch_bytes = 0;
-                        }
-                    }
-                    // The primary purges a blob only after committing the record that removed
-                    // its last reference (an obliterate), so that record follows this one in
-                    // the journal: apply this one without the content. Until then reading the
-                    // file says its content is missing, as it would once the record is applied.
-                    Err(e) if e.not_on_primary() => {
-                        tracing::info!(
-                            position,
-                            digest = %digest.to_hex(),
-                            "replica: content purged on the primary, applying without it"
-                        );
-                        missing.insert(digest, 0);
-                    }
-                    Err(source) => {
-                        return Err(FollowError::Content {
-                            digest: digest.to_hex(),
-                            source,
-                        });
-                    }
-                }
-            }
-            self.blobs.publish(batch)?;
+            self.fetch_record_content(client, position, &record.changeset, missing)
+                .await?;
         }
         let purged = self.meta.unqueued_purges(&record.changeset)?;
         let schema = u16::try_from(record.schema).unwrap_or(u16::MAX);
@@ -259,6 +226,79 @@ impl Follower {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Fetches the content a main-database record names that the replica lacks, up to
+    /// `fetch_parallel` blobs at once, and publishes it in batches (one flush per batch, not
+    /// per blob).
+    async fn fetch_record_content(
+        &self,
+        client: &KeelClient<Channel>,
+        position: u64,
+        changeset: &[u8],
+        missing: &mut Missing,
+    ) -> Result<(), FollowError> {
+        let mut wanted = Vec::new();
+        for digest in self.meta.content_digests(changeset)? {
+            if !self.blobs.contains(&digest)? {
+                wanted.push(digest);
+            }
+        }
+        let mut wanted = wanted.into_iter();
+        let mut running = tokio::task::JoinSet::new();
+        let (mut batch, mut batch_bytes) = (Vec::new(), 0u64);
+        loop {
+            while running.len() < self.fetch_parallel.max(1) {
+                let Some(digest) = wanted.next() else { break };
+                let (mut client, blobs) = (client.clone(), self.blobs.clone());
+                let credentials = self.credentials.clone();
+                running.spawn(async move {
+                    let fetched =
+                        fetch_pending(&mut client, &credentials, blobs.as_ref(), digest).await;
+                    (digest, fetched)
+                });
+            }
+            let Some(done) = running.join_next().await else {
+                break;
+            };
+            let (digest, fetched) = done.map_err(|e| FollowError::Content {
+                digest: "(a fetch task)".into(),
+                source: FetchError::Content {
+                    digest: String::new(),
+                    reason: e.to_string(),
+                },
+            })?;
+            match fetched {
+                Ok((pending, _)) => {
+                    batch_bytes += pending.info.stored_size;
+                    batch.push(pending);
+                    if batch_bytes >= self.publish_batch_bytes {
+                        self.blobs.publish(std::mem::take(&mut batch))?;
+                        batch_bytes = 0;
+                    }
+                }
+                // The primary purges a blob only after committing the record that removed
+                // its last reference (an obliterate), so that record follows this one in the
+                // journal: apply this one without the content. Until then reading the file
+                // says its content is missing, as it would once the record is applied.
+                Err(e) if e.not_on_primary() => {
+                    tracing::info!(
+                        position,
+                        digest = %digest.to_hex(),
+                        "replica: content purged on the primary, applying without it"
+                    );
+                    missing.insert(digest, 0);
+                }
+                Err(source) => {
+                    return Err(FollowError::Content {
+                        digest: digest.to_hex(),
+                        source,
+                    });
+                }
+            }
+        }
+        self.blobs.publish(batch)?;
         Ok(())
     }
 
