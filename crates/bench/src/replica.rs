@@ -381,6 +381,7 @@ async fn replicated_workspace(
             .get_workspace(GetWorkspaceRequest {
                 caller: conn.caller(),
                 name: name.to_string(),
+                form: false,
             })
             .await;
         match reply {
