@@ -8,32 +8,12 @@
 
 use crate::common::*;
 use crate::replica::{answers, info, replica_client, wait_caught_up, wait_for};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-/// The file of the blob `digest` names in `root`'s content store.
-fn blob_file(root: &Path, digest: &str) -> PathBuf {
-    fn find(dir: &Path, digest: &str) -> Option<PathBuf> {
-        for entry in std::fs::read_dir(dir).ok()?.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                if let Some(found) = find(&path, digest) {
-                    return Some(found);
-                }
-            } else if entry.file_name().to_string_lossy().starts_with(digest) {
-                return Some(path);
-            }
-        }
-        None
-    }
-    find(&root.join("content"), digest).unwrap_or_else(|| panic!("no blob {digest}"))
-}
-
-/// The stored size of the blob `digest` names in `root`'s content store.
+/// The stored size of the blob `digest` in `root`'s content store (a pack record or a file).
 fn stored_size(root: &Path, digest: &str) -> u64 {
-    std::fs::metadata(blob_file(root, digest))
-        .expect("blob file")
-        .len()
+    blob_at(root, digest).len
 }
 
 /// Waits until the replica answers every read as the primary does and holds the same
@@ -162,7 +142,7 @@ fn an_on_demand_replica_fetches_each_blob_once_when_first_needed() {
 
 #[test]
 fn obliterate_on_the_primary_never_strands_a_replica() {
-    let f = Fixture::new();
+    let mut f = Fixture::new();
     let a = f.workspace("alice", "ws");
     write(&a.cwd, "o/keep.txt", "keep\n");
     write(&a.cwd, "o/gone.txt", "gone before the replica fetched it\n");
@@ -199,7 +179,7 @@ fn obliterate_on_the_primary_never_strands_a_replica() {
     a.ok(&["add", "o/lost.txt"]);
     a.ok(&["submit", "-d", "lost"]);
     let lost = str_field(&a.json(&["fstat", "//depot/o/lost.txt"])[0], "digest");
-    std::fs::remove_file(blob_file(&f.server.root, &lost)).expect("remove blob");
+    remove_blobs(&mut f, &[lost.clone()]);
     let second_root = f.dir.path().join("second");
     let second = Server::start_replica(&second_root, &f.server.addr, &[]).expect("replica");
     let rs = replica_client(&second, &a);

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use crate::common::{Client, Fixture, bytes, str_field, write};
+use crate::common::{Client, Fixture, blob_at, bytes, remove_blobs, str_field, write};
 
 /// History under `//depot/main` and a branch of it, with one shelf:
 /// - change 1 adds `a.txt` (text, stored zstd), `b.bin` (random, stored raw) and `c.txt`;
@@ -98,15 +98,6 @@ fn digest_of(ws: &Client, name: &str) -> String {
     str_field(file_records[at], "digest")
 }
 
-/// Where the server keeps the blob of `digest` (a pack record or a file of its own).
-fn blob_at(root: &Path, digest: &str) -> keel_blob::StoredAt {
-    let digest = keel_core::Digest::from_hex(digest).expect("digest");
-    keel_blob::stored_blobs(&root.join("content"))
-        .expect("list content")
-        .remove(&digest)
-        .unwrap_or_else(|| panic!("no blob for {digest:?} under {}", root.display()))
-}
-
 /// Flips the last stored byte of the blob `digest` in place.
 fn damage_blob(root: &Path, digest: &str) {
     let at = blob_at(root, digest);
@@ -114,30 +105,6 @@ fn damage_blob(root: &Path, digest: &str) {
     let last = (at.offset + at.len - 1) as usize;
     bytes[last] ^= 0xff;
     std::fs::write(&at.path, bytes).expect("damage blob");
-}
-
-/// Makes the blobs of `digests` vanish: with the server stopped, each pack record is wiped
-/// (header and data; the server drops it when it rescans the pack on start) or the blob's own
-/// file removed; then the server starts again on the same address.
-fn remove_blobs(fx: &mut Fixture, digests: &[String]) {
-    let places: Vec<_> = digests
-        .iter()
-        .map(|d| blob_at(&fx.server.root, d))
-        .collect();
-    fx.server.kill9();
-    for at in places {
-        if at.packed {
-            let mut bytes = std::fs::read(&at.path).expect("read pack");
-            let header = keel_blob::PACK_RECORD_HEADER_BYTES as usize;
-            bytes[(at.offset as usize - header)..(at.offset + at.len) as usize].fill(0);
-            std::fs::write(&at.path, bytes).expect("wipe record");
-            // A sealed pack's index would still name it: drop it, the pack is rescanned.
-            let _ = std::fs::remove_file(at.path.with_extension("idx"));
-        } else {
-            std::fs::remove_file(&at.path).expect("remove blob file");
-        }
-    }
-    fx.server.restart_same_address();
 }
 
 #[test]
