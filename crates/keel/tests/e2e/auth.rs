@@ -4,7 +4,7 @@
 //! every RPC refused without a ticket at level 3, and a replica and a proxy that authenticate
 //! as a service user.
 
-use crate::common::{Client, Fixture, Proxy, Server, write};
+use crate::common::{Client, Fixture, Proxy, Server, blob_at, bytes, content_files, write};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
@@ -472,6 +472,82 @@ fn a_replica_and_a_proxy_authenticate_as_a_service_user_to_a_level_3_primary() {
     );
     let info = via_proxy.ok(&["--json", "info"], "");
     assert!(info.contains(r#""security":3"#), "{info}");
+}
+
+/// Stored content bytes the server at `a`'s address has sent since it started.
+fn content_bytes_sent(a: &As) -> u64 {
+    let info: serde_json::Value =
+        serde_json::from_str(a.ok(&["--json", "info"], "").trim()).expect("info JSON");
+    info["contentBytesSent"].as_u64().expect("contentBytesSent")
+}
+
+#[test]
+fn an_on_demand_replica_fetches_content_as_its_service_user_from_a_level_3_primary() {
+    let fx = Fixture::new();
+    let admin = locked_server(&fx, "3");
+    let svc = service_user(&fx, &admin);
+    let (ws, root) = workspace_ws(&fx, &admin);
+    write(&root, "a.txt", "fetched on demand\n");
+    write(&root, "b.bin", bytes(7, 200_000));
+    ws.ok(&["add", "a.txt", "b.bin"], "");
+    ws.ok(&["submit", "-d", "first"], "");
+    let digests: Vec<String> = ws
+        .ok(&["--json", "fstat", "//depot/..."], "")
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("json");
+            v["digest"].as_str().expect("digest").to_string()
+        })
+        .collect();
+    assert_eq!(digests.len(), 2);
+    let needed: u64 = digests
+        .iter()
+        .map(|d| blob_at(&fx.server.root, d).len)
+        .sum();
+
+    let svc_tickets = svc.tickets.to_str().expect("utf-8").to_string();
+    let replica_root = fx.dir.path().join("replica");
+    let replica = Server::start_full(
+        &replica_root,
+        &[("KEEL_TICKETS", svc_tickets.as_str())],
+        &[
+            "--replica-of",
+            &fx.server.addr,
+            "--service-user",
+            "svc",
+            "--forward-writes",
+            "--content",
+            "on-demand",
+        ],
+    )
+    .expect("replica starts");
+    let on_replica = ws.on(&replica.addr);
+    on_replica.ok(&["login"], &format!("{ADMIN_PW}\n"));
+    wait_for("the replica applies the change and the ticket", || {
+        let out = on_replica.run(&["files", "//depot/..."], "");
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("b.bin")
+    });
+    assert_eq!(content_files(&replica_root), 0, "metadata only so far");
+
+    // The sync through the replica makes it fetch both blobs from the primary, as svc.
+    let before = content_bytes_sent(&admin);
+    std::fs::remove_file(root.join("a.txt")).expect("remove");
+    std::fs::remove_file(root.join("b.bin")).expect("remove");
+    on_replica.ok(&["sync", "-f"], "");
+    assert_eq!(
+        std::fs::read(root.join("a.txt")).expect("synced"),
+        b"fetched on demand\n"
+    );
+    assert_eq!(
+        std::fs::read(root.join("b.bin")).expect("synced"),
+        bytes(7, 200_000)
+    );
+    assert_eq!(
+        content_bytes_sent(&admin) - before,
+        needed,
+        "each blob sent once"
+    );
+    assert_eq!(content_files(&replica_root), 2);
 }
 
 #[test]
