@@ -179,7 +179,7 @@ fn obliterate_on_the_primary_never_strands_a_replica() {
     a.ok(&["add", "o/lost.txt"]);
     a.ok(&["submit", "-d", "lost"]);
     let lost = str_field(&a.json(&["fstat", "//depot/o/lost.txt"])[0], "digest");
-    remove_blobs(&mut f, &[lost.clone()]);
+    remove_blobs(&mut f, std::slice::from_ref(&lost));
     let second_root = f.dir.path().join("second");
     let second = Server::start_replica(&second_root, &f.server.addr, &[]).expect("replica");
     let rs = replica_client(&second, &a);
