@@ -197,6 +197,9 @@ pub enum ClientCommand {
     /// Server settings: `configure set NAME=VALUE`, `configure unset NAME`, `configure show`.
     #[command(subcommand)]
     Configure(crate::commands::configure::ConfigureCmd),
+    /// The commands the server runs now: `monitor show [-a] [-l]`, `monitor terminate ID`.
+    #[command(subcommand)]
+    Monitor(crate::commands::monitor::MonitorCmd),
 }
 
 #[derive(Debug, Args)]
@@ -497,6 +500,10 @@ pub struct ServeArgs {
     /// Append one JSON line per file content access to FILE (overrides `audit_log`).
     #[arg(long, value_name = "FILE")]
     pub audit_log: Option<PathBuf>,
+    /// Append one JSON line per ended command to FILE (overrides `command_log`; default
+    /// ROOT/logs/commands.jsonl).
+    #[arg(long, value_name = "FILE")]
+    pub command_log: Option<PathBuf>,
     /// Async worker threads (overrides `workers` in ROOT/keel.toml).
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,

@@ -38,6 +38,8 @@ pub(crate) struct Api {
     tls_fingerprint: Option<keel_tls::Fingerprint>,
     /// Where content accesses are recorded, when the audit log is on.
     audit: Option<Arc<crate::audit::Audit>>,
+    /// The running commands (`monitor show`, `monitor terminate`).
+    pub(crate) monitor: Arc<crate::monitor::Registry>,
 }
 
 impl Api {
@@ -60,7 +62,17 @@ impl Api {
             journal_heartbeat: std::time::Duration::from_millis(config.journal_heartbeat_ms),
             tls_fingerprint: None,
             audit: None,
+            monitor: Arc::new(crate::monitor::Registry::new(
+                Vec::new(),
+                std::time::Duration::from_millis(config.slow_command_ms),
+            )),
         }
+    }
+
+    /// Lists and terminates the commands `registry` observes.
+    pub(crate) fn with_monitor(mut self, registry: Arc<crate::monitor::Registry>) -> Api {
+        self.monitor = registry;
+        self
     }
 
     /// Records every content access in `audit`.
@@ -89,6 +101,7 @@ fn send_content<T: prost::Message>(
     (chunk, sent): (usize, &AtomicU64),
     wrap: fn(Vec<u8>) -> T,
 ) -> Result<(), ServiceError> {
+    keel_store::command::with_current(|c| c.add_file_sent());
     let mut reader = blob.reader;
     // A small file needs no chunk-sized (zeroed) buffer; +1 reads the end in the same call.
     let len = usize::try_from(blob.stored_size).map_or(chunk, |n| n.saturating_add(1).min(chunk));
@@ -1134,5 +1147,19 @@ impl pb::keel_server::Keel for Api {
     type ListSettingsStream = ResponseStream<pb::Setting>;
     async fn list_settings(&self, req: Request<pb::ListSettingsRequest>) -> Stream<pb::Setting> {
         api_auth::list_settings(self.service.clone(), &self.streams, req)
+    }
+
+    async fn monitor_show(
+        &self,
+        req: Request<pb::MonitorShowRequest>,
+    ) -> Result<Response<pb::MonitorShowReply>, Status> {
+        crate::api_monitor::show(&self.service, &self.monitor, req).await
+    }
+
+    async fn monitor_terminate(
+        &self,
+        req: Request<pb::MonitorTerminateRequest>,
+    ) -> Result<Response<pb::RunningCommand>, Status> {
+        crate::api_monitor::terminate(&self.service, &self.monitor, req).await
     }
 }

@@ -72,6 +72,9 @@ pub(crate) async fn receive_uploads<M>(
             }
             UploadStep::Chunk(data) => tokio::task::block_in_place(|| uploads.write_chunk(&data)),
             UploadStep::FileEnd { digest, size } => {
+                if let Some(c) = crate::monitor::current_counters() {
+                    c.add_file_received();
+                }
                 tokio::task::block_in_place(|| uploads.end_file(svc, &digest, size))
             }
             UploadStep::Commit => return Ok(()),

@@ -274,7 +274,7 @@ fn push_line(out: &mut Vec<u8>, e: &Entry, clock: &mut Clock) {
 
 /// Formats times, reusing the date and time of day while the second stays the same.
 #[derive(Default)]
-struct Clock {
+pub(crate) struct Clock {
     second: Option<u64>,
     /// `2026-11-25T12:34:56.` for `second`.
     prefix: String,
@@ -283,7 +283,7 @@ struct Clock {
 
 impl Clock {
     /// `time` as RFC 3339 UTC with milliseconds (`2026-11-25T12:34:56.789Z`).
-    fn format(&mut self, time: SystemTime) -> &str {
+    pub(crate) fn format(&mut self, time: SystemTime) -> &str {
         use std::fmt::Write as _;
         let since = time
             .duration_since(SystemTime::UNIX_EPOCH)

@@ -82,6 +82,26 @@ pub struct ServerConfig {
     /// How long audit records gather between two writes of the audit writer, so it writes
     /// batches instead of waking for each record (milliseconds; default 10).
     pub audit_batch_ms: u64,
+    /// File each ended command's JSON line is appended to (see README.md, "Monitoring"); a
+    /// relative path is under the root. Empty: no command log (default
+    /// `logs/commands.jsonl`).
+    pub command_log: PathBuf,
+    /// Most command records waiting for the command log's writer; when it falls this far
+    /// behind, further records are dropped and counted, never waited for (records; default
+    /// 65536).
+    pub command_log_queue_records: usize,
+    /// The command log is rotated before it grows past this size (bytes; default 67108864).
+    pub command_log_rotate_bytes: u64,
+    /// The command log is rotated once it is this old (seconds; default 86400).
+    pub command_log_rotate_secs: u64,
+    /// Most rotated command logs kept (`FILE.1` newest ... `FILE.N`); older ones are removed
+    /// (files; default 10).
+    pub command_log_keep: usize,
+    /// Commands slower than this also go to the server's log (milliseconds; default 10000).
+    pub slow_command_ms: u64,
+    /// Most bytes of a command's arguments kept for `monitor show -a` and the command log
+    /// (bytes; default 512).
+    pub command_args_max_bytes: usize,
     /// The metadata store.
     pub store: StoreConfig,
     /// The service layer.
@@ -120,6 +140,13 @@ impl Default for ServerConfig {
             audit_log: PathBuf::new(),
             audit_queue_records: 65536,
             audit_batch_ms: 10,
+            command_log: PathBuf::from("logs/commands.jsonl"),
+            command_log_queue_records: 65536,
+            command_log_rotate_bytes: 64 << 20,
+            command_log_rotate_secs: 86_400,
+            command_log_keep: 10,
+            slow_command_ms: 10_000,
+            command_args_max_bytes: 512,
             store: StoreConfig::default(),
             service: ServiceConfig::default(),
             blob: BlobConfig::default(),
@@ -204,7 +231,16 @@ impl ServerConfig {
     /// The first knob whose value cannot work: its key, its value and what it must be.
     fn first_unusable(&self) -> Option<(&'static str, String, &'static str)> {
         let (store, service, blob) = (&self.store, &self.service, &self.blob);
-        let at_least_one: [(&'static str, usize); 25] = [
+        let at_least_one: [(&'static str, usize); 28] = [
+            ("command_log_queue_records", self.command_log_queue_records),
+            (
+                "command_log_rotate_bytes",
+                self.command_log_rotate_bytes.min(usize::MAX as u64) as usize,
+            ),
+            (
+                "command_log_rotate_secs",
+                self.command_log_rotate_secs.min(usize::MAX as u64) as usize,
+            ),
             (
                 "tls_handshake_timeout_ms",
                 self.tls_handshake_timeout_ms as usize,
@@ -315,6 +351,11 @@ impl ServerConfig {
             key: pick(&self.tls_key, "key.pem"),
             generate: !given,
         }
+    }
+
+    /// The command log's file under `root`, when it is on.
+    pub fn command_log_path(&self, root: &Path) -> Option<PathBuf> {
+        (!self.command_log.as_os_str().is_empty()).then(|| root.join(&self.command_log))
     }
 
     /// The audit log's file under `root`, when it is on.

@@ -160,8 +160,18 @@ impl WireError for ServiceError {
             ServiceError::ResolveOnReplica { file, .. } => {
                 (Code::FailedPrecondition, on_path(R::ReadOnlyReplica, file))
             }
+            ServiceError::MonitorNeedsSuper { user, .. } => (
+                Code::PermissionDenied,
+                pb::ErrorDetail {
+                    user: user.clone(),
+                    ..detail(R::NotPermitted)
+                },
+            ),
             ServiceError::DiskFull(_) => (Code::ResourceExhausted, detail(R::DiskFull)),
             ServiceError::Cancelled => (Code::Cancelled, detail(R::Cancelled)),
+            ServiceError::Store(keel_store::StoreError::Terminated) => {
+                (Code::Aborted, detail(R::Cancelled))
+            }
             ServiceError::Store(keel_store::StoreError::ReadOnly { .. }) => {
                 (Code::FailedPrecondition, detail(R::ReadOnlyReplica))
             }

@@ -3,6 +3,7 @@
 //! request's metadata, before any rule runs. This is the one place where requests are
 //! authenticated: [`caller`] lets a caller in only when `Service::authenticate` does.
 
+use crate::monitor::{Running, Who};
 use keel_proto::v1 as pb;
 use keel_service::{Caller, Credentials, Service};
 use std::net::IpAddr;
@@ -18,6 +19,8 @@ pub(crate) struct Authenticator {
     pub(crate) service: Arc<Service>,
     /// This server's address, named in refusals.
     pub(crate) server: String,
+    /// Most bytes of a command's arguments the monitor keeps.
+    pub(crate) args_max_bytes: usize,
 }
 
 /// Wraps the API service and hands every request the [`Authenticator`] (as an extension,
@@ -61,11 +64,29 @@ pub(crate) struct Peer {
     /// The ticket the request presented.
     ticket: Option<String>,
     auth: Option<Arc<Authenticator>>,
+    /// The command this request is (see `crate::monitor`), when the monitor observes it.
+    command: Option<Arc<Running>>,
 }
 
 impl Peer {
-    pub(crate) fn of<T>(req: &Request<T>) -> Peer {
+    /// What `req` tells of its client; also gives the running command its client address
+    /// and arguments.
+    pub(crate) fn of<T: std::fmt::Debug>(req: &Request<T>) -> Peer {
+        let command = req.extensions().get::<Arc<Running>>().cloned();
+        if let Some(run) = &command {
+            if let Some(a) = req.remote_addr() {
+                let _ = run.address.set(a.ip());
+            }
+            let max = req
+                .extensions()
+                .get::<Arc<Authenticator>>()
+                .map_or(0, |a| a.args_max_bytes);
+            let _ = run
+                .args
+                .set(crate::monitor::args::of(&run.command, req.get_ref(), max));
+        }
         Peer {
+            command,
             address: req.remote_addr().map(|a| a.ip()),
             ticket: req
                 .metadata()
@@ -110,6 +131,13 @@ pub(crate) fn caller_unauthenticated(peer: &Peer, c: Option<pb::Caller>) -> Resu
     let c = c.ok_or_else(|| Status::invalid_argument("request has no caller (user, workspace)"))?;
     if c.user.is_empty() {
         return Err(Status::invalid_argument("request has no user"));
+    }
+    if let Some(run) = &peer.command {
+        let _ = run.who.set(Who {
+            user: c.user.clone(),
+            workspace: c.workspace.clone(),
+            host: c.host.clone(),
+        });
     }
     Ok(Caller {
         user: c.user,

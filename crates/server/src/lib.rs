@@ -5,6 +5,7 @@ mod api;
 mod api_auth;
 mod api_backup;
 mod api_labels;
+mod api_monitor;
 mod api_replication;
 mod api_shelves;
 mod api_triggers;
@@ -15,6 +16,7 @@ mod convert;
 mod handover;
 mod identity;
 mod lock;
+mod monitor;
 mod replica;
 mod streams;
 
@@ -91,6 +93,8 @@ pub enum ServeError {
     Trust(#[from] keel_tls::TrustFileError),
     #[error(transparent)]
     Audit(#[from] audit::AuditOpenError),
+    #[error(transparent)]
+    CommandLog(#[from] monitor::CommandLogOpenError),
     #[error("cannot serve TLS: {0}")]
     Certificate(#[from] keel_tls::CertError),
 }
@@ -258,6 +262,26 @@ pub async fn serve(
         )?),
         None => None,
     };
+    let (command_log, command_log_writer) = match config.command_log_path(&root) {
+        Some(path) => {
+            let (log, writer) = monitor::log::open(monitor::log::LogOptions {
+                path,
+                queue_records: config.command_log_queue_records,
+                rotate_bytes: config.command_log_rotate_bytes,
+                rotate_age: std::time::Duration::from_secs(config.command_log_rotate_secs),
+                keep: config.command_log_keep,
+            })?;
+            (Some(log), Some(writer))
+        }
+        None => (None, None),
+    };
+    let registry = Arc::new(monitor::Registry::new(
+        command_log
+            .into_iter()
+            .map(|log| log as Arc<dyn monitor::registry::CommandSink>)
+            .collect(),
+        std::time::Duration::from_millis(config.slow_command_ms),
+    ));
     let listen = keel_tls::ServerAddr::parse(&opts.listen);
     let tls = match listen.tls {
         true => Some(keel_tls::ServerTls::load_or_generate(
@@ -293,10 +317,12 @@ pub async fn serve(
     let authenticator = Arc::new(identity::Authenticator {
         service: service.clone(),
         server: listening.client_address(),
+        args_max_bytes: config.command_args_max_bytes,
     });
     let api = api::Api::new(service, addr, config, Arc::new(backup), status)
         .with_tls_fingerprint(listening.tls)
-        .with_audit(audit.as_ref().map(|a| a.audit.clone()));
+        .with_audit(audit.as_ref().map(|a| a.audit.clone()))
+        .with_monitor(registry.clone());
     match listening.tls {
         Some(fp) => tracing::info!(
             addr = %listening.client_address(),
@@ -311,20 +337,28 @@ pub async fn serve(
     ready(&listening);
     tonic::transport::Server::builder()
         .tcp_nodelay(true)
-        .add_service(replica::gate::Gate {
-            inner: identity::Attach {
-                inner: keel_proto::v1::keel_server::KeelServer::new(api)
-                    .max_decoding_message_size(config.max_message_bytes)
-                    .max_encoding_message_size(config.max_message_bytes),
-                auth: authenticator,
+        .add_service(monitor::Observe {
+            inner: replica::gate::Gate {
+                inner: identity::Attach {
+                    inner: keel_proto::v1::keel_server::KeelServer::new(api)
+                        .max_decoding_message_size(config.max_message_bytes)
+                        .max_encoding_message_size(config.max_message_bytes),
+                    auth: authenticator,
+                },
+                mode: gate,
             },
-            mode: gate,
+            registry: registry.clone(),
         })
         .serve_with_incoming_shutdown(incoming, shutdown_signal())
         .await?;
     if let Some(audit) = audit {
         // The server (and its handle on the log) is gone: the writer takes what is queued.
         audit.finish(std::time::Duration::from_secs(5));
+    }
+    drop(registry);
+    if let Some(writer) = command_log_writer {
+        // Every command has ended: the writer takes what is queued.
+        writer.finish(std::time::Duration::from_secs(5));
     }
     tracing::info!("keel server stopped");
     Ok(())

@@ -99,6 +99,9 @@ impl<T: prost::Message> Sink<T> {
     /// ran over its budget). Waits while the hand-over queue is full (the client is behind).
     pub(crate) fn send(&self, item: T) -> Result<(), ServiceError> {
         trustworthy(self.faults)?;
+        if keel_store::command::cancelled() {
+            return Err(ServiceError::Cancelled);
+        }
         match &self.target {
             Target::Queue(producer) => {
                 let bytes = item.encoded_len();
@@ -161,7 +164,9 @@ impl Streams {
         F: FnOnce(&Sink<T>) -> Result<(), E> + Send + 'static,
     {
         let (producer, consumer) = handover(self.handover);
+        let command = crate::monitor::current_counters();
         tokio::task::spawn_blocking(move || {
+            let _command = keel_store::command::enter(command);
             let sink = Sink {
                 faults: keel_store::mapped_read_faults(),
                 target: Target::Queue(producer),
@@ -179,6 +184,7 @@ impl Streams {
         F: Fn(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
     {
         if small {
+            let _command = keel_store::command::enter(crate::monitor::current_counters());
             let sink = Sink {
                 faults: keel_store::mapped_read_faults(),
                 target: Target::Inline {
@@ -222,8 +228,10 @@ impl Streams {
         };
         let (producer, consumer) = handover(self.handover);
         let nice = self.long_read_nice;
+        let command = crate::monitor::current_counters();
         let run = move || {
             let _slot = slot;
+            let _command = keel_store::command::enter(command);
             if let Err(e) = keel_store::thread_priority::lower_current_thread(nice) {
                 // The read then competes at normal priority.
                 tracing::debug!(error = %e, "long read keeps normal priority");
@@ -292,7 +300,11 @@ where
     F: FnOnce() -> Result<T, E> + Send + 'static,
 {
     let faults = keel_store::mapped_read_faults();
-    let answer = tokio::task::spawn_blocking(f)
+    let command = crate::monitor::current_counters();
+    let answer = tokio::task::spawn_blocking(move || {
+        let _command = keel_store::command::enter(command);
+        f()
+    })
         .await
         .map_err(|e| Status::internal(format!("server task failed: {e}")))?
         .map_err(crate::convert::status)?;

@@ -23,6 +23,7 @@ mod fileinfo;
 pub mod integrate;
 mod labels;
 mod labelsync;
+mod monitor;
 pub mod obliterate;
 pub mod open;
 mod paging;
@@ -50,6 +51,7 @@ pub use error::{
 pub use integrate::{IntegrateMode, IntegrateRequest};
 pub use labels::DEFAULT_LABEL_VIEW;
 pub use labelsync::TagOptions;
+pub use monitor::MonitorAccess;
 pub use obliterate::ObliterateTotals;
 pub use open::{OpenAction, OpenRequest};
 pub use records::*;

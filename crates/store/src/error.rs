@@ -21,6 +21,10 @@ pub enum StoreError {
     Commit(#[source] DatabaseError),
     #[error("metadata writer has stopped")]
     WriterGone,
+    /// The command was terminated (`monitor terminate`) before its write was kept; nothing
+    /// of it was committed.
+    #[error("command terminated by an administrator; nothing was committed")]
+    Terminated,
     #[error("a write job ended without a result (it panicked)")]
     JobLost,
     #[error("have list {path}: {source}")]

@@ -12,6 +12,7 @@
 //!   different workspaces never contend with each other or with the main writer.
 
 pub mod backup;
+pub mod command;
 mod config;
 mod error;
 pub mod failpoints;

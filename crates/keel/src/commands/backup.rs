@@ -18,6 +18,9 @@ pub enum AdminCmd {
     Checkpoint,
     /// Rebuild a server root from a checkpoint and journals (offline: no server needed).
     Restore(RestoreArgs),
+    /// Summarize command logs: top commands, users, workspaces, writer wait, errors, a
+    /// per-minute series (offline: reads the files).
+    LogReport(crate::commands::log_report::LogReportArgs),
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,8 @@ pub(crate) mod configure;
 mod diff;
 mod integrate;
 mod labels;
+pub(crate) mod log_report;
+pub(crate) mod monitor;
 pub(crate) mod login;
 pub(crate) mod obliterate;
 mod open;
@@ -56,6 +58,14 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
             let mut out = crate::output::Out::new(cli.json);
             out.quiet = cli.quiet;
             return backup::restore(&out, args);
+        }
+        Command::Admin(backup::AdminCmd::LogReport(_)) => {
+            let Command::Admin(backup::AdminCmd::LogReport(args)) = cli.command else {
+                return Ok(());
+            };
+            let mut out = crate::output::Out::new(cli.json);
+            out.quiet = cli.quiet;
+            return log_report::run(&out, args);
         }
         Command::Admin(backup::AdminCmd::Checkpoint) => {
             let mut s = Session::connect(&cli).await?;
@@ -120,5 +130,6 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::User(args) => users::user(&mut s, args).await,
         C::Users => users::users(&mut s).await,
         C::Configure(cmd) => configure::run(&mut s, cmd).await,
+        C::Monitor(cmd) => monitor::run(&mut s, cmd).await,
     }
 }

@@ -45,6 +45,9 @@ pub fn config(args: &ServeArgs) -> Result<ServerConfig> {
     if let Some(key) = &args.tls_key {
         config.tls_key = key.clone();
     }
+    if let Some(log) = &args.command_log {
+        config.command_log = log.clone();
+    }
     if let Some(log) = &args.audit_log {
         config.audit_log = log.clone();
     }

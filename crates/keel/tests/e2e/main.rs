@@ -23,6 +23,8 @@ mod interrupted_sync;
 mod labels;
 mod large_file;
 mod local_state;
+mod log_report;
+mod monitor;
 mod obliterate;
 mod proxy;
 mod replica;

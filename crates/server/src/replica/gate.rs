@@ -82,6 +82,9 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "GetUser",
     "ListUsers",
     "ListSettings",
+    // A replica lists and terminates its own commands.
+    "MonitorShow",
+    "MonitorTerminate",
 ];
 
 /// Reads of the opened-files state that a replica forwarding writes sends to the primary too:

@@ -153,6 +153,9 @@ pub enum ServiceError {
         count: usize,
         primary: String,
     },
+    /// `monitor show -a/-l` or `monitor terminate` by a user who is not a super user.
+    #[error("You don't have permission for this operation: {what} needs super (user {user})")]
+    MonitorNeedsSuper { user: String, what: &'static str },
     /// The store or the content store has no room left.
     #[error("the server's disk is full: {0}")]
     DiskFull(String),

@@ -13,8 +13,17 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
+
+use crate::command::{CommandCounters, CommandState};
 
 type Reply = SyncSender<Result<(), StoreError>>;
+
+/// The command a write job works for (see [`crate::command`]) and when it was queued.
+struct Origin {
+    counters: Option<Arc<CommandCounters>>,
+    queued: Instant,
+}
 
 /// A job that runs alone on the writer's connection and manages its own transaction (a
 /// replica applying a primary's journal record).
@@ -22,7 +31,7 @@ pub(crate) type RawJob = Box<dyn FnOnce(&Connection) -> Result<(), StoreError> +
 
 enum Job {
     /// Grouped with the other queued write jobs, one savepoint each.
-    Txn(WriteJob),
+    Txn(WriteJob, Origin),
     Raw(RawJob),
 }
 
@@ -55,7 +64,19 @@ impl Writer {
 
     /// Queues a job and waits until its group transaction has committed.
     pub(crate) fn run(&self, job: WriteJob) -> Result<(), StoreError> {
-        self.send(Job::Txn(job))
+        let counters = crate::command::current();
+        if let Some(c) = &counters {
+            c.set_state(CommandState::WriterQueued);
+        }
+        let origin = Origin {
+            counters: counters.clone(),
+            queued: Instant::now(),
+        };
+        let result = self.send(Job::Txn(job, origin));
+        if let Some(c) = &counters {
+            c.set_state(CommandState::Running);
+        }
+        result
     }
 
     /// Runs a job alone on the writer's connection and returns its result.
@@ -122,11 +143,11 @@ fn writer_loop(
                 run_raw(&conn, (job, reply), &checkpoint);
                 continue;
             }
-            (Job::Txn(job), reply) => vec![(job, reply)],
+            (Job::Txn(job, origin), reply) => vec![(job, origin, reply)],
         };
         while group.len() < max_group {
             match rx.try_recv() {
-                Ok((Job::Txn(job), reply)) => group.push((job, reply)),
+                Ok((Job::Txn(job, origin), reply)) => group.push((job, origin, reply)),
                 Ok((Job::Raw(job), reply)) => {
                     carried = Some((job, reply));
                     break;
@@ -134,12 +155,19 @@ fn writer_loop(
                 Err(_) => break,
             }
         }
-        let outcome = run_group(&conn, &mut group, journal.as_ref());
+        let began = Instant::now();
+        let mut terminated = vec![false; group.len()];
+        let outcome = run_group(&conn, &mut group, &mut terminated, journal.as_ref());
         if outcome.is_ok() {
             checkpoint.nudge();
         }
-        for (_, reply) in group {
+        let held = began.elapsed();
+        for ((_, origin, reply), terminated) in group.into_iter().zip(terminated) {
+            if let Some(c) = &origin.counters {
+                c.add_writer(began.saturating_duration_since(origin.queued), held);
+            }
             let result = match &outcome {
+                Ok(()) if terminated => Err(StoreError::Terminated),
                 Ok(()) => Ok(()),
                 Err(e) => Err(StoreError::Commit(DatabaseError::copy_of(e))),
             };
@@ -160,9 +188,12 @@ fn run_raw(conn: &Connection, (job, reply): (RawJob, Reply), checkpoint: &Nudge)
     let _ = reply.send(result);
 }
 
+/// Runs a group in one transaction; a job whose command was terminated by the time it ran is
+/// rolled back and marked in `terminated`.
 fn run_group(
     conn: &Connection,
-    group: &mut [(WriteJob, Reply)],
+    group: &mut [(WriteJob, Origin, Reply)],
+    terminated: &mut [bool],
     journal: Option<&JournalSink>,
 ) -> Result<(), StoreError> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
@@ -177,12 +208,21 @@ fn run_group(
             }
             None => None,
         };
-        for (job, _) in group.iter_mut() {
+        for ((job, origin, _), terminated) in group.iter_mut().zip(terminated.iter_mut()) {
             let job = std::mem::replace(job, Box::new(|_| false));
+            if let Some(c) = &origin.counters {
+                c.set_state(CommandState::Writing);
+            }
             conn.execute_batch("SAVEPOINT job")?;
+            let changes = conn.total_changes();
             let mut tx = Tx { conn };
             let keep = catch_unwind(AssertUnwindSafe(|| job(&mut tx))).unwrap_or(false);
-            if keep {
+            // The last moment a terminated command can still be abandoned with nothing kept.
+            *terminated = origin.counters.as_ref().is_some_and(|c| c.is_cancelled());
+            if keep && !*terminated {
+                if let Some(c) = &origin.counters {
+                    c.add_rows_written(conn.total_changes().saturating_sub(changes));
+                }
                 tx.count_job()?;
             } else {
                 conn.execute_batch("ROLLBACK TO job")?;

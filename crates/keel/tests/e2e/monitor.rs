@@ -1,0 +1,335 @@
+//! `monitor show` and `monitor terminate` and the command log through the real binaries: a
+//! long read held open by a slow client is listed (with its arguments under `-a`) and stops
+//! when terminated; a submit waiting for its content is abandoned with nothing committed; every
+//! command leaves one line in `logs/commands.jsonl`; a log on a full disk (`/dev/full`) fails
+//! no command; the log rotates by size, keeping a bounded number of files.
+
+use crate::common::*;
+use keel_proto::v1 as pb;
+use keel_proto::v1::keel_client::KeelClient;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use tonic::transport::Channel;
+
+/// The command log's records in `path`, waiting (bounded) until one satisfies `want`.
+fn log_until(path: &Path, want: impl Fn(&serde_json::Value) -> bool) -> Vec<serde_json::Value> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect();
+        if lines.iter().any(&want) {
+            return lines;
+        }
+        assert!(Instant::now() < deadline, "no such record in:\n{text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The running commands as `monitor show -a --json` lists them, waiting (bounded) until one
+/// satisfies `want`; returns that one.
+fn running_until(c: &Client, want: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let shown = c.json(&["monitor", "show", "-a", "-l"]);
+        if let Some(found) = shown.iter().find(|r| want(r)) {
+            return found.clone();
+        }
+        assert!(Instant::now() < deadline, "not running: {shown:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A client whose receive windows are small, so a big answer waits for it to read.
+async fn slow_client(addr: &str) -> KeelClient<Channel> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .expect("endpoint")
+        .initial_stream_window_size(65_535)
+        .initial_connection_window_size(65_535)
+        .connect()
+        .await
+        .expect("connects");
+    KeelClient::new(channel)
+}
+
+fn caller(user: &str, workspace: &str) -> Option<pb::Caller> {
+    Some(pb::Caller {
+        user: user.into(),
+        workspace: workspace.into(),
+        host: "test".into(),
+    })
+}
+
+/// A server whose streams hand over little at a time.
+fn small_stream_server(dir: &Path) -> Server {
+    let root = dir.join("root");
+    std::fs::create_dir_all(&root).expect("root");
+    std::fs::write(
+        root.join("keel.toml"),
+        "content_chunk_bytes = 8192\nhandover_max_records = 2\nhandover_max_bytes = 16384\n",
+    )
+    .expect("keel.toml");
+    Server::start_at(&root).expect("server starts")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminated_long_read_stops_and_is_logged() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = small_stream_server(dir.path());
+    let a = workspace_on(&server, dir.path(), "alice", "wa");
+    let size = 4 << 20;
+    write(&a.cwd, "big.bin", bytes(7, size));
+    a.ok(&["add", "big.bin"]);
+    a.ok(&["submit", "-d", "big"]);
+
+    // Print the file, read one message, then stop reading: the server waits on the client.
+    let mut client = slow_client(&server.addr).await;
+    let mut stream = client
+        .print(pb::FilesRequest {
+            caller: caller("alice", "wa"),
+            files: vec!["//depot/big.bin".into()],
+            ..Default::default()
+        })
+        .await
+        .expect("print starts")
+        .into_inner();
+    let first = stream.message().await.expect("first message");
+    assert!(first.is_some());
+
+    let c = a.clone();
+    let print = tokio::task::spawn_blocking(move || {
+        running_until(&c, |r| str_field(r, "command") == "Print")
+    })
+    .await
+    .expect("monitor show");
+    assert_eq!(str_field(&print, "user"), "alice");
+    assert_eq!(str_field(&print, "workspace"), "wa");
+    assert!(
+        str_field(&print, "args").contains("//depot/big.bin"),
+        "{print}"
+    );
+    assert_eq!(str_field(&print, "address"), "127.0.0.1");
+    let id = field(&print, "id").as_u64().expect("id");
+
+    // The plain list shows the command but not its arguments.
+    let plain = a.json(&["monitor", "show"]);
+    let listed = plain
+        .iter()
+        .find(|r| field(r, "id").as_u64() == Some(id))
+        .expect("listed without -a");
+    assert_eq!(str_field(listed, "args"), "");
+
+    let out = a.json(&["monitor", "terminate", &id.to_string()]);
+    assert_eq!(str_field(&out[0], "command"), "Print");
+
+    // The client now reads what was buffered, then the termination.
+    let mut received = first.map_or(0, |m| m.chunk.len());
+    let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match stream.message().await {
+                Ok(Some(m)) => received += m.chunk.len(),
+                Ok(None) => return None,
+                Err(status) => return Some(status),
+            }
+        }
+    })
+    .await
+    .expect("the stream ends after terminate");
+    let status = ended.expect("the stream ends with an error, not completely");
+    assert_eq!(status.code(), tonic::Code::Cancelled, "{status:?}");
+    assert!(status.message().contains("terminated by alice"), "{status:?}");
+    assert!(received < size, "all {received} bytes arrived");
+
+    let log = server.root.join("logs/commands.jsonl");
+    let lines = log_until(&log, |r| {
+        field(r, "id").as_u64() == Some(id) && str_field(r, "result") == "terminated"
+    });
+    let record = lines
+        .iter()
+        .find(|r| field(r, "id").as_u64() == Some(id))
+        .expect("record");
+    assert_eq!(str_field(record, "terminated_by"), "alice");
+    assert_eq!(str_field(record, "code"), "CANCELLED");
+    assert!(field(record, "bytes_sent").as_u64().expect("bytes") > 0);
+    assert_eq!(field(record, "files_sent").as_u64(), Some(1));
+    // The submit before it committed rows and waited for, then held, the writer.
+    let submit = lines
+        .iter()
+        .find(|r| str_field(r, "command") == "Submit" && str_field(r, "result") == "ok")
+        .expect("submit record");
+    assert!(field(submit, "rows_written").as_u64().expect("rows") > 0, "{submit}");
+    assert!(field(submit, "writer_hold_ms").as_f64().expect("hold") > 0.0, "{submit}");
+    assert_eq!(field(submit, "files_received").as_u64(), Some(1), "{submit}");
+    assert_eq!(str_field(submit, "user"), "alice");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminated_submit_commits_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = small_stream_server(dir.path());
+    let a = workspace_on(&server, dir.path(), "alice", "wa");
+    write(&a.cwd, "a.txt", "one\n");
+    a.ok(&["add", "a.txt"]);
+
+    // Begin a submit and name the file, then send nothing more: it waits for the content.
+    let mut client = slow_client(&server.addr).await;
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    let msg = |body| pb::SubmitMessage { body: Some(body) };
+    use pb::submit_message::Body;
+    tx.send(msg(Body::Begin(pb::SubmitBegin {
+        caller: caller("alice", "wa"),
+        change: 0,
+        description: "never".into(),
+    })))
+    .await
+    .expect("send begin");
+    tx.send(msg(Body::File(pb::FileBegin {
+        depot_file: "//depot/a.txt".into(),
+    })))
+    .await
+    .expect("send file");
+    let call = tokio::spawn(async move {
+        client
+            .submit(tokio_stream::wrappers::ReceiverStream::new(rx))
+            .await
+    });
+
+    let c = a.clone();
+    let submit = tokio::task::spawn_blocking(move || {
+        running_until(&c, |r| str_field(r, "command") == "Submit")
+    })
+    .await
+    .expect("monitor show");
+    let id = field(&submit, "id").as_u64().expect("id");
+    a.ok(&["monitor", "terminate", &id.to_string()]);
+
+    let answer = tokio::time::timeout(Duration::from_secs(30), call)
+        .await
+        .expect("the submit ends after terminate")
+        .expect("task");
+    let status = match answer {
+        Err(status) => status,
+        Ok(response) => {
+            let mut stream = response.into_inner();
+            loop {
+                match stream.message().await {
+                    Ok(Some(reply)) => panic!("a terminated submit replied {reply:?}"),
+                    Ok(None) => panic!("a terminated submit ended without an error"),
+                    Err(status) => break status,
+                }
+            }
+        }
+    };
+    assert_eq!(status.code(), tonic::Code::Cancelled, "{status:?}");
+    drop(tx);
+
+    // Nothing was committed: no submitted change, the file still opened; a submit then works.
+    let changes = a.json(&["changes", "-s", "submitted"]);
+    assert!(changes.is_empty(), "{changes:?}");
+    let opened = a.json(&["opened"]);
+    assert_eq!(opened.len(), 1, "{opened:?}");
+    a.ok(&["submit", "-d", "after"]);
+    let log = server.root.join("logs/commands.jsonl");
+    log_until(&log, |r| {
+        field(r, "id").as_u64() == Some(id) && str_field(r, "result") == "terminated"
+    });
+}
+
+#[test]
+fn every_command_is_logged_and_errors_are_told() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start_at(&dir.path().join("root")).expect("starts");
+    let a = workspace_on(&server, dir.path(), "alice", "wa");
+    a.fail(&["fstat", "//depot/none"]);
+    let log = server.root.join("logs/commands.jsonl");
+    let lines = log_until(&log, |r| str_field(r, "command") == "Fstat");
+    let fstat = lines
+        .iter()
+        .find(|r| str_field(r, "command") == "Fstat")
+        .expect("fstat");
+    assert_eq!(str_field(fstat, "result"), "error");
+    assert_eq!(str_field(fstat, "code"), "NOT_FOUND");
+    assert!(str_field(fstat, "error").contains("//depot/none"), "{fstat}");
+    assert!(str_field(fstat, "args").contains("//depot/none"), "{fstat}");
+    assert_eq!(str_field(fstat, "workspace"), "wa");
+    assert!(str_field(fstat, "time").ends_with('Z'), "{fstat}");
+    let save = lines
+        .iter()
+        .find(|r| str_field(r, "command") == "SaveWorkspace")
+        .expect("workspace save");
+    assert_eq!(str_field(save, "result"), "ok");
+    assert!(field(save, "lapse_ms").as_f64().expect("lapse") > 0.0);
+    // Failed commands also go to the server's own log.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !server.stderr().contains("command failed") {
+        assert!(Instant::now() < deadline, "{}", server.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_full_disk_under_the_command_log_fails_no_command() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start_full(
+        &dir.path().join("root"),
+        &[],
+        &["--command-log", "/dev/full"],
+    )
+    .expect("starts");
+    let a = workspace_on(&server, dir.path(), "alice", "wa");
+    for i in 0..20 {
+        write(&a.cwd, &format!("f{i}.txt"), format!("{i}\n"));
+    }
+    a.ok(&["add", "..."]);
+    a.ok(&["submit", "-d", "on a full disk"]);
+    let b = workspace_on(&server, dir.path(), "bob", "wb");
+    b.ok(&["sync"]);
+    assert_eq!(read(&b.cwd, "f7.txt"), b"7\n");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !server.stderr().contains("command log: records lost") {
+        assert!(Instant::now() < deadline, "{}", server.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_command_log_rotates_by_size_and_keeps_few_files() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(&root).expect("root");
+    std::fs::write(
+        root.join("keel.toml"),
+        "command_log_rotate_bytes = 2000\ncommand_log_keep = 2\n",
+    )
+    .expect("keel.toml");
+    let server = Server::start_at(&root).expect("starts");
+    let a = workspace_on(&server, dir.path(), "alice", "wa");
+    for _ in 0..40 {
+        a.ok(&["info"]);
+    }
+    let logs = root.join("logs");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !logs.join("commands.jsonl.2").exists() {
+        assert!(Instant::now() < deadline, "never rotated twice");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut names: Vec<String> = std::fs::read_dir(&logs)
+        .expect("logs dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["commands.jsonl", "commands.jsonl.1", "commands.jsonl.2"]
+    );
+    for name in &names[1..] {
+        let text = std::fs::read_to_string(logs.join(name)).expect("rotated log");
+        assert!(text.len() <= 2000, "{name} is {} bytes", text.len());
+        for line in text.lines() {
+            let r: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+            assert!(!str_field(&r, "command").is_empty());
+        }
+    }
+}
