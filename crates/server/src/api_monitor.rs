@@ -42,7 +42,10 @@ pub(crate) async fn terminate(
         .may_monitor(&who, MonitorAccess::Terminate)
         .map_err(crate::convert::status)?;
     let run = registry.terminate(req.id, &who.user).ok_or_else(|| {
-        Status::not_found(format!("no command {} is running (see monitor show)", req.id))
+        Status::not_found(format!(
+            "no command {} is running (see monitor show)",
+            req.id
+        ))
     })?;
     tracing::info!(
         id = run.id,

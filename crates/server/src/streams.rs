@@ -305,9 +305,9 @@ where
         let _command = keel_store::command::enter(command);
         f()
     })
-        .await
-        .map_err(|e| Status::internal(format!("server task failed: {e}")))?
-        .map_err(crate::convert::status)?;
+    .await
+    .map_err(|e| Status::internal(format!("server task failed: {e}")))?
+    .map_err(crate::convert::status)?;
     trustworthy(faults).map_err(crate::convert::status)?;
     Ok(answer)
 }

@@ -24,9 +24,30 @@ fn known_log(dir: &Path) -> PathBuf {
     let lines = [
         line("2026-11-25T10:00:01.000Z", "ann", "Fstat", 4.0, 0.0, "ok"),
         line("2026-11-25T10:00:30.000Z", "ann", "Submit", 40.0, 3.0, "ok"),
-        line("2026-11-25T10:01:05.000Z", "build", "Sync", 9000.0, 0.0, "ok"),
-        line("2026-11-25T10:01:07.000Z", "build", "Submit", 800.0, 700.0, "ok"),
-        line("2026-11-25T10:01:09.000Z", "ann", "Fstat", 6.0, 0.0, "error"),
+        line(
+            "2026-11-25T10:01:05.000Z",
+            "build",
+            "Sync",
+            9000.0,
+            0.0,
+            "ok",
+        ),
+        line(
+            "2026-11-25T10:01:07.000Z",
+            "build",
+            "Submit",
+            800.0,
+            700.0,
+            "ok",
+        ),
+        line(
+            "2026-11-25T10:01:09.000Z",
+            "ann",
+            "Fstat",
+            6.0,
+            0.0,
+            "error",
+        ),
         "not json".to_string(),
         line("2026-11-25T10:05:00.000Z", "ann", "Fstat", 5.0, 0.0, "ok"),
     ];
@@ -53,7 +74,11 @@ fn log_report_ranks_users_commands_and_minutes() {
         "2026-11-25T10:02",
         log.to_str().expect("utf-8"),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let records: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).expect("JSON line"))
@@ -65,14 +90,24 @@ fn log_report_ranks_users_commands_and_minutes() {
             .collect()
     };
     let summary = section("summary")[0];
-    assert_eq!(field(summary, "commands").as_u64(), Some(5), "the 10:05 line is outside");
+    assert_eq!(
+        field(summary, "commands").as_u64(),
+        Some(5),
+        "the 10:05 line is outside"
+    );
     assert_eq!(field(summary, "unreadable_lines").as_u64(), Some(1));
     assert_eq!(str_field(section("by_user")[0], "name"), "build");
     assert_eq!(str_field(section("by_workspace")[0], "name"), "build-ws");
     assert_eq!(str_field(section("by_total")[0], "name"), "Sync");
     assert_eq!(str_field(section("writer")[0], "name"), "Submit");
-    assert_eq!(field(section("writer")[0], "writer_wait_ms").as_f64(), Some(703.0));
-    assert_eq!(field(section("slowest")[0], "lapse_ms").as_f64(), Some(9000.0));
+    assert_eq!(
+        field(section("writer")[0], "writer_wait_ms").as_f64(),
+        Some(703.0)
+    );
+    assert_eq!(
+        field(section("slowest")[0], "lapse_ms").as_f64(),
+        Some(9000.0)
+    );
     let errors = section("errors");
     assert_eq!(errors.len(), 1);
     assert_eq!(str_field(errors[0], "code"), "NOT_FOUND");
@@ -102,19 +137,34 @@ fn log_report_reads_what_a_server_wrote() {
     let log = server.root.join("logs/commands.jsonl");
     // The writer appends off the request path: wait (bounded) for the submit's line.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !std::fs::read_to_string(&log).unwrap_or_default().contains("\"Submit\"") {
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("\"Submit\"")
+    {
         assert!(std::time::Instant::now() < deadline, "no Submit line");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let out = keel(&["--json", "admin", "log-report", log.to_str().expect("utf-8")]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = keel(&[
+        "--json",
+        "admin",
+        "log-report",
+        log.to_str().expect("utf-8"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     let users: Vec<serde_json::Value> = text
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON"))
         .filter(|r| str_field(r, "section") == "by_user")
         .collect();
-    assert!(users.iter().any(|u| str_field(u, "name") == "alice"), "{text}");
+    assert!(
+        users.iter().any(|u| str_field(u, "name") == "alice"),
+        "{text}"
+    );
 }
 
 /// A headless browser to render with: `KEEL_BROWSER`, else `chromium` on the path.
@@ -141,12 +191,27 @@ fn log_report_html_is_self_contained_and_its_charts_draw() {
         page.to_str().expect("utf-8"),
         log.to_str().expect("utf-8"),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let html = std::fs::read_to_string(&page).expect("page written");
     // The one address in it is the SVG namespace's name, which is never fetched.
     let rest = html.replace("'http://www.w3.org/2000/svg'", "");
-    for fetch in ["http:", "https:", " src=", "href=", "url(", "fetch(", "XMLHttpRequest"] {
-        assert!(!rest.contains(fetch), "the page would fetch something: {fetch}");
+    for fetch in [
+        "http:",
+        "https:",
+        " src=",
+        "href=",
+        "url(",
+        "fetch(",
+        "XMLHttpRequest",
+    ] {
+        assert!(
+            !rest.contains(fetch),
+            "the page would fetch something: {fetch}"
+        );
     }
     assert!(html.contains("id=\"data\""));
 

@@ -2,7 +2,8 @@
 //! long read held open by a slow client is listed (with its arguments under `-a`) and stops
 //! when terminated; a submit waiting for its content is abandoned with nothing committed; every
 //! command leaves one line in `logs/commands.jsonl`; a log on a full disk (`/dev/full`) fails
-//! no command; the log rotates by size, keeping a bounded number of files.
+//! no command; the log rotates by size, keeping a bounded number of files; slow commands
+//! also go to the server's log.
 
 use crate::common::*;
 use keel_proto::v1 as pb;
@@ -147,7 +148,10 @@ async fn a_terminated_long_read_stops_and_is_logged() {
     .expect("the stream ends after terminate");
     let status = ended.expect("the stream ends with an error, not completely");
     assert_eq!(status.code(), tonic::Code::Cancelled, "{status:?}");
-    assert!(status.message().contains("terminated by alice"), "{status:?}");
+    assert!(
+        status.message().contains("terminated by alice"),
+        "{status:?}"
+    );
     assert!(received < size, "all {received} bytes arrived");
 
     let log = server.root.join("logs/commands.jsonl");
@@ -167,9 +171,19 @@ async fn a_terminated_long_read_stops_and_is_logged() {
         .iter()
         .find(|r| str_field(r, "command") == "Submit" && str_field(r, "result") == "ok")
         .expect("submit record");
-    assert!(field(submit, "rows_written").as_u64().expect("rows") > 0, "{submit}");
-    assert!(field(submit, "writer_hold_ms").as_f64().expect("hold") > 0.0, "{submit}");
-    assert_eq!(field(submit, "files_received").as_u64(), Some(1), "{submit}");
+    assert!(
+        field(submit, "rows_written").as_u64().expect("rows") > 0,
+        "{submit}"
+    );
+    assert!(
+        field(submit, "writer_hold_ms").as_f64().expect("hold") > 0.0,
+        "{submit}"
+    );
+    assert_eq!(
+        field(submit, "files_received").as_u64(),
+        Some(1),
+        "{submit}"
+    );
     assert_eq!(str_field(submit, "user"), "alice");
 }
 
@@ -259,7 +273,10 @@ fn every_command_is_logged_and_errors_are_told() {
         .expect("fstat");
     assert_eq!(str_field(fstat, "result"), "error");
     assert_eq!(str_field(fstat, "code"), "NOT_FOUND");
-    assert!(str_field(fstat, "error").contains("//depot/none"), "{fstat}");
+    assert!(
+        str_field(fstat, "error").contains("//depot/none"),
+        "{fstat}"
+    );
     assert!(str_field(fstat, "args").contains("//depot/none"), "{fstat}");
     assert_eq!(str_field(fstat, "workspace"), "wa");
     assert!(str_field(fstat, "time").ends_with('Z'), "{fstat}");
@@ -309,7 +326,7 @@ fn the_command_log_rotates_by_size_and_keeps_few_files() {
     std::fs::create_dir_all(&root).expect("root");
     std::fs::write(
         root.join("keel.toml"),
-        "command_log_rotate_bytes = 2000\ncommand_log_keep = 2\n",
+        "command_log_rotate_bytes = 2000\ncommand_log_keep = 2\nslow_command_ms = 0\n",
     )
     .expect("keel.toml");
     let server = Server::start_at(&root).expect("starts");
@@ -317,6 +334,12 @@ fn the_command_log_rotates_by_size_and_keeps_few_files() {
     for _ in 0..40 {
         a.ok(&["info"]);
     }
+    // With a threshold of 0 every command is slow, so each goes to the server's log too.
+    assert!(
+        server.stderr().contains("slow command"),
+        "{}",
+        server.stderr()
+    );
     let logs = root.join("logs");
     let deadline = Instant::now() + Duration::from_secs(30);
     while !logs.join("commands.jsonl.2").exists() {

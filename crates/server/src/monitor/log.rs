@@ -293,7 +293,8 @@ mod tests {
             std::fs::write(&path, format!("{i}\n")).expect("write");
             rotate(&path, 3).expect("rotate");
         }
-        let read = |n: usize| std::fs::read_to_string(dir.path().join(format!("commands.jsonl.{n}")));
+        let read =
+            |n: usize| std::fs::read_to_string(dir.path().join(format!("commands.jsonl.{n}")));
         assert_eq!(read(1).expect(".1"), "4\n");
         assert_eq!(read(2).expect(".2"), "3\n");
         assert_eq!(read(3).expect(".3"), "2\n");

@@ -25,7 +25,7 @@ function el(name, attrs, parent) {
   return e;
 }
 function chart(id, title, key, color) {
-  const W = 420, H = 200, L = 50, B = 30, T = 24;
+  const W = 400, H = 200, L = 50, B = 30, T = 24;
   const svg = el('svg', { id: id, class: 'chart', width: W, height: H, viewBox: `0 0 ${W} ${H}` });
   document.getElementById('charts').appendChild(svg);
   const t = el('text', { x: 8, y: 16, 'font-size': 13 }, svg); t.textContent = title;

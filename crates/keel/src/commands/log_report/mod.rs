@@ -108,7 +108,12 @@ fn emit(out: &Out, s: &Summary) {
     table(out, "by_total", "Commands by total time", &s.by_total);
     table(out, "by_peak", "Commands by peak time", &s.by_peak);
     table(out, "by_user", "Users by total time", &s.by_user);
-    table(out, "by_workspace", "Workspaces by total time", &s.by_workspace);
+    table(
+        out,
+        "by_workspace",
+        "Workspaces by total time",
+        &s.by_workspace,
+    );
     table(
         out,
         "writer",

@@ -43,7 +43,11 @@ pub fn normalize_time(t: &str) -> String {
 }
 
 /// Reads every file, keeping records that ended in `[since, until)`.
-pub fn read_all(files: &[impl AsRef<Path>], since: Option<&str>, until: Option<&str>) -> Result<Read> {
+pub fn read_all(
+    files: &[impl AsRef<Path>],
+    since: Option<&str>,
+    until: Option<&str>,
+) -> Result<Read> {
     let mut read = Read::default();
     for file in files {
         let path = file.as_ref();

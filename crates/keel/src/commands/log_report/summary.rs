@@ -149,8 +149,16 @@ pub fn summarize(lines: &[LogLine], unreadable: u64) -> Summary {
     Summary {
         commands: lines.len() as u64,
         unreadable_lines: unreadable,
-        first: lines.iter().map(|r| r.time.clone()).min().unwrap_or_default(),
-        last: lines.iter().map(|r| r.time.clone()).max().unwrap_or_default(),
+        first: lines
+            .iter()
+            .map(|r| r.time.clone())
+            .min()
+            .unwrap_or_default(),
+        last: lines
+            .iter()
+            .map(|r| r.time.clone())
+            .max()
+            .unwrap_or_default(),
         by_total: ranked(commands.clone(), |t| t.total_ms),
         by_peak: ranked(commands.clone(), |t| t.peak_ms),
         slowest: slowest
