@@ -233,16 +233,11 @@ async fn a_terminated_submit_commits_nothing() {
         .expect("task");
     let status = match answer {
         Err(status) => status,
-        Ok(response) => {
-            let mut stream = response.into_inner();
-            loop {
-                match stream.message().await {
-                    Ok(Some(reply)) => panic!("a terminated submit replied {reply:?}"),
-                    Ok(None) => panic!("a terminated submit ended without an error"),
-                    Err(status) => break status,
-                }
-            }
-        }
+        Ok(response) => match response.into_inner().message().await {
+            Ok(Some(reply)) => panic!("a terminated submit replied {reply:?}"),
+            Ok(None) => panic!("a terminated submit ended without an error"),
+            Err(status) => status,
+        },
     };
     assert_eq!(status.code(), tonic::Code::Cancelled, "{status:?}");
     drop(tx);

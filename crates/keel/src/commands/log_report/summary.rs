@@ -144,7 +144,7 @@ pub fn summarize(lines: &[LogLine], unreadable: u64) -> Summary {
             count,
         })
         .collect();
-    errors.sort_by(|a, b| b.count.cmp(&a.count));
+    errors.sort_by_key(|e| std::cmp::Reverse(e.count));
     errors.truncate(TOP);
     Summary {
         commands: lines.len() as u64,
