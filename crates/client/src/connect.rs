@@ -95,8 +95,10 @@ impl Connection {
             trust,
             Duration::from_secs(tuning.connect_timeout_secs),
         );
+        // The server's monitor and command log name the client program by its user agent.
         let endpoint = dialer
             .endpoint()
+            .and_then(|e| e.user_agent(concat!("keel/", env!("CARGO_PKG_VERSION"))))
             .map_err(|e| connect_error(error_chain(&e)))?;
         let channel = dialer.connect(endpoint).await.map_err(|e| match e {
             DialError::Refused(why) => Error::Transport(why),

@@ -280,6 +280,7 @@ fn every_command_is_logged_and_errors_are_told() {
         .find(|r| str_field(r, "command") == "SaveWorkspace")
         .expect("workspace save");
     assert_eq!(str_field(save, "result"), "ok");
+    assert!(str_field(save, "program").starts_with("keel/"), "{save}");
     assert!(field(save, "lapse_ms").as_f64().expect("lapse") > 0.0);
     // Failed commands also go to the server's own log.
     let deadline = Instant::now() + Duration::from_secs(30);
