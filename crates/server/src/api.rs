@@ -38,6 +38,8 @@ pub(crate) struct Api {
     tls_fingerprint: Option<keel_tls::Fingerprint>,
     /// Where content accesses are recorded, when the audit log is on.
     audit: Option<Arc<crate::audit::Audit>>,
+    /// Where probe timings go, when the server exposes metrics.
+    probe: Option<Arc<crate::metrics::ProbeMetrics>>,
 }
 
 impl Api {
@@ -60,7 +62,19 @@ impl Api {
             journal_heartbeat: std::time::Duration::from_millis(config.journal_heartbeat_ms),
             tls_fingerprint: None,
             audit: None,
+            probe: None,
         }
+    }
+
+    /// The counter of stored content bytes sent (for the metrics).
+    pub(crate) fn content_sent(&self) -> Arc<AtomicU64> {
+        self.sent.clone()
+    }
+
+    /// Keeps `ReportProbe`'s timings in `probe` (the server's metrics).
+    pub(crate) fn with_probe(mut self, probe: Arc<crate::metrics::ProbeMetrics>) -> Api {
+        self.probe = Some(probe);
+        self
     }
 
     /// Records every content access in `audit`.
@@ -1134,5 +1148,12 @@ impl pb::keel_server::Keel for Api {
     type ListSettingsStream = ResponseStream<pb::Setting>;
     async fn list_settings(&self, req: Request<pb::ListSettingsRequest>) -> Stream<pb::Setting> {
         api_auth::list_settings(self.service.clone(), &self.streams, req)
+    }
+
+    async fn report_probe(
+        &self,
+        req: Request<pb::ReportProbeRequest>,
+    ) -> Result<Response<pb::ReportProbeReply>, Status> {
+        crate::api_probe::report_probe(self.probe.clone(), req)
     }
 }

@@ -76,6 +76,12 @@ pub struct ServerConfig {
     /// How long audit records gather between two writes of the audit writer, so it writes
     /// batches instead of waking for each record (milliseconds; default 10).
     pub audit_batch_ms: u64,
+    /// `HOST:PORT` where Prometheus metrics are served over HTTP at `/metrics` (OpenMetrics
+    /// text; see README, Monitoring). Empty: no metrics endpoint and no per-call counting.
+    pub metrics_listen: String,
+    /// How often the content store's size and object count are recounted for the metrics, by
+    /// walking `content/` at the lowest CPU priority (seconds; default 300).
+    pub metrics_content_scan_secs: u64,
     /// The metadata store.
     pub store: StoreConfig,
     /// The service layer.
@@ -112,6 +118,8 @@ impl Default for ServerConfig {
             audit_log: PathBuf::new(),
             audit_queue_records: 65536,
             audit_batch_ms: 10,
+            metrics_listen: String::new(),
+            metrics_content_scan_secs: 300,
             store: StoreConfig::default(),
             service: ServiceConfig::default(),
             blob: BlobConfig::default(),
@@ -196,7 +204,11 @@ impl ServerConfig {
     /// The first knob whose value cannot work: its key, its value and what it must be.
     fn first_unusable(&self) -> Option<(&'static str, String, &'static str)> {
         let (store, service, blob) = (&self.store, &self.service, &self.blob);
-        let at_least_one: [(&'static str, usize); 23] = [
+        let at_least_one: [(&'static str, usize); 24] = [
+            (
+                "metrics_content_scan_secs",
+                self.metrics_content_scan_secs as usize,
+            ),
             (
                 "tls_handshake_timeout_ms",
                 self.tls_handshake_timeout_ms as usize,

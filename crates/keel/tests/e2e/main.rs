@@ -23,6 +23,7 @@ mod interrupted_sync;
 mod labels;
 mod large_file;
 mod local_state;
+mod metrics;
 mod obliterate;
 mod proxy;
 mod replica;
