@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use keel_client::Connection;
 use keel_client::probe::{self, PROBE_COMMANDS, ProbeFiles};
+use keel_proto::v1::FilesRequest;
 
 use crate::branchsubmit;
 use crate::dataset::{self, Shape};

@@ -1,10 +1,13 @@
 //! `Instrument`: a tower service around a gRPC service that counts each call, times it to the
 //! last byte of its reply (a streamed sync ends when its stream does), and reads its gRPC code
-//! from the reply's headers or trailers. A call whose client goes away first ends as
-//! `cancelled`.
+//! from the reply's headers or trailers, and counts the bytes of its request and reply bodies
+//! (gRPC-framed messages, as on the wire before HTTP/2 framing). A call whose client goes away
+//! first ends as `cancelled`.
 
 use crate::rpc::RpcMetrics;
 use http_body::{Body as HttpBody, Frame};
+use hyper::body::Buf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -49,6 +52,13 @@ where
         };
         let rpc = metrics.label(req.uri().path());
         metrics.started(rpc);
+        let received = Arc::new(AtomicU64::new(0));
+        let req = req.map(|body| {
+            Body::new(Counted {
+                inner: body,
+                bytes: received.clone(),
+            })
+        });
         // Dropped with the future when the client goes away before the reply starts.
         let mut call = InFlight {
             metrics,
@@ -56,6 +66,8 @@ where
             started: Instant::now(),
             code: None,
             done: false,
+            received,
+            sent: 0,
         };
         let reply = self.inner.call(req);
         Box::pin(async move {
@@ -86,6 +98,10 @@ struct InFlight {
     /// The code seen so far (headers, then trailers).
     code: Option<tonic::Code>,
     done: bool,
+    /// Request body bytes read so far.
+    received: Arc<AtomicU64>,
+    /// Reply body bytes sent so far.
+    sent: u64,
 }
 
 impl InFlight {
@@ -93,7 +109,9 @@ impl InFlight {
         if !self.done {
             self.done = true;
             let seconds = self.started.elapsed().as_secs_f64();
-            self.metrics.ended(self.rpc, seconds, self.code);
+            let received = self.received.load(Ordering::Relaxed);
+            self.metrics
+                .ended(self.rpc, seconds, self.code, (received, self.sent));
         }
     }
 }
@@ -126,6 +144,9 @@ impl<B: HttpBody + Unpin> HttpBody for Observed<B> {
         let frame = Pin::new(&mut this.inner).poll_frame(cx);
         match &frame {
             Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    this.call.sent += data.remaining() as u64;
+                }
                 if let Some(code) = frame.trailers_ref().and_then(grpc_code) {
                     this.call.code = Some(code);
                     this.call.end();
@@ -137,6 +158,40 @@ impl<B: HttpBody + Unpin> HttpBody for Observed<B> {
             }
             Poll::Ready(None) => this.call.end(),
             Poll::Pending => {}
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A request body that counts the bytes read from it (the gRPC-framed messages).
+struct Counted<B> {
+    inner: B,
+    bytes: Arc<AtomicU64>,
+}
+
+impl<B: HttpBody + Unpin> HttpBody for Counted<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let this = self.get_mut();
+        let frame = Pin::new(&mut this.inner).poll_frame(cx);
+        if let Poll::Ready(Some(Ok(frame))) = &frame
+            && let Some(data) = frame.data_ref()
+        {
+            this.bytes
+                .fetch_add(data.remaining() as u64, Ordering::Relaxed);
         }
         frame
     }

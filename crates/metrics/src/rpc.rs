@@ -39,6 +39,8 @@ pub struct RpcMetrics {
     pub(crate) errors: Family<CodeLabel, Counter>,
     pub(crate) latency: Family<RpcLabel, Histogram>,
     pub(crate) active: Family<RpcLabel, Gauge>,
+    pub(crate) received: Family<RpcLabel, Counter>,
+    pub(crate) sent: Family<RpcLabel, Counter>,
 }
 
 impl RpcMetrics {
@@ -51,6 +53,8 @@ impl RpcMetrics {
             errors: Family::default(),
             latency: Family::new_with_constructor(|| Histogram::new(LATENCY_BUCKETS)),
             active: Family::default(),
+            received: Family::default(),
+            sent: Family::default(),
         };
         registry.register(
             "rpc_calls",
@@ -72,6 +76,16 @@ impl RpcMetrics {
             "Calls running now (arrived, reply not yet finished), by RPC",
             metrics.active.clone(),
         );
+        registry.register(
+            "rpc_received_bytes",
+            "Request body bytes (gRPC-framed messages) received, by RPC",
+            metrics.received.clone(),
+        );
+        registry.register(
+            "rpc_sent_bytes",
+            "Reply body bytes (gRPC-framed messages) sent, by RPC",
+            metrics.sent.clone(),
+        );
         metrics
     }
 
@@ -81,10 +95,19 @@ impl RpcMetrics {
         self.known.get(method).copied().unwrap_or(OTHER)
     }
 
-    /// Records a call that ended after `seconds` with gRPC `code` (0 is OK).
-    pub(crate) fn ended(&self, rpc: &'static str, seconds: f64, code: Option<tonic::Code>) {
+    /// Records a call that ended after `seconds` with gRPC `code`, having received and sent
+    /// `bytes` in its bodies.
+    pub(crate) fn ended(
+        &self,
+        rpc: &'static str,
+        seconds: f64,
+        code: Option<tonic::Code>,
+        (received, sent): (u64, u64),
+    ) {
         let label = RpcLabel { rpc };
         self.calls.get_or_create(&label).inc();
+        self.received.get_or_create(&label).inc_by(received);
+        self.sent.get_or_create(&label).inc_by(sent);
         self.latency.get_or_create(&label).observe(seconds);
         self.active.get_or_create(&label).dec();
         match code {
@@ -158,11 +181,13 @@ mod tests {
         let m = RpcMetrics::register(&mut registry, &["Sync"]);
         m.started("Sync");
         m.started("Sync");
-        m.ended("Sync", 0.003, Some(tonic::Code::Ok));
-        m.ended("Sync", 0.5, Some(tonic::Code::NotFound));
+        m.ended("Sync", 0.003, Some(tonic::Code::Ok), (10, 100));
+        m.ended("Sync", 0.5, Some(tonic::Code::NotFound), (10, 0));
         let label = RpcLabel { rpc: "Sync" };
         assert_eq!(m.calls.get_or_create(&label).get(), 2);
         assert_eq!(m.active.get_or_create(&label).get(), 0);
+        assert_eq!(m.received.get_or_create(&label).get(), 20);
+        assert_eq!(m.sent.get_or_create(&label).get(), 100);
         let errors = CodeLabel {
             rpc: "Sync",
             code: "not_found",

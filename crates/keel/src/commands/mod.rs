@@ -12,7 +12,7 @@ mod labels;
 pub(crate) mod login;
 pub(crate) mod obliterate;
 mod open;
-mod probe;
+pub(crate) mod probe;
 mod proxy;
 mod reconcile;
 mod records;

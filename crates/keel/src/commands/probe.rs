@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use keel_client::probe::{self, ProbeCall, ProbeFiles};
-use keel_proto::v1::FilesRequest;
+use keel_proto::v1::{FilesRequest, ListDepotsRequest};
 
 use crate::output::Record;
 use crate::session::{AlreadyReported, Session};
@@ -21,7 +21,7 @@ pub struct ProbeArgs {
     /// Run once and exit (status 1 when a command failed), e.g. from cron.
     #[arg(long)]
     pub once: bool,
-    /// The file fstat and sync -n ask about (default: the first file `files -m 1 //...` lists).
+    /// The file fstat and sync -n ask about (default: the first file of the workspace).
     #[arg(long, value_name = "FILE")]
     pub file: Option<String>,
 }
@@ -81,13 +81,27 @@ pub async fn probe(s: &mut Session, args: ProbeArgs) -> Result<()> {
     }
 }
 
-/// The first file the server lists, for a probe given none.
+/// The first file of the caller's workspace (without one, of the first depot), for a probe
+/// given none.
 async fn first_file(s: &Session) -> Result<String> {
+    let scope = match s.conn.workspace() {
+        "" => {
+            let reply = s
+                .client()
+                .list_depots(ListDepotsRequest { caller: s.caller() })
+                .await;
+            match s.check(reply)?.depots.into_iter().next() {
+                Some(depot) => format!("//{}/...", depot.name),
+                None => bail!("the server has no depot to probe"),
+            }
+        }
+        workspace => format!("//{workspace}/..."),
+    };
     let reply = s
         .client()
         .files(FilesRequest {
             caller: s.caller(),
-            files: vec!["//...".into()],
+            files: vec![scope],
             max: 1,
             ..FilesRequest::default()
         })

@@ -176,6 +176,15 @@ fn the_counts_move_by_what_was_done() {
     // The metrics came over HTTP, not gRPC: nothing counted them as calls.
     assert!(find(&after, "keel_rpc_calls_total", &[("rpc", "other")]).is_empty());
 
+    // Bytes in and out: the submit sent its file's content, the print received it.
+    let bytes = |s: &Scrape, metric: &str, rpc: &str| value(s, metric, &[("rpc", rpc)]);
+    let submit_in = bytes(&after, "keel_rpc_received_bytes_total", "Submit")
+        - bytes(&before, "keel_rpc_received_bytes_total", "Submit");
+    assert!(submit_in >= "second\n".len() as f64, "{submit_in}");
+    let print_out = bytes(&after, "keel_rpc_sent_bytes_total", "Print")
+        - bytes(&before, "keel_rpc_sent_bytes_total", "Print");
+    assert!(print_out > 0.0, "{print_out}");
+
     // The values read from where they live.
     assert!(
         value(&after, "keel_content_sent_bytes_total", &[])
