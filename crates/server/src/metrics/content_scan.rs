@@ -1,5 +1,5 @@
-//! The content store's size and object count for the metrics: a thread of its own walks
-//! `ROOT/content` at the lowest CPU priority every `metrics_content_scan_secs` and keeps the
+//! The content store's size and object count for the metrics: a thread of its own counts
+//! `ROOT/content` (`keel_blob::usage`) at the lowest CPU priority every `metrics_content_scan_secs` and keeps the
 //! totals of the last complete walk. A scrape only reads them.
 
 use std::path::{Path, PathBuf};
@@ -37,51 +37,35 @@ pub(crate) fn start(content: PathBuf, every: Duration) -> std::io::Result<Arc<Co
     Ok(totals)
 }
 
-/// Stored blobs (`*.zst`, `*.raw`) under `dir` and their bytes on disk. Unreadable
-/// directories are passed over (a blob being published, a directory just created).
+/// The content store's blobs and bytes on disk (`keel_blob::usage`); a store it cannot read
+/// right now (a pack being sealed) counts as empty until the next walk, and says why.
 fn walk(dir: &Path) -> (u64, u64) {
-    let (mut objects, mut bytes) = (0, 0);
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let name = entry.file_name();
-            if kind.is_dir() {
-                if name != "tmp" {
-                    pending.push(entry.path());
-                }
-            } else if kind.is_file() {
-                let name = name.to_string_lossy();
-                if name.ends_with(".zst") || name.ends_with(".raw") {
-                    objects += 1;
-                    bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
-                }
-            }
+    match keel_blob::usage(dir) {
+        Ok(usage) => (usage.blobs, usage.disk_bytes),
+        Err(e) => {
+            tracing::warn!(error = %e, "metrics: cannot count the content store");
+            (0, 0)
         }
     }
-    (objects, bytes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use keel_blob::{BlobStore, CompressionPolicy, FsBlobStore};
 
     #[test]
-    fn counts_stored_blobs_and_skips_temporaries() {
+    fn counts_what_the_blob_store_holds() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let sub = dir.path().join("ab").join("cd");
-        std::fs::create_dir_all(&sub).expect("dirs");
-        std::fs::create_dir_all(dir.path().join("tmp")).expect("tmp");
-        std::fs::write(sub.join("x.zst"), b"12345").expect("blob");
-        std::fs::write(sub.join("y.raw"), b"123").expect("blob");
-        std::fs::write(dir.path().join("tmp").join("z.zst"), b"1").expect("temp");
-        std::fs::write(sub.join("notes.txt"), b"1").expect("other");
-        assert_eq!(walk(dir.path()), (2, 8));
         assert_eq!(walk(&dir.path().join("missing")), (0, 0));
+        let store = FsBlobStore::open(dir.path(), CompressionPolicy::default()).expect("store");
+        for text in ["one", "two", "three"] {
+            let mut w = store.writer().expect("writer");
+            std::io::Write::write_all(&mut w, text.as_bytes()).expect("write");
+            store.publish(vec![w.finish().expect("finish")]).expect("publish");
+        }
+        let (blobs, bytes) = walk(dir.path());
+        assert_eq!(blobs, 3);
+        assert!(bytes > 0);
     }
 }
