@@ -127,7 +127,9 @@ pub fn usage(root: &Path) -> Result<BlobUsage, BlobError> {
     if files.is_dir() {
         for dir in fs::read_dir(&files).map_err(|e| BlobError::io(&files, e))? {
             let dir = dir.map_err(|e| BlobError::io(&files, e))?.path();
-            let Ok(entries) = fs::read_dir(&dir) else { continue };
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
             for file in entries.flatten() {
                 let name = file.file_name();
                 let Some((hex, ext)) = name.to_str().and_then(|n| n.split_once('.')) else {

@@ -7,11 +7,11 @@
 use crate::rpc::RpcMetrics;
 use http_body::{Body as HttpBody, Frame};
 use hyper::body::Buf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Instant;
 use tonic::body::Body;

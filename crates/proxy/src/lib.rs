@@ -164,7 +164,10 @@ pub async fn run(
             let at = endpoint.local_addr();
             let registry = Arc::new(metrics::registry(proxy.clone()));
             tracing::info!(addr = %at, "metrics at /metrics");
-            Some((at, tokio::spawn(endpoint.serve(registry, std::future::pending()))))
+            Some((
+                at,
+                tokio::spawn(endpoint.serve(registry, std::future::pending())),
+            ))
         }
     };
     ready(&ProxyListening {

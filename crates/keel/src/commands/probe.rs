@@ -66,7 +66,8 @@ pub async fn probe(s: &mut Session, args: ProbeArgs) -> Result<()> {
         let recorded = probe::report(&s.conn, &calls).await;
         let failed = print_run(s, &files.fstat, &calls, recorded.as_ref().ok().copied());
         if let Err(e) = &recorded {
-            s.out.error(format!("cannot report the probe's timings: {e}"));
+            s.out
+                .error(format!("cannot report the probe's timings: {e}"));
         }
         if args.once {
             if failed || recorded.is_err() {

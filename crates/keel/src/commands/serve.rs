@@ -127,7 +127,10 @@ pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
                     ""
                 }
             ),
-            None => writeln!(stdout, "keel serve: listening on {addr} (root {shown}{metrics})"),
+            None => writeln!(
+                stdout,
+                "keel serve: listening on {addr} (root {shown}{metrics})"
+            ),
         };
         let _ = stdout.flush();
     })

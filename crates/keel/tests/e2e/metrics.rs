@@ -127,7 +127,9 @@ fn server_with_metrics(dir: &Path) -> (Server, String) {
     std::fs::write(root.join("keel.toml"), "metrics_content_scan_secs = 1\n").expect("config");
     let server = Server::start_full(&root, &[], &["--metrics-listen", "127.0.0.1:0"])
         .expect("server starts");
-    let url = server.metrics_url().expect("the listening line names the metrics address");
+    let url = server
+        .metrics_url()
+        .expect("the listening line names the metrics address");
     (server, url)
 }
 
@@ -168,7 +170,10 @@ fn the_counts_move_by_what_was_done() {
     let histogram = |s: &Scrape| observations(s, "keel_rpc_duration_seconds", &[("rpc", "Fstat")]);
     assert_eq!(histogram(&after) - histogram(&before), 3.0);
     let errors = |s: &Scrape, rpc: &str| value(s, "keel_rpc_errors_total", &[("rpc", rpc)]);
-    assert_eq!(errors(&after, "Describe") - errors(&before, "Describe"), 1.0);
+    assert_eq!(
+        errors(&after, "Describe") - errors(&before, "Describe"),
+        1.0
+    );
     assert_eq!(errors(&after, "Fstat"), 0.0);
     assert_eq!(errors(&after, "Submit"), 0.0);
     // Every call had ended before its command exited.
@@ -191,7 +196,8 @@ fn the_counts_move_by_what_was_done() {
             > value(&before, "keel_content_sent_bytes_total", &[])
     );
     assert!(
-        value(&after, "keel_writer_jobs_total", &[]) > value(&before, "keel_writer_jobs_total", &[])
+        value(&after, "keel_writer_jobs_total", &[])
+            > value(&before, "keel_writer_jobs_total", &[])
     );
     assert_eq!(value(&after, "keel_writer_queued", &[]), 0.0);
     assert!(value(&after, "keel_writer_hold_seconds_total", &[]) > 0.0);
@@ -287,7 +293,9 @@ fn the_proxy_reports_its_hits() {
         &["--metrics-listen", "127.0.0.1:0"],
     )
     .expect("proxy starts");
-    let url = proxy.metrics_url().expect("the proxy names its metrics address");
+    let url = proxy
+        .metrics_url()
+        .expect("the proxy names its metrics address");
     let root = dir.path().join("via-proxy");
     std::fs::create_dir_all(&root).expect("root");
     let c = proxy.client("bob", "bob-ws", &root);

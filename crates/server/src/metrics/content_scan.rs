@@ -61,8 +61,10 @@ mod tests {
         let store = FsBlobStore::open(dir.path(), CompressionPolicy::default()).expect("store");
         for text in ["one", "two", "three"] {
             let mut w = store.writer().expect("writer");
-            std::io::Write::write_all(&mut w, text.as_bytes()).expect("write");
-            store.publish(vec![w.finish().expect("finish")]).expect("publish");
+            w.write(text.as_bytes()).expect("write");
+            store
+                .publish(vec![w.finish().expect("finish")])
+                .expect("publish");
         }
         let (blobs, bytes) = walk(dir.path());
         assert_eq!(blobs, 3);

@@ -40,34 +40,109 @@ impl Collector for Gauges {
     fn encode(&self, mut e: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let (s, content) = (&self.sources, &self.content);
         let w = s.meta.writer_stats();
-        gauge(&mut e, "writer_queued", "Write jobs waiting for the metadata writer now", w.queued as f64)?;
-        gauge(&mut e, "writer_holding", "Write jobs running in the writer's transaction now", w.holding as f64)?;
-        counter(&mut e, "writer_jobs", "Write jobs the metadata writer ran", w.jobs as f64)?;
-        counter(&mut e, "writer_wait_seconds", "Time write jobs waited for the metadata writer, summed (divide by writer_jobs for the mean)", w.wait_seconds)?;
-        counter(&mut e, "writer_hold_seconds", "Time write jobs spent from their start on the writer to their transaction's commit, summed", w.hold_seconds)?;
-        counter(&mut e, "content_sent_bytes", "Stored (compressed) content bytes sent to clients in sync, print and content replies", s.content_sent.load(Ordering::Relaxed) as f64)?;
+        gauge(
+            &mut e,
+            "writer_queued",
+            "Write jobs waiting for the metadata writer now",
+            w.queued as f64,
+        )?;
+        gauge(
+            &mut e,
+            "writer_holding",
+            "Write jobs running in the writer's transaction now",
+            w.holding as f64,
+        )?;
+        counter(
+            &mut e,
+            "writer_jobs",
+            "Write jobs the metadata writer ran",
+            w.jobs as f64,
+        )?;
+        counter(
+            &mut e,
+            "writer_wait_seconds",
+            "Time write jobs waited for the metadata writer, summed (divide by writer_jobs for the mean)",
+            w.wait_seconds,
+        )?;
+        counter(
+            &mut e,
+            "writer_hold_seconds",
+            "Time write jobs spent from their start on the writer to their transaction's commit, summed",
+            w.hold_seconds,
+        )?;
+        counter(
+            &mut e,
+            "content_sent_bytes",
+            "Stored (compressed) content bytes sent to clients in sync, print and content replies",
+            s.content_sent.load(Ordering::Relaxed) as f64,
+        )?;
         if content.scans.load(Ordering::Relaxed) > 0 {
-            gauge(&mut e, "content_objects", "Blobs in the content store at the last count (every metrics_content_scan_secs)", content.objects.load(Ordering::Relaxed) as f64)?;
-            gauge(&mut e, "content_bytes", "Bytes of the content store's blobs on disk at the last count", content.bytes.load(Ordering::Relaxed) as f64)?;
+            gauge(
+                &mut e,
+                "content_objects",
+                "Blobs in the content store at the last count (every metrics_content_scan_secs)",
+                content.objects.load(Ordering::Relaxed) as f64,
+            )?;
+            gauge(
+                &mut e,
+                "content_bytes",
+                "Bytes of the content store's blobs on disk at the last count",
+                content.bytes.load(Ordering::Relaxed) as f64,
+            )?;
         }
         if let Some(journal) = &s.journal {
             let (_, path) = journal.current();
             let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-            gauge(&mut e, "journal_bytes", "Size of the journal file being written (since the last checkpoint)", size as f64)?;
-            gauge(&mut e, "journal_position", "Newest committed journal position", journal.committed_position() as f64)?;
+            gauge(
+                &mut e,
+                "journal_bytes",
+                "Size of the journal file being written (since the last checkpoint)",
+                size as f64,
+            )?;
+            gauge(
+                &mut e,
+                "journal_position",
+                "Newest committed journal position",
+                journal.committed_position() as f64,
+            )?;
         }
         let mut wal = s.meta.path().as_os_str().to_owned();
         wal.push("-wal");
         let wal = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
-        gauge(&mut e, "wal_bytes", "Size of the metadata database's write-ahead log", wal as f64)?;
+        gauge(
+            &mut e,
+            "wal_bytes",
+            "Size of the metadata database's write-ahead log",
+            wal as f64,
+        )?;
         if let Some(age) = newest_checkpoint_age(&s.checkpoints) {
-            gauge(&mut e, "checkpoint_age_seconds", "Seconds since the newest checkpoint file was written (absent before the first)", age)?;
+            gauge(
+                &mut e,
+                "checkpoint_age_seconds",
+                "Seconds since the newest checkpoint file was written (absent before the first)",
+                age,
+            )?;
         }
         if let Some(replica) = &s.replica {
             let info = replica.info();
-            gauge(&mut e, "replica_connected", "1 when the replica's follower is connected to its primary", f64::from(u8::from(info.connected)))?;
-            gauge(&mut e, "replica_lag_records", "Journal records the primary has committed that this replica has not applied", info.lag_records as f64)?;
-            gauge(&mut e, "replica_lag_seconds", "Seconds since this replica last held everything its primary had committed", info.lag_seconds)?;
+            gauge(
+                &mut e,
+                "replica_connected",
+                "1 when the replica's follower is connected to its primary",
+                f64::from(u8::from(info.connected)),
+            )?;
+            gauge(
+                &mut e,
+                "replica_lag_records",
+                "Journal records the primary has committed that this replica has not applied",
+                info.lag_records as f64,
+            )?;
+            gauge(
+                &mut e,
+                "replica_lag_seconds",
+                "Seconds since this replica last held everything its primary had committed",
+                info.lag_seconds,
+            )?;
         }
         Ok(())
     }
