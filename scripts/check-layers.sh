@@ -30,6 +30,10 @@ done
 for dep in keel-service keel-store keel-blob keel-server rusqlite; do
   forbid keel-client "$dep"
 done
+# The metrics crate knows no Keel crate: the server and the proxy give it what to expose.
+for dep in keel-core keel-store keel-blob keel-service keel-proto keel-server keel-client keel-tls keel-proxy rusqlite; do
+  forbid keel-metrics "$dep"
+done
 # The proxy knows only the wire (and the pure core's digests): no server-side crate.
 for dep in keel-service keel-store keel-blob keel-server keel-client rusqlite; do
   forbid keel-proxy "$dep"

@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use keel_client::Connection;
-use keel_proto::v1::{ChangesRequest, FilesRequest, InfoRequest, OpenedRequest, SyncRequest};
+use keel_client::probe::{self, PROBE_COMMANDS, ProbeFiles};
+use keel_proto::v1::FilesRequest;
 
 use crate::branchsubmit;
 use crate::dataset::{self, Shape};
@@ -392,71 +393,42 @@ async fn probe_loop(
     Ok(out)
 }
 
-/// One probe loop's five calls, each timed (`start` is the workload's start).
+/// One probe loop's five calls (the probe `keel probe` runs, `keel_client::probe`), each
+/// timed; a failed call fails the workload (`start` is the workload's start).
 async fn probe_calls(
     conn: &Connection,
     tree: &Shape,
     i: u64,
     start: Instant,
 ) -> Result<Vec<Sample>> {
-    let mut grpc = conn.client();
-    let mut calls = Vec::with_capacity(5);
-    let mut call = |op: &'static str, since: Instant| {
-        calls.push(Sample {
-            op,
-            client: 0,
-            start: since.duration_since(start),
-            latency: since.elapsed(),
-        });
+    let files = ProbeFiles {
+        fstat: tree.depot_path(i),
+        sync: format!("//bench-probe/{}", tree.rel_path(i)),
     };
-    let t = Instant::now();
-    grpc.info(InfoRequest {
-        caller: conn.caller(),
-    })
-    .await
-    .map_err(|s| BenchError::rpc("probe info", s))?;
-    call("probe_info", t);
-    let t = Instant::now();
-    let reply = grpc
-        .changes(ChangesRequest {
-            caller: conn.caller(),
-            max: 1,
-            ..ChangesRequest::default()
-        })
-        .await;
-    rpc::drain("probe changes", reply).await?;
-    call("probe_changes", t);
-    let t = Instant::now();
-    let reply = grpc
-        .fstat(FilesRequest {
-            caller: conn.caller(),
-            files: vec![tree.depot_path(i)],
-            ..FilesRequest::default()
-        })
-        .await;
-    rpc::drain("probe fstat", reply).await?;
-    call("probe_fstat", t);
-    let t = Instant::now();
-    let reply = grpc
-        .sync(SyncRequest {
-            caller: conn.caller(),
-            files: vec![format!("//bench-probe/{}", tree.rel_path(i))],
-            preview: true,
-            ..SyncRequest::default()
-        })
-        .await;
-    rpc::drain("probe sync -n", reply).await?;
-    call("probe_sync_n", t);
-    let t = Instant::now();
-    let reply = grpc
-        .opened(OpenedRequest {
-            caller: conn.caller(),
-            ..OpenedRequest::default()
-        })
-        .await;
-    rpc::drain("probe opened", reply).await?;
-    call("probe_opened", t);
+    let mut calls = Vec::with_capacity(PROBE_COMMANDS.len());
+    for call in probe::run_once(conn, &files).await {
+        if let Some(e) = call.error {
+            return Err(BenchError::Check(format!("probe {}: {e}", call.command)));
+        }
+        calls.push(Sample {
+            op: sample_op(call.command),
+            client: 0,
+            start: call.began.duration_since(start),
+            latency: call.latency,
+        });
+    }
     Ok(calls)
+}
+
+/// The sample name of a probe command in the report's raw samples.
+fn sample_op(command: &str) -> &'static str {
+    match command {
+        "info" => "probe_info",
+        "changes" => "probe_changes",
+        "fstat" => "probe_fstat",
+        "sync" => "probe_sync_n",
+        _ => "probe_opened",
+    }
 }
 
 /// Runs `work` on a new thread with a single-threaded runtime of its own; the returned task

@@ -98,6 +98,8 @@ pub struct Target {
     pub addr: String,
     /// The TLS certificate's fingerprint, for a started TLS server.
     pub fingerprint: Option<String>,
+    /// `http://HOST:PORT/metrics`, for a server started with `--metrics-listen`.
+    pub metrics: Option<String>,
     child: Option<Child>,
     /// The server root (None for an external server).
     pub root: Option<PathBuf>,
@@ -111,6 +113,7 @@ impl Target {
         Target {
             addr: addr.to_string(),
             fingerprint: None,
+            metrics: None,
             child: None,
             root: None,
             stderr: None,
@@ -190,12 +193,17 @@ impl Target {
             .split_once("TLS fingerprint ")
             .and_then(|(_, rest)| rest.split([',', ')', ' ']).next())
             .map(str::to_string);
+        let metrics = line
+            .split_once("metrics http://")
+            .and_then(|(_, rest)| rest.split([',', ')', ' ']).next())
+            .map(|rest| format!("http://{rest}"));
         if let (Some(addr), Some(fp)) = (&addr, &fingerprint) {
             trust_started(addr, fp)?;
         }
         let mut target = Target {
             addr: addr.clone().unwrap_or_default(),
             fingerprint,
+            metrics,
             child: Some(child),
             root: Some(root),
             stderr,

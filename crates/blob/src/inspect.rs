@@ -81,6 +81,70 @@ pub fn stored_blobs(root: &Path) -> Result<HashMap<Digest, StoredAt>, BlobError>
     Ok(out)
 }
 
+/// A content store's totals, counted from its files (see [`usage`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlobUsage {
+    /// Blobs stored: live pack records plus blob files (a digest stored twice, as after a
+    /// damaged record was stored again, counts twice).
+    pub blobs: u64,
+    /// Bytes of the content store's pack, index and blob files on disk (reclaimed records
+    /// still count until their pack is rewritten).
+    pub disk_bytes: u64,
+}
+
+/// Counts the blobs under `root` and the bytes of its files, reading pack indexes (or
+/// scanning a pack without one) one at a time: memory stays that of one pack's index.
+pub fn usage(root: &Path) -> Result<BlobUsage, BlobError> {
+    let mut total = BlobUsage::default();
+    let packs = root.join("packs");
+    if packs.is_dir() {
+        let reclaimed = tombstones::read(&packs.join("reclaimed"))?;
+        for entry in fs::read_dir(&packs).map_err(|e| BlobError::io(&packs, e))? {
+            let entry = entry.map_err(|e| BlobError::io(&packs, e))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if name.ends_with(".pack") || name.ends_with(".idx") {
+                total.disk_bytes += entry.metadata().map_or(0, |m| m.len());
+            }
+            let Some(id) = name
+                .strip_prefix("pack-")
+                .and_then(|n| n.strip_suffix(".pack"))
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let entries = match index::read(&index_path(&packs, id), id) {
+                Some(entries) => entries,
+                None => scan::scan(&pack_path(&packs, id), id, &reclaimed)?.entries,
+            };
+            total.blobs += entries
+                .iter()
+                .filter(|(_, loc)| !reclaimed.contains(&(id, loc.offset)))
+                .count() as u64;
+        }
+    }
+    let files = root.join("files");
+    if files.is_dir() {
+        for dir in fs::read_dir(&files).map_err(|e| BlobError::io(&files, e))? {
+            let dir = dir.map_err(|e| BlobError::io(&files, e))?.path();
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for file in entries.flatten() {
+                let name = file.file_name();
+                let Some((hex, ext)) = name.to_str().and_then(|n| n.split_once('.')) else {
+                    continue;
+                };
+                if Digest::from_hex(hex).is_ok() && encoding_of(ext).is_some() {
+                    total.blobs += 1;
+                    total.disk_bytes += file.metadata().map_or(0, |m| m.len());
+                }
+            }
+        }
+    }
+    Ok(total)
+}
+
 fn encoding_of(ext: &str) -> Option<Encoding> {
     match ext {
         "zst" => Some(Encoding::Zstd),

@@ -20,7 +20,7 @@ pub use check::{CheckedContent, ContentCheck, check_content, recompute};
 pub use config::BlobConfig;
 pub use error::BlobError;
 pub use fs_store::{FsBlobStore, StoredAt};
-pub use inspect::stored_blobs;
+pub use inspect::{BlobUsage, stored_blobs, usage};
 pub use pack::PACK_RECORD_HEADER_BYTES;
 pub use writer::{BlobWriter, CompressionPolicy, PendingBlob};
 

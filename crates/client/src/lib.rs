@@ -11,6 +11,7 @@ pub mod have;
 pub mod have_index;
 pub mod local_state;
 pub mod paths;
+pub mod probe;
 pub mod refusal;
 pub mod shelve;
 pub mod stream;

@@ -182,6 +182,9 @@ pub enum ClientCommand {
     Branches,
     /// Re-read stored content and report every BAD or MISSING revision (exit 1 when any).
     Verify(crate::commands::verify::VerifyArgs),
+    /// Time the five everyday commands (info, changes -m 1, fstat, sync -n, opened) now and
+    /// every --every, print them and report them to the server's metrics.
+    Probe(crate::commands::probe::ProbeArgs),
     /// Show or edit the triggers table (-o prints it, -i reads it from stdin).
     Triggers(crate::commands::triggers::TriggersArgs),
     /// Log in: trade your password for a ticket, stored in the tickets file (-s: show status).
@@ -504,6 +507,10 @@ pub struct ServeArgs {
     /// ROOT/logs/commands.jsonl).
     #[arg(long, value_name = "FILE")]
     pub command_log: Option<PathBuf>,
+    /// Serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (overrides
+    /// `metrics_listen`).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_listen: Option<String>,
     /// Async worker threads (overrides `workers` in ROOT/keel.toml).
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
@@ -561,6 +568,10 @@ pub struct ProxyArgs {
     /// Most bytes the cache keeps (overrides `cache_size_bytes`; default 10 GiB).
     #[arg(long, value_name = "BYTES")]
     pub cache_size: Option<u64>,
+    /// Serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (overrides
+    /// `metrics_listen`).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_listen: Option<String>,
     /// A TOML file of proxy knobs (`keel proxy --print-config` lists them).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,

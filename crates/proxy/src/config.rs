@@ -35,6 +35,8 @@ pub struct ProxyConfig {
     pub tls_key: PathBuf,
     /// How long a client may take to finish its TLS handshake (milliseconds; default 10000).
     pub tls_handshake_timeout_ms: u64,
+    /// `HOST:PORT` where Prometheus metrics are served over HTTP at `/metrics`. Empty: none.
+    pub metrics_listen: String,
 }
 
 impl Default for ProxyConfig {
@@ -50,6 +52,7 @@ impl Default for ProxyConfig {
             tls_cert: PathBuf::new(),
             tls_key: PathBuf::new(),
             tls_handshake_timeout_ms: 10_000,
+            metrics_listen: String::new(),
         }
     }
 }

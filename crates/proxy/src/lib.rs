@@ -6,6 +6,7 @@ mod cache;
 mod config;
 mod content;
 mod handlers;
+mod metrics;
 mod pipeline;
 mod router;
 mod stats;
@@ -57,6 +58,8 @@ pub enum ProxyError {
     Transport(#[from] tonic::transport::Error),
     #[error("cannot serve TLS: {0}")]
     Certificate(#[from] keel_tls::CertError),
+    #[error(transparent)]
+    Metrics(#[from] keel_metrics::EndpointError),
 }
 
 /// What the handlers share.
@@ -70,12 +73,22 @@ pub(crate) struct Proxy {
 /// The proxy's counters and cache size when it stopped (for the exit log line).
 pub type Counters = pb::ProxyInfo;
 
+/// Where a started proxy listens, as `run`'s `ready` callback is told.
+#[derive(Clone, Debug)]
+pub struct ProxyListening {
+    /// The address clients use (`ssl:` for TLS).
+    pub addr: String,
+    /// The certificate's fingerprint when the proxy serves TLS.
+    pub fingerprint: Option<keel_tls::Fingerprint>,
+    /// Where Prometheus metrics are served (`http://ADDR/metrics`), when they are.
+    pub metrics: Option<std::net::SocketAddr>,
+}
+
 /// Opens the cache, checks that the target is a Keel server, and serves until `shutdown`
-/// completes. `ready` is called with the address clients use (`ssl:` for TLS) and the
-/// certificate's fingerprint once connections are accepted.
+/// completes. `ready` is called with the addresses once connections are accepted.
 pub async fn run(
     opts: ProxyOptions,
-    ready: impl FnOnce(&str, Option<keel_tls::Fingerprint>) + Send,
+    ready: impl FnOnce(&ProxyListening) + Send,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<Counters, ProxyError> {
     let config = opts.config.clone();
@@ -133,6 +146,7 @@ pub async fn run(
         None => addr.to_string(),
     };
     let handshake_timeout = Duration::from_millis(config.tls_handshake_timeout_ms);
+    let config_metrics = config.metrics_listen.clone();
     let proxy = Arc::new(Proxy {
         addr: addr.clone(),
         config,
@@ -143,7 +157,24 @@ pub async fn run(
         files = usage.files, bytes = usage.bytes,
         fingerprint = %fingerprint.map(|f| f.to_string()).unwrap_or_default(),
         "keel proxy listening");
-    ready(&addr, fingerprint);
+    let metrics = match config_metrics.is_empty() {
+        true => None,
+        false => {
+            let endpoint = keel_metrics::MetricsEndpoint::bind(&config_metrics).await?;
+            let at = endpoint.local_addr();
+            let registry = Arc::new(metrics::registry(proxy.clone()));
+            tracing::info!(addr = %at, "metrics at /metrics");
+            Some((
+                at,
+                tokio::spawn(endpoint.serve(registry, std::future::pending())),
+            ))
+        }
+    };
+    ready(&ProxyListening {
+        addr: addr.clone(),
+        fingerprint,
+        metrics: metrics.as_ref().map(|(at, _)| *at),
+    });
     let routes = tonic::service::Routes::from(
         axum::Router::new().fallback_service(router::Router(proxy.clone())),
     );
@@ -153,6 +184,9 @@ pub async fn run(
         .add_routes(routes)
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
+    if let Some((_, task)) = metrics {
+        task.abort();
+    }
     let counters = proxy.info();
     tracing::info!(
         hits = counters.hits,

@@ -40,6 +40,8 @@ pub(crate) struct Api {
     audit: Option<Arc<crate::audit::Audit>>,
     /// The running commands (`monitor show`, `monitor terminate`).
     pub(crate) monitor: Arc<crate::monitor::Registry>,
+    /// Where probe timings go, when the server exposes metrics.
+    probe: Option<Arc<crate::metrics::ProbeMetrics>>,
 }
 
 impl Api {
@@ -66,7 +68,19 @@ impl Api {
                 Vec::new(),
                 std::time::Duration::from_millis(config.slow_command_ms),
             )),
+            probe: None,
         }
+    }
+
+    /// The counter of stored content bytes sent (for the metrics).
+    pub(crate) fn content_sent(&self) -> Arc<AtomicU64> {
+        self.sent.clone()
+    }
+
+    /// Keeps `ReportProbe`'s timings in `probe` (the server's metrics).
+    pub(crate) fn with_probe(mut self, probe: Arc<crate::metrics::ProbeMetrics>) -> Api {
+        self.probe = Some(probe);
+        self
     }
 
     /// Lists and terminates the commands `registry` observes.
@@ -1161,5 +1175,12 @@ impl pb::keel_server::Keel for Api {
         req: Request<pb::MonitorTerminateRequest>,
     ) -> Result<Response<pb::RunningCommand>, Status> {
         crate::api_monitor::terminate(&self.service, &self.monitor, req).await
+    }
+
+    async fn report_probe(
+        &self,
+        req: Request<pb::ReportProbeRequest>,
+    ) -> Result<Response<pb::ReportProbeReply>, Status> {
+        crate::api_probe::report_probe(self.probe.clone(), req)
     }
 }

@@ -102,6 +102,12 @@ pub struct ServerConfig {
     /// Most bytes of a command's arguments kept for `monitor show -a` and the command log
     /// (bytes; default 512).
     pub command_args_max_bytes: usize,
+    /// `HOST:PORT` where Prometheus metrics are served over HTTP at `/metrics` (OpenMetrics
+    /// text; see README, Monitoring). Empty: no metrics endpoint and no per-call counting.
+    pub metrics_listen: String,
+    /// How often the content store's size and object count are recounted for the metrics, by
+    /// walking `content/` at the lowest CPU priority (seconds; default 300).
+    pub metrics_content_scan_secs: u64,
     /// The metadata store.
     pub store: StoreConfig,
     /// The service layer.
@@ -147,6 +153,8 @@ impl Default for ServerConfig {
             command_log_keep: 10,
             slow_command_ms: 10_000,
             command_args_max_bytes: 512,
+            metrics_listen: String::new(),
+            metrics_content_scan_secs: 300,
             store: StoreConfig::default(),
             service: ServiceConfig::default(),
             blob: BlobConfig::default(),
@@ -231,7 +239,7 @@ impl ServerConfig {
     /// The first knob whose value cannot work: its key, its value and what it must be.
     fn first_unusable(&self) -> Option<(&'static str, String, &'static str)> {
         let (store, service, blob) = (&self.store, &self.service, &self.blob);
-        let at_least_one: [(&'static str, usize); 28] = [
+        let at_least_one: [(&'static str, usize); 29] = [
             ("command_log_queue_records", self.command_log_queue_records),
             (
                 "command_log_rotate_bytes",
@@ -240,6 +248,10 @@ impl ServerConfig {
             (
                 "command_log_rotate_secs",
                 self.command_log_rotate_secs.min(usize::MAX as u64) as usize,
+            ),
+            (
+                "metrics_content_scan_secs",
+                self.metrics_content_scan_secs as usize,
             ),
             (
                 "tls_handshake_timeout_ms",

@@ -951,3 +951,18 @@ impl WireError for keel_store::backup::CheckpointError {
         false
     }
 }
+
+/// A probe timing the server cannot keep (`ReportProbe`): INVALID_ARGUMENT, BAD_ARGUMENT,
+/// with the command it names as the path.
+pub(crate) fn probe_status(e: crate::metrics::probe::ProbeReportError) -> Status {
+    use crate::metrics::probe::ProbeReportError as E;
+    let command = match &e {
+        E::UnknownCommand(command) | E::BadSeconds { command, .. } => command.clone(),
+    };
+    let detail = on_path(pb::ErrorReason::BadArgument, &command);
+    Status::with_details(
+        Code::InvalidArgument,
+        e.to_string(),
+        detail.encode_to_vec().into(),
+    )
+}

@@ -6,6 +6,7 @@ mod api_auth;
 mod api_backup;
 mod api_labels;
 mod api_monitor;
+mod api_probe;
 mod api_replication;
 mod api_shelves;
 mod api_triggers;
@@ -16,6 +17,7 @@ mod convert;
 mod handover;
 mod identity;
 mod lock;
+mod metrics;
 mod monitor;
 mod replica;
 mod streams;
@@ -97,6 +99,10 @@ pub enum ServeError {
     CommandLog(#[from] monitor::CommandLogOpenError),
     #[error("cannot serve TLS: {0}")]
     Certificate(#[from] keel_tls::CertError),
+    #[error(transparent)]
+    Metrics(#[from] keel_metrics::EndpointError),
+    #[error("cannot start the metrics' content counting thread: {0}")]
+    MetricsThread(std::io::Error),
 }
 
 /// Where a started server listens, as `serve`'s `ready` callback is told.
@@ -108,6 +114,8 @@ pub struct Listening {
     pub tls: Option<keel_tls::Fingerprint>,
     /// Whether this start generated the certificate.
     pub generated_certificate: bool,
+    /// Where Prometheus metrics are served (`http://ADDR/metrics`), when they are.
+    pub metrics: Option<SocketAddr>,
 }
 
 impl Listening {
@@ -299,10 +307,15 @@ pub async fn serve(
         addr: opts.listen.clone(),
         source,
     })?;
+    let metrics_endpoint = match config.metrics_listen.is_empty() {
+        true => None,
+        false => Some(keel_metrics::MetricsEndpoint::bind(&config.metrics_listen).await?),
+    };
     let listening = Listening {
         addr,
         tls: tls.as_ref().map(|t| t.fingerprint),
         generated_certificate: tls.as_ref().is_some_and(|t| t.generated),
+        metrics: metrics_endpoint.as_ref().map(|m| m.local_addr()),
     };
     let incoming = keel_tls::incoming(
         listener,
@@ -319,10 +332,32 @@ pub async fn serve(
         server: listening.client_address(),
         args_max_bytes: config.command_args_max_bytes,
     });
-    let api = api::Api::new(service, addr, config, Arc::new(backup), status)
+    let journal = backup.journal.clone();
+    let api = api::Api::new(service, addr, config, Arc::new(backup), status.clone())
         .with_tls_fingerprint(listening.tls)
         .with_audit(audit.as_ref().map(|a| a.audit.clone()))
         .with_monitor(registry.clone());
+    let (api, rpc_metrics, metrics_task) = match metrics_endpoint {
+        None => (api, None, None),
+        Some(endpoint) => {
+            let sources = metrics::Sources {
+                meta: meta.clone(),
+                journal,
+                checkpoints: root.join(keel_store::backup::CHECKPOINT_DIR),
+                content_sent: api.content_sent(),
+                replica: status,
+            };
+            let built = metrics::build(
+                sources,
+                root.join("content"),
+                std::time::Duration::from_secs(config.metrics_content_scan_secs),
+            )
+            .map_err(ServeError::MetricsThread)?;
+            tracing::info!(addr = %endpoint.local_addr(), "metrics at /metrics");
+            let task = tokio::spawn(endpoint.serve(built.registry, std::future::pending()));
+            (api.with_probe(built.probe), Some(built.rpc), Some(task))
+        }
+    };
     match listening.tls {
         Some(fp) => tracing::info!(
             addr = %listening.client_address(),
@@ -338,19 +373,25 @@ pub async fn serve(
     tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .add_service(monitor::Observe {
-            inner: replica::gate::Gate {
-                inner: identity::Attach {
-                    inner: keel_proto::v1::keel_server::KeelServer::new(api)
-                        .max_decoding_message_size(config.max_message_bytes)
-                        .max_encoding_message_size(config.max_message_bytes),
-                    auth: authenticator,
+            inner: keel_metrics::Instrument {
+                inner: replica::gate::Gate {
+                    inner: identity::Attach {
+                        inner: keel_proto::v1::keel_server::KeelServer::new(api)
+                            .max_decoding_message_size(config.max_message_bytes)
+                            .max_encoding_message_size(config.max_message_bytes),
+                        auth: authenticator,
+                    },
+                    mode: gate,
                 },
-                mode: gate,
+                metrics: rpc_metrics,
             },
             registry: registry.clone(),
         })
         .serve_with_incoming_shutdown(incoming, shutdown_signal())
         .await?;
+    if let Some(task) = metrics_task {
+        task.abort();
+    }
     if let Some(audit) = audit {
         // The server (and its handle on the log) is gone: the writer takes what is queued.
         audit.finish(std::time::Duration::from_secs(5));

@@ -36,7 +36,7 @@ pub use rows::{
     LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, TicketRow, UserRow,
     WorkspaceRow,
 };
-pub use sqlite::{SqliteStore, mapped_read_faults};
+pub use sqlite::{SqliteStore, WriterStats, mapped_read_faults};
 
 use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine};
 

@@ -14,6 +14,7 @@ pub(crate) mod login;
 pub(crate) mod monitor;
 pub(crate) mod obliterate;
 mod open;
+pub(crate) mod probe;
 mod proxy;
 mod reconcile;
 mod records;
@@ -123,6 +124,7 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Branch(cmd) => branches::run(&mut s, cmd).await,
         C::Branches => branches::list(&mut s).await,
         C::Verify(args) => verify::verify(&mut s, args).await,
+        C::Probe(args) => probe::probe(&mut s, args).await,
         C::Triggers(args) => triggers::triggers(&mut s, args).await,
         C::Login(args) => login::login(&mut s, args).await,
         C::Logout(args) => login::logout(&mut s, args).await,

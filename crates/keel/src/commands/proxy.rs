@@ -16,6 +16,9 @@ pub async fn run(args: &ProxyArgs, json: bool) -> Result<()> {
     if let Some(bytes) = args.cache_size {
         config.cache_size_bytes = bytes;
     }
+    if let Some(addr) = &args.metrics_listen {
+        config.metrics_listen = addr.clone();
+    }
     if args.print_config {
         let text = if json {
             serde_json::to_string(&config).context("cannot print the configuration")?
@@ -56,18 +59,27 @@ pub async fn run(args: &ProxyArgs, json: bool) -> Result<()> {
     let (target, cache) = (args.target.clone(), args.cache.display().to_string());
     let counters = keel_proxy::run(
         options,
-        move |addr, fingerprint| {
+        move |at: &keel_proxy::ProxyListening| {
+            let (addr, fingerprint) = (&at.addr, at.fingerprint);
+            let metrics = at
+                .metrics
+                .map(|m| format!("http://{m}/metrics"))
+                .unwrap_or_default();
             let record = Record::new()
                 .s("listen", addr)
+                .s("metrics", &metrics)
                 .s("target", &target)
                 .s("cache", &cache)
                 .s(
                     "tlsFingerprint",
                     fingerprint.map(|f| f.to_string()).unwrap_or_default(),
                 );
-            let tls = fingerprint
+            let mut tls = fingerprint
                 .map(|f| format!(", TLS fingerprint {f}"))
                 .unwrap_or_default();
+            if !metrics.is_empty() {
+                tls.push_str(&format!(", metrics {metrics}"));
+            }
             let text =
                 format!("keel proxy: listening on {addr} (target {target}, cache {cache}{tls})");
             Out::new(json).emit(record, text);

@@ -51,6 +51,9 @@ pub fn config(args: &ServeArgs) -> Result<ServerConfig> {
     if let Some(log) = &args.audit_log {
         config.audit_log = log.clone();
     }
+    if let Some(addr) = &args.metrics_listen {
+        config.metrics_listen = addr.clone();
+    }
     if let Some(knob) = config.invalid_knob() {
         return Err(knob.into());
     }
@@ -117,17 +120,24 @@ pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
     keel_server::serve(options, move |at: &keel_server::Listening| {
         let mut stdout = std::io::stdout().lock();
         let addr = at.client_address();
+        let metrics = at
+            .metrics
+            .map(|m| format!(", metrics http://{m}/metrics"))
+            .unwrap_or_default();
         let _ = match at.tls {
             Some(fp) => writeln!(
                 stdout,
-                "keel serve: listening on {addr} (root {shown}, TLS fingerprint {fp}{})",
+                "keel serve: listening on {addr} (root {shown}, TLS fingerprint {fp}{}{metrics})",
                 if at.generated_certificate {
                     ", certificate generated"
                 } else {
                     ""
                 }
             ),
-            None => writeln!(stdout, "keel serve: listening on {addr} (root {shown})"),
+            None => writeln!(
+                stdout,
+                "keel serve: listening on {addr} (root {shown}{metrics})"
+            ),
         };
         let _ = stdout.flush();
     })

@@ -128,6 +128,11 @@ impl Server {
         self.target.kill9();
     }
 
+    /// `http://HOST:PORT/metrics` when started with `--metrics-listen`.
+    pub fn metrics_url(&self) -> Option<String> {
+        self.target.metrics.clone()
+    }
+
     /// Restarts on the same root after a kill.
     pub fn restart(&mut self) {
         self.restart_with(&[]);
@@ -242,6 +247,11 @@ impl Proxy {
             extra,
             env,
         })
+    }
+
+    /// `http://HOST:PORT/metrics` when started with `--metrics-listen`.
+    pub fn metrics_url(&self) -> Option<String> {
+        self.target.metrics.clone()
     }
 
     /// Kills the proxy (SIGKILL) and starts it again on the same cache.

@@ -24,6 +24,7 @@ mod labels;
 mod large_file;
 mod local_state;
 mod log_report;
+mod metrics;
 mod monitor;
 mod obliterate;
 mod proxy;

@@ -85,6 +85,8 @@ pub(crate) const READ_RPCS: &[&str] = &[
     // A replica lists and terminates its own commands.
     "MonitorShow",
     "MonitorTerminate",
+    // A replica keeps its own probe timings: they measure the replica.
+    "ReportProbe",
 ];
 
 /// Reads of the opened-files state that a replica forwarding writes sends to the primary too:

@@ -10,6 +10,7 @@ pub use mapped::faults as mapped_read_faults;
 pub(crate) mod session;
 mod users;
 mod writer;
+mod writer_stats;
 
 use crate::journal::Journal;
 use crate::{DatabaseError, MetaStore, ReadTxn, StoreConfig, StoreError, WriteJob};
@@ -20,6 +21,7 @@ use rusqlite::config::DbConfig;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use writer::{JournalSink, Writer};
+pub use writer_stats::WriterStats;
 
 pub(crate) use pool::Snapshot;
 pub(crate) use schema::{MIGRATIONS, migrate_to, schema_version};
@@ -66,6 +68,11 @@ impl SqliteStore {
             writer,
             _checkpointer: checkpointer,
         })
+    }
+
+    /// The writer's queue and transaction counters since the store opened.
+    pub fn writer_stats(&self) -> WriterStats {
+        self.writer.stats()
     }
 
     /// The database file.

@@ -6,6 +6,7 @@
 use super::checkpoint::Nudge;
 use super::queries::Tx;
 use super::session::Session;
+use super::writer_stats::{WriterCounters, WriterStats};
 use crate::journal::{Journal, format::Target};
 use crate::{DatabaseError, StoreError, WriteJob, failpoints};
 use rusqlite::Connection;
@@ -38,6 +39,7 @@ enum Job {
 pub(crate) struct Writer {
     queue: Mutex<Option<SyncSender<(Job, Reply)>>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    counters: Arc<WriterCounters>,
 }
 
 impl Writer {
@@ -59,6 +61,7 @@ impl Writer {
         Ok(Writer {
             queue: Mutex::new(Some(tx)),
             thread: Some(thread),
+            counters: Arc::default(),
         })
     }
 
@@ -84,6 +87,11 @@ impl Writer {
         self.send(Job::Raw(job))
     }
 
+    /// The queue's and the transactions' counters so far.
+    pub(crate) fn stats(&self) -> WriterStats {
+        self.counters.snapshot()
+    }
+
     fn send(&self, job: Job) -> Result<(), StoreError> {
         let queue = self
             .queue
@@ -92,10 +100,29 @@ impl Writer {
             .clone();
         let queue = queue.ok_or(StoreError::WriterGone)?;
         let (reply_tx, reply_rx) = sync_channel(1);
-        queue
-            .send((job, reply_tx))
-            .map_err(|_| StoreError::WriterGone)?;
-        reply_rx.recv().map_err(|_| StoreError::WriterGone)?
+        // The job marks its own start, so the wait and the hold are told apart here.
+        let (at, mark) = self.counters.queue();
+        let (counters, started) = (self.counters.clone(), mark.clone());
+        let job = match job {
+            Job::Txn(job, origin) => Job::Txn(
+                Box::new(move |tx| {
+                    counters.start(at, &started);
+                    job(tx)
+                }),
+                origin,
+            ),
+            Job::Raw(job) => Job::Raw(Box::new(move |conn| {
+                counters.start(at, &started);
+                job(conn)
+            })),
+        };
+        let sent = queue.send((job, reply_tx));
+        let reply = match sent {
+            Ok(()) => reply_rx.recv().map_err(|_| StoreError::WriterGone),
+            Err(_) => Err(StoreError::WriterGone),
+        };
+        self.counters.done(at, &mark);
+        reply?
     }
 }
 

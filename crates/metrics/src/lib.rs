@@ -1,0 +1,18 @@
+//! Keel's Prometheus metrics: the families every RPC fills (`rpc`), the tower layer that fills
+//! them (`layer`), and the plain HTTP/1.1 endpoint that serves a registry as OpenMetrics text
+//! (`endpoint`). The server and the proxy each build a registry, add what they know (the
+//! server's store, journal and replica; the proxy's cache) as collectors read at scrape time,
+//! and serve it with `--metrics-listen`.
+//!
+//! **API Boundary:** knows no Keel crate; the RPC names it may use as label values are given
+//! by the caller, so a client inventing method names cannot grow the label set.
+
+pub mod collect;
+mod endpoint;
+mod layer;
+mod rpc;
+
+pub use endpoint::{EndpointError, MetricsEndpoint, OPENMETRICS_CONTENT_TYPE, render};
+pub use layer::Instrument;
+pub use prometheus_client;
+pub use rpc::{LATENCY_BUCKETS, RpcMetrics};
