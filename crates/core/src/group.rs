@@ -142,7 +142,7 @@ mod tests {
         let cases: [(&str, &[&str]); 4] = [
             ("ann", &["all", "dev", "eng", "ops"]),
             ("carl", &["all", "eng", "ops"]),
-            ("dora", &["all", "eng", "ops"]),
+            ("dora", &["all", "ops"]),
             ("nobody", &[]),
         ];
         for (user, expected) in cases {
