@@ -101,7 +101,10 @@ pub fn groups_of(user: &str, groups: &[GroupMembers]) -> Vec<String> {
     let mut parents: HashMap<&str, Vec<&str>> = HashMap::new();
     for g in groups {
         for sub in &g.subgroups {
-            parents.entry(sub.as_str()).or_default().push(g.name.as_str());
+            parents
+                .entry(sub.as_str())
+                .or_default()
+                .push(g.name.as_str());
         }
     }
     let mut found: BTreeSet<&str> = BTreeSet::new();
@@ -173,7 +176,10 @@ mod tests {
             ("", Ok(Limit::Unset)),
             ("unlimited", Ok(Limit::Unlimited)),
             ("50000", Ok(Limit::Max(50000))),
-            ("-1", Err("'-1' is not a number, 'unset' or 'unlimited'".to_string())),
+            (
+                "-1",
+                Err("'-1' is not a number, 'unset' or 'unlimited'".to_string()),
+            ),
         ] {
             assert_eq!(Limit::parse(text), expected, "{text}");
         }

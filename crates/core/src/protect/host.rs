@@ -34,7 +34,10 @@ impl HostPattern {
             if bits.is_some() {
                 return Err("a network (/BITS) cannot also have wildcards".into());
             }
-            if !addr.chars().all(|c| c.is_ascii_hexdigit() || ":.*".contains(c)) {
+            if !addr
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || ":.*".contains(c))
+            {
                 return Err("expected an IP address, a network or *".into());
             }
             return Ok(HostPattern::Glob(addr.to_ascii_lowercase()));

@@ -39,16 +39,6 @@ pub enum Right {
 }
 
 impl Right {
-    const ALL: [Right; 7] = [
-        Right::List,
-        Right::Read,
-        Right::Branch,
-        Right::Open,
-        Right::Write,
-        Right::Admin,
-        Right::Super,
-    ];
-
     fn bit(self) -> u8 {
         1 << (self as u8)
     }

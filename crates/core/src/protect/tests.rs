@@ -33,13 +33,62 @@ fn admin_guide_maria_and_dev1() {
     check(
         &table,
         &[
-            ("Maria", dev1, "10.14.10.1", Right::Read, "//depot/misc/a.c", true),
-            ("Maria", dev1, "10.14.10.1", Right::Read, "//depot/proj/README", false),
-            ("Maria", dev1, "10.14.10.1", Right::List, "//depot/proj/README", false),
-            ("Maria", dev1, "192.168.100.1", Right::Read, "//depot/proj/README", true),
-            ("Maria", dev1, "192.168.100.1", Right::Admin, "//depot/misc/a.c", false),
-            ("Alice", &[], "10.0.0.1", Right::Super, "//depot/proj/README", true),
-            ("Bob", &[], "10.0.0.1", Right::List, "//depot/misc/a.c", false),
+            (
+                "Maria",
+                dev1,
+                "10.14.10.1",
+                Right::Read,
+                "//depot/misc/a.c",
+                true,
+            ),
+            (
+                "Maria",
+                dev1,
+                "10.14.10.1",
+                Right::Read,
+                "//depot/proj/README",
+                false,
+            ),
+            (
+                "Maria",
+                dev1,
+                "10.14.10.1",
+                Right::List,
+                "//depot/proj/README",
+                false,
+            ),
+            (
+                "Maria",
+                dev1,
+                "192.168.100.1",
+                Right::Read,
+                "//depot/proj/README",
+                true,
+            ),
+            (
+                "Maria",
+                dev1,
+                "192.168.100.1",
+                Right::Admin,
+                "//depot/misc/a.c",
+                false,
+            ),
+            (
+                "Alice",
+                &[],
+                "10.0.0.1",
+                Right::Super,
+                "//depot/proj/README",
+                true,
+            ),
+            (
+                "Bob",
+                &[],
+                "10.0.0.1",
+                Right::List,
+                "//depot/misc/a.c",
+                false,
+            ),
         ],
     );
 }
@@ -57,10 +106,38 @@ fn admin_guide_most_permissive_without_exclusions() {
     check(
         &table,
         &[
-            ("Maria", both, "10.0.0.1", Right::Open, "//depot/dev/productA/readme.txt", true),
-            ("Maria", dev1, "10.0.0.1", Right::Open, "//depot/dev/productA/readme.txt", false),
-            ("Maria", dev1, "10.0.0.1", Right::Read, "//depot/dev/productA/readme.txt", true),
-            ("Maria", dev1, "10.0.0.1", Right::Write, "//depot/elm_proj/a", true),
+            (
+                "Maria",
+                both,
+                "10.0.0.1",
+                Right::Open,
+                "//depot/dev/productA/readme.txt",
+                true,
+            ),
+            (
+                "Maria",
+                dev1,
+                "10.0.0.1",
+                Right::Open,
+                "//depot/dev/productA/readme.txt",
+                false,
+            ),
+            (
+                "Maria",
+                dev1,
+                "10.0.0.1",
+                Right::Read,
+                "//depot/dev/productA/readme.txt",
+                true,
+            ),
+            (
+                "Maria",
+                dev1,
+                "10.0.0.1",
+                Right::Write,
+                "//depot/elm_proj/a",
+                true,
+            ),
         ],
     );
 }
@@ -83,19 +160,68 @@ fn command_reference_sample_table() {
     check(
         &table,
         &[
-            ("emily", &[], "10.0.0.1", Right::Read, "//depot/elm_proj/a", true),
-            ("emily", &[], "10.0.0.1", Right::Open, "//depot/elm_proj/a", false),
-            ("emily", &[], "10.0.0.1", Right::List, "//depot/other/a", false),
+            (
+                "emily",
+                &[],
+                "10.0.0.1",
+                Right::Read,
+                "//depot/elm_proj/a",
+                true,
+            ),
+            (
+                "emily",
+                &[],
+                "10.0.0.1",
+                Right::Open,
+                "//depot/elm_proj/a",
+                false,
+            ),
+            (
+                "emily",
+                &[],
+                "10.0.0.1",
+                Right::List,
+                "//depot/other/a",
+                false,
+            ),
             ("ann", dev, "10.0.0.1", Right::Write, "//depot/a", true),
             ("ann", dev, "192.168.41.7", Right::Write, "//depot/a", false),
             ("ann", dev, "192.168.41.7", Right::Read, "//depot/a", true),
             ("ann", dev, "192.168.42.7", Right::Write, "//depot/a", true),
-            ("ann", dev, "2001:db8:1:2::9", Right::Write, "//depot/a", false),
-            ("ann", dev, "2001:db8:1:3::9", Right::Write, "//depot/a", true),
+            (
+                "ann",
+                dev,
+                "2001:db8:1:2::9",
+                Right::Write,
+                "//depot/a",
+                false,
+            ),
+            (
+                "ann",
+                dev,
+                "2001:db8:1:3::9",
+                Right::Write,
+                "//depot/a",
+                true,
+            ),
             ("joe", dev, "10.0.0.1", Right::Write, "//depot/a", false),
             ("joe", dev, "10.0.0.1", Right::Open, "//depot/a", true),
-            ("lisag", dev, "10.0.0.1", Right::Write, "//depot/src/a", false),
-            ("lisag", dev, "10.0.0.1", Right::Write, "//depot/doc/a", true),
+            (
+                "lisag",
+                dev,
+                "10.0.0.1",
+                Right::Write,
+                "//depot/src/a",
+                false,
+            ),
+            (
+                "lisag",
+                dev,
+                "10.0.0.1",
+                Right::Write,
+                "//depot/doc/a",
+                true,
+            ),
             ("lisag", dev, "10.0.0.1", Right::Read, "//depot/src/a", true),
             ("edk", &[], "192.168.41.7", Right::Super, "//depot/a", true),
             ("edk", &[], "10.0.0.1", Right::Super, "//depot/a", true),
@@ -166,7 +292,10 @@ fn levels_and_maximums() {
 fn bad_lines_are_refused_naming_the_line() {
     let cases = [
         ("write user a * //...", ""),
-        ("write user a *", "expected 'MODE user|group NAME HOST PATH'"),
+        (
+            "write user a *",
+            "expected 'MODE user|group NAME HOST PATH'",
+        ),
         ("writ user a * //...", "unknown mode 'writ'"),
         ("=list user a * //...", "unknown mode '=list'"),
         ("write users a * //...", "expected 'user' or 'group'"),
@@ -182,7 +311,10 @@ fn bad_lines_are_refused_naming_the_line() {
             Err(e) => {
                 let message = e.to_string();
                 assert!(message.starts_with("protections line 2:"), "{message}");
-                assert!(!expected.is_empty() && message.contains(expected), "{message}");
+                assert!(
+                    !expected.is_empty() && message.contains(expected),
+                    "{message}"
+                );
             }
         }
     }

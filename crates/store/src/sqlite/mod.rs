@@ -1,5 +1,6 @@
 //! The SQLite backend: WAL mode, one writer thread with group commit, pooled snapshot readers.
 
+mod access;
 mod checkpoint;
 mod codec;
 mod mapped;
