@@ -80,6 +80,9 @@ pub struct ServiceConfig {
     pub sync_since_max_changes: u64,
     /// ... and when those changes hold at most this many revisions (revisions; default 20000).
     pub sync_since_max_files: u64,
+    /// Users (per client address) whose compiled protections the server keeps between
+    /// commands; past this many the cache starts over (entries; default 10000).
+    pub access_cache_users: usize,
 }
 
 impl Default for ServiceConfig {
@@ -110,6 +113,7 @@ impl Default for ServiceConfig {
             trigger_output_bytes: 8192,
             sync_since_max_changes: 10_000,
             sync_since_max_files: 20_000,
+            access_cache_users: 10_000,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! of collecting them. Reads run on store snapshots; writes go through the store's single
 //! grouped writer, planned on a snapshot first so the writer is held only to re-check and apply.
 
+mod access;
 mod args;
 mod auth;
 mod branches;
@@ -18,6 +19,7 @@ mod describe_shelf;
 mod dirs;
 mod error;
 mod expand;
+mod groups;
 pub use keel_store::failpoints;
 mod fileinfo;
 pub mod integrate;
@@ -26,6 +28,7 @@ mod labelsync;
 pub mod obliterate;
 pub mod open;
 mod paging;
+mod protections;
 pub mod records;
 pub mod resolve;
 pub mod shelve;
@@ -42,8 +45,11 @@ pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
 pub use config::ServiceConfig;
 pub use dirs::DirsOptions;
+pub use access::UserAccess;
+pub use groups::GroupSpec;
+pub use protections::{ProtectEntry, ProtectionsTable, ProtectsQuery};
 pub use error::{
-    AuthError, ChangeError, DepotError, IntegrateError, LabelError, ObliterateError, OpenError,
+    AccessError, AuthError, ChangeError, DepotError, IntegrateError, LabelError, ObliterateError, OpenError,
     ServiceError, ShelveError, SpecError, SpecKind, SubmitError, TriggerFailure,
     TriggerFailureReason, UploadError,
 };
@@ -112,6 +118,7 @@ pub struct Service {
     server_address: std::sync::OnceLock<String>,
     /// Submits running their change-content triggers (what `//...@=N` prints meanwhile).
     in_flight: triggers::InFlight,
+    access: access::AccessCache,
 }
 
 impl Service {
@@ -123,6 +130,7 @@ impl Service {
         config: ServiceConfig,
         root: PathBuf,
     ) -> Service {
+        let access = access::AccessCache::new(&config);
         Service {
             limiter: auth::LoginLimiter::new(&config),
             meta,
@@ -135,6 +143,7 @@ impl Service {
             known_users: Mutex::new(HashMap::new()),
             server_address: std::sync::OnceLock::new(),
             in_flight: Default::default(),
+            access,
         }
     }
 

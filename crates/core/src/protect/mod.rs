@@ -183,7 +183,7 @@ impl fmt::Display for Mode {
 }
 
 /// Matches a user or group name against a table's name column (`*` matches any run).
-pub(crate) fn name_matches(pattern: &str, name: &str) -> bool {
+pub fn name_matches(pattern: &str, name: &str) -> bool {
     if !pattern.contains('*') {
         return pattern == name;
     }

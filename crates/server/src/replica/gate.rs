@@ -47,6 +47,9 @@ pub(crate) const WRITE_RPCS: &[&str] = &[
     "SaveUser",
     "DeleteUser",
     "Configure",
+    "SaveGroup",
+    "DeleteGroup",
+    "SaveProtections",
 ];
 
 /// RPCs a replica answers itself. `UpdateHave` writes only the replica's own have lists.
