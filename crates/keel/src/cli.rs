@@ -180,6 +180,14 @@ pub enum ClientCommand {
     Branch(BranchCmd),
     /// List branch specs (same as `branch list`).
     Branches,
+    /// Show (-o), edit, save from stdin (-i) or delete (-d) a group and its limits.
+    Group(crate::commands::access::GroupArgs),
+    /// List groups, or the groups a user belongs to.
+    Groups(crate::commands::access::GroupsArgs),
+    /// Edit the protections table (-o prints it, -i reads it from stdin).
+    Protect(crate::commands::access::ProtectArgs),
+    /// List the protections that apply to you (-u USER, -g GROUP, -h HOST, -a every line).
+    Protects(crate::commands::access::ProtectsArgs),
     /// Re-read stored content and report every BAD or MISSING revision (exit 1 when any).
     Verify(crate::commands::verify::VerifyArgs),
     /// Show or edit the triggers table (-o prints it, -i reads it from stdin).

@@ -149,7 +149,12 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::ListDepotsRequest>,
     ) -> Result<Response<pb::ListDepotsReply>, Status> {
-        let who = authorize(&self.service, &Peer::of(&req), req.into_inner().caller, "ListDepots")?;
+        let who = authorize(
+            &self.service,
+            &Peer::of(&req),
+            req.into_inner().caller,
+            "ListDepots",
+        )?;
         let svc = self.service.clone();
         let depots = blocking(move || svc.list_depots(&who)).await?;
         Ok(Response::new(pb::ListDepotsReply {
@@ -210,7 +215,12 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::ListWorkspacesRequest>,
     ) -> Stream<pb::Workspace> {
-        let who = authorize(&self.service, &Peer::of(&req), req.into_inner().caller, "ListWorkspaces")?;
+        let who = authorize(
+            &self.service,
+            &Peer::of(&req),
+            req.into_inner().caller,
+            "ListWorkspaces",
+        )?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.list_workspaces(&who, &mut |w| sink.send(convert::workspace_to_wire(w)))
@@ -900,7 +910,12 @@ impl pb::keel_server::Keel for Api {
 
     type ListLabelsStream = ResponseStream<pb::Label>;
     async fn list_labels(&self, req: Request<pb::ListLabelsRequest>) -> Stream<pb::Label> {
-        let who = authorize(&self.service, &Peer::of(&req), req.into_inner().caller, "ListLabels")?;
+        let who = authorize(
+            &self.service,
+            &Peer::of(&req),
+            req.into_inner().caller,
+            "ListLabels",
+        )?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.list_labels(&who, &mut |l| sink.send(api_labels::label_to_wire(l)))
@@ -989,7 +1004,12 @@ impl pb::keel_server::Keel for Api {
 
     type ListBranchesStream = ResponseStream<pb::Branch>;
     async fn list_branches(&self, req: Request<pb::ListBranchesRequest>) -> Stream<pb::Branch> {
-        let who = authorize(&self.service, &Peer::of(&req), req.into_inner().caller, "ListBranches")?;
+        let who = authorize(
+            &self.service,
+            &Peer::of(&req),
+            req.into_inner().caller,
+            "ListBranches",
+        )?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.list_branches(&who, &mut |b| sink.send(api_labels::branch_to_wire(b)))
@@ -1013,7 +1033,12 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::CheckpointRequest>,
     ) -> Stream<pb::CheckpointMessage> {
-        authorize(&self.service, &Peer::of(&req), req.into_inner().caller, "Checkpoint")?;
+        authorize(
+            &self.service,
+            &Peer::of(&req),
+            req.into_inner().caller,
+            "Checkpoint",
+        )?;
         let backup = self.backup.clone();
         Ok(Response::new(
             self.streams.spawn(move |sink| backup.checkpoint(sink)),
@@ -1138,7 +1163,10 @@ impl pb::keel_server::Keel for Api {
         api_auth::list_settings(self.service.clone(), &self.streams, req)
     }
 
-    async fn get_group(&self, req: Request<pb::GetGroupRequest>) -> Result<Response<pb::Group>, Status> {
+    async fn get_group(
+        &self,
+        req: Request<pb::GetGroupRequest>,
+    ) -> Result<Response<pb::Group>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
         let who = authorize(&self.service, &peer, req.caller, "GetGroup")?;
@@ -1147,7 +1175,10 @@ impl pb::keel_server::Keel for Api {
         Ok(Response::new(api_access::group_to_wire(group)))
     }
 
-    async fn save_group(&self, req: Request<pb::SaveGroupRequest>) -> Result<Response<pb::Group>, Status> {
+    async fn save_group(
+        &self,
+        req: Request<pb::SaveGroupRequest>,
+    ) -> Result<Response<pb::Group>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
         let who = authorize(&self.service, &peer, req.caller, "SaveGroup")?;

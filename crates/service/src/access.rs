@@ -15,7 +15,6 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-
 /// The table and groups as of one `access_version`, with each user's compiled view of them.
 struct Compiled {
     version: u64,
@@ -168,7 +167,11 @@ fn too_large(limit: &'static str, max: u64) -> ServiceError {
     ServiceError::RequestTooLarge { limit, max }
 }
 
-fn count(counter: &Cell<u64>, limit: keel_core::Limit, name: &'static str) -> Result<(), ServiceError> {
+fn count(
+    counter: &Cell<u64>,
+    limit: keel_core::Limit,
+    name: &'static str,
+) -> Result<(), ServiceError> {
     let n = counter.get() + 1;
     counter.set(n);
     match limit.bound() {
@@ -241,7 +244,10 @@ impl AccessCache {
     }
 
     /// The protections table's lines as of `snap` (parsed).
-    pub(crate) fn table(&self, snap: &dyn ReadTxn) -> Result<Option<Vec<ProtectLine>>, ServiceError> {
+    pub(crate) fn table(
+        &self,
+        snap: &dyn ReadTxn,
+    ) -> Result<Option<Vec<ProtectLine>>, ServiceError> {
         let version = snap.access_version()?;
         {
             let guard = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
@@ -259,7 +265,9 @@ fn user_access(compiled: &Compiled, user: &str, address: Option<IpAddr>) -> User
         .groups
         .iter()
         .filter(|g| groups.binary_search(&g.name).is_ok())
-        .fold(GroupLimits::default(), |acc, g| acc.most_permissive(g.limits));
+        .fold(GroupLimits::default(), |acc, g| {
+            acc.most_permissive(g.limits)
+        });
     let protections = compiled
         .table
         .as_ref()
@@ -282,7 +290,9 @@ fn compile(snap: &dyn ReadTxn, version: u64, page: usize) -> Result<Compiled, Se
         for (i, text) in lines.iter().enumerate() {
             match parse_table(std::slice::from_ref(text)) {
                 Ok(mut l) => parsed.append(&mut l),
-                Err(e) => tracing::error!(line = i + 1, error = %e, "stored protections line skipped"),
+                Err(e) => {
+                    tracing::error!(line = i + 1, error = %e, "stored protections line skipped")
+                }
             }
         }
         Some(parsed)

@@ -49,7 +49,9 @@ impl Service {
         for shelved in shelf.values() {
             // Diffs show content: only of files the caller may read.
             if shelved.file_type.base != BaseType::Text
-                || !who.user.allows(keel_core::Right::Read, shelved.path.as_str())
+                || !who
+                    .user
+                    .allows(keel_core::Right::Read, shelved.path.as_str())
             {
                 continue;
             }

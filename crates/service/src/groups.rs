@@ -40,8 +40,8 @@ fn bad(name: &str, reason: String) -> AccessError {
 fn names(group: &str, field: &str, list: &[String]) -> Result<Vec<String>, AccessError> {
     let mut out = Vec::with_capacity(list.len());
     for name in list {
-        let checked = UserName::parse(name.trim())
-            .map_err(|e| bad(group, format!("{field}: {e}")))?;
+        let checked =
+            UserName::parse(name.trim()).map_err(|e| bad(group, format!("{field}: {e}")))?;
         out.push(checked.as_str().to_string());
     }
     out.sort();
@@ -104,7 +104,10 @@ impl Service {
             name: name.clone(),
         };
         if row.subgroups.contains(&name) {
-            return Err(bad(&name, "Subgroups: a group cannot be its own subgroup".into()));
+            return Err(bad(
+                &name,
+                "Subgroups: a group cannot be its own subgroup".into(),
+            ));
         }
         let snap = self.meta.snapshot()?;
         let access = self.access_of(snap.as_ref(), caller)?;
@@ -116,7 +119,10 @@ impl Service {
             may_edit(&access, existing.as_ref(), &user)?;
             for sub in &row.subgroups {
                 if txn.get_group(sub)?.is_none() {
-                    return Err(bad(&row.name, format!("Subgroups: group '{sub}' does not exist")));
+                    return Err(bad(
+                        &row.name,
+                        format!("Subgroups: group '{sub}' does not exist"),
+                    ));
                 }
             }
             txn.put_group(&row)?;

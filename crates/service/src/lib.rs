@@ -40,24 +40,24 @@ mod upload;
 pub mod verify;
 mod workspaces;
 
+pub use access::UserAccess;
 pub use auth::{Credentials, SettingValue, TicketInfo, UserSpec};
 pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
 pub use config::ServiceConfig;
 pub use dirs::DirsOptions;
-pub use access::UserAccess;
-pub use groups::GroupSpec;
-pub use protections::{ProtectEntry, ProtectionsTable, ProtectsQuery};
 pub use error::{
     AccessError, AuthError, ChangeError, DepotError, IntegrateError, LabelError, ObliterateError, OpenError,
     ServiceError, ShelveError, SpecError, SpecKind, SubmitError, TriggerFailure,
     TriggerFailureReason, UploadError,
 };
+pub use groups::GroupSpec;
 pub use integrate::{IntegrateMode, IntegrateRequest};
 pub use labels::DEFAULT_LABEL_VIEW;
 pub use labelsync::TagOptions;
 pub use obliterate::ObliterateTotals;
 pub use open::{OpenAction, OpenRequest};
+pub use protections::{ProtectEntry, ProtectionsTable, ProtectsQuery};
 pub use records::*;
 pub use resolve::{IntegInfo, ResolveOutcome};
 pub use shelve::ShelveSession;

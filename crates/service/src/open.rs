@@ -223,43 +223,44 @@ impl Service {
         for file in &req.files {
             let arg = FileArg::parse(file, snap, Some(ws))?;
             let mut not_on_client = None;
-            let matched = self.for_each_selected(snap, who, &arg, Some(ws.name()), &mut |head| {
-                let Some(client_file) = ws.client_file(&head.path) else {
-                    return Ok(());
-                };
-                if head.action.is_delete() {
-                    return Ok(());
-                }
-                let have = self.have.get(ws.name(), &head.path)?;
-                if have == 0 {
-                    not_on_client.get_or_insert_with(|| head.path.to_string());
-                    return Ok(());
-                }
-                let file_type = if action == OpenAction::Edit {
-                    apply_type(head.file_type, req.file_type)
-                } else {
-                    head.file_type
-                };
-                let row = OpenedRow {
-                    workspace: ws.name().to_string(),
-                    path: head.path.clone(),
-                    user: caller.user.clone(),
-                    change: ChangeNumber(req.change.number()),
-                    action: file_action,
-                    file_type,
-                    base_rev: have,
-                    move_file: None,
-                    lazy: None,
-                    integ: None,
-                };
-                let mut info = from_opened(&row, Some(ws));
-                info.client_file = Some(client_file);
-                info.have_rev = have;
-                set_head(&mut info, &head);
-                info.outcome = Some(FileOutcome::Opened);
-                plan.push((row, info));
-                Ok(())
-            })?;
+            let matched =
+                self.for_each_selected(snap, who, &arg, Some(ws.name()), &mut |head| {
+                    let Some(client_file) = ws.client_file(&head.path) else {
+                        return Ok(());
+                    };
+                    if head.action.is_delete() {
+                        return Ok(());
+                    }
+                    let have = self.have.get(ws.name(), &head.path)?;
+                    if have == 0 {
+                        not_on_client.get_or_insert_with(|| head.path.to_string());
+                        return Ok(());
+                    }
+                    let file_type = if action == OpenAction::Edit {
+                        apply_type(head.file_type, req.file_type)
+                    } else {
+                        head.file_type
+                    };
+                    let row = OpenedRow {
+                        workspace: ws.name().to_string(),
+                        path: head.path.clone(),
+                        user: caller.user.clone(),
+                        change: ChangeNumber(req.change.number()),
+                        action: file_action,
+                        file_type,
+                        base_rev: have,
+                        move_file: None,
+                        lazy: None,
+                        integ: None,
+                    };
+                    let mut info = from_opened(&row, Some(ws));
+                    info.client_file = Some(client_file);
+                    info.have_rev = have;
+                    set_head(&mut info, &head);
+                    info.outcome = Some(FileOutcome::Opened);
+                    plan.push((row, info));
+                    Ok(())
+                })?;
             if let Some(path) = not_on_client {
                 return Err(OpenError::NotOnClient { path });
             }

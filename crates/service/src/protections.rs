@@ -88,7 +88,11 @@ impl Service {
     /// `protect -i`: replaces the table (super only). Every line must parse, and the new
     /// table must leave the caller super from where they call; an empty table removes it
     /// (everyone is a super user again, as before the first save).
-    pub fn save_protections(&self, caller: &Caller, lines: &[String]) -> Result<usize, AccessError> {
+    pub fn save_protections(
+        &self,
+        caller: &Caller,
+        lines: &[String],
+    ) -> Result<usize, AccessError> {
         self.touch_user(caller)?;
         let user = context::user_name(&caller.user)?;
         let parsed = parse_table(lines)?;
@@ -98,11 +102,18 @@ impl Service {
         access.require_anywhere("protect", Right::Super)?;
         if !parsed.is_empty() {
             let groups = self.group_members(snap.as_ref())?;
-            let mine = UserProtections::compile(&parsed, &user, &groups_of(&user, &groups), caller.address);
+            let mine = UserProtections::compile(
+                &parsed,
+                &user,
+                &groups_of(&user, &groups),
+                caller.address,
+            );
             if !mine.allows_anywhere(Right::Super) {
                 return Err(AccessError::LastSuper {
                     user,
-                    address: caller.address.map_or("(no address)".into(), |a| a.to_string()),
+                    address: caller
+                        .address
+                        .map_or("(no address)".into(), |a| a.to_string()),
                 });
             }
         }
@@ -168,7 +179,9 @@ impl Service {
                 return true;
             }
             let who = if l.is_group {
-                groups.iter().any(|g| keel_core::protect::name_matches(&l.name, g))
+                groups
+                    .iter()
+                    .any(|g| keel_core::protect::name_matches(&l.name, g))
             } else {
                 !user.is_empty() && keel_core::protect::name_matches(&l.name, &user)
             };
@@ -192,7 +205,10 @@ impl Service {
         Ok((lines.into_iter().map(entry).collect(), level))
     }
 
-    fn group_members(&self, snap: &dyn keel_store::ReadTxn) -> Result<Vec<GroupMembers>, ServiceError> {
+    fn group_members(
+        &self,
+        snap: &dyn keel_store::ReadTxn,
+    ) -> Result<Vec<GroupMembers>, ServiceError> {
         let page = self.config.page_size.max(1);
         let mut out = Vec::new();
         let mut after: Option<String> = None;

@@ -341,8 +341,7 @@ impl Service {
         let arg = FileArg::parse(path, snap.as_ref(), ws.as_ref())?;
         let mut printed = 0;
         for row in whole_shelf(snap.as_ref(), change, self.config.shelf_page)?.into_values() {
-            if !selected(std::slice::from_ref(&arg), &row.path) || !who.lists(row.path.as_str())
-            {
+            if !selected(std::slice::from_ref(&arg), &row.path) || !who.lists(row.path.as_str()) {
                 continue;
             }
             who.require(Right::Read, row.path.as_str())?;

@@ -1,5 +1,6 @@
 //! Dispatch from the parsed command line to the verb implementations.
 
+pub(crate) mod access;
 mod admin;
 pub(crate) mod backup;
 pub(crate) mod bench;
@@ -112,6 +113,10 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Labelsync(args) => labels::labelsync(&mut s, args).await,
         C::Branch(cmd) => branches::run(&mut s, cmd).await,
         C::Branches => branches::list(&mut s).await,
+        C::Group(args) => access::group(&mut s, args).await,
+        C::Groups(args) => access::groups(&mut s, args).await,
+        C::Protect(args) => access::protect(&mut s, args).await,
+        C::Protects(args) => access::protects(&mut s, args).await,
         C::Verify(args) => verify::verify(&mut s, args).await,
         C::Triggers(args) => triggers::triggers(&mut s, args).await,
         C::Login(args) => login::login(&mut s, args).await,
