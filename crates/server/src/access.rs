@@ -71,8 +71,9 @@ pub(crate) const RPC_ACCESS: &[(&str, Level)] = &[
     ("Protects", Level::List),
 ];
 
-/// The level `rpc` needs; an RPC missing from the list needs super (never unprotected).
-pub(crate) fn level_of(rpc: &str) -> Level {
+/// The level `rpc` needs somewhere; an RPC missing from the list needs super (never
+/// unprotected).
+pub fn required_level(rpc: &str) -> Level {
     RPC_ACCESS
         .iter()
         .find(|(name, _)| *name == rpc)
@@ -88,7 +89,7 @@ pub(crate) fn authorize(
     rpc: &'static str,
 ) -> Result<Caller, Status> {
     let who = caller(peer, c)?;
-    let level = level_of(rpc);
+    let level = required_level(rpc);
     let access = svc.user_access(&who).map_err(convert::status)?;
     if !access.allows_anywhere(level.right()) {
         tracing::info!(user = %who.user, address = ?who.address, rpc, %level, "refused by protections");

@@ -20,6 +20,7 @@ mod lock;
 mod replica;
 mod streams;
 
+pub use access::required_level;
 pub use config::{CONFIG_FILE_NAME, ConfigError, InvalidKnob, ServerConfig};
 pub use keel_service::failpoints;
 pub use keel_store::backup::{RestoreError, RestoreProgress, RestoreReport, restore};

@@ -6,6 +6,8 @@
 
 mod common;
 
+mod access;
+mod access_rpcs;
 mod audit;
 mod auth;
 mod auth_every_rpc;
