@@ -83,16 +83,6 @@ pub(crate) struct Access {
 }
 
 impl Access {
-    /// Access for work the server does on its own behalf (no caller): everything allowed.
-    #[cfg(test)]
-    pub(crate) fn unrestricted() -> Access {
-        Access::for_user(Arc::new(UserAccess {
-            protections: None,
-            groups: Vec::new(),
-            limits: GroupLimits::default(),
-        }))
-    }
-
     pub(crate) fn for_user(user: Arc<UserAccess>) -> Access {
         Access {
             user,
@@ -323,4 +313,67 @@ fn compile(snap: &dyn ReadTxn, version: u64, page: usize) -> Result<Compiled, Se
         members,
         users: HashMap::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use keel_core::Limit;
+
+    fn with_limits(limits: GroupLimits) -> Access {
+        Access::for_user(Arc::new(UserAccess {
+            protections: None,
+            groups: Vec::new(),
+            limits,
+        }))
+    }
+
+    fn limit_of(e: ServiceError) -> (&'static str, u64) {
+        match e {
+            ServiceError::RequestTooLarge { limit, max } => (limit, max),
+            other => panic!("not a limit: {other}"),
+        }
+    }
+
+    #[test]
+    fn row_limits_allow_exactly_their_count() {
+        let access = with_limits(GroupLimits {
+            max_results: Limit::Max(2),
+            max_scan_rows: Limit::Max(3),
+            ..GroupLimits::default()
+        });
+        access.result().unwrap();
+        access.result().unwrap();
+        assert_eq!(limit_of(access.result().unwrap_err()), ("maxresults", 2));
+        for _ in 0..3 {
+            access.scan().unwrap();
+        }
+        assert_eq!(limit_of(access.scan().unwrap_err()), ("maxscanrows", 3));
+        access.check_open_files(usize::MAX).unwrap();
+        let unlimited = with_limits(GroupLimits::default());
+        for _ in 0..10_000 {
+            unlimited.result().unwrap();
+        }
+    }
+
+    #[test]
+    fn open_files_and_lock_time_limits() {
+        let access = with_limits(GroupLimits {
+            max_open_files: Limit::Max(5),
+            max_lock_time: Limit::Max(0),
+            ..GroupLimits::default()
+        });
+        access.check_open_files(5).unwrap();
+        assert_eq!(
+            limit_of(access.check_open_files(6).unwrap_err()),
+            ("maxopenfiles", 5)
+        );
+        // At least 2 ms held (a lower bound, whatever the machine): over a limit of 0 ms.
+        let timer = access.lock_timer().start();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert_eq!(limit_of(timer.check().unwrap_err()), ("maxlocktime", 0));
+        let free = with_limits(GroupLimits::default()).lock_timer().start();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        free.check().unwrap();
+    }
 }
