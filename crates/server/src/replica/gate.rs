@@ -85,6 +85,10 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "GetUser",
     "ListUsers",
     "ListSettings",
+    "GetGroup",
+    "ListGroups",
+    "GetProtections",
+    "Protects",
 ];
 
 /// Reads of the opened-files state that a replica forwarding writes sends to the primary too:
