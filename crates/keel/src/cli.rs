@@ -43,6 +43,29 @@ pub enum Command {
     Proxy(ProxyArgs),
     /// Trust an ssl: server's certificate fingerprint (like p4 trust): -y, -l, -d, -f.
     Trust(crate::commands::trust::TrustArgs),
+    /// Group limit MaxResults: a command stopped with "Request too large" would have returned
+    /// more rows (files, changes, groups, ...) than the most permissive MaxResults of your
+    /// groups allows. Narrow the file arguments (//depot/proj/... instead of //...), or ask an
+    /// admin to raise the limit (`keel group GROUP`).
+    #[command(hide = true, name = "maxresults")]
+    MaxResults,
+    /// Group limit MaxScanRows: a command stopped with "Too many rows scanned" would have read
+    /// more rows than the most permissive MaxScanRows of your groups allows, even if it
+    /// returns fewer (a wildcard in the middle of a path scans everything under its prefix).
+    /// Narrow the file arguments, or ask an admin to raise the limit.
+    #[command(hide = true, name = "maxscanrows")]
+    MaxScanRows,
+    /// Group limit MaxLockTime: a submit, open or integrate held the server's writer longer
+    /// than the most permissive MaxLockTime (milliseconds) of your groups allows; it was rolled
+    /// back and changed nothing. Submit or integrate fewer files at a time, or ask an admin to
+    /// raise the limit.
+    #[command(hide = true, name = "maxlocktime")]
+    MaxLockTime,
+    /// Group limit MaxOpenFiles: one command would have opened more files than the most
+    /// permissive MaxOpenFiles of your groups allows; nothing was opened. Open fewer files at
+    /// a time, or ask an admin to raise the limit.
+    #[command(hide = true, name = "maxopenfiles")]
+    MaxOpenFiles,
     #[command(flatten)]
     Client(ClientCommand),
 }

@@ -69,6 +69,23 @@ pub struct ProtectsArgs {
     pub help: Option<bool>,
 }
 
+/// `keel maxresults` (and the other limits' topics) run directly: the topic's text, as
+/// `keel help maxresults` shows it.
+pub fn limit_help(command: &crate::cli::Command) -> Result<()> {
+    use clap::CommandFactory;
+    let name = match command {
+        crate::cli::Command::MaxResults => "maxresults",
+        crate::cli::Command::MaxScanRows => "maxscanrows",
+        crate::cli::Command::MaxLockTime => "maxlocktime",
+        _ => "maxopenfiles",
+    };
+    let mut cli = crate::cli::Cli::command();
+    if let Some(topic) = cli.find_subcommand_mut(name) {
+        topic.print_long_help()?;
+    }
+    Ok(())
+}
+
 /// `group [-o|-i|-d] NAME`.
 pub async fn group(s: &mut Session, args: GroupArgs) -> Result<()> {
     if args.delete {
