@@ -8,7 +8,7 @@
 use crate::{Caller, ServiceError};
 use keel_core::protect::{ProtectLine, parse_table};
 use keel_core::{GroupLimits, GroupMembers, Level, Right, UserProtections, groups_of};
-use keel_store::{GroupRow, ReadTxn};
+use keel_store::{GroupRow, MetaStore, ReadTxn};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -18,6 +18,8 @@ use std::time::Instant;
 /// The table and groups as of one `access_version`, with each user's compiled view of them.
 struct Compiled {
     version: u64,
+    /// The store's commit epoch when `version` was last confirmed.
+    epoch: u64,
     /// `None`: no table yet.
     table: Option<Vec<ProtectLine>>,
     groups: Vec<GroupRow>,
@@ -204,48 +206,67 @@ impl AccessCache {
         }
     }
 
-    /// The caller's access as of `snap`: rebuilt when groups or protections changed since the
-    /// cached copy, compiled per user (and address) once.
+    /// The caller's access now: the cached copy while the store's commit epoch says nothing
+    /// was written since it was checked, else checked against `access_version` in a fresh
+    /// snapshot (rebuilt when groups or protections changed); each user (and address)
+    /// compiled once.
     pub(crate) fn user(
         &self,
-        snap: &dyn ReadTxn,
+        meta: &dyn MetaStore,
         caller: &Caller,
     ) -> Result<Arc<UserAccess>, ServiceError> {
+        // Read before the snapshot below: an epoch seen again later means no write ended since.
+        let epoch = meta.commit_epoch();
+        {
+            let mut guard = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(compiled) = guard.as_mut().filter(|c| c.epoch == epoch) {
+                return Ok(self.user_in(compiled, caller));
+            }
+        }
+        let snap = meta.snapshot()?;
         let version = snap.access_version()?;
         let mut guard = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
-        let stale = guard.as_ref().is_none_or(|c| c.version != version);
-        if stale {
-            drop(guard);
-            let fresh = compile(snap, version, self.page)?;
-            guard = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
-            *guard = Some(fresh);
+        match guard.as_mut() {
+            Some(compiled) if compiled.version == version => compiled.epoch = epoch,
+            _ => {
+                drop(guard);
+                let fresh = compile(snap.as_ref(), version, epoch, self.page)?;
+                guard = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
+                *guard = Some(fresh);
+            }
         }
         let compiled = guard.as_mut().expect("compiled just above");
+        Ok(self.user_in(compiled, caller))
+    }
+
+    fn user_in(&self, compiled: &mut Compiled, caller: &Caller) -> Arc<UserAccess> {
         let key = (caller.user.clone(), caller.address);
         if let Some(user) = compiled.users.get(&key) {
-            return Ok(user.clone());
+            return user.clone();
         }
         let user = Arc::new(user_access(compiled, &caller.user, caller.address));
         if compiled.users.len() >= self.max_users {
             compiled.users.clear();
         }
         compiled.users.insert(key, user.clone());
-        Ok(user)
+        user
     }
 
-    /// The protections table's lines as of `snap` (parsed).
+    /// The protections table's lines now (parsed).
     pub(crate) fn table(
         &self,
-        snap: &dyn ReadTxn,
+        meta: &dyn MetaStore,
     ) -> Result<Option<Vec<ProtectLine>>, ServiceError> {
-        let version = snap.access_version()?;
+        let epoch = meta.commit_epoch();
         {
             let guard = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(c) = guard.as_ref().filter(|c| c.version == version) {
+            if let Some(c) = guard.as_ref().filter(|c| c.epoch == epoch) {
                 return Ok(c.table.clone());
             }
         }
-        Ok(compile(snap, version, self.page)?.table)
+        let snap = meta.snapshot()?;
+        let version = snap.access_version()?;
+        Ok(compile(snap.as_ref(), version, epoch, self.page)?.table)
     }
 }
 
@@ -269,7 +290,12 @@ fn user_access(compiled: &Compiled, user: &str, address: Option<IpAddr>) -> User
     }
 }
 
-fn compile(snap: &dyn ReadTxn, version: u64, page: usize) -> Result<Compiled, ServiceError> {
+fn compile(
+    snap: &dyn ReadTxn,
+    version: u64,
+    epoch: u64,
+    page: usize,
+) -> Result<Compiled, ServiceError> {
     let lines = snap.protections()?;
     let table = if lines.is_empty() {
         None
@@ -308,6 +334,7 @@ fn compile(snap: &dyn ReadTxn, version: u64, page: usize) -> Result<Compiled, Se
         .collect();
     Ok(Compiled {
         version,
+        epoch,
         table,
         groups,
         members,

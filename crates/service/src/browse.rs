@@ -58,7 +58,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let max = if opts.max == 0 {
             usize::MAX
@@ -107,7 +107,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
             let matched = self.for_each_selected(
@@ -169,7 +169,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let mut changes: HashMap<u64, (String, String, String)> = HashMap::new();
         for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
@@ -271,7 +271,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let (shelved, files): (Vec<String>, Vec<String>) =
             files.iter().cloned().partition(|f| f.contains("@="));
@@ -313,7 +313,7 @@ impl Service {
     ) -> Result<Diff2Result, ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let one = |text: &str| -> Result<keel_store::RevisionRow, ServiceError> {
             let arg = FileArg::parse(text, snap.as_ref(), ws.as_ref())?;
@@ -363,7 +363,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         let args = files
             .iter()

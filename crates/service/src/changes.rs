@@ -142,7 +142,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let filter = ChangeFilter {
             status: query.status,
             user: (!query.user.is_empty()).then(|| query.user.clone()),
@@ -262,7 +262,7 @@ impl Service {
         let change = change.0;
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let row = load_change(snap.as_ref(), ChangeNumber(change))?;
         let status = row.status;
         let workspace = row.workspace.clone();

@@ -35,7 +35,7 @@ impl Service {
         let change = change.0;
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let row = load_change(snap.as_ref(), ChangeNumber(change))?;
         let mut shelf = whole_shelf(snap.as_ref(), change, self.config.shelf_page)?;
         shelf.retain(|path, _| who.lists(path.as_str()));

@@ -34,7 +34,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let specs = dirs
             .iter()
             .map(|text| FileSpec::parse(text).map_err(|e| bad_argument(text, e)))

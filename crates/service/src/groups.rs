@@ -4,7 +4,7 @@
 use crate::access::Access;
 use crate::{AccessError, Caller, Service, ServiceError, context};
 use keel_core::{GroupLimits, Limit, Right, UserName};
-use keel_store::{GroupRow, ReadTxn};
+use keel_store::GroupRow;
 
 /// A group spec as the commands show and take it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -50,13 +50,11 @@ fn names(group: &str, field: &str, list: &[String]) -> Result<Vec<String>, Acces
 }
 
 impl Service {
-    /// The caller's group limits and protections for one request, as of `snap`.
-    pub(crate) fn access_of(
-        &self,
-        snap: &dyn ReadTxn,
-        caller: &Caller,
-    ) -> Result<Access, ServiceError> {
-        Ok(Access::for_user(self.access.user(snap, caller)?))
+    /// The caller's group limits and protections for one request.
+    pub(crate) fn access_of(&self, caller: &Caller) -> Result<Access, ServiceError> {
+        Ok(Access::for_user(
+            self.access.user(self.meta.as_ref(), caller)?,
+        ))
     }
 
     /// What the caller may do (protections and group limits), as of now.
@@ -64,8 +62,7 @@ impl Service {
         &self,
         caller: &Caller,
     ) -> Result<std::sync::Arc<crate::UserAccess>, ServiceError> {
-        let snap = self.meta.snapshot()?;
-        self.access.user(snap.as_ref(), caller)
+        self.access.user(self.meta.as_ref(), caller)
     }
 
     /// How long a login of `user` lasts: the most permissive Timeout of the user's groups
@@ -83,7 +80,7 @@ impl Service {
         self.touch_user(caller)?;
         let name = context::user_name(name)?;
         let snap = self.meta.snapshot()?;
-        self.access_of(snap.as_ref(), caller)?
+        self.access_of(caller)?
             .require_anywhere("group", Right::List)?;
         snap.get_group(&name)?
             .map(spec)
@@ -110,7 +107,7 @@ impl Service {
             ));
         }
         let snap = self.meta.snapshot()?;
-        let access = self.access_of(snap.as_ref(), caller)?;
+        let access = self.access_of(caller)?;
         drop(snap);
         let user = caller.user.clone();
         let saved = row.clone();
@@ -137,7 +134,7 @@ impl Service {
         self.touch_user(caller)?;
         let name = context::user_name(name)?;
         let snap = self.meta.snapshot()?;
-        let access = self.access_of(snap.as_ref(), caller)?;
+        let access = self.access_of(caller)?;
         drop(snap);
         let user = caller.user.clone();
         keel_store::write(self.meta.as_ref(), move |txn| {
@@ -160,7 +157,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let access = self.access_of(snap.as_ref(), caller)?;
+        let access = self.access_of(caller)?;
         access.require_anywhere("groups", Right::List)?;
         let member_of = match user {
             Some(u) => {
@@ -168,7 +165,7 @@ impl Service {
                     user: context::user_name(u)?,
                     ..Caller::default()
                 };
-                Some(self.access.user(snap.as_ref(), &probe)?.groups.clone())
+                Some(self.access.user(self.meta.as_ref(), &probe)?.groups.clone())
             }
             None => None,
         };

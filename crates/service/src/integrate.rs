@@ -130,7 +130,7 @@ impl Service {
     ) -> Result<(), IntegrateError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, req.change)?;
         let (mapping, source_rev, label) = mapping_of(snap.as_ref(), &req)?;

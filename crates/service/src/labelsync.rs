@@ -236,7 +236,7 @@ impl Service {
             }
         }
         let ws = optional_workspace(snap.as_ref(), caller)?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let args = files
             .iter()
             .map(|f| FileArg::parse(f, snap.as_ref(), ws.as_ref()))

@@ -119,7 +119,7 @@ impl Service {
             return Err(ObliterateError::NoFiles);
         }
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         who.require_anywhere("obliterate", keel_core::Right::Admin)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let mut paths = BTreeSet::new();

@@ -130,7 +130,7 @@ impl Service {
         self.touch_user(caller)?;
         let (plan, timer) = {
             let snap = self.meta.snapshot()?;
-            let who = self.access_of(snap.as_ref(), caller)?;
+            let who = self.access_of(caller)?;
             let ws = caller_workspace(snap.as_ref(), caller)?;
             check_pending_change(snap.as_ref(), &ws, req.change.number())?;
             let plan = match action {
@@ -302,7 +302,7 @@ impl Service {
                 Ok(DepotPath::parse_owned(depot).map_err(|e| bad_argument(text, e))?)
             };
             let (from_path, to_path) = (exact(from)?, exact(to)?);
-            let who = self.access_of(snap.as_ref(), caller)?;
+            let who = self.access_of(caller)?;
             who.require(Right::Open, from_path.as_str())?;
             who.require(Right::Open, to_path.as_str())?;
             if ws.client_file(&to_path).is_none() {
@@ -547,7 +547,7 @@ impl Service {
         let change = change.map(ChangeRef::number);
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let ws = crate::context::optional_workspace(snap.as_ref(), caller)?;
         let keep = |row: &OpenedRow| {
             (user.is_empty() || row.user == user)

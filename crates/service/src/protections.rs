@@ -67,7 +67,7 @@ impl Service {
     pub fn get_protections(&self, caller: &Caller) -> Result<ProtectionsTable, AccessError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        self.access_of(snap.as_ref(), caller)?
+        self.access_of(caller)?
             .require_anywhere("protect", Right::Super)?;
         let lines = snap.protections()?;
         if lines.is_empty() {
@@ -98,7 +98,7 @@ impl Service {
         let parsed = parse_table(lines)?;
         let kept: Vec<String> = parsed.iter().map(ToString::to_string).collect();
         let snap = self.meta.snapshot()?;
-        let access = self.access_of(snap.as_ref(), caller)?;
+        let access = self.access_of(caller)?;
         access.require_anywhere("protect", Right::Super)?;
         if !parsed.is_empty() {
             let groups = self.group_members(snap.as_ref())?;
@@ -135,7 +135,7 @@ impl Service {
     ) -> Result<(Vec<ProtectEntry>, Option<Level>), AccessError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let access = self.access_of(snap.as_ref(), caller)?;
+        let access = self.access_of(caller)?;
         let me = context::user_name(&caller.user)?;
         let other_user = query.user.as_ref().is_some_and(|u| *u != me);
         if query.all || other_user || query.group.is_some() {
@@ -148,7 +148,7 @@ impl Service {
             })?),
             None => caller.address,
         };
-        let Some(table) = self.access.table(snap.as_ref())? else {
+        let Some(table) = self.access.table(self.meta.as_ref())? else {
             let everyone = ProtectLine {
                 mode: keel_core::Mode::Level(Level::Super),
                 is_group: false,

@@ -215,7 +215,7 @@ impl Service {
     ) -> Result<(), IntegrateError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let ws = crate::context::optional_workspace(snap.as_ref(), caller)?;
         if files.is_empty() {
             return Err(ServiceError::NoFileArguments {

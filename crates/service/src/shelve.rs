@@ -119,7 +119,7 @@ impl Service {
             return Err(ShelveError::DefaultChangelist);
         }
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
         let args = files
@@ -217,7 +217,7 @@ impl Service {
         let (shelved_change, change) = (shelved_change.0, change.number());
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
         let source = load_change(snap.as_ref(), ChangeNumber(shelved_change))?;
@@ -336,7 +336,7 @@ impl Service {
             change: number.to_string(),
         })?;
         let snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let arg = FileArg::parse(path, snap.as_ref(), ws.as_ref())?;
         let mut printed = 0;

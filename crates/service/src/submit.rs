@@ -106,7 +106,7 @@ impl Service {
         let mut change = change.number();
         self.touch_user(caller)?;
         let mut snap = self.meta.snapshot()?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
         check_no_shelf(snap.as_ref(), change)?;

@@ -176,7 +176,7 @@ impl Service {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
-        let who = self.access_of(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let opened = self.opened_paths(snap.as_ref(), ws.name())?;
         self.refuse_resolves_on_replica(snap.as_ref(), &ws, files, &opened, opts)?;
         let mut tally = Tally::default();

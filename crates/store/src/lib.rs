@@ -314,6 +314,11 @@ pub trait MetaStore: Send + Sync {
     fn read_only_primary(&self) -> Option<&str> {
         None
     }
+    /// A number that grows each time a write (a job, or a replica's applied record) has
+    /// ended. Read before a snapshot, the same number later means nothing was committed since
+    /// that snapshot, so values read from it (e.g. [`ReadTxn::access_version`]) still hold,
+    /// without a query.
+    fn commit_epoch(&self) -> u64;
 }
 
 /// Runs `f` as one write job and hands back its result. `Err` results roll the job back.

@@ -64,7 +64,10 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         }
         Command::Proxy(args) => return proxy::run(args, cli.json).await,
         Command::Trust(args) => return trust::run(&cli, args).await,
-        Command::MaxResults | Command::MaxScanRows | Command::MaxLockTime | Command::MaxOpenFiles => {
+        Command::MaxResults
+        | Command::MaxScanRows
+        | Command::MaxLockTime
+        | Command::MaxOpenFiles => {
             return access::limit_help(&cli.command);
         }
         Command::Client(_) => Session::connect(&cli).await?,

@@ -144,6 +144,10 @@ impl MetaStore for SqliteStore {
     fn run_write(&self, job: WriteJob) -> Result<(), StoreError> {
         self.writer.run(job)
     }
+
+    fn commit_epoch(&self) -> u64 {
+        self.writer.epoch()
+    }
 }
 
 #[cfg(test)]

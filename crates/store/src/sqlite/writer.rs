@@ -29,6 +29,8 @@ enum Job {
 pub(crate) struct Writer {
     queue: Mutex<Option<SyncSender<(Job, Reply)>>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// Bumped each time a job's transaction has ended (see `MetaStore::commit_epoch`).
+    epoch: std::sync::atomic::AtomicU64,
 }
 
 impl Writer {
@@ -50,6 +52,7 @@ impl Writer {
         Ok(Writer {
             queue: Mutex::new(Some(tx)),
             thread: Some(thread),
+            epoch: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -74,7 +77,16 @@ impl Writer {
         queue
             .send((job, reply_tx))
             .map_err(|_| StoreError::WriterGone)?;
-        reply_rx.recv().map_err(|_| StoreError::WriterGone)?
+        let result = reply_rx.recv().map_err(|_| StoreError::WriterGone);
+        // After the job's transaction ended, committed or not: whatever it changed is visible
+        // to snapshots taken from now on.
+        self.epoch.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        result?
+    }
+
+    /// See `MetaStore::commit_epoch`.
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
