@@ -263,38 +263,3 @@ fn group_limits_stop_commands_and_the_most_permissive_applies() {
     let err = alice.fail(&["group", "-d", "nosuch"]);
     assert!(err.contains("group 'nosuch' does not exist"), "{err}");
 }
-
-/// A replica applies the primary's table through the journal and enforces it itself.
-#[test]
-fn a_replica_enforces_the_primarys_table() {
-    let fx = Fixture::new();
-    let alice = tree(&fx);
-    protect(
-        &alice,
-        &[
-            "write user * * //...",
-            "list user bob * -//depot/secret/...",
-            "super user alice * //...",
-            "super user keel-replica * //...",
-        ],
-    );
-    let replica =
-        crate::common::Server::start_replica(&fx.dir.path().join("replica"), &fx.server.addr, &[])
-            .expect("replica starts");
-    let bob = replica.client("bob", "", &alice.cwd);
-    let alice_there = replica.client("alice", "", &alice.cwd);
-    // Bounded wait for the replica to apply the primary's journal: the files, then the table.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while alice_there.json(&["protect", "-o"])[0]["exists"] != true {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "replica never caught up"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert_eq!(
-        depot_files(&bob, "//depot/..."),
-        ["//depot/pub/a", "//depot/pub/b"]
-    );
-    assert_eq!(depot_files(&alice_there, "//depot/...").len(), 3);
-}

@@ -1,41 +1,15 @@
-//! Every RPC of `keel.proto` against the protections table, called raw over gRPC: refused for a
-//! user with no protection lines, and for a user one level below what the RPC needs; let
-//! through (whatever it then answers about its empty arguments) for a user holding exactly
-//! its level. A new RPC without a level in the server's table fails here and in the server's
-//! own unit test.
+//! Every RPC of `keel.proto` against the protections table, called raw over gRPC (`raw_rpc`):
+//! refused for a user with no protection lines, and for a user one level below what the RPC
+//! needs; let through (whatever it then answers about its empty arguments) for a user holding
+//! exactly its level. The few RPCs that need no level (`Info`, `Login`, `LoginStatus`,
+//! `Logout`, as in p4) answer a user with no lines. A new RPC without a level in the server's
+//! table fails here and in the server's own unit test.
 
 use crate::common::Server;
+use crate::raw_rpc::{call, request, rpcs};
 use keel_core::Level;
 use keel_proto::v1 as pb;
-use tonic::codegen::http::uri::PathAndQuery;
-use tonic::codegen::tokio_stream;
-
-/// A request message of any RPC: every request carries its `Caller` as field 1.
-#[derive(Clone, PartialEq, prost::Message)]
-struct CallerOnly {
-    #[prost(message, optional, tag = "1")]
-    caller: Option<pb::Caller>,
-}
-
-/// Any reply: unknown fields are skipped.
-#[derive(Clone, PartialEq, prost::Message)]
-struct AnyReply {}
-
-/// A client stream's first message: a `begin` (field 1) whose field 1 is the caller.
-#[derive(Clone, PartialEq, prost::Message)]
-struct BeginOnly {
-    #[prost(message, optional, tag = "1")]
-    begin: Option<CallerOnly>,
-}
-
-fn rpcs() -> Vec<String> {
-    include_str!("../../../proto/proto/keel.proto")
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("rpc "))
-        .filter_map(|l| l.split('(').next())
-        .map(|s| s.trim().to_string())
-        .collect()
-}
+use prost::Message;
 
 /// The table every case runs under: `boss` is super; `lv-LEVEL` holds exactly LEVEL.
 fn table() -> Vec<String> {
@@ -46,44 +20,30 @@ fn table() -> Vec<String> {
     lines
 }
 
-/// Calls `rpc` raw as `user` with otherwise empty arguments and returns the status the
-/// server answered with (`Ok` when it accepted the call: a stream that started, or a reply).
-async fn call(channel: &tonic::transport::Channel, rpc: &str, user: &str) -> tonic::Code {
-    let caller = Some(pb::Caller {
-        user: user.to_string(),
-        ..Default::default()
-    });
-    match rpc {
-        // Client streams start with a `begin` whose field 1 is the caller.
-        "Submit" | "Shelve" => {
-            let begin = Some(CallerOnly { caller });
-            send(channel, rpc, BeginOnly { begin }).await
-        }
-        // Saving the same table again keeps the cases that follow meaningful.
-        "SaveProtections" => {
-            let lines = table();
-            send(channel, rpc, pb::SaveProtectionsRequest { caller, lines }).await
-        }
-        _ => send(channel, rpc, CallerOnly { caller }).await,
-    }
-}
-
-async fn send<M: prost::Message + Default + Send + Sync + 'static>(
+/// Calls `rpc` (request type `message_type`) raw as `user` with otherwise empty arguments
+/// and returns the status the server answered with (`Ok` when it accepted the call).
+async fn code(
     channel: &tonic::transport::Channel,
     rpc: &str,
-    message: M,
+    message_type: &str,
+    user: &str,
 ) -> tonic::Code {
-    let mut grpc = tonic::client::Grpc::new(channel.clone());
-    grpc.ready().await.expect("channel ready");
-    let path = PathAndQuery::try_from(format!("/keel.v1.Keel/{rpc}")).expect("path");
-    let codec = tonic_prost::ProstCodec::<M, AnyReply>::default();
-    let messages = tokio_stream::iter(vec![message]);
-    match grpc
-        .streaming(tonic::Request::new(messages), path, codec)
-        .await
-    {
-        Ok(_) => tonic::Code::Ok,
-        Err(status) => {
+    let caller = pb::Caller {
+        user: user.to_string(),
+        ..Default::default()
+    };
+    let body = match rpc {
+        // Saving the same table again keeps the cases that follow meaningful.
+        "SaveProtections" => pb::SaveProtectionsRequest {
+            caller: Some(caller),
+            lines: table(),
+        }
+        .encode_to_vec(),
+        _ => request(message_type, &caller),
+    };
+    match call(channel.clone(), rpc, body, None).await {
+        None => tonic::Code::Ok,
+        Some(status) => {
             if status.code() == tonic::Code::PermissionDenied {
                 assert!(
                     status.message().contains("You don't have permission"),
@@ -118,23 +78,31 @@ fn every_rpc_needs_its_level_and_is_refused_without_protections() {
             .expect("connects");
         let all = rpcs();
         assert!(all.len() > 50, "{all:?}");
-        for rpc in &all {
-            let level = keel_server::required_level(rpc);
+        for (rpc, message_type) in &all {
+            let Some(level) = keel_server::required_level(rpc) else {
+                // Info, Login, LoginStatus, Logout: no level, as in p4.
+                assert_ne!(
+                    code(&channel, rpc, message_type, "nobody").await,
+                    tonic::Code::PermissionDenied,
+                    "{rpc} needs no level"
+                );
+                continue;
+            };
             assert_eq!(
-                call(&channel, rpc, "nobody").await,
+                code(&channel, rpc, message_type, "nobody").await,
                 tonic::Code::PermissionDenied,
                 "{rpc} without any protection line"
             );
             if let Some(below) = Level::ALL.into_iter().rev().find(|l| *l < level) {
                 assert_eq!(
-                    call(&channel, rpc, &format!("lv-{below}")).await,
+                    code(&channel, rpc, message_type, &format!("lv-{below}")).await,
                     tonic::Code::PermissionDenied,
                     "{rpc} (needs {level}) at {below}"
                 );
             }
-            let code = call(&channel, rpc, &format!("lv-{level}")).await;
+            let answer = code(&channel, rpc, message_type, &format!("lv-{level}")).await;
             assert_ne!(
-                code,
+                answer,
                 tonic::Code::PermissionDenied,
                 "{rpc} at its own level {level}"
             );
