@@ -37,10 +37,12 @@ fn refused(out: Output, what: &str) -> String {
 
 /// `name` gets `password` (set by the super user `admin`) and logs in; returns its tickets file.
 fn password_and_login(fx: &Fixture, admin: &Client, name: &str, password: &str) -> PathBuf {
+    let user = fx.server.client(name, "", fx.dir.path());
+    let spec = format!("User: {name}\nEmail: {name}@example.com\n");
+    ok(admin.run_stdin(&["user", "-f", "-i"], &spec), "user -f -i");
     let pw = format!("{password}\n{password}\n");
     ok(admin.run_with(&["passwd", name], &[], &pw), "passwd");
     let tickets = fx.dir.path().join(format!("tickets-{name}"));
-    let user = fx.server.client(name, "", fx.dir.path());
     ok(
         with_tickets(&user, &tickets, &["login"], &format!("{password}\n")),
         "login",
