@@ -61,7 +61,11 @@ fn super_only_commands_follow_the_protections_table() {
         bob.run_stdin(&["user", "-f", "-i"], "User: carol\nEmail: c@example.com\n"),
         "bob creates carol",
     );
-    protect(&alice, &["write user * * //...", "super user alice * //..."]);
+    // The README's first table: what `protect -o` offers, saved as it is.
+    let offered = ok(alice.run(&["protect", "-o"]), "protect -o");
+    ok(alice.run_stdin(&["protect", "-i"], &offered), "protect -i");
+    let table = ok(alice.run(&["protect", "-o"]), "protect -o");
+    assert!(table.contains("super user alice * //..."), "{table}");
 
     let err = refused(bob.run(&["configure", "set", "security=0"]), "configure");
     assert!(err.contains("You don't have permission"), "{err}");
