@@ -546,7 +546,7 @@ fn an_interrupted_have_list_deletion_is_finished_at_open() {
     assert!(stores.recovery.voided.is_empty());
 }
 
-/// Groups and the protections table (migration 6) reach the checkpoint and the journal like
+/// Groups and the protections table (migration 8) reach the checkpoint and the journal like
 /// every other table, and a restore brings back both, with the `access` counter.
 #[test]
 fn groups_and_protections_survive_checkpoint_and_journal_restore() {

@@ -1,4 +1,4 @@
-//! The SQL behind groups and the protections table (migration 6).
+//! The SQL behind groups and the protections table (migration 8).
 
 use super::queries::{bump_counter, read_counter};
 use crate::{GroupRow, StoreError};
