@@ -1079,7 +1079,12 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::GetTriggersRequest>,
     ) -> Result<Response<pb::TriggersTable>, Status> {
-        let who = authorize(&self.service, &Peer::of(&req), req.into_inner().caller, "GetTriggers")?;
+        let who = authorize(
+            &self.service,
+            &Peer::of(&req),
+            req.into_inner().caller,
+            "GetTriggers",
+        )?;
         let svc = self.service.clone();
         let table = blocking(move || svc.triggers(&who)).await?;
         Ok(Response::new(crate::api_triggers::table_to_wire(table)))

@@ -189,7 +189,12 @@ pub(crate) fn list_settings(
     streams: &Streams,
     req: Request<pb::ListSettingsRequest>,
 ) -> Reply<ResponseStream<pb::Setting>> {
-    let who = authorize(&svc, &Peer::of(&req), req.into_inner().caller, "ListSettings")?;
+    let who = authorize(
+        &svc,
+        &Peer::of(&req),
+        req.into_inner().caller,
+        "ListSettings",
+    )?;
     Ok(Response::new(streams.spawn(move |sink| {
         for s in svc.configure_show(&who)? {
             sink.send(setting_to_wire(s))?;

@@ -6,8 +6,8 @@ use keel_core::{
 };
 use keel_proto::v1 as pb;
 use keel_service::{
-    AccessError, AuthError, ChangeError, ChangeInfo, DepotError, DepotInfo, FileInfo, FileOutcome, IntegInfo,
-    IntegrateError, IntegrateMode, LabelError, ObliterateError, OpenAction, OpenError,
+    AccessError, AuthError, ChangeError, ChangeInfo, DepotError, DepotInfo, FileInfo, FileOutcome,
+    IntegInfo, IntegrateError, IntegrateMode, LabelError, ObliterateError, OpenAction, OpenError,
     ResolveOutcome, ServiceError, ShelveError, SpecError, SpecKind, SubmitError, SyncAction,
     SyncMark, UploadError, WorkspaceSpec,
 };

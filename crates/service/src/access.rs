@@ -67,7 +67,7 @@ impl UserAccess {
         self.protections.is_none()
     }
 
-        /// The highest level held anywhere (`super` without a table).
+    /// The highest level held anywhere (`super` without a table).
     pub fn max_level(&self) -> Option<Level> {
         match &self.protections {
             None => Some(Level::Super),

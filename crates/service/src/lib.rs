@@ -47,8 +47,8 @@ pub use changes::{ChangesQuery, DescribePart};
 pub use config::ServiceConfig;
 pub use dirs::DirsOptions;
 pub use error::{
-    AccessError, AuthError, ChangeError, DepotError, IntegrateError, LabelError, ObliterateError, OpenError,
-    ServiceError, ShelveError, SpecError, SpecKind, SubmitError, TriggerFailure,
+    AccessError, AuthError, ChangeError, DepotError, IntegrateError, LabelError, ObliterateError,
+    OpenError, ServiceError, ShelveError, SpecError, SpecKind, SubmitError, TriggerFailure,
     TriggerFailureReason, UploadError,
 };
 pub use groups::GroupSpec;

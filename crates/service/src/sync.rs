@@ -199,11 +199,29 @@ impl Service {
             Some(changed) => {
                 tally.totals.since = Some(changed.from);
                 let scanned = (changed.scanned, changed.paths.len());
-                self.sync_changed(snap.as_ref(), &ws, &who, changed, &opened, opts, &mut tally, sink)?;
+                self.sync_changed(
+                    snap.as_ref(),
+                    &ws,
+                    &who,
+                    changed,
+                    &opened,
+                    opts,
+                    &mut tally,
+                    sink,
+                )?;
                 Some(scanned)
             }
             None => {
-                self.sync_full(snap.as_ref(), &ws, &who, files, &opened, opts, &mut tally, sink)?;
+                self.sync_full(
+                    snap.as_ref(),
+                    &ws,
+                    &who,
+                    files,
+                    &opened,
+                    opts,
+                    &mut tally,
+                    sink,
+                )?;
                 None
             }
         };
@@ -461,7 +479,9 @@ impl Service {
                     target,
                     have,
                 };
-                self.plan_file(file, pass.who, opened, opts, totals, schedule, unsettled, sink)?;
+                self.plan_file(
+                    file, pass.who, opened, opts, totals, schedule, unsettled, sink,
+                )?;
             }
         }
         drain_haves(None, totals, unsettled, sink)?;

@@ -80,7 +80,8 @@ fn files_a_user_may_not_list_do_not_exist_for_them() {
     let described = bob.ok(&["describe", "-s", "1"]);
     assert!(described.contains("//depot/pub/a"), "{described}");
     assert!(!described.contains("secret"), "{described}");
-    // A sync takes away the file bob may no longer see, and keeps the rest.
+    // A sync takes away the file bob may no longer see, and keeps the rest (the mark the first
+    // sync left on the have list is not used once a table exists: no change made it stale).
     bob.ok(&["sync"]);
     assert!(!bob.cwd.join("secret/s").exists());
     assert!(bob.cwd.join("pub/a").exists());

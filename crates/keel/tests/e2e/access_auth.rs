@@ -56,7 +56,10 @@ fn super_only_commands_follow_the_protections_table() {
     let alice = fx.server.client("alice", "", fx.dir.path());
     let bob = fx.server.client("bob", "", fx.dir.path());
     // No table yet: everyone is a super user.
-    ok(bob.run(&["configure", "set", "security=0"]), "bob configures");
+    ok(
+        bob.run(&["configure", "set", "security=0"]),
+        "bob configures",
+    );
     ok(
         bob.run_stdin(&["user", "-f", "-i"], "User: carol\nEmail: c@example.com\n"),
         "bob creates carol",
@@ -94,7 +97,10 @@ fn super_only_commands_follow_the_protections_table() {
     );
 
     // The super user of the table may do all of it.
-    ok(alice.run(&["configure", "set", "security=0"]), "alice configures");
+    ok(
+        alice.run(&["configure", "set", "security=0"]),
+        "alice configures",
+    );
     ok(
         alice.run_stdin(&["user", "-f", "-i"], "User: dave\nEmail: d@example.com\n"),
         "alice creates dave",
@@ -103,7 +109,10 @@ fn super_only_commands_follow_the_protections_table() {
         alice.run_stdin(&["passwd", "carol"], "Carol-pass-1\nCarol-pass-1\n"),
         "alice sets carol's password",
     );
-    ok(alice.run_stdin(&["triggers", "-i"], "Triggers:\n"), "triggers -i");
+    ok(
+        alice.run_stdin(&["triggers", "-i"], "Triggers:\n"),
+        "triggers -i",
+    );
 }
 
 #[test]
@@ -120,7 +129,9 @@ fn a_groups_timeout_decides_how_long_its_users_tickets_last() {
     };
     // No group sets a Timeout: the 12-hour default.
     let erin = password_and_login(&fx, &admin, "erin", "Erin-pass-1");
-    let left = expires_in(&erin, "erin")["expiresIn"].as_u64().expect("expiresIn");
+    let left = expires_in(&erin, "erin")["expiresIn"]
+        .as_u64()
+        .expect("expiresIn");
     assert!(left > 11 * 3600 && left <= 12 * 3600, "{left}");
 
     // One group of an hour; the most permissive of the user's groups applies.
@@ -131,7 +142,9 @@ fn a_groups_timeout_decides_how_long_its_users_tickets_last() {
     group("hour", "3600");
     group("minutes", "600");
     let dora = password_and_login(&fx, &admin, "dora", "Dora-pass-1");
-    let left = expires_in(&dora, "dora")["expiresIn"].as_u64().expect("expiresIn");
+    let left = expires_in(&dora, "dora")["expiresIn"]
+        .as_u64()
+        .expect("expiresIn");
     assert!(left > 3000 && left <= 3600, "{left}");
 
     // `unlimited` wins over every number: the ticket does not expire.
@@ -165,7 +178,10 @@ fn a_replicas_service_user_needs_super_and_the_replica_enforces_the_table() {
     alice.ok(&["add", "pub/a", "secret/s"]);
     alice.ok(&["submit", "-d", "two files"]);
     ok(
-        alice.run_stdin(&["user", "-f", "-i"], "User: svc\nEmail: svc@example.com\nType: service\n"),
+        alice.run_stdin(
+            &["user", "-f", "-i"],
+            "User: svc\nEmail: svc@example.com\nType: service\n",
+        ),
         "service user",
     );
     let tickets = password_and_login(&fx, &alice, "svc", "Serv1ce-pass");

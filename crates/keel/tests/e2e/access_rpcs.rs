@@ -49,7 +49,11 @@ async fn refused(
     if reason(&status) != R::PermissionDenied {
         return false;
     }
-    assert_eq!(status.code(), tonic::Code::PermissionDenied, "{rpc}: {status:?}");
+    assert_eq!(
+        status.code(),
+        tonic::Code::PermissionDenied,
+        "{rpc}: {status:?}"
+    );
     assert!(
         status.message().contains("You don't have permission"),
         "{rpc}: {}",

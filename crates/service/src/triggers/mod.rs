@@ -18,7 +18,6 @@ use run::{RunLimits, TriggerEnv};
 use std::net::SocketAddr;
 use std::time::Duration;
 
-
 /// The address triggers reach this server on (`KEEL_SERVER`, `%serverport%`): the listening
 /// address, with an unspecified IP (`0.0.0.0`, `::`) replaced by loopback, and `ssl:` before it
 /// when the server speaks TLS.
