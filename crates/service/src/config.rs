@@ -53,8 +53,8 @@ pub struct ServiceConfig {
     /// Most bytes of a trigger's output (stdout and stderr together) kept to show the user
     /// and the log; the rest is read and dropped (bytes; default 8192).
     pub trigger_output_bytes: usize,
-    /// How long a login ticket stays valid (`ticket_lifetime`; a group's Timeout will take its
-    /// place for the group's users) (seconds; default 43200, 12 hours).
+    /// How long a login ticket stays valid when none of the user's groups sets a Timeout
+    /// (`Service::ticket_lifetime`) (seconds; default 43200, 12 hours).
     pub ticket_lifetime_secs: u64,
     /// Failed logins (or passwords given with a command) one user may have within
     /// `login_failure_window_secs` before further attempts are refused until it ends
