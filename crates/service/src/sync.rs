@@ -178,7 +178,9 @@ impl Service {
         let ws = caller_workspace(snap.as_ref(), caller)?;
         let who = self.access_of(caller)?;
         let opened = self.opened_paths(snap.as_ref(), ws.name())?;
-        self.refuse_resolves_on_replica(snap.as_ref(), &ws, files, &opened, opts)?;
+        // The dry run counts its rows on counters of its own (group limits apply to the sync).
+        let dry_who = Access::for_user(who.user.clone());
+        self.refuse_resolves_on_replica(snap.as_ref(), &ws, &dry_who, files, &opened, opts)?;
         let mut tally = Tally::default();
         // Only a whole-view sync of a caller without a protections table uses or hands out the
         // have list's mark (`sync_since.rs`): a table may hide files, and a change of it, of the
@@ -293,6 +295,7 @@ impl Service {
         &self,
         snap: &dyn ReadTxn,
         ws: &WorkspaceCtx,
+        who: &Access,
         files: &[String],
         opened: &HashMap<DepotPath, OpenedRow>,
         opts: SyncOptions,
@@ -313,7 +316,9 @@ impl Service {
             preview: true,
             ..opts
         };
-        self.sync_full(snap, ws, files, opened, preview, &mut dry, &mut |_| Ok(()))?;
+        self.sync_full(snap, ws, who, files, opened, preview, &mut dry, &mut |_| {
+            Ok(())
+        })?;
         match dry.schedule.first() {
             None => Ok(()),
             Some(first) => Err(ServiceError::ResolveOnReplica {
