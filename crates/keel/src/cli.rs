@@ -43,6 +43,29 @@ pub enum Command {
     Proxy(ProxyArgs),
     /// Trust an ssl: server's certificate fingerprint (like p4 trust): -y, -l, -d, -f.
     Trust(crate::commands::trust::TrustArgs),
+    /// Group limit MaxResults: a command stopped with "Request too large" would have returned
+    /// more rows (files, changes, groups, ...) than the most permissive MaxResults of your
+    /// groups allows. Narrow the file arguments (//depot/proj/... instead of //...), or ask an
+    /// admin to raise the limit (`keel group GROUP`).
+    #[command(hide = true, name = "maxresults")]
+    MaxResults,
+    /// Group limit MaxScanRows: a command stopped with "Too many rows scanned" would have read
+    /// more rows than the most permissive MaxScanRows of your groups allows, even if it
+    /// returns fewer (a wildcard in the middle of a path scans everything under its prefix).
+    /// Narrow the file arguments, or ask an admin to raise the limit.
+    #[command(hide = true, name = "maxscanrows")]
+    MaxScanRows,
+    /// Group limit MaxLockTime: a submit, open or integrate held the server's writer longer
+    /// than the most permissive MaxLockTime (milliseconds) of your groups allows; it was rolled
+    /// back and changed nothing. Submit or integrate fewer files at a time, or ask an admin to
+    /// raise the limit.
+    #[command(hide = true, name = "maxlocktime")]
+    MaxLockTime,
+    /// Group limit MaxOpenFiles: one command would have opened more files than the most
+    /// permissive MaxOpenFiles of your groups allows; nothing was opened. Open fewer files at
+    /// a time, or ask an admin to raise the limit.
+    #[command(hide = true, name = "maxopenfiles")]
+    MaxOpenFiles,
     #[command(flatten)]
     Client(ClientCommand),
 }
@@ -180,6 +203,14 @@ pub enum ClientCommand {
     Branch(BranchCmd),
     /// List branch specs (same as `branch list`).
     Branches,
+    /// Show (-o), edit, save from stdin (-i) or delete (-d) a group and its limits.
+    Group(crate::commands::access::GroupArgs),
+    /// List groups, or the groups a user belongs to.
+    Groups(crate::commands::access::GroupsArgs),
+    /// Edit the protections table (-o prints it, -i reads it from stdin).
+    Protect(crate::commands::access::ProtectArgs),
+    /// List the protections that apply to you (-u USER, -g GROUP, -h HOST, -a every line).
+    Protects(crate::commands::access::ProtectsArgs),
     /// Re-read stored content and report every BAD or MISSING revision (exit 1 when any).
     Verify(crate::commands::verify::VerifyArgs),
     /// Time the five everyday commands (info, changes -m 1, fstat, sync -n, opened) now and

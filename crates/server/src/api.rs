@@ -1,11 +1,13 @@
 //! The `Keel` gRPC service: one method per RPC, each a thin call into `keel_service::Service`.
 
 use crate::ServerConfig;
+use crate::access::authorize;
+use crate::api_access;
 use crate::api_auth;
 use crate::api_labels;
 use crate::api_shelves;
 use crate::convert::{self, file};
-use crate::identity::{Peer, caller, caller_unauthenticated};
+use crate::identity::{Peer, caller_unauthenticated};
 use crate::streams::{ResponseStream, Streams, blocking, single_files};
 use keel_core::{ChangeNumber, ChangeRef};
 use keel_proto::v1 as pb;
@@ -174,7 +176,12 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::ListDepotsRequest>,
     ) -> Result<Response<pb::ListDepotsReply>, Status> {
-        let who = caller(&Peer::of(&req), req.into_inner().caller)?;
+        let who = authorize(
+            &self.service,
+            &Peer::of(&req),
+            req.into_inner().caller,
+            "ListDepots",
+        )?;
         let svc = self.service.clone();
         let depots = blocking(move || svc.list_depots(&who)).await?;
         Ok(Response::new(pb::ListDepotsReply {
@@ -188,7 +195,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Depot>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "CreateDepot")?;
         let svc = self.service.clone();
         let depot = blocking(move || svc.create_depot(&who, &req.name, &req.description)).await?;
         Ok(Response::new(convert::depot(depot)))
@@ -200,7 +207,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Workspace>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "SaveWorkspace")?;
         let spec = convert::workspace_from_wire(
             req.workspace
                 .ok_or_else(|| Status::invalid_argument("no workspace spec given"))?,
@@ -216,7 +223,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Workspace>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "GetWorkspace")?;
         let svc = self.service.clone();
         let spec = blocking(move || {
             let spec = svc.get_workspace(&who, &req.name)?;
@@ -235,7 +242,12 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::ListWorkspacesRequest>,
     ) -> Stream<pb::Workspace> {
-        let who = caller(&Peer::of(&req), req.into_inner().caller)?;
+        let who = authorize(
+            &self.service,
+            &Peer::of(&req),
+            req.into_inner().caller,
+            "ListWorkspaces",
+        )?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.list_workspaces(&who, &mut |w| sink.send(convert::workspace_to_wire(w)))
@@ -248,7 +260,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::DeleteWorkspaceReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "DeleteWorkspace")?;
         let svc = self.service.clone();
         blocking(move || svc.delete_workspace(&who, &req.name)).await?;
         Ok(Response::new(pb::DeleteWorkspaceReply {}))
@@ -258,7 +270,7 @@ impl pb::keel_server::Keel for Api {
     async fn open(&self, req: Request<pb::OpenRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Open")?;
         let action = convert::open_action(req.action)?;
         let open = OpenRequest {
             files: req.files,
@@ -277,7 +289,7 @@ impl pb::keel_server::Keel for Api {
     async fn r#move(&self, req: Request<pb::MoveRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Move")?;
         let svc = self.service.clone();
         let files = blocking(move || {
             svc.move_file(&who, &req.from, &req.to, ChangeRef::from_number(req.change))
@@ -292,7 +304,7 @@ impl pb::keel_server::Keel for Api {
     async fn revert(&self, req: Request<pb::RevertRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Revert")?;
         let svc = self.service.clone();
         let files =
             blocking(move || svc.revert(&who, &req.files, req.unchanged_only, &req.unchanged))
@@ -306,7 +318,7 @@ impl pb::keel_server::Keel for Api {
     async fn reopen(&self, req: Request<pb::ReopenRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Reopen")?;
         let svc = self.service.clone();
         let change = req.set_change.then_some(ChangeRef::from_number(req.change));
         let file_type = convert::type_change(&req.file_type)?;
@@ -320,7 +332,7 @@ impl pb::keel_server::Keel for Api {
     async fn opened(&self, req: Request<pb::OpenedRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Opened")?;
         let svc = self.service.clone();
         let change = req
             .filter_change
@@ -346,7 +358,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Change>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "SaveChange")?;
         let svc = self.service.clone();
         if req.delete {
             let number = req.change;
@@ -381,7 +393,7 @@ impl pb::keel_server::Keel for Api {
         let Some(SubmitBody::Begin(begin)) = first.body else {
             return Err(Status::invalid_argument("a submit must start with `begin`"));
         };
-        let who = caller(&peer, begin.caller)?;
+        let who = authorize(&self.service, &peer, begin.caller, "Submit")?;
         let mut session = {
             let svc = svc.clone();
             blocking(move || {
@@ -428,7 +440,7 @@ impl pb::keel_server::Keel for Api {
     async fn integrate(&self, req: Request<pb::IntegrateRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Integrate")?;
         let mode = convert::integrate_mode(req.mode)?;
         let request = IntegrateRequest {
             from: req.from,
@@ -455,7 +467,7 @@ impl pb::keel_server::Keel for Api {
     async fn resolve_list(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "ResolveList")?;
         let svc = self.service.clone();
         let files = blocking(move || svc.resolve_list(&who, &req.files)).await?;
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -469,7 +481,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::FileRecord>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "ResolveDone")?;
         let outcome = convert::resolve_outcome(req.outcome)?;
         let svc = self.service.clone();
         let info = blocking(move || svc.resolve_done(&who, &req.file, outcome)).await?;
@@ -480,7 +492,7 @@ impl pb::keel_server::Keel for Api {
     async fn resolved(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Resolved")?;
         let svc = self.service.clone();
         let files = blocking(move || svc.resolved(&who, &req.files)).await?;
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -492,7 +504,7 @@ impl pb::keel_server::Keel for Api {
     async fn integrated(&self, req: Request<pb::FilesRequest>) -> Stream<pb::IntegRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Integrated")?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.integrated(&who, &req.files, &mut |i| sink.send(convert::integ_info(i)))
@@ -504,7 +516,7 @@ impl pb::keel_server::Keel for Api {
         use pb::sync_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Sync")?;
         let svc = self.service.clone();
         let opts = SyncOptions {
             preview: req.preview,
@@ -578,7 +590,7 @@ impl pb::keel_server::Keel for Api {
         // Batches of this call recorded so far: the sync's own writes a mark allows for.
         let mut earlier = 0;
         while let Some(batch) = stream.message().await? {
-            let who = caller(&peer, batch.caller)?;
+            let who = authorize(&self.service, &peer, batch.caller, "UpdateHave")?;
             let entries: Vec<HaveEntry> = batch
                 .entries
                 .into_iter()
@@ -600,7 +612,7 @@ impl pb::keel_server::Keel for Api {
     async fn have(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Have")?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.have_list(&who, &req.files, &mut |f| sink.send(file(f)))
@@ -611,7 +623,7 @@ impl pb::keel_server::Keel for Api {
     async fn files(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Files")?;
         let svc = self.service.clone();
         let opts = ListOptions {
             all_revisions: req.all_revisions,
@@ -630,7 +642,7 @@ impl pb::keel_server::Keel for Api {
     async fn fstat(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Fstat")?;
         let svc = self.service.clone();
         let small = single_files(&req.files);
         Ok(Response::new(
@@ -645,7 +657,7 @@ impl pb::keel_server::Keel for Api {
     async fn dirs(&self, req: Request<pb::DirsRequest>) -> Stream<pb::DirRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Dirs")?;
         let svc = self.service.clone();
         let opts = keel_service::DirsOptions {
             include_deleted: req.include_deleted,
@@ -664,7 +676,7 @@ impl pb::keel_server::Keel for Api {
     async fn filelog(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Filelog")?;
         let svc = self.service.clone();
         let small = single_files(&req.files);
         Ok(Response::new(self.streams.read(
@@ -681,7 +693,7 @@ impl pb::keel_server::Keel for Api {
     async fn changes(&self, req: Request<pb::ChangesRequest>) -> Stream<pb::Change> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Changes")?;
         let svc = self.service.clone();
         let query = ChangesQuery {
             files: req.files,
@@ -704,7 +716,7 @@ impl pb::keel_server::Keel for Api {
         use pb::describe_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Describe")?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             let mut send = |part| {
@@ -728,7 +740,7 @@ impl pb::keel_server::Keel for Api {
         use pb::content_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Print")?;
         let svc = self.service.clone();
         let (chunk, sent, by_digest) = (self.chunk, self.sent.clone(), req.content_by_digest);
         let audit = self.audit.clone().map(|a| (a, crate::audit::who(&who)));
@@ -773,7 +785,7 @@ impl pb::keel_server::Keel for Api {
         use pb::content_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Content")?;
         let svc = self.service.clone();
         let (chunk, sent, audit) = (self.chunk, self.sent.clone(), self.audit.clone());
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -804,7 +816,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Diff2Reply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Diff2")?;
         let svc = self.service.clone();
         let audit = self.audit.clone();
         let d = blocking(move || {
@@ -844,7 +856,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "DeleteShelved")?;
         let svc = self.service.clone();
         let files =
             blocking(move || svc.delete_shelved(&who, ChangeNumber(req.change), &req.files))
@@ -858,7 +870,7 @@ impl pb::keel_server::Keel for Api {
     async fn unshelve(&self, req: Request<pb::UnshelveRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Unshelve")?;
         let svc = self.service.clone();
         let files = blocking(move || {
             svc.unshelve(
@@ -881,7 +893,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Stream<pb::ObliterateMessage> {
         let peer = Peer::of(&req);
         let mut req = req.into_inner();
-        let who = caller(&peer, req.caller.take())?;
+        let who = authorize(&self.service, &peer, req.caller.take(), "Obliterate")?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             api_shelves::obliterate(&svc, &who, &req, sink)
@@ -893,7 +905,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Label>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "SaveLabel")?;
         let spec = api_labels::label_from_wire(
             req.label
                 .ok_or_else(|| Status::invalid_argument("no label spec given"))?,
@@ -909,7 +921,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Label>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "GetLabel")?;
         let svc = self.service.clone();
         let spec = blocking(move || {
             let spec = svc.get_label(&who, &req.name)?;
@@ -925,7 +937,12 @@ impl pb::keel_server::Keel for Api {
 
     type ListLabelsStream = ResponseStream<pb::Label>;
     async fn list_labels(&self, req: Request<pb::ListLabelsRequest>) -> Stream<pb::Label> {
-        let who = caller(&Peer::of(&req), req.into_inner().caller)?;
+        let who = authorize(
+            &self.service,
+            &Peer::of(&req),
+            req.into_inner().caller,
+            "ListLabels",
+        )?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.list_labels(&who, &mut |l| sink.send(api_labels::label_to_wire(l)))
@@ -938,7 +955,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::DeleteLabelReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "DeleteLabel")?;
         let svc = self.service.clone();
         blocking(move || svc.delete_label(&who, &req.name)).await?;
         Ok(Response::new(pb::DeleteLabelReply {}))
@@ -948,7 +965,7 @@ impl pb::keel_server::Keel for Api {
     async fn tag(&self, req: Request<pb::TagRequest>) -> Stream<pb::LabelFile> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Tag")?;
         let svc = self.service.clone();
         let opts = TagOptions {
             delete: req.delete,
@@ -966,7 +983,7 @@ impl pb::keel_server::Keel for Api {
     async fn labelsync(&self, req: Request<pb::LabelsyncRequest>) -> Stream<pb::LabelFile> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "Labelsync")?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.labelsync(&who, &req.label, &req.files, req.preview, &mut |c| {
@@ -982,7 +999,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Branch>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "SaveBranch")?;
         let spec = api_labels::branch_from_wire(
             req.branch
                 .ok_or_else(|| Status::invalid_argument("no branch spec given"))?,
@@ -998,7 +1015,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Branch>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "GetBranch")?;
         let svc = self.service.clone();
         let spec = blocking(move || {
             let spec = svc.get_branch(&who, &req.name)?;
@@ -1014,7 +1031,12 @@ impl pb::keel_server::Keel for Api {
 
     type ListBranchesStream = ResponseStream<pb::Branch>;
     async fn list_branches(&self, req: Request<pb::ListBranchesRequest>) -> Stream<pb::Branch> {
-        let who = caller(&Peer::of(&req), req.into_inner().caller)?;
+        let who = authorize(
+            &self.service,
+            &Peer::of(&req),
+            req.into_inner().caller,
+            "ListBranches",
+        )?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.list_branches(&who, &mut |b| sink.send(api_labels::branch_to_wire(b)))
@@ -1027,7 +1049,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::DeleteBranchReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "DeleteBranch")?;
         let svc = self.service.clone();
         blocking(move || svc.delete_branch(&who, &req.name)).await?;
         Ok(Response::new(pb::DeleteBranchReply {}))
@@ -1038,7 +1060,12 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::CheckpointRequest>,
     ) -> Stream<pb::CheckpointMessage> {
-        caller(&Peer::of(&req), req.into_inner().caller)?;
+        authorize(
+            &self.service,
+            &Peer::of(&req),
+            req.into_inner().caller,
+            "Checkpoint",
+        )?;
         let backup = self.backup.clone();
         Ok(Response::new(
             self.streams.spawn(move |sink| backup.checkpoint(sink)),
@@ -1049,7 +1076,7 @@ impl pb::keel_server::Keel for Api {
     async fn verify(&self, req: Request<pb::VerifyRequest>) -> Stream<pb::VerifyMessage> {
         let peer = Peer::of(&req);
         let mut req = req.into_inner();
-        let who = caller(&peer, req.caller.take())?;
+        let who = authorize(&self.service, &peer, req.caller.take(), "Verify")?;
         let svc = self.service.clone();
         // A long read: its own thread at the long-read priority, its checks lower still.
         Ok(Response::new(self.streams.read(false, move |sink| {
@@ -1061,7 +1088,7 @@ impl pb::keel_server::Keel for Api {
     async fn journal(&self, req: Request<pb::JournalRequest>) -> Stream<pb::JournalMessage> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        caller(&peer, req.caller)?;
+        authorize(&self.service, &peer, req.caller, "Journal")?;
         let backup = self.backup.clone();
         let (batch, heartbeat) = (self.journal_batch, self.journal_heartbeat);
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -1079,7 +1106,12 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::GetTriggersRequest>,
     ) -> Result<Response<pb::TriggersTable>, Status> {
-        let who = caller(&Peer::of(&req), req.into_inner().caller)?;
+        let who = authorize(
+            &self.service,
+            &Peer::of(&req),
+            req.into_inner().caller,
+            "GetTriggers",
+        )?;
         let svc = self.service.clone();
         let table = blocking(move || svc.triggers(&who)).await?;
         Ok(Response::new(crate::api_triggers::table_to_wire(table)))
@@ -1091,7 +1123,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::TriggersTable>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = caller(&peer, req.caller)?;
+        let who = authorize(&self.service, &peer, req.caller, "SaveTriggers")?;
         let svc = self.service.clone();
         let table = blocking(move || svc.save_triggers(&who, &req.lines)).await?;
         Ok(Response::new(crate::api_triggers::table_to_wire(table)))
@@ -1181,6 +1213,103 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::ReportProbeRequest>,
     ) -> Result<Response<pb::ReportProbeReply>, Status> {
-        crate::api_probe::report_probe(self.probe.clone(), req)
+        crate::api_probe::report_probe(&self.service, self.probe.clone(), req)
+    }
+
+    async fn get_group(
+        &self,
+        req: Request<pb::GetGroupRequest>,
+    ) -> Result<Response<pb::Group>, Status> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller, "GetGroup")?;
+        let svc = self.service.clone();
+        let group = blocking(move || svc.get_group(&who, &req.name)).await?;
+        Ok(Response::new(api_access::group_to_wire(group)))
+    }
+
+    async fn save_group(
+        &self,
+        req: Request<pb::SaveGroupRequest>,
+    ) -> Result<Response<pb::Group>, Status> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller, "SaveGroup")?;
+        let group = req
+            .group
+            .ok_or_else(|| Status::invalid_argument("no group spec given"))?;
+        let spec = api_access::group_from_wire(group).map_err(convert::status)?;
+        let svc = self.service.clone();
+        let saved = blocking(move || svc.save_group(&who, spec)).await?;
+        Ok(Response::new(api_access::group_to_wire(saved)))
+    }
+
+    async fn delete_group(
+        &self,
+        req: Request<pb::DeleteGroupRequest>,
+    ) -> Result<Response<pb::DeleteGroupReply>, Status> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller, "DeleteGroup")?;
+        let svc = self.service.clone();
+        blocking(move || svc.delete_group(&who, &req.name)).await?;
+        Ok(Response::new(pb::DeleteGroupReply {}))
+    }
+
+    type ListGroupsStream = ResponseStream<pb::Group>;
+    async fn list_groups(&self, req: Request<pb::ListGroupsRequest>) -> Stream<pb::Group> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller, "ListGroups")?;
+        let svc = self.service.clone();
+        Ok(Response::new(self.streams.spawn(move |sink| {
+            let user = (!req.user.is_empty()).then_some(req.user.as_str());
+            svc.list_groups(&who, user, &mut |g| sink.send(api_access::group_to_wire(g)))
+        })))
+    }
+
+    async fn get_protections(
+        &self,
+        req: Request<pb::GetProtectionsRequest>,
+    ) -> Result<Response<pb::Protections>, Status> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller, "GetProtections")?;
+        let svc = self.service.clone();
+        let table = blocking(move || svc.get_protections(&who)).await?;
+        Ok(Response::new(pb::Protections {
+            lines: table.lines,
+            exists: table.exists,
+        }))
+    }
+
+    async fn save_protections(
+        &self,
+        req: Request<pb::SaveProtectionsRequest>,
+    ) -> Result<Response<pb::SaveProtectionsReply>, Status> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller, "SaveProtections")?;
+        let svc = self.service.clone();
+        let lines = blocking(move || svc.save_protections(&who, &req.lines)).await?;
+        Ok(Response::new(pb::SaveProtectionsReply {
+            lines: u32::try_from(lines).unwrap_or(u32::MAX),
+        }))
+    }
+
+    async fn protects(
+        &self,
+        req: Request<pb::ProtectsRequest>,
+    ) -> Result<Response<pb::ProtectsReply>, Status> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller.clone(), "Protects")?;
+        let query = api_access::protects_query(&req);
+        let svc = self.service.clone();
+        let (lines, level) = blocking(move || svc.protects(&who, &query)).await?;
+        Ok(Response::new(pb::ProtectsReply {
+            lines: lines.into_iter().map(api_access::protect_entry).collect(),
+            max_level: level.map(|l| l.as_str().to_string()).unwrap_or_default(),
+        }))
     }
 }

@@ -1,7 +1,8 @@
 //! The access-control RPCs (login tickets, passwords, user specs, server settings) and the
 //! translation of their messages to and from service values.
 
-use crate::identity::{Peer, caller, caller_unauthenticated};
+use crate::access::authorize;
+use crate::identity::{Peer, caller_unauthenticated};
 use crate::streams::{ResponseStream, Streams, blocking};
 use keel_core::UserType;
 use keel_proto::v1 as pb;
@@ -70,7 +71,7 @@ pub(crate) async fn login_status(
     req: Request<pb::LoginStatusRequest>,
 ) -> Reply<pb::LoginReply> {
     let peer = Peer::of(&req);
-    let who = caller(&peer, req.into_inner().caller)?;
+    let who = authorize(&svc, &peer, req.into_inner().caller, "LoginStatus")?;
     let creds = peer.credentials();
     let ticket = blocking(move || svc.login_status(&who, &creds)).await?;
     Ok(Response::new(ticket_to_wire(ticket)))
@@ -82,7 +83,7 @@ pub(crate) async fn logout(
 ) -> Reply<pb::LogoutReply> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = caller(&peer, req.caller)?;
+    let who = authorize(&svc, &peer, req.caller, "Logout")?;
     let creds = peer.credentials();
     let ended = blocking(move || svc.logout(&who, &creds, req.all)).await?;
     Ok(Response::new(pb::LogoutReply {
@@ -96,7 +97,7 @@ pub(crate) async fn set_password(
 ) -> Reply<pb::SetPasswordReply> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = caller(&peer, req.caller)?;
+    let who = authorize(&svc, &peer, req.caller, "SetPassword")?;
     blocking(move || {
         let user = (!req.user.is_empty()).then_some(req.user.as_str());
         svc.set_password(&who, user, &req.old_password, &req.new_password)
@@ -111,7 +112,7 @@ pub(crate) async fn get_user(
 ) -> Reply<pb::User> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = caller(&peer, req.caller)?;
+    let who = authorize(&svc, &peer, req.caller, "GetUser")?;
     let user = blocking(move || svc.get_user(&who, &req.name)).await?;
     Ok(Response::new(user_to_wire(user)))
 }
@@ -122,7 +123,7 @@ pub(crate) async fn save_user(
 ) -> Reply<pb::User> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = caller(&peer, req.caller)?;
+    let who = authorize(&svc, &peer, req.caller, "SaveUser")?;
     let spec = user_from_wire(
         req.user
             .ok_or_else(|| Status::invalid_argument("no user spec given"))?,
@@ -137,7 +138,7 @@ pub(crate) async fn delete_user(
 ) -> Reply<pb::DeleteUserReply> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = caller(&peer, req.caller)?;
+    let who = authorize(&svc, &peer, req.caller, "DeleteUser")?;
     blocking(move || svc.delete_user(&who, &req.name, req.force)).await?;
     Ok(Response::new(pb::DeleteUserReply {}))
 }
@@ -147,7 +148,7 @@ pub(crate) fn list_users(
     streams: &Streams,
     req: Request<pb::ListUsersRequest>,
 ) -> Reply<ResponseStream<pb::User>> {
-    let who = caller(&Peer::of(&req), req.into_inner().caller)?;
+    let who = authorize(&svc, &Peer::of(&req), req.into_inner().caller, "ListUsers")?;
     Ok(Response::new(streams.spawn(move |sink| {
         svc.list_users(&who, &mut |u| sink.send(user_to_wire(u)))
     })))
@@ -159,7 +160,7 @@ pub(crate) async fn configure(
 ) -> Reply<pb::ConfigureReply> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = caller(&peer, req.caller)?;
+    let who = authorize(&svc, &peer, req.caller, "Configure")?;
     let name = req.name.clone();
     let reply = blocking(move || {
         if req.unset {
@@ -188,7 +189,12 @@ pub(crate) fn list_settings(
     streams: &Streams,
     req: Request<pb::ListSettingsRequest>,
 ) -> Reply<ResponseStream<pb::Setting>> {
-    let who = caller(&Peer::of(&req), req.into_inner().caller)?;
+    let who = authorize(
+        &svc,
+        &Peer::of(&req),
+        req.into_inner().caller,
+        "ListSettings",
+    )?;
     Ok(Response::new(streams.spawn(move |sink| {
         for s in svc.configure_show(&who)? {
             sink.send(setting_to_wire(s))?;

@@ -1,7 +1,8 @@
 //! The monitor RPCs: the running commands (`monitor show`) and terminating one (`monitor
 //! terminate`), answered from the registry the observing layer keeps.
 
-use crate::identity::{Peer, caller};
+use crate::access::authorize;
+use crate::identity::Peer;
 use crate::monitor::{Registry, Running};
 use keel_proto::v1 as pb;
 use keel_service::{MonitorAccess, Service};
@@ -15,7 +16,7 @@ pub(crate) async fn show(
 ) -> Result<Response<pb::MonitorShowReply>, Status> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = caller(&peer, req.caller)?;
+    let who = authorize(service, &peer, req.caller, "MonitorShow")?;
     let details = req.all || req.long;
     if details {
         service
@@ -37,7 +38,7 @@ pub(crate) async fn terminate(
 ) -> Result<Response<pb::RunningCommand>, Status> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = caller(&peer, req.caller)?;
+    let who = authorize(service, &peer, req.caller, "MonitorTerminate")?;
     service
         .may_monitor(&who, MonitorAccess::Terminate)
         .map_err(crate::convert::status)?;

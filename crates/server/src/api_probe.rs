@@ -1,9 +1,9 @@
-//! `ReportProbe`: the probe's timings of the everyday commands, kept in the metrics and handed
-//! to the command log's hook. Any authenticated user may report (the probe runs as an
-//! ordinary user, as the site's own probe did); a server without metrics keeps nothing and
-//! says so.
+//! `ReportProbe`: the probe's timings of the everyday commands, kept in the metrics and logged
+//! by the server. Any user with list access may report (the probe runs as an ordinary user, as
+//! the site's own probe did); a server without metrics keeps nothing and says so.
 
-use crate::identity::{Peer, caller};
+use crate::access::authorize;
+use crate::identity::Peer;
 use crate::metrics::ProbeMetrics;
 use crate::metrics::probe::{ProbeTiming, log_probe_run};
 use keel_proto::v1 as pb;
@@ -11,12 +11,13 @@ use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
 pub(crate) fn report_probe(
+    service: &keel_service::Service,
     probe: Option<Arc<ProbeMetrics>>,
     req: Request<pb::ReportProbeRequest>,
 ) -> Result<Response<pb::ReportProbeReply>, Status> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = caller(&peer, req.caller)?;
+    let who = authorize(service, &peer, req.caller, "ReportProbe")?;
     let timings = req
         .timings
         .iter()

@@ -2,7 +2,7 @@
 //! Shelve share.
 
 use crate::convert::{file, status};
-use crate::identity::{Peer, caller};
+use crate::identity::Peer;
 use crate::streams::{Sink, blocking};
 use keel_core::ChangeRef;
 use keel_proto::v1 as pb;
@@ -96,7 +96,7 @@ pub(crate) async fn shelve(
     let Some(pb::shelve_message::Body::Begin(begin)) = first.body else {
         return Err(Status::invalid_argument("a shelve must start with `begin`"));
     };
-    let who = caller(peer, begin.caller)?;
+    let who = crate::access::authorize(&svc, peer, begin.caller, "Shelve")?;
     let mut session = {
         let svc = svc.clone();
         blocking(move || {

@@ -6,8 +6,8 @@ use keel_core::{
 };
 use keel_proto::v1 as pb;
 use keel_service::{
-    AuthError, ChangeError, ChangeInfo, DepotError, DepotInfo, FileInfo, FileOutcome, IntegInfo,
-    IntegrateError, IntegrateMode, LabelError, ObliterateError, OpenAction, OpenError,
+    AccessError, AuthError, ChangeError, ChangeInfo, DepotError, DepotInfo, FileInfo, FileOutcome,
+    IntegInfo, IntegrateError, IntegrateMode, LabelError, ObliterateError, OpenAction, OpenError,
     ResolveOutcome, ServiceError, ShelveError, SpecError, SpecKind, SubmitError, SyncAction,
     SyncMark, UploadError, WorkspaceSpec,
 };
@@ -165,6 +165,27 @@ impl WireError for ServiceError {
                 pb::ErrorDetail {
                     user: user.clone(),
                     ..detail(R::NotPermitted)
+                },
+            ),
+            ServiceError::PermissionDenied { file, needed } => (
+                Code::PermissionDenied,
+                pb::ErrorDetail {
+                    action: needed.as_str().to_string(),
+                    ..on_path(R::PermissionDenied, file)
+                },
+            ),
+            ServiceError::CommandDenied { needed, .. } => (
+                Code::PermissionDenied,
+                pb::ErrorDetail {
+                    action: needed.as_str().to_string(),
+                    ..detail(R::PermissionDenied)
+                },
+            ),
+            ServiceError::RequestTooLarge { limit, .. } => (
+                Code::ResourceExhausted,
+                pb::ErrorDetail {
+                    action: limit.to_string(),
+                    ..detail(R::RequestTooLarge)
                 },
             ),
             ServiceError::DiskFull(_) => (Code::ResourceExhausted, detail(R::DiskFull)),
@@ -965,4 +986,29 @@ pub(crate) fn probe_status(e: crate::metrics::probe::ProbeReportError) -> Status
         e.to_string(),
         detail.encode_to_vec().into(),
     )
+}
+
+impl WireError for AccessError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use pb::ErrorReason as R;
+        match self {
+            AccessError::NoSuchGroup { name } => (Code::NotFound, on_path(R::NoSuchGroup, name)),
+            AccessError::BadGroup { name, .. } => {
+                (Code::InvalidArgument, on_path(R::BadGroup, name))
+            }
+            AccessError::BadProtections(_) => (Code::InvalidArgument, detail(R::BadProtections)),
+            AccessError::LastSuper { user, .. } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    user: user.clone(),
+                    ..detail(R::LastSuper)
+                },
+            ),
+            AccessError::Service(e) => e.code_and_detail(),
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, AccessError::Service(e) if e.is_cancelled())
+    }
 }

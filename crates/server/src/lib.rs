@@ -1,7 +1,9 @@
 //! Keel's gRPC front end: opens the stores under a root directory, guards it with a lock file,
 //! and serves the wire API by translating each call to `keel-service`.
 
+mod access;
 mod api;
+mod api_access;
 mod api_auth;
 mod api_backup;
 mod api_labels;
@@ -22,6 +24,7 @@ mod monitor;
 mod replica;
 mod streams;
 
+pub use access::required_level;
 pub use config::{CONFIG_FILE_NAME, ConfigError, InvalidKnob, ServerConfig};
 pub use keel_service::failpoints;
 pub use keel_store::backup::{RestoreError, RestoreProgress, RestoreReport, restore};

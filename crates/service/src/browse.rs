@@ -9,7 +9,7 @@ use crate::{
     SyncMark, error::bad_path,
 };
 use keel_core::IntegHow;
-use keel_core::{BaseType, DepotPath};
+use keel_core::{BaseType, DepotPath, Right};
 use keel_store::{HaveMark, HaveRow, PathRange, ReadTxn};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -58,6 +58,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let max = if opts.max == 0 {
             usize::MAX
@@ -68,6 +69,7 @@ impl Service {
         for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
             let matched = self.for_each_selected(
                 snap.as_ref(),
+                &who,
                 &arg,
                 ws.as_ref().map(|w| w.name()),
                 &mut |rev| {
@@ -105,10 +107,12 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
             let matched = self.for_each_selected(
                 snap.as_ref(),
+                &who,
                 &arg,
                 ws.as_ref().map(|w| w.name()),
                 &mut |rev| {
@@ -165,11 +169,13 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let mut changes: HashMap<u64, (String, String, String)> = HashMap::new();
         for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
             let matched = self.for_each_selected(
                 snap.as_ref(),
+                &who,
                 &arg,
                 ws.as_ref().map(|w| w.name()),
                 &mut |head| {
@@ -177,7 +183,10 @@ impl Service {
                     let mut todo = vec![(head.path.clone(), head.rev)];
                     let mut seen = std::collections::HashSet::new();
                     while let Some((path, upto)) = todo.pop() {
-                        if !seen.insert(path.clone()) || seen.len() > self.config.max_follow {
+                        if !seen.insert(path.clone())
+                            || seen.len() > self.config.max_follow
+                            || !who.lists(path.as_str())
+                        {
                             continue;
                         }
                         let records = snap.integrations_into(&path)?;
@@ -262,6 +271,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let (shelved, files): (Vec<String>, Vec<String>) =
             files.iter().cloned().partition(|f| f.contains("@="));
@@ -275,12 +285,14 @@ impl Service {
             let mut printed = 0;
             self.for_each_selected(
                 snap.as_ref(),
+                &who,
                 &arg,
                 ws.as_ref().map(|w| w.name()),
                 &mut |rev| {
                     if rev.action.is_delete() {
                         return Ok(());
                     }
+                    who.require(Right::Read, rev.path.as_str())?;
                     printed += 1;
                     sink(from_revision(&rev), self.content_of(&rev)?)
                 },
@@ -301,12 +313,14 @@ impl Service {
     ) -> Result<Diff2Result, ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let one = |text: &str| -> Result<keel_store::RevisionRow, ServiceError> {
             let arg = FileArg::parse(text, snap.as_ref(), ws.as_ref())?;
             let mut found = None;
             self.for_each_selected(
                 snap.as_ref(),
+                &who,
                 &arg,
                 ws.as_ref().map(|w| w.name()),
                 &mut |rev| {
@@ -322,6 +336,8 @@ impl Service {
             found.ok_or_else(|| no_such(text))
         };
         let (a, b) = (one(left)?, one(right)?);
+        who.require(Right::Read, a.path.as_str())?;
+        who.require(Right::Read, b.path.as_str())?;
         let binary = a.file_type.base != BaseType::Text || b.file_type.base != BaseType::Text;
         let identical = a.digest == b.digest;
         let diff = if identical || binary {
@@ -347,6 +363,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         let args = files
             .iter()
@@ -368,9 +385,13 @@ impl Service {
                     page,
                 )?;
                 for have in &rows {
-                    if !args.is_empty() && !args.iter().any(|a| a.matches(have.path.as_str())) {
+                    who.scan()?;
+                    if (!args.is_empty() && !args.iter().any(|a| a.matches(have.path.as_str())))
+                        || !who.lists(have.path.as_str())
+                    {
                         continue;
                     }
+                    who.result()?;
                     let mut info = FileInfo::new(have.path.clone());
                     if let Some(rev) = snap.revision(&have.path, have.rev)? {
                         set_head(&mut info, &rev);

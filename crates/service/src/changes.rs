@@ -142,6 +142,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let filter = ChangeFilter {
             status: query.status,
             user: (!query.user.is_empty()).then(|| query.user.clone()),
@@ -161,7 +162,9 @@ impl Service {
                 let full = rows.len() == page;
                 for row in rows {
                     before = Some(row.change);
+                    who.scan()?;
                     if sent < max {
+                        who.result()?;
                         sink(change_info(row))?;
                         sent += 1;
                     }
@@ -190,7 +193,7 @@ impl Service {
                     // A per-file revision (`#3`, `#have`, `#none`) or a static label: the
                     // changes of every revision up to the one selected in each file
                     // (Perforce's `changes f#have`).
-                    self.for_each_selected(snap.as_ref(), &arg, have_of, &mut |selected| {
+                    self.for_each_selected(snap.as_ref(), &who, &arg, have_of, &mut |selected| {
                         for older in snap.file_revisions(&selected.path)? {
                             if older.rev <= selected.rev && seen.insert(older.change) {
                                 found.push(older.change);
@@ -209,8 +212,10 @@ impl Service {
                     let full = rows.len() == page;
                     for (change, path) in rows {
                         before = Some(change);
+                        who.scan()?;
                         if arg.matches(path.as_str())
                             && selection.admits(path.as_str())
+                            && who.lists(path.as_str())
                             && seen.insert(change)
                         {
                             found.push(change);
@@ -257,12 +262,16 @@ impl Service {
         let change = change.0;
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let row = load_change(snap.as_ref(), ChangeNumber(change))?;
         let status = row.status;
         let workspace = row.workspace.clone();
         sink(DescribePart::Change(change_info(row)))?;
         if status == ChangeStatus::Pending {
             for open in snap.opened_in_change(&workspace, ChangeNumber(change), None, usize::MAX)? {
+                if !who.lists(open.path.as_str()) {
+                    continue;
+                }
                 sink(DescribePart::File(Box::new(from_opened(&open, None))))?;
             }
             return Ok(());
@@ -278,10 +287,19 @@ impl Service {
             )?;
             let full = rows.len() == page;
             for rev in &rows {
+                who.scan()?;
+                if !who.lists(rev.path.as_str()) {
+                    continue;
+                }
+                who.result()?;
                 let mut info = from_revision(rev);
                 info.action = Some(rev.action);
                 sink(DescribePart::File(Box::new(info)))?;
-                if !summary && rev.file_type.base == BaseType::Text {
+                // Diffs show content: only of files the caller may read.
+                if !summary
+                    && rev.file_type.base == BaseType::Text
+                    && who.user.allows(keel_core::Right::Read, rev.path.as_str())
+                {
                     text_files.push(rev.clone());
                 }
             }

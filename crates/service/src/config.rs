@@ -53,8 +53,8 @@ pub struct ServiceConfig {
     /// Most bytes of a trigger's output (stdout and stderr together) kept to show the user
     /// and the log; the rest is read and dropped (bytes; default 8192).
     pub trigger_output_bytes: usize,
-    /// How long a login ticket stays valid (`ticket_lifetime`; a group's Timeout will take its
-    /// place for the group's users) (seconds; default 43200, 12 hours).
+    /// How long a login ticket stays valid when none of the user's groups sets a Timeout
+    /// (`Service::ticket_lifetime`) (seconds; default 43200, 12 hours).
     pub ticket_lifetime_secs: u64,
     /// Failed logins (or passwords given with a command) one user may have within
     /// `login_failure_window_secs` before further attempts are refused until it ends
@@ -80,6 +80,9 @@ pub struct ServiceConfig {
     pub sync_since_max_changes: u64,
     /// ... and when those changes hold at most this many revisions (revisions; default 20000).
     pub sync_since_max_files: u64,
+    /// Users (per client address) whose compiled protections the server keeps between
+    /// commands; past this many the cache starts over (entries; default 10000).
+    pub access_cache_users: usize,
 }
 
 impl Default for ServiceConfig {
@@ -110,6 +113,7 @@ impl Default for ServiceConfig {
             trigger_output_bytes: 8192,
             sync_since_max_changes: 10_000,
             sync_since_max_files: 20_000,
+            access_cache_users: 10_000,
         }
     }
 }

@@ -35,8 +35,10 @@ impl Service {
         let change = change.0;
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let row = load_change(snap.as_ref(), ChangeNumber(change))?;
-        let shelf = whole_shelf(snap.as_ref(), change, self.config.shelf_page)?;
+        let mut shelf = whole_shelf(snap.as_ref(), change, self.config.shelf_page)?;
+        shelf.retain(|path, _| who.lists(path.as_str()));
         sink(DescribePart::Change(change_info(row)))?;
         for shelved in shelf.values() {
             sink(DescribePart::File(Box::new(shelved_info(shelved, None))))?;
@@ -45,7 +47,12 @@ impl Service {
             return Ok(());
         }
         for shelved in shelf.values() {
-            if shelved.file_type.base != BaseType::Text {
+            // Diffs show content: only of files the caller may read.
+            if shelved.file_type.base != BaseType::Text
+                || !who
+                    .user
+                    .allows(keel_core::Right::Read, shelved.path.as_str())
+            {
                 continue;
             }
             let base = if shelved.base_rev > 0 {

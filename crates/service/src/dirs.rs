@@ -1,6 +1,7 @@
 //! `dirs`: the immediate subdirectories of a depot directory that hold files at the revision
 //! asked (Perforce: a directory whose every file is deleted there is listed only with `-D`).
 
+use crate::access::Access;
 use crate::context::optional_workspace;
 use crate::expand::{Selection, selection_of};
 use crate::paging::Cursor;
@@ -33,6 +34,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let specs = dirs
             .iter()
             .map(|text| FileSpec::parse(text).map_err(|e| bad_argument(text, e)))
@@ -79,9 +81,13 @@ impl Service {
                 };
                 let dir = format!("{prefix}{}", &rest[..slash]);
                 after = format!("{dir}/{}", char::MAX);
-                let listed = !probe
+                who.scan()?;
+                // The first file found decides unless it must be probed or is hidden from
+                // the caller; then the directory is listed only for a file they may list.
+                let listed = (!probe && who.lists(path.as_str()))
                     || self.dir_has_files(
                         snap.as_ref(),
+                        &who,
                         &format!("{dir}/"),
                         text,
                         (&selection, &spec.rev),
@@ -102,9 +108,11 @@ impl Service {
 
     /// Whether some file under `dir` (ending in `/`) has a revision the spec selects that is
     /// not a delete (or any selected revision, with `include_deleted`). Stops at the first.
+    #[allow(clippy::too_many_arguments)]
     fn dir_has_files(
         &self,
         snap: &dyn ReadTxn,
+        who: &Access,
         dir: &str,
         text: &str,
         (selection, rev): (&Selection, &Option<RevSpec>),
@@ -130,7 +138,8 @@ impl Service {
             Selection::Static(_) => self.selected_cursor(snap, range, selection),
         };
         while let Some(head) = heads.next_row()? {
-            if !selection.admits(head.path.as_str()) {
+            who.scan()?;
+            if !selection.admits(head.path.as_str()) || !who.lists(head.path.as_str()) {
                 continue;
             }
             if let Some(row) = self.select_revision(snap, text, rev, head, have_of)?

@@ -4,6 +4,7 @@
 //! automatic label (its change, limited to its View), or a static label (exactly the revisions
 //! it holds; files it lacks select nothing).
 
+use crate::access::Access;
 use crate::args::FileArg;
 use crate::labels::LabelCtx;
 use crate::paging::{Cursor, Fetch};
@@ -186,17 +187,21 @@ impl Service {
     pub(crate) fn for_each_selected(
         &self,
         snap: &dyn ReadTxn,
+        who: &Access,
         arg: &FileArg,
         have_of: Option<&str>,
         f: &mut dyn FnMut(RevisionRow) -> Result<(), ServiceError>,
     ) -> Result<usize, ServiceError> {
-        self.for_each_selected_as(snap, arg, have_of, f)
+        self.for_each_selected_as(snap, who, arg, have_of, f)
     }
 
     /// [`Service::for_each_selected`] with a callback that fails with a command family's error.
+    /// Files `who` may not list are skipped as if absent; every file read counts against
+    /// MaxScanRows and every file handed to `f` against MaxResults.
     pub(crate) fn for_each_selected_as<E: From<ServiceError>>(
         &self,
         snap: &dyn ReadTxn,
+        who: &Access,
         arg: &FileArg,
         have_of: Option<&str>,
         f: &mut dyn FnMut(RevisionRow) -> Result<(), E>,
@@ -206,10 +211,15 @@ impl Service {
         for scope in &arg.scopes {
             let mut heads = self.selected_cursor(snap, scope.clone(), &selection);
             while let Some(head) = heads.next_row()? {
-                if !arg.matches(head.path.as_str()) || !selection.admits(head.path.as_str()) {
+                who.scan()?;
+                if !arg.matches(head.path.as_str())
+                    || !selection.admits(head.path.as_str())
+                    || !who.lists(head.path.as_str())
+                {
                     continue;
                 }
                 if let Some(rev) = self.select_revision(snap, &arg.text, &arg.rev, head, have_of)? {
+                    who.result()?;
                     matched += 1;
                     f(rev)?;
                 }

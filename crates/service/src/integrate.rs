@@ -18,8 +18,8 @@ use crate::{
     Caller, FileInfo, FileOutcome, IntegrateError, Service, ServiceError, error::bad_argument,
 };
 use keel_core::{
-    ChangeNumber, ChangeRef, DepotPath, FileAction, FileSpec, IntegEdge, IntegHow, LineKind, View,
-    ViewLine, pending_range, select_base,
+    ChangeNumber, ChangeRef, DepotPath, FileAction, FileSpec, IntegEdge, IntegHow, LineKind, Right,
+    View, ViewLine, pending_range, select_base,
 };
 use keel_store::{IntegRow, LazyContent, OpenedRow, PathRange, PendingInteg, ReadTxn, RevisionRow};
 use std::collections::HashMap;
@@ -114,6 +114,8 @@ struct BatchWrites {
     previous: Option<(u64, bool)>,
     /// Targets opened (or previewed) so far.
     opened: usize,
+    /// MaxLockTime for each batch's write job.
+    timer: crate::access::LockTimer,
 }
 
 impl Service {
@@ -128,6 +130,7 @@ impl Service {
     ) -> Result<(), IntegrateError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, req.change)?;
         let (mapping, source_rev, label) = mapping_of(snap.as_ref(), &req)?;
@@ -145,14 +148,23 @@ impl Service {
             removed: snap.revisions_removed()?,
             previous: None,
             opened: 0,
+            timer: who.lock_timer(),
         };
-        let batch = self.config.integrate_batch.max(1);
+        // With a MaxOpenFiles limit, nothing is opened before the whole plan is known to fit.
+        let batch = match who.user.limits.max_open_files.bound() {
+            Some(max) => self
+                .config
+                .integrate_batch
+                .max(usize::try_from(max).unwrap_or(usize::MAX).saturating_add(1)),
+            None => self.config.integrate_batch.max(1),
+        };
         let mut plan: Vec<(OpenedRow, FileInfo)> = Vec::new();
         let (mut sources, mut already) = (0usize, 0usize);
         for scope in view_scopes(&mapping, |l| &l.left) {
             let mut heads = self.selected_cursor(snap.as_ref(), scope, &selection);
             while let Some(head) = heads.next_row()? {
-                if !selection.admits(head.path.as_str()) {
+                who.scan()?;
+                if !selection.admits(head.path.as_str()) || !who.lists(head.path.as_str()) {
                     continue;
                 }
                 let Some(target) = mapping.translate(head.path.as_str()) else {
@@ -179,6 +191,8 @@ impl Service {
                     continue;
                 };
                 sources += 1;
+                who.require(Right::Branch, source.path.as_str())?;
+                who.require(Right::Open, target.as_str())?;
                 let known = if untouched {
                     TargetState::default()
                 } else {
@@ -198,11 +212,13 @@ impl Service {
                     None => already += 1,
                 }
                 if plan.len() >= batch {
+                    who.check_open_files(writes.opened + plan.len())?;
                     self.open_batch(&mut writes, req.preview, std::mem::take(&mut plan), each)?;
                 }
             }
         }
         if !plan.is_empty() {
+            who.check_open_files(writes.opened + plan.len())?;
             self.open_batch(&mut writes, req.preview, plan, each)?;
         }
         if writes.opened == 0 {
@@ -237,7 +253,9 @@ impl Service {
             let ws_name = writes.workspace.clone();
             let target_scopes = writes.target_scopes.clone();
             let (removed, previous) = (writes.removed, writes.previous);
+            let timer = writes.timer;
             let done = keel_store::write(self.meta.as_ref(), move |txn| {
+                let timer = timer.start();
                 let written = txn.jobs_written()?;
                 // Still nothing opened under the targets (but this integrate's own earlier
                 // batches): no per-file conflict checks needed.
@@ -272,6 +290,7 @@ impl Service {
                         txn.put_opened(row)?;
                     }
                 }
+                timer.check()?;
                 // This job is counted once it returns.
                 Ok::<_, IntegrateError>((written + 1, check_each))
             })?;

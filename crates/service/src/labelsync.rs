@@ -236,6 +236,7 @@ impl Service {
             }
         }
         let ws = optional_workspace(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let args = files
             .iter()
             .map(|f| FileArg::parse(f, snap.as_ref(), ws.as_ref()))
@@ -267,6 +268,7 @@ impl Service {
             } else {
                 self.for_each_selected_as(
                     snap.as_ref(),
+                    &who,
                     arg,
                     ws.as_ref().map(|w| w.name()),
                     &mut |rev| {

@@ -5,6 +5,7 @@
 //! of collecting them. Reads run on store snapshots; writes go through the store's single
 //! grouped writer, planned on a snapshot first so the writer is held only to re-check and apply.
 
+mod access;
 mod args;
 mod auth;
 mod branches;
@@ -18,6 +19,7 @@ mod describe_shelf;
 mod dirs;
 mod error;
 mod expand;
+mod groups;
 pub use keel_store::failpoints;
 mod fileinfo;
 pub mod integrate;
@@ -27,6 +29,7 @@ mod monitor;
 pub mod obliterate;
 pub mod open;
 mod paging;
+mod protections;
 pub mod records;
 pub mod resolve;
 pub mod shelve;
@@ -38,22 +41,25 @@ mod upload;
 pub mod verify;
 mod workspaces;
 
+pub use access::UserAccess;
 pub use auth::{Credentials, SettingValue, TicketInfo, UserSpec};
 pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
 pub use config::ServiceConfig;
 pub use dirs::DirsOptions;
 pub use error::{
-    AuthError, ChangeError, DepotError, IntegrateError, LabelError, ObliterateError, OpenError,
-    ServiceError, ShelveError, SpecError, SpecKind, SubmitError, TriggerFailure,
+    AccessError, AuthError, ChangeError, DepotError, IntegrateError, LabelError, ObliterateError,
+    OpenError, ServiceError, ShelveError, SpecError, SpecKind, SubmitError, TriggerFailure,
     TriggerFailureReason, UploadError,
 };
+pub use groups::GroupSpec;
 pub use integrate::{IntegrateMode, IntegrateRequest};
 pub use labels::DEFAULT_LABEL_VIEW;
 pub use labelsync::TagOptions;
 pub use monitor::MonitorAccess;
 pub use obliterate::ObliterateTotals;
 pub use open::{OpenAction, OpenRequest};
+pub use protections::{ProtectEntry, ProtectionsTable, ProtectsQuery};
 pub use records::*;
 pub use resolve::{IntegInfo, ResolveOutcome};
 pub use shelve::ShelveSession;
@@ -114,6 +120,7 @@ pub struct Service {
     server_address: std::sync::OnceLock<String>,
     /// Submits running their change-content triggers (what `//...@=N` prints meanwhile).
     in_flight: triggers::InFlight,
+    access: access::AccessCache,
 }
 
 impl Service {
@@ -125,6 +132,7 @@ impl Service {
         config: ServiceConfig,
         root: PathBuf,
     ) -> Service {
+        let access = access::AccessCache::new(&config);
         Service {
             limiter: auth::LoginLimiter::new(&config),
             meta,
@@ -137,6 +145,7 @@ impl Service {
             known_users: Mutex::new(HashMap::new()),
             server_address: std::sync::OnceLock::new(),
             in_flight: Default::default(),
+            access,
         }
     }
 

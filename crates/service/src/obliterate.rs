@@ -119,6 +119,8 @@ impl Service {
             return Err(ObliterateError::NoFiles);
         }
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
+        who.require_anywhere("obliterate", keel_core::Right::Admin)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let mut paths = BTreeSet::new();
         for text in files {
@@ -130,7 +132,9 @@ impl Service {
             for scope in &arg.scopes {
                 let mut heads = self.head_cursor(snap.as_ref(), scope.clone(), None);
                 while let Some(head) = heads.next_row()? {
-                    if arg.matches(head.path.as_str()) {
+                    who.scan()?;
+                    if arg.matches(head.path.as_str()) && who.lists(head.path.as_str()) {
+                        who.require(keel_core::Right::Admin, head.path.as_str())?;
                         paths.insert(head.path);
                     }
                 }

@@ -4,12 +4,15 @@
 //! the plan in one write job that re-checks what may have changed meanwhile (opens by others,
 //! exclusive locks). Any refusal rolls the whole command back: nothing is half-opened.
 
+use crate::access::Access;
 use crate::args::FileArg;
 use crate::context::{WorkspaceCtx, caller_workspace, load_change};
 use crate::fileinfo::{from_opened, set_head};
 use crate::paging::Cursor;
 use crate::{Caller, FileInfo, FileOutcome, OpenError, Service, ServiceError, error::bad_argument};
-use keel_core::{BaseType, ChangeNumber, ChangeRef, DepotPath, FileAction, FileType, TypeChange};
+use keel_core::{
+    BaseType, ChangeNumber, ChangeRef, DepotPath, FileAction, FileType, Right, TypeChange,
+};
 use keel_store::{ChangeStatus, OpenedRow, PathRange, ReadTxn, WriteTxn};
 use std::collections::HashSet;
 
@@ -125,18 +128,29 @@ impl Service {
         req: OpenRequest,
     ) -> Result<Vec<FileInfo>, OpenError> {
         self.touch_user(caller)?;
-        let plan = {
+        let (plan, timer) = {
             let snap = self.meta.snapshot()?;
+            let who = self.access_of(caller)?;
             let ws = caller_workspace(snap.as_ref(), caller)?;
             check_pending_change(snap.as_ref(), &ws, req.change.number())?;
-            match action {
+            let plan = match action {
                 OpenAction::Add => self.plan_add(snap.as_ref(), &ws, caller, &req)?,
                 OpenAction::Edit | OpenAction::Delete => {
-                    self.plan_edit_delete(snap.as_ref(), &ws, caller, action, &req)?
+                    self.plan_edit_delete(snap.as_ref(), &who, &ws, caller, action, &req)?
                 }
+            };
+            for (row, _) in &plan {
+                who.require(Right::Open, row.path.as_str())?;
             }
+            who.check_open_files(plan.len())?;
+            (plan, who.lock_timer())
         };
-        keel_store::write(self.meta.as_ref(), move |txn| apply_opens(txn, plan))
+        keel_store::write(self.meta.as_ref(), move |txn| {
+            let timer = timer.start();
+            let opened = apply_opens(txn, plan)?;
+            timer.check()?;
+            Ok(opened)
+        })
     }
 
     fn plan_add(
@@ -194,6 +208,7 @@ impl Service {
     fn plan_edit_delete(
         &self,
         snap: &dyn ReadTxn,
+        who: &Access,
         ws: &WorkspaceCtx,
         caller: &Caller,
         action: OpenAction,
@@ -208,43 +223,44 @@ impl Service {
         for file in &req.files {
             let arg = FileArg::parse(file, snap, Some(ws))?;
             let mut not_on_client = None;
-            let matched = self.for_each_selected(snap, &arg, Some(ws.name()), &mut |head| {
-                let Some(client_file) = ws.client_file(&head.path) else {
-                    return Ok(());
-                };
-                if head.action.is_delete() {
-                    return Ok(());
-                }
-                let have = self.have.get(ws.name(), &head.path)?;
-                if have == 0 {
-                    not_on_client.get_or_insert_with(|| head.path.to_string());
-                    return Ok(());
-                }
-                let file_type = if action == OpenAction::Edit {
-                    apply_type(head.file_type, req.file_type)
-                } else {
-                    head.file_type
-                };
-                let row = OpenedRow {
-                    workspace: ws.name().to_string(),
-                    path: head.path.clone(),
-                    user: caller.user.clone(),
-                    change: ChangeNumber(req.change.number()),
-                    action: file_action,
-                    file_type,
-                    base_rev: have,
-                    move_file: None,
-                    lazy: None,
-                    integ: None,
-                };
-                let mut info = from_opened(&row, Some(ws));
-                info.client_file = Some(client_file);
-                info.have_rev = have;
-                set_head(&mut info, &head);
-                info.outcome = Some(FileOutcome::Opened);
-                plan.push((row, info));
-                Ok(())
-            })?;
+            let matched =
+                self.for_each_selected(snap, who, &arg, Some(ws.name()), &mut |head| {
+                    let Some(client_file) = ws.client_file(&head.path) else {
+                        return Ok(());
+                    };
+                    if head.action.is_delete() {
+                        return Ok(());
+                    }
+                    let have = self.have.get(ws.name(), &head.path)?;
+                    if have == 0 {
+                        not_on_client.get_or_insert_with(|| head.path.to_string());
+                        return Ok(());
+                    }
+                    let file_type = if action == OpenAction::Edit {
+                        apply_type(head.file_type, req.file_type)
+                    } else {
+                        head.file_type
+                    };
+                    let row = OpenedRow {
+                        workspace: ws.name().to_string(),
+                        path: head.path.clone(),
+                        user: caller.user.clone(),
+                        change: ChangeNumber(req.change.number()),
+                        action: file_action,
+                        file_type,
+                        base_rev: have,
+                        move_file: None,
+                        lazy: None,
+                        integ: None,
+                    };
+                    let mut info = from_opened(&row, Some(ws));
+                    info.client_file = Some(client_file);
+                    info.have_rev = have;
+                    set_head(&mut info, &head);
+                    info.outcome = Some(FileOutcome::Opened);
+                    plan.push((row, info));
+                    Ok(())
+                })?;
             if let Some(path) = not_on_client {
                 return Err(OpenError::NotOnClient { path });
             }
@@ -286,6 +302,9 @@ impl Service {
                 Ok(DepotPath::parse_owned(depot).map_err(|e| bad_argument(text, e))?)
             };
             let (from_path, to_path) = (exact(from)?, exact(to)?);
+            let who = self.access_of(caller)?;
+            who.require(Right::Open, from_path.as_str())?;
+            who.require(Right::Open, to_path.as_str())?;
             if ws.client_file(&to_path).is_none() {
                 return Err(OpenError::NotInView {
                     path: to.to_string(),
@@ -528,9 +547,12 @@ impl Service {
         let change = change.map(ChangeRef::number);
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let ws = crate::context::optional_workspace(snap.as_ref(), caller)?;
         let keep = |row: &OpenedRow| {
-            (user.is_empty() || row.user == user) && change.is_none_or(|c| row.change.0 == c)
+            (user.is_empty() || row.user == user)
+                && change.is_none_or(|c| row.change.0 == c)
+                && who.lists(row.path.as_str())
         };
         if !all {
             let ws = ws.ok_or(ServiceError::OpenedNeedsWorkspace)?;

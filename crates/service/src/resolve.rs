@@ -215,6 +215,7 @@ impl Service {
     ) -> Result<(), IntegrateError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let ws = crate::context::optional_workspace(snap.as_ref(), caller)?;
         if files.is_empty() {
             return Err(ServiceError::NoFileArguments {
@@ -227,6 +228,7 @@ impl Service {
             let mut found = 0;
             self.for_each_selected(
                 snap.as_ref(),
+                &who,
                 &arg,
                 ws.as_ref().map(|w| w.name()),
                 &mut |head| {

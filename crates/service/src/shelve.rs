@@ -13,7 +13,7 @@ use crate::paging::opened_pages;
 use crate::upload::{Uploads, check_present};
 use crate::{Caller, Content, FileInfo, FileOutcome, Service, ServiceError, ShelveError};
 use keel_blob::Encoding;
-use keel_core::{ChangeNumber, ChangeRef, DepotPath, Digest};
+use keel_core::{ChangeNumber, ChangeRef, DepotPath, Digest, Right};
 use keel_store::{ChangeStatus, LazyContent, OpenedRow, ReadTxn, ShelvedRow, WriteTxn};
 use std::collections::{BTreeMap, HashSet};
 
@@ -119,6 +119,7 @@ impl Service {
             return Err(ShelveError::DefaultChangelist);
         }
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
         let args = files
@@ -134,6 +135,7 @@ impl Service {
             &mut |rows| {
                 for row in rows {
                     if selected(&args, &row.path) {
+                        who.require(Right::Open, row.path.as_str())?;
                         chosen.insert(row.path.clone(), row);
                     }
                 }
@@ -215,6 +217,7 @@ impl Service {
         let (shelved_change, change) = (shelved_change.0, change.number());
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
         let source = load_change(snap.as_ref(), ChangeNumber(shelved_change))?;
@@ -230,8 +233,13 @@ impl Service {
         let rows: Vec<ShelvedRow> =
             whole_shelf(snap.as_ref(), shelved_change, self.config.shelf_page)?
                 .into_values()
-                .filter(|r| selected(&args, &r.path))
+                .filter(|r| selected(&args, &r.path) && who.lists(r.path.as_str()))
                 .collect();
+        for row in &rows {
+            who.require(Right::Read, row.path.as_str())?;
+            who.require(Right::Open, row.path.as_str())?;
+        }
+        who.check_open_files(rows.len())?;
         if rows.is_empty() {
             return Err(ShelveError::NothingShelved {
                 change: ChangeNumber(shelved_change),
@@ -328,13 +336,15 @@ impl Service {
             change: number.to_string(),
         })?;
         let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let arg = FileArg::parse(path, snap.as_ref(), ws.as_ref())?;
         let mut printed = 0;
         for row in whole_shelf(snap.as_ref(), change, self.config.shelf_page)?.into_values() {
-            if !selected(std::slice::from_ref(&arg), &row.path) {
+            if !selected(std::slice::from_ref(&arg), &row.path) || !who.lists(row.path.as_str()) {
                 continue;
             }
+            who.require(Right::Read, row.path.as_str())?;
             let Some(digest) = row.digest else {
                 continue;
             };

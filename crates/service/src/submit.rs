@@ -40,6 +40,8 @@ pub struct SubmitSession {
     planned_at: u64,
     /// The change triggers the change's files select (`None`: the table has none).
     triggers: Option<ChangeTriggers>,
+    /// MaxLockTime of the caller's groups, for the commit job.
+    timer: crate::access::LockTimer,
 }
 
 /// A summary of a change's open records, read in path order: equal fingerprints mean (up to a
@@ -104,6 +106,7 @@ impl Service {
         let mut change = change.number();
         self.touch_user(caller)?;
         let mut snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
         check_no_shelf(snap.as_ref(), change)?;
@@ -138,6 +141,7 @@ impl Service {
             self.config.submit_batch,
             &mut |rows| {
                 for row in rows {
+                    who.require(keel_core::Right::Write, row.path.as_str())?;
                     fingerprint.add(&row);
                     if let Some(triggers) = triggers.as_mut() {
                         triggers.observe(&row.path);
@@ -172,6 +176,7 @@ impl Service {
             planned,
             planned_at,
             triggers,
+            timer: who.lock_timer(),
         })
     }
 }
@@ -207,6 +212,7 @@ impl SubmitSession {
             planned,
             planned_at,
             triggers,
+            timer,
         } = self;
         let contents = Arc::new(uploads.finish(service)?);
         failpoints::hit(failpoints::SUBMIT_AFTER_PUBLISH);
@@ -225,6 +231,7 @@ impl SubmitSession {
         let blobs = service.blobs.clone();
         let batch = service.config.submit_batch.max(1);
         let (number, renamed_from) = keel_store::write(service.meta.as_ref(), move |txn| {
+            let timer = timer.start();
             let plan = Plan {
                 workspace: &ws_name,
                 change,
@@ -234,6 +241,7 @@ impl SubmitSession {
                 batch,
             };
             let committed = commit_in(txn, blobs.as_ref(), &caller, &description, &plan, now)?;
+            timer.check()?;
             failpoints::hit(failpoints::SUBMIT_IN_COMMIT);
             Ok::<_, SubmitError>(committed)
         })?;

@@ -4,6 +4,7 @@
 //! The server does not record the have list here: the client records it after the files are
 //! safely written (UpdateHave), so a failed or interrupted sync never claims files it lacks.
 
+use crate::access::Access;
 use crate::args::{FileArg, view_scopes};
 use crate::context::{WorkspaceCtx, caller_workspace};
 use crate::expand::selection_of;
@@ -153,6 +154,8 @@ struct Pass<'a> {
     rev: Option<RevSpec>,
     arg: Option<FileArg>,
     ws: &'a WorkspaceCtx,
+    /// The caller's access: files they may not list are absent (and leave the workspace).
+    who: &'a Access,
 }
 
 impl Pass<'_> {
@@ -173,13 +176,19 @@ impl Service {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let opened = self.opened_paths(snap.as_ref(), ws.name())?;
-        self.refuse_resolves_on_replica(snap.as_ref(), &ws, files, &opened, opts)?;
+        // The dry run counts its rows on counters of its own (group limits apply to the sync).
+        let dry_who = Access::for_user(who.user.clone());
+        self.refuse_resolves_on_replica(snap.as_ref(), &ws, &dry_who, files, &opened, opts)?;
         let mut tally = Tally::default();
-        let whole = files.is_empty();
+        // Only a whole-view sync of a caller without a protections table uses or hands out the
+        // have list's mark (`sync_since.rs`): a table may hide files, and a change of it, of the
+        // caller's groups or of the caller's address changes which, without a change number.
+        let marks = files.is_empty() && who.user.unrestricted();
         // A whole-view sync reads the have list's mark first: a have-list write after this
         // point changes the counter the client's mark must match.
-        let marking = if whole {
+        let marking = if marks {
             Some(self.marking_of(snap.as_ref(), &ws)?)
         } else {
             None
@@ -192,11 +201,29 @@ impl Service {
             Some(changed) => {
                 tally.totals.since = Some(changed.from);
                 let scanned = (changed.scanned, changed.paths.len());
-                self.sync_changed(snap.as_ref(), &ws, changed, &opened, opts, &mut tally, sink)?;
+                self.sync_changed(
+                    snap.as_ref(),
+                    &ws,
+                    &who,
+                    changed,
+                    &opened,
+                    opts,
+                    &mut tally,
+                    sink,
+                )?;
                 Some(scanned)
             }
             None => {
-                self.sync_full(snap.as_ref(), &ws, files, &opened, opts, &mut tally, sink)?;
+                self.sync_full(
+                    snap.as_ref(),
+                    &ws,
+                    &who,
+                    files,
+                    &opened,
+                    opts,
+                    &mut tally,
+                    sink,
+                )?;
                 None
             }
         };
@@ -222,6 +249,7 @@ impl Service {
         &self,
         snap: &dyn ReadTxn,
         ws: &WorkspaceCtx,
+        who: &Access,
         files: &[String],
         opened: &HashMap<DepotPath, OpenedRow>,
         opts: SyncOptions,
@@ -238,6 +266,7 @@ impl Service {
                 rev: None,
                 arg: None,
                 ws,
+                who,
             });
         } else {
             for text in files {
@@ -249,6 +278,7 @@ impl Service {
                     rev: arg.rev.clone(),
                     arg: Some(arg),
                     ws,
+                    who,
                 });
             }
         }
@@ -265,6 +295,7 @@ impl Service {
         &self,
         snap: &dyn ReadTxn,
         ws: &WorkspaceCtx,
+        who: &Access,
         files: &[String],
         opened: &HashMap<DepotPath, OpenedRow>,
         opts: SyncOptions,
@@ -285,7 +316,9 @@ impl Service {
             preview: true,
             ..opts
         };
-        self.sync_full(snap, ws, files, opened, preview, &mut dry, &mut |_| Ok(()))?;
+        self.sync_full(snap, ws, who, files, opened, preview, &mut dry, &mut |_| {
+            Ok(())
+        })?;
         match dry.schedule.first() {
             None => Ok(()),
             Some(first) => Err(ServiceError::ResolveOnReplica {
@@ -425,14 +458,20 @@ impl Service {
         for scope in &pass.target_scopes {
             let mut heads = self.selected_cursor(snap, scope.clone(), &selection);
             while let Some(head) = heads.next_row()? {
+                pass.who.scan()?;
                 let Some(client_file) = ws.client_file(&head.path) else {
                     continue;
                 };
-                // Files the selection cannot pick (outside an automatic label's View) are
-                // skipped here, so the have-list drain removes them like any unselected file.
-                if !pass.selects(head.path.as_str()) || !selection.admits(head.path.as_str()) {
+                // Files the selection cannot pick (outside an automatic label's View), and
+                // files the caller may not list, are skipped here, so the have-list drain
+                // removes them like any unselected file.
+                if !pass.selects(head.path.as_str())
+                    || !selection.admits(head.path.as_str())
+                    || !pass.who.lists(head.path.as_str())
+                {
                     continue;
                 }
+                pass.who.result()?;
                 let have =
                     drain_haves(Some(head.path.as_str()), totals, unsettled, sink)?.unwrap_or(0);
                 let path = head.path.clone();
@@ -445,7 +484,9 @@ impl Service {
                     target,
                     have,
                 };
-                self.plan_file(file, opened, opts, totals, schedule, unsettled, sink)?;
+                self.plan_file(
+                    file, pass.who, opened, opts, totals, schedule, unsettled, sink,
+                )?;
             }
         }
         drain_haves(None, totals, unsettled, sink)?;
@@ -459,6 +500,7 @@ impl Service {
     pub(crate) fn plan_file(
         &self,
         file: FilePlan,
+        who: &Access,
         opened: &HashMap<DepotPath, OpenedRow>,
         opts: SyncOptions,
         totals: &mut SyncTotals,
@@ -518,6 +560,7 @@ impl Service {
             h if h == target.rev => return Ok(()),
             _ => SyncAction::Updated,
         };
+        who.require(keel_core::Right::Read, target.path.as_str())?;
         let content = if opts.preview || opts.have_only {
             None
         } else {

@@ -10,8 +10,10 @@
 //! a sync's scheduled resolves, whose files belong to changes from C on and are looked at
 //! anyway. Revisions submitted after the marked sync's snapshot have change numbers at least
 //! C. What the shortcut cannot see — another view, an obliterate (the `revisions_removed`
-//! counter), `-f`, file arguments — sends the sync through the full merge.
+//! counter), `-f`, file arguments, a protections table (which may hide files, and changes
+//! without a change number) — sends the sync through the full merge.
 
+use crate::access::Access;
 use crate::context::WorkspaceCtx;
 use crate::sync::{FilePlan, SyncEvent, SyncMark, SyncOptions, Tally};
 use crate::{Service, ServiceError};
@@ -132,6 +134,7 @@ impl Service {
         &self,
         snap: &dyn ReadTxn,
         ws: &WorkspaceCtx,
+        who: &Access,
         changed: Changed,
         opened: &HashMap<DepotPath, OpenedRow>,
         opts: SyncOptions,
@@ -142,6 +145,11 @@ impl Service {
             let Some(client_file) = ws.client_file(&path) else {
                 continue;
             };
+            who.scan()?;
+            if !who.lists(path.as_str()) {
+                continue;
+            }
+            who.result()?;
             let target = snap.head_revision(&path)?.filter(|r| !r.action.is_delete());
             let have = self.have.get(ws.name(), &path)?;
             let file = FilePlan {
@@ -152,6 +160,7 @@ impl Service {
             };
             self.plan_file(
                 file,
+                who,
                 opened,
                 opts,
                 &mut tally.totals,

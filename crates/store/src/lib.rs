@@ -32,8 +32,8 @@ pub use range::PathRange;
 pub use replica::{ReadOnlyStore, ReplicaApplyError};
 pub use root::{HAVE_DIR, JOURNAL_DIR, METADATA_FILE, RootStores, open_root};
 pub use rows::{
-    BranchRow, ChangeFilter, ChangeRow, ChangeStatus, DepotRow, HaveRow, IntegRow, LabelRow,
-    LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, TicketRow, UserRow,
+    BranchRow, ChangeFilter, ChangeRow, ChangeStatus, DepotRow, GroupRow, HaveRow, IntegRow,
+    LabelRow, LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, TicketRow, UserRow,
     WorkspaceRow,
 };
 pub use sqlite::{SqliteStore, WriterStats, mapped_read_faults};
@@ -208,6 +208,15 @@ pub trait ReadTxn {
     /// Every stored setting, by name. The names are the few `keel_core::auth::SETTINGS`
     /// allows, so this listing is bounded without paging.
     fn list_settings(&self) -> Result<Vec<(String, String)>, StoreError>;
+
+    fn get_group(&self, name: &str) -> Result<Option<GroupRow>, StoreError>;
+    /// Groups in name order after `after`.
+    fn list_groups(&self, after: Option<&str>, limit: usize) -> Result<Vec<GroupRow>, StoreError>;
+    /// The protections table's lines in order (empty: no table, everyone is a super user).
+    fn protections(&self) -> Result<Vec<String>, StoreError>;
+    /// Bumped by every change to groups or protections: the same number twice means neither
+    /// changed in between.
+    fn access_version(&self) -> Result<u64, StoreError>;
 }
 
 /// The writer's view: reads see the transaction's own changes.
@@ -285,6 +294,11 @@ pub trait WriteTxn: ReadTxn {
     fn put_setting(&mut self, name: &str, value: &str) -> Result<(), StoreError>;
     /// Removes a setting (its default applies again); returns whether it was set.
     fn delete_setting(&mut self, name: &str) -> Result<bool, StoreError>;
+    /// Creates or replaces a group (bumps [`ReadTxn::access_version`]).
+    fn put_group(&mut self, group: &GroupRow) -> Result<(), StoreError>;
+    fn delete_group(&mut self, name: &str) -> Result<(), StoreError>;
+    /// Replaces the whole protections table (bumps [`ReadTxn::access_version`]).
+    fn put_protections(&mut self, lines: &[String]) -> Result<(), StoreError>;
 }
 
 /// A job for the single writer. Returning `false` rolls the job's changes back; a job that
@@ -301,6 +315,11 @@ pub trait MetaStore: Send + Sync {
     fn read_only_primary(&self) -> Option<&str> {
         None
     }
+    /// A number that grows each time a write (a job, or a replica's applied record) has
+    /// ended. Read before a snapshot, the same number later means nothing was committed since
+    /// that snapshot, so values read from it (e.g. [`ReadTxn::access_version`]) still hold,
+    /// without a query.
+    fn commit_epoch(&self) -> u64;
 }
 
 /// Runs `f` as one write job and hands back its result. `Err` results roll the job back.

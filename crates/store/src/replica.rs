@@ -166,4 +166,8 @@ impl MetaStore for ReadOnlyStore {
     fn read_only_primary(&self) -> Option<&str> {
         Some(&self.primary)
     }
+
+    fn commit_epoch(&self) -> u64 {
+        self.inner.commit_epoch()
+    }
 }

@@ -199,3 +199,14 @@ pub struct HaveRow {
     /// 0 removes the entry when applied.
     pub rev: u32,
 }
+
+/// A group spec: its members, subgroups, owners and the limits it sets.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct GroupRow {
+    pub name: String,
+    pub users: Vec<String>,
+    pub subgroups: Vec<String>,
+    pub owners: Vec<String>,
+    pub limits: keel_core::GroupLimits,
+    pub updated: i64,
+}

@@ -545,3 +545,70 @@ fn an_interrupted_have_list_deletion_is_finished_at_open() {
     assert!(!root.join("have/ws.db").exists());
     assert!(stores.recovery.voided.is_empty());
 }
+
+/// Groups and the protections table (migration 8) reach the checkpoint and the journal like
+/// every other table, and a restore brings back both, with the `access` counter.
+#[test]
+fn groups_and_protections_survive_checkpoint_and_journal_restore() {
+    use keel_core::{GroupLimits, Limit};
+    use keel_store::GroupRow;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let stores = open_root(&root, &StoreConfig::default()).unwrap();
+    let group = |name: &str, max: Limit| GroupRow {
+        name: name.into(),
+        users: vec!["ann".into(), "bob".into()],
+        subgroups: vec![],
+        owners: vec!["ann".into()],
+        limits: GroupLimits {
+            max_results: max,
+            ..Default::default()
+        },
+        updated: 7,
+    };
+    let dev = group("dev", Limit::Max(50));
+    write(&stores.meta, move |txn| {
+        txn.put_group(&dev)?;
+        txn.put_protections(&["super user ann * //...".into()])
+    })
+    .unwrap();
+    let ckpt = checkpoint_of(&stores, &root);
+    let ops = group("ops", Limit::Unlimited);
+    write(&stores.meta, move |txn| {
+        txn.put_group(&ops)?;
+        txn.delete_group("dev")?;
+        txn.put_protections(&[
+            "write user * * //...".into(),
+            "super user ann 10.0.0.0/8 //...".into(),
+        ])
+    })
+    .unwrap();
+    let before = contents(&root.join("metadata.db"));
+    assert!(
+        before.iter().any(|l| l.starts_with("groups:")),
+        "{before:?}"
+    );
+    drop(stores);
+
+    let target = dir.path().join("restored");
+    restore(
+        &ckpt,
+        &journals(&root),
+        &target,
+        &StoreConfig::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(contents(&target.join("metadata.db")), before);
+    let stores = open_root(&target, &StoreConfig::default()).unwrap();
+    let snap = stores.meta.snapshot().unwrap();
+    assert_eq!(
+        snap.protections().unwrap(),
+        ["write user * * //...", "super user ann 10.0.0.0/8 //..."]
+    );
+    assert_eq!(snap.get_group("dev").unwrap(), None);
+    let ops = snap.get_group("ops").unwrap().expect("ops restored");
+    assert_eq!(ops.limits.max_results, Limit::Unlimited);
+    assert_eq!(ops.users, ["ann", "bob"]);
+    assert_eq!(snap.access_version().unwrap(), 5);
+}

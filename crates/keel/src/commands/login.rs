@@ -92,6 +92,15 @@ fn duration_words(secs: i64) -> String {
     }
 }
 
+/// When a ticket expires: a date, or `unlimited` (a group's Timeout is `unlimited`).
+fn expiry(expires: i64) -> String {
+    if expires == i64::MAX {
+        "unlimited".to_string()
+    } else {
+        date_time(expires.max(0) as u64)
+    }
+}
+
 pub async fn login(s: &mut Session, args: LoginArgs) -> Result<()> {
     if let Some(user) = &args.user {
         become_user(s, user).await?;
@@ -100,6 +109,16 @@ pub async fn login(s: &mut Session, args: LoginArgs) -> Result<()> {
     if args.status {
         let request = LoginStatusRequest { caller: s.caller() };
         let reply = s.check(s.client().login_status(request).await)?;
+        if reply.expires == i64::MAX {
+            // A group's Timeout is `unlimited`.
+            s.out.emit(
+                Record::new()
+                    .s("user", &reply.user)
+                    .s("expires", expiry(reply.expires)),
+                format!("User {user} ticket does not expire."),
+            );
+            return Ok(());
+        }
         let left = reply.expires - now();
         s.out.emit(
             Record::new()
@@ -122,7 +141,7 @@ pub async fn login(s: &mut Session, args: LoginArgs) -> Result<()> {
         Record::new()
             .s("user", &user)
             .s("action", "login")
-            .s("expires", date_time(reply.expires.max(0) as u64)),
+            .s("expires", expiry(reply.expires)),
         format!("User {user} logged in."),
     );
     Ok(())

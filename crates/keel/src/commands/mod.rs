@@ -1,5 +1,6 @@
 //! Dispatch from the parsed command line to the verb implementations.
 
+pub(crate) mod access;
 mod admin;
 pub(crate) mod backup;
 pub(crate) mod bench;
@@ -74,6 +75,12 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         }
         Command::Proxy(args) => return proxy::run(args, cli.json).await,
         Command::Trust(args) => return trust::run(&cli, args).await,
+        Command::MaxResults
+        | Command::MaxScanRows
+        | Command::MaxLockTime
+        | Command::MaxOpenFiles => {
+            return access::limit_help(&cli.command);
+        }
         Command::Client(_) => Session::connect(&cli).await?,
     };
     let Command::Client(command) = cli.command else {
@@ -123,6 +130,10 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Labelsync(args) => labels::labelsync(&mut s, args).await,
         C::Branch(cmd) => branches::run(&mut s, cmd).await,
         C::Branches => branches::list(&mut s).await,
+        C::Group(args) => access::group(&mut s, args).await,
+        C::Groups(args) => access::groups(&mut s, args).await,
+        C::Protect(args) => access::protect(&mut s, args).await,
+        C::Protects(args) => access::protects(&mut s, args).await,
         C::Verify(args) => verify::verify(&mut s, args).await,
         C::Probe(args) => probe::probe(&mut s, args).await,
         C::Triggers(args) => triggers::triggers(&mut s, args).await,

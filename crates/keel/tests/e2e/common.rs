@@ -358,6 +358,25 @@ impl Client {
         cmd
     }
 
+    /// Runs with `input` on standard input (a form for `-i`); waits for the end.
+    pub fn run_stdin(&self, args: &[&str], input: &str) -> Output {
+        use std::io::Write;
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn keel");
+        child
+            .stdin
+            .take()
+            .expect("piped stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+        child.wait_with_output().expect("keel finishes")
+    }
+
     /// Runs and expects success; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);

@@ -5,7 +5,11 @@
 //! only when `KEEL_SLOW_TESTS=1`; `scripts/test.sh` (and so CI) sets it.
 
 mod common;
+mod raw_rpc;
 
+mod access;
+mod access_auth;
+mod access_rpcs;
 mod audit;
 mod auth;
 mod auth_every_rpc;

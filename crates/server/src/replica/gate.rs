@@ -47,6 +47,9 @@ pub(crate) const WRITE_RPCS: &[&str] = &[
     "SaveUser",
     "DeleteUser",
     "Configure",
+    "SaveGroup",
+    "DeleteGroup",
+    "SaveProtections",
 ];
 
 /// RPCs a replica answers itself. `UpdateHave` writes only the replica's own have lists.
@@ -87,6 +90,10 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "MonitorTerminate",
     // A replica keeps its own probe timings: they measure the replica.
     "ReportProbe",
+    "GetGroup",
+    "ListGroups",
+    "GetProtections",
+    "Protects",
 ];
 
 /// Reads of the opened-files state that a replica forwarding writes sends to the primary too:

@@ -2,16 +2,16 @@
 //! settings or another user.
 
 use crate::{Caller, Service, ServiceError};
+use keel_core::Right;
 
 impl Service {
-    /// Whether `caller` is a super user (may change settings, set other users' passwords and
-    /// edit or delete other users with `-f`).
+    /// Whether `caller` is a super user (may change settings, set other users' passwords,
+    /// edit or delete other users with `-f`, and edit the triggers table).
     ///
-    /// Until a protections table exists every user is a super user, as in Perforce; the
-    /// protections evaluation answers here once it does. Every super-only rule of the service
-    /// calls this one function.
+    /// Answered by the protections table, through the same compiled copy every command checks
+    /// its files against: until a table exists every user is a super user, as in Perforce.
+    /// Every super-only rule of the service calls this one function.
     pub fn is_super(&self, caller: &Caller) -> Result<bool, ServiceError> {
-        let _ = caller;
-        Ok(true)
+        Ok(self.user_access(caller)?.allows_anywhere(Right::Super))
     }
 }

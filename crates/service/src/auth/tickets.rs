@@ -2,6 +2,7 @@
 //! the server only as its BLAKE3 hash, valid for `ticket_lifetime`; `login -s` and `logout`.
 
 use crate::{AuthError, Caller, Service, ServiceError};
+use keel_core::Limit;
 use keel_store::TicketRow;
 
 use super::Credentials;
@@ -23,11 +24,15 @@ pub(crate) fn ticket_hash(ticket: &str) -> [u8; 32] {
 }
 
 impl Service {
-    /// How long a ticket issued to `user` stays valid (seconds). One function, so a group's
-    /// Timeout can decide it per user.
-    pub fn ticket_lifetime(&self, user: &str) -> u64 {
-        let _ = user;
-        self.config.ticket_lifetime_secs
+    /// How long a ticket issued to `user` stays valid (seconds): the most permissive Timeout
+    /// of the user's groups (`Service::user_timeout`), as in Perforce; `ticket_lifetime_secs`
+    /// when no group sets one; `u64::MAX` (never expires) when one says `unlimited`.
+    pub fn ticket_lifetime(&self, user: &str) -> Result<u64, ServiceError> {
+        Ok(match self.user_timeout(user)? {
+            Limit::Unset => self.config.ticket_lifetime_secs,
+            Limit::Unlimited => u64::MAX,
+            Limit::Max(secs) => secs,
+        })
     }
 
     /// `login`: checks the caller's password and issues a ticket.
@@ -48,7 +53,7 @@ impl Service {
         })?;
         let ticket = hex::encode_upper(bytes);
         let now = self.now();
-        let lifetime = i64::try_from(self.ticket_lifetime(&user)).unwrap_or(i64::MAX);
+        let lifetime = i64::try_from(self.ticket_lifetime(&user)?).unwrap_or(i64::MAX);
         let row = TicketRow {
             hash: ticket_hash(&ticket),
             user: user.clone(),

@@ -2,6 +2,7 @@
 //! needs ([`OpenError`], [`SubmitError`]), each embedding [`ServiceError`], the failures every
 //! command shares. Messages name the file, change or value concerned and never a CLI command.
 
+mod access;
 mod auth;
 mod change;
 mod depot;
@@ -15,6 +16,7 @@ mod submit;
 mod trigger;
 mod upload;
 
+pub use access::AccessError;
 pub use auth::AuthError;
 pub use change::ChangeError;
 pub use depot::DepotError;
@@ -29,7 +31,7 @@ pub use trigger::{TriggerFailure, TriggerFailureReason};
 pub use upload::UploadError;
 
 use keel_blob::BlobError;
-use keel_core::{ChangeNumber, Digest, PathError};
+use keel_core::{ChangeNumber, Digest, PathError, Right};
 use keel_store::StoreError;
 
 /// Failures any command can meet: shared refusals (arguments, workspaces, changes, the files
@@ -156,6 +158,21 @@ pub enum ServiceError {
     /// `monitor show -a/-l` or `monitor terminate` by a user who is not a super user.
     #[error("You don't have permission for this operation: {what} needs super (user {user})")]
     MonitorNeedsSuper { user: String, what: &'static str },
+    /// The protections table does not give the caller `needed` on `file`; nothing was changed.
+    #[error("{file} - You don't have permission for this operation (needs {needed} access)")]
+    PermissionDenied { file: String, needed: Right },
+    /// A command that needs a level on the server as a whole (admin, super), or somewhere,
+    /// that no protections line gives the caller.
+    #[error("You don't have permission for this operation: {command} needs {needed} access")]
+    CommandDenied {
+        command: &'static str,
+        needed: Right,
+    },
+    /// A group limit (the most permissive of the caller's groups) stopped the command before
+    /// it changed anything; `limit` is its name (`maxresults`, `maxscanrows`, `maxlocktime`,
+    /// `maxopenfiles`).
+    #[error("{}", too_large(limit, *max))]
+    RequestTooLarge { limit: &'static str, max: u64 },
     /// The store or the content store has no room left.
     #[error("the server's disk is full: {0}")]
     DiskFull(String),
@@ -231,4 +248,14 @@ fn needs_files(command: &Option<&'static str>) -> String {
         Some(command) => format!("{command} needs file arguments"),
         None => "no file arguments given".to_string(),
     }
+}
+
+fn too_large(limit: &str, max: u64) -> String {
+    let what = match limit {
+        "maxscanrows" => format!("Too many rows scanned (over {max})"),
+        "maxlocktime" => format!("Operation took too long (over {max} ms holding the writer)"),
+        "maxopenfiles" => format!("Opening too many files (over {max})"),
+        _ => format!("Request too large (over {max})"),
+    };
+    format!("{what}; see 'keel help {limit}'.")
 }

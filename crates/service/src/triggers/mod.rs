@@ -18,12 +18,6 @@ use run::{RunLimits, TriggerEnv};
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// Who may edit the triggers table. Protections (super) are not built yet, so today anyone
-/// may; this is the one place to require super once they are.
-pub(crate) fn check_may_edit_triggers(_caller: &Caller) -> Result<(), ServiceError> {
-    Ok(())
-}
-
 /// The address triggers reach this server on (`KEEL_SERVER`, `%serverport%`): the listening
 /// address, with an unspecified IP (`0.0.0.0`, `::`) replaced by loopback, and `ssl:` before it
 /// when the server speaks TLS.
@@ -42,6 +36,16 @@ pub(crate) fn reachable_address(addr: SocketAddr, tls: bool) -> String {
 }
 
 impl Service {
+    /// Who may edit the triggers table: super users (`Service::is_super`; everyone until a
+    /// protections table exists).
+    pub(crate) fn check_may_edit_triggers(&self, caller: &Caller) -> Result<(), ServiceError> {
+        if self.is_super(caller)? {
+            Ok(())
+        } else {
+            Err(ServiceError::TriggersNeedSuper)
+        }
+    }
+
     /// Tells the service where the server listens (and whether it speaks TLS), for triggers
     /// to call back.
     pub fn set_server_address(&self, addr: SocketAddr, tls: bool) {
@@ -62,7 +66,7 @@ impl Service {
         lines: &[String],
     ) -> Result<Vec<TriggerLine>, ServiceError> {
         self.touch_user(caller)?;
-        check_may_edit_triggers(caller)?;
+        self.check_may_edit_triggers(caller)?;
         let table = parse_table(lines).map_err(|e| ServiceError::BadArgument {
             arg: e.line.clone(),
             reason: e.to_string(),

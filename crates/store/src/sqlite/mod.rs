@@ -1,5 +1,6 @@
 //! The SQLite backend: WAL mode, one writer thread with group commit, pooled snapshot readers.
 
+mod access;
 mod checkpoint;
 mod codec;
 mod mapped;
@@ -149,6 +150,10 @@ impl MetaStore for SqliteStore {
 
     fn run_write(&self, job: WriteJob) -> Result<(), StoreError> {
         self.writer.run(job)
+    }
+
+    fn commit_epoch(&self) -> u64 {
+        self.writer.epoch()
     }
 }
 

@@ -7,8 +7,9 @@ use super::codec::{
 use super::pool::Snapshot;
 use super::users;
 use crate::{
-    BranchRow, ChangeFilter, ChangeRow, DepotRow, IntegRow, LabelRow, OpenedRow, PathRange,
-    ReadTxn, RevisionRow, ShelvedRow, StoreError, TicketRow, UserRow, WorkspaceRow, WriteTxn,
+    BranchRow, ChangeFilter, ChangeRow, DepotRow, GroupRow, IntegRow, LabelRow, OpenedRow,
+    PathRange, ReadTxn, RevisionRow, ShelvedRow, StoreError, TicketRow, UserRow, WorkspaceRow,
+    WriteTxn,
 };
 use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -32,7 +33,7 @@ impl Tx<'_> {
 }
 
 /// Adds one to counter `name` (created at 1).
-fn bump_counter(conn: &Connection, name: &str) -> Result<(), StoreError> {
+pub(super) fn bump_counter(conn: &Connection, name: &str) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT INTO counters VALUES (?1, 1) ON CONFLICT (name) DO UPDATE SET value = value + 1",
     )?
@@ -41,7 +42,7 @@ fn bump_counter(conn: &Connection, name: &str) -> Result<(), StoreError> {
 }
 
 /// Counter `name`; 0 until first bumped.
-fn read_counter(conn: &Connection, name: &str) -> Result<u64, StoreError> {
+pub(super) fn read_counter(conn: &Connection, name: &str) -> Result<u64, StoreError> {
     let value: Option<i64> = one(
         conn,
         "SELECT value FROM counters WHERE name = ?1",
@@ -575,6 +576,22 @@ impl<T: HasConn> ReadTxn for T {
         Ok(stmt.query_row([digest.0.to_vec()], |r| r.get::<_, bool>(0))?)
     }
 
+    fn get_group(&self, name: &str) -> Result<Option<GroupRow>, StoreError> {
+        super::access::get_group(self.conn(), name)
+    }
+
+    fn list_groups(&self, after: Option<&str>, limit: usize) -> Result<Vec<GroupRow>, StoreError> {
+        super::access::list_groups(self.conn(), after, limit)
+    }
+
+    fn protections(&self) -> Result<Vec<String>, StoreError> {
+        super::access::protections(self.conn())
+    }
+
+    fn access_version(&self) -> Result<u64, StoreError> {
+        super::access::access_version(self.conn())
+    }
+
     fn queued_purges(&self, limit: usize) -> Result<Vec<Digest>, StoreError> {
         let mut stmt = self
             .conn()
@@ -976,6 +993,18 @@ impl WriteTxn for Tx<'_> {
             .prepare_cached("INSERT OR IGNORE INTO purges VALUES (?1)")?
             .execute([digest.0.to_vec()])?;
         Ok(())
+    }
+
+    fn put_group(&mut self, group: &GroupRow) -> Result<(), StoreError> {
+        super::access::put_group(self.conn, group)
+    }
+
+    fn delete_group(&mut self, name: &str) -> Result<(), StoreError> {
+        super::access::delete_group(self.conn, name)
+    }
+
+    fn put_protections(&mut self, lines: &[String]) -> Result<(), StoreError> {
+        super::access::put_protections(self.conn, lines)
     }
 
     fn unqueue_purge(&mut self, digest: &Digest) -> Result<(), StoreError> {

@@ -195,6 +195,27 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     CREATE INDEX tickets_by_user ON tickets (user);
     CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
     "#,
+    // 8: access control: groups (members, subgroups and owners as newline-separated names;
+    // a limit is NULL when unset, -1 when unlimited) and the protections table, one row per
+    // line in table order. Every change to either bumps the `access` counter, which the
+    // service compares to know when its compiled copy is stale (also on a replica, where the
+    // change arrives through the journal).
+    r#"
+    CREATE TABLE groups (
+        name TEXT PRIMARY KEY,
+        users TEXT NOT NULL,
+        subgroups TEXT NOT NULL,
+        owners TEXT NOT NULL,
+        max_results INTEGER,
+        max_scan_rows INTEGER,
+        max_lock_time INTEGER,
+        max_open_files INTEGER,
+        timeout INTEGER,
+        updated INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE protections (line INTEGER PRIMARY KEY, text TEXT NOT NULL);
+    INSERT INTO counters VALUES ('access', 0);
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.

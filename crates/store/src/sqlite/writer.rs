@@ -40,6 +40,8 @@ pub(crate) struct Writer {
     queue: Mutex<Option<SyncSender<(Job, Reply)>>>,
     thread: Option<std::thread::JoinHandle<()>>,
     counters: Arc<WriterCounters>,
+    /// Bumped each time a job's transaction has ended (see `MetaStore::commit_epoch`).
+    epoch: std::sync::atomic::AtomicU64,
 }
 
 impl Writer {
@@ -62,6 +64,7 @@ impl Writer {
             queue: Mutex::new(Some(tx)),
             thread: Some(thread),
             counters: Arc::default(),
+            epoch: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -122,7 +125,15 @@ impl Writer {
             Err(_) => Err(StoreError::WriterGone),
         };
         self.counters.done(at, &mark);
+        // After the job's transaction ended, committed or not: whatever it changed is visible
+        // to snapshots taken from now on.
+        self.epoch.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         reply?
+    }
+
+    /// See `MetaStore::commit_epoch`.
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
