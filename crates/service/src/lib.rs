@@ -121,6 +121,8 @@ pub struct Service {
     /// Submits running their change-content triggers (what `//...@=N` prints meanwhile).
     in_flight: triggers::InFlight,
     access: access::AccessCache,
+    /// Callers `authenticate` let in since the last write.
+    admitted: auth::Admitted,
 }
 
 impl Service {
@@ -135,6 +137,7 @@ impl Service {
         let access = access::AccessCache::new(&config);
         Service {
             limiter: auth::LoginLimiter::new(&config),
+            admitted: auth::Admitted::new(config.access_cache_users),
             meta,
             have,
             blobs,

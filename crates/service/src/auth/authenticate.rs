@@ -22,18 +22,31 @@ impl Service {
     ///
     /// A user needs to authenticate when the server is at security level 3 or higher, or when
     /// the user has a password; a valid ticket (issued to this user, not expired) does.
+    ///
+    /// A caller let in stays let in, without a query, until the next write to the metadata
+    /// (or their ticket's expiry): see `auth/admitted.rs`.
     pub fn authenticate(&self, caller: &Caller, creds: &Credentials) -> Result<(), AuthError> {
+        // Read before the snapshot: a write that ends after it changes the epoch.
+        let epoch = self.meta.commit_epoch();
+        let key = (
+            caller.user.clone(),
+            creds.ticket.as_deref().map(ticket_hash),
+        );
+        let now = self.now();
+        if self.admitted.holds(epoch, &key, now) {
+            return Ok(());
+        }
         let snap = self.meta.snapshot()?;
         let level = security_level(snap.as_ref())?;
-        let ticket = match &creds.ticket {
-            Some(t) => snap.get_ticket(&ticket_hash(t))?,
+        let ticket = match &key.1 {
+            Some(hash) => snap.get_ticket(hash)?,
             None => None,
         };
-        let now = self.now();
         if let Some(t) = &ticket
             && t.user == caller.user
             && t.expires > now
         {
+            self.admitted.admit(epoch, key, t.expires);
             return Ok(());
         }
         let user = snap.get_user(&caller.user)?;
@@ -45,6 +58,11 @@ impl Service {
                     user: caller.user.clone(),
                     level: level.number(),
                 });
+            }
+            if user.is_some() {
+                // A user not yet on record is created by this command; the next call reads
+                // it again (the creation is a write, which ends the epoch anyway).
+                self.admitted.admit(epoch, key, i64::MAX);
             }
             return Ok(());
         }

@@ -3,6 +3,7 @@
 //! the metadata store.
 
 mod access;
+mod admitted;
 mod authenticate;
 mod limits;
 mod passwords;
@@ -10,6 +11,7 @@ mod settings;
 mod tickets;
 mod users;
 
+pub(crate) use admitted::Admitted;
 pub use authenticate::Credentials;
 pub(crate) use limits::LoginLimiter;
 pub use settings::SettingValue;
