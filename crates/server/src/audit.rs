@@ -9,19 +9,18 @@
 //! last ones. There is no rotation: move the file away and the writer keeps appending to the
 //! moved file until a restart.
 
-use std::io::Write;
+use crate::lossy_log::{self, LossReport, Losses};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use keel_core::{Digest, civil_from_days};
 use keel_service::Caller;
 
 /// How often, at most, the writer logs that it dropped or failed to write records.
-const REPORT_EVERY: Duration = Duration::from_secs(10);
 
 /// Who a request's records name, made once per request.
 pub(crate) struct Who {
@@ -56,15 +55,7 @@ struct Line<'a> {
 /// The request side of the audit log: cheap to share, never blocks.
 pub(crate) struct Audit {
     queue: SyncSender<Entry>,
-    counters: Arc<Counters>,
-}
-
-#[derive(Default)]
-struct Counters {
-    /// Records dropped because the queue was full.
-    dropped: AtomicU64,
-    /// Records the writer could not write.
-    failed: AtomicU64,
+    counters: Arc<Losses>,
 }
 
 /// The audit log of a running server: the request side and the writer thread.
@@ -101,13 +92,12 @@ impl AuditLog {
             .map_err(failed)?;
         let (tx, rx) = std::sync::mpsc::sync_channel(queue);
         let (done_tx, done) = std::sync::mpsc::channel();
-        let counters = Arc::new(Counters::default());
+        let counters = Arc::new(Losses::default());
         let writer = Writer {
             file,
             path: path.to_path_buf(),
             counters: counters.clone(),
-            reported: (0, 0),
-            last_report: None,
+            losses: LossReport::new("audit log", counters.clone()),
             batch,
         };
         std::thread::Builder::new()
@@ -177,10 +167,8 @@ impl Audit {
 struct Writer {
     file: std::fs::File,
     path: PathBuf,
-    counters: Arc<Counters>,
-    /// (dropped, failed) as last logged.
-    reported: (u64, u64),
-    last_report: Option<Instant>,
+    counters: Arc<Losses>,
+    losses: LossReport,
     /// How long records gather between writes.
     batch: Duration,
 }
@@ -197,60 +185,15 @@ impl Writer {
                 push_line(&mut batch, &next, &mut clock);
                 count += 1;
             }
-            if let Err(e) = self.append(&batch) {
+            if let Err(e) = lossy_log::append(&mut self.file, &batch) {
                 self.counters.failed.fetch_add(count, Ordering::Relaxed);
-                self.report(Some(&e));
+                self.losses.report(&self.path, Some(&e));
             } else {
-                self.report(None);
+                self.losses.report(&self.path, None);
             }
             std::thread::sleep(self.batch);
         }
-        self.report_now(None);
-    }
-
-    /// Appends `bytes`; on failure cuts a regular file back to its length before.
-    fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        let before = self
-            .file
-            .metadata()
-            .ok()
-            .filter(|m| m.is_file())
-            .map(|m| m.len());
-        let result = self.file.write_all(bytes);
-        if result.is_err()
-            && let Some(len) = before
-        {
-            let _ = self.file.set_len(len);
-        }
-        result
-    }
-
-    /// Logs new drops or failures, at most once per `REPORT_EVERY`.
-    fn report(&mut self, error: Option<&std::io::Error>) {
-        if self
-            .last_report
-            .is_some_and(|at| at.elapsed() < REPORT_EVERY)
-        {
-            return;
-        }
-        self.report_now(error);
-    }
-
-    fn report_now(&mut self, error: Option<&std::io::Error>) {
-        let dropped = self.counters.dropped.load(Ordering::Relaxed);
-        let failed = self.counters.failed.load(Ordering::Relaxed);
-        if (dropped, failed) == self.reported {
-            return;
-        }
-        self.reported = (dropped, failed);
-        self.last_report = Some(Instant::now());
-        tracing::warn!(
-            path = %self.path.display(),
-            dropped_queue_full = dropped,
-            failed_to_write = failed,
-            error = %error.map(|e| e.to_string()).unwrap_or_default(),
-            "audit log: records lost so far"
-        );
+        self.losses.report_now(&self.path, None);
     }
 }
 

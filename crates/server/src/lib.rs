@@ -19,6 +19,7 @@ mod convert;
 mod handover;
 mod identity;
 mod lock;
+mod lossy_log;
 mod metrics;
 mod monitor;
 mod replica;

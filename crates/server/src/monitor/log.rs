@@ -14,15 +14,14 @@
 use super::record::CommandRecord;
 use super::registry::CommandSink;
 use crate::audit::Clock;
-use std::io::Write;
+use crate::lossy_log::{self, LossReport, Losses};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 /// How often, at most, the writer logs that it dropped or failed to write records.
-const REPORT_EVERY: Duration = Duration::from_secs(10);
 
 /// How the command log is written and rotated (from `ServerConfig`).
 #[derive(Clone, Debug)]
@@ -43,16 +42,10 @@ pub struct CommandLogOpenError {
     pub source: std::io::Error,
 }
 
-#[derive(Default)]
-struct Counters {
-    dropped: AtomicU64,
-    failed: AtomicU64,
-}
-
 /// The request side: a [`CommandSink`] that queues records for the writer.
 pub(crate) struct CommandLog {
     queue: SyncSender<CommandRecord>,
-    counters: Arc<Counters>,
+    counters: Arc<Losses>,
 }
 
 impl CommandSink for CommandLog {
@@ -94,14 +87,13 @@ pub(crate) fn open(
     let file = open_append(&options.path).map_err(failed)?;
     let (tx, rx) = std::sync::mpsc::sync_channel(options.queue_records.max(1));
     let (done_tx, done) = std::sync::mpsc::channel();
-    let counters = Arc::new(Counters::default());
+    let counters = Arc::new(Losses::default());
     let mut writer = Writer {
         opened: file_age_start(&file),
         file,
         options,
         counters: counters.clone(),
-        reported: (0, 0),
-        last_report: None,
+        losses: LossReport::new("command log", counters.clone()),
     };
     std::thread::Builder::new()
         .name("keel-command-log".into())
@@ -138,9 +130,8 @@ struct Writer {
     /// When the current file began (its age counts from here).
     opened: SystemTime,
     options: LogOptions,
-    counters: Arc<Counters>,
-    reported: (u64, u64),
-    last_report: Option<Instant>,
+    counters: Arc<Losses>,
+    losses: LossReport,
 }
 
 impl Writer {
@@ -156,15 +147,15 @@ impl Writer {
                 count += 1;
             }
             self.rotate_if_due(batch.len() as u64);
-            match self.append(&batch) {
-                Ok(()) => self.report(None),
+            match lossy_log::append(&mut self.file, &batch) {
+                Ok(()) => self.losses.report(&self.options.path, None),
                 Err(e) => {
                     self.counters.failed.fetch_add(count, Ordering::Relaxed);
-                    self.report(Some(&e));
+                    self.losses.report(&self.options.path, Some(&e));
                 }
             }
         }
-        self.report_now(None);
+        self.losses.report_now(&self.options.path, None);
     }
 
     /// Rotates before a write of `adding` bytes when the file would outgrow its size or has
@@ -198,50 +189,6 @@ impl Writer {
                 );
             }
         }
-    }
-
-    /// Appends `bytes`; on failure cuts a regular file back to its length before.
-    fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        let before = self
-            .file
-            .metadata()
-            .ok()
-            .filter(|m| m.is_file())
-            .map(|m| m.len());
-        let result = self.file.write_all(bytes);
-        if result.is_err()
-            && let Some(len) = before
-        {
-            let _ = self.file.set_len(len);
-        }
-        result
-    }
-
-    fn report(&mut self, error: Option<&std::io::Error>) {
-        if self
-            .last_report
-            .is_some_and(|at| at.elapsed() < REPORT_EVERY)
-        {
-            return;
-        }
-        self.report_now(error);
-    }
-
-    fn report_now(&mut self, error: Option<&std::io::Error>) {
-        let dropped = self.counters.dropped.load(Ordering::Relaxed);
-        let failed = self.counters.failed.load(Ordering::Relaxed);
-        if (dropped, failed) == self.reported {
-            return;
-        }
-        self.reported = (dropped, failed);
-        self.last_report = Some(Instant::now());
-        tracing::warn!(
-            path = %self.options.path.display(),
-            dropped_queue_full = dropped,
-            failed_to_write = failed,
-            error = %error.map(|e| e.to_string()).unwrap_or_default(),
-            "command log: records lost so far"
-        );
     }
 }
 
