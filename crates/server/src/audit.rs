@@ -20,8 +20,6 @@ use std::time::{Duration, SystemTime};
 use keel_core::{Digest, civil_from_days};
 use keel_service::Caller;
 
-/// How often, at most, the writer logs that it dropped or failed to write records.
-
 /// Who a request's records name, made once per request.
 pub(crate) struct Who {
     user: String,

@@ -21,8 +21,6 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::time::{Duration, SystemTime};
 
-/// How often, at most, the writer logs that it dropped or failed to write records.
-
 /// How the command log is written and rotated (from `ServerConfig`).
 #[derive(Clone, Debug)]
 pub(crate) struct LogOptions {
