@@ -1,4 +1,4 @@
-//! The SQL of users, login tickets and server settings (migration 6), called by the
+//! The SQL of users, login tickets and server settings (migration 7), called by the
 //! `ReadTxn` / `WriteTxn` implementations in `queries.rs`.
 
 use crate::StoreError;
