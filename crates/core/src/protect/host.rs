@@ -30,6 +30,10 @@ impl HostPattern {
             .strip_prefix('[')
             .and_then(|a| a.strip_suffix(']'))
             .unwrap_or(addr);
+        // Only wildcards (`[*]`, `**`): every host, the same as `*`.
+        if bits.is_none() && !addr.is_empty() && addr.chars().all(|c| c == '*') {
+            return Ok(HostPattern::Any);
+        }
         if addr.contains('*') {
             if bits.is_some() {
                 return Err("a network (/BITS) cannot also have wildcards".into());

@@ -333,3 +333,18 @@ fn lines_render_as_they_parse() {
         assert_eq!(line.to_string(), text);
     }
 }
+
+/// A host of wildcards only (`[*]`, `**`) is every host, as `*` is, and shows as `*` (a fuzz
+/// find: it parsed as a glob that displayed as `*`, which parses as every host).
+#[test]
+fn only_wildcards_is_every_host() {
+    for text in ["*", "**", "[*]"] {
+        let host = HostPattern::parse(text).expect("parses");
+        assert_eq!(host, HostPattern::Any, "{text}");
+        assert_eq!(HostPattern::parse(&host.to_string()), Ok(host));
+    }
+    assert!(matches!(
+        HostPattern::parse("10.*"),
+        Ok(HostPattern::Glob(_))
+    ));
+}
