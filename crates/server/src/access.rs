@@ -132,13 +132,7 @@ mod tests {
     /// Every RPC in the proto has a level, exactly once, and nothing else is listed.
     #[test]
     fn every_rpc_has_a_level() {
-        let proto = include_str!("../../proto/proto/keel.proto");
-        let rpcs: Vec<&str> = proto
-            .lines()
-            .filter_map(|l| l.trim().strip_prefix("rpc "))
-            .filter_map(|l| l.split('(').next())
-            .map(str::trim)
-            .collect();
+        let rpcs = crate::proto_rpcs();
         assert!(rpcs.len() > 40, "{rpcs:?}");
         for rpc in &rpcs {
             let n = RPC_ACCESS.iter().filter(|(name, _)| name == rpc).count();

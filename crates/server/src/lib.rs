@@ -427,3 +427,15 @@ pub async fn shutdown_signal() {
     #[cfg(not(unix))]
     ctrl_c.await.unwrap_or(());
 }
+
+/// The RPC names `keel.proto` declares, for the tests that check every RPC is classified (the
+/// replica gate) and given a protections level.
+#[cfg(test)]
+pub(crate) fn proto_rpcs() -> Vec<&'static str> {
+    include_str!("../../proto/proto/keel.proto")
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("rpc "))
+        .filter_map(|l| l.split('(').next())
+        .map(str::trim)
+        .collect()
+}

@@ -196,13 +196,7 @@ mod tests {
     /// replica's store unclassified.
     #[test]
     fn every_rpc_is_either_a_read_or_a_write() {
-        let proto = include_str!("../../../proto/proto/keel.proto");
-        let rpcs: Vec<&str> = proto
-            .lines()
-            .filter_map(|l| l.trim().strip_prefix("rpc "))
-            .filter_map(|l| l.split('(').next())
-            .map(str::trim)
-            .collect();
+        let rpcs = crate::proto_rpcs();
         assert!(rpcs.len() > 40, "{rpcs:?}");
         for rpc in &rpcs {
             let reads = READ_RPCS.contains(rpc);
