@@ -3,7 +3,7 @@
 //! For tools and tests that look at a root a running server owns: nothing is cut, written or
 //! migrated, and an append in progress is at worst not listed yet.
 
-use crate::pack::{Loc, index, index_path, pack_path, scan, tombstones};
+use crate::pack::{Loc, index, index_path, pack_ids, pack_path, scan, tombstones};
 use crate::{BlobError, Encoding, StoredAt};
 use keel_core::Digest;
 use std::collections::HashMap;
@@ -16,18 +16,7 @@ pub fn stored_blobs(root: &Path) -> Result<HashMap<Digest, StoredAt>, BlobError>
     let packs = root.join("packs");
     if packs.is_dir() {
         let reclaimed = tombstones::read(&packs.join("reclaimed"))?;
-        let mut ids: Vec<u32> = fs::read_dir(&packs)
-            .map_err(|e| BlobError::io(&packs, e))?
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name().into_string().ok()?;
-                name.strip_prefix("pack-")?
-                    .strip_suffix(".pack")?
-                    .parse()
-                    .ok()
-            })
-            .collect();
-        ids.sort_unstable();
+        let ids = pack_ids(&packs)?;
         for id in ids {
             let entries: Vec<(Digest, Loc)> = match index::read(&index_path(&packs, id), id) {
                 Some(entries) => entries,

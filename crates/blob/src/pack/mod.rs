@@ -90,6 +90,23 @@ pub(crate) fn pack_path(dir: &Path, id: u32) -> PathBuf {
     dir.join(format!("pack-{id:08}.pack"))
 }
 
+/// The ids of the pack files (`pack-ID.pack`) in `dir`, in order.
+pub(crate) fn pack_ids(dir: &Path) -> Result<Vec<u32>, BlobError> {
+    let mut ids: Vec<u32> = fs::read_dir(dir)
+        .map_err(|e| BlobError::io(dir, e))?
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            name.strip_prefix("pack-")?
+                .strip_suffix(".pack")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    ids.sort_unstable();
+    Ok(ids)
+}
+
 pub(crate) fn index_path(dir: &Path, id: u32) -> PathBuf {
     dir.join(format!("pack-{id:08}.idx"))
 }
@@ -106,18 +123,7 @@ impl Packs {
     pub fn open(dir: &Path, pack_bytes: u64) -> Result<Packs, BlobError> {
         fs::create_dir_all(dir).map_err(|e| BlobError::io(dir, e))?;
         let (tombstones, reclaimed) = Tombstones::open(&dir.join("reclaimed"))?;
-        let mut ids: Vec<u32> = fs::read_dir(dir)
-            .map_err(|e| BlobError::io(dir, e))?
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name().into_string().ok()?;
-                name.strip_prefix("pack-")?
-                    .strip_suffix(".pack")?
-                    .parse()
-                    .ok()
-            })
-            .collect();
-        ids.sort_unstable();
+        let ids = pack_ids(dir)?;
         let mut index = HashMap::new();
         let mut files = HashMap::new();
         let mut active = None;

@@ -296,21 +296,7 @@ impl Client {
 
     /// Runs with `input` on stdin (`-i` forms).
     pub fn run_with_stdin(&self, args: &[&str], input: &str) -> Output {
-        use std::io::Write;
-        let mut child = self
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn keel");
-        child
-            .stdin
-            .take()
-            .expect("piped stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
-        child.wait_with_output().expect("keel runs")
+        self.run_with(args, &[], input)
     }
 
     /// Runs with extra environment (e.g. `KEEL_TICKETS`) and `stdin` as standard input.
@@ -360,21 +346,7 @@ impl Client {
 
     /// Runs with `input` on standard input (a form for `-i`); waits for the end.
     pub fn run_stdin(&self, args: &[&str], input: &str) -> Output {
-        use std::io::Write;
-        let mut child = self
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn keel");
-        child
-            .stdin
-            .take()
-            .expect("piped stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
-        child.wait_with_output().expect("keel finishes")
+        self.run_with(args, &[], input)
     }
 
     /// Runs and expects success; returns stdout.

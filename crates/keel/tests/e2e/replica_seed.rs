@@ -3,25 +3,10 @@
 //! checkpoint; a replica seeded with `keel admin restore` of a checkpoint (and the content
 //! directory) catches up from the checkpoint's position and answers as the primary does.
 
+use crate::backup::copy_dir;
 use crate::common::*;
 use crate::replica::{answers, info, replica_client, submit_one, wait_caught_up, wait_for};
-use std::path::Path;
 use std::time::Duration;
-
-fn copy_dir(from: &Path, to: &Path) {
-    let status = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(from)
-        .arg(to)
-        .status()
-        .expect("cp runs");
-    assert!(
-        status.success(),
-        "cp -a {} {}",
-        from.display(),
-        to.display()
-    );
-}
 
 #[test]
 fn a_replica_behind_the_oldest_journal_is_told_to_seed_and_a_seeded_one_catches_up() {
