@@ -75,6 +75,17 @@ impl HaveIndex {
         );
     }
 
+    pub(crate) fn with_capacity(n: usize) -> HaveIndex {
+        HaveIndex {
+            files: HashMap::with_capacity(n),
+        }
+    }
+
+    /// Adds one entry as it was cached.
+    pub(crate) fn put(&mut self, client_file: String, file: HaveFile) {
+        self.files.insert(client_file, file);
+    }
+
     pub fn get(&self, client_file: &str) -> Option<&HaveFile> {
         self.files.get(client_file)
     }

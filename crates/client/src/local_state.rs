@@ -27,7 +27,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::connect::Connection;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{IoContext, Result};
+use crate::state_file::{self, put_str};
 use crate::workspace::WorkspaceCtx;
 
 /// The state file's name at the workspace root; scans skip it.
@@ -254,13 +255,7 @@ impl LocalState {
             return Ok(false);
         }
         let bytes = encode(&self.key, &self.entries);
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".keel-tmp-state-")
-            .tempfile_in(dir)
-            .at(dir)?;
-        std::io::Write::write_all(&mut tmp, &bytes).at(tmp.path())?;
-        tmp.persist(&self.path)
-            .map_err(|e| Error::io(&self.path, e.error))?;
+        state_file::replace(&self.path, ".keel-tmp-state-", &bytes)?;
         self.dirty = false;
         Ok(true)
     }
@@ -285,18 +280,8 @@ pub fn hash_meta(path: &Path, meta: &Metadata, buf: &mut [u8]) -> Result<[u8; 32
     Ok(*hasher.finalize().as_bytes())
 }
 
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
-}
-
 fn encode(key: &StateKey, entries: &HashMap<String, StateEntry>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + entries.len() * 160);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&STATE_VERSION.to_le_bytes());
-    put_str(&mut out, &key.server);
-    put_str(&mut out, &key.workspace);
-    put_str(&mut out, &key.root);
+    let mut out = state_file::begin(MAGIC, STATE_VERSION, key, entries.len() * 160);
     out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
     for (client_file, e) in entries {
         put_str(&mut out, client_file);
@@ -309,77 +294,12 @@ fn encode(key: &StateKey, entries: &HashMap<String, StateEntry>) -> Vec<u8> {
         out.extend_from_slice(&e.stat.mode.to_le_bytes());
         out.extend_from_slice(&e.digest);
     }
-    let sum = blake3::hash(&out);
-    out.extend_from_slice(sum.as_bytes());
-    out
-}
-
-/// A cursor over the state file's bytes; every read is bounded by what is left.
-struct Reader<'a> {
-    bytes: &'a [u8],
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        if self.bytes.len() < n {
-            return Err("truncated".into());
-        }
-        let (head, rest) = self.bytes.split_at(n);
-        self.bytes = rest;
-        Ok(head)
-    }
-
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
-        Ok(self.take(N)?.try_into().expect("take returned N bytes"))
-    }
-
-    fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(self.array()?))
-    }
-
-    fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.array()?))
-    }
-
-    fn i64(&mut self) -> Result<i64, String> {
-        Ok(i64::from_le_bytes(self.array()?))
-    }
-
-    fn string(&mut self) -> Result<String, String> {
-        let len = self.u32()? as usize;
-        String::from_utf8(self.take(len)?.to_vec()).map_err(|_| "a path is not UTF-8".into())
-    }
+    state_file::seal(out)
 }
 
 /// The entries of a state file's bytes, or why they cannot be used.
 fn decode(bytes: &[u8], key: &StateKey) -> Result<HashMap<String, StateEntry>, String> {
-    if bytes.len() < MAGIC.len() + 4 + 32 || &bytes[..MAGIC.len()] != MAGIC {
-        return Err("not a Keel state file".into());
-    }
-    let (body, sum) = bytes.split_at(bytes.len() - 32);
-    if blake3::hash(body).as_bytes() != sum {
-        return Err("checksum mismatch".into());
-    }
-    let mut r = Reader {
-        bytes: &body[MAGIC.len()..],
-    };
-    let version = r.u32()?;
-    if version != STATE_VERSION {
-        return Err(format!(
-            "format version {version}, expected {STATE_VERSION}"
-        ));
-    }
-    let found = StateKey {
-        server: r.string()?,
-        workspace: r.string()?,
-        root: r.string()?,
-    };
-    if &found != key {
-        return Err(format!(
-            "recorded for workspace {} at {} on {}",
-            found.workspace, found.root, found.server
-        ));
-    }
+    let mut r = state_file::open(bytes, MAGIC, STATE_VERSION, key)?;
     let count = r.u64()?;
     let mut entries = HashMap::with_capacity(count.min(r.bytes.len() as u64 / 80) as usize);
     for _ in 0..count {
@@ -398,9 +318,7 @@ fn decode(bytes: &[u8], key: &StateKey) -> Result<HashMap<String, StateEntry>, S
         };
         entries.insert(client_file, entry);
     }
-    if !r.bytes.is_empty() {
-        return Err("trailing bytes".into());
-    }
+    r.end()?;
     Ok(entries)
 }
 

@@ -10,9 +10,15 @@ use keel_proto::v1::FileRecord;
 
 use crate::config::CONFIG_FILE_NAME;
 use crate::error::{Error, IoContext, Result};
+use crate::have_cache::HAVE_CACHE_FILE_NAME;
 use crate::have_index::{HaveFile, HaveIndex};
 use crate::local_state::{LocalState, Recording, STATE_FILE_NAME};
 use crate::workspace::WorkspaceCtx;
+
+/// Whether a file at the workspace root is one of Keel's own (config, state, have cache).
+fn is_keel_file(name: &std::ffi::OsStr) -> bool {
+    name == CONFIG_FILE_NAME || name == STATE_FILE_NAME || name == HAVE_CACHE_FILE_NAME
+}
 
 /// Bytes sampled to tell text from binary.
 const SAMPLE: usize = 64 * 1024;
@@ -250,9 +256,7 @@ fn walk_stat(
                 pending.push((entry.path(), child));
                 continue;
             }
-            if (rel.is_empty() && (name == CONFIG_FILE_NAME || name == STATE_FILE_NAME))
-                || text.starts_with(".keel-tmp-")
-            {
+            if (rel.is_empty() && is_keel_file(&name)) || text.starts_with(".keel-tmp-") {
                 continue;
             }
             let meta = match entry.metadata() {
@@ -285,7 +289,7 @@ pub fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {
             let file_type = entry.file_type().at(&path)?;
             if file_type.is_dir() {
                 pending.push(path);
-            } else if (current == dir && (name == CONFIG_FILE_NAME || name == STATE_FILE_NAME))
+            } else if (current == dir && is_keel_file(&name))
                 || name.to_string_lossy().starts_with(".keel-tmp-")
             {
                 continue;

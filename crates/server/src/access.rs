@@ -38,6 +38,7 @@ pub(crate) const RPC_ACCESS: &[(&str, Option<Level>)] = &[
     ("Sync", Some(Level::Read)),
     ("UpdateHave", Some(Level::Read)),
     ("Have", Some(Level::List)),
+    ("HaveIfChanged", Some(Level::List)),
     ("Files", Some(Level::List)),
     ("Fstat", Some(Level::List)),
     ("Dirs", Some(Level::List)),

@@ -13,8 +13,8 @@ use keel_core::{ChangeNumber, ChangeRef};
 use keel_proto::v1 as pb;
 use keel_proto::v1::submit_message::Body as SubmitBody;
 use keel_service::{
-    ChangesQuery, DescribePart, HaveEntry, IntegrateRequest, ListOptions, OpenRequest, Service,
-    ServiceError, SyncOptions, TagOptions,
+    ChangesQuery, DescribePart, HaveEntry, HaveListing, IntegrateRequest, ListOptions, OpenRequest,
+    Service, ServiceError, SyncOptions, TagOptions,
 };
 use std::io::Read;
 use std::net::SocketAddr;
@@ -616,6 +616,30 @@ impl pb::keel_server::Keel for Api {
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.have_list(&who, &req.files, &mut |f| sink.send(file(f)))
+        })))
+    }
+
+    type HaveIfChangedStream = ResponseStream<pb::HaveIfChangedMessage>;
+    async fn have_if_changed(
+        &self,
+        req: Request<pb::HaveIfChangedRequest>,
+    ) -> Stream<pb::HaveIfChangedMessage> {
+        use pb::have_if_changed_message::Body;
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller, "HaveIfChanged")?;
+        let svc = self.service.clone();
+        let message = |body| pb::HaveIfChangedMessage { body: Some(body) };
+        // Answered inline while it stays small: an unchanged list is one message.
+        let small = svc.user_known(&who);
+        Ok(Response::new(self.streams.read(small, move |sink| {
+            let listing = svc.have_if_changed(&who, &req.token, &mut |f| {
+                sink.send(message(Body::File(file(f))))
+            })?;
+            sink.send(message(match listing {
+                HaveListing::Unchanged => Body::Unchanged(true),
+                HaveListing::Sent { token } => Body::Token(token),
+            }))
         })))
     }
 

@@ -20,6 +20,7 @@ mod dirs;
 mod error;
 mod expand;
 mod groups;
+mod have_token;
 pub use keel_store::failpoints;
 mod fileinfo;
 pub mod integrate;
@@ -53,6 +54,7 @@ pub use error::{
     TriggerFailureReason, UploadError,
 };
 pub use groups::GroupSpec;
+pub use have_token::HaveListing;
 pub use integrate::{IntegrateMode, IntegrateRequest};
 pub use labels::DEFAULT_LABEL_VIEW;
 pub use labelsync::TagOptions;

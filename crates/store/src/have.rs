@@ -49,6 +49,17 @@ pub struct HaveMark {
     pub view: String,
 }
 
+/// Which version of a have list's entries this is: `uid` is drawn at random when the file first
+/// counts a change, and `counter` goes up with every transaction that writes entries (marks
+/// aside). Two equal generations are the same entries, even across a deleted and re-created
+/// workspace or a restored root (a new file, a new `uid`). Local to the file, like the mark:
+/// neither journaled nor checkpointed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HaveGeneration {
+    pub uid: String,
+    pub counter: u64,
+}
+
 /// The have list's write counter and its mark.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HaveState {
@@ -224,6 +235,27 @@ impl SqliteHaveStore {
         })
     }
 
+    /// The generation of a workspace's have list (creating its identity if it has none yet).
+    pub fn generation(&self, workspace: &str) -> Result<HaveGeneration, StoreError> {
+        self.with(workspace, |conn| {
+            let read = |conn: &Connection| {
+                conn.prepare_cached("SELECT uid, counter FROM generation WHERE id = 0")?
+                    .query_row([], |r| {
+                        Ok(HaveGeneration {
+                            uid: r.get(0)?,
+                            counter: r.get::<_, i64>(1)? as u64,
+                        })
+                    })
+                    .optional()
+            };
+            if let Some(generation) = read(conn)? {
+                return Ok(generation);
+            }
+            conn.prepare_cached(START_GENERATION_SQL)?.execute([])?;
+            read(conn)?.ok_or(rusqlite::Error::QueryReturnedNoRows)
+        })
+    }
+
     /// Marks the have list as synced (see [`HaveMark`]) when its write counter is still
     /// `writes`, i.e. nothing but the marking sync's own updates changed it since that sync
     /// began; returns whether it did.
@@ -381,7 +413,16 @@ impl SqliteHaveStore {
 /// Tables of a have-list database.
 pub(crate) const CREATE_TABLES: &str = "CREATE TABLE IF NOT EXISTS have (path TEXT PRIMARY KEY, rev INTEGER NOT NULL, client TEXT NOT NULL) WITHOUT ROWID; \
      CREATE TABLE IF NOT EXISTS journal_position (id INTEGER PRIMARY KEY CHECK (id = 0), position INTEGER NOT NULL); \
-     CREATE TABLE IF NOT EXISTS sync_state (id INTEGER PRIMARY KEY CHECK (id = 0), writes INTEGER NOT NULL, change INTEGER, removed INTEGER, view TEXT);";
+     CREATE TABLE IF NOT EXISTS sync_state (id INTEGER PRIMARY KEY CHECK (id = 0), writes INTEGER NOT NULL, change INTEGER, removed INTEGER, view TEXT); \
+     CREATE TABLE IF NOT EXISTS generation (id INTEGER PRIMARY KEY CHECK (id = 0), uid TEXT NOT NULL, counter INTEGER NOT NULL);";
+
+/// Counts a change of the have list's entries (see [`HaveGeneration`]).
+const BUMP_GENERATION_SQL: &str = "INSERT INTO generation VALUES (0, lower(hex(randomblob(16))), 1) \
+     ON CONFLICT (id) DO UPDATE SET counter = counter + 1;";
+
+/// Gives a have list never written since its file was made its identity.
+const START_GENERATION_SQL: &str =
+    "INSERT OR IGNORE INTO generation VALUES (0, lower(hex(randomblob(16))), 0);";
 
 /// Counts a write and clears the mark.
 const UNMARK_SQL: &str = "INSERT INTO sync_state VALUES (0, 1, NULL, NULL, NULL) \
@@ -399,7 +440,9 @@ pub(crate) fn file_of(dir: &Path, workspace: &str) -> PathBuf {
     dir.join(format!("{workspace}.db"))
 }
 
+/// Writes `rows` and counts the change; called inside every writing transaction.
 fn write_rows(conn: &Connection, rows: &[HaveRow]) -> rusqlite::Result<()> {
+    conn.prepare_cached(BUMP_GENERATION_SQL)?.execute([])?;
     let mut put = conn.prepare_cached("INSERT OR REPLACE INTO have VALUES (?1, ?2, ?3)")?;
     let mut del = conn.prepare_cached("DELETE FROM have WHERE path = ?1")?;
     for row in rows {

@@ -4,7 +4,7 @@ use keel_proto::v1::OpenAction;
 use std::collections::BTreeMap;
 
 use anyhow::Result;
-use keel_client::have_index::HaveIndex;
+use keel_client::have_cache;
 use keel_client::local_state::{LocalState, Recording, StateKey};
 use keel_client::transfer;
 use keel_client::workspace_scan::{ScanEntry, ScanResult, scan};
@@ -22,7 +22,13 @@ async fn scan_workspace(s: &mut Session, files: &[String]) -> Result<ScanResult>
     // The state first: the file's bytes are freed before the have list arrives, so the two
     // never add up in the peak memory.
     let mut state = LocalState::load(&ws.root, StateKey::of(&ws, &s.conn));
-    let have = HaveIndex::fetch(&ws, &s.conn).await?;
+    let have = have_cache::fetch(&ws, &s.conn).await?;
+    if let Some(e) = &have.save_error {
+        s.out.note(format!(
+            "warning: cannot save the have-list cache (the next scan fetches the list again): {e}"
+        ));
+    }
+    let have = have.index;
     let opened = ws.opened(&s.conn, Vec::new(), None).await?;
     let tuning = s.conn.tuning();
     let mut rec = Recording::start(tuning.state_racy_slack, tuning.scan_read_bytes);

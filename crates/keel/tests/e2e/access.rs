@@ -5,7 +5,7 @@
 use crate::common::{Client, Fixture, str_field, write};
 
 /// Saves a protections table as `client` (`protect -i`), expecting success.
-fn protect(client: &Client, lines: &[&str]) {
+pub(crate) fn protect(client: &Client, lines: &[&str]) {
     let form = format!("Protections:\n\t{}\n", lines.join("\n\t"));
     let out = client.run_stdin(&["protect", "-i"], &form);
     assert!(

@@ -225,3 +225,69 @@ fn a_corrupt_moved_or_copied_state_is_rebuilt_and_misses_nothing() {
     );
     assert!(status(&a).is_empty(), "the original is untouched");
 }
+
+/// The have-list cache's inode: a rewrite (temp file renamed over it) gives a new one.
+fn have_cache_inode(root: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(root.join(".keel-have"))
+        .expect("have-list cache")
+        .ino()
+}
+
+#[test]
+fn the_have_list_cache_is_reused_only_while_the_server_says_it_is_current() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    let b = fx.workspace("bob", "b");
+    let root = a.cwd.clone();
+    submit_tree(&a, 6);
+    assert!(status(&a).is_empty());
+    let first = have_cache_inode(&root);
+    // Asked again with nothing changed: the cached list is used, the file not rewritten.
+    assert!(status(&a).is_empty());
+    assert_eq!(have_cache_inode(&root), first, "unchanged list reused");
+
+    // Another workspace's submit leaves alice's have list alone; her sync then moves it.
+    b.ok(&["sync"]);
+    b.ok(&["edit", "keep/k2.txt"]);
+    write(&b.cwd, "keep/k2.txt", "keep 0002 v2\n");
+    b.ok(&["submit", "-d", "k2 v2"]);
+    assert!(status(&a).is_empty());
+    assert_eq!(have_cache_inode(&root), first, "another workspace's submit");
+    a.ok(&["sync"]);
+    assert!(status(&a).is_empty(), "in step after the sync");
+    let synced = have_cache_inode(&root);
+    assert_ne!(synced, first, "the moved list is fetched and cached again");
+
+    // The have list moved back under an unchanged file (sync -k of #1, by another process):
+    // the cached list of #2 must not be used.
+    a.ok(&["sync", "-k", "keep/k2.txt#1"]);
+    assert_eq!(status(&a), want(&[("edit", "//depot/keep/k2.txt", "text")]));
+    a.ok(&["sync", "-f", "keep/k2.txt#1"]);
+    assert!(status(&a).is_empty());
+
+    // A protections table that hides a file from alice: the cache cannot show it to her.
+    crate::access::protect(
+        &b,
+        &[
+            "write user * * //...",
+            "list user alice * -//depot/keep/k4.txt",
+            "super user bob * //...",
+        ],
+    );
+    let listed = a.ok(&["have"]);
+    assert!(!listed.contains("k4.txt"), "hidden from have: {listed}");
+    assert_eq!(
+        status(&a),
+        want(&[("add", "//depot/keep/k4.txt", "text")]),
+        "a file alice may not list is not in her have list"
+    );
+
+    // A corrupt cache is ignored and replaced.
+    std::fs::write(root.join(".keel-have"), b"KEELHAVE not a cache").unwrap();
+    assert_eq!(status(&a), want(&[("add", "//depot/keep/k4.txt", "text")]));
+    assert!(
+        !a.ok(&["files", "//depot/..."]).contains(".keel-have"),
+        "the cache is never submitted"
+    );
+}

@@ -65,6 +65,7 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "Sync",
     "UpdateHave",
     "Have",
+    "HaveIfChanged",
     "Files",
     "Fstat",
     "Dirs",

@@ -1,0 +1,218 @@
+//! The workspace's have list as last fetched (`ROOT/.keel-have`), with the server's token for
+//! it, so `status` and `reconcile` ask the server only whether it changed (`HaveIfChanged`) and
+//! receive no records when it did not.
+//!
+//! A cache, never the truth: the server compares tokens, and any have-list write, view change,
+//! obliterate or protections change there gives a new token and the whole list again. A
+//! missing, torn or foreign file (see `state_file`) is simply not used.
+//!
+//! Body (little-endian, after the shared framing): token (u32 length + UTF-8), entry count
+//! u64, then per entry client file, depot file (u32 length + UTF-8), have revision u32, file
+//! type (u32 length + UTF-8), a digest flag u8 and the digest (32 bytes, zeros without one).
+
+use std::path::Path;
+
+use keel_proto::v1::HaveIfChangedRequest;
+use keel_proto::v1::have_if_changed_message::Body;
+
+use crate::connect::Connection;
+use crate::error::{Error, Result};
+use crate::have_index::{HaveFile, HaveIndex};
+use crate::local_state::StateKey;
+use crate::state_file::{self, put_str};
+use crate::workspace::WorkspaceCtx;
+
+/// The cache file's name at the workspace root; scans skip it.
+pub const HAVE_CACHE_FILE_NAME: &str = ".keel-have";
+const MAGIC: &[u8; 8] = b"KEELHAVE";
+const VERSION: u32 = 1;
+
+/// What [`fetch`] did.
+pub struct CachedHave {
+    pub index: HaveIndex,
+    /// The cached list was current: the server sent no records.
+    pub reused: bool,
+    /// The fresh list could not be cached (the next call fetches it again).
+    pub save_error: Option<Error>,
+}
+
+/// The workspace's whole have list: the cached copy when the server says it is current, else
+/// streamed from the server (and cached). A server without `HaveIfChanged` gets a plain `Have`.
+pub async fn fetch(ws: &WorkspaceCtx, conn: &Connection) -> Result<CachedHave> {
+    let key = StateKey::of(ws, conn);
+    let path = ws.root.join(HAVE_CACHE_FILE_NAME);
+    let cached = std::fs::read(&path).ok();
+    let token = cached
+        .as_deref()
+        .and_then(|bytes| cached_token(bytes, &key))
+        .unwrap_or_default();
+    let request = HaveIfChangedRequest {
+        caller: conn.caller(),
+        token: token.clone(),
+    };
+    let mut stream = match conn.client().have_if_changed(request).await {
+        Ok(reply) => reply.into_inner(),
+        Err(status) if status.code() == tonic::Code::Unimplemented => {
+            return Ok(CachedHave {
+                index: HaveIndex::fetch(ws, conn).await?,
+                reused: false,
+                save_error: None,
+            });
+        }
+        Err(status) => return Err(conn.status(status)),
+    };
+    let first = stream.message().await.map_err(|s| conn.status(s))?;
+    if let Some(Body::Unchanged(true)) = first.as_ref().and_then(|m| m.body.as_ref()) {
+        if let Some(index) = cached.as_deref().and_then(|b| decode(b, &key).ok()) {
+            return Ok(CachedHave {
+                index,
+                reused: true,
+                save_error: None,
+            });
+        }
+        // The file changed under us since its token was read: ask for the whole list.
+        return Ok(CachedHave {
+            index: HaveIndex::fetch(ws, conn).await?,
+            reused: false,
+            save_error: None,
+        });
+    }
+    // A changed list: the old one's bytes go before the new one arrives.
+    drop(cached);
+    let mut index = HaveIndex::default();
+    let mut fresh_token = None;
+    let mut next = first;
+    while let Some(message) = next {
+        match message.body {
+            Some(Body::File(record)) => index.insert(ws, record),
+            Some(Body::Token(t)) => fresh_token = Some(t),
+            Some(Body::Unchanged(_)) | None => {}
+        }
+        next = stream.message().await.map_err(|s| conn.status(s))?;
+    }
+    let save_error = match fresh_token {
+        Some(token) if ws.root.is_dir() => save(&path, &key, &token, &index).err(),
+        _ => None,
+    };
+    Ok(CachedHave {
+        index,
+        reused: false,
+        save_error,
+    })
+}
+
+/// The token of a usable cache file's bytes.
+fn cached_token(bytes: &[u8], key: &StateKey) -> Option<String> {
+    state_file::open(bytes, MAGIC, VERSION, key)
+        .and_then(|mut r| r.string())
+        .ok()
+}
+
+fn decode(bytes: &[u8], key: &StateKey) -> std::result::Result<HaveIndex, String> {
+    let mut r = state_file::open(bytes, MAGIC, VERSION, key)?;
+    let _token = r.string()?;
+    let count = r.u64()?;
+    let mut index = HaveIndex::with_capacity(count.min(r.bytes.len() as u64 / 48) as usize);
+    for _ in 0..count {
+        let client_file = r.string()?;
+        let depot_file = r.string()?;
+        let have_rev = r.u32()?;
+        let file_type = r.string()?;
+        let has_digest = r.u8()? != 0;
+        let digest: [u8; 32] = r.array()?;
+        index.put(
+            client_file,
+            HaveFile {
+                depot_file,
+                have_rev,
+                file_type,
+                digest: has_digest.then_some(digest),
+            },
+        );
+    }
+    r.end()?;
+    Ok(index)
+}
+
+fn save(path: &Path, key: &StateKey, token: &str, index: &HaveIndex) -> Result<()> {
+    let mut out = state_file::begin(MAGIC, VERSION, key, index.len() * 120);
+    put_str(&mut out, token);
+    out.extend_from_slice(&(index.len() as u64).to_le_bytes());
+    for (client_file, f) in index.iter() {
+        put_str(&mut out, client_file);
+        put_str(&mut out, &f.depot_file);
+        out.extend_from_slice(&f.have_rev.to_le_bytes());
+        put_str(&mut out, &f.file_type);
+        out.push(u8::from(f.digest.is_some()));
+        out.extend_from_slice(&f.digest.unwrap_or([0; 32]));
+    }
+    state_file::replace(path, ".keel-tmp-have-", &state_file::seal(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> StateKey {
+        StateKey {
+            server: "127.0.0.1:1666".into(),
+            workspace: "ws".into(),
+            root: "/w".into(),
+        }
+    }
+
+    fn sample() -> HaveIndex {
+        let mut index = HaveIndex::default();
+        index.put(
+            "a/b.c".into(),
+            HaveFile {
+                depot_file: "//depot/a/b.c".into(),
+                have_rev: 3,
+                file_type: "text+x".into(),
+                digest: Some([7; 32]),
+            },
+        );
+        index.put(
+            "d".into(),
+            HaveFile {
+                depot_file: "//depot/d".into(),
+                have_rev: 1,
+                file_type: "binary".into(),
+                digest: None,
+            },
+        );
+        index
+    }
+
+    #[test]
+    fn a_saved_list_loads_back_with_its_token_and_only_for_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(HAVE_CACHE_FILE_NAME);
+        save(&path, &key(), "tok", &sample()).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(cached_token(&bytes, &key()).as_deref(), Some("tok"));
+        let index = decode(&bytes, &key()).unwrap();
+        assert_eq!(index.len(), 2);
+        assert_eq!(index.get("a/b.c"), sample().get("a/b.c"));
+        assert_eq!(index.get("d").unwrap().digest, None);
+        let other = StateKey {
+            root: "/elsewhere".into(),
+            ..key()
+        };
+        assert_eq!(cached_token(&bytes, &other), None);
+    }
+
+    #[test]
+    fn a_torn_or_flipped_file_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(HAVE_CACHE_FILE_NAME);
+        save(&path, &key(), "tok", &sample()).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(cached_token(&bytes[..bytes.len() - 5], &key()), None);
+        let mut flipped = bytes.clone();
+        let middle = flipped.len() / 2;
+        flipped[middle] ^= 1;
+        assert_eq!(cached_token(&flipped, &key()), None);
+        assert!(decode(&flipped, &key()).is_err());
+    }
+}

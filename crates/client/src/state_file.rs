@@ -1,0 +1,133 @@
+//! The framing both workspace cache files share (`.keel-state`, `.keel-have`): an 8-byte magic,
+//! a format version, the [`StateKey`] the file belongs to (server, workspace and root as u32
+//! length + UTF-8), the body, and last the BLAKE3 hash of everything before it. A file that is
+//! torn, foreign (another format version or key) or corrupt is refused with the reason, and
+//! its owner rebuilds it. Files are written to a temp file renamed over the old one, without
+//! fsync: a cache lost to a crash only costs a rebuild.
+
+use std::path::Path;
+
+use crate::error::{Error, IoContext, Result};
+use crate::local_state::StateKey;
+
+/// A new file's bytes up to its body: magic, version and key.
+pub(crate) fn begin(magic: &[u8; 8], version: u32, key: &StateKey, capacity: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + capacity);
+    out.extend_from_slice(magic);
+    out.extend_from_slice(&version.to_le_bytes());
+    put_str(&mut out, &key.server);
+    put_str(&mut out, &key.workspace);
+    put_str(&mut out, &key.root);
+    out
+}
+
+/// Appends the checksum that ends a file.
+pub(crate) fn seal(mut out: Vec<u8>) -> Vec<u8> {
+    let sum = blake3::hash(&out);
+    out.extend_from_slice(sum.as_bytes());
+    out
+}
+
+/// A reader of the body of `bytes` once its magic, checksum, version and key check out.
+pub(crate) fn open<'a>(
+    bytes: &'a [u8],
+    magic: &[u8; 8],
+    version: u32,
+    key: &StateKey,
+) -> std::result::Result<Reader<'a>, String> {
+    if bytes.len() < magic.len() + 4 + 32 || &bytes[..magic.len()] != magic {
+        return Err("not a Keel workspace cache file".into());
+    }
+    let (body, sum) = bytes.split_at(bytes.len() - 32);
+    if blake3::hash(body).as_bytes() != sum {
+        return Err("checksum mismatch".into());
+    }
+    let mut r = Reader {
+        bytes: &body[magic.len()..],
+    };
+    let found_version = r.u32()?;
+    if found_version != version {
+        return Err(format!(
+            "format version {found_version}, expected {version}"
+        ));
+    }
+    let found = StateKey {
+        server: r.string()?,
+        workspace: r.string()?,
+        root: r.string()?,
+    };
+    if &found != key {
+        return Err(format!(
+            "recorded for workspace {} at {} on {}",
+            found.workspace, found.root, found.server
+        ));
+    }
+    Ok(r)
+}
+
+/// Writes `bytes` to `path` through a temp file (named `prefix...`) in the same directory.
+pub(crate) fn replace(path: &Path, prefix: &str, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempfile_in(dir)
+        .at(dir)?;
+    std::io::Write::write_all(&mut tmp, bytes).at(tmp.path())?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
+pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// A cursor over a file's body; every read is bounded by what is left.
+pub(crate) struct Reader<'a> {
+    pub(crate) bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], String> {
+        if self.bytes.len() < n {
+            return Err("truncated".into());
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    pub(crate) fn array<const N: usize>(&mut self) -> std::result::Result<[u8; N], String> {
+        Ok(self.take(N)?.try_into().expect("take returned N bytes"))
+    }
+
+    pub(crate) fn u8(&mut self) -> std::result::Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+
+    pub(crate) fn u32(&mut self) -> std::result::Result<u32, String> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    pub(crate) fn u64(&mut self) -> std::result::Result<u64, String> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    pub(crate) fn i64(&mut self) -> std::result::Result<i64, String> {
+        Ok(i64::from_le_bytes(self.array()?))
+    }
+
+    pub(crate) fn string(&mut self) -> std::result::Result<String, String> {
+        let len = self.u32()? as usize;
+        String::from_utf8(self.take(len)?.to_vec()).map_err(|_| "a path is not UTF-8".into())
+    }
+
+    /// Refuses bytes left after the last field.
+    pub(crate) fn end(&self) -> std::result::Result<(), String> {
+        if self.bytes.is_empty() {
+            Ok(())
+        } else {
+            Err("trailing bytes".into())
+        }
+    }
+}
