@@ -1,6 +1,7 @@
 //! The workspace's have list as last fetched (`ROOT/.keel-have`), with the server's token for
-//! it, so `status` and `reconcile` ask the server only whether it changed (`HaveIfChanged`) and
-//! receive no records when it did not.
+//! it, so `status` and `reconcile` ask the server only whether it changed (`HaveIfChanged`):
+//! they receive no records when it did not, and only the files written since when the server
+//! still knows which.
 //!
 //! A cache, never the truth: the server compares tokens, and any have-list write, view change,
 //! obliterate or protections change there gives a new token and the whole list again. A
@@ -30,7 +31,8 @@ const VERSION: u32 = 1;
 /// What [`fetch`] did.
 pub struct CachedHave {
     pub index: HaveIndex,
-    /// The cached list was current: the server sent no records.
+    /// The cached list was used: current (no records sent) or brought up to date with the
+    /// records of the files written since.
     pub reused: bool,
     /// The fresh list could not be cached (the next call fetches it again).
     pub save_error: Option<Error>,
@@ -62,31 +64,45 @@ pub async fn fetch(ws: &WorkspaceCtx, conn: &Connection) -> Result<CachedHave> {
         Err(status) => return Err(conn.status(status)),
     };
     let first = stream.message().await.map_err(|s| conn.status(s))?;
-    if let Some(Body::Unchanged(true)) = first.as_ref().and_then(|m| m.body.as_ref()) {
-        if let Some(index) = cached.as_deref().and_then(|b| decode(b, &key).ok()) {
-            return Ok(CachedHave {
-                index,
-                reused: true,
-                save_error: None,
-            });
+    let body = first.as_ref().and_then(|m| m.body.as_ref());
+    let (mut index, delta) = match body {
+        Some(Body::Unchanged(true)) | Some(Body::Delta(true)) => {
+            match cached.as_deref().and_then(|b| decode(b, &key).ok()) {
+                Some(index) => (index, matches!(body, Some(Body::Delta(true)))),
+                // The file changed under us since its token was read: ask for the whole list.
+                None => {
+                    return Ok(CachedHave {
+                        index: HaveIndex::fetch(ws, conn).await?,
+                        reused: false,
+                        save_error: None,
+                    });
+                }
+            }
         }
-        // The file changed under us since its token was read: ask for the whole list.
+        _ => (HaveIndex::default(), false),
+    };
+    if let Some(Body::Unchanged(true)) = body {
         return Ok(CachedHave {
-            index: HaveIndex::fetch(ws, conn).await?,
-            reused: false,
+            index,
+            reused: true,
             save_error: None,
         });
     }
-    // A changed list: the old one's bytes go before the new one arrives.
+    // A whole new list: the old one's bytes go before it arrives.
     drop(cached);
-    let mut index = HaveIndex::default();
     let mut fresh_token = None;
-    let mut next = first;
+    let mut next = if delta {
+        stream.message().await.map_err(|s| conn.status(s))?
+    } else {
+        first
+    };
     while let Some(message) = next {
         match message.body {
+            // In a delta, a record of revision 0 says the file left the have list.
+            Some(Body::File(record)) if delta && record.have_rev == 0 => index.remove(ws, &record),
             Some(Body::File(record)) => index.insert(ws, record),
             Some(Body::Token(t)) => fresh_token = Some(t),
-            Some(Body::Unchanged(_)) | None => {}
+            Some(Body::Unchanged(_)) | Some(Body::Delta(_)) | None => {}
         }
         next = stream.message().await.map_err(|s| conn.status(s))?;
     }
@@ -96,7 +112,7 @@ pub async fn fetch(ws: &WorkspaceCtx, conn: &Connection) -> Result<CachedHave> {
     };
     Ok(CachedHave {
         index,
-        reused: false,
+        reused: delta,
         save_error,
     })
 }

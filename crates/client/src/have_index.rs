@@ -86,6 +86,13 @@ impl HaveIndex {
         self.files.insert(client_file, file);
     }
 
+    /// Forgets the file a have record names (ignored when it maps to no client file).
+    pub fn remove(&mut self, ws: &WorkspaceCtx, record: &FileRecord) {
+        if let Some(client_file) = ws.client_file_of(record) {
+            self.files.remove(&client_file);
+        }
+    }
+
     pub fn get(&self, client_file: &str) -> Option<&HaveFile> {
         self.files.get(client_file)
     }

@@ -13,8 +13,8 @@ use keel_core::{ChangeNumber, ChangeRef};
 use keel_proto::v1 as pb;
 use keel_proto::v1::submit_message::Body as SubmitBody;
 use keel_service::{
-    ChangesQuery, DescribePart, HaveEntry, HaveListing, IntegrateRequest, ListOptions, OpenRequest,
-    Service, ServiceError, SyncOptions, TagOptions,
+    ChangesQuery, DescribePart, HaveEntry, HaveListing, HavePart, IntegrateRequest, ListOptions,
+    OpenRequest, Service, ServiceError, SyncOptions, TagOptions,
 };
 use std::io::Read;
 use std::net::SocketAddr;
@@ -633,13 +633,18 @@ impl pb::keel_server::Keel for Api {
         // Answered inline while it stays small: an unchanged list is one message.
         let small = svc.user_known(&who);
         Ok(Response::new(self.streams.read(small, move |sink| {
-            let listing = svc.have_if_changed(&who, &req.token, &mut |f| {
-                sink.send(message(Body::File(file(f))))
+            let listing = svc.have_if_changed(&who, &req.token, &mut |part| {
+                sink.send(message(match part {
+                    HavePart::Delta => Body::Delta(true),
+                    HavePart::File(f) => Body::File(file(*f)),
+                }))
             })?;
-            sink.send(message(match listing {
-                HaveListing::Unchanged => Body::Unchanged(true),
-                HaveListing::Sent { token } => Body::Token(token),
-            }))
+            match listing {
+                HaveListing::Unchanged => sink.send(message(Body::Unchanged(true))),
+                HaveListing::Sent { token } | HaveListing::Delta { token } => {
+                    sink.send(message(Body::Token(token)))
+                }
+            }
         })))
     }
 

@@ -54,7 +54,7 @@ pub use error::{
     TriggerFailureReason, UploadError,
 };
 pub use groups::GroupSpec;
-pub use have_token::HaveListing;
+pub use have_token::{HaveListing, HavePart};
 pub use integrate::{IntegrateMode, IntegrateRequest};
 pub use labels::DEFAULT_LABEL_VIEW;
 pub use labelsync::TagOptions;

@@ -44,6 +44,11 @@ pub struct StoreConfig {
     pub checkpoint_nice: i32,
     /// Most have-list databases kept open at once (connections; default 256).
     pub max_open_have_lists: usize,
+    /// Most recently written paths a have list remembers, so a client holding an older copy
+    /// of it receives only what changed (`HaveIfChanged`). A write of more rows than this (a
+    /// big sync) is not remembered: copies older than it get the whole list (rows; 0 never
+    /// remembers; default 20000).
+    pub have_change_rows: usize,
     /// How long a connection waits for another's lock before it fails as busy
     /// (milliseconds; default 10000).
     pub busy_timeout_ms: u32,
@@ -87,6 +92,7 @@ impl Default for StoreConfig {
             have_wal_size_limit_bytes: 1 << 20,
             checkpoint_nice: 10,
             max_open_have_lists: 256,
+            have_change_rows: 20_000,
             busy_timeout_ms: 10_000,
             journal: true,
             // Level 1: a big commit's changeset is compressed while submits wait for the

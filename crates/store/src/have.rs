@@ -30,6 +30,8 @@ pub struct SqliteHaveStore {
     busy_timeout_ms: u32,
     /// `StoreConfig::have_wal_size_limit_bytes`.
     wal_size_limit_bytes: i64,
+    /// `StoreConfig::have_change_rows`.
+    change_rows: usize,
     journal: Option<Arc<Journal>>,
 }
 
@@ -54,10 +56,29 @@ pub struct HaveMark {
 /// aside). Two equal generations are the same entries, even across a deleted and re-created
 /// workspace or a restored root (a new file, a new `uid`). Local to the file, like the mark:
 /// neither journaled nor checkpointed.
+///
+/// The file also remembers which paths the latest writes touched (table `changed`, at most
+/// `StoreConfig::have_change_rows`), so a client holding the list as of an older counter can be
+/// sent only those paths' entries ([`HaveDelta`]). A write of more rows than that forgets
+/// them all and is not remembered itself; `complete_after` is the oldest counter whose later
+/// writes are all remembered.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HaveGeneration {
     pub uid: String,
     pub counter: u64,
+}
+
+/// What changed in a have list since a generation (`SqliteHaveStore::delta_since`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HaveDelta {
+    /// Nothing: the generation is the current one.
+    Current,
+    /// Every path written since, with its entry now (`None`: no longer in the have list),
+    /// in path order.
+    Changed(Vec<(DepotPath, Option<HaveRow>)>),
+    /// Not known (another file, or writes since that are no longer remembered): only the
+    /// whole list answers.
+    Unknown,
 }
 
 /// The have list's write counter and its mark.
@@ -99,6 +120,7 @@ impl SqliteHaveStore {
             max_open: config.max_open_have_lists.max(1),
             busy_timeout_ms: config.busy_timeout_ms,
             wal_size_limit_bytes: config.have_wal_size_limit_bytes,
+            change_rows: config.have_change_rows,
             journal,
         })
     }
@@ -256,6 +278,57 @@ impl SqliteHaveStore {
         })
     }
 
+    /// The have list's current generation and what changed since `uid`'s generation `since`,
+    /// read together under the file's lock (no write can land between them).
+    pub fn delta_since(
+        &self,
+        workspace: &str,
+        uid: &str,
+        since: u64,
+    ) -> Result<(HaveGeneration, HaveDelta), StoreError> {
+        // Makes the generation row of a have list never written.
+        self.generation(workspace)?;
+        self.with(workspace, |conn| {
+            let (now_uid, counter, complete_after): (String, i64, i64) = conn
+                .prepare_cached("SELECT uid, counter, complete_after FROM generation WHERE id = 0")?
+                .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            let now = HaveGeneration {
+                uid: now_uid,
+                counter: counter as u64,
+            };
+            let since = i64::try_from(since).unwrap_or(i64::MAX);
+            if now.uid != uid || since > counter || since < complete_after {
+                return Ok((now, HaveDelta::Unknown));
+            }
+            if since == counter {
+                return Ok((now, HaveDelta::Current));
+            }
+            let mut paths = conn.prepare_cached(
+                "SELECT DISTINCT path FROM changed WHERE counter > ?1 ORDER BY path",
+            )?;
+            let paths: Vec<String> = paths
+                .query_map([since], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut entry = conn.prepare_cached("SELECT rev, client FROM have WHERE path = ?1")?;
+            let mut changed = Vec::with_capacity(paths.len());
+            for path in paths {
+                let row = entry
+                    .query_row([&path], |r| {
+                        Ok((r.get::<_, u32>(0)?, r.get::<_, String>(1)?))
+                    })
+                    .optional()?;
+                let path = DepotPath::from_stored(path);
+                let row = row.map(|(rev, client)| HaveRow {
+                    path: path.clone(),
+                    rev,
+                    client,
+                });
+                changed.push((path, row));
+            }
+            Ok((now, HaveDelta::Changed(changed)))
+        })
+    }
+
     /// Marks the have list as synced (see [`HaveMark`]) when its write counter is still
     /// `writes`, i.e. nothing but the marking sync's own updates changed it since that sync
     /// began; returns whether it did.
@@ -304,10 +377,11 @@ impl SqliteHaveStore {
         rows: &[HaveRow],
         unmark: bool,
     ) -> Result<(), StoreError> {
+        let change_rows = self.change_rows;
         let Some(journal) = &self.journal else {
             return self.with(workspace, |conn| {
                 let tx = conn.transaction()?;
-                write_rows(&tx, rows)?;
+                write_rows(&tx, rows, change_rows)?;
                 if unmark {
                     tx.execute_batch(UNMARK_SQL)?;
                 }
@@ -324,7 +398,7 @@ impl SqliteHaveStore {
         let result = (|| {
             let mut session = Session::new(&conn).map_err(db_err)?;
             session.attach(Some("have")).map_err(db_err)?;
-            write_rows(&conn, rows).map_err(db_err)?;
+            write_rows(&conn, rows, self.change_rows).map_err(db_err)?;
             if unmark {
                 // Not in the changeset (the session follows only `have`): marks stay local.
                 conn.execute_batch(UNMARK_SQL).map_err(db_err)?;
@@ -414,15 +488,18 @@ impl SqliteHaveStore {
 pub(crate) const CREATE_TABLES: &str = "CREATE TABLE IF NOT EXISTS have (path TEXT PRIMARY KEY, rev INTEGER NOT NULL, client TEXT NOT NULL) WITHOUT ROWID; \
      CREATE TABLE IF NOT EXISTS journal_position (id INTEGER PRIMARY KEY CHECK (id = 0), position INTEGER NOT NULL); \
      CREATE TABLE IF NOT EXISTS sync_state (id INTEGER PRIMARY KEY CHECK (id = 0), writes INTEGER NOT NULL, change INTEGER, removed INTEGER, view TEXT); \
-     CREATE TABLE IF NOT EXISTS generation (id INTEGER PRIMARY KEY CHECK (id = 0), uid TEXT NOT NULL, counter INTEGER NOT NULL);";
+     CREATE TABLE IF NOT EXISTS generation (id INTEGER PRIMARY KEY CHECK (id = 0), uid TEXT NOT NULL, counter INTEGER NOT NULL, complete_after INTEGER NOT NULL, changed INTEGER NOT NULL); \
+     CREATE TABLE IF NOT EXISTS changed (counter INTEGER NOT NULL, path TEXT NOT NULL); \
+     CREATE INDEX IF NOT EXISTS changed_counter ON changed (counter);";
 
-/// Counts a change of the have list's entries (see [`HaveGeneration`]).
-const BUMP_GENERATION_SQL: &str = "INSERT INTO generation VALUES (0, lower(hex(randomblob(16))), 1) \
-     ON CONFLICT (id) DO UPDATE SET counter = counter + 1;";
+/// Counts a change of the have list's entries (see [`HaveGeneration`]); returns the new
+/// counter and how many paths `changed` holds.
+const BUMP_GENERATION_SQL: &str = "INSERT INTO generation VALUES (0, lower(hex(randomblob(16))), 1, 0, 0) \
+     ON CONFLICT (id) DO UPDATE SET counter = counter + 1 RETURNING counter, changed;";
 
 /// Gives a have list never written since its file was made its identity.
 const START_GENERATION_SQL: &str =
-    "INSERT OR IGNORE INTO generation VALUES (0, lower(hex(randomblob(16))), 0);";
+    "INSERT OR IGNORE INTO generation VALUES (0, lower(hex(randomblob(16))), 0, 0, 0);";
 
 /// Counts a write and clears the mark.
 const UNMARK_SQL: &str = "INSERT INTO sync_state VALUES (0, 1, NULL, NULL, NULL) \
@@ -440,9 +517,33 @@ pub(crate) fn file_of(dir: &Path, workspace: &str) -> PathBuf {
     dir.join(format!("{workspace}.db"))
 }
 
-/// Writes `rows` and counts the change; called inside every writing transaction.
-fn write_rows(conn: &Connection, rows: &[HaveRow]) -> rusqlite::Result<()> {
-    conn.prepare_cached(BUMP_GENERATION_SQL)?.execute([])?;
+/// Writes `rows`, counts the change and remembers its paths (at most `change_rows` in all);
+/// called inside every writing transaction.
+fn write_rows(conn: &Connection, rows: &[HaveRow], change_rows: usize) -> rusqlite::Result<()> {
+    let (counter, remembered): (i64, i64) = conn
+        .prepare_cached(BUMP_GENERATION_SQL)?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let forget = |complete_after: i64| -> rusqlite::Result<()> {
+        conn.prepare_cached("UPDATE generation SET complete_after = ?1, changed = 0 WHERE id = 0")?
+            .execute([complete_after])?;
+        conn.prepare_cached("DELETE FROM changed")?.execute([])?;
+        Ok(())
+    };
+    if rows.len() > change_rows {
+        // Too big to remember: copies older than this write get the whole list.
+        forget(counter)?;
+    } else {
+        if remembered as usize + rows.len() > change_rows {
+            // Room for this write: the earlier ones are forgotten.
+            forget(counter - 1)?;
+        }
+        let mut remember = conn.prepare_cached("INSERT INTO changed VALUES (?1, ?2)")?;
+        for row in rows {
+            remember.execute(params![counter, row.path.as_str()])?;
+        }
+        conn.prepare_cached("UPDATE generation SET changed = changed + ?1 WHERE id = 0")?
+            .execute([rows.len() as i64])?;
+    }
     let mut put = conn.prepare_cached("INSERT OR REPLACE INTO have VALUES (?1, ?2, ?3)")?;
     let mut del = conn.prepare_cached("DELETE FROM have WHERE path = ?1")?;
     for row in rows {

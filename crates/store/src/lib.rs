@@ -27,7 +27,7 @@ pub mod thread_priority;
 
 pub use config::StoreConfig;
 pub use error::{DatabaseError, DatabaseErrorKind, StoreError};
-pub use have::{HaveGeneration, HaveMark, HaveState, SqliteHaveStore};
+pub use have::{HaveDelta, HaveGeneration, HaveMark, HaveState, SqliteHaveStore};
 pub use range::PathRange;
 pub use replica::{ReadOnlyStore, ReplicaApplyError};
 pub use root::{HAVE_DIR, JOURNAL_DIR, METADATA_FILE, RootStores, open_root};

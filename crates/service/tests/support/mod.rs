@@ -56,12 +56,16 @@ impl World {
     }
 
     pub fn new() -> World {
+        Self::with_store_config(StoreConfig::default())
+    }
+
+    /// A world whose stores use `config`.
+    pub fn with_store_config(config: StoreConfig) -> World {
         let dir = tempfile::tempdir().expect("temp dir");
-        let meta: Arc<dyn MetaStore> = Arc::new(
-            SqliteStore::open(&dir.path().join("metadata.db"), &StoreConfig::default())
-                .expect("store"),
-        );
-        let have = SqliteHaveStore::open(&dir.path().join("have")).expect("have store");
+        let meta: Arc<dyn MetaStore> =
+            Arc::new(SqliteStore::open(&dir.path().join("metadata.db"), &config).expect("store"));
+        let have =
+            SqliteHaveStore::open_with(&dir.path().join("have"), &config).expect("have store");
         let blobs = Arc::new(
             FsBlobStore::open(dir.path().join("content"), CompressionPolicy::default())
                 .expect("blob store"),
