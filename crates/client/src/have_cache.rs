@@ -169,13 +169,7 @@ fn save(path: &Path, key: &StateKey, token: &str, index: &HaveIndex) -> Result<(
 mod tests {
     use super::*;
 
-    fn key() -> StateKey {
-        StateKey {
-            server: "127.0.0.1:1666".into(),
-            workspace: "ws".into(),
-            root: "/w".into(),
-        }
-    }
+    use crate::state_file::test_key as key;
 
     fn sample() -> HaveIndex {
         let mut index = HaveIndex::default();

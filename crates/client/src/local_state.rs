@@ -326,13 +326,7 @@ fn decode(bytes: &[u8], key: &StateKey) -> Result<HashMap<String, StateEntry>, S
 mod tests {
     use super::*;
 
-    fn key() -> StateKey {
-        StateKey {
-            server: "127.0.0.1:1666".into(),
-            workspace: "ws".into(),
-            root: "/w".into(),
-        }
-    }
+    use crate::state_file::test_key as key;
 
     fn sample() -> HashMap<String, StateEntry> {
         let mut entries = HashMap::new();

@@ -131,3 +131,13 @@ impl<'a> Reader<'a> {
         }
     }
 }
+
+/// The key the unit tests of the cache files record under.
+#[cfg(test)]
+pub(crate) fn test_key() -> StateKey {
+    StateKey {
+        server: "127.0.0.1:1666".into(),
+        workspace: "ws".into(),
+        root: "/w".into(),
+    }
+}

@@ -5,7 +5,7 @@
 
 mod support;
 
-use keel_service::{Caller, HaveListing, HavePart, WorkspaceSpec};
+use keel_service::{Caller, HaveListing, HavePart};
 use std::collections::BTreeMap;
 use support::{World, caller, strings};
 
@@ -98,19 +98,6 @@ fn token_of(listing: HaveListing) -> String {
     }
 }
 
-fn view(w: &World, lines: &[&str]) {
-    let spec = WorkspaceSpec {
-        name: "bob-ws".into(),
-        owner: "bob".into(),
-        root: "/tmp/bob".into(),
-        view: lines.iter().map(|l| l.to_string()).collect(),
-        ..WorkspaceSpec::default()
-    };
-    w.service
-        .save_workspace(&w.bob, spec, false)
-        .expect("view saved");
-}
-
 #[test]
 fn the_token_changes_exactly_when_the_have_answer_does() {
     let steps = [
@@ -149,7 +136,7 @@ fn the_token_changes_exactly_when_the_have_answer_does() {
         },
         Step {
             name: "bob's view changes",
-            act: |w| view(w, &["//depot/main/... //bob-ws/main/..."]),
+            act: |w| w.set_view(&w.bob, &["//depot/main/... //bob-ws/main/..."]),
             changes: Change::Context,
         },
         Step {

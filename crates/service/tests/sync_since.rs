@@ -5,7 +5,7 @@
 
 mod support;
 
-use keel_service::{LabelSpec, OpenAction, Service, SyncOptions, WorkspaceSpec};
+use keel_service::{LabelSpec, OpenAction, Service, SyncOptions};
 use support::{World, strings};
 
 /// What bob does or suffers after his whole-view sync marked his have list.
@@ -87,19 +87,6 @@ fn check(steps: &[Step]) {
     }
 }
 
-fn view(w: &World, lines: &[&str]) {
-    let spec = WorkspaceSpec {
-        name: "bob-ws".into(),
-        owner: "bob".into(),
-        root: "/tmp/bob".into(),
-        view: lines.iter().map(|l| l.to_string()).collect(),
-        ..WorkspaceSpec::default()
-    };
-    w.service
-        .save_workspace(&w.bob, spec, false)
-        .expect("view saved");
-}
-
 #[test]
 fn the_shortcut_plans_what_the_full_merge_plans() {
     check(&[
@@ -121,7 +108,7 @@ fn the_shortcut_plans_what_the_full_merge_plans() {
         Step {
             name: "a file outside bob's view changes",
             act: |w| {
-                view(w, &["//depot/main/... //bob-ws/main/..."]);
+                w.set_view(&w.bob, &["//depot/main/... //bob-ws/main/..."]);
                 w.sync(&w.bob, &[]).expect("bob syncs the narrower view");
                 w.bump(&w.ann, &["//depot/a"]);
             },
@@ -205,7 +192,7 @@ fn the_shortcut_plans_what_the_full_merge_plans() {
         },
         Step {
             name: "another view voids the mark",
-            act: |w| view(w, &["//depot/main/... //bob-ws/main/..."]),
+            act: |w| w.set_view(&w.bob, &["//depot/main/... //bob-ws/main/..."]),
             shortcut: false,
         },
         Step {

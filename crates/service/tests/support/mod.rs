@@ -132,6 +132,20 @@ impl World {
             .expect("workspace saved");
     }
 
+    /// Saves `who`'s workspace with `lines` as its view (root and owner as made).
+    pub fn set_view(&self, who: &Caller, lines: &[&str]) {
+        let spec = WorkspaceSpec {
+            name: who.workspace.clone(),
+            owner: who.user.clone(),
+            root: self._dir.path().join(&who.workspace).display().to_string(),
+            view: lines.iter().map(|l| l.to_string()).collect(),
+            ..WorkspaceSpec::default()
+        };
+        self.service
+            .save_workspace(who, spec, false)
+            .expect("view saved");
+    }
+
     /// Opens files for `action` in `change` with a type (`""` = detected/head type).
     pub fn open_as(
         &self,
