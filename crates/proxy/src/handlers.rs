@@ -4,12 +4,13 @@
 use crate::Proxy;
 use crate::pipeline;
 use crate::stats::Stats;
-use crate::upstream::Asker;
+use crate::upstream::{Asker, Upstream};
 use keel_proto::v1 as pb;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::codegen::BoxFuture;
-use tonic::{Request, Response, Status};
+use tonic::{Request, Response, Status, Streaming};
 
 type Reply<M> = ReceiverStream<Result<M, Status>>;
 
@@ -28,60 +29,90 @@ fn answer<M: pipeline::Carries>(
     }
 }
 
-pub struct SyncSvc(pub Arc<Proxy>);
+/// A request whose reply carries file content the proxy serves from its cache (Sync, Print).
+pub trait Fills: prost::Message + Default + Send + 'static {
+    type Reply: pipeline::Carries;
+    fn caller(&self) -> Option<pb::Caller>;
+    /// Whether the caller asked for records only (another proxy does).
+    fn records_only(&self) -> bool;
+    /// The request as the proxy sends it on: records only, the content left to the cache.
+    fn for_target(self) -> Self;
+    /// Sends it to the target.
+    fn forward<'a>(
+        target: &'a Upstream,
+        caller: &'a Asker,
+        req: Self,
+    ) -> impl Future<Output = Result<Streaming<Self::Reply>, Status>> + Send + 'a;
+}
 
-impl tonic::server::ServerStreamingService<pb::SyncRequest> for SyncSvc {
-    type Response = pb::SyncMessage;
-    type ResponseStream = Reply<pb::SyncMessage>;
-    type Future = BoxFuture<Response<Self::ResponseStream>, Status>;
-
-    fn call(&mut self, req: Request<pb::SyncRequest>) -> Self::Future {
-        let proxy = self.0.clone();
-        Box::pin(async move {
-            let caller = Asker::of(&req, req.get_ref().caller.clone());
-            let req = req.into_inner();
-            // A caller that asked for records only (another proxy) gets them unfilled.
-            let fill = !req.content_by_digest;
-            let upstream = proxy
-                .source
-                .upstream
-                .sync(
-                    &caller,
-                    pb::SyncRequest {
-                        content_by_digest: true,
-                        ..req
-                    },
-                )
-                .await?;
-            Ok(Response::new(answer(&proxy, caller, upstream, fill)))
-        })
+impl Fills for pb::SyncRequest {
+    type Reply = pb::SyncMessage;
+    fn caller(&self) -> Option<pb::Caller> {
+        self.caller.clone()
+    }
+    fn records_only(&self) -> bool {
+        self.content_by_digest
+    }
+    fn for_target(self) -> Self {
+        pb::SyncRequest {
+            content_by_digest: true,
+            ..self
+        }
+    }
+    fn forward<'a>(
+        target: &'a Upstream,
+        caller: &'a Asker,
+        req: Self,
+    ) -> impl Future<Output = Result<Streaming<Self::Reply>, Status>> + Send + 'a {
+        target.sync(caller, req)
     }
 }
 
-pub struct PrintSvc(pub Arc<Proxy>);
+impl Fills for pb::FilesRequest {
+    type Reply = pb::ContentMessage;
+    fn caller(&self) -> Option<pb::Caller> {
+        self.caller.clone()
+    }
+    fn records_only(&self) -> bool {
+        self.content_by_digest
+    }
+    fn for_target(self) -> Self {
+        pb::FilesRequest {
+            content_by_digest: true,
+            ..self
+        }
+    }
+    fn forward<'a>(
+        target: &'a Upstream,
+        caller: &'a Asker,
+        req: Self,
+    ) -> impl Future<Output = Result<Streaming<Self::Reply>, Status>> + Send + 'a {
+        target.print(caller, req)
+    }
+}
 
-impl tonic::server::ServerStreamingService<pb::FilesRequest> for PrintSvc {
-    type Response = pb::ContentMessage;
-    type ResponseStream = Reply<pb::ContentMessage>;
+/// Sync or Print (`R`): the target's records, filled from the cache.
+pub struct FillSvc<R>(Arc<Proxy>, PhantomData<fn() -> R>);
+
+impl<R> FillSvc<R> {
+    pub fn new(proxy: Arc<Proxy>) -> FillSvc<R> {
+        FillSvc(proxy, PhantomData)
+    }
+}
+
+impl<R: Fills> tonic::server::ServerStreamingService<R> for FillSvc<R> {
+    type Response = R::Reply;
+    type ResponseStream = Reply<R::Reply>;
     type Future = BoxFuture<Response<Self::ResponseStream>, Status>;
 
-    fn call(&mut self, req: Request<pb::FilesRequest>) -> Self::Future {
+    fn call(&mut self, req: Request<R>) -> Self::Future {
         let proxy = self.0.clone();
         Box::pin(async move {
-            let caller = Asker::of(&req, req.get_ref().caller.clone());
+            let caller = Asker::of(&req, req.get_ref().caller());
             let req = req.into_inner();
-            let fill = !req.content_by_digest;
-            let upstream = proxy
-                .source
-                .upstream
-                .print(
-                    &caller,
-                    pb::FilesRequest {
-                        content_by_digest: true,
-                        ..req
-                    },
-                )
-                .await?;
+            // A caller that asked for records only (another proxy) gets them unfilled.
+            let fill = !req.records_only();
+            let upstream = R::forward(&proxy.source.upstream, &caller, req.for_target()).await?;
             Ok(Response::new(answer(&proxy, caller, upstream, fill)))
         })
     }

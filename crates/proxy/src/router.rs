@@ -3,8 +3,9 @@
 //! through without proxy code.
 
 use crate::Proxy;
-use crate::handlers::{InfoSvc, PrintSvc, SyncSvc};
+use crate::handlers::{FillSvc, InfoSvc};
 use keel_core::error_chain;
+use keel_proto::v1 as pb;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -35,8 +36,14 @@ where
         let max = Some(proxy.config.max_message_bytes);
         Box::pin(async move {
             Ok(match req.uri().path() {
-                "/keel.v1.Keel/Sync" => grpc(max).server_streaming(SyncSvc(proxy), req).await,
-                "/keel.v1.Keel/Print" => grpc(max).server_streaming(PrintSvc(proxy), req).await,
+                "/keel.v1.Keel/Sync" => {
+                    let svc = FillSvc::<pb::SyncRequest>::new(proxy);
+                    grpc(max).server_streaming(svc, req).await
+                }
+                "/keel.v1.Keel/Print" => {
+                    let svc = FillSvc::<pb::FilesRequest>::new(proxy);
+                    grpc(max).server_streaming(svc, req).await
+                }
                 "/keel.v1.Keel/Info" => grpc(max).unary(InfoSvc(proxy), req).await,
                 _ => forward(&proxy, req).await,
             })
