@@ -16,7 +16,8 @@ pub enum BlobError {
         #[source]
         source: std::io::Error,
     },
-    /// Content a store fetches on demand (a replica's) is not held yet, and fetching it failed.
+    /// Content a store fetches on demand (a replica's) is not held yet, and fetching it failed
+    /// (`from` is the address fetched from).
     #[error("content {digest} is not held here and fetching it from {from} failed: {reason}")]
     Unavailable {
         digest: String,

@@ -196,9 +196,14 @@ impl WireError for ServiceError {
             ServiceError::Store(keel_store::StoreError::ReadOnly { .. }) => {
                 (Code::FailedPrecondition, detail(R::ReadOnlyReplica))
             }
-            // An on-demand replica could not fetch content from its primary (message names it).
+            // The replica answers; its primary did not send the content (the message says why).
+            ServiceError::ContentNotFetched { file, .. } => (
+                Code::FailedPrecondition,
+                on_path(R::ContentNotFetched, file),
+            ),
+            // Content met outside a named file's read (the message names the primary).
             ServiceError::Blob(keel_blob::BlobError::Unavailable { .. }) => {
-                (Code::Unavailable, detail(R::Unspecified))
+                (Code::FailedPrecondition, detail(R::ContentNotFetched))
             }
             ServiceError::Store(_) | ServiceError::Blob(_) => (Code::Internal, detail(R::Internal)),
         }

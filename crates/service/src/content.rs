@@ -16,7 +16,8 @@ impl Service {
             reason: e.to_string(),
         })?;
         self.blobs
-            .open(&parsed)?
+            .open(&parsed)
+            .map_err(ServiceError::opening(|| digest.to_string()))?
             .ok_or(ServiceError::NoSuchContent { digest: parsed })
     }
 }

@@ -348,11 +348,13 @@ impl Service {
             let Some(digest) = row.digest else {
                 continue;
             };
+            let file = || format!("{}@={change}", row.path);
             let blob = self
                 .blobs
-                .open(&digest)?
+                .open(&digest)
+                .map_err(ServiceError::opening(file))?
                 .ok_or_else(|| ServiceError::ContentMissing {
-                    file: format!("{}@={change}", row.path),
+                    file: file(),
                     digest,
                 })?;
             printed += 1;

@@ -585,11 +585,13 @@ impl Service {
             path: rev.path.to_string(),
             rev: rev.rev,
         })?;
+        let file = || format!("{}#{}", rev.path, rev.rev);
         let blob = self
             .blobs
-            .open(&digest)?
+            .open(&digest)
+            .map_err(ServiceError::opening(file))?
             .ok_or_else(|| ServiceError::ContentMissing {
-                file: format!("{}#{}", rev.path, rev.rev),
+                file: file(),
                 digest,
             })?;
         Ok(Content {

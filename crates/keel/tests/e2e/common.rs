@@ -513,11 +513,13 @@ pub fn blob_at(root: &Path, digest: &str) -> keel_blob::StoredAt {
 /// (header and data; the server drops it when it rescans the pack on start) or the blob's own
 /// file removed; then the server starts again on the same address.
 pub fn remove_blobs(fx: &mut Fixture, digests: &[String]) {
-    let places: Vec<_> = digests
-        .iter()
-        .map(|d| blob_at(&fx.server.root, d))
-        .collect();
-    fx.server.kill9();
+    remove_blobs_of(&mut fx.server, digests);
+}
+
+/// [`remove_blobs`] for any server.
+pub fn remove_blobs_of(server: &mut Server, digests: &[String]) {
+    let places: Vec<_> = digests.iter().map(|d| blob_at(&server.root, d)).collect();
+    server.kill9();
     for at in places {
         if at.packed {
             let mut bytes = std::fs::read(&at.path).expect("read pack");
@@ -530,5 +532,5 @@ pub fn remove_blobs(fx: &mut Fixture, digests: &[String]) {
             std::fs::remove_file(&at.path).expect("remove blob file");
         }
     }
-    fx.server.restart_same_address();
+    server.restart_same_address();
 }

@@ -34,6 +34,7 @@ mod obliterate;
 mod proxy;
 mod replica;
 mod replica_content;
+mod replica_fetch;
 mod replica_opened;
 mod replica_seed;
 mod shelves;

@@ -15,7 +15,7 @@ use tonic::transport::Channel;
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum FetchError {
     /// The primary refused or failed the call (NOT_FOUND: it does not hold the blob).
-    #[error("the primary answered: {}", .0.message())]
+    #[error("{}", refusal(.0))]
     Primary(tonic::Status),
     #[error("content {digest} from the primary: {reason}")]
     Content { digest: String, reason: String },
@@ -27,6 +27,26 @@ impl FetchError {
     /// The primary does not hold the blob (an obliterate purged it, or it was lost there).
     pub(crate) fn not_on_primary(&self) -> bool {
         matches!(self, FetchError::Primary(s) if s.code() == tonic::Code::NotFound)
+    }
+}
+
+/// What a failed call to the primary means for the replica, with the primary's own words (and,
+/// when it could not be reached, the transport's cause).
+fn refusal(status: &tonic::Status) -> String {
+    use tonic::Code;
+    // Transport failures carry their cause as the status's source, not in its message.
+    let said = match std::error::Error::source(status) {
+        Some(cause) => format!("{}: {}", status.message(), keel_core::error_chain(cause)),
+        None => status.message().to_string(),
+    };
+    match status.code() {
+        Code::NotFound => {
+            format!("it does not hold that content (obliterated or lost there): {said}")
+        }
+        Code::Unavailable => format!("it cannot be reached: {said}"),
+        Code::Unauthenticated => format!("it refused the replica's login: {said}"),
+        Code::PermissionDenied => format!("it refused the replica's user: {said}"),
+        code => format!("it answered {code:?}: {said}"),
     }
 }
 

@@ -13,9 +13,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use tonic::transport::Channel;
 
-/// One fetch's outcome, shared by every request that waited for it: whether the primary had
-/// the blob, or why fetching it failed.
-type Fetched = Arc<OnceLock<Result<bool, String>>>;
+/// One fetch's outcome, shared by every request that waited for it: the blob is held now, or
+/// why fetching it failed (the primary's refusal, or that it does not hold the blob either).
+type Fetched = Arc<OnceLock<Result<(), String>>>;
 
 /// The replica's content store, fetching what it lacks from the primary.
 pub(crate) struct OnDemandBlobs {
@@ -77,9 +77,9 @@ impl OnDemandBlobs {
         })
     }
 
-    /// Makes sure the local store holds `digest` if the primary has it: `Ok(false)` when the
-    /// primary does not hold it either. One fetch per blob at a time; the others wait for it.
-    fn fetch(&self, digest: &Digest) -> Result<bool, BlobError> {
+    /// Makes sure the local store holds `digest`, or says why the primary did not send it. One
+    /// fetch per blob at a time; the others wait for it.
+    fn fetch(&self, digest: &Digest) -> Result<(), BlobError> {
         let cell: Fetched = self
             .inflight
             .lock()
@@ -90,7 +90,7 @@ impl OnDemandBlobs {
         let outcome = cell
             .get_or_init(|| match self.local.contains(digest) {
                 // A fetch that just finished published it.
-                Ok(true) => Ok(true),
+                Ok(true) => Ok(()),
                 Ok(false) => self.fetch_now(*digest),
                 Err(e) => Err(e.to_string()),
             })
@@ -103,13 +103,13 @@ impl OnDemandBlobs {
         }
         outcome.map_err(|reason| BlobError::Unavailable {
             digest: digest.to_hex(),
-            from: format!("the primary {}", self.primary),
+            from: self.primary.clone(),
             reason,
         })
     }
 
     /// Runs one fetch on the fetching runtime and waits for it.
-    fn fetch_now(&self, digest: Digest) -> Result<bool, String> {
+    fn fetch_now(&self, digest: Digest) -> Result<(), String> {
         let (done, outcome) = std::sync::mpsc::sync_channel(1);
         let (mut client, local) = (self.client.clone(), self.local.clone());
         let credentials = self.credentials.clone();
@@ -120,9 +120,8 @@ impl OnDemandBlobs {
         match outcome.recv() {
             Ok(Ok(bytes)) => {
                 tracing::debug!(digest = %digest.to_hex(), bytes, "replica: fetched content on demand");
-                Ok(true)
+                Ok(())
             }
-            Ok(Err(e)) if e.not_on_primary() => Ok(false),
             Ok(Err(e)) => Err(e.to_string()),
             Err(_) => Err("the fetching runtime stopped".into()),
         }
@@ -142,11 +141,8 @@ impl BlobStore for OnDemandBlobs {
         if let Some(blob) = self.local.open(digest)? {
             return Ok(Some(blob));
         }
-        if self.fetch(digest)? {
-            self.local.open(digest)
-        } else {
-            Ok(None)
-        }
+        self.fetch(digest)?;
+        self.local.open(digest)
     }
 
     fn contains(&self, digest: &Digest) -> Result<bool, BlobError> {

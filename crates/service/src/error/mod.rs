@@ -121,6 +121,18 @@ pub enum ServiceError {
     /// with `#REV` or `@=CHANGE`).
     #[error("{file} - content {digest} is missing from the content store")]
     ContentMissing { file: String, digest: Digest },
+    /// A replica fetching content on demand could not get it from its primary: the primary
+    /// is down, refused the replica's service user, or no longer holds the content. `file` is
+    /// the path with `#REV` or `@=CHANGE` (the digest for `Content`); `primary` its address.
+    #[error(
+        "{file} - content {digest} is not on this replica yet and its primary {primary} did not send it: {reason}"
+    )]
+    ContentNotFetched {
+        file: String,
+        digest: String,
+        primary: String,
+        reason: String,
+    },
     /// Content asked for by digest (`Content`) is not in the content store.
     #[error("content {digest} is not in the content store")]
     NoSuchContent { digest: Digest },
@@ -191,6 +203,26 @@ impl From<StoreError> for ServiceError {
             ServiceError::DiskFull(e.to_string())
         } else {
             ServiceError::Store(e)
+        }
+    }
+}
+
+impl ServiceError {
+    /// A content store error met while opening the content of `file` (the path with `#REV` or
+    /// `@=CHANGE`, or the digest): an on-demand replica's failed fetch then names the file.
+    pub(crate) fn opening(file: impl FnOnce() -> String) -> impl FnOnce(BlobError) -> Self {
+        move |e| match e {
+            BlobError::Unavailable {
+                digest,
+                from,
+                reason,
+            } => ServiceError::ContentNotFetched {
+                file: file(),
+                digest,
+                primary: from,
+                reason,
+            },
+            other => ServiceError::from(other),
         }
     }
 }
