@@ -2,7 +2,7 @@
 //! real HTTP (hyper's client) and parsed with a Prometheus text parser (`prometheus-parse`)
 //! after real CLI commands: the per-RPC counts, errors and histograms move by exactly what was
 //! done, the store, journal, checkpoint and content values appear, `keel probe` lands in the
-//! probe family, and the proxy reports its hits.
+//! probe family, the proxy reports its hits, and a replica its applied position and lag.
 
 use crate::common::{Client, Proxy, Server, workspace_on, write};
 use http_body_util::{BodyExt, Empty};
@@ -316,4 +316,88 @@ fn the_proxy_reports_its_hits() {
     assert_eq!(value(&s, "keel_proxy_hit_ratio", &[]), 0.5);
     assert_eq!(value(&s, "keel_proxy_cache_files", &[]), 1.0);
     assert!(value(&s, "keel_proxy_bytes_served_total", &[]) > 0.0);
+}
+
+/// Scrapes `url` until `done` holds for a scrape (bounded); returns that scrape.
+fn scrape_until(url: &str, what: &str, done: impl Fn(&Scrape) -> bool) -> Scrape {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let s = scrape(url);
+        if done(&s) {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "{what}: not within 30 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_replica_reports_its_position_and_a_lag_that_grows_while_the_primary_is_down() {
+    let dir = tempfile::tempdir().expect("temp");
+    let mut primary = Server::start_full(
+        &dir.path().join("primary"),
+        &[],
+        &["--metrics-listen", "127.0.0.1:0"],
+    )
+    .expect("primary starts");
+    let w = workspace_on(&primary, dir.path(), "alice", "ws");
+    submit_one(&w, "a.txt", "one\n");
+    submit_one(&w, "b.txt", "two\n");
+    let replica = Server::start_full(
+        &dir.path().join("replica"),
+        &[],
+        &[
+            "--replica-of",
+            &primary.addr,
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ],
+    )
+    .expect("replica starts");
+    let url = replica.metrics_url().expect("metrics address");
+    // The primary's newest committed journal position, from its own metrics.
+    let position = |p: &Server| {
+        let url = p.metrics_url().expect("primary metrics address");
+        value(&scrape(&url), "keel_journal_position", &[])
+    };
+    let committed = position(&primary);
+    assert!(committed > 0.0);
+
+    // Caught up: applied = the primary's position, no lag, connected.
+    let caught_up = scrape_until(&url, "the replica catches up", |s| {
+        value(s, "keel_replica_applied_position", &[]) == committed
+            && value(s, "keel_replica_connected", &[]) == 1.0
+    });
+    assert_eq!(
+        value(&caught_up, "keel_replica_primary_position", &[]),
+        committed
+    );
+    assert_eq!(value(&caught_up, "keel_replica_lag_records", &[]), 0.0);
+    assert_eq!(value(&caught_up, "keel_replica_lag_seconds", &[]), 0.0);
+
+    // The primary stops: the replica says so and its lag in seconds keeps growing.
+    primary.kill9();
+    let down = scrape_until(&url, "the replica sees the primary gone", |s| {
+        value(s, "keel_replica_connected", &[]) == 0.0
+            && value(s, "keel_replica_lag_seconds", &[]) > 0.0
+    });
+    let first = value(&down, "keel_replica_lag_seconds", &[]);
+    let later = scrape_until(&url, "the lag grows", |s| {
+        value(s, "keel_replica_lag_seconds", &[]) > first
+    });
+    assert_eq!(
+        value(&later, "keel_replica_applied_position", &[]),
+        committed
+    );
+
+    // Back: it reconnects, applies what was committed meanwhile, and the lag returns to 0.
+    primary.restart_same_address();
+    submit_one(&w, "c.txt", "three\n");
+    let committed = position(&primary);
+    let back = scrape_until(&url, "the replica catches up again", |s| {
+        value(s, "keel_replica_applied_position", &[]) == committed
+            && value(s, "keel_replica_connected", &[]) == 1.0
+            && value(s, "keel_replica_lag_seconds", &[]) == 0.0
+    });
+    assert_eq!(value(&back, "keel_replica_lag_records", &[]), 0.0);
 }

@@ -133,6 +133,18 @@ impl Collector for Gauges {
             )?;
             gauge(
                 &mut e,
+                "replica_applied_position",
+                "Newest journal position of the primary this replica has applied",
+                info.applied_position as f64,
+            )?;
+            gauge(
+                &mut e,
+                "replica_primary_position",
+                "The primary's newest committed journal position, as this replica last heard it",
+                info.primary_position as f64,
+            )?;
+            gauge(
+                &mut e,
                 "replica_lag_records",
                 "Journal records the primary has committed that this replica has not applied",
                 info.lag_records as f64,
