@@ -235,6 +235,8 @@ fn lockjam_probes_while_writing() {
     assert!(n(&r, "long_reads_completed") + n(&r, "probe_loops_during_long_read") > 0.0);
     assert!(n(&r, "checkpoints_completed") >= 1.0, "{r}");
     assert!(n(&r, "checkpoint_submit_ratio") > 0.0, "{r}");
+    assert!(n(&r, "checkpoint_submit_ratio_to_first_quiet") > 0.0, "{r}");
+    assert!(n(&r, "submit_p50_before_checkpoint_ms") > 0.0, "{r}");
     assert!(n(&r, "probe_max_during_checkpoint_ms") >= n(&r, "probe_p99_during_checkpoint_ms"));
 
     // The raw results time every probe loop, each of its five calls, and the branch's phases.
@@ -262,6 +264,7 @@ fn lockjam_probes_while_writing() {
         n(&r, "submits_during_checkpoint")
     );
     assert!(n(&r, "submits_during_checkpoint") >= 3.0);
+    assert_eq!(count("submit_before_checkpoint"), 3);
 }
 
 #[test]
