@@ -256,7 +256,7 @@ fn a_refused_on_demand_fetch_names_the_file_the_primary_and_its_reason() {
     let (admin, svc) = level_3_primary(&primary, dir.path());
     let root = dir.path().join("ws");
     for name in ["rights", "ticket", "lost", "fine"] {
-        write(&root, &format!("{name}.txt"), &format!("{name}\n"));
+        write(&root, &format!("{name}.txt"), format!("{name}\n"));
     }
     admin.ok(
         &["add", "rights.txt", "ticket.txt", "lost.txt", "fine.txt"],
