@@ -2,10 +2,12 @@
 //! then Fstat of a file, then Filelog of it) with no think time.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use keel_proto::v1::{DirsRequest, FilesRequest};
 
+use crate::access::{self, AccessMode};
 use crate::dataset::{self, Shape};
 use crate::error::{BenchError, Result};
 use crate::report::{Report, Sample};
@@ -21,6 +23,10 @@ pub struct Config {
     pub seconds: u64,
     pub seed: u64,
     pub generate: bool,
+    /// Whether the clients authenticate and are checked against a protections table.
+    pub access: AccessMode,
+    /// With `access` secure: the tickets file the logins are kept in and reused from.
+    pub tickets: Option<PathBuf>,
 }
 
 /// One client's tallies.
@@ -47,11 +53,16 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
             .set("generate_ms", ms(generated.elapsed))
             .set("generated_revisions", generated.revisions);
     }
+    let users: Vec<String> = (0..config.clients.max(1))
+        .map(|c| format!("browser{c}"))
+        .collect();
+    let logins = access::prepare(addr, config.access, &users, config.tickets.as_ref()).await?;
+    report.set("access", config.access.as_str());
     let start = Instant::now();
     let deadline = start + Duration::from_secs(config.seconds.max(1));
     let mut tasks = Vec::new();
-    for c in 0..config.clients.max(1) {
-        let conn = rpc::connect(addr, &format!("browser{c}"), "").await?;
+    for (c, user) in (0u32..).zip(&users) {
+        let conn = access::connect(addr, user, "", logins.ticket(user)).await?;
         let shape = shape.clone();
         tasks.push(tokio::spawn(async move {
             client(conn, shape, c, start, deadline).await

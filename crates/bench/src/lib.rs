@@ -6,6 +6,7 @@
 //! gRPC API over loopback, like a user: this crate knows no store, blob or service type (the
 //! verify workload's raw read only reads the files under the server's `content/` directory).
 
+pub mod access;
 pub mod branchsubmit;
 pub mod browse;
 pub mod checkpoint;

@@ -166,7 +166,7 @@ async fn clients(
         let (via, shape, dir) = (via.to_string(), shape.clone(), dir.to_path_buf());
         let name = format!("{tag}c{c}");
         tasks.push(tokio::spawn(async move {
-            let synced = sync_fresh(&via, &shape, &dir, &name, "").await?;
+            let synced = sync_fresh(&via, &shape, &dir, &name, "", None).await?;
             Ok::<_, BenchError>(vec![synced])
         }));
     }

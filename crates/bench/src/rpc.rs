@@ -1,7 +1,7 @@
 //! Thin helpers over the generated client: connecting as a user, draining streams, creating
 //! workspaces and submitting generated content without touching the disk.
 
-use keel_client::{Connection, Settings};
+use keel_client::Connection;
 use keel_proto::v1::OpenAction;
 use keel_proto::v1::submit_message::Body;
 use keel_proto::v1::{
@@ -32,19 +32,10 @@ pub async fn join_clients<T>(
 /// Largest chunk sent in one submit message.
 const CHUNK: usize = 1 << 20;
 
-/// Connects to `addr` as `user` in `workspace` (empty = none), on its own TCP connection.
+/// Connects to `addr` as `user` in `workspace` (empty = none), on its own TCP connection,
+/// sending no ticket.
 pub async fn connect(addr: &str, user: &str, workspace: &str) -> Result<Connection> {
-    let settings = Settings {
-        server: addr.to_string(),
-        user: user.to_string(),
-        workspace: (!workspace.is_empty()).then(|| workspace.to_string()),
-        host: "bench".into(),
-        config_file: None,
-        tickets: None,
-        ticket: None,
-        trust_file: crate::server::trust_file(),
-    };
-    Ok(Connection::connect(&settings).await?)
+    crate::access::connect(addr, user, workspace, None).await
 }
 
 /// Reads a server stream to its end, returning how many messages it held.

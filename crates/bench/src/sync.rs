@@ -8,6 +8,7 @@ use keel_client::WorkspaceCtx;
 use keel_client::sync::{SyncOptions, SyncTotals};
 use keel_proto::v1::DeleteWorkspaceRequest;
 
+use crate::access::{self, AccessMode};
 use crate::dataset::{self, Shape};
 use crate::error::{BenchError, Result};
 use crate::report::{Report, Sample};
@@ -27,6 +28,10 @@ pub struct Config {
     pub generate: bool,
     /// Where workspaces are written (a temporary directory when None).
     pub work_dir: Option<PathBuf>,
+    /// Whether the clients authenticate and are checked against a protections table.
+    pub access: AccessMode,
+    /// With `access` secure: the tickets file the logins are kept in and reused from.
+    pub tickets: Option<PathBuf>,
 }
 
 /// What a workload of whole-tree syncs starts from: the tree generated (when asked), a fresh
@@ -74,8 +79,21 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     let SyncSetup { temp, nonce } =
         SyncSetup::prepare(addr, &shape, config.generate, &config.work_dir, &mut report).await?;
 
+    let users = [SYNCER.to_string()];
+    let logins = access::prepare(addr, config.access, &users, config.tickets.as_ref()).await?;
+    let ticket = logins.ticket(SYNCER).map(str::to_string);
+    report.set("access", config.access.as_str());
+
     // One sync of the whole tree into an empty workspace.
-    let full = sync_fresh(addr, &shape, temp.path(), &format!("bsf{nonce}"), "").await?;
+    let full = sync_fresh(
+        addr,
+        &shape,
+        temp.path(),
+        &format!("bsf{nonce}"),
+        "",
+        ticket.as_deref(),
+    )
+    .await?;
     let expected_bytes = shape.head_bytes(0..shape.files);
     if full.totals.files != shape.files || full.totals.bytes != expected_bytes {
         return Err(BenchError::Check(format!(
@@ -100,6 +118,7 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
         let shape = shape.clone();
         let dir = temp.path().to_path_buf();
         let rounds = config.rounds.max(1);
+        let ticket = ticket.clone();
         tasks.push(tokio::spawn(async move {
             let mut rng = Rng::derive(shape.seed, 2000 + u64::from(c));
             let groups = shape
@@ -113,7 +132,8 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
                 let sub = format!("a{}/b{}/c{}/", g / 100, g / 10 % 10, g % 10);
                 let began = Instant::now();
                 let name = format!("bs{nonce}c{c}r{r}");
-                let synced = sync_fresh(&addr, &shape, &dir, &name, &sub).await?;
+                let synced =
+                    sync_fresh(&addr, &shape, &dir, &name, &sub, ticket.as_deref()).await?;
                 out.push((c, began, synced));
             }
             Ok::<_, BenchError>(out)
@@ -148,16 +168,21 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     Ok(report)
 }
 
+/// The user the syncing clients act as.
+pub(crate) const SYNCER: &str = "syncer";
+
 /// Creates workspace `name` rooted in a new directory under `dir`, syncs `sub` (a subtree of
-/// the shape, empty = all) into it, then deletes the workspace and its files.
+/// the shape, empty = all) into it as [`SYNCER`] sending `ticket`, then deletes the workspace
+/// and its files.
 pub(crate) async fn sync_fresh(
     addr: &str,
     shape: &Shape,
     dir: &Path,
     name: &str,
     sub: &str,
+    ticket: Option<&str>,
 ) -> Result<Synced> {
-    let conn = rpc::connect(addr, "syncer", name).await?;
+    let conn = access::connect(addr, SYNCER, name, ticket).await?;
     let root = dir.join(name);
     std::fs::create_dir_all(&root)
         .map_err(|e| BenchError::io(format!("mkdir {}", root.display()), e))?;

@@ -39,8 +39,14 @@ impl ContentSource {
         }
     }
 
-    /// The verified stored bytes of `digest` (its hex form as the server sent it).
-    pub async fn get(self: &Arc<Self>, caller: Asker, hex: &str) -> Result<Verified, Status> {
+    /// The verified stored bytes of `digest` (its hex form as the server sent it); `of` names
+    /// the file revision it is the content of, for the target's check of the caller.
+    pub async fn get(
+        self: &Arc<Self>,
+        caller: Asker,
+        hex: &str,
+        of: Option<(String, u32)>,
+    ) -> Result<Verified, Status> {
         let digest = Digest::from_hex(hex).map_err(|e| {
             Status::internal(format!(
                 "target {} sent a bad digest: {e}",
@@ -58,7 +64,7 @@ impl ContentSource {
         // reads the cache, and fetches again should the blob be gone already (evicted by
         // other fetches, or dropped as corrupt).
         for _ in 0..FETCH_ATTEMPTS {
-            if let Some(fetched) = self.fetch_once(caller.clone(), digest).await? {
+            if let Some(fetched) = self.fetch_once(caller.clone(), digest, of.clone()).await? {
                 return Ok(fetched);
             }
             if let Some(found) = self.read(digest).await? {
@@ -94,6 +100,7 @@ impl ContentSource {
         self: &Arc<Self>,
         caller: Asker,
         digest: Digest,
+        of: Option<(String, u32)>,
     ) -> Result<Option<Verified>, Status> {
         let cell = {
             let mut inflight = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
@@ -112,7 +119,7 @@ impl ContentSource {
                     Ok(None) => {}
                     Err(s) => return Err((s.code(), s.message().to_string())),
                 }
-                match self.fetch(caller, digest).await {
+                match self.fetch(caller, digest, of).await {
                     Ok(verified) => {
                         mine = Some(verified);
                         Ok(())
@@ -132,10 +139,15 @@ impl ContentSource {
         Ok(mine)
     }
 
-    async fn fetch(self: &Arc<Self>, caller: Asker, digest: Digest) -> Result<Verified, Status> {
+    async fn fetch(
+        self: &Arc<Self>,
+        caller: Asker,
+        digest: Digest,
+        of: Option<(String, u32)>,
+    ) -> Result<Verified, Status> {
         use pb::content_message::Body;
         let hex = digest.to_hex();
-        let mut stream = self.upstream.content(caller, &hex).await?;
+        let mut stream = self.upstream.content(caller, &hex, of).await?;
         let header = match stream
             .message()
             .await

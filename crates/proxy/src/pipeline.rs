@@ -16,10 +16,17 @@ use tokio::task::JoinHandle;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Status, Streaming};
 
+/// Content a reply message announces: its digest (hex) and, when the message names it, the
+/// file revision it is the content of (which the target checks the caller may read).
+pub struct Want {
+    pub digest: String,
+    pub of: Option<(String, u32)>,
+}
+
 /// A reply message that may announce content the proxy fills in.
 pub trait Carries: prost::Message + Default + Sized + Send + 'static {
-    /// The digest (hex) whose stored bytes follow this message, if any.
-    fn wants(&self) -> Option<String>;
+    /// The content whose stored bytes follow this message, if any.
+    fn wants(&self) -> Option<Want>;
     /// Makes the record describe the stored form being sent.
     fn describe(&mut self, entry: Entry);
     /// One chunk of stored bytes.
@@ -27,9 +34,12 @@ pub trait Carries: prost::Message + Default + Sized + Send + 'static {
 }
 
 impl Carries for pb::SyncMessage {
-    fn wants(&self) -> Option<String> {
+    fn wants(&self) -> Option<Want> {
         match &self.body {
-            Some(pb::sync_message::Body::File(f)) if f.transfer => Some(f.digest.clone()),
+            Some(pb::sync_message::Body::File(f)) if f.transfer => Some(Want {
+                digest: f.digest.clone(),
+                of: Some((f.depot_file.clone(), f.rev)),
+            }),
             _ => None,
         }
     }
@@ -47,9 +57,12 @@ impl Carries for pb::SyncMessage {
 }
 
 impl Carries for pb::ContentMessage {
-    fn wants(&self) -> Option<String> {
+    fn wants(&self) -> Option<Want> {
         match &self.body {
-            Some(pb::content_message::Body::Header(h)) => Some(h.digest.clone()),
+            Some(pb::content_message::Body::Header(h)) => Some(Want {
+                digest: h.digest.clone(),
+                of: None,
+            }),
             _ => None,
         }
     }
@@ -84,9 +97,9 @@ pub fn fill<M: Carries>(
         loop {
             let item = match upstream.message().await {
                 Ok(Some(msg)) => {
-                    let job = msg.wants().map(|digest| {
+                    let job = msg.wants().map(|want| {
                         let (source, caller) = (reader_source.clone(), caller.clone());
-                        tokio::spawn(async move { source.get(caller, &digest).await })
+                        tokio::spawn(async move { source.get(caller, &want.digest, want.of).await })
                     });
                     Ok((msg, job))
                 }

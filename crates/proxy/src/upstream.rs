@@ -144,6 +144,7 @@ impl Upstream {
         &self,
         caller: Asker,
         digest: &str,
+        of: Option<(String, u32)>,
     ) -> Result<Streaming<pb::ContentMessage>, Status> {
         let mut client = self.client.clone();
         let asker = match &self.service {
@@ -157,9 +158,12 @@ impl Upstream {
             },
             None => caller,
         };
+        let (depot_file, rev) = of.unwrap_or_default();
         let req = pb::ContentRequest {
             caller: asker.caller.clone(),
             digest: digest.to_string(),
+            depot_file,
+            rev,
         };
         client
             .content(asker.request(req))

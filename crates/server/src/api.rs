@@ -818,7 +818,11 @@ impl pb::keel_server::Keel for Api {
         let svc = self.service.clone();
         let (chunk, sent, audit) = (self.chunk, self.sent.clone(), self.audit.clone());
         Ok(Response::new(self.streams.spawn(move |sink| {
-            let blob = svc.content(&who, &req.digest)?;
+            let of = (!req.depot_file.is_empty()).then(|| keel_service::ContentOf {
+                depot_file: req.depot_file.clone(),
+                rev: req.rev,
+            });
+            let blob = svc.content(&who, &req.digest, of.as_ref())?;
             if let Some(audit) = &audit {
                 let digest = keel_core::Digest::from_hex(&req.digest).ok();
                 audit.record(&crate::audit::who(&who), "content", "", 0, digest);

@@ -174,6 +174,13 @@ impl WireError for ServiceError {
                     ..on_path(R::PermissionDenied, file)
                 },
             ),
+            ServiceError::ContentDenied { .. } => (
+                Code::PermissionDenied,
+                pb::ErrorDetail {
+                    action: "read".to_string(),
+                    ..detail(R::PermissionDenied)
+                },
+            ),
             ServiceError::CommandDenied { needed, .. } => (
                 Code::PermissionDenied,
                 pb::ErrorDetail {

@@ -47,6 +47,7 @@ pub use auth::{Credentials, SettingValue, TicketInfo, UserSpec};
 pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
 pub use config::ServiceConfig;
+pub use content::ContentOf;
 pub use dirs::DirsOptions;
 pub use error::{
     AccessError, AuthError, ChangeError, DepotError, IntegrateError, LabelError, ObliterateError,

@@ -95,6 +95,28 @@ pub(crate) fn check_no_shelf(snap: &dyn ReadTxn, change: u64) -> Result<(), Serv
     Ok(())
 }
 
+/// The refusals of a submit of the default changelist that need no trigger, checked before
+/// triggers make it a numbered change: `write` on every file, and at least one file.
+fn check_default_change(
+    snap: &dyn ReadTxn,
+    who: &crate::access::Access,
+    workspace: &str,
+    page: usize,
+) -> Result<(), SubmitError> {
+    let mut count = 0u64;
+    opened_pages(snap, workspace, ChangeNumber(0), page, &mut |rows| {
+        for row in rows {
+            who.require(keel_core::Right::Write, row.path.as_str())?;
+            count += 1;
+        }
+        Ok::<_, SubmitError>(())
+    })?;
+    if count == 0 {
+        return Err(SubmitError::NothingToSubmit { change: None });
+    }
+    Ok(())
+}
+
 impl Service {
     /// Starts a submit of pending `change` of the caller's workspace.
     pub fn submit_begin(
@@ -122,6 +144,9 @@ impl Service {
         }
         let mut triggers = ChangeTriggers::from_table(&snap.triggers()?);
         if triggers.is_some() && change == 0 {
+            // Every refusal that needs no trigger comes before the numbering, so a refused
+            // submit leaves the default changelist as it was.
+            check_default_change(snap.as_ref(), &who, ws.name(), self.config.submit_batch)?;
             // Triggers name the change by number (and read it as `@=N`): the default
             // changelist becomes a numbered one, which stays pending if a trigger refuses.
             let numbered = self.number_default_change(caller, ws.name(), &description)?;

@@ -180,6 +180,9 @@ pub trait ReadTxn {
 
     /// Whether any revision, shelved file or lazily-copied open file refers to `digest`.
     fn digest_in_use(&self, digest: &Digest) -> Result<bool, StoreError>;
+    /// Up to `limit` depot paths of content-owning revisions and shelved files that refer to
+    /// `digest` (both indexed by digest; lazy copies are not, so they are not listed).
+    fn digest_paths(&self, digest: &Digest, limit: usize) -> Result<Vec<String>, StoreError>;
     /// Whether a content-owning revision refers to `digest`. Such content cannot be purged
     /// while it does, so a lazy copy of it needs no check that the blob is still there.
     fn digest_owned(&self, digest: &Digest) -> Result<bool, StoreError>;

@@ -7,8 +7,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use keel_bench::server::Target;
 use keel_bench::{
-    Report, branchsubmit, browse, checkpoint, dataset, deltas, dev_loop, lockjam, ping, sync,
-    verify,
+    Report, access, branchsubmit, browse, checkpoint, dataset, deltas, dev_loop, lockjam, ping,
+    sync, verify,
 };
 
 /// `keel bench` flags shared by every workload.
@@ -129,6 +129,38 @@ pub struct BrowseArgs {
     pub clients: u32,
     #[arg(long, default_value_t = 10)]
     pub seconds: u64,
+    #[command(flatten)]
+    pub access: AccessArgs,
+}
+
+/// How the clients of `browse` and `sync` reach the server.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AccessName {
+    /// As the server is (a fresh one: security 0, no protections table).
+    Open,
+    /// Security 3, every user logged in (a ticket on every call), a 34-line protections table.
+    Secure,
+}
+
+#[derive(Debug, Args)]
+pub struct AccessArgs {
+    /// `secure`: set security 3, give the clients' users passwords, log them in and install a
+    /// protections table, so every call pays authentication and the per-file check.
+    #[arg(long, value_enum, default_value = "open")]
+    pub access: AccessName,
+    /// With --access secure: keep the logins in this tickets file and reuse those still valid
+    /// (a later run then checks no password and writes nothing before it starts).
+    #[arg(long, value_name = "FILE")]
+    pub tickets: Option<PathBuf>,
+}
+
+impl AccessArgs {
+    fn mode(&self) -> access::AccessMode {
+        match self.access {
+            AccessName::Open => access::AccessMode::Open,
+            AccessName::Secure => access::AccessMode::Secure,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -163,6 +195,8 @@ pub struct SyncArgs {
     /// Directory for the workspaces (default: the system temporary directory).
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub access: AccessArgs,
 }
 
 #[derive(Debug, Args)]
@@ -274,6 +308,8 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 seconds: b.seconds,
                 seed,
                 generate,
+                access: b.access.mode(),
+                tickets: b.access.tickets.clone(),
             };
             browse::run(addr, &config).await?
         }
@@ -296,6 +332,8 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 seed,
                 generate,
                 work_dir: s.work_dir.clone(),
+                access: s.access.mode(),
+                tickets: s.access.tickets.clone(),
             };
             sync::run(addr, &config).await?
         }

@@ -346,3 +346,80 @@ fn generate_then_reuse_with_skip_generate() {
     ]);
     assert_eq!(n(&r, "files"), 200.0);
 }
+
+/// `--access secure`: the clients log in (security 3, a protections table) and the workload
+/// still sees every file; the server then refuses clients without a ticket, and a later run
+/// reuses the logins kept in the tickets file.
+#[test]
+fn secure_access_authenticates_every_client() {
+    let server = crate::common::Server::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tickets = dir.path().join("tickets");
+    let tickets = tickets.to_str().expect("utf-8 path");
+    let browse = |extra: &[&str]| {
+        let mut args = vec![
+            "browse",
+            "--files",
+            "300",
+            "--seconds",
+            "1",
+            "--clients",
+            "2",
+            "--server",
+            server.addr.as_str(),
+        ];
+        args.extend_from_slice(extra);
+        args.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let args = browse(&["--access", "secure", "--tickets", tickets]);
+    let r = bench(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(r["access"], "secure");
+    assert!(n(&r, "browses") > 0.0, "{r}");
+    assert!(n(&r, "fstat_calls") >= n(&r, "browses"));
+    let saved = std::fs::read_to_string(dir.path().join("tickets")).expect("tickets file");
+    assert_eq!(saved.lines().count(), 2, "{saved}");
+
+    // Without a ticket the secured server refuses the workload's first call.
+    let open = browse(&["--skip-generate"]);
+    let out = Command::new(KEEL)
+        .arg("bench")
+        .args(&open)
+        .env_remove("KEEL_SERVER")
+        .output()
+        .expect("run keel bench");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "an open run was let in: {stderr}");
+    assert!(stderr.contains("browser0"), "{stderr}");
+
+    // The kept tickets are still valid: no login (a login would replace them), same results.
+    let again = browse(&[
+        "--skip-generate",
+        "--access",
+        "secure",
+        "--tickets",
+        tickets,
+    ]);
+    let r = bench(&again.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(n(&r, "browses") > 0.0, "{r}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("tickets")).expect("tickets file"),
+        saved
+    );
+
+    let s = bench(&[
+        "sync",
+        "--files",
+        "60",
+        "--file-size",
+        "500",
+        "--clients",
+        "2",
+        "--rounds",
+        "1",
+        "--access",
+        "secure",
+    ]);
+    assert_eq!(s["access"], "secure");
+    assert_eq!(n(&s, "files"), 60.0);
+    assert_eq!(n(&s, "concurrent_syncs"), 2.0);
+}

@@ -19,6 +19,7 @@ mod branch_70k;
 mod branching;
 mod commands;
 mod config;
+mod content_access;
 mod content_store;
 mod crash;
 mod faults;

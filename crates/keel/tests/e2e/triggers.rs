@@ -546,3 +546,45 @@ fn editing_the_table_keeps_refused_edits() {
     assert_eq!(table.len(), 1);
     assert_eq!(str_field(&table[0], "name"), "good");
 }
+
+/// A submit refused for protections changes nothing, with change triggers in the table or
+/// without: the default changelist is not made a numbered change first.
+#[test]
+fn a_submit_refused_for_protections_leaves_the_default_change_as_it_was() {
+    let fx = Fixture::new();
+    let alice = fx.workspace("alice", "ws");
+    write(&alice.cwd, "pub/a", "a\n");
+    alice.ok(&["add", "pub/a"]);
+    alice.ok(&["submit", "-d", "first"]);
+    let table = "Protections:\n\topen user dave * //...\n\twrite user dave * //depot/own/...\n\tsuper user alice * //...\n";
+    let out = alice.run_with_stdin(&["protect", "-i"], table);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let dave = fx.workspace("dave", "dave-ws");
+    dave.ok(&["sync"]);
+    dave.ok(&["edit", "pub/a"]);
+    let pass = script(fx.dir.path(), "pass.sh", "exit 0");
+    let with = [format!("pass change-submit //depot/... {}", pass.display())];
+    for lines in [&[][..], &with[..]] {
+        set_triggers(&alice, lines);
+        let pending = alice.json(&["changes", "-s", "pending"]);
+        let before = opened(&dave);
+        assert_eq!(before, [("//depot/pub/a".to_string(), "0".to_string())]);
+        let err = dave.fail(&["submit", "-d", "not allowed"]);
+        assert!(
+            err.contains(
+                "//depot/pub/a - You don't have permission for this operation (needs write access)"
+            ),
+            "{err}"
+        );
+        assert!(pending.is_empty(), "{pending:?}");
+        assert_eq!(alice.json(&["changes", "-s", "pending"]), pending);
+        assert_eq!(opened(&dave), before);
+    }
+    // With the trigger still in the table, a file dave may write submits (numbered by then).
+    write(&dave.cwd, "own/b", "b\n");
+    dave.ok(&["revert", "pub/a"]);
+    dave.ok(&["add", "own/b"]);
+    let out = dave.ok(&["submit", "-d", "allowed"]);
+    assert!(out.contains("submitted."), "{out}");
+    assert!(opened(&dave).is_empty());
+}

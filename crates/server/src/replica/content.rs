@@ -81,6 +81,7 @@ pub(crate) async fn fetch_pending(
         .content(credentials.request(pb::ContentRequest {
             caller: Some(credentials.caller()),
             digest: hex.clone(),
+            ..pb::ContentRequest::default()
         }))
         .await
         .map_err(FetchError::Primary)?

@@ -173,6 +173,12 @@ pub enum ServiceError {
     /// The protections table does not give the caller `needed` on `file`; nothing was changed.
     #[error("{file} - You don't have permission for this operation (needs {needed} access)")]
     PermissionDenied { file: String, needed: Right },
+    /// Content by digest that is the content of no revision or shelved file the caller may
+    /// read (or of none they named).
+    #[error(
+        "content {digest} - You don't have permission for this operation (needs read access to a revision or shelved file with this content)"
+    )]
+    ContentDenied { digest: Digest },
     /// A command that needs a level on the server as a whole (admin, super), or somewhere,
     /// that no protections line gives the caller.
     #[error("You don't have permission for this operation: {command} needs {needed} access")]

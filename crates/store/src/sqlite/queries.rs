@@ -569,6 +569,17 @@ impl<T: HasConn> ReadTxn for T {
         read_counter(self.conn(), "jobs_written")
     }
 
+    fn digest_paths(&self, digest: &Digest, limit: usize) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT path FROM (SELECT path FROM revisions WHERE digest = ?1 AND lazy = 0 LIMIT ?2) \
+             UNION SELECT path FROM (SELECT path FROM shelved WHERE digest = ?1 LIMIT ?2) LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![digest.0.to_vec(), lim(limit)], |r| {
+            r.get::<_, String>(0)
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     fn digest_owned(&self, digest: &Digest) -> Result<bool, StoreError> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM revisions WHERE digest = ?1 AND lazy = 0)",
