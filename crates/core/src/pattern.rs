@@ -109,22 +109,60 @@ fn prefix_ok(toks: &[Tok], path: &str) -> bool {
     }
 }
 
+/// Whether `path` could match `toks` at all: it starts with the first literal, ends with the
+/// last, and holds the ones between in order. Necessary, not sufficient; cheap enough to try
+/// before the match table, which most paths then never reach (a protections table's
+/// `//depot/.../*.key` against `//depot/main/a.c`).
+fn literals_ok(toks: &[Tok], path: &str) -> bool {
+    if !prefix_ok(toks, path) {
+        return false;
+    }
+    let mut from = match toks.first() {
+        Some(Tok::Lit(lit)) => lit.len(),
+        _ => 0,
+    };
+    let last = toks.len().saturating_sub(1);
+    let mut until = path.len();
+    if let Some(Tok::Lit(lit)) = toks.last()
+        && last > 0
+    {
+        if !path.ends_with(lit.as_str()) || path.len() < from + lit.len() {
+            return false;
+        }
+        until = path.len() - lit.len();
+    }
+    for tok in toks.iter().take(last).skip(1) {
+        if let Tok::Lit(lit) = tok {
+            match path
+                .get(from..until)
+                .and_then(|rest| rest.find(lit.as_str()))
+            {
+                Some(at) => from += at + lit.len(),
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
 /// Whether `toks` matches the whole of `path`.
 pub(crate) fn is_match(toks: &[Tok], path: &str) -> bool {
     if !toks.iter().any(Tok::is_wildcard) {
-        let lit: String = toks
-            .iter()
-            .filter_map(|t| match t {
-                Tok::Lit(s) => Some(s.as_str()),
-                _ => None,
-            })
-            .collect();
-        return lit == path;
+        let mut rest = path;
+        for tok in toks {
+            if let Tok::Lit(lit) = tok {
+                match rest.strip_prefix(lit.as_str()) {
+                    Some(after) => rest = after,
+                    None => return false,
+                }
+            }
+        }
+        return rest.is_empty();
     }
     if let Some(fast) = single_wildcard(toks) {
         return fast.capture(path).is_some();
     }
-    prefix_ok(toks, path) && match_table(toks, path)[0]
+    literals_ok(toks, path) && match_table(toks, path)[0]
 }
 
 /// A pattern with exactly one wildcard between optional literals (`//depot/a/...`,
@@ -324,6 +362,51 @@ mod tests {
             shortcut_used, 9,
             "only the two-wildcard pattern needs the table"
         );
+    }
+
+    #[test]
+    fn the_literal_filter_never_refuses_what_the_table_matches() {
+        let patterns = [
+            "//depot/main/.../*.key",
+            "//depot/.../private/...",
+            "//depot/*/x/*",
+            "...a...a",
+            "//a/...a",
+            "*/*",
+            "//depot/...é/*.c",
+            "//depot/main/f.c",
+            "//x/.../y/.../z",
+        ];
+        let paths = [
+            "//depot/main/a/b.key",
+            "//depot/main/a/b.c",
+            "//depot/main/key",
+            "//depot/q/private/f",
+            "//depot/private/f",
+            "//depot/y/x/z",
+            "aa",
+            "a",
+            "//a/a",
+            "//a/",
+            "x/y",
+            "//depot/aé/b.c",
+            "//depot/main/f.c",
+            "//depot/main/f.cc",
+            "//x/y/z",
+            "//x/a/y/b/z",
+            "//x/z/y/",
+            "",
+        ];
+        for pattern in patterns {
+            let toks = tokenize(pattern, true);
+            for path in paths {
+                let by_table = match_table(&toks, path)[0];
+                if by_table {
+                    assert!(literals_ok(&toks, path), "{pattern} on {path}");
+                }
+                assert_eq!(is_match(&toks, path), by_table, "{pattern} on {path}");
+            }
+        }
     }
 
     #[test]
