@@ -102,6 +102,29 @@ impl Cli<'_> {
     }
 }
 
+/// Reads `child`'s piped stdout and stderr to their ends, then reaps it: its exit code, peak
+/// resident memory (KiB) and the output.
+pub(crate) fn wait_with_output_and_rusage(
+    mut child: std::process::Child,
+) -> std::io::Result<(Option<i32>, u64, Vec<u8>, Vec<u8>)> {
+    use std::io::Read;
+    let mut stderr = child.stderr.take();
+    let errors = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(e) = stderr.as_mut() {
+            let _ = e.read_to_end(&mut buf);
+        }
+        buf
+    });
+    let mut stdout = Vec::new();
+    if let Some(mut out) = child.stdout.take() {
+        out.read_to_end(&mut stdout)?;
+    }
+    let stderr = errors.join().unwrap_or_default();
+    let (code, rss) = wait_with_rusage(child)?;
+    Ok((code, rss, stdout, stderr))
+}
+
 /// Reaps `child`: its exit code (None when killed) and peak resident memory (KiB).
 #[cfg(unix)]
 fn wait_with_rusage(child: std::process::Child) -> std::io::Result<(Option<i32>, u64)> {

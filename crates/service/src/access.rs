@@ -8,6 +8,7 @@
 use crate::{Caller, ServiceError};
 use keel_core::protect::{ProtectLine, parse_table};
 use keel_core::{GroupLimits, GroupMembers, Level, Right, UserProtections, groups_of};
+use keel_store::command::CommandCounters;
 use keel_store::{GroupRow, MetaStore, ReadTxn};
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -77,11 +78,14 @@ impl UserAccess {
 }
 
 /// One request's access: the caller's [`UserAccess`] plus the rows it has scanned and
-/// returned so far, checked against MaxScanRows and MaxResults.
+/// returned so far, checked against MaxScanRows and MaxResults. Every row scanned also counts
+/// as read in the running command's counters (the command log's `rows_read`), taken from the
+/// thread that made the `Access`.
 pub(crate) struct Access {
     pub(crate) user: Arc<UserAccess>,
     scanned: Cell<u64>,
     returned: Cell<u64>,
+    command: Option<Arc<CommandCounters>>,
 }
 
 impl Access {
@@ -90,6 +94,7 @@ impl Access {
             user,
             scanned: Cell::new(0),
             returned: Cell::new(0),
+            command: keel_store::command::current(),
         }
     }
 
@@ -126,8 +131,11 @@ impl Access {
         }
     }
 
-    /// Counts one row read from the store (MaxScanRows).
+    /// Counts one row read from the store (MaxScanRows, and the command's rows read).
     pub(crate) fn scan(&self) -> Result<(), ServiceError> {
+        if let Some(c) = &self.command {
+            c.add_row_read();
+        }
         count(&self.scanned, self.user.limits.max_scan_rows, "maxscanrows")
     }
 
@@ -353,6 +361,23 @@ mod tests {
             groups: Vec::new(),
             limits,
         }))
+    }
+
+    #[test]
+    fn scanned_rows_count_as_the_commands_rows_read() {
+        let c = Arc::new(CommandCounters::default());
+        let access = {
+            let _entered = keel_store::command::enter(Some(c.clone()));
+            with_limits(GroupLimits::default())
+        };
+        // Counted on whatever thread scans, once made under the command.
+        for _ in 0..5 {
+            access.scan().unwrap();
+        }
+        assert_eq!(c.rows_read(), 5);
+        let outside = with_limits(GroupLimits::default());
+        outside.scan().unwrap();
+        assert_eq!(c.rows_read(), 5);
     }
 
     fn limit_of(e: ServiceError) -> (&'static str, u64) {

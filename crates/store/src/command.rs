@@ -1,5 +1,5 @@
 //! The running command a thread works for: a counter handle the layers below the server fill
-//! (time queued for and holding the writer, rows written, files sent and received) and the
+//! (time queued for and holding the writer, rows read and written, files sent and received) and the
 //! flag `monitor terminate` raises.
 //!
 //! The server makes one [`CommandCounters`] per RPC and [`enter`]s it on each thread that works
@@ -54,6 +54,7 @@ impl CommandState {
 pub struct CommandCounters {
     writer_wait_us: AtomicU64,
     writer_hold_us: AtomicU64,
+    rows_read: AtomicU64,
     rows_written: AtomicU64,
     files_sent: AtomicU64,
     files_received: AtomicU64,
@@ -68,6 +69,11 @@ impl CommandCounters {
             .fetch_add(waited.as_micros() as u64, Ordering::Relaxed);
         self.writer_hold_us
             .fetch_add(held.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// Counts one metadata row read (the service counts the rows its scan budget sees).
+    pub fn add_row_read(&self) {
+        self.rows_read.fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn add_rows_written(&self, rows: u64) {
@@ -90,6 +96,10 @@ impl CommandCounters {
     /// Time inside the writer's transactions so far.
     pub fn writer_hold(&self) -> Duration {
         Duration::from_micros(self.writer_hold_us.load(Ordering::Relaxed))
+    }
+
+    pub fn rows_read(&self) -> u64 {
+        self.rows_read.load(Ordering::Relaxed)
     }
 
     pub fn rows_written(&self) -> u64 {

@@ -69,6 +69,19 @@ pub enum Workload {
     /// The everyday loop through the CLI: status, edit + reconcile + submit, update elsewhere.
     #[command(name = "loop")]
     Loop(LoopArgs),
+    /// `keel admin log-report` over a generated command log: lines/s and peak memory (no
+    /// server).
+    LogReport(LogReportBenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LogReportBenchArgs {
+    /// Lines of the generated command log.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub lines: u64,
+    /// Write the log in DIR (default: a temporary directory, removed after).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -274,6 +287,19 @@ pub struct LockjamArgs {
 
 /// Runs `keel bench ...`.
 pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> Result<()> {
+    if let Workload::LogReport(l) = &args.workload {
+        let config = keel_bench::log_report::Config {
+            lines: l.lines,
+            seed: args.seed,
+            dir: l.dir.clone(),
+            exe: std::env::current_exe().context("cannot find the keel executable")?,
+        };
+        let report = tokio::task::spawn_blocking(move || keel_bench::log_report::run(&config))
+            .await
+            .context("log-report task failed")??;
+        print_report(&report, json);
+        return Ok(());
+    }
     let target = match args.server.as_deref().or(global_server) {
         Some(addr) => Target::external(addr),
         None => {
@@ -414,6 +440,7 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
             };
             verify::run(addr, &config).await?
         }
+        Workload::LogReport(_) => bail!("keel bench log-report starts no server"),
         Workload::Loop(l) => {
             let config = dev_loop::Config {
                 files: l.files,
@@ -441,12 +468,16 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
     if let Some(out) = &args.out {
         report.write_samples(out)?;
     }
+    print_report(&report, json);
+    Ok(())
+}
+
+fn print_report(report: &Report, json: bool) {
     if json {
         println!("{}", report.to_json());
     } else {
         print!("{}", report.to_text());
     }
-    Ok(())
 }
 
 /// `keel bench generate`: only creates the dataset.

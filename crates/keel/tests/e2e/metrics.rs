@@ -253,6 +253,94 @@ fn the_probe_lands_in_the_probe_family() {
     assert_eq!(calls(&s, "ReportProbe"), 2.0);
 }
 
+/// A probe whose fstat and sync -n meet a file the probe user may not list: the run names the
+/// failed steps and the file, exits non-zero, and the failure is counted in the metrics and
+/// written to the command log.
+#[test]
+fn a_failing_probe_step_is_told_counted_and_logged() {
+    let dir = tempfile::tempdir().expect("temp");
+    let (server, url) = server_with_metrics(dir.path());
+    let admin = workspace_on(&server, dir.path(), "alice", "alice-ws");
+    submit_one(&admin, "secret/s.txt", "hidden\n");
+    let form = "Protections:\n\twrite user * * //...\n\tlist user prober * -//depot/secret/...\n\tsuper user alice * //...\n";
+    let out = admin.run_stdin(&["protect", "-i"], form);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let w = workspace_on(&server, dir.path(), "prober", "probe-ws");
+    let out = w.run(&[
+        "--json",
+        "probe",
+        "--once",
+        "--file",
+        "//depot/secret/s.txt",
+    ]);
+    assert!(!out.status.success(), "the probe passed");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let run: serde_json::Value = serde_json::from_str(stdout.lines().next().expect("a run"))
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+    assert_eq!(run["failed"], serde_json::json!(["fstat", "sync"]), "{run}");
+    assert_eq!(run["recorded"], true, "{run}");
+    assert!(
+        stderr.contains("probe fstat:") && stderr.contains("//depot/secret/s.txt"),
+        "{stderr}"
+    );
+
+    let s = scrape(&url);
+    assert_eq!(
+        value(&s, "keel_probe_failures_total", &[("command", "fstat")]),
+        1.0
+    );
+    assert_eq!(
+        value(&s, "keel_probe_failures_total", &[("command", "info")]),
+        0.0
+    );
+    assert_eq!(
+        observations(&s, "keel_probe_duration_seconds", &[("command", "fstat")]),
+        1.0
+    );
+    let log = server.root.join("logs/commands.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let fstat = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let found = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|r| r["command"] == "Fstat" && r["user"] == "prober");
+        if let Some(found) = found {
+            break found;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no probe fstat in the log:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(fstat["result"], "error", "{fstat}");
+    assert_eq!(fstat["code"], "NOT_FOUND", "{fstat}");
+    assert!(
+        fstat["args"]
+            .as_str()
+            .is_some_and(|a| a.contains("//depot/secret/s.txt")),
+        "{fstat}"
+    );
+}
+
+/// A probe that cannot reach its server fails, naming the address, and exits non-zero.
+#[test]
+fn a_probe_of_a_stopped_server_fails_naming_it() {
+    let dir = tempfile::tempdir().expect("temp");
+    let (mut server, _url) = server_with_metrics(dir.path());
+    let w = workspace_on(&server, dir.path(), "prober", "probe-ws");
+    submit_one(&w, "p.txt", "probe me\n");
+    server.kill9();
+    let err = w.fail(&["probe", "--once", "--file", "//depot/p.txt"]);
+    assert!(err.contains(&w.addr), "{err}");
+}
+
 #[test]
 fn a_server_without_metrics_answers_the_probe_and_keeps_nothing() {
     let dir = tempfile::tempdir().expect("temp");

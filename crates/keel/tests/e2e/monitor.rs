@@ -290,6 +290,36 @@ fn every_command_is_logged_and_errors_are_told() {
     }
 }
 
+/// `files` and `fstat` of N files read at least N rows, and the record says so.
+#[test]
+fn files_and_fstat_records_count_the_rows_they_read() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start_at(&dir.path().join("root")).expect("starts");
+    let a = workspace_on(&server, dir.path(), "alice", "wa");
+    const N: u64 = 30;
+    for i in 0..N {
+        write(&a.cwd, &format!("r/f{i}.txt"), format!("{i}\n"));
+    }
+    a.ok(&["add", "..."]);
+    a.ok(&["submit", "-d", "thirty files"]);
+    a.ok(&["files", "//depot/r/..."]);
+    a.ok(&["fstat", "//depot/r/..."]);
+    let log = server.root.join("logs/commands.jsonl");
+    let lines = log_until(&log, |r| str_field(r, "command") == "Fstat");
+    for command in ["Files", "Fstat"] {
+        let record = lines
+            .iter()
+            .find(|r| str_field(r, "command") == command)
+            .unwrap_or_else(|| panic!("no {command} record"));
+        let read = field(record, "rows_read").as_u64().expect("rows_read");
+        assert!(
+            read >= N,
+            "{command} read {read} rows of {N} files: {record}"
+        );
+        assert_eq!(field(record, "rows_written").as_u64(), Some(0), "{record}");
+    }
+}
+
 #[test]
 fn a_full_disk_under_the_command_log_fails_no_command() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -1,111 +1,184 @@
 //! A command's arguments as `monitor show -a` and the command log show them: the request
 //! message's fields (without the caller, which has fields of its own), cut to a bound, and
 //! nothing at all for the requests that carry a password.
+//!
+//! The request's `Debug` text is filtered as it is formatted, in one pass into one buffer:
+//! the message's name and braces and its `caller` field never reach the buffer, and
+//! formatting stops once the bound is passed.
 
 use std::fmt::{self, Write};
 
 /// RPCs whose requests carry a password: their arguments are never kept.
 const SECRET: [&str; 3] = ["Login", "SetPassword", "SaveUser"];
 
+/// The first field of every request, which is left out.
+const CALLER: &[u8] = b"caller: ";
+
 /// `request`'s arguments, at most `max` bytes (`…` marks a cut).
 pub(crate) fn of(command: &str, request: &dyn fmt::Debug, max: usize) -> String {
     if SECRET.contains(&command) {
         return String::new();
     }
-    // The caller comes first in every request; room for it and the bound.
-    let mut out = Limited {
-        text: String::new(),
-        max: max + 1024,
+    let mut out = Filter {
+        // Room for the bound, the closing ` }` and a byte over (which tells a cut).
+        limit: max + 3,
+        text: String::with_capacity((max + 3).min(256)),
+        state: State::Head,
+        caller_seen: 0,
+        depth: 0,
+        in_string: false,
+        escaped: false,
     };
-    let _ = write!(out, "{request:?}");
-    if !out.text.contains('{') {
-        // A request stream (submit, shelve): its arguments come in its messages, unseen here.
+    let complete = write!(out, "{request:?}").is_ok();
+    if matches!(out.state, State::Head) {
+        // No braces: a request stream (submit, shelve) whose arguments come in its
+        // messages, unseen here, or a message without fields.
         return String::new();
     }
-    let text = without_caller(&out.text);
-    let text = text.trim();
-    // Drop the message's name and its outer braces: `SyncRequest { files: [..] }`.
-    let text = match (text.find('{'), text.ends_with('}')) {
-        (Some(open), true) => text[open + 1..text.len() - 1].trim(),
-        _ => text,
-    };
-    cut(text, max)
+    let mut text = out.text;
+    if complete {
+        // Drop the closing brace of the message and the spaces around the fields.
+        if text.ends_with('}') {
+            text.pop();
+        }
+        let trimmed = text.trim_end().len();
+        text.truncate(trimmed);
+    }
+    cut(&mut text, max);
+    text
 }
 
-/// `text` without its `caller: Some(Caller { .. }), ` field.
-fn without_caller(text: &str) -> String {
-    let Some(start) = text.find("caller: Some(Caller {") else {
-        return text.to_string();
-    };
-    let mut depth = 0i32;
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut end = None;
-    for (i, ch) in text[start..].char_indices() {
-        if in_string {
-            match (escaped, ch) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            continue;
+/// Where the filter is in the request's `Debug` text.
+#[derive(Clone, Copy)]
+enum State {
+    /// Before the message's opening brace: dropped.
+    Head,
+    /// Right after the brace: spaces are dropped; `caller: ` begins the skipped field.
+    Start,
+    /// Inside the caller's value: dropped until it ends at a top-level `,` or `}`.
+    Caller,
+    /// After the caller's `,`: the space is dropped.
+    AfterCaller,
+    /// The arguments: kept.
+    Fields,
+}
+
+/// A `fmt::Write` that keeps only the arguments of a request's `Debug` text, up to `limit`
+/// bytes (then formatting stops).
+struct Filter {
+    limit: usize,
+    text: String,
+    state: State,
+    /// How much of `caller: ` has been matched at the start.
+    caller_seen: usize,
+    /// Bracket depth inside the caller's value, and whether inside a string there.
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl Filter {
+    /// Keeps `s` (the arguments), up to the limit.
+    fn keep(&mut self, s: &str) -> fmt::Result {
+        let room = self.limit - self.text.len();
+        if s.len() <= room {
+            self.text.push_str(s);
+            return Ok(());
         }
-        match ch {
-            '"' => in_string = true,
-            '(' | '{' | '[' => depth += 1,
-            ')' | '}' | ']' => {
-                depth -= 1;
-                if depth == 0 {
-                    end = Some(start + i + 1);
-                    break;
+        let mut at = room;
+        while !s.is_char_boundary(at) {
+            at -= 1;
+        }
+        self.text.push_str(&s[..at]);
+        Err(fmt::Error)
+    }
+}
+
+impl Write for Filter {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let bytes = s.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            match self.state {
+                State::Fields => return self.keep(&s[i..]),
+                State::Head => match bytes[i..].iter().position(|&b| b == b'{') {
+                    Some(at) => {
+                        i += at + 1;
+                        self.state = State::Start;
+                    }
+                    None => return Ok(()),
+                },
+                State::Start => {
+                    if self.caller_seen == 0 && bytes[i] == b' ' {
+                        i += 1;
+                        continue;
+                    }
+                    // Match `caller: ` across pieces; anything else starts the arguments.
+                    let want = &CALLER[self.caller_seen..];
+                    let have = &bytes[i..];
+                    let n = want.len().min(have.len());
+                    if want[..n] == have[..n] {
+                        self.caller_seen += n;
+                        i += n;
+                        if self.caller_seen == CALLER.len() {
+                            self.state = State::Caller;
+                        }
+                    } else {
+                        // Not the caller (a prefix of it matched): keep what matched.
+                        let seen = self.caller_seen;
+                        self.state = State::Fields;
+                        self.keep(std::str::from_utf8(&CALLER[..seen]).unwrap_or(""))?;
+                    }
+                }
+                State::Caller => {
+                    let b = bytes[i];
+                    i += 1;
+                    if self.in_string {
+                        match (self.escaped, b) {
+                            (true, _) => self.escaped = false,
+                            (false, b'\\') => self.escaped = true,
+                            (false, b'"') => self.in_string = false,
+                            _ => {}
+                        }
+                        continue;
+                    }
+                    match b {
+                        b'"' => self.in_string = true,
+                        b'(' | b'{' | b'[' => self.depth += 1,
+                        b')' | b']' => self.depth = self.depth.saturating_sub(1),
+                        b'}' if self.depth == 0 => {
+                            // The caller was the only field: the message ends here.
+                            self.state = State::Fields;
+                            self.keep("}")?;
+                        }
+                        b'}' => self.depth -= 1,
+                        b',' if self.depth == 0 => self.state = State::AfterCaller,
+                        _ => {}
+                    }
+                }
+                State::AfterCaller => {
+                    if bytes[i] == b' ' {
+                        i += 1;
+                    }
+                    self.state = State::Fields;
                 }
             }
-            _ => {}
         }
+        Ok(())
     }
-    let Some(mut end) = end else {
-        return text[..start].to_string();
-    };
-    let rest = &text[end..];
-    if rest.starts_with(", ") {
-        end += 2;
-    }
-    format!("{}{}", &text[..start], &text[end..])
 }
 
-/// `text` cut to at most `max` bytes at a character boundary.
-fn cut(text: &str, max: usize) -> String {
+/// `text` cut to at most `max` bytes at a character boundary, `…` marking the cut.
+fn cut(text: &mut String, max: usize) {
     if text.len() <= max {
-        return text.to_string();
+        return;
     }
     let mut at = max.saturating_sub('…'.len_utf8());
     while !text.is_char_boundary(at) {
         at -= 1;
     }
-    format!("{}…", &text[..at])
-}
-
-/// A string that stops taking text at `max` bytes (formatting then stops early).
-struct Limited {
-    text: String,
-    max: usize,
-}
-
-impl Write for Limited {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        if self.text.len() + s.len() > self.max {
-            let room = self.max - self.text.len();
-            let mut at = room.min(s.len());
-            while !s.is_char_boundary(at) {
-                at -= 1;
-            }
-            self.text.push_str(&s[..at]);
-            return Err(fmt::Error);
-        }
-        self.text.push_str(s);
-        Ok(())
-    }
+    text.truncate(at);
+    text.push('…');
 }
 
 #[cfg(test)]
@@ -142,5 +215,49 @@ mod tests {
         let args = super::of("Files", &req, 100);
         assert!(args.len() <= 100, "{}", args.len());
         assert!(args.ends_with('…'));
+        assert!(args.starts_with("files: [\"//depot/é0\", "), "{args}");
+    }
+
+    /// The filter keeps exactly the fields after the caller, whatever the caller holds and
+    /// however the formatter splits its writes.
+    #[test]
+    fn arguments_are_the_fields_after_the_caller() {
+        let files = pb::FilesRequest {
+            caller: None,
+            files: vec!["//depot/x".into()],
+            max: 3,
+            ..Default::default()
+        };
+        let text = super::of("Files", &files, 512);
+        assert!(text.starts_with("files: [\"//depot/x\"]"), "{text}");
+        assert!(text.contains("max: 3"), "{text}");
+        assert!(!text.ends_with('}') && !text.ends_with(' '), "{text}");
+        let info = pb::InfoRequest {
+            caller: Some(pb::Caller {
+                user: "a(b]c\\".into(),
+                workspace: "w, x: }".into(),
+                host: String::new(),
+            }),
+        };
+        assert_eq!(super::of("Info", &info, 512), "");
+        // A text cut exactly at the bound, and one a byte shorter, keep their ends.
+        let full = super::of("Files", &files, 512);
+        assert_eq!(super::of("Files", &files, full.len()), full);
+        let short = super::of("Files", &files, full.len() - 1);
+        assert!(
+            short.ends_with('…') && short.len() <= full.len() - 1,
+            "{short}"
+        );
+        // A message whose first field is not the caller keeps it whole.
+        struct Plain;
+        impl std::fmt::Debug for Plain {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct("Plain")
+                    .field("call", &1)
+                    .field("b", &"x")
+                    .finish()
+            }
+        }
+        assert_eq!(super::of("Plain", &Plain, 512), "call: 1, b: \"x\"");
     }
 }

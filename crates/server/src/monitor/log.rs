@@ -47,8 +47,8 @@ pub(crate) struct CommandLog {
 }
 
 impl CommandSink for CommandLog {
-    fn ended(&self, record: &CommandRecord) {
-        match self.queue.try_send(record.clone()) {
+    fn ended(&self, record: CommandRecord) {
+        match self.queue.try_send(record) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
                 self.counters.dropped.fetch_add(1, Ordering::Relaxed);
@@ -218,11 +218,8 @@ fn rotate(path: &Path, keep: usize) -> std::io::Result<std::fs::File> {
 }
 
 /// One record as a JSON line, stamped with the time it is written.
-fn push_line(out: &mut Vec<u8>, mut record: CommandRecord, clock: &mut Clock) {
-    record.time = clock.format(SystemTime::now()).to_string();
-    // Serializing strings and numbers into memory cannot fail.
-    let _ = serde_json::to_writer(&mut *out, &record);
-    out.push(b'\n');
+fn push_line(out: &mut Vec<u8>, record: CommandRecord, clock: &mut Clock) {
+    record.write_line(clock.format(SystemTime::now()), out);
 }
 
 #[cfg(test)]

@@ -65,9 +65,9 @@ impl Running {
     }
 }
 
-/// Something told of every command's end (the command log; metrics).
+/// Something told of every command's end (the command log).
 pub(crate) trait CommandSink: Send + Sync {
-    fn ended(&self, record: &CommandRecord);
+    fn ended(&self, record: CommandRecord);
 }
 
 /// The running commands and where their ends go.
@@ -130,35 +130,46 @@ impl Registry {
     }
 
     /// Ends command `run` with `outcome` (`None`: success): it leaves the registry and its
-    /// record goes to every sink, and to the human log when it failed or was slow.
-    pub(crate) fn end(&self, run: &Running, outcome: Option<(tonic::Code, String)>) {
+    /// record goes to the sinks, and to the human log when it failed or was slow. With no
+    /// sink and nothing to tell, no record is made.
+    pub(crate) fn end(&self, run: &Arc<Running>, outcome: Option<(tonic::Code, String)>) {
         self.lock().remove(&run.id);
+        // Nothing will wake the command's tasks now; the record may outlive them.
+        std::mem::take(&mut *run.wakers.lock().unwrap_or_else(PoisonError::into_inner));
+        let slow = run.elapsed() >= self.slow;
+        if self.sinks.is_empty() && outcome.is_none() && !slow {
+            return;
+        }
         let record = CommandRecord::of(run, outcome);
-        if record.result != "ok" {
+        let who = run.who.get();
+        if record.code != tonic::Code::Ok {
             tracing::warn!(
-                id = record.id,
-                user = %record.user,
-                command = %record.command,
-                lapse_ms = record.lapse_ms,
-                code = %record.code,
+                id = run.id,
+                user = %record.user(),
+                command = %run.command,
+                lapse_ms = record.lapse.as_secs_f64() * 1000.0,
+                code = %super::record::code_name(record.code),
                 error = %record.error,
                 "command failed"
             );
-        } else if run.elapsed() >= self.slow {
+        } else if slow {
             tracing::warn!(
-                id = record.id,
-                user = %record.user,
-                workspace = %record.workspace,
-                command = %record.command,
-                args = %record.args,
-                lapse_ms = record.lapse_ms,
-                writer_wait_ms = record.writer_wait_ms,
-                writer_hold_ms = record.writer_hold_ms,
+                id = run.id,
+                user = %record.user(),
+                workspace = %who.map_or("", |w| w.workspace.as_str()),
+                command = %run.command,
+                args = %run.args.get().map_or("", String::as_str),
+                lapse_ms = record.lapse.as_secs_f64() * 1000.0,
+                writer_wait_ms = record.writer_wait.as_secs_f64() * 1000.0,
+                writer_hold_ms = record.writer_hold.as_secs_f64() * 1000.0,
                 "slow command"
             );
         }
-        for sink in &self.sinks {
-            sink.ended(&record);
+        if let Some((last, others)) = self.sinks.split_last() {
+            for sink in others {
+                sink.ended(record.clone());
+            }
+            last.ended(record);
         }
     }
 

@@ -65,7 +65,7 @@ chart('chart-commands', 'Commands per minute', 'commands', '#1f77b4');
 chart('chart-p99', 'p99 lapse per minute (ms)', 'p99_ms', '#d62728');
 chart('chart-wait', 'Writer wait per minute (ms)', 'writer_wait_ms', '#2ca02c');
 const tables = document.getElementById('tables');
-const groups = ['name', 'count', 'total_ms', 'peak_ms', 'writer_wait_ms', 'writer_hold_ms', 'bytes', 'errors'];
+const groups = ['name', 'count', 'total_ms', 'peak_ms', 'writer_wait_ms', 'writer_hold_ms', 'rows_read', 'rows_written', 'bytes', 'errors'];
 table(tables, 'Commands by total time', data.by_total, groups);
 table(tables, 'Commands by peak time', data.by_peak, groups);
 table(tables, 'Slowest commands', data.slowest, ['time', 'id', 'user', 'workspace', 'command', 'args', 'lapse_ms', 'writer_wait_ms']);

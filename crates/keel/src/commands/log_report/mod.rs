@@ -1,7 +1,9 @@
 //! `keel admin log-report [--since T] [--until T] [--html FILE] LOGFILE...`: what the command
 //! logs say about a period: which commands, users and workspaces took the time, the writer's
-//! wait and hold, the errors, and a per-minute series. Reads files only; no server needed.
+//! wait and hold, the errors, and a per-minute series. Reads files only, as a stream, in
+//! bounded memory; no server needed.
 
+mod histogram;
 mod html;
 mod read;
 mod summary;
@@ -37,8 +39,11 @@ pub fn run(out: &Out, args: LogReportArgs) -> Result<()> {
     {
         bail!("--since {s} is not before --until {u}");
     }
-    let read = read::read_all(&args.files, since.as_deref(), until.as_deref())?;
-    let summary = summary::summarize(&read.lines, read.unreadable);
+    let mut aggregate = summary::Aggregate::default();
+    let unreadable = read::for_each(&args.files, since.as_deref(), until.as_deref(), &mut |r| {
+        aggregate.add(r)
+    })?;
+    let summary = aggregate.finish(unreadable);
     if let Some(path) = &args.html {
         std::fs::write(path, html::page(&summary))
             .with_context(|| format!("cannot write {}", path.display()))?;
@@ -56,6 +61,7 @@ fn totals(section: &str, t: &Totals) -> Record {
         .v("peak_ms", t.peak_ms.into())
         .v("writer_wait_ms", t.writer_wait_ms.into())
         .v("writer_hold_ms", t.writer_hold_ms.into())
+        .n("rows_read", t.rows_read)
         .n("rows_written", t.rows_written)
         .n("files", t.files)
         .n("bytes", t.bytes)
@@ -64,20 +70,31 @@ fn totals(section: &str, t: &Totals) -> Record {
 
 fn table(out: &Out, section: &str, title: &str, rows: &[Totals]) {
     out.text(format!(
-        "\n{title}\n  {:<24} {:>8} {:>12} {:>10} {:>12} {:>12} {:>14} {:>7}",
-        "name", "count", "total ms", "peak ms", "wait ms", "hold ms", "bytes", "errors"
+        "\n{title}\n  {:<24} {:>8} {:>12} {:>10} {:>12} {:>12} {:>12} {:>12} {:>14} {:>7}",
+        "name",
+        "count",
+        "total ms",
+        "peak ms",
+        "wait ms",
+        "hold ms",
+        "rows read",
+        "rows written",
+        "bytes",
+        "errors"
     ));
     for t in rows {
         out.emit(
             totals(section, t),
             format!(
-                "  {:<24} {:>8} {:>12.1} {:>10.1} {:>12.1} {:>12.1} {:>14} {:>7}",
+                "  {:<24} {:>8} {:>12.1} {:>10.1} {:>12.1} {:>12.1} {:>12} {:>12} {:>14} {:>7}",
                 t.name,
                 t.count,
                 t.total_ms,
                 t.peak_ms,
                 t.writer_wait_ms,
                 t.writer_hold_ms,
+                t.rows_read,
+                t.rows_written,
                 t.bytes,
                 t.errors
             ),
@@ -91,6 +108,7 @@ fn emit(out: &Out, s: &Summary) {
             .s("section", "summary")
             .n("commands", s.commands)
             .n("unreadable_lines", s.unreadable_lines)
+            .n("error_kinds_dropped", s.error_kinds_dropped)
             .s("first", &s.first)
             .s("last", &s.last),
         format!(

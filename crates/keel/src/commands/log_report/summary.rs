@@ -1,13 +1,24 @@
-//! The report's numbers, from the records alone: commands by total and peak time, the slowest
-//! single commands, time and volume by user and by workspace, writer wait and hold by
-//! command, errors, and a per-minute series.
+//! The report's numbers, gathered as the records stream past: commands by total and peak
+//! time, the slowest single commands, time and volume by user and by workspace, writer wait
+//! and hold by command, errors, and a per-minute series.
+//!
+//! Memory is bounded by what the log names, not by its length: one [`Totals`] per command,
+//! user and workspace; the [`TOP`] slowest commands (a heap); one [`Histogram`] per minute;
+//! at most [`ERROR_KEYS`] distinct errors (past that, the rarest half is dropped and the
+//! drop counted, so the top errors' counts may miss occurrences seen before they became
+//! frequent).
 
+use super::histogram::Histogram;
 use super::read::LogLine;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 /// How many rows each table keeps.
 pub const TOP: usize = 20;
+
+/// How many distinct (command, code, error) triples are counted at once.
+pub const ERROR_KEYS: usize = 10_000;
 
 /// One group's totals (a command, a user or a workspace).
 #[derive(Clone, Debug, Default, Serialize)]
@@ -18,6 +29,7 @@ pub struct Totals {
     pub peak_ms: f64,
     pub writer_wait_ms: f64,
     pub writer_hold_ms: f64,
+    pub rows_read: u64,
     pub rows_written: u64,
     pub files: u64,
     pub bytes: u64,
@@ -25,12 +37,13 @@ pub struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, r: &LogLine) {
+    fn add(&mut self, r: &LogLine<'_>) {
         self.count += 1;
         self.total_ms += r.lapse_ms;
         self.peak_ms = self.peak_ms.max(r.lapse_ms);
         self.writer_wait_ms += r.writer_wait_ms;
         self.writer_hold_ms += r.writer_hold_ms;
+        self.rows_read += r.rows_read;
         self.rows_written += r.rows_written;
         self.files += r.files_sent + r.files_received;
         self.bytes += r.bytes_sent + r.bytes_received;
@@ -66,6 +79,7 @@ pub struct Minute {
     /// `YYYY-MM-DDTHH:MM`.
     pub minute: String,
     pub commands: u64,
+    /// The minute's p99 lapse (see [`Histogram`] for its precision).
     pub p99_ms: f64,
     pub writer_wait_ms: f64,
 }
@@ -75,6 +89,8 @@ pub struct Minute {
 pub struct Summary {
     pub commands: u64,
     pub unreadable_lines: u64,
+    /// Distinct errors dropped from the count to keep it bounded (see [`ERROR_KEYS`]).
+    pub error_kinds_dropped: u64,
     pub first: String,
     pub last: String,
     pub by_total: Vec<Totals>,
@@ -87,120 +103,212 @@ pub struct Summary {
     pub minutes: Vec<Minute>,
 }
 
-fn ranked(groups: BTreeMap<String, Totals>, key: impl Fn(&Totals) -> f64) -> Vec<Totals> {
-    let mut v: Vec<Totals> = groups.into_values().collect();
-    v.sort_by(|a, b| key(b).total_cmp(&key(a)).then_with(|| a.name.cmp(&b.name)));
-    v.truncate(TOP);
-    v
+/// A slow command in the heap: ordered by lapse, and among equal lapses the earlier first
+/// (so the heap's smallest, the one to drop, is the fastest and latest).
+struct Ranked {
+    lapse_ms: f64,
+    seq: u64,
+    slow: Slow,
 }
 
-/// The `q` quantile (0..=1) of `values` (sorted here), nearest rank.
-pub fn quantile(values: &mut [f64], q: f64) -> f64 {
-    if values.is_empty() {
-        return 0.0;
+impl Ranked {
+    fn key(&self) -> (f64, Reverse<u64>) {
+        (self.lapse_ms, Reverse(self.seq))
     }
-    values.sort_by(f64::total_cmp);
-    let rank = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len());
-    values[rank - 1]
 }
 
-pub fn summarize(lines: &[LogLine], unreadable: u64) -> Summary {
-    let mut commands: BTreeMap<String, Totals> = BTreeMap::new();
-    let mut users: BTreeMap<String, Totals> = BTreeMap::new();
-    let mut workspaces: BTreeMap<String, Totals> = BTreeMap::new();
-    let mut errors: BTreeMap<(String, String, String), u64> = BTreeMap::new();
-    let mut minutes: BTreeMap<String, (u64, Vec<f64>, f64)> = BTreeMap::new();
-    for r in lines {
-        let group = |map: &mut BTreeMap<String, Totals>, name: &str| {
-            map.entry(name.to_string())
-                .or_insert_with(|| Totals {
-                    name: name.to_string(),
-                    ..Totals::default()
-                })
-                .add(r)
-        };
-        group(&mut commands, &r.command);
-        group(&mut users, &r.user);
-        group(&mut workspaces, &r.workspace);
-        if r.result != "ok" {
-            *errors
-                .entry((r.command.clone(), r.code.clone(), r.error.clone()))
-                .or_default() += 1;
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Ranked {}
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let (a, b) = (self.key(), other.key());
+        a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))
+    }
+}
+
+/// One minute while gathering.
+#[derive(Default)]
+struct MinuteSoFar {
+    commands: u64,
+    lapses: Histogram,
+    writer_wait_ms: f64,
+}
+
+/// The report being gathered, one record at a time.
+#[derive(Default)]
+pub struct Aggregate {
+    commands: u64,
+    first: String,
+    last: String,
+    by_command: HashMap<String, Totals>,
+    by_user: HashMap<String, Totals>,
+    by_workspace: HashMap<String, Totals>,
+    errors: HashMap<(String, String, String), u64>,
+    error_kinds_dropped: u64,
+    minutes: BTreeMap<String, MinuteSoFar>,
+    /// The [`TOP`] slowest so far, the fastest of them on top.
+    slowest: BinaryHeap<Reverse<Ranked>>,
+}
+
+/// Adds `r` to `name`'s totals in `map`, allocating the name only the first time.
+fn group(map: &mut HashMap<String, Totals>, name: &str, r: &LogLine<'_>) {
+    match map.get_mut(name) {
+        Some(t) => t.add(r),
+        None => {
+            let mut t = Totals {
+                name: name.to_string(),
+                ..Totals::default()
+            };
+            t.add(r);
+            map.insert(name.to_string(), t);
         }
-        let minute: String = r.time.chars().take(16).collect();
-        let m = minutes.entry(minute).or_default();
-        m.0 += 1;
-        m.1.push(r.lapse_ms);
-        m.2 += r.writer_wait_ms;
     }
-    let mut slowest: Vec<&LogLine> = lines.iter().collect();
-    slowest.sort_by(|a, b| b.lapse_ms.total_cmp(&a.lapse_ms));
-    let mut errors: Vec<ErrorCount> = errors
-        .into_iter()
-        .map(|((command, code, error), count)| ErrorCount {
-            command,
-            code,
-            error,
-            count,
-        })
-        .collect();
-    errors.sort_by_key(|e| std::cmp::Reverse(e.count));
-    errors.truncate(TOP);
-    Summary {
-        commands: lines.len() as u64,
-        unreadable_lines: unreadable,
-        first: lines
-            .iter()
-            .map(|r| r.time.clone())
-            .min()
-            .unwrap_or_default(),
-        last: lines
-            .iter()
-            .map(|r| r.time.clone())
-            .max()
-            .unwrap_or_default(),
-        by_total: ranked(commands.clone(), |t| t.total_ms),
-        by_peak: ranked(commands.clone(), |t| t.peak_ms),
-        slowest: slowest
-            .into_iter()
-            .take(TOP)
-            .map(|r| Slow {
-                time: r.time.clone(),
-                id: r.id,
-                user: r.user.clone(),
-                workspace: r.workspace.clone(),
-                command: r.command.clone(),
-                args: r.args.clone(),
+}
+
+impl Aggregate {
+    pub fn add(&mut self, r: &LogLine<'_>) {
+        self.commands += 1;
+        if self.first.is_empty() || *r.time < *self.first {
+            self.first = r.time.to_string();
+        }
+        if *r.time > *self.last {
+            self.last = r.time.to_string();
+        }
+        group(&mut self.by_command, &r.command, r);
+        group(&mut self.by_user, &r.user, r);
+        group(&mut self.by_workspace, &r.workspace, r);
+        if r.result != "ok" {
+            self.error(r);
+        }
+        let minute = r.time.get(..16).unwrap_or(&r.time);
+        let m = match self.minutes.get_mut(minute) {
+            Some(m) => m,
+            None => self.minutes.entry(minute.to_string()).or_default(),
+        };
+        m.commands += 1;
+        m.lapses.add(r.lapse_ms);
+        m.writer_wait_ms += r.writer_wait_ms;
+        let full = self.slowest.len() >= TOP;
+        let beats = |top: &Ranked| r.lapse_ms > top.lapse_ms;
+        if !full || self.slowest.peek().is_some_and(|Reverse(top)| beats(top)) {
+            if full {
+                self.slowest.pop();
+            }
+            self.slowest.push(Reverse(Ranked {
                 lapse_ms: r.lapse_ms,
-                writer_wait_ms: r.writer_wait_ms,
-            })
-            .collect(),
-        by_user: ranked(users, |t| t.total_ms),
-        by_workspace: ranked(workspaces, |t| t.total_ms),
-        writer_by_command: ranked(commands, |t| t.writer_wait_ms + t.writer_hold_ms),
-        errors,
-        minutes: minutes
-            .into_iter()
-            .map(|(minute, (commands, mut lapses, wait))| Minute {
-                minute,
-                commands,
-                p99_ms: quantile(&mut lapses, 0.99),
-                writer_wait_ms: wait,
-            })
-            .collect(),
+                seq: self.commands,
+                slow: Slow {
+                    time: r.time.to_string(),
+                    id: r.id,
+                    user: r.user.to_string(),
+                    workspace: r.workspace.to_string(),
+                    command: r.command.to_string(),
+                    args: r.args.to_string(),
+                    lapse_ms: r.lapse_ms,
+                    writer_wait_ms: r.writer_wait_ms,
+                },
+            }));
+        }
     }
+
+    fn error(&mut self, r: &LogLine<'_>) {
+        let key = (
+            r.command.to_string(),
+            r.code.to_string(),
+            r.error.to_string(),
+        );
+        if let Some(n) = self.errors.get_mut(&key) {
+            *n += 1;
+            return;
+        }
+        if self.errors.len() >= ERROR_KEYS {
+            // Keep the more frequent half.
+            let mut counts: Vec<u64> = self.errors.values().copied().collect();
+            let (_, median, _) = counts.select_nth_unstable(ERROR_KEYS / 2);
+            let median = *median;
+            let before = self.errors.len();
+            self.errors.retain(|_, n| *n > median);
+            if self.errors.len() >= ERROR_KEYS {
+                self.errors.clear();
+            }
+            self.error_kinds_dropped += (before - self.errors.len()) as u64;
+        }
+        self.errors.insert(key, 1);
+    }
+
+    /// The report, with `unreadable` lines counted.
+    pub fn finish(self, unreadable: u64) -> Summary {
+        let mut errors: Vec<ErrorCount> = self
+            .errors
+            .into_iter()
+            .map(|((command, code, error), count)| ErrorCount {
+                command,
+                code,
+                error,
+                count,
+            })
+            .collect();
+        errors.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then_with(|| (&a.command, &a.code, &a.error).cmp(&(&b.command, &b.code, &b.error)))
+        });
+        errors.truncate(TOP);
+        let mut slowest: Vec<Ranked> = self.slowest.into_iter().map(|Reverse(r)| r).collect();
+        slowest.sort_by(|a, b| b.cmp(a));
+        let commands: Vec<Totals> = self.by_command.into_values().collect();
+        Summary {
+            commands: self.commands,
+            unreadable_lines: unreadable,
+            error_kinds_dropped: self.error_kinds_dropped,
+            first: self.first,
+            last: self.last,
+            by_total: ranked(commands.clone(), |t| t.total_ms),
+            by_peak: ranked(commands.clone(), |t| t.peak_ms),
+            slowest: slowest.into_iter().map(|r| r.slow).collect(),
+            by_user: ranked(self.by_user.into_values().collect(), |t| t.total_ms),
+            by_workspace: ranked(self.by_workspace.into_values().collect(), |t| t.total_ms),
+            writer_by_command: ranked(commands, |t| t.writer_wait_ms + t.writer_hold_ms),
+            errors,
+            minutes: self
+                .minutes
+                .into_iter()
+                .map(|(minute, m)| Minute {
+                    minute,
+                    commands: m.commands,
+                    p99_ms: m.lapses.quantile(0.99),
+                    writer_wait_ms: m.writer_wait_ms,
+                })
+                .collect(),
+        }
+    }
+}
+
+fn ranked(mut groups: Vec<Totals>, key: impl Fn(&Totals) -> f64) -> Vec<Totals> {
+    groups.sort_by(|a, b| key(b).total_cmp(&key(a)).then_with(|| a.name.cmp(&b.name)));
+    groups.truncate(TOP);
+    groups
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn line(time: &str, user: &str, command: &str, lapse: f64, ok: bool) -> LogLine {
+    fn line(time: &str, user: &str, command: &str, lapse: f64, ok: bool) -> LogLine<'static> {
         LogLine {
-            time: time.into(),
-            user: user.into(),
-            workspace: format!("{user}-ws"),
-            command: command.into(),
+            time: time.to_string().into(),
+            user: user.to_string().into(),
+            workspace: format!("{user}-ws").into(),
+            command: command.to_string().into(),
             lapse_ms: lapse,
             writer_wait_ms: lapse / 2.0,
             result: if ok { "ok" } else { "error" }.into(),
@@ -217,7 +325,11 @@ mod tests {
             line("2026-11-25T10:01:00.000Z", "build", "Sync", 100.0, true),
             line("2026-11-25T10:01:30.000Z", "ann", "Fstat", 7.0, false),
         ];
-        let s = summarize(&lines, 1);
+        let mut agg = Aggregate::default();
+        for l in &lines {
+            agg.add(l);
+        }
+        let s = agg.finish(1);
         assert_eq!(s.commands, 4);
         assert_eq!(s.unreadable_lines, 1);
         assert_eq!(s.by_total[0].name, "Sync");
@@ -235,10 +347,34 @@ mod tests {
         assert_eq!(s.minutes[1].writer_wait_ms, 53.5);
     }
 
+    /// The slowest list keeps the [`TOP`] slowest, slowest first, ties in log order; errors
+    /// stay bounded however many distinct ones arrive.
     #[test]
-    fn quantile_is_nearest_rank() {
-        let mut v: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(quantile(&mut v, 0.99), 99.0);
-        assert_eq!(quantile(&mut [], 0.99), 0.0);
+    fn slowest_and_errors_stay_bounded() {
+        let mut agg = Aggregate::default();
+        for i in 0..(ERROR_KEYS as u64 * 3) {
+            let mut l = line(
+                "2026-11-25T10:00:01.000Z",
+                "u",
+                "Fstat",
+                (i % 1000) as f64,
+                false,
+            );
+            l.id = i;
+            l.error = format!("no such file //depot/{i}").into();
+            agg.add(&l);
+        }
+        assert!(agg.errors.len() <= ERROR_KEYS);
+        let s = agg.finish(0);
+        assert_eq!(s.slowest.len(), TOP);
+        assert!(s.slowest.iter().all(|c| c.lapse_ms == 999.0));
+        let ids: Vec<u64> = s.slowest.iter().map(|c| c.id).collect();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(ids, sorted, "ties keep log order");
+        assert_eq!(ids[0], 999);
+        assert!(s.error_kinds_dropped > 0);
+        assert_eq!(s.errors.len(), TOP);
+        assert_eq!(s.commands, ERROR_KEYS as u64 * 3);
     }
 }
