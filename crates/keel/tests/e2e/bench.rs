@@ -423,3 +423,12 @@ fn secure_access_authenticates_every_client() {
     assert_eq!(n(&s, "files"), 60.0);
     assert_eq!(n(&s, "concurrent_syncs"), 2.0);
 }
+
+#[test]
+fn log_report_reads_a_generated_log() {
+    let r = bench(&["log-report", "--lines", "2000"]);
+    assert_eq!(r["workload"], "log-report");
+    assert_eq!(n(&r, "lines"), 2000.0);
+    assert!(n(&r, "lines_per_s") > 0.0, "{r}");
+    assert!(n(&r, "report_peak_rss_mib") > 0.0, "{r}");
+}

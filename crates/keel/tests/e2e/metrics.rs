@@ -282,7 +282,8 @@ fn a_failing_probe_step_is_told_counted_and_logged() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let run: serde_json::Value = serde_json::from_str(stdout.lines().next().expect("a run"))
         .unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
-    assert_eq!(run["failed"], serde_json::json!(["fstat", "sync"]), "{run}");
+    // `sync -n` of a file the user may not list finds nothing to do; `fstat` fails.
+    assert_eq!(run["failed"], serde_json::json!(["fstat"]), "{run}");
     assert_eq!(run["recorded"], true, "{run}");
     assert!(
         stderr.contains("probe fstat:") && stderr.contains("//depot/secret/s.txt"),
