@@ -102,11 +102,18 @@ impl Cli<'_> {
     }
 }
 
-/// Reads `child`'s piped stdout and stderr to their ends, then reaps it: its exit code, peak
-/// resident memory (KiB) and the output.
+/// A reaped child: its exit code (None when killed), peak resident memory (KiB) and output.
+pub(crate) struct Finished {
+    pub(crate) code: Option<i32>,
+    pub(crate) peak_rss_kib: u64,
+    pub(crate) stdout: Vec<u8>,
+    pub(crate) stderr: Vec<u8>,
+}
+
+/// Reads `child`'s piped stdout and stderr to their ends, then reaps it.
 pub(crate) fn wait_with_output_and_rusage(
     mut child: std::process::Child,
-) -> std::io::Result<(Option<i32>, u64, Vec<u8>, Vec<u8>)> {
+) -> std::io::Result<Finished> {
     use std::io::Read;
     let mut stderr = child.stderr.take();
     let errors = std::thread::spawn(move || {
@@ -121,8 +128,13 @@ pub(crate) fn wait_with_output_and_rusage(
         out.read_to_end(&mut stdout)?;
     }
     let stderr = errors.join().unwrap_or_default();
-    let (code, rss) = wait_with_rusage(child)?;
-    Ok((code, rss, stdout, stderr))
+    let (code, peak_rss_kib) = wait_with_rusage(child)?;
+    Ok(Finished {
+        code,
+        peak_rss_kib,
+        stdout,
+        stderr,
+    })
 }
 
 /// Reaps `child`: its exit code (None when killed) and peak resident memory (KiB).

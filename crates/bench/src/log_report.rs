@@ -61,7 +61,12 @@ pub fn run(config: &Config) -> Result<Report> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| BenchError::io(format!("starting {}", config.exe.display()), e))?;
-    let (code, peak_rss_kib, stdout, stderr) = crate::dev_loop::wait_with_output_and_rusage(child)
+    let crate::dev_loop::Finished {
+        code,
+        peak_rss_kib,
+        stdout,
+        stderr,
+    } = crate::dev_loop::wait_with_output_and_rusage(child)
         .map_err(|e| BenchError::io("waiting for keel admin log-report", e))?;
     let took = started.elapsed();
     if code != Some(0) {
