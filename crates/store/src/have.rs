@@ -489,8 +489,7 @@ pub(crate) const CREATE_TABLES: &str = "CREATE TABLE IF NOT EXISTS have (path TE
      CREATE TABLE IF NOT EXISTS journal_position (id INTEGER PRIMARY KEY CHECK (id = 0), position INTEGER NOT NULL); \
      CREATE TABLE IF NOT EXISTS sync_state (id INTEGER PRIMARY KEY CHECK (id = 0), writes INTEGER NOT NULL, change INTEGER, removed INTEGER, view TEXT); \
      CREATE TABLE IF NOT EXISTS generation (id INTEGER PRIMARY KEY CHECK (id = 0), uid TEXT NOT NULL, counter INTEGER NOT NULL, complete_after INTEGER NOT NULL, changed INTEGER NOT NULL); \
-     CREATE TABLE IF NOT EXISTS changed (counter INTEGER NOT NULL, path TEXT NOT NULL); \
-     CREATE INDEX IF NOT EXISTS changed_counter ON changed (counter);";
+     CREATE TABLE IF NOT EXISTS changed (counter INTEGER NOT NULL, path TEXT NOT NULL, PRIMARY KEY (counter, path)) WITHOUT ROWID;";
 
 /// Counts a change of the have list's entries (see [`HaveGeneration`]); returns the new
 /// counter and how many paths `changed` holds.
@@ -537,7 +536,7 @@ fn write_rows(conn: &Connection, rows: &[HaveRow], change_rows: usize) -> rusqli
             // Room for this write: the earlier ones are forgotten.
             forget(counter - 1)?;
         }
-        let mut remember = conn.prepare_cached("INSERT INTO changed VALUES (?1, ?2)")?;
+        let mut remember = conn.prepare_cached("INSERT OR IGNORE INTO changed VALUES (?1, ?2)")?;
         for row in rows {
             remember.execute(params![counter, row.path.as_str()])?;
         }

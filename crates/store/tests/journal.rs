@@ -76,8 +76,11 @@ fn contents(db: &Path) -> Vec<String> {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    // A have list's sync mark is local bookkeeping too: never journaled, never restored.
-    tables.retain(|t| t != "journal_position" && t != "sync_state");
+    // A have list's sync mark and generation are local bookkeeping too: never journaled,
+    // never restored.
+    tables.retain(|t| {
+        !["journal_position", "sync_state", "generation", "changed"].contains(&t.as_str())
+    });
     let mut out = Vec::new();
     for t in tables {
         let mut stmt = conn.prepare(&format!("SELECT * FROM \"{t}\"")).unwrap();
