@@ -42,6 +42,51 @@ pub(crate) enum Wildcards {
 
 /// Checks the characters and `/`-separated segments of `text` (without any leading `//`).
 pub(crate) fn check_segments(text: &str, wild: Wildcards) -> Result<(), String> {
+    if plainly_valid(text) {
+        return Ok(());
+    }
+    segment_problem(text, wild)
+}
+
+/// True when `text` passes [`segment_problem`] whatever the wildcards allowed: no control,
+/// reserved or wildcard byte, no `...`, and no empty, `.` or `..` segment. One pass over the
+/// bytes for the common case; any other text gets the full check, which names the problem.
+/// (Bytes of multi-byte UTF-8 characters are all >= 0x80, so none of them is refused.)
+fn plainly_valid(text: &str) -> bool {
+    // The current segment's length, whether it is all dots, and the current run of dots.
+    let mut len = 0usize;
+    let mut all_dots = true;
+    let mut dots = 0usize;
+    for &b in text.as_bytes() {
+        match b {
+            b'/' => {
+                if len == 0 || (all_dots && len <= 2) {
+                    return false;
+                }
+                len = 0;
+                all_dots = true;
+                dots = 0;
+            }
+            b'.' => {
+                dots += 1;
+                if dots == 3 {
+                    return false;
+                }
+                len += 1;
+            }
+            0..=0x1f | 0x7f | b'@' | b'#' | b'%' | b'*' => return false,
+            _ => {
+                len += 1;
+                all_dots = false;
+                dots = 0;
+            }
+        }
+    }
+    len > 0 && !(all_dots && len <= 2)
+}
+
+/// Why `text` fails [`check_segments`] (the first problem, characters first), if it does.
+fn segment_problem(text: &str, wild: Wildcards) -> Result<(), String> {
     let bytes = text.as_bytes();
     for (i, c) in text.char_indices() {
         match c {
@@ -224,6 +269,48 @@ impl fmt::Display for ClientPath {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every text of up to five characters over an alphabet holding each kind of byte the
+    /// check cares about.
+    fn short_texts(alphabet: &[char]) -> Vec<String> {
+        let mut all = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..5 {
+            last = last
+                .iter()
+                .flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}")))
+                .collect();
+            all.extend(last.iter().cloned());
+        }
+        all
+    }
+
+    #[test]
+    fn the_fast_path_accepts_only_what_the_full_check_accepts() {
+        let texts = short_texts(&[
+            'a', '.', '/', '*', '%', '@', '#', '\u{1}', '\u{7f}', '\u{e9}',
+        ]);
+        for text in &texts {
+            if plainly_valid(text) {
+                for wild in [Wildcards::None, Wildcards::Glob, Wildcards::View] {
+                    assert_eq!(segment_problem(text, wild), Ok(()), "{text:?} {wild:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_fast_path_takes_every_valid_plain_text() {
+        // Without wildcard or reserved characters the two agree exactly, so ordinary paths
+        // never reach the full check.
+        for text in short_texts(&['a', '.', '/', '\u{e9}']) {
+            assert_eq!(
+                plainly_valid(&text),
+                segment_problem(&text, Wildcards::None).is_ok(),
+                "{text:?}"
+            );
+        }
+    }
 
     #[test]
     fn depot_path_validation() {
