@@ -9,6 +9,9 @@ use std::net::IpAddr;
 struct Applied {
     mask: u8,
     exclude: bool,
+    /// The path's text before its first wildcard: a path without it cannot match, which
+    /// settles most lines of a table for most files without the matcher.
+    prefix: String,
     path: PathPattern,
 }
 
@@ -44,6 +47,7 @@ impl UserProtections {
             .map(|l| Applied {
                 mask: l.mode.mask(l.exclude),
                 exclude: l.exclude,
+                prefix: l.path.literal_prefix().to_string(),
                 path: l.path.clone(),
             })
             .collect();
@@ -64,7 +68,7 @@ impl UserProtections {
         self.lines
             .iter()
             .rev()
-            .find(|l| l.mask & bit != 0 && l.path.matches(path))
+            .find(|l| l.mask & bit != 0 && path.starts_with(&l.prefix) && l.path.matches(path))
             .is_some_and(|l| !l.exclude)
     }
 

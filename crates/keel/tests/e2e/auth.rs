@@ -13,13 +13,13 @@ use std::time::{Duration, Instant};
 const ADMIN_PW: &str = "Adm1n-Pa55-xyzzy";
 
 /// A user of the CLI with their own tickets file.
-struct As {
-    client: Client,
-    tickets: PathBuf,
+pub(crate) struct As {
+    pub(crate) client: Client,
+    pub(crate) tickets: PathBuf,
 }
 
 impl As {
-    fn new(client: Client, dir: &Path) -> As {
+    pub(crate) fn new(client: Client, dir: &Path) -> As {
         let tickets = dir.join(format!(
             "tickets-{}-{}",
             client.user,
@@ -28,7 +28,7 @@ impl As {
         As { client, tickets }
     }
 
-    fn on(&self, addr: &str) -> As {
+    pub(crate) fn on(&self, addr: &str) -> As {
         let mut client = self.client.clone();
         client.addr = addr.to_string();
         As {
@@ -37,13 +37,13 @@ impl As {
         }
     }
 
-    fn run(&self, args: &[&str], stdin: &str) -> Output {
+    pub(crate) fn run(&self, args: &[&str], stdin: &str) -> Output {
         let tickets = self.tickets.to_str().expect("utf-8 path");
         self.client
             .run_with(args, &[("KEEL_TICKETS", tickets)], stdin)
     }
 
-    fn ok(&self, args: &[&str], stdin: &str) -> String {
+    pub(crate) fn ok(&self, args: &[&str], stdin: &str) -> String {
         let out = self.run(args, stdin);
         assert!(
             out.status.success(),
@@ -56,7 +56,7 @@ impl As {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    fn fail(&self, args: &[&str], stdin: &str) -> String {
+    pub(crate) fn fail(&self, args: &[&str], stdin: &str) -> String {
         let out = self.run(args, stdin);
         assert!(
             !out.status.success(),
@@ -67,8 +67,13 @@ impl As {
         String::from_utf8_lossy(&out.stderr).into_owned()
     }
 
+    /// `keel info` as this user.
+    pub(crate) fn info(&self) -> serde_json::Value {
+        serde_json::from_str(self.ok(&["--json", "info"], "").trim()).expect("info JSON")
+    }
+
     /// Sets the user's own first password (none set yet) and logs in.
-    fn passwd_and_login(&self, password: &str) {
+    pub(crate) fn passwd_and_login(&self, password: &str) {
         self.ok(&["passwd"], &format!("{password}\n{password}\n"));
         self.ok(&["login"], &format!("{password}\n"));
     }

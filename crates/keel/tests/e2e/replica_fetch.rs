@@ -4,69 +4,13 @@
 //! lost the content) the client of the replica is told the file and revision, the primary's
 //! address and the primary's reason, never that the replica itself cannot be reached.
 
+use crate::auth::As as Who;
 use crate::common::{Client, Server, blob_at, bytes, content_files, remove_blobs_of, write};
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 const ADMIN_PW: &str = "Adm1n-Pa55-fetch";
 const SVC_PW: &str = "Serv1ce-pass-fetch";
-
-/// A CLI user with a tickets file of their own.
-struct Who {
-    client: Client,
-    tickets: PathBuf,
-}
-
-impl Who {
-    fn new(client: Client, dir: &Path) -> Who {
-        let tickets = dir.join(format!("tickets-{}", client.user));
-        Who { client, tickets }
-    }
-
-    /// The same user and tickets file talking to `addr`.
-    fn on(&self, addr: &str) -> Who {
-        Who {
-            client: Client {
-                addr: addr.to_string(),
-                ..self.client.clone()
-            },
-            tickets: self.tickets.clone(),
-        }
-    }
-
-    fn run(&self, args: &[&str], stdin: &str) -> Output {
-        let tickets = self.tickets.to_str().expect("utf-8 path");
-        self.client
-            .run_with(args, &[("KEEL_TICKETS", tickets)], stdin)
-    }
-
-    fn ok(&self, args: &[&str], stdin: &str) -> String {
-        let out = self.run(args, stdin);
-        assert!(
-            out.status.success(),
-            "keel {args:?} as {} failed:\nstdout: {}\nstderr: {}",
-            self.client.user,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn fail(&self, args: &[&str]) -> String {
-        let out = self.run(args, "");
-        assert!(
-            !out.status.success(),
-            "keel {args:?} as {} unexpectedly succeeded",
-            self.client.user
-        );
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    }
-
-    fn info(&self) -> serde_json::Value {
-        serde_json::from_str(self.ok(&["--json", "info"], "").trim()).expect("info JSON")
-    }
-}
 
 /// A security-3 primary's admin (logged in, with workspace `ws` rooted at `<dir>/ws`) and the
 /// service user `svc` (logged in on the primary, its own tickets file).
@@ -272,7 +216,7 @@ fn a_refused_on_demand_fetch_names_the_file_the_primary_and_its_reason() {
     // The service user loses its rights on the primary: the fetch is refused, and says so.
     let table = |lines: &[&str]| format!("Protections:\n\t{}\n", lines.join("\n\t"));
     admin.ok(&["protect", "-i"], &table(&["super user admin * //..."]));
-    let refused = via.fail(&["print", "-q", "//depot/rights.txt"]);
+    let refused = via.fail(&["print", "-q", "//depot/rights.txt"], "");
     assert_names(
         &refused,
         "//depot/rights.txt#1",
@@ -290,7 +234,7 @@ fn a_refused_on_demand_fetch_names_the_file_the_primary_and_its_reason() {
 
     // The service user's tickets are ended on the primary: the fetch names the login refused.
     svc.ok(&["logout", "-a"], "");
-    let refused = via.fail(&["print", "-q", "//depot/ticket.txt"]);
+    let refused = via.fail(&["print", "-q", "//depot/ticket.txt"], "");
     assert_names(
         &refused,
         "//depot/ticket.txt#1",
@@ -314,7 +258,7 @@ fn a_refused_on_demand_fetch_names_the_file_the_primary_and_its_reason() {
     let lost = digest_of(&admin, "//depot/lost.txt");
     let mut primary = primary;
     remove_blobs_of(&mut primary, &[lost]);
-    let refused = via.fail(&["print", "-q", "//depot/lost.txt"]);
+    let refused = via.fail(&["print", "-q", "//depot/lost.txt"], "");
     assert_names(
         &refused,
         "//depot/lost.txt#1",
@@ -324,7 +268,7 @@ fn a_refused_on_demand_fetch_names_the_file_the_primary_and_its_reason() {
 
     // The primary is down: the replica still answers, naming the primary it cannot reach.
     primary.kill9();
-    let refused = via.fail(&["print", "-q", "//depot/lost.txt"]);
+    let refused = via.fail(&["print", "-q", "//depot/lost.txt"], "");
     assert_names(
         &refused,
         "//depot/lost.txt#1",
