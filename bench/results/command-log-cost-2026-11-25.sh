@@ -12,7 +12,7 @@ seconds=${3:-6}
 work=/dev/shm/keel-command-log-cost
 rm -rf "$work" && mkdir -p "$work"
 "$keel" bench generate --shape browse --files 100000 --root "$work/browse" >&2
-"$keel" bench generate --shape branchsubmit --files 20000 --root "$work/branch" >&2
+"$keel" bench generate --shape branchsubmit --files 20000 --root "$work/branchsubmit" >&2
 run() { # mode workload
   rm -rf "$work/run" && cp -a "$work/$2" "$work/run"
   if [ "$1" = off ]; then printf 'command_log = ""\n' >> "$work/run/keel.toml"; fi
