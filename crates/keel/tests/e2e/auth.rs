@@ -72,6 +72,13 @@ impl As {
         serde_json::from_str(self.ok(&["--json", "info"], "").trim()).expect("info JSON")
     }
 
+    /// The server's `contentBytesSent` counter, as `keel info` reports it to this user.
+    pub(crate) fn content_bytes_sent(&self) -> u64 {
+        self.info()["contentBytesSent"]
+            .as_u64()
+            .expect("contentBytesSent")
+    }
+
     /// Sets the user's own first password (none set yet) and logs in.
     pub(crate) fn passwd_and_login(&self, password: &str) {
         self.ok(&["passwd"], &format!("{password}\n{password}\n"));
@@ -480,11 +487,6 @@ fn a_replica_and_a_proxy_authenticate_as_a_service_user_to_a_level_3_primary() {
 }
 
 /// Stored content bytes the server at `a`'s address has sent since it started.
-fn content_bytes_sent(a: &As) -> u64 {
-    let info: serde_json::Value =
-        serde_json::from_str(a.ok(&["--json", "info"], "").trim()).expect("info JSON");
-    info["contentBytesSent"].as_u64().expect("contentBytesSent")
-}
 
 #[test]
 fn an_on_demand_replica_fetches_content_as_its_service_user_from_a_level_3_primary() {
@@ -535,7 +537,7 @@ fn an_on_demand_replica_fetches_content_as_its_service_user_from_a_level_3_prima
     assert_eq!(content_files(&replica_root), 0, "metadata only so far");
 
     // The sync through the replica makes it fetch both blobs from the primary, as svc.
-    let before = content_bytes_sent(&admin);
+    let before = admin.content_bytes_sent();
     std::fs::remove_file(root.join("a.txt")).expect("remove");
     std::fs::remove_file(root.join("b.bin")).expect("remove");
     on_replica.ok(&["sync", "-f"], "");
@@ -548,7 +550,7 @@ fn an_on_demand_replica_fetches_content_as_its_service_user_from_a_level_3_prima
         bytes(7, 200_000)
     );
     assert_eq!(
-        content_bytes_sent(&admin) - before,
+        admin.content_bytes_sent() - before,
         needed,
         "each blob sent once"
     );

@@ -98,12 +98,6 @@ fn wait_listed(who: &Who, path: &str) {
 }
 
 /// Stored content bytes the server `who` talks to has sent since it started.
-fn sent(who: &Who) -> u64 {
-    who.info()["contentBytesSent"]
-        .as_u64()
-        .expect("contentBytesSent")
-}
-
 fn digest_of(who: &Who, path: &str) -> String {
     let out = who.ok(&["--json", "fstat", path], "");
     let v: serde_json::Value = serde_json::from_str(out.trim()).expect("fstat JSON");
@@ -158,7 +152,7 @@ fn an_on_demand_replica_of_a_tls_primary_fetches_exactly_what_a_sync_needs() {
         .iter()
         .map(|p| blob_at(&primary.root, &digest_of(&admin, p)).len)
         .sum();
-    let before = sent(&admin);
+    let before = admin.content_bytes_sent();
     build.ok(&["sync", "-q"], "");
     assert_eq!(
         std::fs::read(build_root.join("one.txt")).expect("synced"),
@@ -168,7 +162,11 @@ fn an_on_demand_replica_of_a_tls_primary_fetches_exactly_what_a_sync_needs() {
         std::fs::read(build_root.join("two.bin")).expect("synced"),
         bytes(11, 250_000)
     );
-    assert_eq!(sent(&admin) - before, needed, "exactly the needed content");
+    assert_eq!(
+        admin.content_bytes_sent() - before,
+        needed,
+        "exactly the needed content"
+    );
     assert_eq!(content_files(&replica_root), 2);
 
     // Synced again from scratch, the tree comes from what the replica holds.
@@ -178,7 +176,7 @@ fn an_on_demand_replica_of_a_tls_primary_fetches_exactly_what_a_sync_needs() {
         bytes(11, 250_000)
     );
     assert_eq!(
-        sent(&admin) - before,
+        admin.content_bytes_sent() - before,
         needed,
         "the second sync fetched nothing"
     );
