@@ -5,50 +5,27 @@
 //! first ends as `cancelled`.
 
 use crate::rpc::RpcMetrics;
+use crate::wrap::{Around, GrpcService, ReplyFuture};
 use http_body::{Body as HttpBody, Frame};
 use hyper::body::Buf;
-use std::convert::Infallible;
-use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Instant;
 use tonic::body::Body;
-use tonic::server::NamedService;
-use tower_service::Service;
 
-/// Wraps `inner` (a tonic service); without metrics it passes every call through untouched.
+/// Wraps a tonic service (as [`Wrapped`](crate::wrap::Wrapped) `{ inner, around: Instrument { .. } }`); without
+/// metrics it passes every call through untouched.
 #[derive(Clone)]
-pub struct Instrument<S> {
-    pub inner: S,
+pub struct Instrument {
     pub metrics: Option<Arc<RpcMetrics>>,
 }
 
-impl<S: NamedService> NamedService for Instrument<S> {
-    const NAME: &'static str = S::NAME;
-}
-
-type BoxFuture = Pin<Box<dyn Future<Output = Result<http::Response<Body>, Infallible>> + Send>>;
-
-impl<S> Service<http::Request<Body>> for Instrument<S>
-where
-    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = http::Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: http::Request<Body>) -> BoxFuture {
+impl Around for Instrument {
+    fn call<S: GrpcService>(&self, inner: &mut S, req: http::Request<Body>) -> ReplyFuture {
         let Some(metrics) = self.metrics.clone() else {
-            return Box::pin(self.inner.call(req));
+            return Box::pin(inner.call(req));
         };
         let rpc = metrics.label(req.uri().path());
         metrics.started(rpc);
@@ -69,7 +46,7 @@ where
             received,
             sent: 0,
         };
-        let reply = self.inner.call(req);
+        let reply = inner.call(req);
         Box::pin(async move {
             let response = reply.await?;
             call.code = grpc_code(response.headers());

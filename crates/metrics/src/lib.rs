@@ -1,5 +1,5 @@
 //! Keel's Prometheus metrics: the families every RPC fills (`rpc`), the tower layer that fills
-//! them (`layer`), and the plain HTTP/1.1 endpoint that serves a registry as OpenMetrics text
+//! them (`layer`, built on `wrap`, the wrapper the server's layers share), and the plain HTTP/1.1 endpoint that serves a registry as OpenMetrics text
 //! (`endpoint`). The server and the proxy each build a registry, add what they know (the
 //! server's store, journal and replica; the proxy's cache) as collectors read at scrape time,
 //! and serve it with `--metrics-listen`.
@@ -11,6 +11,7 @@ pub mod collect;
 mod endpoint;
 mod layer;
 mod rpc;
+pub mod wrap;
 
 pub use endpoint::{EndpointError, MetricsEndpoint, OPENMETRICS_CONTENT_TYPE, render};
 pub use layer::Instrument;

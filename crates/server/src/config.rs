@@ -90,6 +90,9 @@ pub struct ServerConfig {
     /// behind, further records are dropped and counted, never waited for (records; default
     /// 65536).
     pub command_log_queue_records: usize,
+    /// How long command records gather between two writes of the command log's writer, so it
+    /// writes batches instead of waking for each command (milliseconds; default 10).
+    pub command_log_batch_ms: u64,
     /// The command log is rotated before it grows past this size (bytes; default 67108864).
     pub command_log_rotate_bytes: u64,
     /// The command log is rotated once it is this old (seconds; default 86400).
@@ -148,6 +151,7 @@ impl Default for ServerConfig {
             audit_batch_ms: 10,
             command_log: PathBuf::from("logs/commands.jsonl"),
             command_log_queue_records: 65536,
+            command_log_batch_ms: 10,
             command_log_rotate_bytes: 64 << 20,
             command_log_rotate_secs: 86_400,
             command_log_keep: 10,

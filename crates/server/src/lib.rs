@@ -18,8 +18,8 @@ mod config;
 mod convert;
 mod handover;
 mod identity;
+mod line_log;
 mod lock;
-mod lossy_log;
 mod metrics;
 mod monitor;
 mod replica;
@@ -33,6 +33,7 @@ pub use keel_tls::Fingerprint;
 pub use replica::{BadTicket, ContentMode, ReplicaOptions, ServiceLogin};
 
 use keel_blob::FsBlobStore;
+use keel_metrics::wrap::Wrapped;
 use keel_service::{Service, system_clock};
 use keel_store::open_root;
 use std::net::SocketAddr;
@@ -98,9 +99,7 @@ pub enum ServeError {
     #[error(transparent)]
     Trust(#[from] keel_tls::TrustFileError),
     #[error(transparent)]
-    Audit(#[from] audit::AuditOpenError),
-    #[error(transparent)]
-    CommandLog(#[from] monitor::CommandLogOpenError),
+    Log(#[from] line_log::LogOpenError),
     #[error("cannot serve TLS: {0}")]
     Certificate(#[from] keel_tls::CertError),
     #[error(transparent)]
@@ -276,12 +275,15 @@ pub async fn serve(
     };
     let (command_log, command_log_writer) = match config.command_log_path(&root) {
         Some(path) => {
-            let (log, writer) = monitor::log::open(monitor::log::LogOptions {
+            let (log, writer) = monitor::log::open(line_log::LogOptions {
                 path,
                 queue_records: config.command_log_queue_records,
-                rotate_bytes: config.command_log_rotate_bytes,
-                rotate_age: std::time::Duration::from_secs(config.command_log_rotate_secs),
-                keep: config.command_log_keep,
+                batch: std::time::Duration::from_millis(config.command_log_batch_ms),
+                rotation: Some(line_log::Rotation {
+                    bytes: config.command_log_rotate_bytes,
+                    age: std::time::Duration::from_secs(config.command_log_rotate_secs),
+                    keep: config.command_log_keep,
+                }),
             })?;
             (Some(log), Some(writer))
         }
@@ -376,20 +378,24 @@ pub async fn serve(
     ready(&listening);
     tonic::transport::Server::builder()
         .tcp_nodelay(true)
-        .add_service(monitor::Observe {
-            inner: keel_metrics::Instrument {
-                inner: replica::gate::Gate {
+        .add_service(Wrapped {
+            inner: Wrapped {
+                inner: Wrapped {
                     inner: identity::Attach {
                         inner: keel_proto::v1::keel_server::KeelServer::new(api)
                             .max_decoding_message_size(config.max_message_bytes)
                             .max_encoding_message_size(config.max_message_bytes),
                         auth: authenticator,
                     },
-                    mode: gate,
+                    around: replica::gate::Gate { mode: gate },
                 },
-                metrics: rpc_metrics,
+                around: keel_metrics::Instrument {
+                    metrics: rpc_metrics,
+                },
             },
-            registry: registry.clone(),
+            around: monitor::Observe {
+                registry: registry.clone(),
+            },
         })
         .serve_with_incoming_shutdown(incoming, shutdown_signal())
         .await?;

@@ -134,13 +134,15 @@ fn an_unwritable_audit_log_never_fails_a_sync() {
 #[test]
 fn an_audit_log_that_cannot_be_opened_stops_the_start() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let log = dir.path().join("no-such-dir/audit.log");
+    // A missing directory is created, but not under a regular file.
+    std::fs::write(dir.path().join("a-file"), "").expect("write");
+    let log = dir.path().join("a-file/audit.log");
     let args = ["--audit-log", log.to_str().expect("utf-8")];
     let err = Server::start_listening(&dir.path().join("root"), "127.0.0.1:0", &[], &args)
         .err()
         .expect("refuses to start");
     assert!(
-        err.contains("cannot open the audit log") && err.contains("no-such-dir/audit.log"),
+        err.contains("cannot open the audit log") && err.contains("a-file/audit.log"),
         "{err}"
     );
 }

@@ -8,6 +8,5 @@ pub(crate) mod observe;
 pub(crate) mod record;
 pub(crate) mod registry;
 
-pub use log::CommandLogOpenError;
 pub(crate) use observe::{Observe, current_counters};
 pub(crate) use registry::{Registry, Running, Who};

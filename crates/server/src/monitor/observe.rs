@@ -12,6 +12,7 @@
 use super::registry::{Registry, Running};
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
+use keel_metrics::wrap::{self, Around, GrpcService, ReplyFuture};
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -20,8 +21,6 @@ use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 use tonic::Status;
 use tonic::body::Body;
-use tonic::server::NamedService;
-use tower_service::Service;
 
 tokio::task_local! {
     /// The command the current task serves.
@@ -35,36 +34,13 @@ pub(crate) fn current_counters() -> Option<Arc<keel_store::command::CommandCount
 
 /// Wraps the API (and its gate) and observes every RPC.
 #[derive(Clone)]
-pub(crate) struct Observe<S> {
-    pub(crate) inner: S,
+pub(crate) struct Observe {
     pub(crate) registry: Arc<Registry>,
 }
 
-type BoxFuture = Pin<Box<dyn Future<Output = Result<http::Response<Body>, Infallible>> + Send>>;
-
-impl<S> Service<http::Request<Body>> for Observe<S>
-where
-    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = http::Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: http::Request<Body>) -> BoxFuture {
-        let command = req
-            .uri()
-            .path()
-            .rsplit('/')
-            .next()
-            .unwrap_or("")
-            .to_string();
+impl Around for Observe {
+    fn call<S: GrpcService>(&self, inner: &mut S, req: http::Request<Body>) -> ReplyFuture {
+        let command = wrap::method(&req).to_string();
         let program = req
             .headers()
             .get(http::header::USER_AGENT)
@@ -88,7 +64,7 @@ where
             registry: self.registry.clone(),
             ended: false,
         };
-        let handler = CURRENT.scope(run.clone(), self.inner.call(req));
+        let handler = CURRENT.scope(run.clone(), inner.call(req));
         Box::pin(async move {
             let response = Terminable {
                 inner: Box::pin(handler),
@@ -108,10 +84,6 @@ where
             ))
         })
     }
-}
-
-impl<S: NamedService> NamedService for Observe<S> {
-    const NAME: &'static str = S::NAME;
 }
 
 /// The message a terminated command's client receives.

@@ -4,15 +4,11 @@
 //! forwards reads of the opened-files state. The RPC lists below are the one place that says
 //! which RPC writes; a test checks they cover every RPC in `keel.proto`.
 
+use keel_metrics::wrap::{self, Around, GrpcService, ReplyFuture};
 use keel_proto::v1 as pb;
 use prost::Message;
-use std::convert::Infallible;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use tonic::body::Body;
-use tonic::server::NamedService;
 use tonic::transport::Channel;
 use tower_service::Service;
 
@@ -111,36 +107,13 @@ pub(crate) struct Mode {
 
 /// Wraps the API service; without a mode (a primary) everything passes.
 #[derive(Clone)]
-pub(crate) struct Gate<S> {
-    pub(crate) inner: S,
+pub(crate) struct Gate {
     pub(crate) mode: Option<Arc<Mode>>,
 }
 
-type BoxFuture = Pin<Box<dyn Future<Output = Result<http::Response<Body>, Infallible>> + Send>>;
-
-impl<S> Service<http::Request<Body>> for Gate<S>
-where
-    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = http::Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: http::Request<Body>) -> BoxFuture {
-        let method = req
-            .uri()
-            .path()
-            .rsplit('/')
-            .next()
-            .unwrap_or("")
-            .to_string();
+impl Around for Gate {
+    fn call<S: GrpcService>(&self, inner: &mut S, req: http::Request<Body>) -> ReplyFuture {
+        let method = wrap::method(&req).to_string();
         // An RPC in neither list is treated as a write: a replica never guesses it is safe.
         let writes = WRITE_RPCS.contains(&method.as_str()) || !READ_RPCS.contains(&method.as_str());
         let forwarded_read = FORWARDED_READS.contains(&method.as_str());
@@ -149,7 +122,7 @@ where
             .clone()
             .filter(|m| writes || (forwarded_read && m.forward.is_some()))
         else {
-            return Box::pin(self.inner.call(req));
+            return Box::pin(inner.call(req));
         };
         match mode.forward.clone() {
             Some(mut channel) => Box::pin(async move {
@@ -183,10 +156,6 @@ where
             }
         }
     }
-}
-
-impl<S: NamedService> NamedService for Gate<S> {
-    const NAME: &'static str = S::NAME;
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! What the server's append-only JSON-lines logs (the audit log, the command log) share: they
-//! lose records rather than hold up a request, count what they lost, say so in the server's
-//! log at most every few seconds, and never leave half a batch in the file.
+//! What a log lost: records dropped when its queue was full or not written when its file
+//! failed, counted, and said in the server's log at most every few seconds; and the append
+//! that never leaves half a batch in the file.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -38,6 +38,11 @@ impl LossReport {
             reported: (0, 0),
             last_report: None,
         }
+    }
+
+    /// The log's name in messages.
+    pub(crate) fn what(&self) -> &'static str {
+        self.what
     }
 
     /// Logs new drops or failures, at most once per `REPORT_EVERY`.
