@@ -56,9 +56,7 @@ impl Service {
         opts: ListOptions,
         sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let who = self.access_of(caller)?;
+        let (snap, who) = self.read_as(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let max = if opts.max == 0 {
             usize::MAX
@@ -105,9 +103,7 @@ impl Service {
         files: &[String],
         sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let who = self.access_of(caller)?;
+        let (snap, who) = self.read_as(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
             let matched = self.for_each_selected(
@@ -167,9 +163,7 @@ impl Service {
         follow: bool,
         sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let who = self.access_of(caller)?;
+        let (snap, who) = self.read_as(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let mut changes: HashMap<u64, (String, String, String)> = HashMap::new();
         for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
@@ -269,9 +263,7 @@ impl Service {
         files: &[String],
         sink: &mut dyn FnMut(FileInfo, Content) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let who = self.access_of(caller)?;
+        let (snap, who) = self.read_as(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let (shelved, files): (Vec<String>, Vec<String>) =
             files.iter().cloned().partition(|f| f.contains("@="));
@@ -311,9 +303,7 @@ impl Service {
         left: &str,
         right: &str,
     ) -> Result<Diff2Result, ServiceError> {
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let who = self.access_of(caller)?;
+        let (snap, who) = self.read_as(caller)?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
         let one = |text: &str| -> Result<keel_store::RevisionRow, ServiceError> {
             let arg = FileArg::parse(text, snap.as_ref(), ws.as_ref())?;
@@ -361,9 +351,7 @@ impl Service {
         files: &[String],
         sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let who = self.access_of(caller)?;
+        let (snap, who) = self.read_as(caller)?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         let args = files
             .iter()

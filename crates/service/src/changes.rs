@@ -140,9 +140,7 @@ impl Service {
         query: &ChangesQuery,
         sink: &mut dyn FnMut(ChangeInfo) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let who = self.access_of(caller)?;
+        let (snap, who) = self.read_as(caller)?;
         let filter = ChangeFilter {
             status: query.status,
             user: (!query.user.is_empty()).then(|| query.user.clone()),
@@ -260,9 +258,7 @@ impl Service {
         sink: &mut dyn FnMut(DescribePart) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
         let change = change.0;
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let who = self.access_of(caller)?;
+        let (snap, who) = self.read_as(caller)?;
         let row = load_change(snap.as_ref(), ChangeNumber(change))?;
         let status = row.status;
         let workspace = row.workspace.clone();

@@ -33,9 +33,7 @@ impl Service {
         sink: &mut dyn FnMut(DescribePart) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
         let change = change.0;
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let who = self.access_of(caller)?;
+        let (snap, who) = self.read_as(caller)?;
         let row = load_change(snap.as_ref(), ChangeNumber(change))?;
         let mut shelf = whole_shelf(snap.as_ref(), change, self.config.shelf_page)?;
         shelf.retain(|path, _| who.lists(path.as_str()));

@@ -32,9 +32,7 @@ impl Service {
         opts: DirsOptions,
         sink: &mut dyn FnMut(String) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let who = self.access_of(caller)?;
+        let (snap, who) = self.read_as(caller)?;
         let specs = dirs
             .iter()
             .map(|text| FileSpec::parse(text).map_err(|e| bad_argument(text, e)))

@@ -207,6 +207,18 @@ impl Service {
             .remove(user);
     }
 
+    /// A read command's start: the caller recorded (see [`Service::touch_user`]), a snapshot to
+    /// read from, and what the caller may see.
+    fn read_as(
+        &self,
+        caller: &Caller,
+    ) -> Result<(Box<dyn keel_store::ReadTxn + '_>, crate::access::Access), ServiceError> {
+        self.touch_user(caller)?;
+        let snap = self.meta.snapshot()?;
+        let who = self.access_of(caller)?;
+        Ok((snap, who))
+    }
+
     /// Records a user the first time it is seen (users are created on first use below
     /// security level 4), and their Access time at most every `user_access_update_secs`.
     fn touch_user(&self, caller: &Caller) -> Result<(), ServiceError> {

@@ -545,9 +545,7 @@ impl Service {
         sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
         let change = change.map(ChangeRef::number);
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let who = self.access_of(caller)?;
+        let (snap, who) = self.read_as(caller)?;
         let ws = crate::context::optional_workspace(snap.as_ref(), caller)?;
         let keep = |row: &OpenedRow| {
             (user.is_empty() || row.user == user)

@@ -213,9 +213,7 @@ impl Service {
         files: &[String],
         sink: &mut dyn FnMut(IntegInfo) -> Result<(), ServiceError>,
     ) -> Result<(), IntegrateError> {
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let who = self.access_of(caller)?;
+        let (snap, who) = self.read_as(caller)?;
         let ws = crate::context::optional_workspace(snap.as_ref(), caller)?;
         if files.is_empty() {
             return Err(ServiceError::NoFileArguments {

@@ -215,9 +215,7 @@ impl Service {
         files: &[String],
     ) -> Result<Vec<FileInfo>, ShelveError> {
         let (shelved_change, change) = (shelved_change.0, change.number());
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let who = self.access_of(caller)?;
+        let (snap, who) = self.read_as(caller)?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
         let source = load_change(snap.as_ref(), ChangeNumber(shelved_change))?;
