@@ -15,7 +15,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -135,6 +135,10 @@ pub struct Planner<'a> {
     ws: &'a WorkspaceCtx,
     resolver: LocalResolver,
     uploads: Vec<Upload>,
+    /// The directory of the last lazy copy found missing, and whether that directory exists:
+    /// records come in path order, so a branch never written into the workspace costs one
+    /// look per directory rather than one per file.
+    last_dir: Option<(PathBuf, bool)>,
 }
 
 impl<'a> Planner<'a> {
@@ -143,6 +147,7 @@ impl<'a> Planner<'a> {
             ws,
             resolver: ws.resolver(),
             uploads: Vec::new(),
+            last_dir: None,
         }
     }
 
@@ -165,8 +170,14 @@ impl<'a> Planner<'a> {
         if !record.lazy_digest.is_empty() {
             // The server already holds this content (branch, copy, unshelve): upload only a
             // changed workspace copy.
+            if self.in_missing_dir(&local) {
+                return Ok(None);
+            }
             match transfer::hash_local(&local)? {
-                None => return Ok(None),
+                None => {
+                    self.note_missing(&local);
+                    return Ok(None);
+                }
                 Some(digest) if digest.eq_ignore_ascii_case(&record.lazy_digest) => {
                     return Ok(Some(local));
                 }
@@ -178,6 +189,21 @@ impl<'a> Planner<'a> {
             local: local.clone(),
         });
         Ok(Some(local))
+    }
+
+    /// Whether `local`'s directory was found missing (so `local` cannot exist either).
+    fn in_missing_dir(&self, local: &Path) -> bool {
+        matches!(&self.last_dir, Some((dir, false)) if Some(dir.as_path()) == local.parent())
+    }
+
+    /// `local` is missing: finds out, once per directory, whether its directory is too.
+    fn note_missing(&mut self, local: &Path) {
+        let Some(dir) = local.parent() else { return };
+        if self.last_dir.as_ref().is_some_and(|(d, _)| d == dir) {
+            return;
+        }
+        let exists = std::fs::symlink_metadata(dir).is_ok();
+        self.last_dir = Some((dir.to_path_buf(), exists));
     }
 
     /// The files to upload, in the order their records came.
@@ -305,6 +331,8 @@ mod tests {
             record("plain.txt", WireAction::Add, ""),
             record("gone.txt", WireAction::Delete, ""),
             record("virtual.txt", WireAction::Branch, &shelved),
+            record("rel/one.txt", WireAction::Branch, &shelved),
+            record("rel/two.txt", WireAction::Branch, &shelved),
         ];
         let planned: Vec<String> = plan(&ws, &opened)
             .expect("plan")
@@ -326,8 +354,16 @@ mod tests {
                 local("changed.txt"),
                 local("plain.txt"),
                 None,
+                None,
+                None,
                 None
             ]
         );
+        // A directory made after it was found missing is looked at again by a new plan.
+        std::fs::create_dir(dir.path().join("rel")).expect("mkdir");
+        std::fs::write(dir.path().join("rel/two.txt"), "shelved\n").expect("write");
+        let mut planner = Planner::new(&ws);
+        assert_eq!(planner.add(&opened[5]).expect("plan"), None);
+        assert_eq!(planner.add(&opened[6]).expect("plan"), local("rel/two.txt"));
     }
 }
