@@ -569,3 +569,58 @@ fn a_written_branch_uploads_only_its_changed_files_and_leaves_them_read_only() {
         }
     }
 }
+
+/// `Opened` with `content_only` (what a submit plans from) lists one pending change's
+/// content-carrying files, and is refused for any other selection.
+#[test]
+fn opened_content_only_lists_the_files_a_submit_may_upload() {
+    use keel_proto::v1 as pb;
+    let (fx, a) = main_line(&[("a.c", "a\n"), ("b.c", "b\n"), ("c.c", "c\n")]);
+    a.ok(&["delete", "main/a.c"]);
+    a.ok(&["edit", "main/b.c"]);
+    a.ok(&["integrate", "-v", "//depot/main/c.c", "//depot/rel/c.c"]);
+    let opened = |request: pb::OpenedRequest| -> Result<Vec<String>, tonic::Status> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let mut client =
+                pb::keel_client::KeelClient::connect(format!("http://{}", fx.server.addr))
+                    .await
+                    .expect("connects");
+            let mut stream = client.opened(request).await?.into_inner();
+            let mut files = Vec::new();
+            while let Some(record) = stream.message().await? {
+                files.push(record.depot_file);
+            }
+            Ok(files)
+        })
+    };
+    let request = pb::OpenedRequest {
+        caller: Some(pb::Caller {
+            user: "alice".into(),
+            workspace: "a".into(),
+            host: "test".into(),
+        }),
+        filter_change: true,
+        content_only: true,
+        ..Default::default()
+    };
+    assert_eq!(
+        opened(request.clone()).expect("opened"),
+        ["//depot/main/b.c", "//depot/rel/c.c"]
+    );
+    let all = opened(pb::OpenedRequest {
+        content_only: false,
+        ..request.clone()
+    });
+    assert_eq!(all.expect("opened").len(), 3);
+    let refused = opened(pb::OpenedRequest {
+        files: vec!["//depot/main/...".into()],
+        ..request
+    })
+    .expect_err("content_only with files");
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+    assert!(refused.message().contains("content_only"), "{refused:?}");
+}
