@@ -118,6 +118,7 @@ pub async fn submit(
         caller: conn.caller(),
         change: 0,
         description: description.to_string(),
+        reply_files: keel_proto::v1::SubmitReplyFiles::All as i32,
     }));
     let producer = tokio::spawn(async move {
         if tx.send(begin).await.is_err() {

@@ -15,7 +15,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -27,6 +27,7 @@ use tokio_stream::Stream;
 use crate::actions;
 use crate::connect::Connection;
 use crate::error::{Error, Result};
+use crate::paths::LocalResolver;
 use crate::transfer;
 use crate::workspace::WorkspaceCtx;
 
@@ -121,42 +122,103 @@ impl<M> Stream for BatchStream<M> {
 impl<M> Unpin for BatchStream<M> {}
 
 /// One file to upload: its depot path and local file.
+#[derive(Clone, Debug)]
 pub struct Upload {
     pub depot_file: String,
     pub local: PathBuf,
 }
 
-/// The files of `opened` whose content must be sent: content-carrying actions, except files
-/// whose local content is exactly the lazy content the server already holds.
-pub fn plan(ws: &WorkspaceCtx, opened: &[FileRecord]) -> Result<Vec<Upload>> {
-    let mut uploads = Vec::new();
-    let mut resolver = ws.resolver();
-    for record in opened
-        .iter()
-        .filter(|r| actions::from_wire(r.action()).is_some_and(needs_content))
-    {
-        let client_file = ws
+/// Decides, one opened record at a time, which files' content must be sent: content-carrying
+/// actions, except files whose local content is exactly the lazy content the server already
+/// holds. Records are looked at and let go, so a plan holds only the uploads.
+pub struct Planner<'a> {
+    ws: &'a WorkspaceCtx,
+    resolver: LocalResolver,
+    uploads: Vec<Upload>,
+    /// The directory of the last lazy copy found missing, and whether that directory exists:
+    /// records come in path order, so a branch never written into the workspace costs one
+    /// look per directory rather than one per file.
+    last_dir: Option<(PathBuf, bool)>,
+}
+
+impl<'a> Planner<'a> {
+    pub fn new(ws: &'a WorkspaceCtx) -> Planner<'a> {
+        Planner {
+            ws,
+            resolver: ws.resolver(),
+            uploads: Vec::new(),
+            last_dir: None,
+        }
+    }
+
+    /// Plans one opened record. Returns the local file when the record carries content and
+    /// the file is in the workspace (uploaded, or a lazy copy present unchanged); `None` for
+    /// other actions and for a lazy copy with no local file (`integrate -v`), which submits
+    /// the server's content.
+    pub fn add(&mut self, record: &FileRecord) -> Result<Option<PathBuf>> {
+        if !actions::from_wire(record.action()).is_some_and(needs_content) {
+            return Ok(None);
+        }
+        let client_file = self
+            .ws
             .client_file_of(record)
             .ok_or_else(|| Error::BadArgument {
                 arg: record.depot_file.clone(),
                 reason: "not mapped in the workspace view".into(),
             })?;
-        let local = resolver.resolve(&client_file)?;
+        let local = self.resolver.resolve(&client_file)?;
         if !record.lazy_digest.is_empty() {
             // The server already holds this content (branch, copy, unshelve): upload only a
-            // changed workspace copy. No local copy (`integrate -v`) submits the server's.
+            // changed workspace copy.
+            if self.in_missing_dir(&local) {
+                return Ok(None);
+            }
             match transfer::hash_local(&local)? {
-                None => continue,
-                Some(digest) if digest.eq_ignore_ascii_case(&record.lazy_digest) => continue,
+                None => {
+                    self.note_missing(&local);
+                    return Ok(None);
+                }
+                Some(digest) if digest.eq_ignore_ascii_case(&record.lazy_digest) => {
+                    return Ok(Some(local));
+                }
                 Some(_) => {}
             }
         }
-        uploads.push(Upload {
+        self.uploads.push(Upload {
             depot_file: record.depot_file.clone(),
-            local,
+            local: local.clone(),
         });
+        Ok(Some(local))
     }
-    Ok(uploads)
+
+    /// Whether `local`'s directory was found missing (so `local` cannot exist either).
+    fn in_missing_dir(&self, local: &Path) -> bool {
+        matches!(&self.last_dir, Some((dir, false)) if Some(dir.as_path()) == local.parent())
+    }
+
+    /// `local` is missing: finds out, once per directory, whether its directory is too.
+    fn note_missing(&mut self, local: &Path) {
+        let Some(dir) = local.parent() else { return };
+        if self.last_dir.as_ref().is_some_and(|(d, _)| d == dir) {
+            return;
+        }
+        let exists = std::fs::symlink_metadata(dir).is_ok();
+        self.last_dir = Some((dir.to_path_buf(), exists));
+    }
+
+    /// The files to upload, in the order their records came.
+    pub fn finish(self) -> Vec<Upload> {
+        self.uploads
+    }
+}
+
+/// The files of `opened` whose content must be sent (see [`Planner`]).
+pub fn plan(ws: &WorkspaceCtx, opened: &[FileRecord]) -> Result<Vec<Upload>> {
+    let mut planner = Planner::new(ws);
+    for record in opened {
+        planner.add(record)?;
+    }
+    Ok(planner.finish())
 }
 
 /// Sends `begin`, then every upload as file / chunks / file end, then commit, through `call`
@@ -268,6 +330,9 @@ mod tests {
             record("changed.txt", WireAction::Edit, &shelved),
             record("plain.txt", WireAction::Add, ""),
             record("gone.txt", WireAction::Delete, ""),
+            record("virtual.txt", WireAction::Branch, &shelved),
+            record("rel/one.txt", WireAction::Branch, &shelved),
+            record("rel/two.txt", WireAction::Branch, &shelved),
         ];
         let planned: Vec<String> = plan(&ws, &opened)
             .expect("plan")
@@ -275,5 +340,30 @@ mod tests {
             .map(|u| u.depot_file)
             .collect();
         assert_eq!(planned, ["//depot/changed.txt", "//depot/plain.txt"]);
+        // The local files a submit touches: present and content-carrying, uploaded or not.
+        let mut planner = Planner::new(&ws);
+        let touched: Vec<Option<PathBuf>> = opened
+            .iter()
+            .map(|r| planner.add(r).expect("plan"))
+            .collect();
+        let local = |name: &str| Some(dir.path().join(name));
+        assert_eq!(
+            touched,
+            [
+                local("same.txt"),
+                local("changed.txt"),
+                local("plain.txt"),
+                None,
+                None,
+                None,
+                None
+            ]
+        );
+        // A directory made after it was found missing is looked at again by a new plan.
+        std::fs::create_dir(dir.path().join("rel")).expect("mkdir");
+        std::fs::write(dir.path().join("rel/two.txt"), "shelved\n").expect("write");
+        let mut planner = Planner::new(&ws);
+        assert_eq!(planner.add(&opened[5]).expect("plan"), None);
+        assert_eq!(planner.add(&opened[6]).expect("plan"), local("rel/two.txt"));
     }
 }

@@ -148,6 +148,7 @@ impl WorkspaceCtx {
                 user: String::new(),
                 change: change.unwrap_or(0),
                 filter_change: change.is_some(),
+                content_only: false,
             })
             .await
             .map_err(|s| conn.status(s))?

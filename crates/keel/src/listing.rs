@@ -15,6 +15,9 @@ pub const MAX_LISTED_LINES: usize = 100;
 pub struct Listing {
     out: Out,
     held: Vec<String>,
+    /// Files were counted without their lines ([`Listing::count`]): the listing ends in its
+    /// summary line whatever the total.
+    counted: bool,
     /// Files per kind (`opened for add`, `updated`, ...), in the order kinds first appeared.
     counts: Vec<(String, usize)>,
     total: usize,
@@ -25,6 +28,7 @@ impl Listing {
         Listing {
             out,
             held: Vec::new(),
+            counted: false,
             counts: Vec::new(),
             total: 0,
         }
@@ -44,11 +48,7 @@ impl Listing {
         record: impl FnOnce() -> Record,
         text: impl FnOnce() -> String,
     ) {
-        self.total += 1;
-        match self.counts.iter_mut().find(|(k, _)| k == kind) {
-            Some((_, n)) => *n += 1,
-            None => self.counts.push((kind.to_string(), 1)),
-        }
+        self.add(kind, 1);
         if self.out.json {
             self.out.emit(record(), "");
             return;
@@ -65,6 +65,31 @@ impl Listing {
         }
     }
 
+    /// `n` files of one kind, counted without their lines: for a caller that knows the
+    /// listing will be a summary (text mode, more than [`MAX_LISTED_LINES`] files, no `-v`), or
+    /// prints nothing (`-q`). `--json` output needs every record through [`Listing::item`].
+    pub fn count(&mut self, kind: &str, n: usize) {
+        if n > 0 {
+            self.counted = true;
+            self.held = Vec::new();
+            self.add(kind, n);
+        }
+    }
+
+    fn add(&mut self, kind: &str, n: usize) {
+        self.total += n;
+        match self.counts.iter_mut().find(|(k, _)| k == kind) {
+            Some((_, count)) => *count += n,
+            None => self.counts.push((kind.to_string(), n)),
+        }
+    }
+
+    /// Whether a listing of `files` files prints no per-file text or JSON line: `-q`, or a
+    /// text listing too long to print without `-v`.
+    pub fn summarizes(out: Out, files: u64) -> bool {
+        !out.json && (out.quiet || (!out.verbose && files > MAX_LISTED_LINES as u64))
+    }
+
     /// Files listed so far.
     pub fn total(&self) -> usize {
         self.total
@@ -75,7 +100,7 @@ impl Listing {
         if self.out.json || self.out.quiet || self.out.verbose {
             return;
         }
-        if self.total <= MAX_LISTED_LINES {
+        if self.total <= MAX_LISTED_LINES && !self.counted {
             for line in &self.held {
                 self.out.text(line);
             }
@@ -107,5 +132,20 @@ mod tests {
         assert_eq!(summary(&one), "70000 files opened for add.");
         let two = [("updated".to_string(), 150), ("deleted".to_string(), 1)];
         assert_eq!(summary(&two), "150 files updated, 1 file deleted.");
+    }
+
+    #[test]
+    fn which_listings_are_summaries() {
+        let out = |json, quiet, verbose| Out {
+            json,
+            quiet,
+            verbose,
+        };
+        let many = MAX_LISTED_LINES as u64 + 1;
+        assert!(Listing::summarizes(out(false, false, false), many));
+        assert!(!Listing::summarizes(out(false, false, false), 3));
+        assert!(Listing::summarizes(out(false, true, false), 3));
+        assert!(!Listing::summarizes(out(false, false, true), many));
+        assert!(!Listing::summarizes(out(true, true, false), many));
     }
 }

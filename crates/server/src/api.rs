@@ -337,6 +337,24 @@ impl pb::keel_server::Keel for Api {
         let change = req
             .filter_change
             .then_some(ChangeRef::from_number(req.change));
+        let one_change =
+            change.filter(|_| !req.all_workspaces && req.files.is_empty() && req.user.is_empty());
+        if req.content_only && one_change.is_none() {
+            return Err(Status::invalid_argument(
+                "content_only lists one pending change of the caller's workspace: \
+                 set filter_change, and no files, user or all_workspaces",
+            ));
+        }
+        if let Some(change) = one_change {
+            // One whole pending change: streamed a page at a time.
+            let content_only = req.content_only;
+            return Ok(Response::new(self.streams.read(
+                svc.user_known(&who),
+                move |sink| {
+                    svc.opened_in_change(&who, change, content_only, &mut |f| sink.send(file(f)))
+                },
+            )));
+        }
         Ok(Response::new(self.streams.read(
             svc.user_known(&who),
             move |sink| {
@@ -394,6 +412,7 @@ impl pb::keel_server::Keel for Api {
             return Err(Status::invalid_argument("a submit must start with `begin`"));
         };
         let who = authorize(&self.service, &peer, begin.caller, "Submit")?;
+        let list_files = convert::submit_reply_files(begin.reply_files)?;
         let mut session = {
             let svc = svc.clone();
             blocking(move || {
@@ -416,23 +435,38 @@ impl pb::keel_server::Keel for Api {
         // The commit runs on the reply's producer: each batch of committed files
         // (`ServiceConfig::submit_batch`) goes out as the have list records it, one reply
         // message per batch, so the reply never holds the whole change nor reads it twice.
+        // A client that asked for no files gets one message with their count instead.
         Ok(Response::new(self.streams.spawn(move |sink| {
-            session
-                .commit_with(&svc, &mut |result, files| {
-                    sink.send(pb::SubmitReply {
-                        change: result.change.0,
-                        files: files.into_iter().map(file).collect(),
-                        renamed_from: result.renamed_from.map_or(0, |c| c.0),
-                        trigger_failures: result
-                            .trigger_failures
-                            .iter()
-                            .cloned()
-                            .map(crate::api_triggers::failure_to_wire)
-                            .collect(),
+            let reply = |result: &keel_service::SubmitResult,
+                         files: Vec<pb::FileRecord>,
+                         file_count: u64| pb::SubmitReply {
+                change: result.change.0,
+                files,
+                renamed_from: result.renamed_from.map_or(0, |c| c.0),
+                trigger_failures: result
+                    .trigger_failures
+                    .iter()
+                    .cloned()
+                    .map(crate::api_triggers::failure_to_wire)
+                    .collect(),
+                file_count,
+            };
+            if list_files {
+                return session
+                    .commit_with(&svc, &mut |result, files| {
+                        let files = files.into_iter().map(file).collect();
+                        sink.send(reply(result, files, 0)).is_ok()
                     })
-                    .is_ok()
-                })
-                .map(|_| ())
+                    .map(|_| ());
+            }
+            let mut count = 0u64;
+            let result = session.commit_with(&svc, &mut |_, files| {
+                count += files.len() as u64;
+                true
+            })?;
+            // The client may be gone; the change is submitted either way.
+            let _ = sink.send(reply(&result, Vec::new(), count));
+            Ok(())
         })))
     }
 

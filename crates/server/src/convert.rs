@@ -857,6 +857,18 @@ pub(crate) fn integrate_mode(wire: i32) -> Result<IntegrateMode, Status> {
     }
 }
 
+/// Whether a submit's reply lists the submitted files (`SubmitBegin.reply_files`); an unknown
+/// value is refused.
+pub(crate) fn submit_reply_files(wire: i32) -> Result<bool, Status> {
+    match pb::SubmitReplyFiles::try_from(wire) {
+        Ok(pb::SubmitReplyFiles::All) => Ok(true),
+        Ok(pb::SubmitReplyFiles::None) => Ok(false),
+        Err(_) => Err(Status::invalid_argument(format!(
+            "unknown submit reply_files {wire} (expected all or none)"
+        ))),
+    }
+}
+
 /// The resolve outcome a client reported; an unknown or missing value is refused.
 pub(crate) fn resolve_outcome(wire: i32) -> Result<ResolveOutcome, Status> {
     match pb::ResolveOutcome::try_from(wire) {

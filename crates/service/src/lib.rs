@@ -29,6 +29,7 @@ mod labelsync;
 mod monitor;
 pub mod obliterate;
 pub mod open;
+mod opened_change;
 mod paging;
 mod protections;
 pub mod records;

@@ -264,6 +264,7 @@ pub async fn opened(s: &mut Session, args: OpenedArgs) -> Result<()> {
                     user: args.user.clone().unwrap_or_default(),
                     change: args.change.unwrap_or(0),
                     filter_change: args.change.is_some(),
+                    content_only: false,
                 })
                 .await,
         )

@@ -3,9 +3,9 @@
 use anyhow::{Context, Result, bail};
 use keel_client::WorkspaceCtx;
 use keel_client::actions;
-use keel_client::submit::{FinishModes, SubmitEvent};
+use keel_client::submit::{SubmitEvent, SubmitPlan};
 use keel_core::Form;
-use keel_proto::v1::{FileRecord, SaveChangeRequest, SubmitReply};
+use keel_proto::v1::{FileRecord, SaveChangeRequest, SubmitReply, SubmitReplyFiles};
 
 use crate::cli::{ChangeArgs, SubmitArgs};
 use crate::editor::edit_text;
@@ -113,54 +113,62 @@ pub async fn change(s: &mut Session, args: ChangeArgs) -> Result<()> {
 pub async fn submit(s: &mut Session, args: SubmitArgs) -> Result<()> {
     let ws = s.workspace().await?;
     let change = args.change.unwrap_or(0);
-    let mut opened = ws.opened(&s.conn, Vec::new(), Some(change)).await?;
-    let description = match args.description {
-        Some(d) => d,
-        None if change == 0 && !opened.is_empty() => {
-            let form = edit_change_form(s, &ws, &opened)?;
-            if form.files.len() != opened.len() {
-                // Files removed from the form go to a new numbered change first.
-                let keep: std::collections::HashSet<&str> =
-                    form.files.iter().map(String::as_str).collect();
-                let moved: Vec<String> = opened
-                    .iter()
-                    .filter(|r| keep.contains(r.depot_file.as_str()))
-                    .map(|r| r.depot_file.clone())
-                    .collect();
-                let created = s.check(
-                    s.client()
-                        .save_change(SaveChangeRequest {
-                            caller: s.caller(),
-                            change: 0,
-                            description: form.description.clone(),
-                            files: moved,
-                            delete: false,
-                        })
-                        .await,
-                )?;
-                opened = ws.opened(&s.conn, Vec::new(), Some(created.change)).await?;
-                return finish_submit(s, &ws, created.change, &form.description, &opened).await;
-            }
-            form.description
-        }
-        None => String::new(),
-    };
-    finish_submit(s, &ws, change, &description, &opened).await
+    if let Some(description) = args.description {
+        let plan = SubmitPlan::of_change(&s.conn, &ws, change).await?;
+        return finish_submit(s, change, &description, &plan).await;
+    }
+    if change != 0 {
+        // The pending change's own description.
+        let plan = SubmitPlan::of_change(&s.conn, &ws, change).await?;
+        return finish_submit(s, change, "", &plan).await;
+    }
+    // The default changelist without -d: its files are listed in a change form.
+    let opened = ws.opened(&s.conn, Vec::new(), Some(0)).await?;
+    if opened.is_empty() {
+        return finish_submit(s, 0, "", &SubmitPlan::default()).await;
+    }
+    let form = edit_change_form(s, &ws, &opened)?;
+    if form.files.len() == opened.len() {
+        let plan = SubmitPlan::of_records(&ws, &opened)?;
+        return finish_submit(s, 0, &form.description, &plan).await;
+    }
+    // Files removed from the form go to a new numbered change first.
+    let keep: std::collections::HashSet<&str> = form.files.iter().map(String::as_str).collect();
+    let moved: Vec<String> = opened
+        .iter()
+        .filter(|r| keep.contains(r.depot_file.as_str()))
+        .map(|r| r.depot_file.clone())
+        .collect();
+    let created = s.check(
+        s.client()
+            .save_change(SaveChangeRequest {
+                caller: s.caller(),
+                change: 0,
+                description: form.description.clone(),
+                files: moved,
+                delete: false,
+            })
+            .await,
+    )?;
+    let plan = SubmitPlan::of_change(&s.conn, &ws, created.change).await?;
+    finish_submit(s, created.change, &form.description, &plan).await
 }
 
 async fn finish_submit(
     s: &Session,
-    ws: &WorkspaceCtx,
     change: u64,
     description: &str,
-    opened: &[FileRecord],
+    plan: &SubmitPlan,
 ) -> Result<()> {
     let mut listing = Listing::new(s.out);
-    let mut modes = FinishModes::new(ws, opened);
+    // A listing that will be one summary line (or nothing) needs the files' count, not their
+    // records: the server then sends none.
+    let reply_files = if Listing::summarizes(s.out, plan.files()) {
+        SubmitReplyFiles::None
+    } else {
+        SubmitReplyFiles::All
+    };
     let mut announced = false;
-    // The change is submitted once batches arrive: a file left writable is reported after the
-    // change's own line, never instead of it.
-    let mut mode_error: Option<keel_client::Error> = None;
     let mut on_event = |event: SubmitEvent| -> keel_client::Result<()> {
         match event {
             SubmitEvent::Retrying { reason } => {
@@ -172,6 +180,7 @@ async fn finish_submit(
                     let pending = pending_number(change, &batch);
                     s.out.text(format!("Submitting change {pending}."));
                 }
+                listing.count("submitted", batch.file_count as usize);
                 for file in &batch.files {
                     let action = actions::name(actions::effective(file));
                     listing.item_with(
@@ -185,16 +194,19 @@ async fn finish_submit(
                         || format!("{action} {}#{}", file.depot_file, file.head_rev),
                     );
                 }
-                if let Err(e) = modes.batch(&batch) {
-                    mode_error.get_or_insert(e);
-                }
             }
         }
         Ok(())
     };
-    let reply =
-        keel_client::submit::submit(&s.conn, ws, change, description, opened, &mut on_event)
-            .await?;
+    let reply = keel_client::submit::submit(
+        &s.conn,
+        change,
+        description,
+        plan,
+        reply_files,
+        &mut on_event,
+    )
+    .await?;
     listing.finish();
     let pending = pending_number(change, &reply);
     // Change-commit triggers that failed: the change is submitted all the same.
@@ -236,10 +248,9 @@ async fn finish_submit(
         s.out
             .emit(record, format!("Change {} submitted.", reply.change));
     }
-    match mode_error {
-        Some(e) => Err(e.into()),
-        None => Ok(()),
-    }
+    // After the change's own line: a file left writable is reported, never instead of it.
+    plan.finish_modes()?;
+    Ok(())
 }
 
 /// The number the change had before it was submitted: its pending number when the submit

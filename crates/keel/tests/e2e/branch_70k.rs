@@ -52,15 +52,17 @@ fn branching_seventy_thousand_files_writes_no_content() {
     let blobs = content_files(&fx.server.root);
 
     let t = Instant::now();
-    a.ok(&["integrate", "-v", "//depot/main/...", "//depot/rel/..."]);
+    assert_eq!(
+        a.ok(&["integrate", "-v", "//depot/main/...", "//depot/rel/..."]),
+        format!("{FILES} files opened for branch.\n")
+    );
     let integrate = t.elapsed();
     let t = Instant::now();
     let out = submit_first_try(&a, "branch rel");
     println!("integrate: {integrate:?}, branch submit: {:?}", t.elapsed());
-    assert!(
-        out.contains("Change 2 submitted."),
-        "{}",
-        &out[out.len().saturating_sub(200)..]
+    assert_eq!(
+        out,
+        format!("Submitting change 2.\n{FILES} files submitted.\nChange 2 submitted.\n")
     );
 
     assert_eq!(

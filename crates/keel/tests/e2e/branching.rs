@@ -457,3 +457,170 @@ fn obliterating_a_branch_source_keeps_the_branch_readable() {
         "records of obliterated files go too: {err}"
     );
 }
+
+/// Through the CLI a branch longer than a screenful answers with one summary line: a virtual
+/// branch writes nothing into the workspace and its submit lists no file, unless `-v` or
+/// `--json` asks for every one (`-q` prints nothing at all).
+#[test]
+fn long_branches_answer_with_a_summary_unless_the_list_is_asked_for() {
+    let names: Vec<String> = (0..120).map(|i| format!("f{i:03}.c")).collect();
+    let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "int x;\n")).collect();
+    let (_fx, a) = main_line(&files);
+    assert_eq!(
+        a.ok(&["integrate", "-v", "//depot/main/...", "//depot/rel/..."]),
+        "120 files opened for branch.\n"
+    );
+    assert_eq!(
+        a.ok(&["submit", "-d", "rel"]),
+        "Submitting change 2.\n120 files submitted.\nChange 2 submitted.\n"
+    );
+    assert!(
+        !a.cwd.join("rel").exists(),
+        "a virtual branch writes nothing"
+    );
+    let head = a.json(&["fstat", "//depot/rel/f007.c"]);
+    assert_eq!(str_field(&head[0], "headAction"), "branch");
+    assert_eq!(a.ok(&["print", "-q", "//depot/rel/f007.c"]), "int x;\n");
+
+    a.ok(&[
+        "-q",
+        "integrate",
+        "-v",
+        "//depot/main/...",
+        "//depot/rel2/...",
+    ]);
+    let listed = a.ok(&["-v", "submit", "-d", "rel2"]);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 122, "{listed}");
+    assert_eq!(lines[0], "Submitting change 3.");
+    assert_eq!(lines[1], "branch //depot/rel2/f000.c#1");
+    assert_eq!(lines[121], "Change 3 submitted.");
+
+    a.ok(&[
+        "-q",
+        "integrate",
+        "-v",
+        "//depot/main/...",
+        "//depot/rel3/...",
+    ]);
+    let records = a.json(&["submit", "-d", "rel3"]);
+    let submitted: Vec<&serde_json::Value> = records
+        .iter()
+        .filter(|r| r.get("depotFile").is_some())
+        .collect();
+    assert_eq!(submitted.len(), 120);
+    assert_eq!(str_field(submitted[0], "depotFile"), "//depot/rel3/f000.c");
+    assert_eq!(str_field(submitted[0], "action"), "branch");
+    let last = records.last().expect("the change's record");
+    assert_eq!(last.get("submittedChange"), Some(&serde_json::json!(4)));
+
+    a.ok(&[
+        "-q",
+        "integrate",
+        "-v",
+        "//depot/main/...",
+        "//depot/rel4/...",
+    ]);
+    assert_eq!(a.ok(&["-q", "submit", "-d", "rel4"]), "");
+    let described = a.json(&["describe", "-s", "5"]);
+    assert_eq!(
+        described
+            .iter()
+            .filter(|r| r.get("depotFile").is_some())
+            .count(),
+        120
+    );
+}
+
+/// A branch written into the workspace: a branched file changed there before the submit is
+/// uploaded (its history says `edit from`), the others stay lazy copies, and every submitted
+/// file is read-only afterwards, whether the submit listed its files or summarized them.
+#[test]
+fn a_written_branch_uploads_only_its_changed_files_and_leaves_them_read_only() {
+    let names: Vec<String> = (0..120).map(|i| format!("f{i:03}.c")).collect();
+    let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "int x;\n")).collect();
+    let (_fx, a) = main_line(&files);
+    for (target, pattern, expected) in [
+        ("few", "f00*", "Change 2 submitted."),
+        ("many", "...", "120 files submitted."),
+    ] {
+        a.ok(&[
+            "integrate",
+            &format!("//depot/main/{pattern}"),
+            &format!("//depot/{target}/{pattern}"),
+        ]);
+        let changed = a.cwd.join(target).join("f001.c");
+        std::fs::write(&changed, "int y;\n").expect("change a branched file");
+        let out = a.ok(&["submit", "-d", target]);
+        assert!(out.contains(expected), "{out}");
+        // An uploaded branch is recorded as `edit from`, a lazy copy as `branch from`.
+        let changed = format!("//depot/{target}/f001.c");
+        assert_eq!(a.ok(&["print", "-q", &changed]), "int y;\n");
+        let history = a.json(&["integrated", &changed]);
+        assert_eq!(str_field(&history[0], "how"), "edit from");
+        let same = format!("//depot/{target}/f002.c");
+        assert_eq!(a.ok(&["print", "-q", &same]), "int x;\n");
+        let history = a.json(&["integrated", &same]);
+        assert_eq!(str_field(&history[0], "how"), "branch from");
+        for entry in std::fs::read_dir(a.cwd.join(target)).expect("branch written") {
+            let path = entry.expect("entry").path();
+            let mode = std::fs::metadata(&path).expect("stat").permissions();
+            assert!(mode.readonly(), "{} is read-only", path.display());
+        }
+    }
+}
+
+/// `Opened` with `content_only` (what a submit plans from) lists one pending change's
+/// content-carrying files, and is refused for any other selection.
+#[test]
+fn opened_content_only_lists_the_files_a_submit_may_upload() {
+    use keel_proto::v1 as pb;
+    let (fx, a) = main_line(&[("a.c", "a\n"), ("b.c", "b\n"), ("c.c", "c\n")]);
+    a.ok(&["delete", "main/a.c"]);
+    a.ok(&["edit", "main/b.c"]);
+    a.ok(&["integrate", "-v", "//depot/main/c.c", "//depot/rel/c.c"]);
+    let opened = |request: pb::OpenedRequest| -> Result<Vec<String>, tonic::Status> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let mut client =
+                pb::keel_client::KeelClient::connect(format!("http://{}", fx.server.addr))
+                    .await
+                    .expect("connects");
+            let mut stream = client.opened(request).await?.into_inner();
+            let mut files = Vec::new();
+            while let Some(record) = stream.message().await? {
+                files.push(record.depot_file);
+            }
+            Ok(files)
+        })
+    };
+    let request = pb::OpenedRequest {
+        caller: Some(pb::Caller {
+            user: "alice".into(),
+            workspace: "a".into(),
+            host: "test".into(),
+        }),
+        filter_change: true,
+        content_only: true,
+        ..Default::default()
+    };
+    assert_eq!(
+        opened(request.clone()).expect("opened"),
+        ["//depot/main/b.c", "//depot/rel/c.c"]
+    );
+    let all = opened(pb::OpenedRequest {
+        content_only: false,
+        ..request.clone()
+    });
+    assert_eq!(all.expect("opened").len(), 3);
+    let refused = opened(pb::OpenedRequest {
+        files: vec!["//depot/main/...".into()],
+        ..request
+    })
+    .expect_err("content_only with files");
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+    assert!(refused.message().contains("content_only"), "{refused:?}");
+}

@@ -204,6 +204,7 @@ async fn a_terminated_submit_commits_nothing() {
         caller: caller("alice", "wa"),
         change: 0,
         description: "never".into(),
+        ..Default::default()
     })))
     .await
     .expect("send begin");

@@ -328,3 +328,55 @@ fn quiet_flag_and_summaries_of_long_listings() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("nosuch.txt"), "{err}");
 }
+
+/// After a submit its files are read-only (`+w` ones stay writable), whether the submit listed
+/// them or printed a summary, for adds and for edits.
+#[test]
+fn submitted_files_become_read_only_after_short_and_long_submits() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    let read_only = |path: &Path| {
+        std::fs::metadata(path)
+            .expect("stat")
+            .permissions()
+            .readonly()
+    };
+    for (count, change) in [(3, 1), (150, 3)] {
+        let top = format!("t{count}");
+        for i in 0..count {
+            write(&a.cwd, &format!("{top}/f{i:03}.txt"), "x\n");
+        }
+        write(&a.cwd, &format!("{top}w/always.cfg"), "w\n");
+        a.ok(&["-q", "add", &top]);
+        a.ok(&["add", "-t", "+w", &format!("{top}w/always.cfg")]);
+        let added = a.ok(&["submit", "-d", "add"]);
+        a.ok(&["-q", "edit", &format!("{top}/...")]);
+        for i in 0..count {
+            write(&a.cwd, &format!("{top}/f{i:03}.txt"), "y\n");
+        }
+        let edited = a.ok(&["submit", "-d", "edit"]);
+        if count > 100 {
+            let summary = |n: u64, files: usize| {
+                format!("Submitting change {n}.\n{files} files submitted.\nChange {n} submitted.\n")
+            };
+            assert_eq!(added, summary(change, count + 1));
+            assert_eq!(edited, summary(change + 1, count));
+        } else {
+            assert!(
+                added.contains(&format!("add //depot/{top}/f000.txt#1")),
+                "{added}"
+            );
+            assert_eq!(added.lines().count(), count + 3, "{added}");
+            assert!(
+                edited.contains(&format!("edit //depot/{top}/f000.txt#2")),
+                "{edited}"
+            );
+        }
+        for i in 0..count {
+            let path = a.cwd.join(format!("{top}/f{i:03}.txt"));
+            assert!(read_only(&path), "{} is read-only", path.display());
+        }
+        let always = a.cwd.join(format!("{top}w/always.cfg"));
+        assert!(!read_only(&always), "+w stays writable");
+    }
+}
