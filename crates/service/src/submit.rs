@@ -6,9 +6,10 @@
 //!
 //! Memory stays bounded whatever the change's size: the plan keeps only the open records whose
 //! content must be uploaded plus a count and fingerprint of all of them; the commit (one write
-//! job) reads the open records back in pages of `ServiceConfig::submit_batch`, writing each
-//! page's revisions before reading the next; the have list and the reply are pages of the
-//! change's revisions read after the commit.
+//! job) writes the revisions of files with new content in pages of
+//! `ServiceConfig::submit_batch` and those of all other files (deletes, lazy copies: a branch)
+//! set-based inside the store; the have list and the reply are pages of the change's revisions
+//! read after the commit.
 
 use crate::context::{WorkspaceCtx, caller_workspace};
 use crate::failpoints;
@@ -359,9 +360,14 @@ struct Plan<'a> {
     batch: usize,
 }
 
-/// The commit: allocates the change number, then reads the change's open records in pages and
-/// writes each page's revisions and integration records, then deletes the open records. All in
-/// one write job, so an error anywhere leaves nothing written.
+/// The commit: allocates the change number, checks the change's open records, writes their
+/// revisions and integration records, then deletes the open records. All in one write job, so
+/// an error anywhere leaves nothing written.
+///
+/// Files whose revision carries content no revision owns yet (uploads, and lazy copies whose
+/// blob must still be there) are written one by one, in pages; every other file (deletes, and
+/// lazy copies of owned content: a whole branch) is written set-based by the store, so a
+/// branch's files are never read into memory.
 fn commit_in(
     txn: &mut dyn WriteTxn,
     blobs: &dyn BlobStore,
@@ -371,13 +377,25 @@ fn commit_in(
     now: i64,
 ) -> Result<(ChangeNumber, u64), SubmitError> {
     let change = plan.change;
+    let pending = ChangeNumber(change);
     check_no_shelf(txn, change)?;
     // When no write job ran since the plan, the open records are the planned ones unchanged;
-    // otherwise they must add up to the same fingerprint (checked once all are read).
-    let unchanged = txn.jobs_written()? == plan.planned_at;
+    // otherwise they must add up to the same fingerprint.
+    if txn.jobs_written()? != plan.planned_at {
+        let mut fingerprint = FingerprintBuilder::new();
+        each_opened(txn, plan, &mut |_, open| {
+            fingerprint.add(&open);
+            Ok(())
+        })?;
+        if fingerprint.finish() != *plan.planned {
+            return Err(SubmitError::ChangedDuringSubmit {
+                change: (change != 0).then_some(pending),
+            });
+        }
+    }
     // Perforce renumbers a pending change if newer changes were created since.
     let number = if change != 0 && txn.last_change()?.0 == change {
-        ChangeNumber(change)
+        pending
     } else {
         txn.allocate_change()?
     };
@@ -387,7 +405,7 @@ fn commit_in(
         0
     };
     if renamed_from != 0 {
-        txn.delete_change(ChangeNumber(change))?;
+        txn.delete_change(pending)?;
     }
     txn.put_change(&ChangeRow {
         change: number,
@@ -397,35 +415,83 @@ fn commit_in(
         description: description.to_string(),
         time: now,
     })?;
-    let mut fingerprint = FingerprintBuilder::new();
+    if txn.first_unsubmittable(plan.workspace, pending)?.is_some() {
+        // Some file cannot be submitted: the file-by-file commit refuses at the first one in
+        // path order, with the error its checks give.
+        each_opened(txn, plan, &mut |txn, open| {
+            submit_file(txn, blobs, plan, &open, number, now)
+        })?;
+    } else {
+        let mut after: Option<DepotPath> = None;
+        loop {
+            let page = txn.opened_with_new_content(
+                plan.workspace,
+                pending,
+                after.as_ref().map(DepotPath::as_str),
+                plan.batch,
+            )?;
+            let full = page.len() == plan.batch;
+            after = page.last().map(|r| r.path.clone());
+            for open in &page {
+                submit_file(txn, blobs, plan, open, number, now)?;
+            }
+            if !full {
+                break;
+            }
+        }
+        // Lazy copies of owned content the client sent new content for: their revisions
+        // carry the upload, so they are written one by one too.
+        let mut resent = false;
+        for path in plan.contents.resent() {
+            let Ok(path) = DepotPath::parse(path) else {
+                continue;
+            };
+            let open = txn
+                .opened_file(&path)?
+                .into_iter()
+                .find(|f| f.workspace == plan.workspace && f.change == pending)
+                .filter(|f| !has_new_content(f));
+            if let Some(open) = open {
+                submit_file(txn, blobs, plan, &open, number, now)?;
+                resent = true;
+            }
+        }
+        txn.commit_without_new_content(plan.workspace, pending, number, now, resent)?;
+    }
+    // Every open record of the change was submitted above.
+    txn.delete_opened_in_change(plan.workspace, pending)?;
+    Ok((number, renamed_from))
+}
+
+/// Whether a record's revision carries content no revision owns (the store's
+/// `opened_with_new_content`): a content-carrying action without a lazy copy of owned content.
+fn has_new_content(open: &OpenedRow) -> bool {
+    needs_content(open.action) && !open.lazy.as_ref().is_some_and(|l| l.owned)
+}
+
+/// Hands every open record of the planned change to `each`, in pages of `plan.batch`.
+fn each_opened(
+    txn: &mut dyn WriteTxn,
+    plan: &Plan,
+    each: &mut dyn FnMut(&mut dyn WriteTxn, OpenedRow) -> Result<(), SubmitError>,
+) -> Result<(), SubmitError> {
     let mut after: Option<DepotPath> = None;
     loop {
         let page = txn.opened_in_change(
             plan.workspace,
-            ChangeNumber(change),
+            ChangeNumber(plan.change),
             after.as_ref().map(DepotPath::as_str),
             plan.batch,
         )?;
         let full = page.len() == plan.batch;
         after = page.last().map(|r| r.path.clone());
-        for open in &page {
-            if !unchanged {
-                fingerprint.add(open);
-            }
-            submit_file(txn, blobs, plan, open, number, now)?;
+        for open in page {
+            each(txn, open)?;
         }
         if !full {
-            break;
+            return Ok(());
         }
     }
-    if !unchanged && fingerprint.finish() != *plan.planned {
-        return Err(SubmitError::ChangedDuringSubmit {
-            change: (change != 0).then_some(ChangeNumber(change)),
-        });
-    }
-    // Every open record of the change was submitted above.
-    txn.delete_opened_in_change(plan.workspace, ChangeNumber(change))?;
-    Ok((number, renamed_from))
 }
 
 /// Checks one open record and writes its revision (and integration record) into `number`.

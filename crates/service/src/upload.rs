@@ -201,6 +201,15 @@ impl FileContents {
         self.uploaded.contains_key(path.as_str())
     }
 
+    /// Files the client sent content for although their open record carried some (a lazy
+    /// copy changed in the workspace): the uploads beyond the required ones.
+    pub(crate) fn resent(&self) -> impl Iterator<Item = &str> {
+        self.uploaded
+            .keys()
+            .map(String::as_str)
+            .filter(|p| !self.files.contains_key(*p))
+    }
+
     pub(crate) fn content_of(&self, row: &OpenedRow) -> Option<FileContent> {
         match self.uploaded.get(row.path.as_str()) {
             Some(info) => Some(FileContent {

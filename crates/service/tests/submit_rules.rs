@@ -3,6 +3,7 @@
 
 mod support;
 
+use keel_blob::BlobStore;
 use keel_core::{ChangeNumber, ChangeRef, FileAction};
 use keel_service::{
     IntegrateMode, IntegrateRequest, OpenAction, ServiceError, SubmitError, UploadError,
@@ -210,6 +211,104 @@ fn submit_rules() {
             want: Want::Refused(
                 |f| matches!(f, Failure::Submit(SubmitError::OutOfDate { path, head_rev: 1, opened_at: 0 }) if path == "//depot/x"),
             ),
+        },
+        Case {
+            name: "a branch submits with deletes, a move and a re-sent lazy copy in one change",
+            setup: |w| {
+                w.seed(
+                    &w.ann,
+                    &["//depot/main/a", "//depot/main/b", "//depot/main/c"],
+                );
+                let branch = IntegrateRequest {
+                    from: "//depot/main/...".into(),
+                    to: "//depot/rel/...".into(),
+                    ..IntegrateRequest::default()
+                };
+                w.integrate(&w.ann, IntegrateMode::Integrate, branch)
+                    .expect("branch");
+                w.delete(&w.ann, &["//depot/main/c"]).expect("delete");
+                w.edit(&w.ann, &["//depot/main/b"]).expect("edit");
+                w.service
+                    .move_file(
+                        &w.ann,
+                        "//depot/main/b",
+                        "//depot/main/b2",
+                        ChangeRef::Default,
+                    )
+                    .expect("move");
+            },
+            act: |w| {
+                // The client sends new content for one branched file (a lazy copy).
+                let mut s = w
+                    .service
+                    .submit_begin(&w.ann, ChangeRef::Default, "mixed")?;
+                let bytes = b"changed in the workspace\n";
+                let mut probe = w.blobs.writer().expect("writer");
+                probe.write(bytes).expect("write");
+                let digest = probe.finish().expect("finish").info.digest;
+                let expected: Vec<String> = s.uploads().expected().map(str::to_string).collect();
+                assert_eq!(expected, ["//depot/main/b2"], "only the edited, moved file");
+                for path in ["//depot/rel/a", "//depot/main/b2"] {
+                    s.uploads().begin_file(&w.service, path)?;
+                    s.uploads().write_chunk(bytes)?;
+                    s.uploads()
+                        .end_file(&w.service, &digest.to_hex(), bytes.len() as u64)?;
+                }
+                let got = s.commit(&w.service)?;
+                assert_eq!(w.submitted(&got).len(), 6);
+                assert!(w.opened(&w.ann).is_empty(), "every open record submitted");
+                let log = |path: &str| {
+                    let mut files = Vec::new();
+                    w.service
+                        .filelog(&w.ann, &[path.to_string()], 1, false, &mut |f| {
+                            files.push(f);
+                            Ok(())
+                        })
+                        .expect("filelog");
+                    files.remove(0)
+                };
+                let head = |path: &str| {
+                    let f = log(path);
+                    let edges: Vec<(String, u32, u32, &str)> = f
+                        .integrations
+                        .iter()
+                        .filter(|e| e.to_path == path)
+                        .map(|e| {
+                            (
+                                e.from_path.clone(),
+                                e.from_start,
+                                e.from_end,
+                                e.how.as_str(),
+                            )
+                        })
+                        .collect();
+                    (f.head_rev, f.head_action.map_or("", |a| a.as_str()), edges)
+                };
+                let from = |p: &str, end, how| vec![(p.to_string(), 0, end, how)];
+                assert_eq!(
+                    head("//depot/rel/a"),
+                    (1, "branch", from("//depot/main/a", 1, "edit from"))
+                );
+                assert_eq!(
+                    head("//depot/rel/b"),
+                    (1, "branch", from("//depot/main/b", 1, "branch from"))
+                );
+                assert_eq!(head("//depot/main/c"), (2, "delete", vec![]));
+                assert_eq!(head("//depot/main/b"), (2, "move/delete", vec![]));
+                assert_eq!(
+                    head("//depot/main/b2"),
+                    (1, "move/add", from("//depot/main/b", 1, "moved from"))
+                );
+                assert_eq!(log("//depot/rel/a").head_digest, Some(digest));
+                // The branched file keeps the content its source was seeded with.
+                let mut seeded = w.blobs.writer().expect("writer");
+                seeded.write(b"content //depot/main/b\n").expect("write");
+                let seeded = seeded.finish().expect("finish").info.digest;
+                assert_eq!(log("//depot/rel/b").head_digest, Some(seeded));
+                assert!(log("//depot/main/c").head_digest.is_none());
+                Ok(())
+            },
+            want: Want::Ok,
         },
         Case {
             name: "a delete leaves a deleted head without content",

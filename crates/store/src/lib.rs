@@ -143,6 +143,24 @@ pub trait ReadTxn {
         after: Option<&str>,
         limit: usize,
     ) -> Result<Vec<OpenedRow>, StoreError>;
+    /// The first open record (path order) of `workspace`'s pending `change` that cannot be
+    /// submitted as it stands: an unresolved integration, a base revision that is not the
+    /// head, an add over a live head, or an edit or delete of a file deleted at head.
+    fn first_unsubmittable(
+        &self,
+        workspace: &str,
+        change: ChangeNumber,
+    ) -> Result<Option<DepotPath>, StoreError>;
+    /// Open records of a pending change whose revision carries content that no revision owns
+    /// (a content-carrying action without a lazy copy of owned content), path order after
+    /// `after`: the records a submit writes one by one.
+    fn opened_with_new_content(
+        &self,
+        workspace: &str,
+        change: ChangeNumber,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OpenedRow>, StoreError>;
     /// Integration records whose target is `path` (newest target revision first).
     fn integrations_into(&self, path: &DepotPath) -> Result<Vec<IntegRow>, StoreError>;
     /// Integration records whose source is `path`.
@@ -252,6 +270,22 @@ pub trait WriteTxn: ReadTxn {
         change: ChangeNumber,
     ) -> Result<usize, StoreError>;
     fn insert_integration(&mut self, integ: &IntegRow) -> Result<(), StoreError>;
+    /// Submits set-based the open records of `workspace`'s pending `change` that carry no new
+    /// content (see [`ReadTxn::opened_with_new_content`]: deletes, and lazy copies of content
+    /// a revision owns): writes each one's revision `base_rev + 1` into change `into` at `time`
+    /// and its integration record (a resolved integration from another file, or `moved from`
+    /// for a `move/add`), in one statement each. With `skip_written`, records whose revision
+    /// `base_rev + 1` exists already (written one by one by the caller) are left out. The
+    /// caller has checked the records ([`ReadTxn::first_unsubmittable`]) and deletes them
+    /// afterwards. Returns how many revisions were written.
+    fn commit_without_new_content(
+        &mut self,
+        workspace: &str,
+        change: ChangeNumber,
+        into: ChangeNumber,
+        time: i64,
+        skip_written: bool,
+    ) -> Result<usize, StoreError>;
     /// Removes every integration record naming `path` as source or target.
     fn delete_integrations_of(&mut self, path: &DepotPath) -> Result<usize, StoreError>;
     fn delete_revision(&mut self, path: &DepotPath, rev: u32) -> Result<(), StoreError>;

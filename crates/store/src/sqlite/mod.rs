@@ -7,6 +7,7 @@ mod mapped;
 mod pool;
 mod queries;
 mod schema;
+mod submit;
 pub use mapped::faults as mapped_read_faults;
 pub(crate) mod session;
 mod users;

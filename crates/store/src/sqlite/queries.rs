@@ -5,6 +5,7 @@ use super::codec::{
     OPENED_COLUMNS, REVISION_COLUMNS, SHELVED_COLUMNS, WORKSPACE_COLUMNS,
 };
 use super::pool::Snapshot;
+use super::submit;
 use super::users;
 use crate::{
     BranchRow, ChangeFilter, ChangeRow, DepotRow, GroupRow, IntegRow, LabelRow, OpenedRow,
@@ -455,6 +456,24 @@ impl<T: HasConn> ReadTxn for T {
         )
     }
 
+    fn first_unsubmittable(
+        &self,
+        workspace: &str,
+        change: ChangeNumber,
+    ) -> Result<Option<DepotPath>, StoreError> {
+        submit::first_unsubmittable(self.conn(), workspace, change)
+    }
+
+    fn opened_with_new_content(
+        &self,
+        workspace: &str,
+        change: ChangeNumber,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OpenedRow>, StoreError> {
+        submit::opened_with_new_content(self.conn(), workspace, change, after, limit)
+    }
+
     fn integrations_into(&self, path: &DepotPath) -> Result<Vec<IntegRow>, StoreError> {
         let sql = format!(
             "SELECT {INTEG_COLUMNS} FROM integrations WHERE to_path = ?1 ORDER BY to_rev DESC, from_path"
@@ -830,6 +849,17 @@ impl WriteTxn for Tx<'_> {
                 num(i.change)
             ])?;
         Ok(())
+    }
+
+    fn commit_without_new_content(
+        &mut self,
+        workspace: &str,
+        change: ChangeNumber,
+        into: ChangeNumber,
+        time: i64,
+        skip_written: bool,
+    ) -> Result<usize, StoreError> {
+        submit::commit_without_new_content(self.conn, workspace, change, into, time, skip_written)
     }
 
     fn delete_integrations_of(&mut self, path: &DepotPath) -> Result<usize, StoreError> {
