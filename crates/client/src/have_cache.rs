@@ -10,6 +10,8 @@
 //! Body (little-endian, after the shared framing): token (u32 length + UTF-8), entry count
 //! u64, then per entry client file, depot file (u32 length + UTF-8), have revision u32, file
 //! type (u32 length + UTF-8), a digest flag u8 and the digest (32 bytes, zeros without one).
+//! Entries are in [`path_order`] of their client files, each once (a file out of order is
+//! refused), so the loaded index uses them in place: its strings stay in the file's bytes.
 
 use std::path::Path;
 
@@ -18,15 +20,17 @@ use keel_proto::v1::have_if_changed_message::Body;
 
 use crate::connect::Connection;
 use crate::error::{Error, Result};
-use crate::have_index::{HaveFile, HaveIndex};
+use crate::have_index::{Entry, HaveIndex};
 use crate::local_state::StateKey;
+use crate::path_order;
 use crate::state_file::{self, put_str};
 use crate::workspace::WorkspaceCtx;
 
 /// The cache file's name at the workspace root; scans skip it.
 pub const HAVE_CACHE_FILE_NAME: &str = ".keel-have";
 const MAGIC: &[u8; 8] = b"KEELHAVE";
-const VERSION: u32 = 1;
+/// The format version; a file of another version is not used.
+const VERSION: u32 = 2;
 
 /// What [`fetch`] did.
 pub struct CachedHave {
@@ -43,7 +47,7 @@ pub struct CachedHave {
 pub async fn fetch(ws: &WorkspaceCtx, conn: &Connection) -> Result<CachedHave> {
     let key = StateKey::of(ws, conn);
     let path = ws.root.join(HAVE_CACHE_FILE_NAME);
-    let cached = std::fs::read(&path).ok();
+    let mut cached = std::fs::read(&path).ok();
     let token = cached
         .as_deref()
         .and_then(|bytes| cached_token(bytes, &key))
@@ -67,7 +71,7 @@ pub async fn fetch(ws: &WorkspaceCtx, conn: &Connection) -> Result<CachedHave> {
     let body = first.as_ref().and_then(|m| m.body.as_ref());
     let (mut index, delta) = match body {
         Some(Body::Unchanged(true)) | Some(Body::Delta(true)) => {
-            match cached.as_deref().and_then(|b| decode(b, &key).ok()) {
+            match cached.take().and_then(|b| decode(b, &key).ok()) {
                 Some(index) => (index, matches!(body, Some(Body::Delta(true)))),
                 // The file changed under us since its token was read: ask for the whole list.
                 None => {
@@ -106,6 +110,7 @@ pub async fn fetch(ws: &WorkspaceCtx, conn: &Connection) -> Result<CachedHave> {
         }
         next = stream.message().await.map_err(|s| conn.status(s))?;
     }
+    index.finish();
     let save_error = match fresh_token {
         Some(token) if ws.root.is_dir() => save(&path, &key, &token, &index).err(),
         _ => None,
@@ -124,41 +129,44 @@ fn cached_token(bytes: &[u8], key: &StateKey) -> Option<String> {
         .ok()
 }
 
-fn decode(bytes: &[u8], key: &StateKey) -> std::result::Result<HaveIndex, String> {
-    let mut r = state_file::open(bytes, MAGIC, VERSION, key)?;
+fn decode(bytes: Vec<u8>, key: &StateKey) -> std::result::Result<HaveIndex, String> {
+    let mut r = state_file::open(&bytes, MAGIC, VERSION, key)?;
     let _token = r.string()?;
     let count = r.u64()?;
-    let mut index = HaveIndex::with_capacity(count.min(r.bytes.len() as u64 / 48) as usize);
+    let mut entries: Vec<Entry> = Vec::with_capacity(count.min(r.bytes.len() as u64 / 48) as usize);
     for _ in 0..count {
-        let client_file = r.string()?;
-        let depot_file = r.string()?;
+        let client = r.span(&bytes)?;
+        let depot = r.span(&bytes)?;
         let have_rev = r.u32()?;
-        let file_type = r.string()?;
+        let file_type = r.span(&bytes)?;
         let has_digest = r.u8()? != 0;
         let digest: [u8; 32] = r.array()?;
-        index.put(
-            client_file,
-            HaveFile {
-                depot_file,
-                have_rev,
-                file_type,
-                digest: has_digest.then_some(digest),
-            },
-        );
+        if let Some(last) = entries.last()
+            && path_order::cmp(last.client.of(&bytes), client.of(&bytes)).is_ge()
+        {
+            return Err("entries out of order".into());
+        }
+        entries.push(Entry::new(
+            client,
+            depot,
+            file_type,
+            have_rev,
+            has_digest.then_some(digest),
+        ));
     }
     r.end()?;
-    Ok(index)
+    Ok(HaveIndex::from_sorted(bytes, entries))
 }
 
 fn save(path: &Path, key: &StateKey, token: &str, index: &HaveIndex) -> Result<()> {
     let mut out = state_file::begin(MAGIC, VERSION, key, index.len() * 120);
     put_str(&mut out, token);
     out.extend_from_slice(&(index.len() as u64).to_le_bytes());
-    for (client_file, f) in index.iter() {
-        put_str(&mut out, client_file);
-        put_str(&mut out, &f.depot_file);
+    for f in index.iter() {
+        put_str(&mut out, f.client_file);
+        put_str(&mut out, f.depot_file);
         out.extend_from_slice(&f.have_rev.to_le_bytes());
-        put_str(&mut out, &f.file_type);
+        put_str(&mut out, f.file_type);
         out.push(u8::from(f.digest.is_some()));
         out.extend_from_slice(&f.digest.unwrap_or([0; 32]));
     }
@@ -173,24 +181,9 @@ mod tests {
 
     fn sample() -> HaveIndex {
         let mut index = HaveIndex::default();
-        index.put(
-            "a/b.c".into(),
-            HaveFile {
-                depot_file: "//depot/a/b.c".into(),
-                have_rev: 3,
-                file_type: "text+x".into(),
-                digest: Some([7; 32]),
-            },
-        );
-        index.put(
-            "d".into(),
-            HaveFile {
-                depot_file: "//depot/d".into(),
-                have_rev: 1,
-                file_type: "binary".into(),
-                digest: None,
-            },
-        );
+        index.push("d", "//depot/d", 1, "binary", None);
+        index.push("a/b.c", "//depot/a/b.c", 3, "text+x", Some([7; 32]));
+        index.finish();
         index
     }
 
@@ -201,7 +194,7 @@ mod tests {
         save(&path, &key(), "tok", &sample()).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(cached_token(&bytes, &key()).as_deref(), Some("tok"));
-        let index = decode(&bytes, &key()).unwrap();
+        let index = decode(bytes.clone(), &key()).unwrap();
         assert_eq!(index.len(), 2);
         assert_eq!(index.get("a/b.c"), sample().get("a/b.c"));
         assert_eq!(index.get("d").unwrap().digest, None);
@@ -223,6 +216,6 @@ mod tests {
         let middle = flipped.len() / 2;
         flipped[middle] ^= 1;
         assert_eq!(cached_token(&flipped, &key()), None);
-        assert!(decode(&flipped, &key()).is_err());
+        assert!(decode(flipped, &key()).is_err());
     }
 }

@@ -11,6 +11,7 @@ pub mod have;
 pub mod have_cache;
 pub mod have_index;
 pub mod local_state;
+pub mod path_order;
 pub mod paths;
 pub mod probe;
 pub mod refusal;

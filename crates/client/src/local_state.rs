@@ -16,11 +16,13 @@
 //! Format (little-endian): magic `KEELSTAT`, version u32, server, workspace and root (u32
 //! length + UTF-8), entry count u64, then per entry client file and depot file (u32 length +
 //! UTF-8), have revision u32, size u64, mtime ns i64, ctime ns i64, inode u64, mode u32,
-//! digest (32 bytes); last, the BLAKE3 hash of everything before it. It is written to a temp
-//! file renamed over the old one, without fsync: a file torn by a crash fails its hash and is
-//! rebuilt.
+//! digest (32 bytes); last, the BLAKE3 hash of everything before it. Entries are in
+//! [`path_order`] of their client files, each once (a file out of order is refused), so the
+//! loaded state keeps them as they are — fixed-size records whose strings stay in the file's
+//! bytes — and a scan walking the tree in the same order finds each at the next position.
+//! It is written to a temp file renamed over the old one, without fsync: a file torn by a
+//! crash fails its hash and is rebuilt.
 
-use std::collections::HashMap;
 use std::fs::Metadata;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -28,14 +30,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::connect::Connection;
 use crate::error::{IoContext, Result};
-use crate::state_file::{self, put_str};
+use crate::have_index::{Span, text};
+use crate::path_order;
+use crate::state_file;
 use crate::workspace::WorkspaceCtx;
 
 /// The state file's name at the workspace root; scans skip it.
 pub const STATE_FILE_NAME: &str = ".keel-state";
 const MAGIC: &[u8; 8] = b"KEELSTAT";
 /// The format version; a file of another version is rebuilt.
-pub const STATE_VERSION: u32 = 1;
+pub const STATE_VERSION: u32 = 2;
 
 /// What a state file belongs to; a file recorded for another key is not used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,13 +102,26 @@ impl FileStat {
     }
 }
 
-/// One file as last hashed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StateEntry {
-    pub depot_file: String,
+/// One file as last hashed, borrowed from the state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateEntry<'a> {
+    pub client_file: &'a str,
+    pub depot_file: &'a str,
     pub have_rev: u32,
     pub stat: FileStat,
     pub digest: [u8; 32],
+}
+
+/// An entry as held: its strings in the state's arena.
+#[derive(Debug, Clone, Copy)]
+struct Rec {
+    client: Span,
+    depot: Span,
+    have_rev: u32,
+    stat: FileStat,
+    digest: [u8; 32],
+    /// False once forgotten (not written again).
+    live: bool,
 }
 
 /// How the state was found when loaded.
@@ -153,7 +170,14 @@ fn nanos_since_epoch(t: SystemTime) -> i64 {
 pub struct LocalState {
     path: PathBuf,
     key: StateKey,
-    entries: HashMap<String, StateEntry>,
+    /// The strings of `recs` and `added`: the loaded file's bytes, then strings added since.
+    arena: Vec<u8>,
+    /// As loaded, in [`path_order`]; updated in place.
+    recs: Vec<Rec>,
+    /// Files first recorded since the load, in no order (sorted in when saved).
+    added: Vec<Rec>,
+    /// Where the next lookup looks first.
+    hint: usize,
     dirty: bool,
     pub origin: StateOrigin,
 }
@@ -162,21 +186,24 @@ impl LocalState {
     /// Loads `ROOT/.keel-state` for `key`; anything unusable loads as empty (see `origin`).
     pub fn load(root: &Path, key: StateKey) -> LocalState {
         let path = root.join(STATE_FILE_NAME);
-        let (entries, origin) = match std::fs::read(&path) {
+        let ((arena, recs), origin) = match std::fs::read(&path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                (HashMap::new(), StateOrigin::Missing)
+                (Default::default(), StateOrigin::Missing)
             }
-            Err(e) => (HashMap::new(), StateOrigin::Discarded(e.to_string())),
+            Err(e) => (Default::default(), StateOrigin::Discarded(e.to_string())),
             Ok(bytes) => match decode(&bytes, &key) {
-                Ok(entries) => (entries, StateOrigin::Loaded),
-                Err(reason) => (HashMap::new(), StateOrigin::Discarded(reason)),
+                Ok(recs) => ((bytes, recs), StateOrigin::Loaded),
+                Err(reason) => (Default::default(), StateOrigin::Discarded(reason)),
             },
         };
         let dirty = origin != StateOrigin::Loaded;
         LocalState {
             path,
             key,
-            entries,
+            arena,
+            recs,
+            added: Vec::new(),
+            hint: 0,
             dirty,
             origin,
         }
@@ -186,64 +213,125 @@ impl LocalState {
         &self.path
     }
 
+    /// Entries held (not forgotten).
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.recs
+            .iter()
+            .chain(&self.added)
+            .filter(|r| r.live)
+            .count()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
-    pub fn get(&self, client_file: &str) -> Option<&StateEntry> {
-        self.entries.get(client_file)
+    fn view(&self, r: &Rec) -> StateEntry<'_> {
+        StateEntry {
+            client_file: text(&self.arena, r.client),
+            depot_file: text(&self.arena, r.depot),
+            have_rev: r.have_rev,
+            stat: r.stat,
+            digest: r.digest,
+        }
     }
 
-    /// The digest of the local file `path` (lstat'ed as `meta`): from its entry when the stat
-    /// is the recorded one, else read and hashed (and recorded when settled).
+    pub fn get(&self, client_file: &str) -> Option<StateEntry<'_>> {
+        let found = self.position(client_file, &mut 0).map(|i| &self.recs[i]);
+        let added = || {
+            self.added
+                .iter()
+                .rev()
+                .find(|r| r.client.of(&self.arena) == client_file.as_bytes())
+        };
+        found
+            .or_else(added)
+            .filter(|r| r.live)
+            .map(|r| self.view(r))
+    }
+
+    /// The position in `recs` of `client_file`'s entry (forgotten or not).
+    fn position(&self, client_file: &str, hint: &mut usize) -> Option<usize> {
+        path_order::find(
+            self.recs.len(),
+            |i| self.recs[i].client.of(&self.arena),
+            client_file.as_bytes(),
+            hint,
+        )
+    }
+
+    /// The digest of the local file at `path()` (lstat'ed as `meta`): from its entry when the
+    /// stat is the recorded one, else read and hashed (and recorded when settled). `path` is
+    /// called only to read the file.
     pub fn digest(
         &mut self,
         rec: &mut Recording,
         client_file: &str,
         depot_file: &str,
         have_rev: u32,
-        path: &Path,
+        path: impl FnOnce() -> PathBuf,
         meta: &Metadata,
     ) -> Result<[u8; 32]> {
         let stat = FileStat::of(meta);
-        if let Some(entry) = self.entries.get_mut(client_file)
-            && entry.stat == stat
+        let mut hint = self.hint;
+        let at = self.position(client_file, &mut hint);
+        self.hint = hint;
+        if let Some(i) = at
+            && self.recs[i].live
+            && self.recs[i].stat == stat
         {
-            if entry.have_rev != have_rev || entry.depot_file != depot_file {
-                entry.have_rev = have_rev;
-                entry.depot_file = depot_file.to_string();
+            let r = self.recs[i];
+            if r.have_rev != have_rev || r.depot.of(&self.arena) != depot_file.as_bytes() {
+                let depot = Span::push(&mut self.arena, depot_file);
+                let r = &mut self.recs[i];
+                r.have_rev = have_rev;
+                r.depot = depot;
                 self.dirty = true;
             }
-            return Ok(entry.digest);
+            return Ok(r.digest);
         }
-        let digest = hash_meta(path, meta, &mut rec.buf)?;
+        let digest = hash_meta(&path(), meta, &mut rec.buf)?;
         rec.hashed += 1;
         if rec.settled(&stat) {
-            self.entries.insert(
-                client_file.to_string(),
-                StateEntry {
-                    depot_file: depot_file.to_string(),
-                    have_rev,
-                    stat,
-                    digest,
-                },
-            );
+            let depot = Span::push(&mut self.arena, depot_file);
+            let mut fresh = Rec {
+                client: Span { off: 0, len: 0 },
+                depot,
+                have_rev,
+                stat,
+                digest,
+                live: true,
+            };
+            match at {
+                Some(i) => {
+                    fresh.client = self.recs[i].client;
+                    self.recs[i] = fresh;
+                }
+                None => {
+                    fresh.client = Span::push(&mut self.arena, client_file);
+                    self.added.push(fresh);
+                }
+            }
             self.dirty = true;
-        } else if self.entries.remove(client_file).is_some() {
+        } else if let Some(i) = at
+            && self.recs[i].live
+        {
+            self.recs[i].live = false;
             self.dirty = true;
         }
         Ok(digest)
     }
 
-    /// Forgets the entries `keep` says no to.
+    /// Forgets the entries `keep` says no to; it is asked in [`path_order`] for the loaded
+    /// entries, then for those recorded since.
     pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
-        let before = self.entries.len();
-        self.entries.retain(|client_file, _| keep(client_file));
-        self.dirty |= self.entries.len() != before;
+        let arena = &self.arena;
+        for r in self.recs.iter_mut().chain(self.added.iter_mut()) {
+            if r.live && !keep(text(arena, r.client)) {
+                r.live = false;
+                self.dirty = true;
+            }
+        }
     }
 
     /// Writes the state when it changed: a temp file beside it, renamed over it. Returns
@@ -254,11 +342,65 @@ impl LocalState {
         if !self.dirty || !dir.is_dir() {
             return Ok(false);
         }
-        let bytes = encode(&self.key, &self.entries);
+        let bytes = self.encode();
         state_file::replace(&self.path, ".keel-tmp-state-", &bytes)?;
         self.dirty = false;
         Ok(true)
     }
+
+    /// The live entries in order: the loaded ones merged with those added since (sorted; of
+    /// two for one file the later wins).
+    fn encode(&mut self) -> Vec<u8> {
+        let arena = &self.arena;
+        let by_path = |a: &Rec, b: &Rec| path_order::cmp(a.client.of(arena), b.client.of(arena));
+        self.added.sort_by(by_path);
+        let mut added: Vec<Rec> = Vec::with_capacity(self.added.len());
+        for r in &self.added {
+            match added.last_mut() {
+                Some(last) if by_path(last, r).is_eq() => *last = *r,
+                _ => added.push(*r),
+            }
+        }
+        let live = |r: &&Rec| r.live;
+        let mut old = self.recs.iter().filter(live).peekable();
+        let mut new = added.iter().filter(live).peekable();
+        let mut merged: Vec<&Rec> = Vec::with_capacity(self.recs.len() + added.len());
+        loop {
+            let next = match (old.peek(), new.peek()) {
+                (None, None) => break,
+                (Some(_), None) => old.next(),
+                (None, Some(_)) => new.next(),
+                (Some(a), Some(b)) => match by_path(a, b) {
+                    std::cmp::Ordering::Less => old.next(),
+                    std::cmp::Ordering::Greater => new.next(),
+                    std::cmp::Ordering::Equal => {
+                        old.next();
+                        new.next()
+                    }
+                },
+            };
+            merged.extend(next);
+        }
+        let mut out = state_file::begin(MAGIC, STATE_VERSION, &self.key, merged.len() * 160);
+        out.extend_from_slice(&(merged.len() as u64).to_le_bytes());
+        for r in merged {
+            put_bytes(&mut out, r.client.of(arena));
+            put_bytes(&mut out, r.depot.of(arena));
+            out.extend_from_slice(&r.have_rev.to_le_bytes());
+            out.extend_from_slice(&r.stat.size.to_le_bytes());
+            out.extend_from_slice(&r.stat.mtime_ns.to_le_bytes());
+            out.extend_from_slice(&r.stat.ctime_ns.to_le_bytes());
+            out.extend_from_slice(&r.stat.ino.to_le_bytes());
+            out.extend_from_slice(&r.stat.mode.to_le_bytes());
+            out.extend_from_slice(&r.digest);
+        }
+        state_file::seal(out)
+    }
+}
+
+fn put_bytes(out: &mut Vec<u8>, s: &[u8]) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s);
 }
 
 /// The BLAKE3 digest of a workspace file's content as Keel sees it (a symlink's content is its
@@ -280,32 +422,17 @@ pub fn hash_meta(path: &Path, meta: &Metadata, buf: &mut [u8]) -> Result<[u8; 32
     Ok(*hasher.finalize().as_bytes())
 }
 
-fn encode(key: &StateKey, entries: &HashMap<String, StateEntry>) -> Vec<u8> {
-    let mut out = state_file::begin(MAGIC, STATE_VERSION, key, entries.len() * 160);
-    out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-    for (client_file, e) in entries {
-        put_str(&mut out, client_file);
-        put_str(&mut out, &e.depot_file);
-        out.extend_from_slice(&e.have_rev.to_le_bytes());
-        out.extend_from_slice(&e.stat.size.to_le_bytes());
-        out.extend_from_slice(&e.stat.mtime_ns.to_le_bytes());
-        out.extend_from_slice(&e.stat.ctime_ns.to_le_bytes());
-        out.extend_from_slice(&e.stat.ino.to_le_bytes());
-        out.extend_from_slice(&e.stat.mode.to_le_bytes());
-        out.extend_from_slice(&e.digest);
-    }
-    state_file::seal(out)
-}
-
-/// The entries of a state file's bytes, or why they cannot be used.
-fn decode(bytes: &[u8], key: &StateKey) -> Result<HashMap<String, StateEntry>, String> {
+/// The entries of a state file's bytes (their strings left in `bytes`), or why they cannot be
+/// used.
+fn decode(bytes: &[u8], key: &StateKey) -> Result<Vec<Rec>, String> {
     let mut r = state_file::open(bytes, MAGIC, STATE_VERSION, key)?;
     let count = r.u64()?;
-    let mut entries = HashMap::with_capacity(count.min(r.bytes.len() as u64 / 80) as usize);
+    let mut recs: Vec<Rec> = Vec::with_capacity(count.min(r.bytes.len() as u64 / 80) as usize);
     for _ in 0..count {
-        let client_file = r.string()?;
-        let entry = StateEntry {
-            depot_file: r.string()?,
+        let client = r.span(bytes)?;
+        let rec = Rec {
+            client,
+            depot: r.span(bytes)?,
             have_rev: r.u32()?,
             stat: FileStat {
                 size: r.u64()?,
@@ -315,11 +442,17 @@ fn decode(bytes: &[u8], key: &StateKey) -> Result<HashMap<String, StateEntry>, S
                 mode: r.u32()?,
             },
             digest: r.array()?,
+            live: true,
         };
-        entries.insert(client_file, entry);
+        if let Some(last) = recs.last()
+            && path_order::cmp(last.client.of(bytes), client.of(bytes)).is_ge()
+        {
+            return Err("entries out of order".into());
+        }
+        recs.push(rec);
     }
     r.end()?;
-    Ok(entries)
+    Ok(recs)
 }
 
 #[cfg(test)]
@@ -328,35 +461,62 @@ mod tests {
 
     use crate::state_file::test_key as key;
 
-    fn sample() -> HashMap<String, StateEntry> {
-        let mut entries = HashMap::new();
-        entries.insert(
-            "a/b.c".to_string(),
-            StateEntry {
-                depot_file: "//depot/a/b.c".into(),
+    /// A state (for root `/w`, never saved there) holding `files` as if recorded, in the
+    /// order given.
+    fn sample(files: &[&str]) -> LocalState {
+        let mut state = LocalState::load(Path::new("/nonexistent-keel-root"), key());
+        for (n, client_file) in files.iter().enumerate() {
+            let rec = Rec {
+                client: Span::push(&mut state.arena, client_file),
+                depot: Span::push(&mut state.arena, &format!("//depot/{client_file}")),
                 have_rev: 3,
                 stat: FileStat {
-                    size: 10,
+                    size: 10 + n as u64,
                     mtime_ns: 1_700_000_000_123_456_789,
                     ctime_ns: 1_700_000_001_000_000_000,
                     ino: 42,
                     mode: 0o100644,
                 },
                 digest: [7; 32],
-            },
-        );
-        entries
+                live: true,
+            };
+            state.added.push(rec);
+        }
+        state
+    }
+
+    fn entries(state: &LocalState, recs: &[Rec]) -> Vec<(String, String, u64)> {
+        recs.iter()
+            .filter(|r| r.live)
+            .map(|r| {
+                let v = state.view(r);
+                (v.client_file.into(), v.depot_file.into(), v.stat.size)
+            })
+            .collect()
     }
 
     #[test]
-    fn round_trips() {
-        let bytes = encode(&key(), &sample());
-        assert_eq!(decode(&bytes, &key()).unwrap(), sample());
+    fn round_trips_in_path_order() {
+        let mut state = sample(&["b", "a.c", "a/x"]);
+        let bytes = state.encode();
+        let recs = decode(&bytes, &key()).unwrap();
+        let loaded = LocalState {
+            arena: bytes.clone(),
+            ..sample(&[])
+        };
+        assert_eq!(
+            entries(&loaded, &recs),
+            [
+                ("a/x".into(), "//depot/a/x".into(), 12),
+                ("a.c".into(), "//depot/a.c".into(), 11),
+                ("b".into(), "//depot/b".into(), 10),
+            ]
+        );
     }
 
     #[test]
     fn every_torn_or_flipped_file_is_refused() {
-        let bytes = encode(&key(), &sample());
+        let bytes = sample(&["a/b.c", "d"]).encode();
         for cut in 0..bytes.len() {
             assert!(decode(&bytes[..cut], &key()).is_err(), "cut at {cut}");
         }
@@ -367,9 +527,16 @@ mod tests {
         }
     }
 
+    /// Re-seals `bytes` after `edit` changed its body, as a writer of that content would.
+    fn resealed(bytes: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut body = bytes[..bytes.len() - 32].to_vec();
+        edit(&mut body);
+        state_file::seal(body)
+    }
+
     #[test]
-    fn another_key_or_version_is_refused() {
-        let bytes = encode(&key(), &sample());
+    fn another_key_version_or_order_is_refused() {
+        let bytes = sample(&["a/b.c"]).encode();
         for other in [
             StateKey {
                 server: "127.0.0.1:1667".into(),
@@ -386,13 +553,22 @@ mod tests {
         ] {
             assert!(decode(&bytes, &other).unwrap_err().contains("recorded for"));
         }
-        let mut body = bytes[..bytes.len() - 32].to_vec();
-        body[8..12].copy_from_slice(&(STATE_VERSION + 1).to_le_bytes());
-        let sum = blake3::hash(&body);
-        body.extend_from_slice(sum.as_bytes());
-        assert!(decode(&body, &key()).unwrap_err().contains("version"));
+        for version in [1, STATE_VERSION + 1] {
+            let old = resealed(&bytes, |b| b[8..12].copy_from_slice(&version.to_le_bytes()));
+            assert!(decode(&old, &key()).unwrap_err().contains("version"));
+        }
+        // Two entries swapped (same length, so the file stays well formed): out of order.
+        let two = sample(&["a", "b"]).encode();
+        let swapped = resealed(&two, |b| {
+            let a = b.windows(5).position(|w| w == [1, 0, 0, 0, b'a']).unwrap();
+            let z = b.windows(5).position(|w| w == [1, 0, 0, 0, b'b']).unwrap();
+            b[a + 4] = b'b';
+            b[z + 4] = b'a';
+        });
+        assert!(decode(&swapped, &key()).unwrap_err().contains("order"));
     }
 
+    #[cfg(unix)]
     #[test]
     fn young_files_are_not_recorded_until_they_settle() {
         let dir = tempfile::tempdir().unwrap();
@@ -401,10 +577,11 @@ mod tests {
         let meta = std::fs::symlink_metadata(&file).unwrap();
         let mut state = LocalState::load(dir.path(), key());
         assert_eq!(state.origin, StateOrigin::Missing);
+        let path = || file.clone();
         // Just written: within the slack of the scan's start, so hashed but not kept.
         let mut rec = Recording::start(Duration::from_secs(3600), 4096);
         let digest = state
-            .digest(&mut rec, "f", "//d/f", 1, &file, &meta)
+            .digest(&mut rec, "f", "//d/f", 1, path, &meta)
             .unwrap();
         assert_eq!(digest, *blake3::hash(b"hello").as_bytes());
         assert!(state.get("f").is_none());
@@ -413,18 +590,29 @@ mod tests {
         std::thread::sleep(Duration::from_millis(5));
         let mut rec = Recording::start(Duration::ZERO, 4096);
         state
-            .digest(&mut rec, "f", "//d/f", 1, &file, &meta)
+            .digest(&mut rec, "f", "//d/f", 1, path, &meta)
             .unwrap();
         assert_eq!(rec.hashed, 1);
         assert!(state.get("f").is_some());
-        state
-            .digest(&mut rec, "f", "//d/f", 2, &file, &meta)
-            .unwrap();
-        assert_eq!(rec.hashed, 1);
-        assert_eq!(state.get("f").unwrap().have_rev, 2);
         assert!(state.save().unwrap());
-        let reloaded = LocalState::load(dir.path(), key());
+        let mut reloaded = LocalState::load(dir.path(), key());
         assert_eq!(reloaded.origin, StateOrigin::Loaded);
         assert_eq!(reloaded.get("f"), state.get("f"));
+        reloaded
+            .digest(&mut rec, "f", "//d/f", 2, path, &meta)
+            .unwrap();
+        assert_eq!(rec.hashed, 1);
+        assert_eq!(reloaded.get("f").unwrap().have_rev, 2);
+        assert!(reloaded.save().unwrap());
+        let again = LocalState::load(dir.path(), key());
+        assert_eq!(again.get("f").unwrap().have_rev, 2);
+        // A stat that moved (here: the mode) reads the file again.
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let meta = std::fs::symlink_metadata(&file).unwrap();
+        reloaded
+            .digest(&mut rec, "f", "//d/f", 2, path, &meta)
+            .unwrap();
+        assert_eq!(rec.hashed, 2);
     }
 }

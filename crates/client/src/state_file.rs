@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use crate::error::{Error, IoContext, Result};
+use crate::have_index::Span;
 use crate::local_state::StateKey;
 
 /// A new file's bytes up to its body: magic, version and key.
@@ -37,6 +38,10 @@ pub(crate) fn open<'a>(
 ) -> std::result::Result<Reader<'a>, String> {
     if bytes.len() < magic.len() + 4 + 32 || &bytes[..magic.len()] != magic {
         return Err("not a Keel workspace cache file".into());
+    }
+    // Strings are found again by u32 offsets into the file's bytes.
+    if u32::try_from(bytes.len()).is_err() {
+        return Err("larger than 4 GiB".into());
     }
     let (body, sum) = bytes.split_at(bytes.len() - 32);
     if blake3::hash(body).as_bytes() != sum {
@@ -120,6 +125,19 @@ impl<'a> Reader<'a> {
     pub(crate) fn string(&mut self) -> std::result::Result<String, String> {
         let len = self.u32()? as usize;
         String::from_utf8(self.take(len)?.to_vec()).map_err(|_| "a path is not UTF-8".into())
+    }
+
+    /// A string's place in `base`, the whole file this reader reads a part of; refused unless
+    /// UTF-8.
+    pub(crate) fn span(&mut self, base: &[u8]) -> std::result::Result<Span, String> {
+        let len = self.u32()? as usize;
+        let s = self.take(len)?;
+        std::str::from_utf8(s).map_err(|_| "a path is not UTF-8".to_string())?;
+        let off = s.as_ptr() as usize - base.as_ptr() as usize;
+        Ok(Span {
+            off: off as u32,
+            len: len as u32,
+        })
     }
 
     /// Refuses bytes left after the last field.

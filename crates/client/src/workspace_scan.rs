@@ -79,54 +79,60 @@ pub fn scan(
     let opened_depot: HashSet<&str> = opened.iter().map(|r| r.depot_file.as_str()).collect();
     let opened_client: HashSet<String> =
         opened.iter().filter_map(|r| ws.client_file_of(r)).collect();
+    let is_opened = |client_file: &str, depot_file: &str| {
+        !opened.is_empty()
+            && (opened_client.contains(client_file) || opened_depot.contains(depot_file))
+    };
     let mut result = ScanResult::default();
-    // Client files of the have list found in the workspace (borrowed from the index).
-    let mut seen: HashSet<&str> = HashSet::with_capacity(have.len());
+    // Which have-list entries were found in the workspace, by position.
+    let mut seen = vec![false; have.len()];
+    // The walk meets files in the index's order, so each lookup first tries the next entry.
+    let mut hint = 0;
+    let mut types = TypeCache::default();
     walk_stat(&ws.root, |client_file, local, meta| {
-        let in_have = have.get_key_value(&client_file);
-        if let Some((key, _)) = in_have {
-            seen.insert(key);
+        let in_have = have.find(client_file, &mut hint);
+        if let Some(i) = in_have {
+            seen[i] = true;
         }
-        if opened_client.contains(&client_file) {
+        if !opened.is_empty() && opened_client.contains(client_file) {
             return Ok(());
         }
-        match in_have {
-            Some((_, file)) => {
-                if opened_depot.contains(file.depot_file.as_str())
-                    || !selected(&client_file, &file.depot_file)
+        match in_have.map(|i| have.at(i)) {
+            Some(file) => {
+                if is_opened(client_file, file.depot_file)
+                    || !selected(client_file, file.depot_file)
                 {
                     return Ok(());
                 }
                 let Some(have_digest) = file.digest else {
                     return Ok(());
                 };
-                let new_type = changed_type(&file.file_type, &local, &meta)?;
+                let new_type = types.changed(file.file_type, local, meta)?;
                 let digest = state.digest(
                     rec,
-                    &client_file,
-                    &file.depot_file,
+                    client_file,
+                    file.depot_file,
                     file.have_rev,
-                    &local,
-                    &meta,
+                    local,
+                    meta,
                 )?;
                 if new_type.is_some() || digest != have_digest {
-                    let mut edit = entry(file, client_file, local);
+                    let mut edit = entry(&file, local());
                     edit.new_type = new_type;
                     result.edit.push(edit);
                 }
             }
             None => {
-                let Some(depot_file) = ws.depot_of_client(&client_file) else {
+                let Some(depot_file) = ws.depot_of_client(client_file) else {
                     return Ok(());
                 };
-                if opened_depot.contains(depot_file.as_str())
-                    || !selected(&client_file, &depot_file)
-                {
+                if is_opened(client_file, &depot_file) || !selected(client_file, &depot_file) {
                     return Ok(());
                 }
+                let local = local();
                 result.add.push(ScanEntry {
                     file_type: detect_type(&local)?,
-                    client_file,
+                    client_file: client_file.to_string(),
                     depot_file,
                     local,
                     new_type: None,
@@ -136,21 +142,22 @@ pub fn scan(
         }
         Ok(())
     })?;
-    for (client_file, file) in have.iter() {
-        if seen.contains(client_file.as_str())
-            || opened_client.contains(client_file)
-            || opened_depot.contains(file.depot_file.as_str())
-            || !selected(client_file, &file.depot_file)
+    for (i, file) in have.iter().enumerate() {
+        if seen[i]
+            || is_opened(file.client_file, file.depot_file)
+            || !selected(file.client_file, file.depot_file)
         {
             continue;
         }
-        let local = ws.display_local(client_file);
-        result.delete.push(entry(file, client_file.clone(), local));
+        let local = ws.display_local(file.client_file);
+        result.delete.push(entry(&file, local));
     }
     // Entries of files gone from the workspace or the have list are of no further use; a
     // restricted scan keeps those it did not look at.
+    let mut hint = 0;
     state.retain(|client_file| {
-        have.contains(client_file) && (seen.contains(client_file) || !compiled.is_empty())
+        have.find(client_file, &mut hint)
+            .is_some_and(|i| seen[i] || !compiled.is_empty())
     });
     for list in [&mut result.add, &mut result.edit, &mut result.delete] {
         list.sort_by(|a, b| a.client_file.cmp(&b.client_file));
@@ -158,33 +165,52 @@ pub fn scan(
     Ok(result)
 }
 
-fn entry(file: &HaveFile, client_file: String, local: PathBuf) -> ScanEntry {
+fn entry(file: &HaveFile<'_>, local: PathBuf) -> ScanEntry {
     ScanEntry {
-        client_file,
-        depot_file: file.depot_file.clone(),
+        client_file: file.client_file.to_string(),
+        depot_file: file.depot_file.to_string(),
         local,
-        file_type: file.file_type.clone(),
+        file_type: file.file_type.to_string(),
         new_type: None,
         have_rev: file.have_rev,
     }
 }
 
-/// The type `have_type` (the have revision's) becomes for the local file at `path` (lstat'ed
-/// as `meta`) when the file's kind or executable bit no longer matches it; None when it still
-/// does.
-fn changed_type(have_type: &str, path: &Path, meta: &std::fs::Metadata) -> Result<Option<String>> {
-    let Ok(have) = FileType::parse(have_type) else {
-        return Ok(None);
-    };
-    let local = if meta.file_type().is_symlink() {
-        LocalKind::Symlink
-    } else {
-        LocalKind::File {
-            executable: executable_bit(meta),
-        }
-    };
-    let adjusted = have.adjusted_to(local, || sample_base(path))?;
-    Ok((adjusted != have).then(|| adjusted.to_string()))
+/// The have types met so far, parsed once each (a workspace has a handful).
+#[derive(Default)]
+struct TypeCache {
+    parsed: Vec<(String, Option<FileType>)>,
+}
+
+impl TypeCache {
+    /// The type `have_type` (the have revision's) becomes for the local file at `path()`
+    /// (lstat'ed as `meta`) when the file's kind or executable bit no longer matches it; None
+    /// when it still does.
+    fn changed(
+        &mut self,
+        have_type: &str,
+        path: &dyn Fn() -> PathBuf,
+        meta: &std::fs::Metadata,
+    ) -> Result<Option<String>> {
+        let known = self.parsed.iter().position(|(t, _)| t == have_type);
+        let at = known.unwrap_or_else(|| {
+            let parsed = FileType::parse(have_type).ok();
+            self.parsed.push((have_type.to_string(), parsed));
+            self.parsed.len() - 1
+        });
+        let Some(have) = self.parsed[at].1 else {
+            return Ok(None);
+        };
+        let local = if meta.file_type().is_symlink() {
+            LocalKind::Symlink
+        } else {
+            LocalKind::File {
+                executable: executable_bit(meta),
+            }
+        };
+        let adjusted = have.adjusted_to(local, || sample_base(&path()))?;
+        Ok((adjusted != have).then(|| adjusted.to_string()))
+    }
 }
 
 /// Text or binary, from the first 64 KiB of a regular file.
@@ -228,44 +254,58 @@ fn executable_bit(_meta: &std::fs::Metadata) -> Option<bool> {
 }
 
 /// Calls `each` with every file (and symlink) under the workspace `root`: its client file
-/// (relative to the root, `/`-separated), local path and lstat, skipping what [`walk_files`]
-/// skips; symlinked directories are not followed. Each file is stat'ed relative to its open
-/// directory (no path walk per file) and nothing is collected, in no particular order.
+/// (relative to the root, `/`-separated), a maker of its local path and its lstat, skipping
+/// what [`walk_files`] skips; symlinked directories are not followed. Each directory's names
+/// are visited sorted bytewise, depth first, so files come in [`crate::path_order`]; each is
+/// stat'ed relative to its open directory (no path walk per file).
 fn walk_stat(
     root: &Path,
-    mut each: impl FnMut(String, PathBuf, std::fs::Metadata) -> Result<()>,
+    mut each: impl FnMut(&str, &dyn Fn() -> PathBuf, &std::fs::Metadata) -> Result<()>,
 ) -> Result<()> {
-    let mut pending = vec![(root.to_path_buf(), String::new())];
-    while let Some((dir, rel)) = pending.pop() {
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && rel.is_empty() => continue,
-            Err(e) => return Err(Error::io(&dir, e)),
-        };
-        for entry in entries {
-            let entry = entry.at(&dir)?;
-            let name = entry.file_name();
-            let text = name.to_string_lossy();
-            let child = if rel.is_empty() {
-                text.to_string()
-            } else {
-                format!("{rel}/{text}")
-            };
-            let file_type = entry.file_type().at(&entry.path())?;
-            if file_type.is_dir() {
-                pending.push((entry.path(), child));
-                continue;
-            }
-            if (rel.is_empty() && is_keel_file(&name)) || text.starts_with(".keel-tmp-") {
-                continue;
-            }
-            let meta = match entry.metadata() {
-                // Removed since the directory was read: reported as missing.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                other => other.at(&entry.path())?,
-            };
-            each(child, entry.path(), meta)?;
+    let mut rel = String::new();
+    walk_dir(root, &mut rel, &mut each)
+}
+
+fn walk_dir(
+    dir: &Path,
+    rel: &mut String,
+    each: &mut impl FnMut(&str, &dyn Fn() -> PathBuf, &std::fs::Metadata) -> Result<()>,
+) -> Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && rel.is_empty() => return Ok(()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.at(dir)?;
+        names.push((entry.file_name(), entry));
+    }
+    names.sort_unstable_by(|(a, _), (b, _)| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
+    let at_root = rel.is_empty();
+    let base = rel.len();
+    for (name, entry) in names {
+        let text = name.to_string_lossy();
+        if !at_root {
+            rel.push('/');
         }
+        rel.push_str(&text);
+        let file_type = entry.file_type().at(&entry.path())?;
+        let skip = !file_type.is_dir()
+            && ((at_root && is_keel_file(&name)) || text.starts_with(".keel-tmp-"));
+        if file_type.is_dir() {
+            walk_dir(&entry.path(), rel, each)?;
+        } else if !skip {
+            match entry.metadata() {
+                // Removed since the directory was read: reported as missing.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                other => {
+                    let meta = other.at(&entry.path())?;
+                    each(rel, &|| entry.path(), &meta)?;
+                }
+            }
+        }
+        rel.truncate(base);
     }
     Ok(())
 }

@@ -68,7 +68,7 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
             &client_file,
             &record.depot_file,
             record.have_rev,
-            &local,
+            || local.clone(),
             &meta,
         )?;
         if !blake3::Hash::from(digest)

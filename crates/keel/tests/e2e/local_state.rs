@@ -192,6 +192,28 @@ fn a_corrupt_moved_or_copied_state_is_rebuilt_and_misses_nothing() {
     a.ok(&["sync", "-f", "keep/k3.txt"]);
     assert!(status(&a).is_empty());
 
+    // A state file cut short (as a crash mid-write would leave a temp file) and one whose
+    // format version field says another version: both rebuilt, the change found.
+    std::thread::sleep(SETTLE);
+    assert!(status(&a).is_empty());
+    let good = std::fs::read(root.join(STATE)).unwrap();
+    let mut other_version = good.clone();
+    other_version[8..12].copy_from_slice(&1u32.to_le_bytes());
+    for (what, bytes) in [
+        ("cut short", good[..good.len() / 2].to_vec()),
+        ("another version", other_version),
+    ] {
+        std::fs::write(root.join(STATE), &bytes).unwrap();
+        rewrite_keeping_times(&root.join("keep/k4.txt"), b"KEEP 0004\n");
+        assert_eq!(
+            status(&a),
+            want(&[("edit", "//depot/keep/k4.txt", "text")]),
+            "{what}"
+        );
+        a.ok(&["sync", "-f", "keep/k4.txt"]);
+        assert!(status(&a).is_empty(), "{what}");
+    }
+
     // The have list moves under an unchanged file (a newer revision recorded with sync -k):
     // the entry's digest is the local content's, so the difference shows.
     b.ok(&["sync"]);
