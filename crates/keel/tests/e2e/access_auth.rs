@@ -205,7 +205,7 @@ fn a_replicas_service_user_needs_super_and_the_replica_enforces_the_table() {
     let alice_there = replica.client("alice", "", &alice.cwd);
     wait_for("the primary refuses the service user", || {
         let info = alice_there.json(&["info"]);
-        str_field(&info[0], "replicaLastError").contains("Journal needs super access")
+        crate::common::replica_last_error(&info[0]).contains("Journal needs super access")
     });
 
     // With super it follows, and the table it applied holds on the replica.

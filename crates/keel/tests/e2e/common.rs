@@ -466,6 +466,15 @@ pub fn str_field(v: &serde_json::Value, key: &str) -> String {
     }
 }
 
+/// A replica's `replicaLastError` from `keel info --json`, or "" while it has none (the field
+/// is absent until the replica's first attempt to follow has failed).
+pub fn replica_last_error(info: &serde_json::Value) -> String {
+    info.get("replicaLastError")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// True (and says so on stderr) when the slow end-to-end cases are not asked for: they run
 /// only with `KEEL_SLOW_TESTS=1`, which `scripts/test.sh` sets.
 pub fn skip_slow(test: &str) -> bool {

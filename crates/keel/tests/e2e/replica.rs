@@ -356,7 +356,7 @@ fn a_replica_of_a_non_keel_address_says_why_and_serves() {
         Duration::from_secs(30),
         || {
             let i = info(&c);
-            let why = str_field(&i, "replicaLastError");
+            let why = replica_last_error(&i);
             if !why.is_empty() && field(&i, "replicaConnected") == false {
                 Ok(())
             } else {

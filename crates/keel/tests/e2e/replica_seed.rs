@@ -28,7 +28,7 @@ fn a_replica_behind_the_oldest_journal_is_told_to_seed_and_a_seeded_one_catches_
         "the replica is told to seed from a checkpoint",
         Duration::from_secs(30),
         || {
-            let why = str_field(&info(&rs), "replicaLastError");
+            let why = replica_last_error(&info(&rs));
             if why.contains("seed the replica from a checkpoint") {
                 Ok(())
             } else {

@@ -246,12 +246,7 @@ fn a_replica_follows_a_tls_primary_it_trusts_and_names_one_it_does_not() {
     };
     wait_for("the replica reports the untrusted primary", || {
         let info = &u.json(&["info"])[0];
-        // No replicaLastError until the follower's first attempt has failed.
-        let last = info
-            .get("replicaLastError")
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_string();
+        let last = crate::common::replica_last_error(info);
         (last.contains("is not trusted") && last.contains("keel trust"))
             .then_some(())
             .ok_or(last)
