@@ -1,6 +1,6 @@
 //! End-to-end: bad input gets a clear error and loses nothing.
 
-use crate::common::{Client, Fixture, Server, bytes, str_field, write};
+use crate::common::{Client, Fixture, Server, bytes, str_field, workspace_on, write};
 use std::process::Command;
 
 #[test]
@@ -131,16 +131,8 @@ fn full_disk_during_submit_fails_cleanly() {
     let root = disk.path.join("server");
     let server = Server::start_at(&root).expect("server on tmpfs");
     let dir = tempfile::tempdir().expect("dir");
-    let ws_root = dir.path().join("ws");
-    std::fs::create_dir_all(&ws_root).expect("ws root");
-    let a = server.client("alice", "a", &ws_root);
-    a.ok(&[
-        "workspace",
-        "create",
-        "a",
-        "--root",
-        ws_root.to_str().expect("utf-8"),
-    ]);
+    let a = workspace_on(&server, dir.path(), "alice", "a");
+    let ws_root = a.cwd.clone();
     for i in 0..40 {
         write(&ws_root, &format!("big/{i}.bin"), bytes(i, 2 << 20));
     }
@@ -167,16 +159,8 @@ fn full_disk_during_checkpoint_leaves_no_checkpoint_and_the_server_works() {
     let root = disk.path.join("server");
     let server = Server::start_at(&root).expect("server on tmpfs");
     let dir = tempfile::tempdir().expect("dir");
-    let ws_root = dir.path().join("ws");
-    std::fs::create_dir_all(&ws_root).expect("ws root");
-    let a = server.client("alice", "a", &ws_root);
-    a.ok(&[
-        "workspace",
-        "create",
-        "a",
-        "--root",
-        ws_root.to_str().expect("utf-8"),
-    ]);
+    let a = workspace_on(&server, dir.path(), "alice", "a");
+    let ws_root = a.cwd.clone();
     // Enough rows that the checkpoint needs more than the few pages left free below.
     for i in 0..600 {
         write(

@@ -4,7 +4,7 @@
 //! done, the store, journal, checkpoint and content values appear, `keel probe` lands in the
 //! probe family, the proxy reports its hits, and a replica its applied position and lag.
 
-use crate::common::{Client, Proxy, Server, workspace_on, write};
+use crate::common::{Client, Proxy, Server, create_workspace, workspace_on, write};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
@@ -386,17 +386,7 @@ fn the_proxy_reports_its_hits() {
         .metrics_url()
         .expect("the proxy names its metrics address");
     let root = dir.path().join("via-proxy");
-    std::fs::create_dir_all(&root).expect("root");
-    let c = proxy.client("bob", "bob-ws", &root);
-    c.ok(&[
-        "workspace",
-        "create",
-        "bob-ws",
-        "--root",
-        root.to_str().expect("utf-8"),
-        "--view",
-        "//depot/... //bob-ws/...",
-    ]);
+    let c = create_workspace(proxy.client("bob", "bob-ws", &root), &root, "bob-ws");
     c.ok(&["print", "//depot/big.txt"]);
     c.ok(&["print", "//depot/big.txt"]);
     let s = scrape(&url);
