@@ -2,8 +2,9 @@
 # Small commands from concurrent shells: starts `keel serve` on a fresh root (tmpfs when
 # /dev/shm exists) on an ephemeral loopback port, submits one file, then runs SHELLS shells that
 # each call `keel ARGS` (default: `fstat //depot/f.txt`) in a loop for SECONDS, and prints
-# calls/s over all shells plus the CPU each call cost (user+system of the keel processes,
-# divided by the calls; the server's CPU not included).
+# calls/s over all shells plus the CPU each call cost: the client's (user+system of the keel
+# processes, divided by the calls) and the server's (its user+system over the same loop, from
+# /proc, divided by the calls).
 #
 #   scripts/small-calls.sh [KEEL_BINARY] [-- ARGS...]
 #   SHELLS=8 SECONDS_EACH=10 scripts/small-calls.sh target/release/keel
@@ -38,6 +39,11 @@ echo "a small file" >f.txt
 "$keel" add f.txt >/dev/null
 "$keel" submit -d "one file" >/dev/null
 
+# The server's CPU so far (user+system clock ticks, fields 14 and 15 of /proc/PID/stat; the
+# command name in field 2 has no spaces).
+server_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
+ticks_before=$(server_ticks)
+
 # Each shell counts its calls; the children's CPU comes from `times` at the shell's end.
 pids=()
 for i in $(seq "$shells"); do
@@ -55,9 +61,11 @@ for i in $(seq "$shells"); do
     pids+=($!)
 done
 wait "${pids[@]}"
-python3 - "$base" "$shells" "$seconds" <<'EOF'
+server_ticks=$(($(server_ticks) - ticks_before))
+python3 - "$base" "$shells" "$seconds" "$server_ticks" "$(getconf CLK_TCK)" <<'EOF'
 import glob, re, sys
 base, shells, seconds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+server_cpu = int(sys.argv[4]) / int(sys.argv[5])
 calls, cpu = 0, 0.0
 for path in glob.glob(f"{base}/shell.*"):
     lines = open(path).read().split("\n")
@@ -67,5 +75,6 @@ for path in glob.glob(f"{base}/shell.*"):
     calls += int(n)
     cpu += secs(user) + secs(system)
 print(f"{shells} shells x {seconds} s: {calls} calls, {calls / seconds:.0f} calls/s, "
-      f"client CPU {cpu / max(calls, 1) * 1000:.2f} ms/call")
+      f"client CPU {cpu / max(calls, 1) * 1000:.2f} ms/call, "
+      f"server CPU {server_cpu / max(calls, 1) * 1000:.2f} ms/call")
 EOF

@@ -19,6 +19,10 @@ fn main() -> ExitCode {
     // A command that makes a few calls runs on the main thread alone: starting worker threads
     // would cost it more than they could save.
     let mut builder = if cli.command.few_calls() {
+        // A process this short gives its memory back by exiting: the allocator returning freed
+        // ranges to the system one `madvise` at a time on the way out is work the exit redoes.
+        // Before the runtime starts: the process has one thread yet.
+        allocator::set_purge_delay(-1);
         tokio::runtime::Builder::new_current_thread()
     } else {
         tokio::runtime::Builder::new_multi_thread()

@@ -73,6 +73,26 @@ fn an_on_demand_replica_fetches_each_blob_once_when_first_needed() {
         .iter()
         .map(|w| f.workspace_with_view("builder", w, &[&format!("//depot/a/... //{w}/...")]))
         .collect();
+    // Workspaces make no change for `wait_caught_up` to compare: wait until the replica has
+    // applied all three before syncing through it.
+    wait_for(
+        "the replica has the build workspaces",
+        Duration::from_secs(30),
+        || {
+            let names: Vec<String> = ra
+                .json(&["workspace", "list"])
+                .iter()
+                .map(|w| str_field(w, "name"))
+                .collect();
+            match ["w1", "w2", "w3"]
+                .iter()
+                .find(|w| !names.iter().any(|n| n == *w))
+            {
+                None => Ok(()),
+                Some(w) => Err(format!("{w} not on the replica yet: {names:?}")),
+            }
+        },
+    );
     let before = sent(&a);
     std::thread::scope(|scope| {
         for b in &builds[..2] {
