@@ -62,10 +62,13 @@ impl Service {
             let range = PathRange::prefix(&prefix);
             let mut after = prefix.clone();
             let mut found = 0;
+            // Without `-D`, files deleted at head are stepped over, file by file only where the
+            // range holds a delete at all (deletes are few: one probe tells).
+            let live_only = at_head && !opts.include_deleted && snap.any_delete_in(&range)?;
             // Skip-scan: one query per subdirectory; the directory's own files are stepped over
             // inside SQLite, so a flat directory of many files costs one scan, not a probe each.
             let next = |after: &str| {
-                if at_head && !opts.include_deleted {
+                if live_only {
                     snap.next_live_subdir_path(&range, after)
                 } else {
                     snap.next_subdir_path(&range, after)

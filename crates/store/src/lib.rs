@@ -110,6 +110,10 @@ pub trait ReadTxn {
         range: &PathRange,
         after: &str,
     ) -> Result<Option<DepotPath>, StoreError>;
+    /// Whether any revision in `range` deletes a file: where none does, every path there is
+    /// live at head, and [`ReadTxn::next_subdir_path`] answers what
+    /// [`ReadTxn::next_live_subdir_path`] would, without probing each file it finds.
+    fn any_delete_in(&self, range: &PathRange) -> Result<bool, StoreError>;
     /// Like [`ReadTxn::next_subdir_path`], but only a path whose head revision is not a delete:
     /// the next subdirectory that `dirs` lists at head, files deleted there skipped inside the
     /// query.

@@ -610,6 +610,22 @@ fn live_subdir_scan_skips_files_deleted_at_head() {
         ]
     );
     assert_eq!(all.len(), 6, "{all:?}");
+    // Where a range holds no delete, the plain scan is the live one.
+    for (prefix, any) in [
+        ("//depot/d/", true),
+        ("//depot/d/a/", true),
+        ("//depot/d/b/", true),
+        ("//depot/d/b/z/", false),
+        ("//depot/d/c/", true),
+        ("//depot/d/e/", true),
+        ("//depot/d/own", false),
+        ("//depot/x/", false),
+    ] {
+        let found = snap
+            .any_delete_in(&PathRange::prefix(prefix))
+            .expect("probe");
+        assert_eq!(found, any, "{prefix}");
+    }
 }
 
 #[test]

@@ -331,6 +331,18 @@ impl<T: HasConn> ReadTxn for T {
             .optional()?)
     }
 
+    fn any_delete_in(&self, range: &PathRange) -> Result<bool, StoreError> {
+        Ok(self
+            .conn()
+            .prepare_cached(concat!(
+                "SELECT 1 FROM revisions INDEXED BY revisions_deleted WHERE path>=?1 AND path<?2 \
+                 AND action IN",
+                deleted_actions!(),
+                " LIMIT 1"
+            ))?
+            .exists(params![range.lo.as_str(), range.hi.as_str()])?)
+    }
+
     fn next_live_subdir_path(
         &self,
         range: &PathRange,
