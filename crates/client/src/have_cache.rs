@@ -47,14 +47,17 @@ pub struct CachedHave {
 pub async fn fetch(ws: &WorkspaceCtx, conn: &Connection) -> Result<CachedHave> {
     let key = StateKey::of(ws, conn);
     let path = ws.root.join(HAVE_CACHE_FILE_NAME);
-    let mut cached = std::fs::read(&path).ok();
+    // Checked (hash, version, key) and parsed once; unused when the server sends a new list.
+    let mut cached = std::fs::read(&path)
+        .ok()
+        .and_then(|bytes| decode(bytes, &key).ok());
     let token = cached
-        .as_deref()
-        .and_then(|bytes| cached_token(bytes, &key))
+        .as_ref()
+        .map(|(token, _)| token.clone())
         .unwrap_or_default();
     let request = HaveIfChangedRequest {
         caller: conn.caller(),
-        token: token.clone(),
+        token,
     };
     let mut stream = match conn.client().have_if_changed(request).await {
         Ok(reply) => reply.into_inner(),
@@ -70,19 +73,17 @@ pub async fn fetch(ws: &WorkspaceCtx, conn: &Connection) -> Result<CachedHave> {
     let first = stream.message().await.map_err(|s| conn.status(s))?;
     let body = first.as_ref().and_then(|m| m.body.as_ref());
     let (mut index, delta) = match body {
-        Some(Body::Unchanged(true)) | Some(Body::Delta(true)) => {
-            match cached.take().and_then(|b| decode(b, &key).ok()) {
-                Some(index) => (index, matches!(body, Some(Body::Delta(true)))),
-                // The file changed under us since its token was read: ask for the whole list.
-                None => {
-                    return Ok(CachedHave {
-                        index: HaveIndex::fetch(ws, conn).await?,
-                        reused: false,
-                        save_error: None,
-                    });
-                }
+        Some(Body::Unchanged(true)) | Some(Body::Delta(true)) => match cached.take() {
+            Some((_, index)) => (index, matches!(body, Some(Body::Delta(true)))),
+            // The server answered a token this client did not send: ask for the whole list.
+            None => {
+                return Ok(CachedHave {
+                    index: HaveIndex::fetch(ws, conn).await?,
+                    reused: false,
+                    save_error: None,
+                });
             }
-        }
+        },
         _ => (HaveIndex::default(), false),
     };
     if let Some(Body::Unchanged(true)) = body {
@@ -122,16 +123,10 @@ pub async fn fetch(ws: &WorkspaceCtx, conn: &Connection) -> Result<CachedHave> {
     })
 }
 
-/// The token of a usable cache file's bytes.
-fn cached_token(bytes: &[u8], key: &StateKey) -> Option<String> {
-    state_file::open(bytes, MAGIC, VERSION, key)
-        .and_then(|mut r| r.string())
-        .ok()
-}
-
-fn decode(bytes: Vec<u8>, key: &StateKey) -> std::result::Result<HaveIndex, String> {
+/// The token and the have list of a cache file's bytes, or why they cannot be used.
+fn decode(bytes: Vec<u8>, key: &StateKey) -> std::result::Result<(String, HaveIndex), String> {
     let mut r = state_file::open(&bytes, MAGIC, VERSION, key)?;
-    let _token = r.string()?;
+    let token = r.string()?;
     let count = r.u64()?;
     let mut entries: Vec<Entry> = Vec::with_capacity(count.min(r.bytes.len() as u64 / 48) as usize);
     for _ in 0..count {
@@ -155,7 +150,7 @@ fn decode(bytes: Vec<u8>, key: &StateKey) -> std::result::Result<HaveIndex, Stri
         ));
     }
     r.end()?;
-    Ok(HaveIndex::from_sorted(bytes, entries))
+    Ok((token, HaveIndex::from_sorted(bytes, entries)))
 }
 
 fn save(path: &Path, key: &StateKey, token: &str, index: &HaveIndex) -> Result<()> {
@@ -193,8 +188,8 @@ mod tests {
         let path = dir.path().join(HAVE_CACHE_FILE_NAME);
         save(&path, &key(), "tok", &sample()).unwrap();
         let bytes = std::fs::read(&path).unwrap();
-        assert_eq!(cached_token(&bytes, &key()).as_deref(), Some("tok"));
-        let index = decode(bytes.clone(), &key()).unwrap();
+        let (token, index) = decode(bytes.clone(), &key()).unwrap();
+        assert_eq!(token, "tok");
         assert_eq!(index.len(), 2);
         assert_eq!(index.get("a/b.c"), sample().get("a/b.c"));
         assert_eq!(index.get("d").unwrap().digest, None);
@@ -202,7 +197,7 @@ mod tests {
             root: "/elsewhere".into(),
             ..key()
         };
-        assert_eq!(cached_token(&bytes, &other), None);
+        assert!(decode(bytes, &other).unwrap_err().contains("recorded for"));
     }
 
     #[test]
@@ -211,11 +206,10 @@ mod tests {
         let path = dir.path().join(HAVE_CACHE_FILE_NAME);
         save(&path, &key(), "tok", &sample()).unwrap();
         let bytes = std::fs::read(&path).unwrap();
-        assert_eq!(cached_token(&bytes[..bytes.len() - 5], &key()), None);
+        assert!(decode(bytes[..bytes.len() - 5].to_vec(), &key()).is_err());
         let mut flipped = bytes.clone();
         let middle = flipped.len() / 2;
         flipped[middle] ^= 1;
-        assert_eq!(cached_token(&flipped, &key()), None);
         assert!(decode(flipped, &key()).is_err());
     }
 }
