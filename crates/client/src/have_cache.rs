@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::have_index::{Entry, HaveIndex};
 use crate::local_state::StateKey;
 use crate::path_order;
-use crate::state_file::{self, put_str};
+use crate::state_file;
 use crate::workspace::WorkspaceCtx;
 
 /// The cache file's name at the workspace root; scans skip it.
@@ -47,14 +47,17 @@ pub struct CachedHave {
 pub async fn fetch(ws: &WorkspaceCtx, conn: &Connection) -> Result<CachedHave> {
     let key = StateKey::of(ws, conn);
     let path = ws.root.join(HAVE_CACHE_FILE_NAME);
-    let mut cached = std::fs::read(&path).ok();
+    // Checked (hash, version, key) and parsed once; unused when the server sends a new list.
+    let mut cached = read_with_room(&path)
+        .ok()
+        .and_then(|bytes| decode(bytes, &key).ok());
     let token = cached
-        .as_deref()
-        .and_then(|bytes| cached_token(bytes, &key))
+        .as_ref()
+        .map(|(token, _)| token.clone())
         .unwrap_or_default();
     let request = HaveIfChangedRequest {
         caller: conn.caller(),
-        token: token.clone(),
+        token,
     };
     let mut stream = match conn.client().have_if_changed(request).await {
         Ok(reply) => reply.into_inner(),
@@ -70,20 +73,24 @@ pub async fn fetch(ws: &WorkspaceCtx, conn: &Connection) -> Result<CachedHave> {
     let first = stream.message().await.map_err(|s| conn.status(s))?;
     let body = first.as_ref().and_then(|m| m.body.as_ref());
     let (mut index, delta) = match body {
-        Some(Body::Unchanged(true)) | Some(Body::Delta(true)) => {
-            match cached.take().and_then(|b| decode(b, &key).ok()) {
-                Some(index) => (index, matches!(body, Some(Body::Delta(true)))),
-                // The file changed under us since its token was read: ask for the whole list.
-                None => {
-                    return Ok(CachedHave {
-                        index: HaveIndex::fetch(ws, conn).await?,
-                        reused: false,
-                        save_error: None,
-                    });
-                }
+        Some(Body::Unchanged(true)) | Some(Body::Delta(true)) => match cached.take() {
+            Some((_, index)) => (index, matches!(body, Some(Body::Delta(true)))),
+            // The server answered a token this client did not send: ask for the whole list.
+            None => {
+                return Ok(CachedHave {
+                    index: HaveIndex::fetch(ws, conn).await?,
+                    reused: false,
+                    save_error: None,
+                });
             }
+        },
+        // A whole new list, most likely about the size of the cached one: room for that much
+        // up front, so the index does not grow by copying itself as the records arrive.
+        _ => {
+            let room = cached.as_ref().map_or((0, 0), |(_, old)| old.size());
+            drop(cached.take());
+            (HaveIndex::with_room(room), false)
         }
-        _ => (HaveIndex::default(), false),
     };
     if let Some(Body::Unchanged(true)) = body {
         return Ok(CachedHave {
@@ -92,7 +99,6 @@ pub async fn fetch(ws: &WorkspaceCtx, conn: &Connection) -> Result<CachedHave> {
             save_error: None,
         });
     }
-    // A whole new list: the old one's bytes go before it arrives.
     drop(cached);
     let mut fresh_token = None;
     let mut next = if delta {
@@ -122,18 +128,24 @@ pub async fn fetch(ws: &WorkspaceCtx, conn: &Connection) -> Result<CachedHave> {
     })
 }
 
-/// The token of a usable cache file's bytes.
-fn cached_token(bytes: &[u8], key: &StateKey) -> Option<String> {
-    state_file::open(bytes, MAGIC, VERSION, key)
-        .and_then(|mut r| r.string())
-        .ok()
+/// A cache file's bytes, in a buffer with room for the strings of a delta (a sixteenth more),
+/// so the files written since the token do not make the index copy the whole list to grow.
+fn read_with_room(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len() as usize;
+    let mut bytes = Vec::with_capacity(len + len / 16);
+    std::io::Read::read_to_end(&mut file, &mut bytes)?;
+    Ok(bytes)
 }
 
-fn decode(bytes: Vec<u8>, key: &StateKey) -> std::result::Result<HaveIndex, String> {
+/// The token and the have list of a cache file's bytes, or why they cannot be used.
+fn decode(bytes: Vec<u8>, key: &StateKey) -> std::result::Result<(String, HaveIndex), String> {
     let mut r = state_file::open(&bytes, MAGIC, VERSION, key)?;
-    let _token = r.string()?;
+    let token = r.string()?;
     let count = r.u64()?;
-    let mut entries: Vec<Entry> = Vec::with_capacity(count.min(r.bytes.len() as u64 / 48) as usize);
+    // Room for a delta's entries too (see `read_with_room`).
+    let count_cap = count.min(r.bytes.len() as u64 / 48) as usize;
+    let mut entries: Vec<Entry> = Vec::with_capacity(count_cap + count_cap / 16);
     for _ in 0..count {
         let client = r.span(&bytes)?;
         let depot = r.span(&bytes)?;
@@ -155,22 +167,24 @@ fn decode(bytes: Vec<u8>, key: &StateKey) -> std::result::Result<HaveIndex, Stri
         ));
     }
     r.end()?;
-    Ok(HaveIndex::from_sorted(bytes, entries))
+    Ok((token, HaveIndex::from_sorted(bytes, entries)))
 }
 
 fn save(path: &Path, key: &StateKey, token: &str, index: &HaveIndex) -> Result<()> {
-    let mut out = state_file::begin(MAGIC, VERSION, key, index.len() * 120);
-    put_str(&mut out, token);
-    out.extend_from_slice(&(index.len() as u64).to_le_bytes());
-    for f in index.iter() {
-        put_str(&mut out, f.client_file);
-        put_str(&mut out, f.depot_file);
-        out.extend_from_slice(&f.have_rev.to_le_bytes());
-        put_str(&mut out, f.file_type);
-        out.push(u8::from(f.digest.is_some()));
-        out.extend_from_slice(&f.digest.unwrap_or([0; 32]));
-    }
-    state_file::replace(path, ".keel-tmp-have-", &state_file::seal(out))
+    state_file::replace_streamed(path, ".keel-tmp-have-", |out| {
+        out.begin(MAGIC, VERSION, key)?;
+        out.put_bytes(token.as_bytes())?;
+        out.put(&(index.len() as u64).to_le_bytes())?;
+        for f in index.iter() {
+            out.put_bytes(f.client_file.as_bytes())?;
+            out.put_bytes(f.depot_file.as_bytes())?;
+            out.put(&f.have_rev.to_le_bytes())?;
+            out.put_bytes(f.file_type.as_bytes())?;
+            out.put(&[u8::from(f.digest.is_some())])?;
+            out.put(&f.digest.unwrap_or([0; 32]))?;
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]
@@ -193,8 +207,8 @@ mod tests {
         let path = dir.path().join(HAVE_CACHE_FILE_NAME);
         save(&path, &key(), "tok", &sample()).unwrap();
         let bytes = std::fs::read(&path).unwrap();
-        assert_eq!(cached_token(&bytes, &key()).as_deref(), Some("tok"));
-        let index = decode(bytes.clone(), &key()).unwrap();
+        let (token, index) = decode(bytes.clone(), &key()).unwrap();
+        assert_eq!(token, "tok");
         assert_eq!(index.len(), 2);
         assert_eq!(index.get("a/b.c"), sample().get("a/b.c"));
         assert_eq!(index.get("d").unwrap().digest, None);
@@ -202,7 +216,7 @@ mod tests {
             root: "/elsewhere".into(),
             ..key()
         };
-        assert_eq!(cached_token(&bytes, &other), None);
+        assert!(decode(bytes, &other).unwrap_err().contains("recorded for"));
     }
 
     #[test]
@@ -211,11 +225,10 @@ mod tests {
         let path = dir.path().join(HAVE_CACHE_FILE_NAME);
         save(&path, &key(), "tok", &sample()).unwrap();
         let bytes = std::fs::read(&path).unwrap();
-        assert_eq!(cached_token(&bytes[..bytes.len() - 5], &key()), None);
+        assert!(decode(bytes[..bytes.len() - 5].to_vec(), &key()).is_err());
         let mut flipped = bytes.clone();
         let middle = flipped.len() / 2;
         flipped[middle] ^= 1;
-        assert_eq!(cached_token(&flipped, &key()), None);
         assert!(decode(flipped, &key()).is_err());
     }
 }

@@ -108,6 +108,20 @@ impl HaveIndex {
         Ok(index)
     }
 
+    /// An empty index with room for `(arena bytes, entries)` (see [`size`](Self::size)), and a
+    /// sixteenth more.
+    pub(crate) fn with_room((bytes, entries): (usize, usize)) -> HaveIndex {
+        HaveIndex {
+            arena: Vec::with_capacity(bytes + bytes / 16),
+            entries: Vec::with_capacity(entries + entries / 16),
+        }
+    }
+
+    /// The bytes of its strings and its entries: what an index of about the same list needs.
+    pub(crate) fn size(&self) -> (usize, usize) {
+        (self.arena.len(), self.entries.len())
+    }
+
     /// Builds the index from records already at hand.
     pub fn from_records(ws: &WorkspaceCtx, records: impl IntoIterator<Item = FileRecord>) -> Self {
         let mut index = HaveIndex::default();
@@ -186,15 +200,15 @@ impl HaveIndex {
         // Stable: entries of one file keep the order they were added in.
         self.entries
             .sort_by(|a, b| path_order::cmp(a.client.of(arena), b.client.of(arena)));
-        let mut out: Vec<Entry> = Vec::with_capacity(self.entries.len());
-        for entry in self.entries.drain(..) {
-            match out.last_mut() {
-                Some(last) if last.client.of(arena) == entry.client.of(arena) => *last = entry,
-                _ => out.push(entry),
+        // In place, no second vector: `later` is dropped once copied over the `kept` one.
+        self.entries.dedup_by(|later, kept| {
+            let same = later.client.of(arena) == kept.client.of(arena);
+            if same {
+                *kept = *later;
             }
-        }
-        out.retain(|e| !e.removed);
-        self.entries = out;
+            same
+        });
+        self.entries.retain(|e| !e.removed);
     }
 
     /// The position of `client_file`, trying `*hint` first (see [`path_order::find`]).

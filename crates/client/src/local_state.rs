@@ -32,7 +32,7 @@ use crate::connect::Connection;
 use crate::error::{IoContext, Result};
 use crate::have_index::{Span, text};
 use crate::path_order;
-use crate::state_file;
+use crate::state_file::{self, Sealer};
 use crate::workspace::WorkspaceCtx;
 
 /// The state file's name at the workspace root; scans skip it.
@@ -293,7 +293,12 @@ impl LocalState {
         let digest = hash_meta(&path(), meta, &mut rec.buf)?;
         rec.hashed += 1;
         if rec.settled(&stat) {
-            let depot = Span::push(&mut self.arena, depot_file);
+            // The entry's own depot file when it is unchanged: the arena (the loaded file's
+            // bytes) grows only for what is new.
+            let old_depot = at
+                .map(|i| self.recs[i].depot)
+                .filter(|d| d.of(&self.arena) == depot_file.as_bytes());
+            let depot = old_depot.unwrap_or_else(|| Span::push(&mut self.arena, depot_file));
             let mut fresh = Rec {
                 client: Span { off: 0, len: 0 },
                 depot,
@@ -342,15 +347,15 @@ impl LocalState {
         if !self.dirty || !dir.is_dir() {
             return Ok(false);
         }
-        let bytes = self.encode();
-        state_file::replace(&self.path, ".keel-tmp-state-", &bytes)?;
+        let path = self.path.clone();
+        state_file::replace_streamed(&path, ".keel-tmp-state-", |out| self.encode(out))?;
         self.dirty = false;
         Ok(true)
     }
 
-    /// The live entries in order: the loaded ones merged with those added since (sorted; of
-    /// two for one file the later wins).
-    fn encode(&mut self) -> Vec<u8> {
+    /// Writes the live entries in order: the loaded ones merged with those added since
+    /// (sorted; of two for one file the later wins).
+    fn encode<W: std::io::Write>(&mut self, out: &mut Sealer<W>) -> std::io::Result<()> {
         let arena = &self.arena;
         let by_path = |a: &Rec, b: &Rec| path_order::cmp(a.client.of(arena), b.client.of(arena));
         self.added.sort_by(by_path);
@@ -381,26 +386,31 @@ impl LocalState {
             };
             merged.extend(next);
         }
-        let mut out = state_file::begin(MAGIC, STATE_VERSION, &self.key, merged.len() * 160);
-        out.extend_from_slice(&(merged.len() as u64).to_le_bytes());
+        out.begin(MAGIC, STATE_VERSION, &self.key)?;
+        out.put(&(merged.len() as u64).to_le_bytes())?;
         for r in merged {
-            put_bytes(&mut out, r.client.of(arena));
-            put_bytes(&mut out, r.depot.of(arena));
-            out.extend_from_slice(&r.have_rev.to_le_bytes());
-            out.extend_from_slice(&r.stat.size.to_le_bytes());
-            out.extend_from_slice(&r.stat.mtime_ns.to_le_bytes());
-            out.extend_from_slice(&r.stat.ctime_ns.to_le_bytes());
-            out.extend_from_slice(&r.stat.ino.to_le_bytes());
-            out.extend_from_slice(&r.stat.mode.to_le_bytes());
-            out.extend_from_slice(&r.digest);
+            out.put_bytes(r.client.of(arena))?;
+            out.put_bytes(r.depot.of(arena))?;
+            let mut fixed = [0u8; 4 + 8 * 4 + 4 + 32];
+            fixed[..4].copy_from_slice(&r.have_rev.to_le_bytes());
+            fixed[4..12].copy_from_slice(&r.stat.size.to_le_bytes());
+            fixed[12..20].copy_from_slice(&r.stat.mtime_ns.to_le_bytes());
+            fixed[20..28].copy_from_slice(&r.stat.ctime_ns.to_le_bytes());
+            fixed[28..36].copy_from_slice(&r.stat.ino.to_le_bytes());
+            fixed[36..40].copy_from_slice(&r.stat.mode.to_le_bytes());
+            fixed[40..].copy_from_slice(&r.digest);
+            out.put(&fixed)?;
         }
-        state_file::seal(out)
+        Ok(())
     }
-}
 
-fn put_bytes(out: &mut Vec<u8>, s: &[u8]) {
-    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    out.extend_from_slice(s);
+    /// The file [`save`](Self::save) would write, in memory.
+    #[cfg(test)]
+    fn encoded(&mut self) -> Vec<u8> {
+        let mut out = Sealer::new(Vec::new());
+        self.encode(&mut out).expect("writing to memory");
+        out.finish().expect("writing to memory")
+    }
 }
 
 /// The BLAKE3 digest of a workspace file's content as Keel sees it (a symlink's content is its
@@ -498,7 +508,7 @@ mod tests {
     #[test]
     fn round_trips_in_path_order() {
         let mut state = sample(&["b", "a.c", "a/x"]);
-        let bytes = state.encode();
+        let bytes = state.encoded();
         let recs = decode(&bytes, &key()).unwrap();
         let loaded = LocalState {
             arena: bytes.clone(),
@@ -516,7 +526,7 @@ mod tests {
 
     #[test]
     fn every_torn_or_flipped_file_is_refused() {
-        let bytes = sample(&["a/b.c", "d"]).encode();
+        let bytes = sample(&["a/b.c", "d"]).encoded();
         for cut in 0..bytes.len() {
             assert!(decode(&bytes[..cut], &key()).is_err(), "cut at {cut}");
         }
@@ -531,12 +541,14 @@ mod tests {
     fn resealed(bytes: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
         let mut body = bytes[..bytes.len() - 32].to_vec();
         edit(&mut body);
-        state_file::seal(body)
+        let mut out = Sealer::new(Vec::new());
+        out.put(&body).unwrap();
+        out.finish().unwrap()
     }
 
     #[test]
     fn another_key_version_or_order_is_refused() {
-        let bytes = sample(&["a/b.c"]).encode();
+        let bytes = sample(&["a/b.c"]).encoded();
         for other in [
             StateKey {
                 server: "127.0.0.1:1667".into(),
@@ -558,7 +570,7 @@ mod tests {
             assert!(decode(&old, &key()).unwrap_err().contains("version"));
         }
         // Two entries swapped (same length, so the file stays well formed): out of order.
-        let two = sample(&["a", "b"]).encode();
+        let two = sample(&["a", "b"]).encoded();
         let swapped = resealed(&two, |b| {
             let a = b.windows(5).position(|w| w == [1, 0, 0, 0, b'a']).unwrap();
             let z = b.windows(5).position(|w| w == [1, 0, 0, 0, b'b']).unwrap();

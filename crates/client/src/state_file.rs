@@ -22,13 +22,6 @@ pub(crate) fn begin(magic: &[u8; 8], version: u32, key: &StateKey, capacity: usi
     out
 }
 
-/// Appends the checksum that ends a file.
-pub(crate) fn seal(mut out: Vec<u8>) -> Vec<u8> {
-    let sum = blake3::hash(&out);
-    out.extend_from_slice(sum.as_bytes());
-    out
-}
-
 /// A reader of the body of `bytes` once its magic, checksum, version and key check out.
 pub(crate) fn open<'a>(
     bytes: &'a [u8],
@@ -70,16 +63,87 @@ pub(crate) fn open<'a>(
     Ok(r)
 }
 
-/// Writes `bytes` to `path` through a temp file (named `prefix...`) in the same directory.
-pub(crate) fn replace(path: &Path, prefix: &str, bytes: &[u8]) -> Result<()> {
+/// Writes a file to `path` through a temp file (named `prefix...`) in the same directory, its
+/// bytes streamed by `write` through a [`Sealer`] that ends them with their checksum: a large
+/// file is never held whole in memory.
+pub(crate) fn replace_streamed(
+    path: &Path,
+    prefix: &str,
+    write: impl FnOnce(&mut Sealer<&mut std::fs::File>) -> std::io::Result<()>,
+) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new()
         .prefix(prefix)
         .tempfile_in(dir)
         .at(dir)?;
-    std::io::Write::write_all(&mut tmp, bytes).at(tmp.path())?;
+    let mut sealer = Sealer::new(tmp.as_file_mut());
+    write(&mut sealer)
+        .and_then(|()| sealer.finish().map(drop))
+        .at(tmp.path())?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
+}
+
+/// Bytes gathered before they are hashed and written: large enough that hashing runs over
+/// whole chunks and a write carries many records.
+const SEAL_CHUNK: usize = 64 * 1024;
+
+/// A writer of a cache file that hashes its bytes on their way out and ends them with the
+/// checksum.
+pub(crate) struct Sealer<W: std::io::Write> {
+    out: W,
+    buf: Vec<u8>,
+    hasher: blake3::Hasher,
+}
+
+impl<W: std::io::Write> Sealer<W> {
+    pub(crate) fn new(out: W) -> Sealer<W> {
+        Sealer {
+            out,
+            buf: Vec::with_capacity(SEAL_CHUNK),
+            hasher: blake3::Hasher::new(),
+        }
+    }
+
+    /// The magic, version and key that open every file.
+    pub(crate) fn begin(
+        &mut self,
+        magic: &[u8; 8],
+        version: u32,
+        key: &StateKey,
+    ) -> std::io::Result<()> {
+        self.put(&begin(magic, version, key, 0))
+    }
+
+    pub(crate) fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.buf.extend_from_slice(bytes);
+        if self.buf.len() >= SEAL_CHUNK {
+            self.drain()?;
+        }
+        Ok(())
+    }
+
+    /// A string: u32 length, then its bytes.
+    pub(crate) fn put_bytes(&mut self, s: &[u8]) -> std::io::Result<()> {
+        self.put(&(s.len() as u32).to_le_bytes())?;
+        self.put(s)
+    }
+
+    fn drain(&mut self) -> std::io::Result<()> {
+        self.hasher.update(&self.buf);
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Writes what is left and the checksum; returns the writer.
+    pub(crate) fn finish(mut self) -> std::io::Result<W> {
+        self.drain()?;
+        let sum = self.hasher.finalize();
+        self.out.write_all(sum.as_bytes())?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
 }
 
 pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {

@@ -8,17 +8,11 @@ use std::path::{Path, PathBuf};
 use keel_core::{BaseType, FileType, LocalKind, PathPattern, detect_base_type};
 use keel_proto::v1::FileRecord;
 
-use crate::config::CONFIG_FILE_NAME;
 use crate::error::{Error, IoContext, Result};
-use crate::have_cache::HAVE_CACHE_FILE_NAME;
 use crate::have_index::{HaveFile, HaveIndex};
-use crate::local_state::{LocalState, Recording, STATE_FILE_NAME};
+use crate::local_state::{LocalState, Recording};
 use crate::workspace::WorkspaceCtx;
-
-/// Whether a file at the workspace root is one of Keel's own (config, state, have cache).
-fn is_keel_file(name: &std::ffi::OsStr) -> bool {
-    name == CONFIG_FILE_NAME || name == STATE_FILE_NAME || name == HAVE_CACHE_FILE_NAME
-}
+use crate::workspace_walk::{is_keel_file, walk_stat};
 
 /// Bytes sampled to tell text from binary.
 const SAMPLE: usize = 64 * 1024;
@@ -59,6 +53,13 @@ pub fn scan(
     state: &mut LocalState,
     rec: &mut Recording,
 ) -> Result<ScanResult> {
+    // A pattern naming the whole workspace (`//WS/...`, what a scan from the root asks for)
+    // selects every file: the scan is then unrestricted and checks no file against patterns.
+    let all_files = ws.all_files();
+    let whole = patterns
+        .iter()
+        .any(|p| crate::paths::split_rev(p).0 == all_files);
+    let patterns = if whole { &[][..] } else { patterns };
     let compiled = patterns
         .iter()
         .map(|p| {
@@ -142,9 +143,9 @@ pub fn scan(
         }
         Ok(())
     })?;
-    for (i, file) in have.iter().enumerate() {
-        if seen[i]
-            || is_opened(file.client_file, file.depot_file)
+    for (i, _) in seen.iter().enumerate().filter(|(_, seen)| !**seen) {
+        let file = have.at(i);
+        if is_opened(file.client_file, file.depot_file)
             || !selected(file.client_file, file.depot_file)
         {
             continue;
@@ -251,63 +252,6 @@ fn executable_bit(meta: &std::fs::Metadata) -> Option<bool> {
 #[cfg(not(unix))]
 fn executable_bit(_meta: &std::fs::Metadata) -> Option<bool> {
     None
-}
-
-/// Calls `each` with every file (and symlink) under the workspace `root`: its client file
-/// (relative to the root, `/`-separated), a maker of its local path and its lstat, skipping
-/// what [`walk_files`] skips; symlinked directories are not followed. Each directory's names
-/// are visited sorted bytewise, depth first, so files come in [`crate::path_order`]; each is
-/// stat'ed relative to its open directory (no path walk per file).
-fn walk_stat(
-    root: &Path,
-    mut each: impl FnMut(&str, &dyn Fn() -> PathBuf, &std::fs::Metadata) -> Result<()>,
-) -> Result<()> {
-    let mut rel = String::new();
-    walk_dir(root, &mut rel, &mut each)
-}
-
-fn walk_dir(
-    dir: &Path,
-    rel: &mut String,
-    each: &mut impl FnMut(&str, &dyn Fn() -> PathBuf, &std::fs::Metadata) -> Result<()>,
-) -> Result<()> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && rel.is_empty() => return Ok(()),
-        Err(e) => return Err(Error::io(dir, e)),
-    };
-    let mut names = Vec::new();
-    for entry in entries {
-        let entry = entry.at(dir)?;
-        names.push((entry.file_name(), entry));
-    }
-    names.sort_unstable_by(|(a, _), (b, _)| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
-    let at_root = rel.is_empty();
-    let base = rel.len();
-    for (name, entry) in names {
-        let text = name.to_string_lossy();
-        if !at_root {
-            rel.push('/');
-        }
-        rel.push_str(&text);
-        let file_type = entry.file_type().at(&entry.path())?;
-        let skip = !file_type.is_dir()
-            && ((at_root && is_keel_file(&name)) || text.starts_with(".keel-tmp-"));
-        if file_type.is_dir() {
-            walk_dir(&entry.path(), rel, each)?;
-        } else if !skip {
-            match entry.metadata() {
-                // Removed since the directory was read: reported as missing.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                other => {
-                    let meta = other.at(&entry.path())?;
-                    each(rel, &|| entry.path(), &meta)?;
-                }
-            }
-        }
-        rel.truncate(base);
-    }
-    Ok(())
 }
 
 /// All files (and symlinks) under `dir`, not following symlinked directories; skips the

@@ -19,9 +19,8 @@ use crate::session::Session;
 async fn scan_workspace(s: &mut Session, files: &[String]) -> Result<ScanResult> {
     let patterns = s.file_args_or_cwd(files).await?;
     let ws = s.workspace().await?;
-    // The state first: the file's bytes are freed before the have list arrives, so the two
-    // never add up in the peak memory.
-    let mut state = LocalState::load(&ws.root, StateKey::of(&ws, &s.conn));
+    // The have list first, the state after it: refreshing and saving the have list's cache
+    // (its peak memory) happens before the state is loaded, so the two never add up.
     let have = have_cache::fetch(&ws, &s.conn).await?;
     if let Some(e) = &have.save_error {
         s.out.note(format!(
@@ -30,9 +29,12 @@ async fn scan_workspace(s: &mut Session, files: &[String]) -> Result<ScanResult>
     }
     let have = have.index;
     let opened = ws.opened(&s.conn, Vec::new(), None).await?;
+    let mut state = LocalState::load(&ws.root, StateKey::of(&ws, &s.conn));
     let tuning = s.conn.tuning();
     let mut rec = Recording::start(tuning.state_racy_slack, tuning.scan_read_bytes);
     let result = scan(&ws, &have, &opened, &patterns, &mut state, &mut rec)?;
+    // Let go of the have list before the state's bytes are encoded to be saved.
+    drop(have);
     save_state(s, &mut state);
     Ok(result)
 }

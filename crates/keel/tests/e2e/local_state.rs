@@ -313,3 +313,72 @@ fn the_have_list_cache_is_reused_only_while_the_server_says_it_is_current() {
         "the cache is never submitted"
     );
 }
+
+/// `(action, depot file, type)` of every file `status ARGS` run from `c`'s directory would
+/// reconcile.
+fn status_of(c: &Client, args: &[&str]) -> BTreeSet<(String, String, String)> {
+    let mut all = vec!["status"];
+    all.extend(args);
+    c.json(&all)
+        .iter()
+        .map(|r| {
+            (
+                str_field(r, "action"),
+                str_field(r, "depotFile"),
+                str_field(r, "type"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_scan_of_the_whole_workspace_or_of_a_subdirectory_sees_exactly_its_files() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    let root = a.cwd.clone();
+    // More files than the walk hands over at once, spread over directories, one symlink.
+    for i in 0..600 {
+        write(
+            &root,
+            &format!("d{}/f{i:03}.txt", i % 7),
+            format!("file {i}\n"),
+        );
+    }
+    std::os::unix::fs::symlink("f001.txt", root.join("d1/link")).unwrap();
+    a.ok(&["reconcile"]);
+    a.ok(&["submit", "-d", "tree"]);
+    std::thread::sleep(SETTLE);
+    assert!(status(&a).is_empty());
+    assert_eq!(state_entries(&root).1, 601, "every file recorded");
+
+    // A change in each of two directories, and the first and last files of the walk.
+    std::fs::remove_file(root.join("d1/f008.txt")).unwrap();
+    write(&root, "d1/new.txt", "new in d1\n");
+    write(&root, "d6/zz.txt", "new in d6\n");
+    rewrite_keeping_times(&root.join("d0/f000.txt"), b"FILE 0\n");
+    let everything = want(&[
+        ("edit", "//depot/d0/f000.txt", "text"),
+        ("delete", "//depot/d1/f008.txt", "text"),
+        ("add", "//depot/d1/new.txt", "text"),
+        ("add", "//depot/d6/zz.txt", "text"),
+    ]);
+    assert_eq!(status(&a), everything, "from the root");
+    assert_eq!(
+        status_of(&a, &["//a/..."]),
+        everything,
+        "the whole workspace named"
+    );
+
+    let in_d1 = Client {
+        cwd: root.join("d1"),
+        ..a.clone()
+    };
+    let d1 = want(&[
+        ("delete", "//depot/d1/f008.txt", "text"),
+        ("add", "//depot/d1/new.txt", "text"),
+    ]);
+    assert_eq!(status_of(&in_d1, &[]), d1, "from a subdirectory");
+    assert_eq!(status_of(&a, &["//a/d1/..."]), d1, "a subdirectory named");
+    // The restricted scans kept the entries of the files they did not look at.
+    assert_eq!(status(&a), everything);
+}
