@@ -47,7 +47,10 @@ pub(crate) fn walk_stat(
 ) -> Result<()> {
     let (tx, rx) = sync_channel(BATCHES_AHEAD);
     std::thread::scope(|scope| {
-        scope.spawn(move || walk_thread(root, tx));
+        std::thread::Builder::new()
+            .name("keel-walk".into())
+            .spawn_scoped(scope, move || walk_thread(root, tx))
+            .map_err(|e| Error::io(root, e))?;
         consume(rx, &mut each)
         // The receiver is gone once this returns: a walk still going stops at its next batch.
     })
