@@ -59,16 +59,7 @@ fn rewrite_keeping_times(path: &Path, content: &[u8]) {
 
 /// `(action, depot file, type)` of every file `status` would reconcile.
 fn status(c: &Client) -> BTreeSet<(String, String, String)> {
-    c.json(&["status"])
-        .iter()
-        .map(|r| {
-            (
-                str_field(r, "action"),
-                str_field(r, "depotFile"),
-                str_field(r, "type"),
-            )
-        })
-        .collect()
+    status_of(c, &[])
 }
 
 fn want(rows: &[(&str, &str, &str)]) -> BTreeSet<(String, String, String)> {
