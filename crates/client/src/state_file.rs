@@ -11,17 +11,6 @@ use crate::error::{Error, IoContext, Result};
 use crate::have_index::Span;
 use crate::local_state::StateKey;
 
-/// A new file's bytes up to its body: magic, version and key.
-pub(crate) fn begin(magic: &[u8; 8], version: u32, key: &StateKey, capacity: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + capacity);
-    out.extend_from_slice(magic);
-    out.extend_from_slice(&version.to_le_bytes());
-    put_str(&mut out, &key.server);
-    put_str(&mut out, &key.workspace);
-    put_str(&mut out, &key.root);
-    out
-}
-
 /// A reader of the body of `bytes` once its magic, checksum, version and key check out.
 pub(crate) fn open<'a>(
     bytes: &'a [u8],
@@ -112,7 +101,11 @@ impl<W: std::io::Write> Sealer<W> {
         version: u32,
         key: &StateKey,
     ) -> std::io::Result<()> {
-        self.put(&begin(magic, version, key, 0))
+        self.put(magic)?;
+        self.put(&version.to_le_bytes())?;
+        self.put_bytes(key.server.as_bytes())?;
+        self.put_bytes(key.workspace.as_bytes())?;
+        self.put_bytes(key.root.as_bytes())
     }
 
     pub(crate) fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
@@ -144,11 +137,6 @@ impl<W: std::io::Write> Sealer<W> {
         self.out.flush()?;
         Ok(self.out)
     }
-}
-
-pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
 }
 
 /// A cursor over a file's body; every read is bounded by what is left.
