@@ -401,7 +401,7 @@ impl pb::keel_server::Keel for Api {
 
     type SubmitStream = ResponseStream<pb::SubmitReply>;
     async fn submit(&self, req: Request<Streaming<pb::SubmitMessage>>) -> Stream<pb::SubmitReply> {
-        let peer = Peer::of(&req);
+        let peer = Peer::of_stream(&req);
         let mut stream = req.into_inner();
         let svc = self.service.clone();
         let first = stream
@@ -618,7 +618,7 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<Streaming<pb::HaveBatch>>,
     ) -> Result<Response<pb::UpdateHaveReply>, Status> {
-        let peer = Peer::of(&req);
+        let peer = Peer::of_stream(&req);
         let mut stream = req.into_inner();
         let mut updated = 0;
         // Batches of this call recorded so far: the sync's own writes a mark allows for.
@@ -911,7 +911,7 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<Streaming<pb::ShelveMessage>>,
     ) -> Result<Response<pb::ShelveReply>, Status> {
-        let peer = Peer::of(&req);
+        let peer = Peer::of_stream(&req);
         let reply = api_shelves::shelve(self.service.clone(), &peer, req.into_inner()).await?;
         Ok(Response::new(reply))
     }

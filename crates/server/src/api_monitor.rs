@@ -71,7 +71,7 @@ fn to_wire(run: &Running, all: bool, long: bool) -> pb::RunningCommand {
         ..Default::default()
     };
     if all || long {
-        out.args = run.args.get().cloned().unwrap_or_default();
+        out.args = run.args();
     }
     if long {
         use std::sync::atomic::Ordering::Relaxed;

@@ -3,6 +3,7 @@
 //! request's metadata, before any rule runs. This is the one place where requests are
 //! authenticated: [`caller`] lets a caller in only when `Service::authenticate` does.
 
+use crate::monitor::args::Arguments;
 use crate::monitor::{Running, Who};
 use keel_proto::v1 as pb;
 use keel_service::{Caller, Credentials, Service};
@@ -70,24 +71,32 @@ pub(crate) struct Peer {
 
 impl Peer {
     /// What `req` tells of its client; also gives the running command its client address
-    /// and arguments.
-    pub(crate) fn of<T: std::fmt::Debug>(req: &Request<T>) -> Peer {
-        let command = req.extensions().get::<Arc<Running>>().cloned();
-        if let Some(run) = &command {
-            if let Some(a) = req.remote_addr() {
-                let _ = run.address.set(a.ip());
+    /// and keeps its request, for its arguments.
+    pub(crate) fn of<T>(req: &Request<T>) -> Peer
+    where
+        T: std::fmt::Debug + Clone + Send + Sync + 'static,
+    {
+        let peer = Peer::of_stream(req);
+        if let Some(run) = &peer.command {
+            let max = peer.auth.as_ref().map_or(0, |a| a.args_max_bytes);
+            if let Some(args) = Arguments::keep(&run.command, req.get_ref(), max) {
+                let _ = run.args.set(args);
             }
-            let max = req
-                .extensions()
-                .get::<Arc<Authenticator>>()
-                .map_or(0, |a| a.args_max_bytes);
-            let _ = run
-                .args
-                .set(crate::monitor::args::of(&run.command, req.get_ref(), max));
+        }
+        peer
+    }
+
+    /// What a request stream (`Submit`, `Shelve`, ...) tells of its client; its arguments come
+    /// in its messages, so none are kept.
+    pub(crate) fn of_stream<T>(req: &Request<T>) -> Peer {
+        let command = req.extensions().get::<Arc<Running>>().cloned();
+        let address = req.remote_addr().map(|a| a.ip());
+        if let (Some(run), Some(a)) = (&command, address) {
+            let _ = run.address.set(a);
         }
         Peer {
             command,
-            address: req.remote_addr().map(|a| a.ip()),
+            address,
             ticket: req
                 .metadata()
                 .get(TICKET_METADATA)

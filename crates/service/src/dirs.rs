@@ -80,8 +80,14 @@ impl Service {
                     after = path.into_string();
                     continue;
                 };
-                let dir = format!("{prefix}{}", &rest[..slash]);
-                after = format!("{dir}/{}", char::MAX);
+                // Built in place, `after` reusing its buffer: this runs per subdirectory.
+                let mut dir = String::with_capacity(prefix.len() + slash + 1);
+                dir.push_str(&prefix);
+                dir.push_str(&rest[..slash]);
+                after.clear();
+                after.push_str(&dir);
+                after.push('/');
+                after.push(char::MAX);
                 who.scan()?;
                 // The first file found decides unless it must be probed or is hidden from
                 // the caller; then the directory is listed only for a file they may list.

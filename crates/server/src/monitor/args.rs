@@ -2,8 +2,10 @@
 //! message's fields (without the caller, which has fields of its own), cut to a bound, and
 //! nothing at all for the requests that carry a password.
 //!
-//! The request's `Debug` text is filtered as it is formatted, in one pass into one buffer:
-//! the message's name and braces and its `caller` field never reach the buffer, and
+//! A command keeps its request ([`Arguments`]) and puts it in words only when asked (most
+//! commands end with nobody asking, and with the command log on, the log's writer thread
+//! asks). The request's `Debug` text is filtered as it is formatted, in one pass into one
+//! buffer: the message's name and braces and its `caller` field never reach the buffer, and
 //! formatting stops once the bound is passed.
 
 use std::fmt::{self, Write};
@@ -14,11 +16,34 @@ const SECRET: [&str; 3] = ["Login", "SetPassword", "SaveUser"];
 /// The first field of every request, which is left out.
 const CALLER: &[u8] = b"caller: ";
 
-/// `request`'s arguments, at most `max` bytes (`…` marks a cut).
-pub(crate) fn of(command: &str, request: &dyn fmt::Debug, max: usize) -> String {
-    if SECRET.contains(&command) {
-        return String::new();
+/// A command's request, kept to be put in words when asked.
+pub(crate) struct Arguments {
+    request: Box<dyn fmt::Debug + Send + Sync>,
+    /// Most bytes of the text.
+    max: usize,
+}
+
+impl Arguments {
+    /// Keeps a copy of `request` of RPC `command`, its text to be at most `max` bytes;
+    /// `None` for the requests that carry a password.
+    pub(crate) fn keep<T>(command: &str, request: &T, max: usize) -> Option<Arguments>
+    where
+        T: fmt::Debug + Clone + Send + Sync + 'static,
+    {
+        (!SECRET.contains(&command)).then(|| Arguments {
+            request: Box::new(request.clone()),
+            max,
+        })
     }
+
+    /// The arguments' text (`…` marks a cut).
+    pub(crate) fn text(&self) -> String {
+        of(&*self.request, self.max)
+    }
+}
+
+/// `request`'s arguments, at most `max` bytes (`…` marks a cut).
+fn of(request: &dyn fmt::Debug, max: usize) -> String {
     let mut out = Filter {
         // Room for the bound, the closing ` }` and a byte over (which tells a cut).
         limit: max + 3,
@@ -31,8 +56,7 @@ pub(crate) fn of(command: &str, request: &dyn fmt::Debug, max: usize) -> String 
     };
     let complete = write!(out, "{request:?}").is_ok();
     if matches!(out.state, State::Head) {
-        // No braces: a request stream (submit, shelve) whose arguments come in its
-        // messages, unseen here, or a message without fields.
+        // No braces: a message without fields.
         return String::new();
     }
     let mut text = out.text;
@@ -195,15 +219,16 @@ mod tests {
             files: vec!["//depot/a/...".into()],
             ..Default::default()
         };
-        let args = super::of("Files", &req, 512);
+        let args = super::of(&req, 512);
         assert!(args.starts_with("files: [\"//depot/a/...\"]"), "{args}");
         assert!(!args.contains("ann"), "{args}");
         let login = pb::LoginRequest {
             caller: None,
             password: "hunter2".into(),
         };
-        assert_eq!(super::of("Login", &login, 512), "");
-        assert_eq!(super::of("Submit", &"Streaming", 512), "");
+        assert!(super::Arguments::keep("Login", &login, 512).is_none());
+        let kept = super::Arguments::keep("Files", &req, 512).expect("kept");
+        assert_eq!(kept.text(), args);
     }
 
     #[test]
@@ -212,7 +237,7 @@ mod tests {
             files: (0..1000).map(|i| format!("//depot/é{i}")).collect(),
             ..Default::default()
         };
-        let args = super::of("Files", &req, 100);
+        let args = super::of(&req, 100);
         assert!(args.len() <= 100, "{}", args.len());
         assert!(args.ends_with('…'));
         assert!(args.starts_with("files: [\"//depot/é0\", "), "{args}");
@@ -228,7 +253,7 @@ mod tests {
             max: 3,
             ..Default::default()
         };
-        let text = super::of("Files", &files, 512);
+        let text = super::of(&files, 512);
         assert!(text.starts_with("files: [\"//depot/x\"]"), "{text}");
         assert!(text.contains("max: 3"), "{text}");
         assert!(!text.ends_with('}') && !text.ends_with(' '), "{text}");
@@ -239,11 +264,11 @@ mod tests {
                 host: String::new(),
             }),
         };
-        assert_eq!(super::of("Info", &info, 512), "");
+        assert_eq!(super::of(&info, 512), "");
         // A text cut exactly at the bound, and one a byte shorter, keep their ends.
-        let full = super::of("Files", &files, 512);
-        assert_eq!(super::of("Files", &files, full.len()), full);
-        let short = super::of("Files", &files, full.len() - 1);
+        let full = super::of(&files, 512);
+        assert_eq!(super::of(&files, full.len()), full);
+        let short = super::of(&files, full.len() - 1);
         assert!(short.ends_with('…') && short.len() < full.len(), "{short}");
         // A message whose first field is not the caller keeps it whole.
         struct Plain;
@@ -255,6 +280,6 @@ mod tests {
                     .finish()
             }
         }
-        assert_eq!(super::of("Plain", &Plain, 512), "call: 1, b: \"x\"");
+        assert_eq!(super::of(&Plain, 512), "call: 1, b: \"x\"");
     }
 }

@@ -99,7 +99,7 @@ impl CommandRecord {
         out.extend_from_slice(b",\"command\":");
         string(out, &run.command);
         out.extend_from_slice(b",\"args\":");
-        string(out, run.args.get().map_or("", String::as_str));
+        string(out, &run.args());
         out.extend_from_slice(b",\"lapse_ms\":");
         millis(out, self.lapse);
         out.extend_from_slice(b",\"writer_wait_ms\":");
@@ -223,7 +223,12 @@ mod tests {
             host: String::new(),
         });
         let _ = run.address.set("::1".parse().expect("address"));
-        let _ = run.args.set("files: [\"//depot/a\"]".into());
+        let request = keel_proto::v1::FilesRequest {
+            files: vec!["//depot/a".into()],
+            ..Default::default()
+        };
+        let kept = super::super::args::Arguments::keep("Fstat", &request, 512);
+        let _ = run.args.set(kept.expect("not a secret"));
         let mut record = CommandRecord::of(&run, Some((tonic::Code::NotFound, odd.into())));
         record.lapse = Duration::from_micros(352_100);
         record.writer_wait = Duration::from_micros(4);
@@ -239,7 +244,13 @@ mod tests {
         assert_eq!(v["error"], odd);
         assert_eq!(v["program"], "keel/0.1 \"x\"");
         assert_eq!(v["address"], "::1");
-        assert_eq!(v["args"], "files: [\"//depot/a\"]");
+        assert!(
+            v["args"]
+                .as_str()
+                .is_some_and(|a| a.starts_with("files: [\"//depot/a\"]")),
+            "{}",
+            v["args"]
+        );
         assert_eq!(v["command"], "Fstat");
         assert_eq!(v["lapse_ms"].as_f64(), Some(352.1));
         assert_eq!(v["writer_wait_ms"].as_f64(), Some(0.004));

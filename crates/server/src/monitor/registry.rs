@@ -3,6 +3,7 @@
 //! is reported from (to the [`CommandSink`]s: the command log, and whatever else counts
 //! commands).
 
+use super::args::Arguments;
 use super::record::CommandRecord;
 use keel_store::command::CommandCounters;
 use std::collections::BTreeMap;
@@ -31,8 +32,8 @@ pub(crate) struct Running {
     pub(crate) started_at: SystemTime,
     pub(crate) who: OnceLock<Who>,
     pub(crate) address: OnceLock<IpAddr>,
-    /// The request's arguments, cut to `command_args_max_bytes`.
-    pub(crate) args: OnceLock<String>,
+    /// The request, to put its arguments in words when asked ([`Running::args`]).
+    pub(crate) args: OnceLock<Arguments>,
     pub(crate) counters: Arc<CommandCounters>,
     pub(crate) bytes_in: AtomicU64,
     pub(crate) bytes_out: AtomicU64,
@@ -58,6 +59,11 @@ impl Running {
             }
             wakers.push(waker.clone());
         }
+    }
+
+    /// The request's arguments, cut to `command_args_max_bytes` (empty when none were kept).
+    pub(crate) fn args(&self) -> String {
+        self.args.get().map_or_else(String::new, Arguments::text)
     }
 
     pub(crate) fn elapsed(&self) -> Duration {
@@ -158,7 +164,7 @@ impl Registry {
                 user = %record.user(),
                 workspace = %who.map_or("", |w| w.workspace.as_str()),
                 command = %run.command,
-                args = %run.args.get().map_or("", String::as_str),
+                args = %run.args(),
                 lapse_ms = record.lapse.as_secs_f64() * 1000.0,
                 writer_wait_ms = record.writer_wait.as_secs_f64() * 1000.0,
                 writer_hold_ms = record.writer_hold.as_secs_f64() * 1000.0,
