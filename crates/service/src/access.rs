@@ -25,7 +25,11 @@ struct Compiled {
     table: Option<Vec<ProtectLine>>,
     groups: Vec<GroupRow>,
     members: Vec<GroupMembers>,
-    users: HashMap<(String, Option<IpAddr>), Arc<UserAccess>>,
+    /// Per user, per client address (a user comes from few addresses): looked up by `&str`,
+    /// with no key built per request.
+    users: HashMap<String, Vec<(Option<IpAddr>, Arc<UserAccess>)>>,
+    /// Entries in `users`.
+    cached: usize,
 }
 
 /// The service's cache of [`Compiled`] (one lock, held only to look up or insert).
@@ -248,15 +252,25 @@ impl AccessCache {
     }
 
     fn user_in(&self, compiled: &mut Compiled, caller: &Caller) -> Arc<UserAccess> {
-        let key = (caller.user.clone(), caller.address);
-        if let Some(user) = compiled.users.get(&key) {
-            return user.clone();
+        let cached = compiled.users.get(caller.user.as_str()).and_then(|at| {
+            at.iter()
+                .find(|(address, _)| *address == caller.address)
+                .map(|(_, user)| user.clone())
+        });
+        if let Some(user) = cached {
+            return user;
         }
         let user = Arc::new(user_access(compiled, &caller.user, caller.address));
-        if compiled.users.len() >= self.max_users {
+        if compiled.cached >= self.max_users {
             compiled.users.clear();
+            compiled.cached = 0;
         }
-        compiled.users.insert(key, user.clone());
+        compiled
+            .users
+            .entry(caller.user.clone())
+            .or_default()
+            .push((caller.address, user.clone()));
+        compiled.cached += 1;
         user
     }
 
@@ -347,6 +361,7 @@ fn compile(
         groups,
         members,
         users: HashMap::new(),
+        cached: 0,
     })
 }
 

@@ -41,14 +41,13 @@ pub(crate) struct Observe {
 impl Around for Observe {
     fn call<S: GrpcService>(&self, inner: &mut S, req: http::Request<Body>) -> ReplyFuture {
         let command = wrap::method(&req).to_string();
-        let program = req
+        let agent = req
             .headers()
             .get(http::header::USER_AGENT)
             .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .chars()
-            .take(128)
-            .collect();
+            .unwrap_or("");
+        // At most 128 characters (`to_str` admits only visible ASCII: a byte each).
+        let program = agent[..agent.len().min(128)].to_string();
         let run = self.registry.start(command, program);
         let (mut parts, body) = req.into_parts();
         parts.extensions.insert(run.clone());
