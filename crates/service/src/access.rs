@@ -27,10 +27,13 @@ struct Compiled {
     members: Vec<GroupMembers>,
     /// Per user, per client address (a user comes from few addresses): looked up by `&str`,
     /// with no key built per request.
-    users: HashMap<String, Vec<(Option<IpAddr>, Arc<UserAccess>)>>,
+    users: HashMap<String, Vec<ByAddress>>,
     /// Entries in `users`.
     cached: usize,
 }
+
+/// One user's access from one client address.
+type ByAddress = (Option<IpAddr>, Arc<UserAccess>);
 
 /// The service's cache of [`Compiled`] (one lock, held only to look up or insert).
 pub(crate) struct AccessCache {
