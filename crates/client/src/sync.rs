@@ -59,7 +59,7 @@ pub struct SyncTotals {
 /// Runs a sync, calling `report` for every file in the order the server sent them.
 ///
 /// The stream loop only receives: each file's content goes to one of a few [`Writers`], which
-/// write, verify and place it while the next files arrive. A file is reported, and recorded in
+/// write, verify and place it while the next files arrive; small files go in batches. A file is reported, and recorded in
 /// the have list, only once its writer has placed it.
 pub async fn sync(
     conn: &Connection,
@@ -240,13 +240,43 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
         };
         let tuning = *self.conn.tuning();
         let writers = self.writers.get_or_insert_with(|| Writers::start(&tuning));
+        // A small file is received whole and joins a batch; one that turns out larger than
+        // announced streams like a large file, starting with what was received.
+        let mut held = Vec::new();
+        if !mode.symlink && event.file.stored_size <= tuning.batch_file_bytes as u64 {
+            let mut size = 0;
+            loop {
+                match next_chunk(stream).await? {
+                    Some(chunk) => {
+                        size += chunk.len();
+                        held.push(chunk);
+                        if size > tuning.batch_file_bytes {
+                            break;
+                        }
+                    }
+                    None => {
+                        let written = writers.submit_whole(job, held).await?;
+                        return self.push(event, Some(written)).await;
+                    }
+                }
+            }
+        }
+        // Small files received before this one are not held back while it streams.
+        writers.flush().await?;
         let (feed, written) = writers.submit(job).await?;
-        while let Some(chunk) = next_chunk(stream).await? {
+        let mut open = true;
+        for chunk in held {
             if !feed.chunk(chunk).await {
-                // The writer failed; the rest of the content has nowhere to go.
-                skip_chunks(stream).await?;
+                open = false;
                 break;
             }
+        }
+        while open && let Some(chunk) = next_chunk(stream).await? {
+            open = feed.chunk(chunk).await;
+        }
+        if !open {
+            // The writer failed; the rest of the content has nowhere to go.
+            skip_chunks(stream).await?;
         }
         feed.end().await;
         self.push(event, Some(written)).await?;
@@ -290,6 +320,11 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
                 let outcome = match written.try_recv() {
                     Ok(outcome) => outcome,
                     Err(TryRecvError::Empty) if wait => {
+                        // The file may be in the batch no writer has taken yet. A failed hand-over
+                        // drops the batch, and with it this file's outcome: it reports below.
+                        if let Some(writers) = &mut self.writers {
+                            let _ = writers.flush().await;
+                        }
                         written.await.unwrap_or(Err(Error::WriterStopped))
                     }
                     Err(TryRecvError::Empty) => {

@@ -18,6 +18,15 @@ pub struct TransferConfig {
     /// Content chunks of one file queued for its writer before the sync stream waits; a large
     /// file streams through, it is never held whole (chunks; default 4).
     pub chunks_in_flight: usize,
+    /// Files stored at most this large are received whole by the sync's stream loop and
+    /// handed to a writer in batches, so a writer wakes once per batch rather than once per
+    /// file; larger files stream through their writer (bytes; default 64 KiB).
+    pub batch_file_bytes: usize,
+    /// Most files in one batch handed to a writer (files; default 64).
+    pub write_batch_files: usize,
+    /// Most stored bytes in one batch handed to a writer: with `write_batch_files`, bounds
+    /// the content the stream loop holds before a writer takes it (bytes; default 1 MiB).
+    pub write_batch_bytes: usize,
     /// Entries per have-list update batch sent to the server (entries; default 1000).
     pub have_batch: usize,
     /// Upload messages gathered before they are handed to the request stream (bytes; default
@@ -56,6 +65,9 @@ impl Default for TransferConfig {
             upload_chunk_bytes: 256 * 1024,
             max_writers: 4,
             chunks_in_flight: 4,
+            batch_file_bytes: 64 * 1024,
+            write_batch_files: 64,
+            write_batch_bytes: 1 << 20,
             have_batch: 1000,
             upload_batch_bytes: 64 * 1024,
             upload_batches_in_flight: 4,

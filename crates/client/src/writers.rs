@@ -1,5 +1,6 @@
 //! The sync's file writers: a few blocking workers that decompress, verify and place files
-//! while the sync's stream loop goes on receiving.
+//! while the sync's stream loop goes on receiving. A large file streams through its writer
+//! chunk by chunk; small files arrive whole and travel in batches, one hand-over per batch.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -53,10 +54,23 @@ impl FileFeed {
 /// A file's outcome: the bytes written, or why the file is not in place.
 pub type Written = oneshot::Receiver<Result<u64>>;
 
-struct Task {
+/// A file whose whole stored content is at hand, with the sender of its outcome.
+struct Whole {
     job: FileJob,
-    pieces: mpsc::Receiver<Piece>,
+    content: Vec<Vec<u8>>,
     done: oneshot::Sender<Result<u64>>,
+}
+
+/// What one writer takes from the queue.
+enum Task {
+    /// A file whose content follows through `pieces`.
+    Stream {
+        job: FileJob,
+        pieces: mpsc::Receiver<Piece>,
+        done: oneshot::Sender<Result<u64>>,
+    },
+    /// Files written one after the other.
+    Batch(Vec<Whole>),
 }
 
 /// The running writers.
@@ -65,6 +79,11 @@ pub struct Writers {
     workers: Vec<JoinHandle<()>>,
     /// Content chunks of one file queued for its writer.
     chunks_in_flight: usize,
+    /// Whole files not yet handed to a writer, and their stored bytes.
+    batch: Vec<Whole>,
+    batch_bytes: usize,
+    batch_files_limit: usize,
+    batch_bytes_limit: usize,
 }
 
 impl Writers {
@@ -85,7 +104,38 @@ impl Writers {
             queue,
             workers,
             chunks_in_flight: tuning.chunks_in_flight.max(1),
+            batch: Vec::new(),
+            batch_bytes: 0,
+            batch_files_limit: tuning.write_batch_files.max(1),
+            batch_bytes_limit: tuning.write_batch_bytes,
         }
+    }
+
+    /// Adds a file whose whole stored content is `content` to the next batch, handing the
+    /// batch to a writer once it is full. The file is written only after the batch is handed
+    /// over: whoever waits for its outcome calls [`Writers::flush`] first.
+    pub async fn submit_whole(&mut self, job: FileJob, content: Vec<Vec<u8>>) -> Result<Written> {
+        let (done, written) = oneshot::channel();
+        self.batch_bytes += content.iter().map(Vec::len).sum::<usize>();
+        self.batch.push(Whole { job, content, done });
+        if self.batch.len() >= self.batch_files_limit || self.batch_bytes >= self.batch_bytes_limit
+        {
+            self.flush().await?;
+        }
+        Ok(written)
+    }
+
+    /// Hands the files gathered so far to a writer.
+    pub async fn flush(&mut self) -> Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        self.batch_bytes = 0;
+        let batch = std::mem::take(&mut self.batch);
+        self.queue
+            .send(Task::Batch(batch))
+            .await
+            .map_err(|_| Error::WriterStopped)
     }
 
     /// Hands `job` to the next free writer (waiting while all are busy and the queue is full);
@@ -94,14 +144,16 @@ impl Writers {
         let (tx, pieces) = mpsc::channel(self.chunks_in_flight);
         let (done, written) = oneshot::channel();
         self.queue
-            .send(Task { job, pieces, done })
+            .send(Task::Stream { job, pieces, done })
             .await
             .map_err(|_| Error::WriterStopped)?;
         Ok((FileFeed { tx }, written))
     }
 
-    /// Lets the writers finish what they were given, then waits for them to stop.
-    pub async fn close(self) -> Result<()> {
+    /// Hands over the last batch, lets the writers finish what they were given, then waits
+    /// for them to stop.
+    pub async fn close(mut self) -> Result<()> {
+        self.flush().await?;
         drop(self.queue);
         for worker in self.workers {
             worker.await.map_err(|_| Error::WriterStopped)?;
@@ -119,13 +171,33 @@ fn work(queue: &Mutex<mpsc::Receiver<Task>>) {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .blocking_recv();
-        let Some(task) = task else {
-            return;
-        };
-        let result = write(task.job, task.pieces, &mut context);
-        // The sync stopped waiting for this file only when it is failing anyway.
-        let _ = task.done.send(result);
+        // The sync stopped waiting for a file only when it is failing anyway.
+        match task {
+            None => return,
+            Some(Task::Stream { job, pieces, done }) => {
+                let _ = done.send(write(job, pieces, &mut context));
+            }
+            Some(Task::Batch(files)) => {
+                for file in files {
+                    let _ = file
+                        .done
+                        .send(write_whole(file.job, &file.content, &mut context));
+                }
+            }
+        }
     }
+}
+
+fn write_whole(job: FileJob, content: &[Vec<u8>], context: &mut Decompressor) -> Result<u64> {
+    let mut incoming =
+        IncomingFile::begin_with(job.target, job.compressed, &job.digest, job.mode, context)?;
+    if let Some(secs) = job.modified {
+        incoming = incoming.modified(secs);
+    }
+    for chunk in content {
+        incoming.write_chunk(chunk)?;
+    }
+    incoming.finish()
 }
 
 fn write(
@@ -184,6 +256,47 @@ mod tests {
             assert_eq!(std::fs::read(&target).unwrap(), content);
         }
         writers.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn batched_whole_files_land_after_flush_and_close() {
+        // Batches of three: six files go over at once, the seventh waits for the flush, the
+        // eighth (a digest mismatch) for close; each file reports its own outcome.
+        let dir = tempfile::tempdir().unwrap();
+        let tuning = TransferConfig {
+            write_batch_files: 3,
+            ..TransferConfig::default()
+        };
+        let mut writers = Writers::start(&tuning);
+        let mut written = Vec::new();
+        for i in 0..7 {
+            let target = dir.path().join(format!("d{}/f{i}", i % 2));
+            let content = format!("file {i}\n").into_bytes();
+            let chunks = vec![content[..3].to_vec(), content[3..].to_vec()];
+            let done = writers
+                .submit_whole(job(target.clone(), &content), chunks)
+                .await
+                .unwrap();
+            written.push((target, content, done));
+        }
+        writers.flush().await.unwrap();
+        for (target, content, done) in written {
+            assert_eq!(done.await.unwrap().unwrap(), content.len() as u64);
+            assert_eq!(std::fs::read(&target).unwrap(), content);
+        }
+        let bad = dir.path().join("bad");
+        let mut mismatch = job(bad.clone(), b"expected");
+        mismatch.digest = blake3::hash(b"other").to_hex().to_string();
+        let done = writers
+            .submit_whole(mismatch, vec![b"expected".to_vec()])
+            .await
+            .unwrap();
+        writers.close().await.unwrap();
+        assert!(matches!(
+            done.await.unwrap(),
+            Err(Error::DigestMismatch { .. })
+        ));
+        assert!(!bad.exists());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
