@@ -28,8 +28,9 @@ pub struct StoreConfig {
     /// Page size of a database this store creates (bytes, a power of two from 512 to 65536;
     /// default 4096). An existing database keeps the page size it was created with.
     pub page_size: u32,
-    /// Least time between two WAL checkpoints; nudges in between collapse into one
-    /// (milliseconds; default 250).
+    /// Least time between two WAL checkpoints; nudges in between collapse into one. A have
+    /// list not written for this long has its write-ahead log emptied (milliseconds; default
+    /// 250).
     pub checkpoint_interval_ms: u64,
     /// Size a database's write-ahead log (the main database's and each have list's) is cut
     /// back to once a checkpoint has copied all of it and the next write starts it over; it
@@ -37,8 +38,9 @@ pub struct StoreConfig {
     /// 4194304).
     pub wal_size_limit_bytes: i64,
     /// A have list's write-ahead log is checkpointed once it holds this many bytes and cut
-    /// back to it when it starts over, so each workspace's file stays near the size of its
-    /// rows (bytes; default 1048576).
+    /// back to it when it starts over, so a workspace being synced keeps at most about this
+    /// much log beside its rows; once idle (`checkpoint_interval_ms`) the log is emptied
+    /// (bytes; default 1048576).
     pub have_wal_size_limit_bytes: i64,
     /// Nice value of the checkpoint thread (Linux; 0 to 19; default 10).
     pub checkpoint_nice: i32,

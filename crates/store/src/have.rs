@@ -11,6 +11,7 @@
 //! table, appended before COMMIT, its position stored in the file's `journal_position` table),
 //! and deleting a have list appends a record saying so first.
 
+use crate::have_idle::IdleTruncator;
 use crate::journal::format::Target;
 use crate::journal::{Body, Journal, format::Encoding};
 use crate::sqlite::session::Session;
@@ -20,6 +21,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 pub struct SqliteHaveStore {
     dir: PathBuf,
@@ -33,6 +35,8 @@ pub struct SqliteHaveStore {
     /// `StoreConfig::have_change_rows`.
     change_rows: usize,
     journal: Option<Arc<Journal>>,
+    /// Empties the logs of lists not written for a while (see `have_idle`).
+    idle: IdleTruncator,
 }
 
 /// A have list's claim that it is exactly what a whole-view sync at head gave: every file its
@@ -122,6 +126,10 @@ impl SqliteHaveStore {
             wal_size_limit_bytes: config.have_wal_size_limit_bytes,
             change_rows: config.have_change_rows,
             journal,
+            idle: IdleTruncator::start(
+                Duration::from_millis(config.checkpoint_interval_ms),
+                config.busy_timeout_ms,
+            )?,
         })
     }
 
@@ -188,6 +196,24 @@ impl SqliteHaveStore {
         let conn = self.connection(workspace)?;
         let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
         f(&mut conn).map_err(|e| StoreError::Have {
+            path: self.path_of(workspace),
+            source: DatabaseError::from_sqlite(e),
+        })
+    }
+
+    /// [`Self::with`] for a job that may write: the list's log is emptied once it is idle.
+    fn with_writing<T>(
+        &self,
+        workspace: &str,
+        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let conn = self.connection(workspace)?;
+        let result = {
+            let mut guard = conn.lock().unwrap_or_else(PoisonError::into_inner);
+            f(&mut guard)
+        };
+        self.idle.wrote(workspace, &conn);
+        result.map_err(|e| StoreError::Have {
             path: self.path_of(workspace),
             source: DatabaseError::from_sqlite(e),
         })
@@ -338,7 +364,7 @@ impl SqliteHaveStore {
         mark: &HaveMark,
         writes: u64,
     ) -> Result<bool, StoreError> {
-        self.with(workspace, |conn| {
+        self.with_writing(workspace, |conn| {
             let changed = conn.prepare_cached(SET_MARK_SQL)?.execute(params![
                 mark.change as i64,
                 mark.removed as i64,
@@ -379,7 +405,7 @@ impl SqliteHaveStore {
     ) -> Result<(), StoreError> {
         let change_rows = self.change_rows;
         let Some(journal) = &self.journal else {
-            return self.with(workspace, |conn| {
+            return self.with_writing(workspace, |conn| {
                 let tx = conn.transaction()?;
                 write_rows(&tx, rows, change_rows)?;
                 if unmark {
@@ -388,8 +414,8 @@ impl SqliteHaveStore {
                 tx.commit()
             });
         };
-        let conn = self.connection(workspace)?;
-        let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let shared = self.connection(workspace)?;
+        let conn = shared.lock().unwrap_or_else(PoisonError::into_inner);
         let db_err = |e| StoreError::Have {
             path: self.path_of(workspace),
             source: DatabaseError::from_sqlite(e),
@@ -433,6 +459,8 @@ impl SqliteHaveStore {
         if result.is_err() {
             let _ = conn.execute_batch("ROLLBACK");
         }
+        drop(conn);
+        self.idle.wrote(workspace, &shared);
         result
     }
 

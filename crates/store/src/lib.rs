@@ -17,6 +17,7 @@ mod config;
 mod error;
 pub mod failpoints;
 mod have;
+mod have_idle;
 pub mod journal;
 mod range;
 mod replica;

@@ -668,3 +668,84 @@ fn a_have_lists_wal_stays_small_after_a_big_sync() {
         1
     );
 }
+
+#[test]
+fn an_idle_have_lists_wal_is_emptied() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let haves = keel_store::SqliteHaveStore::open(dir.path()).expect("open");
+    let rows: Vec<keel_store::HaveRow> = (0..2_000)
+        .map(|i| keel_store::HaveRow {
+            path: dp(&format!("//depot/idle/file{i:05}.rs")),
+            client: format!("idle/file{i:05}.rs"),
+            rev: 1,
+        })
+        .collect();
+    haves.apply("ws", &rows).expect("apply");
+    let wal = dir.path().join("ws.db-wal");
+    let size = || std::fs::metadata(&wal).map_or(0, |m| m.len());
+    assert!(size() > 0, "the write went through the log");
+    // No more writes: the log is emptied after a quiet interval; wait at most 10 s.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while size() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(size(), 0, "the idle have list's WAL was emptied");
+    // The entries are in the list itself, and writing goes on.
+    assert_eq!(
+        haves
+            .get("ws", &dp("//depot/idle/file01999.rs"))
+            .expect("get"),
+        1
+    );
+    haves
+        .apply(
+            "ws",
+            &[keel_store::HaveRow {
+                path: dp("//depot/idle/after.rs"),
+                client: "idle/after.rs".into(),
+                rev: 2,
+            }],
+        )
+        .expect("apply after");
+    assert_eq!(
+        haves.get("ws", &dp("//depot/idle/after.rs")).expect("get"),
+        2
+    );
+}
+
+#[test]
+fn the_wal_is_emptied_right_after_a_commit_is_checkpointed() {
+    let (dir, store) = open();
+    let wal = dir.path().join("meta.db-wal");
+    let size = || std::fs::metadata(&wal).map_or(0, |m| m.len());
+    // A writer keeps committing, one change every 50 ms (quicker than the quiet interval that
+    // also empties the log), while this waits at most 10 s for a check to find it empty.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut n = 0;
+    let mut emptied = false;
+    while !emptied && std::time::Instant::now() < deadline {
+        submit(
+            store.as_ref(),
+            vec![rev(
+                &format!("//depot/steady/{n:05}"),
+                1,
+                0,
+                FileAction::Add,
+            )],
+        );
+        n += 1;
+        for _ in 0..5 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            emptied |= size() == 0;
+        }
+    }
+    assert!(emptied, "the WAL was never empty between {n} commits");
+    let snap = store.snapshot().expect("snapshot");
+    for i in 0..n {
+        let path = format!("//depot/steady/{i:05}");
+        assert!(
+            snap.revision(&dp(&path), 1).expect("lookup").is_some(),
+            "{path}"
+        );
+    }
+}
