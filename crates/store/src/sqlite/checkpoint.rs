@@ -12,11 +12,10 @@
 //!
 //! The WAL file is cut back too: a writer connection cuts it to
 //! `StoreConfig::wal_size_limit_bytes` when it starts the log over (`journal_size_limit`), and
-//! this thread tries a `TRUNCATE` checkpoint, which empties the file, right after a passive
-//! checkpoint that copied the whole log (nothing is left to copy, so the try only truncates)
-//! and again when an interval passes without a commit. Each try is one attempt without
-//! waiting (no busy timeout on this connection): a reader still on the log or a writer makes
-//! it give up and try again after the next quiet interval, so it never holds up a request.
+//! when an interval passes without a commit this thread tries a `TRUNCATE` checkpoint, which
+//! empties the file. Each try is one attempt without waiting (no busy timeout on this
+//! connection): a reader still on the log or a writer makes it give up and try again after
+//! the next quiet interval, so it never holds up a request.
 
 use crate::{StoreConfig, StoreError};
 use rusqlite::Connection;
@@ -90,14 +89,7 @@ fn run(conn: Connection, rx: Receiver<()>, interval: Duration, nice: i32) {
             Ok((r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
         });
         match result {
-            Ok((frames, copied)) => {
-                tracing::trace!(frames, copied, "wal checkpoint");
-                if frames > 0 && copied == frames {
-                    // Every frame is in the database file now, so emptying the log copies and
-                    // syncs nothing: it only holds the write lock for the truncation.
-                    truncate_when_quiet(&conn);
-                }
-            }
+            Ok((frames, copied)) => tracing::trace!(frames, copied, "wal checkpoint"),
             Err(e) => tracing::warn!(error = %e, "wal checkpoint failed; retrying later"),
         }
         due = match rest(&rx, interval) {
