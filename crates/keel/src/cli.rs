@@ -71,6 +71,17 @@ pub enum Command {
 }
 
 impl Command {
+    /// Whether the process runs for as long as it serves (`serve`, `proxy`) or starts servers
+    /// and drives load at them (`bench`): the ones that get transparent huge pages. A client
+    /// command lives milliseconds to minutes and would pay for zeroing whole 2 MiB pages it
+    /// touches a fraction of.
+    pub fn long_running(&self) -> bool {
+        matches!(
+            self,
+            Command::Serve(_) | Command::Proxy(_) | Command::Bench(_)
+        )
+    }
+
     /// Whether the command makes a few calls and handles each file's records one at a time,
     /// with no file content to move or hash: it runs on a current-thread runtime. Commands that
     /// move content, walk the workspace or serve keep worker threads, which overlap receiving,

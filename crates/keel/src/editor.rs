@@ -19,6 +19,8 @@ pub fn edit_text(text: &str, name_hint: &str) -> Result<String> {
         .filter(|e| !e.trim().is_empty())
         .unwrap_or_else(|| "vi".to_string());
     let path = file.path().to_path_buf();
+    // The editor inherits the process's huge-page setting: it gets the user's own.
+    crate::allocator::release_huge_pages();
     let status = if cfg!(unix) {
         std::process::Command::new("sh")
             .arg("-c")

@@ -14,8 +14,13 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // The process starts without transparent huge pages (`allocator`'s load-time hold): a
+    // client command keeps it so, a server gets them back.
     let cli = cli::Cli::parse();
     let json = cli.json;
+    if cli.command.long_running() {
+        allocator::release_huge_pages();
+    }
     // A command that makes a few calls runs on the main thread alone: starting worker threads
     // would cost it more than they could save.
     let mut builder = if cli.command.few_calls() {

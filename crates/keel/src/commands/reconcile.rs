@@ -20,15 +20,20 @@ async fn scan_workspace(s: &mut Session, files: &[String]) -> Result<ScanResult>
     let patterns = s.file_args_or_cwd(files).await?;
     let ws = s.workspace().await?;
     // The have list first, the state after it: refreshing and saving the have list's cache
-    // (its peak memory) happens before the state is loaded, so the two never add up.
-    let have = have_cache::fetch(&ws, &s.conn).await?;
+    // (its peak memory) happens before the state is loaded, so the two never add up. The
+    // opened files are asked for alongside the have list: one round trip for both.
+    let (have, opened) = tokio::join!(
+        have_cache::fetch(&ws, &s.conn),
+        ws.opened(&s.conn, Vec::new(), None)
+    );
+    let have = have?;
     if let Some(e) = &have.save_error {
         s.out.note(format!(
             "warning: cannot save the have-list cache (the next scan fetches the list again): {e}"
         ));
     }
     let have = have.index;
-    let opened = ws.opened(&s.conn, Vec::new(), None).await?;
+    let opened = opened?;
     let mut state = LocalState::load(&ws.root, StateKey::of(&ws, &s.conn));
     let tuning = s.conn.tuning();
     let mut rec = Recording::start(tuning.state_racy_slack, tuning.scan_read_bytes);

@@ -168,6 +168,11 @@ impl Server {
         self.target.wait_exit(timeout)
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.target.pid().expect("a started server has a process")
+    }
+
     /// Peak resident memory of the server so far, in KiB (Linux `VmHWM`).
     pub fn peak_rss_kib(&self) -> u64 {
         self.target
