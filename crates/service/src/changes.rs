@@ -156,8 +156,10 @@ impl Service {
         if query.files.is_empty() {
             let mut before = None;
             while sent < max {
-                let rows = snap.list_changes(&filter, before, page)?;
-                let full = rows.len() == page;
+                // `-m N` reads N rows, not a page.
+                let want = page.min(max - sent);
+                let rows = snap.list_changes(&filter, before, want)?;
+                let full = rows.len() == want;
                 for row in rows {
                     before = Some(row.change);
                     who.scan()?;

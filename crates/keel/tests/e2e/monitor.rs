@@ -291,9 +291,9 @@ fn every_command_is_logged_and_errors_are_told() {
     }
 }
 
-/// `files` and `fstat` of N files read at least N rows, and the record says so.
+/// `files` and `fstat` of N files read at least N rows, `changes -m 1` one, and the record says so.
 #[test]
-fn files_and_fstat_records_count_the_rows_they_read() {
+fn files_fstat_and_changes_records_count_the_rows_they_read() {
     let dir = tempfile::tempdir().expect("temp dir");
     let server = Server::start_at(&dir.path().join("root")).expect("starts");
     let a = workspace_on(&server, dir.path(), "alice", "wa");
@@ -303,10 +303,21 @@ fn files_and_fstat_records_count_the_rows_they_read() {
     }
     a.ok(&["add", "..."]);
     a.ok(&["submit", "-d", "thirty files"]);
+    for i in 0..3 {
+        a.ok(&["edit", &format!("r/f{i}.txt")]);
+        a.ok(&["submit", "-d", "one more change"]);
+    }
     a.ok(&["files", "//depot/r/..."]);
     a.ok(&["fstat", "//depot/r/..."]);
+    a.ok(&["changes", "-m", "1"]);
     let log = server.root.join("logs/commands.jsonl");
-    let lines = log_until(&log, |r| str_field(r, "command") == "Fstat");
+    let lines = log_until(&log, |r| str_field(r, "command") == "Changes");
+    // `changes -m 1` reads the newest change alone, not a page of them.
+    let changes = lines
+        .iter()
+        .find(|r| str_field(r, "command") == "Changes")
+        .expect("a Changes record");
+    assert_eq!(field(changes, "rows_read").as_u64(), Some(1), "{changes}");
     for command in ["Files", "Fstat"] {
         let record = lines
             .iter()
