@@ -194,11 +194,7 @@ impl SqliteHaveStore {
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
         let conn = self.connection(workspace)?;
-        let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
-        f(&mut conn).map_err(|e| StoreError::Have {
-            path: self.path_of(workspace),
-            source: DatabaseError::from_sqlite(e),
-        })
+        self.run_on(workspace, &conn, f)
     }
 
     /// [`Self::with`] for a job that may write: the list's log is emptied once it is idle.
@@ -208,12 +204,20 @@ impl SqliteHaveStore {
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
         let conn = self.connection(workspace)?;
-        let result = {
-            let mut guard = conn.lock().unwrap_or_else(PoisonError::into_inner);
-            f(&mut guard)
-        };
+        let result = self.run_on(workspace, &conn, f);
         self.idle.wrote(workspace, &conn);
-        result.map_err(|e| StoreError::Have {
+        result
+    }
+
+    /// Runs `f` on `workspace`'s connection `conn`, holding it meanwhile.
+    fn run_on<T>(
+        &self,
+        workspace: &str,
+        conn: &Mutex<Connection>,
+        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let mut guard = conn.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&mut guard).map_err(|e| StoreError::Have {
             path: self.path_of(workspace),
             source: DatabaseError::from_sqlite(e),
         })
