@@ -65,13 +65,21 @@ impl Service {
         };
         let mut sent = 0;
         for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
-            let matched = self.for_each_selected(
+            // `-m` reads no further than the last file it lists; an argument after that is
+            // still checked to match something (its first match is enough).
+            let (limit, listing) = if sent < max {
+                (max - sent, true)
+            } else {
+                (1, false)
+            };
+            let matched = self.for_each_selected_upto::<ServiceError>(
                 snap.as_ref(),
                 &who,
                 &arg,
                 ws.as_ref().map(|w| w.name()),
+                limit,
                 &mut |rev| {
-                    if sent >= max {
+                    if !listing {
                         return Ok(());
                     }
                     if opts.all_revisions {

@@ -206,11 +206,30 @@ impl Service {
         have_of: Option<&str>,
         f: &mut dyn FnMut(RevisionRow) -> Result<(), E>,
     ) -> Result<usize, E> {
+        self.for_each_selected_upto(snap, who, arg, have_of, usize::MAX, f)
+    }
+
+    /// [`Service::for_each_selected_as`] that stops once `limit` files were handed to `f`
+    /// (`files -m N` reads no further than its Nth file).
+    pub(crate) fn for_each_selected_upto<E: From<ServiceError>>(
+        &self,
+        snap: &dyn ReadTxn,
+        who: &Access,
+        arg: &FileArg,
+        have_of: Option<&str>,
+        limit: usize,
+        f: &mut dyn FnMut(RevisionRow) -> Result<(), E>,
+    ) -> Result<usize, E> {
         let selection = selection_of(snap, &arg.text, &arg.rev)?;
         let mut matched = 0;
         for scope in &arg.scopes {
+            if matched >= limit {
+                break;
+            }
             let mut heads = self.selected_cursor(snap, scope.clone(), &selection);
-            while let Some(head) = heads.next_row()? {
+            while matched < limit
+                && let Some(head) = heads.next_row()?
+            {
                 who.scan()?;
                 if !arg.matches(head.path.as_str())
                     || !selection.admits(head.path.as_str())

@@ -291,7 +291,8 @@ fn every_command_is_logged_and_errors_are_told() {
     }
 }
 
-/// `files` and `fstat` of N files read at least N rows, `changes -m 1` one, and the record says so.
+/// `files` and `fstat` of N files read at least N rows, `changes -m 1` one, `files -m 2` its
+/// two and one per argument after them, and the record says so.
 #[test]
 fn files_fstat_and_changes_records_count_the_rows_they_read() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -310,8 +311,19 @@ fn files_fstat_and_changes_records_count_the_rows_they_read() {
     a.ok(&["files", "//depot/r/..."]);
     a.ok(&["fstat", "//depot/r/..."]);
     a.ok(&["changes", "-m", "1"]);
+    let first = a.json(&["files", "-m", "2", "//depot/r/...", "//depot/r/f7.txt"]);
+    assert_eq!(first.len(), 2, "{first:?}");
+    a.fail(&["files", "-m", "1", "//depot/r/...", "//depot/none"]);
     let log = server.root.join("logs/commands.jsonl");
-    let lines = log_until(&log, |r| str_field(r, "command") == "Changes");
+    let lines = log_until(&log, |r| {
+        str_field(r, "command") == "Files" && str_field(r, "result") == "error"
+    });
+    // `files -m 2` reads its two files and the first match of the argument after them.
+    let limited = lines
+        .iter()
+        .find(|r| str_field(r, "command") == "Files" && str_field(r, "args").contains("max: 2"))
+        .expect("a Files -m 2 record");
+    assert_eq!(field(limited, "rows_read").as_u64(), Some(3), "{limited}");
     // `changes -m 1` reads the newest change alone, not a page of them.
     let changes = lines
         .iter()
