@@ -1,4 +1,8 @@
 //! Command-line definitions (clap derive): global flags and every verb with its options.
+//!
+//! Every subcommand enum here and in `commands/` is `#[command(defer = true)]`: a verb's
+//! arguments are built only when that verb is parsed, so a short command does not build the
+//! option tree of all the others before its one call.
 
 use std::path::PathBuf;
 
@@ -31,6 +35,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Run a Keel server.
     Serve(ServeArgs),
@@ -125,6 +130,7 @@ impl Command {
 
 /// The verbs that talk to a server.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum ClientCommand {
     /// Show server and client information.
     Info,
@@ -281,6 +287,7 @@ pub struct ResolveArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum DepotCmd {
     /// Create a depot.
     Create {
@@ -292,6 +299,7 @@ pub enum DepotCmd {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum WorkspaceCmd {
     /// Create a workspace, or replace the spec of an existing one.
     Create(WorkspaceCreateArgs),
@@ -628,6 +636,7 @@ pub struct ProxyArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum LabelCmd {
     /// Create a label.
     Create(LabelCreateArgs),
@@ -690,6 +699,7 @@ pub struct LabelsyncArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum BranchCmd {
     /// Create a branch spec.
     Create(BranchCreateArgs),
@@ -729,4 +739,16 @@ pub struct BranchCreateArgs {
 pub enum StatusArg {
     Pending,
     Submitted,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Deferred verbs are built only when parsed; this builds every one of them and runs clap's
+    /// own consistency checks (duplicate flags, bad defaults, conflicting names) on each.
+    #[test]
+    fn every_verb_definition_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
 }

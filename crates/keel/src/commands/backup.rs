@@ -13,6 +13,7 @@ use crate::session::Session;
 
 /// Backup and recovery.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum AdminCmd {
     /// Write a checkpoint of all metadata on the server (online) and rotate its journal.
     Checkpoint,

@@ -43,6 +43,7 @@ pub struct BenchArgs {
 
 /// The workloads.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Workload {
     /// Create a dataset through the API (use with --root or --server).
     Generate(GenerateArgs),

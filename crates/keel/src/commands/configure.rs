@@ -9,6 +9,7 @@ use crate::output::Record;
 use crate::session::Session;
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum ConfigureCmd {
     /// Set a server setting (super users): `configure set security=3`.
     Set {

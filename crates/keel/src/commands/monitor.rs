@@ -9,6 +9,7 @@ use crate::output::Record;
 use crate::session::Session;
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum MonitorCmd {
     /// List the running commands: id, state, user, elapsed time, command.
     Show {
