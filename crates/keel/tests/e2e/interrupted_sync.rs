@@ -228,3 +228,79 @@ fn files_newer_than_the_have_list_are_not_clobber_conflicts() {
     assert_eq!(have.get("//depot/gone.txt"), None);
     assert_eq!(have.get("//depot/mine.txt"), Some(&1));
 }
+
+#[test]
+fn client_killed_in_a_new_directory_leaves_nothing_the_next_sync_trips_over() {
+    // A first sync creates the files of new directories under their own names: a client
+    // killed in the middle of one leaves it partial and read-only, never in the have list, and
+    // the next plain sync of an `allwrite` workspace replaces it without `-f`.
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    let big = bytes(7, 48 << 20);
+    write(&a.cwd, "new/deeper/big.bin", &big);
+    for i in 0..20 {
+        write(
+            &a.cwd,
+            &format!("new/small{i:02}.txt"),
+            format!("small {i}\n"),
+        );
+    }
+    a.ok(&["add", "..."]);
+    a.ok(&["submit", "-d", "new directories"]);
+    let w = allwrite_workspace(&fx, "walt", "w");
+    let target = w.cwd.join("new/deeper/big.bin");
+
+    let mut sync = w.spawn(&["sync"]);
+    let started = Instant::now();
+    let mut still_running = false;
+    while started.elapsed() < WAIT {
+        still_running = sync.try_wait().expect("poll sync").is_none();
+        if !still_running || target.exists() {
+            break;
+        }
+        std::thread::sleep(POLL);
+    }
+    sync.kill().expect("kill -9 the sync");
+    sync.wait().expect("reap the sync");
+    assert!(
+        still_running,
+        "the sync finished before its large file was begun"
+    );
+
+    let have = have_revs(&w);
+    match std::fs::read(&target) {
+        Ok(local) if local == big => {}
+        Ok(local) => {
+            assert!(big.starts_with(&local), "a partial file is a prefix");
+            assert!(
+                std::fs::metadata(&target)
+                    .expect("stat")
+                    .permissions()
+                    .readonly(),
+                "a partial file is read-only"
+            );
+            assert_eq!(have.get("//depot/new/deeper/big.bin"), None);
+        }
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "{e}"),
+    }
+    for depot in have.keys() {
+        let rel = depot.strip_prefix("//depot/").expect("depot path");
+        assert_eq!(
+            std::fs::read(w.cwd.join(rel)).expect("a recorded file exists"),
+            std::fs::read(a.cwd.join(rel)).expect("submitted"),
+            "{depot} is recorded and complete"
+        );
+    }
+
+    w.ok(&["sync", "-q"]);
+    assert_eq!(std::fs::read(&target).expect("big"), big);
+    assert!(
+        !std::fs::metadata(&target)
+            .expect("stat")
+            .permissions()
+            .readonly(),
+        "allwrite"
+    );
+    assert_eq!(have_revs(&w).len(), 21, "every file recorded");
+    assert!(w.json(&["status"]).is_empty(), "clean");
+}
