@@ -1,9 +1,10 @@
 //! Where a received file's bytes go until it is verified: a temp file beside the target that
-//! is renamed over it, or, for a new file in a directory the sync created, the target itself.
+//! is renamed over it, or, for a new file in a directory the sync created, a file with no name
+//! yet that is linked under the target's name once verified.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Error, IoContext, Result};
 use crate::transfer;
@@ -12,35 +13,50 @@ use crate::transfer;
 pub enum Landing {
     /// A temp file in the target's directory, renamed over the target once verified.
     Temp(tempfile::NamedTempFile),
-    /// The target itself, created by this sync: removed again unless it is kept.
-    Direct(DirectFile),
+    /// A file without a name in the target's directory (Linux `O_TMPFILE`): it gets the
+    /// target's name only once verified, and vanishes with its descriptor otherwise, so a
+    /// failed, abandoned or killed sync leaves nothing behind.
+    Unnamed(UnnamedFile),
 }
 
-/// A file created under its final name, removed on drop unless [`DirectFile::keep`] was called,
-/// so a failed or abandoned file leaves nothing under that name.
-pub struct DirectFile {
+/// A file created without a name, see [`Landing::Unnamed`].
+pub struct UnnamedFile {
     file: File,
-    path: PathBuf,
-    kept: bool,
+    /// The BLAKE3 digest of the incoming content ("" unknown), for a name taken meanwhile.
+    digest: String,
 }
 
-impl DirectFile {
+impl UnnamedFile {
     /// The open file.
     pub fn as_file(&self) -> &File {
         &self.file
     }
 
-    /// Leaves the file in place.
-    pub fn keep(mut self) {
-        self.kept = true;
-    }
-}
-
-impl Drop for DirectFile {
-    fn drop(&mut self) {
-        if !self.kept {
-            // A file that cannot be removed is left: nothing more can be done about it here.
-            let _ = std::fs::remove_file(&self.path);
+    /// Gives the verified file `target`'s name. The name cannot exist (the sync created its
+    /// directory, and the have list holds no revision of it); when it was taken meanwhile, the
+    /// file replaces it through a temp name only when that loses nothing (the taken name is
+    /// read-only, or holds the incoming content); otherwise it is a clobber.
+    pub fn link_as(self, target: &Path) -> Result<()> {
+        match link_unnamed(&self.file, target) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                let same = transfer::hash_local(target)?.is_some_and(|local| {
+                    !self.digest.is_empty() && local.eq_ignore_ascii_case(&self.digest)
+                });
+                if transfer::is_writable_file(target) && !same {
+                    return Err(Error::CantClobber(target.to_path_buf()));
+                }
+                let dir = target.parent().unwrap_or(Path::new("."));
+                let named = tempfile::Builder::new()
+                    .prefix(".keel-tmp-")
+                    .make_in(dir, |temp| link_unnamed(&self.file, temp))
+                    .at(dir)?;
+                named
+                    .into_temp_path()
+                    .persist(target)
+                    .map_err(|e| Error::io(target, e.error))
+            }
+            Err(e) => Err(Error::io(target, e)),
         }
     }
 }
@@ -49,51 +65,36 @@ impl Write for Landing {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Landing::Temp(temp) => temp.write(buf),
-            Landing::Direct(direct) => direct.file.write(buf),
+            Landing::Unnamed(unnamed) => unnamed.file.write(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Landing::Temp(temp) => temp.flush(),
-            Landing::Direct(direct) => direct.file.flush(),
+            Landing::Unnamed(unnamed) => unnamed.file.flush(),
         }
     }
 }
 
 impl Landing {
     /// Where `target`'s content goes. `fresh` says the sync created the target's directory for
-    /// it and the have list holds no revision of it: the target is then created directly,
-    /// read-only until it is verified and given its mode, so that a sync killed in the middle
-    /// leaves at worst a read-only partial file the have list does not claim, which the next
-    /// sync replaces like any read-only file. The creation is exclusive: a name taken since the
-    /// directory was created is replaced through a temp file only when that loses nothing (it
-    /// is read-only, or holds the incoming content, `digest`); otherwise it is a clobber.
+    /// it and the have list holds no revision of it: the content then goes to a file without a
+    /// name, which needs no clobber check and no rename (see [`UnnamedFile::link_as`]), where
+    /// the system and the filesystem offer one; otherwise to a temp file beside the target.
     pub fn for_target(target: &Path, fresh: bool, digest: &str) -> Result<Landing> {
-        if fresh {
-            match create_new(target) {
-                Ok(file) => {
-                    return Ok(Landing::Direct(DirectFile {
+        if fresh && let Some(dir) = target.parent() {
+            match create_unnamed(dir) {
+                Ok(Some(file)) => {
+                    return Ok(Landing::Unnamed(UnnamedFile {
                         file,
-                        path: target.to_path_buf(),
-                        kept: false,
+                        digest: digest.to_string(),
                     }));
                 }
-                // The directory went again (emptied by a delete with `rmdir`): the temp file
-                // path creates it.
+                // No unnamed files here, or the directory went again (emptied by a delete with
+                // `rmdir`): the temp file path creates it.
+                Ok(None) => {}
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    let same = || {
-                        transfer::hash_local(target).map(|local| {
-                            local.is_some_and(|l| {
-                                !digest.is_empty() && l.eq_ignore_ascii_case(digest)
-                            })
-                        })
-                    };
-                    if transfer::is_writable_file(target) && !same()? {
-                        return Err(Error::CantClobber(target.to_path_buf()));
-                    }
-                }
                 Err(e) => return Err(Error::io(target, e)),
             }
         }
@@ -101,17 +102,97 @@ impl Landing {
     }
 }
 
-/// Creates `target`, failing when the name exists; read-only, so a partial file is never taken
-/// for a user's work.
-fn create_new(target: &Path) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o444);
+/// A file without a name in `dir`, read-write for its owner until its mode is set; `None` where
+/// unnamed files cannot be made or linked (a filesystem without `O_TMPFILE`, no `/proc`).
+#[cfg(target_os = "linux")]
+fn create_unnamed(dir: &Path) -> io::Result<Option<File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if !proc_fd_available() {
+        return Ok(None);
     }
-    options.open(target)
+    let opened = std::fs::OpenOptions::new()
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_TMPFILE)
+        .open(dir);
+    match opened {
+        Ok(file) => Ok(Some(file)),
+        Err(e) => match e.raw_os_error() {
+            Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL) => Ok(None),
+            _ => Err(e),
+        },
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn create_unnamed(_dir: &Path) -> io::Result<Option<File>> {
+    Ok(None)
+}
+
+/// Whether `/proc/self/fd` is there, through which [`link_unnamed`] names a file (checked once).
+#[cfg(target_os = "linux")]
+fn proc_fd_available() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| Path::new("/proc/self/fd").is_dir())
+}
+
+/// Links an unnamed file under `name`, failing with `AlreadyExists` when the name is taken:
+/// through the descriptor itself (`AT_EMPTY_PATH`, which needs Linux 6.10 or
+/// `CAP_DAC_READ_SEARCH`), else through its `/proc/self/fd` entry, a path lookup more.
+#[cfg(target_os = "linux")]
+fn link_unnamed(file: &File, name: &Path) -> io::Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    /// Whether `AT_EMPTY_PATH` was refused once (it then is for every file of this process).
+    static EMPTY_PATH_REFUSED: AtomicBool = AtomicBool::new(false);
+    if !EMPTY_PATH_REFUSED.load(Ordering::Relaxed) {
+        match link_by_descriptor(file, name) {
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EPERM)) => {
+                EMPTY_PATH_REFUSED.store(true, Ordering::Relaxed);
+            }
+            done => return done,
+        }
+    }
+    link_through_proc(file, name)
+}
+
+/// `linkat(fd, "", ..., AT_EMPTY_PATH)`.
+#[cfg(target_os = "linux")]
+fn link_by_descriptor(file: &File, name: &Path) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    linkat(file.as_raw_fd(), c"", name, libc::AT_EMPTY_PATH)
+}
+
+/// `linkat("/proc/self/fd/N", ..., AT_SYMLINK_FOLLOW)`.
+#[cfg(target_os = "linux")]
+fn link_through_proc(file: &File, name: &Path) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let source = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .map_err(io::Error::other)?;
+    linkat(libc::AT_FDCWD, &source, name, libc::AT_SYMLINK_FOLLOW)
+}
+
+#[cfg(target_os = "linux")]
+fn linkat(
+    dir: libc::c_int,
+    source: &std::ffi::CStr,
+    name: &Path,
+    flags: libc::c_int,
+) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::CString::new(name.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    // SAFETY: both paths are NUL-terminated strings that outlive the call; `dir` is an open
+    // descriptor or AT_FDCWD.
+    let done = unsafe { libc::linkat(dir, source.as_ptr(), libc::AT_FDCWD, name.as_ptr(), flags) };
+    if done == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn link_unnamed(_file: &File, _name: &Path) -> io::Result<()> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
 }
 
 /// A temp file in `target`'s directory, creating the directory only when it is missing (the
@@ -170,7 +251,7 @@ mod tests {
     }
 
     #[test]
-    fn fresh_file_is_created_under_its_name_with_its_mode() {
+    fn fresh_file_gets_its_name_and_mode_only_once_verified() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("f");
         let mut context = Decompressor::create();
@@ -187,10 +268,10 @@ mod tests {
         )
         .unwrap();
         incoming.write_chunk(b"content").unwrap();
-        // Under its own name from the start, read-only until it is verified.
-        assert_eq!(names(dir.path()), ["f"]);
-        assert!(!transfer::is_writable_file(&target));
+        // No name at all until it is verified: no temp name either.
+        assert!(names(dir.path()).is_empty());
         assert_eq!(incoming.finish().unwrap(), 7);
+        assert_eq!(names(dir.path()), ["f"]);
         assert_eq!(std::fs::read(&target).unwrap(), b"content");
         assert!(transfer::is_writable_file(&target));
     }
@@ -236,6 +317,38 @@ mod tests {
         write_fresh(&target, b"new", b"new", LocalMode::default()).unwrap();
         assert!(!transfer::is_writable_file(&target));
         assert_eq!(names(dir.path()), ["f"]);
+    }
+
+    /// Both ways of naming an unnamed file work, and neither replaces a taken name.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn unnamed_file_is_linked_by_descriptor_or_through_proc() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, link) in [
+            (
+                "by-descriptor",
+                link_by_descriptor as fn(&File, &Path) -> io::Result<()>,
+            ),
+            ("through-proc", link_through_proc),
+        ] {
+            let mut file = create_unnamed(dir.path()).unwrap().expect("O_TMPFILE here");
+            file.write_all(name.as_bytes()).unwrap();
+            let target = dir.path().join(name);
+            match link(&file, &target) {
+                Ok(()) => assert_eq!(std::fs::read(&target).unwrap(), name.as_bytes()),
+                // Linux before 6.10 without CAP_DAC_READ_SEARCH: the caller falls back.
+                Err(e)
+                    if name == "by-descriptor"
+                        && matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EPERM)) =>
+                {
+                    continue;
+                }
+                Err(e) => panic!("{name}: {e}"),
+            }
+            let again = link(&file, &target).unwrap_err();
+            assert_eq!(again.kind(), io::ErrorKind::AlreadyExists, "{name}");
+        }
+        assert!(names(dir.path()).contains(&"through-proc".to_string()));
     }
 
     #[test]

@@ -156,7 +156,7 @@ impl<'a, W: Write> ContentDecoder<'a, W> {
 }
 
 /// A workspace file being received: content goes to a temp file in the target's directory (or,
-/// for a new file in a directory the sync created, to the target itself, see
+/// for a new file in a directory the sync created, to a file without a name, see
 /// [`Landing::for_target`]) and only appears under its real name once the digest is verified.
 pub struct IncomingFile<'a> {
     target: PathBuf,
@@ -182,7 +182,7 @@ impl IncomingFile<'static> {
 impl<'a> IncomingFile<'a> {
     /// Like [`IncomingFile::begin`], decompressing with a reused `context`; with `fresh` (the
     /// sync created the target's directory and the have list holds no revision of the file),
-    /// a regular file is created under its own name.
+    /// a regular file is written without a name and linked under its own once verified.
     pub fn begin_with(
         target: PathBuf,
         compressed: bool,
@@ -220,14 +220,14 @@ impl<'a> IncomingFile<'a> {
         let (landing, size) = self.decoder.finish(&target)?;
         let temp = match landing {
             Landing::Temp(temp) => temp,
-            Landing::Direct(direct) => {
-                // Already under its name: the mode and time through the open descriptor.
-                set_mode(direct.as_file(), self.mode).at(&target)?;
+            Landing::Unnamed(unnamed) => {
+                // The mode and time through the open descriptor, then the name.
+                set_mode(unnamed.as_file(), self.mode).at(&target)?;
                 if let Some(secs) = self.modified {
                     let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
-                    direct.as_file().set_modified(when).at(&target)?;
+                    unnamed.as_file().set_modified(when).at(&target)?;
                 }
-                direct.keep();
+                unnamed.link_as(&target)?;
                 return Ok(size);
             }
         };

@@ -24,7 +24,7 @@ pub struct FileJob {
     /// Modification time to give the file (seconds since the epoch).
     pub modified: Option<u64>,
     /// The sync created the target's directory and the have list holds no revision of the
-    /// file: it is created under its own name (see [`Landing::for_target`]).
+    /// file: it is written without a name and linked under its own (see [`Landing::for_target`]).
     ///
     /// [`Landing::for_target`]: crate::landing::Landing::for_target
     pub fresh: bool,
