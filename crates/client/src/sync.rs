@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::have::HaveUpdater;
 use crate::paths::LocalResolver;
 use crate::stream::PeekStream;
+use crate::sync_dirs::SyncDirs;
 use crate::transfer::{self, LocalMode};
 use crate::workspace::WorkspaceCtx;
 use crate::writers::{FileJob, Writers, Written};
@@ -92,6 +93,7 @@ pub async fn sync(
         clobber: ClobberCheck::default(),
         totals: SyncTotals::default(),
         paths: LocalResolver::with_limit(&ws.root, conn.tuning().remembered_dirs),
+        dirs: SyncDirs::with_limit(conn.tuning().remembered_dirs),
         last_mode: None,
         writers: None,
         pending: VecDeque::new(),
@@ -154,6 +156,8 @@ struct Driver<'a, R> {
     clobber: ClobberCheck,
     totals: SyncTotals,
     paths: LocalResolver,
+    /// Directories of new files, and which of them this sync created.
+    dirs: SyncDirs,
     /// The last file type seen and its mode: runs of files share one.
     last_mode: Option<(String, LocalMode)>,
     /// Started with the first file that has content to write.
@@ -201,7 +205,13 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
             skip_chunks(stream).await?;
             return self.push(event, None).await;
         }
-        if !self.options.force
+        // A new file in a directory this sync created: nothing of the user's can be at its
+        // path (the writer's exclusive create makes sure), so there is nothing to check and it
+        // is created under its own name. `prepare` also creates the directory.
+        let fresh = event.file.action() == SyncAction::Added
+            && local.parent().is_some_and(|dir| self.dirs.prepare(dir));
+        if !fresh
+            && !self.options.force
             && !self.ws.options.clobber
             && transfer::is_writable_file(&local)
             && !self
@@ -237,6 +247,7 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
             // Perforce.
             modified: (self.ws.options.modtime && event.file.mod_time > 0)
                 .then_some(event.file.mod_time),
+            fresh,
         };
         let tuning = *self.conn.tuning();
         let writers = self.writers.get_or_insert_with(|| Writers::start(&tuning));

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use keel_core::{BaseType, FileType};
 
 use crate::error::{Error, IoContext, Result};
+use crate::landing::{Landing, temp_beside};
 use crate::tuning::TransferConfig;
 
 /// How a workspace file should look on disk, derived from its file type and workspace options.
@@ -154,20 +155,21 @@ impl<'a, W: Write> ContentDecoder<'a, W> {
     }
 }
 
-/// A workspace file being received: content goes to a temp file in the target's directory and
-/// only appears under its real name once the digest is verified.
+/// A workspace file being received: content goes to a temp file in the target's directory (or,
+/// for a new file in a directory the sync created, to a file without a name, see
+/// [`Landing::for_target`]) and only appears under its real name once the digest is verified.
 pub struct IncomingFile<'a> {
     target: PathBuf,
     mode: LocalMode,
     modified: Option<u64>,
-    decoder: ContentDecoder<'a, tempfile::NamedTempFile>,
+    decoder: ContentDecoder<'a, Landing>,
 }
 
 impl IncomingFile<'static> {
     /// Starts receiving `target` (parent directories are created).
     pub fn begin(target: PathBuf, compressed: bool, digest: &str, mode: LocalMode) -> Result<Self> {
-        let temp = temp_beside(&target)?;
-        let decoder = ContentDecoder::new(temp, compressed, digest).at(&target)?;
+        let landing = Landing::Temp(temp_beside(&target)?);
+        let decoder = ContentDecoder::new(landing, compressed, digest).at(&target)?;
         Ok(IncomingFile {
             target,
             mode,
@@ -178,16 +180,19 @@ impl IncomingFile<'static> {
 }
 
 impl<'a> IncomingFile<'a> {
-    /// Like [`IncomingFile::begin`], decompressing with a reused `context`.
+    /// Like [`IncomingFile::begin`], decompressing with a reused `context`; with `fresh` (the
+    /// sync created the target's directory and the have list holds no revision of the file),
+    /// a regular file is written without a name and linked under its own once verified.
     pub fn begin_with(
         target: PathBuf,
         compressed: bool,
         digest: &str,
         mode: LocalMode,
+        fresh: bool,
         context: &'a mut Decompressor,
     ) -> Result<Self> {
-        let temp = temp_beside(&target)?;
-        let decoder = ContentDecoder::with_context(temp, compressed, digest, context);
+        let landing = Landing::for_target(&target, fresh && !mode.symlink, digest)?;
+        let decoder = ContentDecoder::with_context(landing, compressed, digest, context);
         Ok(IncomingFile {
             target,
             mode,
@@ -208,11 +213,24 @@ impl<'a> IncomingFile<'a> {
         self.decoder.write_chunk(chunk).at(&self.target)
     }
 
-    /// Verifies, sets the mode and modification time, and renames into place. On error the
-    /// temp file is removed.
+    /// Verifies, sets the mode and modification time, and puts the file in place. On error
+    /// the temp file (or the target created for the file) is removed.
     pub fn finish(self) -> Result<u64> {
         let target = self.target;
-        let (temp, size) = self.decoder.finish(&target)?;
+        let (landing, size) = self.decoder.finish(&target)?;
+        let temp = match landing {
+            Landing::Temp(temp) => temp,
+            Landing::Unnamed(unnamed) => {
+                // The mode and time through the open descriptor, then the name.
+                set_mode(unnamed.as_file(), self.mode).at(&target)?;
+                if let Some(secs) = self.modified {
+                    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+                    unnamed.as_file().set_modified(when).at(&target)?;
+                }
+                unnamed.link_as(&target)?;
+                return Ok(size);
+            }
+        };
         if self.mode.symlink {
             let mut link_target = Vec::new();
             File::open(temp.path())
@@ -233,28 +251,6 @@ impl<'a> IncomingFile<'a> {
             directory_in_the_way(&target).unwrap_or_else(|| Error::io(&target, e.error))
         })?;
         Ok(size)
-    }
-}
-
-/// A temp file in `target`'s directory, creating the directory only when it is missing (the
-/// common case, an existing directory, costs one file creation and nothing more).
-fn temp_beside(target: &Path) -> Result<tempfile::NamedTempFile> {
-    let dir = target
-        .parent()
-        .ok_or_else(|| Error::io(target, io::Error::other("no parent directory")))?;
-    let create = || {
-        tempfile::Builder::new()
-            .prefix(".keel-tmp-")
-            .tempfile_in(dir)
-    };
-    match create() {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            // Safe when another writer creates the same directory meanwhile: an existing
-            // directory counts as created.
-            std::fs::create_dir_all(dir).at(dir)?;
-            create().at(dir)
-        }
-        other => other.at(dir),
     }
 }
 

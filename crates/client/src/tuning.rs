@@ -27,6 +27,11 @@ pub struct TransferConfig {
     /// Most stored bytes in one batch handed to a writer: with `write_batch_files`, bounds
     /// the content the stream loop holds before a writer takes it (bytes; default 1 MiB).
     pub write_batch_bytes: usize,
+    /// Largest content a writer decompresses in one call into memory, for a file received
+    /// whole whose stored frame declares its size: no stream buffers, one write. Larger
+    /// content, or content of undeclared size, is decompressed as a stream (bytes; default
+    /// 1 MiB).
+    pub whole_decode_bytes: usize,
     /// Entries per have-list update batch sent to the server (entries; default 1000).
     pub have_batch: usize,
     /// Upload messages gathered before they are handed to the request stream (bytes; default
@@ -68,6 +73,7 @@ impl Default for TransferConfig {
             batch_file_bytes: 64 * 1024,
             write_batch_files: 64,
             write_batch_bytes: 1 << 20,
+            whole_decode_bytes: 1 << 20,
             have_batch: 1000,
             upload_batch_bytes: 64 * 1024,
             upload_batches_in_flight: 4,

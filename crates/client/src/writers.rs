@@ -23,6 +23,11 @@ pub struct FileJob {
     pub mode: LocalMode,
     /// Modification time to give the file (seconds since the epoch).
     pub modified: Option<u64>,
+    /// The sync created the target's directory and the have list holds no revision of the
+    /// file: it is written without a name and linked under its own (see [`Landing::for_target`]).
+    ///
+    /// [`Landing::for_target`]: crate::landing::Landing::for_target
+    pub fresh: bool,
 }
 
 /// A piece of a file's stored content.
@@ -97,7 +102,8 @@ impl Writers {
         let workers = (0..count)
             .map(|_| {
                 let rx = rx.clone();
-                tokio::task::spawn_blocking(move || work(&rx))
+                let decode_limit = tuning.whole_decode_bytes;
+                tokio::task::spawn_blocking(move || work(&rx, decode_limit))
             })
             .collect();
         Writers {
@@ -162,9 +168,11 @@ impl Writers {
     }
 }
 
-/// One writer: takes files from the queue until it closes, reusing one zstd context.
-fn work(queue: &Mutex<mpsc::Receiver<Task>>) {
+/// One writer: takes files from the queue until it closes, reusing one zstd context and one
+/// buffer for content decompressed whole (at most `decode_limit` bytes).
+fn work(queue: &Mutex<mpsc::Receiver<Task>>, decode_limit: usize) {
     let mut context = Decompressor::create();
+    let mut decoded = Vec::new();
     loop {
         // One idle writer waits on the queue while holding the lock; the others wait for it.
         let task = queue
@@ -179,9 +187,15 @@ fn work(queue: &Mutex<mpsc::Receiver<Task>>) {
             }
             Some(Task::Batch(files)) => {
                 for file in files {
-                    let _ = file
-                        .done
-                        .send(write_whole(file.job, &file.content, &mut context));
+                    let outcome = if decode_whole(&file, &mut context, &mut decoded, decode_limit) {
+                        write_decoded(file.job, &decoded, &mut context)
+                    } else {
+                        write_whole(file.job, &file.content, &mut context)
+                    };
+                    let _ = file.done.send(outcome);
+                }
+                if decoded.capacity() > decode_limit {
+                    decoded = Vec::new();
                 }
             }
         }
@@ -189,8 +203,14 @@ fn work(queue: &Mutex<mpsc::Receiver<Task>>) {
 }
 
 fn write_whole(job: FileJob, content: &[Vec<u8>], context: &mut Decompressor) -> Result<u64> {
-    let mut incoming =
-        IncomingFile::begin_with(job.target, job.compressed, &job.digest, job.mode, context)?;
+    let mut incoming = IncomingFile::begin_with(
+        job.target,
+        job.compressed,
+        &job.digest,
+        job.mode,
+        job.fresh,
+        context,
+    )?;
     if let Some(secs) = job.modified {
         incoming = incoming.modified(secs);
     }
@@ -200,13 +220,60 @@ fn write_whole(job: FileJob, content: &[Vec<u8>], context: &mut Decompressor) ->
     incoming.finish()
 }
 
+/// Decompresses a whole compressed file into `decoded` in one call when its frame declares a
+/// size of at most `limit`; false leaves it to [`write_whole`]'s stream.
+fn decode_whole(
+    file: &Whole,
+    context: &mut Decompressor,
+    decoded: &mut Vec<u8>,
+    limit: usize,
+) -> bool {
+    if !file.job.compressed || file.job.mode.symlink {
+        return false;
+    }
+    let joined;
+    let stored: &[u8] = match file.content.as_slice() {
+        [one] => one,
+        many => {
+            joined = many.concat();
+            &joined
+        }
+    };
+    let size = match zstd::zstd_safe::get_frame_content_size(stored) {
+        Ok(Some(size)) if size <= limit as u64 => size as usize,
+        _ => return false,
+    };
+    decoded.clear();
+    decoded.reserve(size);
+    // A frame the one call cannot take (more than one frame, say) goes through the stream,
+    // which names what is wrong with it.
+    context.decompress(decoded, stored).is_ok()
+}
+
+/// Writes content [`decode_whole`] decompressed (its digest is checked as it is written).
+fn write_decoded(job: FileJob, decoded: &[u8], context: &mut Decompressor) -> Result<u64> {
+    let mut incoming =
+        IncomingFile::begin_with(job.target, false, &job.digest, job.mode, job.fresh, context)?;
+    if let Some(secs) = job.modified {
+        incoming = incoming.modified(secs);
+    }
+    incoming.write_chunk(decoded)?;
+    incoming.finish()
+}
+
 fn write(
     job: FileJob,
     mut pieces: mpsc::Receiver<Piece>,
     context: &mut Decompressor,
 ) -> Result<u64> {
-    let mut incoming =
-        IncomingFile::begin_with(job.target, job.compressed, &job.digest, job.mode, context)?;
+    let mut incoming = IncomingFile::begin_with(
+        job.target,
+        job.compressed,
+        &job.digest,
+        job.mode,
+        job.fresh,
+        context,
+    )?;
     if let Some(secs) = job.modified {
         incoming = incoming.modified(secs);
     }
@@ -234,6 +301,7 @@ mod tests {
             digest: blake3::hash(content).to_hex().to_string(),
             mode: LocalMode::default(),
             modified: None,
+            fresh: false,
         }
     }
 
@@ -296,6 +364,62 @@ mod tests {
             done.await.unwrap(),
             Err(Error::DigestMismatch { .. })
         ));
+        assert!(!bad.exists());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn compressed_whole_files_land_whichever_way_they_are_decoded() {
+        // Decoded in one call (declared size, in one chunk or two), as a stream (no declared
+        // size; larger than the one-call limit), and a corrupt frame that fails.
+        let dir = tempfile::tempdir().unwrap();
+        let tuning = TransferConfig {
+            whole_decode_bytes: 4000,
+            ..TransferConfig::default()
+        };
+        let mut writers = Writers::start(&tuning);
+        let content = |i: usize| {
+            format!("line of file {i}\n")
+                .repeat(100 + i * 100)
+                .into_bytes()
+        };
+        let declared = |c: &[u8]| zstd::bulk::compress(c, 3).unwrap();
+        let undeclared = |c: &[u8]| {
+            let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+            std::io::Write::write_all(&mut enc, c).unwrap();
+            enc.finish().unwrap()
+        };
+        let stored: Vec<(Vec<u8>, Vec<Vec<u8>>)> = vec![
+            (content(0), vec![declared(&content(0))]),
+            (content(1), {
+                let packed = declared(&content(1));
+                vec![packed[..5].to_vec(), packed[5..].to_vec()]
+            }),
+            (content(2), vec![undeclared(&content(2))]),
+            (content(3), vec![declared(&content(3))]),
+        ];
+        assert!(content(3).len() > tuning.whole_decode_bytes);
+        let mut written = Vec::new();
+        for (i, (content, chunks)) in stored.into_iter().enumerate() {
+            let target = dir.path().join(format!("f{i}"));
+            let mut file = job(target.clone(), &content);
+            file.compressed = true;
+            file.fresh = i % 2 == 0;
+            let done = writers.submit_whole(file, chunks).await.unwrap();
+            written.push((target, content, done));
+        }
+        let bad = dir.path().join("bad");
+        let mut corrupt = declared(b"some content that is long enough to compress");
+        let last = corrupt.len() - 1;
+        corrupt[last] ^= 0xff;
+        let mut file = job(bad.clone(), b"some content that is long enough to compress");
+        file.compressed = true;
+        let failed = writers.submit_whole(file, vec![corrupt]).await.unwrap();
+        writers.close().await.unwrap();
+        for (target, content, done) in written {
+            assert_eq!(done.await.unwrap().unwrap(), content.len() as u64);
+            assert_eq!(std::fs::read(&target).unwrap(), content);
+        }
+        assert!(failed.await.unwrap().is_err());
         assert!(!bad.exists());
     }
 

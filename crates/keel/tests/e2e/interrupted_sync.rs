@@ -228,3 +228,69 @@ fn files_newer_than_the_have_list_are_not_clobber_conflicts() {
     assert_eq!(have.get("//depot/gone.txt"), None);
     assert_eq!(have.get("//depot/mine.txt"), Some(&1));
 }
+
+#[test]
+fn client_killed_in_a_new_directory_leaves_no_file_under_its_name_but_whole() {
+    // A first sync writes the files of new directories without a name and links them under
+    // their own once verified: a client killed in the middle of one leaves nothing under that
+    // name, and the next plain sync brings the workspace to head.
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    let big = bytes(7, 48 << 20);
+    write(&a.cwd, "new/deeper/big.bin", &big);
+    for i in 0..20 {
+        write(
+            &a.cwd,
+            &format!("new/small{i:02}.txt"),
+            format!("small {i}\n"),
+        );
+    }
+    a.ok(&["add", "..."]);
+    a.ok(&["submit", "-d", "new directories"]);
+    let w = allwrite_workspace(&fx, "walt", "w");
+    let target = w.cwd.join("new/deeper/big.bin");
+
+    // The sync creates the large file's directory just before it begins the file.
+    let mut sync = w.spawn(&["sync"]);
+    let started = Instant::now();
+    let mut still_running = false;
+    while started.elapsed() < WAIT {
+        still_running = sync.try_wait().expect("poll sync").is_none();
+        if !still_running || target.parent().expect("parent").exists() {
+            break;
+        }
+        std::thread::sleep(POLL);
+    }
+    sync.kill().expect("kill -9 the sync");
+    sync.wait().expect("reap the sync");
+    assert!(
+        still_running,
+        "the sync finished before its large file was begun"
+    );
+
+    match std::fs::read(&target) {
+        Ok(local) => assert!(local == big, "a file under its name is whole"),
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "{e}"),
+    }
+    let have = have_revs(&w);
+    for depot in have.keys() {
+        let rel = depot.strip_prefix("//depot/").expect("depot path");
+        assert_eq!(
+            std::fs::read(w.cwd.join(rel)).expect("a recorded file exists"),
+            std::fs::read(a.cwd.join(rel)).expect("submitted"),
+            "{depot} is recorded and complete"
+        );
+    }
+
+    w.ok(&["sync", "-q"]);
+    assert_eq!(std::fs::read(&target).expect("big"), big);
+    assert!(
+        !std::fs::metadata(&target)
+            .expect("stat")
+            .permissions()
+            .readonly(),
+        "allwrite"
+    );
+    assert_eq!(have_revs(&w).len(), 21, "every file recorded");
+    assert!(w.json(&["status"]).is_empty(), "clean");
+}
