@@ -28,7 +28,7 @@ pub mod tuning;
 pub mod upload;
 pub mod workspace;
 pub mod workspace_scan;
-mod workspace_walk;
+pub mod workspace_walk;
 pub mod writers;
 
 pub use config::{Overrides, Settings};

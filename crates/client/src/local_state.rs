@@ -96,6 +96,28 @@ impl FileStat {
         }
     }
 
+    /// Whether the file is a symbolic link.
+    #[cfg(unix)]
+    pub fn is_symlink(&self) -> bool {
+        self.mode & 0o170000 == 0o120000
+    }
+
+    #[cfg(not(unix))]
+    pub fn is_symlink(&self) -> bool {
+        self.mode & 2 != 0
+    }
+
+    /// Whether the file is executable; None where the platform keeps no executable bit.
+    #[cfg(unix)]
+    pub fn executable(&self) -> Option<bool> {
+        Some(self.mode & 0o111 != 0)
+    }
+
+    #[cfg(not(unix))]
+    pub fn executable(&self) -> Option<bool> {
+        None
+    }
+
     /// The later of mtime and ctime: when the file last changed in any way.
     fn newest_ns(&self) -> i64 {
         self.mtime_ns.max(self.ctime_ns)
@@ -260,7 +282,7 @@ impl LocalState {
         )
     }
 
-    /// The digest of the local file at `path()` (lstat'ed as `meta`): from its entry when the
+    /// The digest of the local file at `path()` (lstat'ed as `stat`): from its entry when the
     /// stat is the recorded one, else read and hashed (and recorded when settled). `path` is
     /// called only to read the file.
     pub fn digest(
@@ -270,9 +292,9 @@ impl LocalState {
         depot_file: &str,
         have_rev: u32,
         path: impl FnOnce() -> PathBuf,
-        meta: &Metadata,
+        stat: &FileStat,
     ) -> Result<[u8; 32]> {
-        let stat = FileStat::of(meta);
+        let stat = *stat;
         let mut hint = self.hint;
         let at = self.position(client_file, &mut hint);
         self.hint = hint;
@@ -290,7 +312,7 @@ impl LocalState {
             }
             return Ok(r.digest);
         }
-        let digest = hash_meta(&path(), meta, &mut rec.buf)?;
+        let digest = hash_file(&path(), stat.is_symlink(), &mut rec.buf)?;
         rec.hashed += 1;
         if rec.settled(&stat) {
             // The entry's own depot file when it is unchanged: the arena (the loaded file's
@@ -416,8 +438,13 @@ impl LocalState {
 /// The BLAKE3 digest of a workspace file's content as Keel sees it (a symlink's content is its
 /// target), reading through `buf`.
 pub fn hash_meta(path: &Path, meta: &Metadata, buf: &mut [u8]) -> Result<[u8; 32]> {
+    hash_file(path, meta.file_type().is_symlink(), buf)
+}
+
+/// [`hash_meta`] of a file known to be a symlink or not.
+pub fn hash_file(path: &Path, symlink: bool, buf: &mut [u8]) -> Result<[u8; 32]> {
     let mut hasher = blake3::Hasher::new();
-    if meta.file_type().is_symlink() {
+    if symlink {
         hasher.update(&crate::transfer::link_bytes(path)?);
     } else {
         let mut file = std::fs::File::open(path).at(path)?;
@@ -593,7 +620,7 @@ mod tests {
         // Just written: within the slack of the scan's start, so hashed but not kept.
         let mut rec = Recording::start(Duration::from_secs(3600), 4096);
         let digest = state
-            .digest(&mut rec, "f", "//d/f", 1, path, &meta)
+            .digest(&mut rec, "f", "//d/f", 1, path, &FileStat::of(&meta))
             .unwrap();
         assert_eq!(digest, *blake3::hash(b"hello").as_bytes());
         assert!(state.get("f").is_none());
@@ -602,7 +629,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(5));
         let mut rec = Recording::start(Duration::ZERO, 4096);
         state
-            .digest(&mut rec, "f", "//d/f", 1, path, &meta)
+            .digest(&mut rec, "f", "//d/f", 1, path, &FileStat::of(&meta))
             .unwrap();
         assert_eq!(rec.hashed, 1);
         assert!(state.get("f").is_some());
@@ -611,7 +638,7 @@ mod tests {
         assert_eq!(reloaded.origin, StateOrigin::Loaded);
         assert_eq!(reloaded.get("f"), state.get("f"));
         reloaded
-            .digest(&mut rec, "f", "//d/f", 2, path, &meta)
+            .digest(&mut rec, "f", "//d/f", 2, path, &FileStat::of(&meta))
             .unwrap();
         assert_eq!(rec.hashed, 1);
         assert_eq!(reloaded.get("f").unwrap().have_rev, 2);
@@ -623,7 +650,7 @@ mod tests {
             .unwrap();
         let meta = std::fs::symlink_metadata(&file).unwrap();
         reloaded
-            .digest(&mut rec, "f", "//d/f", 2, path, &meta)
+            .digest(&mut rec, "f", "//d/f", 2, path, &FileStat::of(&meta))
             .unwrap();
         assert_eq!(rec.hashed, 2);
     }

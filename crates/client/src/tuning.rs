@@ -60,6 +60,14 @@ pub struct TransferConfig {
     pub state_racy_slack: std::time::Duration,
     /// Bytes read at a time when a scan hashes a workspace file (bytes; default 256 KiB).
     pub scan_read_bytes: usize,
+    /// Threads a scan (`status`, `reconcile`) reads directories and stats files on, beside
+    /// the thread comparing them with the caches: the kernel's directory reads and stats are
+    /// most of an unmodified scan, and they spread over cores (threads; default 2).
+    pub scan_threads: usize,
+    /// Files a scan's walk may find ahead of the comparing, held in memory at about 100 bytes
+    /// each: enough for the walk to run on while the caches are loaded (files; default
+    /// 131072).
+    pub scan_files_ahead: usize,
 }
 
 impl Default for TransferConfig {
@@ -82,6 +90,8 @@ impl Default for TransferConfig {
             remembered_dirs: 1024,
             state_racy_slack: std::time::Duration::from_secs(2),
             scan_read_bytes: 256 * 1024,
+            scan_threads: 2,
+            scan_files_ahead: 128 * 1024,
         }
     }
 }

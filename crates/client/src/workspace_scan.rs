@@ -10,9 +10,9 @@ use keel_proto::v1::FileRecord;
 
 use crate::error::{Error, IoContext, Result};
 use crate::have_index::{HaveFile, HaveIndex};
-use crate::local_state::{LocalState, Recording};
+use crate::local_state::{FileStat, LocalState, Recording};
 use crate::workspace::WorkspaceCtx;
-use crate::workspace_walk::{is_keel_file, walk_stat};
+use crate::workspace_walk::{Walk, is_keel_file};
 
 /// Bytes sampled to tell text from binary.
 const SAMPLE: usize = 64 * 1024;
@@ -39,9 +39,10 @@ pub struct ScanResult {
     pub delete: Vec<ScanEntry>,
 }
 
-/// Compares the files under the workspace root with `have` and `opened`.
+/// Compares the files `walk` finds under the workspace root with `have` and `opened`.
 ///
-/// `patterns` (server syntax, either `//WS/...` or depot paths) restrict the scan; empty means
+/// The walk is started by the caller (before it loads `have` and `state`, so the two overlap),
+/// after it started `rec`, so no file is stat'ed before the recording's clock. `patterns` (server syntax, either `//WS/...` or depot paths) restrict the scan; empty means
 /// the whole workspace. Opened files are never reported. A file in the have list is read only
 /// when `state` holds no entry with its current stat; what is read is recorded in `state`
 /// (the caller saves it).
@@ -52,6 +53,7 @@ pub fn scan(
     patterns: &[String],
     state: &mut LocalState,
     rec: &mut Recording,
+    walk: Walk,
 ) -> Result<ScanResult> {
     // A pattern naming the whole workspace (`//WS/...`, what a scan from the root asks for)
     // selects every file: the scan is then unrestricted and checks no file against patterns.
@@ -87,10 +89,11 @@ pub fn scan(
     let mut result = ScanResult::default();
     // Which have-list entries were found in the workspace, by position.
     let mut seen = vec![false; have.len()];
-    // The walk meets files in the index's order, so each lookup first tries the next entry.
+    // The walk meets each directory's files in the index's order, so each lookup first tries
+    // the next entry.
     let mut hint = 0;
     let mut types = TypeCache::default();
-    walk_stat(&ws.root, |client_file, local, meta| {
+    walk.for_each(|client_file, local, meta| {
         let in_have = have.find(client_file, &mut hint);
         if let Some(i) = in_have {
             seen[i] = true;
@@ -185,13 +188,13 @@ struct TypeCache {
 
 impl TypeCache {
     /// The type `have_type` (the have revision's) becomes for the local file at `path()`
-    /// (lstat'ed as `meta`) when the file's kind or executable bit no longer matches it; None
+    /// (lstat'ed as `stat`) when the file's kind or executable bit no longer matches it; None
     /// when it still does.
     fn changed(
         &mut self,
         have_type: &str,
         path: &dyn Fn() -> PathBuf,
-        meta: &std::fs::Metadata,
+        stat: &FileStat,
     ) -> Result<Option<String>> {
         let known = self.parsed.iter().position(|(t, _)| t == have_type);
         let at = known.unwrap_or_else(|| {
@@ -202,11 +205,11 @@ impl TypeCache {
         let Some(have) = self.parsed[at].1 else {
             return Ok(None);
         };
-        let local = if meta.file_type().is_symlink() {
+        let local = if stat.is_symlink() {
             LocalKind::Symlink
         } else {
             LocalKind::File {
-                executable: executable_bit(meta),
+                executable: stat.executable(),
             }
         };
         let adjusted = have.adjusted_to(local, || sample_base(&path()))?;
@@ -232,7 +235,8 @@ pub fn detect_type(path: &Path) -> Result<String> {
     } else {
         sample_base(path)?
     };
-    let executable = !meta.file_type().is_symlink() && executable_bit(&meta).unwrap_or(false);
+    let executable =
+        !meta.file_type().is_symlink() && FileStat::of(&meta).executable().unwrap_or(false);
     Ok(FileType {
         base,
         executable,
@@ -240,18 +244,6 @@ pub fn detect_type(path: &Path) -> Result<String> {
         exclusive: false,
     }
     .to_string())
-}
-
-/// Whether a file is executable; None where the platform keeps no executable bit.
-#[cfg(unix)]
-fn executable_bit(meta: &std::fs::Metadata) -> Option<bool> {
-    use std::os::unix::fs::PermissionsExt;
-    Some(meta.permissions().mode() & 0o111 != 0)
-}
-
-#[cfg(not(unix))]
-fn executable_bit(_meta: &std::fs::Metadata) -> Option<bool> {
-    None
 }
 
 /// All files (and symlinks) under `dir`, not following symlinked directories; skips the
@@ -284,4 +276,104 @@ pub fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     out.sort();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::time::Duration;
+
+    use keel_proto::v1::Workspace;
+
+    use crate::local_state::StateKey;
+
+    /// A workspace of `dirs` nested directories of `files` files each, every file in the have
+    /// list with its digest.
+    fn workspace(dirs: usize, files: usize) -> (tempfile::TempDir, WorkspaceCtx, HaveIndex) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = WorkspaceCtx::from_spec(Workspace {
+            name: "ws".into(),
+            root: dir.path().display().to_string(),
+            view: vec!["//depot/... //ws/...".into()],
+            ..Workspace::default()
+        })
+        .unwrap();
+        let mut records = Vec::new();
+        for d in 0..dirs {
+            for f in 0..files {
+                let client_file = format!("d{}/e{d}/f{f}.txt", d % 3);
+                let content = format!("file {d} {f}\n");
+                let path = dir.path().join(&client_file);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, &content).unwrap();
+                records.push(FileRecord {
+                    depot_file: format!("//depot/{client_file}"),
+                    client_file,
+                    head_type: "text".into(),
+                    head_digest: blake3::hash(content.as_bytes()).to_hex().to_string(),
+                    have_rev: 1,
+                    ..FileRecord::default()
+                });
+            }
+        }
+        let have = HaveIndex::from_records(&ws, records);
+        (dir, ws, have)
+    }
+
+    fn client_files(list: &[ScanEntry]) -> Vec<&str> {
+        list.iter().map(|e| e.client_file.as_str()).collect()
+    }
+
+    #[test]
+    fn every_change_is_found_whatever_the_walks_threads_and_their_order() {
+        let (dir, ws, have) = workspace(12, 40);
+        let root = dir.path();
+        // Changes spread over directories the walking threads share.
+        for d in [0, 5, 11] {
+            std::fs::write(root.join(format!("d{}/e{d}/f7.txt", d % 3)), "edited\n").unwrap();
+        }
+        for d in [1, 6] {
+            std::fs::remove_file(root.join(format!("d{}/e{d}/f39.txt", d % 3))).unwrap();
+        }
+        std::fs::write(root.join("d2/e8/new.txt"), "new\n").unwrap();
+        std::fs::write(root.join("top.txt"), "new\n").unwrap();
+        let key = StateKey {
+            server: "127.0.0.1:1".into(),
+            workspace: "ws".into(),
+            root: root.display().to_string(),
+        };
+        for threads in [1, 2, 3] {
+            for files_ahead in [1, 1 << 16] {
+                // Twice: hashing every file, then answered from the state saved by the first.
+                let _ = std::fs::remove_file(root.join(crate::local_state::STATE_FILE_NAME));
+                for pass in 0..2 {
+                    let mut state = LocalState::load(root, key.clone());
+                    let mut rec = Recording::start(Duration::ZERO, 4096);
+                    let walk = Walk::start(root, threads, files_ahead).unwrap();
+                    let result = scan(&ws, &have, &[], &[], &mut state, &mut rec, walk).unwrap();
+                    let what = format!("{threads} threads, {files_ahead} ahead, pass {pass}");
+                    assert_eq!(
+                        client_files(&result.edit),
+                        ["d0/e0/f7.txt", "d2/e11/f7.txt", "d2/e5/f7.txt"],
+                        "{what}"
+                    );
+                    assert_eq!(
+                        client_files(&result.delete),
+                        ["d0/e6/f39.txt", "d1/e1/f39.txt"],
+                        "{what}"
+                    );
+                    assert_eq!(
+                        client_files(&result.add),
+                        ["d2/e8/new.txt", "top.txt"],
+                        "{what}"
+                    );
+                    // Every file but the new ones read on the first pass, none on the second.
+                    let expected_hashed = if pass == 0 { 12 * 40 - 2 } else { 0 };
+                    assert_eq!(rec.hashed, expected_hashed, "{what}");
+                    state.save().unwrap();
+                }
+            }
+        }
+    }
 }

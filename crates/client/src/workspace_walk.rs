@@ -1,83 +1,169 @@
 //! The walk a workspace scan compares against its caches: every file (and symlink) under the
-//! root with its lstat, in [`crate::path_order`]. A thread of its own reads and stats the
-//! directories and hands the files over in batches, so the kernel's directory reads and stats
-//! overlap the caller's comparing.
+//! root with its lstat. Walking threads of their own share the directories between them (any
+//! thread reads any pending directory) and hand the files over in batches, so the kernel's
+//! directory reads and stats run on several cores and overlap the caller's loading of its
+//! caches and its comparing. A walk is started before the caches are loaded and consumed after.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
-use std::fs::Metadata;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 
 use crate::config::CONFIG_FILE_NAME;
 use crate::error::{Error, IoContext, Result};
 use crate::have_cache::HAVE_CACHE_FILE_NAME;
-use crate::local_state::STATE_FILE_NAME;
+use crate::local_state::{FileStat, STATE_FILE_NAME};
 
-/// Files per batch handed from the walking thread to the caller: enough that a hand-over
+/// Most files per batch handed from a walking thread to the caller: enough that a hand-over
 /// costs little beside the stats, few enough that the caller starts early.
 const BATCH_FILES: usize = 256;
-/// Batches the walking thread may be ahead of the caller; bounds the memory the walk holds.
-const BATCHES_AHEAD: usize = 8;
 
 /// Whether a file at the workspace root is one of Keel's own (config, state, have cache).
 pub(crate) fn is_keel_file(name: &std::ffi::OsStr) -> bool {
     name == CONFIG_FILE_NAME || name == STATE_FILE_NAME || name == HAVE_CACHE_FILE_NAME
 }
 
-/// Files found in a row: their client files end to end in `clients`, each with where its
-/// client file ends, its directory (in `dirs`) and name (for its local path) and its lstat.
+/// Files found by one walking thread in a row: their client files end to end in `clients`,
+/// each with where its client file ends, its directory (in `dirs`), its name when the client
+/// file's last component does not spell it (a name that is not UTF-8) and its lstat.
 /// Directory entries are not kept: each holds its directory open.
 #[derive(Default)]
 struct Batch {
     clients: String,
     dirs: Vec<PathBuf>,
-    files: Vec<(usize, usize, OsString, Metadata)>,
+    files: Vec<(usize, usize, Option<OsString>, FileStat)>,
 }
 
-/// Calls `each` with every file (and symlink) under the workspace `root`: its client file
-/// (relative to the root, `/`-separated), a maker of its local path and its lstat. Skips
-/// Keel's own files at the root and the client's temp files; symlinked directories are not
-/// followed. Each directory's names are visited sorted bytewise, depth first, so files come in
-/// [`crate::path_order`]; each is stat'ed relative to its open directory (no path walk per
-/// file). A file removed between the directory read and its stat is left out (reported
-/// missing); a root that does not exist has no files. When `each` fails the walk stops.
-pub(crate) fn walk_stat(
-    root: &Path,
-    mut each: impl FnMut(&str, &dyn Fn() -> PathBuf, &Metadata) -> Result<()>,
-) -> Result<()> {
-    let (tx, rx) = sync_channel(BATCHES_AHEAD);
-    std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("keel-walk".into())
-            .spawn_scoped(scope, move || walk_thread(root, tx))
-            .map_err(|e| Error::io(root, e))?;
-        consume(rx, &mut each)
-        // The receiver is gone once this returns: a walk still going stops at its next batch.
-    })
-}
-
-fn consume(
-    rx: Receiver<Result<Batch>>,
-    each: &mut impl FnMut(&str, &dyn Fn() -> PathBuf, &Metadata) -> Result<()>,
-) -> Result<()> {
-    for batch in rx {
-        let batch = batch?;
-        let mut start = 0;
-        for (end, dir, name, meta) in &batch.files {
-            each(
-                &batch.clients[start..*end],
-                &|| batch.dirs[*dir].join(name),
-                meta,
-            )?;
-            start = *end;
+impl Batch {
+    /// The local path of the file whose client file is `client`.
+    fn local(&self, client: &str, dir: usize, name: &Option<OsString>) -> PathBuf {
+        let dir = &self.dirs[dir];
+        match name {
+            Some(name) => dir.join(name),
+            None => dir.join(client.rsplit('/').next().unwrap_or(client)),
         }
     }
-    Ok(())
 }
 
-/// Why the walking thread stopped early.
+/// A directory waiting to be read: its path and its client path (relative to the root, empty
+/// for the root itself).
+struct PendingDir {
+    path: PathBuf,
+    rel: String,
+}
+
+/// The directories the walking threads share.
+#[derive(Default)]
+struct Queue {
+    pending: Vec<PendingDir>,
+    /// Directories a thread is reading now: their subdirectories are still to come.
+    reading: usize,
+    /// Set when a thread failed or the caller has gone: every thread stops.
+    stop: bool,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        // A walking thread never panics while holding the lock; recover the queue anyway.
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn stop(&self) {
+        self.lock().stop = true;
+        self.changed.notify_all();
+    }
+}
+
+/// A walk of a workspace under way: every file (and symlink) under the root and its lstat,
+/// found by `threads` walking threads. Skips Keel's own files at the root and the client's
+/// temp files; symlinked directories are not followed. Files come in batches of runs of one
+/// directory, each run sorted bytewise by name; the runs come in no set order. Each file is
+/// stat'ed relative to its open directory (no path walk per file). A file removed between the
+/// directory read and its stat is left out (reported missing); a root that does not exist has
+/// no files. Dropping the walk stops its threads and waits for them.
+pub struct Walk {
+    rx: Option<Receiver<Result<Batch>>>,
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Walk {
+    /// Starts walking `root` on `threads` threads (at least one), at most about `files_ahead`
+    /// files found ahead of the caller.
+    pub fn start(root: &Path, threads: usize, files_ahead: usize) -> Result<Walk> {
+        let (tx, rx) = sync_channel((files_ahead / BATCH_FILES).max(1));
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue {
+                pending: vec![PendingDir {
+                    path: root.to_path_buf(),
+                    rel: String::new(),
+                }],
+                ..Queue::default()
+            }),
+            changed: Condvar::new(),
+        });
+        let mut walk = Walk {
+            rx: Some(rx),
+            shared,
+            threads: Vec::new(),
+        };
+        for n in 0..threads.max(1) {
+            let shared = Arc::clone(&walk.shared);
+            let tx = tx.clone();
+            let thread = std::thread::Builder::new()
+                .name(format!("keel-walk-{n}"))
+                .spawn(move || walk_thread(&shared, tx))
+                .map_err(|e| Error::io(root, e))?;
+            walk.threads.push(thread);
+        }
+        Ok(walk)
+    }
+
+    /// Calls `each` with every file the walk finds: its client file (relative to the root,
+    /// `/`-separated), a maker of its local path and its lstat. When `each` fails, or a
+    /// directory cannot be read, the walk stops with that error.
+    pub fn for_each(
+        mut self,
+        mut each: impl FnMut(&str, &dyn Fn() -> PathBuf, &FileStat) -> Result<()>,
+    ) -> Result<()> {
+        let rx = self.rx.take().expect("a walk is consumed once");
+        for batch in rx {
+            let batch = batch?;
+            let mut start = 0;
+            for (end, dir, name, stat) in &batch.files {
+                let client = &batch.clients[start..*end];
+                each(client, &|| batch.local(client, *dir, name), stat)?;
+                start = *end;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Walk {
+    fn drop(&mut self) {
+        // Threads waiting for a directory wake to the stop; one waiting to hand over a batch
+        // finds the receiver gone.
+        self.shared.stop();
+        drop(self.rx.take());
+        for thread in self.threads.drain(..) {
+            // A walking thread reports its failures as errors; a panic there is a bug the
+            // caller has already seen as a missing batch.
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Why a walking thread stopped early.
 enum Stop {
-    /// The caller stopped listening.
+    /// The caller stopped listening, or another thread failed.
     Gone,
     Failed(Error),
 }
@@ -88,17 +174,59 @@ impl From<Error> for Stop {
     }
 }
 
-/// Walks `root`, sending batches to `tx`; a failure is sent last.
-fn walk_thread(root: &Path, tx: SyncSender<Result<Batch>>) {
+/// Reads directories from the shared queue until none is pending or being read, sending the
+/// files found to `tx`; a failure is sent last, and stops the other threads.
+fn walk_thread(shared: &Shared, tx: SyncSender<Result<Batch>>) {
     let mut sender = Batcher {
         tx,
         batch: Batch::default(),
     };
-    let mut rel = String::new();
-    let walked = walk_dir(root, &mut rel, &mut sender).and_then(|()| sender.flush());
-    if let Err(Stop::Failed(e)) = walked {
-        // Nobody to tell when the caller has gone.
-        let _ = sender.tx.send(Err(e));
+    let walked = loop {
+        let dir = {
+            let mut queue = shared.lock();
+            loop {
+                if queue.stop {
+                    break None;
+                }
+                if let Some(dir) = queue.pending.pop() {
+                    queue.reading += 1;
+                    break Some(dir);
+                }
+                if queue.reading == 0 {
+                    break None;
+                }
+                queue = shared
+                    .changed
+                    .wait(queue)
+                    .unwrap_or_else(|e| e.into_inner());
+            }
+        };
+        let Some(dir) = dir else {
+            break sender.flush();
+        };
+        let read = read_dir(&dir, &mut sender);
+        let mut queue = shared.lock();
+        queue.reading -= 1;
+        match read {
+            Ok(mut subdirs) => {
+                // Popped last first: the first subdirectory is read next.
+                subdirs.reverse();
+                queue.pending.append(&mut subdirs);
+                drop(queue);
+                shared.changed.notify_all();
+            }
+            Err(stop) => {
+                drop(queue);
+                break Err(stop);
+            }
+        }
+    };
+    if let Err(stop) = walked {
+        shared.stop();
+        if let Stop::Failed(e) = stop {
+            // Nobody to tell when the caller has gone.
+            let _ = sender.tx.send(Err(e));
+        }
     }
 }
 
@@ -112,8 +240,8 @@ impl Batcher {
         &mut self,
         rel: &str,
         dir: &Path,
-        name: OsString,
-        meta: Metadata,
+        name: Option<OsString>,
+        stat: FileStat,
     ) -> std::result::Result<(), Stop> {
         self.batch.clients.push_str(rel);
         let end = self.batch.clients.len();
@@ -121,7 +249,7 @@ impl Batcher {
         if dirs.last().is_none_or(|d| d.as_os_str() != dir.as_os_str()) {
             dirs.push(dir.to_path_buf());
         }
-        self.batch.files.push((end, dirs.len() - 1, name, meta));
+        self.batch.files.push((end, dirs.len() - 1, name, stat));
         if self.batch.files.len() >= BATCH_FILES {
             self.flush()?;
         }
@@ -137,20 +265,24 @@ impl Batcher {
     }
 }
 
-fn walk_dir(dir: &Path, rel: &mut String, out: &mut Batcher) -> std::result::Result<(), Stop> {
-    let entries = match std::fs::read_dir(dir) {
+/// Reads one directory: its files (names sorted bytewise) go to `out`, its subdirectories are
+/// returned in the same order.
+fn read_dir(dir: &PendingDir, out: &mut Batcher) -> std::result::Result<Vec<PendingDir>, Stop> {
+    let at_root = dir.rel.is_empty();
+    let entries = match std::fs::read_dir(&dir.path) {
         Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && rel.is_empty() => return Ok(()),
-        Err(e) => return Err(Error::io(dir, e).into()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && at_root => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(&dir.path, e).into()),
     };
     let mut names = Vec::new();
     for entry in entries {
-        let entry = entry.at(dir)?;
+        let entry = entry.at(&dir.path)?;
         names.push((entry.file_name(), entry));
     }
     names.sort_unstable_by(|(a, _), (b, _)| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
-    let at_root = rel.is_empty();
+    let mut rel = dir.rel.clone();
     let base = rel.len();
+    let mut subdirs = Vec::new();
     for (name, entry) in names {
         let text = name.to_string_lossy();
         if !at_root {
@@ -161,18 +293,24 @@ fn walk_dir(dir: &Path, rel: &mut String, out: &mut Batcher) -> std::result::Res
         let skip = !file_type.is_dir()
             && ((at_root && is_keel_file(&name)) || text.starts_with(".keel-tmp-"));
         if file_type.is_dir() {
-            walk_dir(&entry.path(), rel, out)?;
+            subdirs.push(PendingDir {
+                path: entry.path(),
+                rel: rel.clone(),
+            });
         } else if !skip {
             match entry.metadata() {
                 // Removed since the directory was read: reported as missing.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(Error::io(entry.path(), e).into()),
-                Ok(meta) => out.push(rel, dir, name, meta)?,
+                Ok(meta) => {
+                    let name = matches!(text, Cow::Owned(_)).then_some(name);
+                    out.push(&rel, &dir.path, name, FileStat::of(&meta))?
+                }
             }
         }
         rel.truncate(base);
     }
-    Ok(())
+    Ok(subdirs)
 }
 
 #[cfg(test)]
@@ -183,7 +321,7 @@ mod tests {
     fn tree() -> (tempfile::TempDir, Vec<String>) {
         let dir = tempfile::tempdir().unwrap();
         let mut expected = Vec::new();
-        for d in ["a", "a/b", "a.c", "z"] {
+        for d in ["a", "a/b", "a.c", "z", "z/1/2/3"] {
             std::fs::create_dir_all(dir.path().join(d)).unwrap();
         }
         for i in 0..(BATCH_FILES + 10) {
@@ -191,7 +329,7 @@ mod tests {
             std::fs::write(dir.path().join(&rel), b"x").unwrap();
             expected.push(rel);
         }
-        for rel in ["a-b", "a.c/y", "z/.keel-have", "top"] {
+        for rel in ["a-b", "a.c/y", "z/.keel-have", "z/1/2/3/deep", "top"] {
             std::fs::write(dir.path().join(rel), b"y").unwrap();
             expected.push(rel.to_string());
         }
@@ -199,45 +337,91 @@ mod tests {
             std::fs::write(dir.path().join(own), b"k").unwrap();
         }
         std::fs::write(dir.path().join("a/.keel-tmp-have-2"), b"k").unwrap();
-        expected.sort_by(|a, b| crate::path_order::cmp(a.as_bytes(), b.as_bytes()));
+        expected.sort();
         (dir, expected)
     }
 
     #[test]
-    fn files_come_in_path_order_with_their_local_paths_and_stats() {
+    fn every_file_comes_once_with_its_local_path_and_stat_on_any_thread_count() {
         let (dir, expected) = tree();
-        let mut seen = Vec::new();
-        walk_stat(dir.path(), |client, local, meta| {
-            assert_eq!(local(), dir.path().join(client));
-            assert_eq!(
-                meta.len(),
-                std::fs::symlink_metadata(local()).unwrap().len()
-            );
-            seen.push(client.to_string());
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(seen, expected);
+        for threads in [1, 2, 3] {
+            // A queue of one batch: the threads wait on the caller, and on each other.
+            for files_ahead in [1, 1 << 16] {
+                let mut seen = Vec::new();
+                let mut dir_runs: Vec<String> = Vec::new();
+                Walk::start(dir.path(), threads, files_ahead)
+                    .unwrap()
+                    .for_each(|client, local, stat| {
+                        assert_eq!(local(), dir.path().join(client));
+                        let meta = std::fs::symlink_metadata(local()).unwrap();
+                        assert_eq!(*stat, FileStat::of(&meta));
+                        // Within a directory's run, names come sorted.
+                        let parent = client.rsplit_once('/').map_or("", |(d, _)| d);
+                        if dir_runs.last().is_some_and(|d| d == parent) {
+                            assert!(seen.last().is_some_and(|prev: &String| **prev < *client));
+                        }
+                        dir_runs.push(parent.to_string());
+                        seen.push(client.to_string());
+                        Ok(())
+                    })
+                    .unwrap();
+                seen.sort();
+                assert_eq!(seen, expected, "{threads} threads");
+            }
+        }
     }
 
     #[test]
     fn a_failing_caller_stops_the_walk_and_a_missing_root_has_no_files() {
         let (dir, _) = tree();
         let mut calls = 0;
-        let err = walk_stat(dir.path(), |client, _, _| {
-            calls += 1;
-            Err(Error::io(
-                Path::new(client),
-                std::io::Error::other("stop here"),
-            ))
-        })
-        .unwrap_err();
+        let err = Walk::start(dir.path(), 2, 1)
+            .unwrap()
+            .for_each(|client, _, _| {
+                calls += 1;
+                Err(Error::io(
+                    Path::new(client),
+                    std::io::Error::other("stop here"),
+                ))
+            })
+            .unwrap_err();
         assert!(err.to_string().contains("stop here"), "{err}");
         assert_eq!(calls, 1);
         let gone = dir.path().join("gone");
-        walk_stat(&gone, |client, _, _| {
-            panic!("{client} found under a missing root")
-        })
-        .unwrap();
+        Walk::start(&gone, 2, 1)
+            .unwrap()
+            .for_each(|client, _, _| panic!("{client} found under a missing root"))
+            .unwrap();
+        // A walk dropped unconsumed stops its threads.
+        drop(Walk::start(dir.path(), 2, 1).unwrap());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_name_that_is_not_utf8_keeps_its_own_local_path() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        let odd = dir
+            .path()
+            .join("d")
+            .join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+        std::fs::write(&odd, b"x").unwrap();
+        std::fs::write(dir.path().join("d/plain"), b"x").unwrap();
+        let mut seen = Vec::new();
+        Walk::start(dir.path(), 2, 1)
+            .unwrap()
+            .for_each(|client, local, _| {
+                seen.push((client.to_string(), local()));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(
+            seen,
+            [
+                ("d/caf\u{fffd}".to_string(), odd),
+                ("d/plain".to_string(), dir.path().join("d/plain")),
+            ]
+        );
     }
 }

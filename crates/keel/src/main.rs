@@ -23,11 +23,18 @@ fn main() -> ExitCode {
     }
     // A command that makes a few calls runs on the main thread alone: starting worker threads
     // would cost it more than they could save.
-    let mut builder = if cli.command.few_calls() {
-        // A process this short gives its memory back by exiting: the allocator returning freed
-        // ranges to the system one `madvise` at a time on the way out is work the exit redoes.
-        // Before the runtime starts: the process has one thread yet.
+    // A process this short gives its memory back by exiting: the allocator returning freed
+    // ranges to the system one `madvise` at a time on the way out is work the exit redoes. A
+    // workspace scan (`status`, `reconcile`) frees its caches' tens of megabytes last of all.
+    // Before the runtime starts: the process has one thread yet.
+    let scans = matches!(
+        &cli.command,
+        cli::Command::Client(cli::ClientCommand::Status(_) | cli::ClientCommand::Reconcile(_))
+    );
+    if cli.command.few_calls() || scans {
         allocator::set_purge_delay(-1);
+    }
+    let mut builder = if cli.command.few_calls() {
         tokio::runtime::Builder::new_current_thread()
     } else {
         tokio::runtime::Builder::new_multi_thread()

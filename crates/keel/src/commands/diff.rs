@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use anyhow::{Result, bail};
 use keel_client::content::ContentStream;
-use keel_client::local_state::{LocalState, Recording, StateKey};
+use keel_client::local_state::{FileStat, LocalState, Recording, StateKey};
 use keel_core::{BaseType, detect_base_type, unified_diff};
 use keel_proto::v1::{Diff2Request, FileRecord};
 
@@ -69,7 +69,7 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
             &record.depot_file,
             record.have_rev,
             || local.clone(),
-            &meta,
+            &FileStat::of(&meta),
         )?;
         if !blake3::Hash::from(digest)
             .to_hex()
