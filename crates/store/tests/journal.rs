@@ -713,6 +713,9 @@ fn a_branch_opened_and_submitted_set_based_journals_its_rows_and_restores_exactl
         assert!(txn.first_unsubmittable("w", ChangeNumber(0))?.is_none());
         let written = txn.commit_without_new_content("w", ChangeNumber(0), n, 7, false)?;
         let deleted = txn.delete_opened_in_change("w", ChangeNumber(0))?;
+        // Recorded by the session against the row the submit wrote: the record names
+        // `revisions` twice, the submit's own rows first.
+        txn.delete_revision(&dp("//depot/rel/f299"), 1)?;
         Ok::<_, StoreError>((n, written, deleted))
     })
     .unwrap();

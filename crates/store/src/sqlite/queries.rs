@@ -15,6 +15,7 @@ use crate::{
 };
 use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine};
 use rusqlite::{Connection, OptionalExtension, params};
+use std::sync::LazyLock;
 
 /// Anything holding a connection inside a transaction.
 pub(crate) trait HasConn {
@@ -811,22 +812,25 @@ impl WriteTxn for Tx<'_> {
     }
 
     fn put_opened(&mut self, o: &OpenedRow) -> Result<(), StoreError> {
-        insert_opened(self.conn, o, &opened_insert("INSERT OR REPLACE", false))
+        insert_opened(self.conn, o, &PUT_OPENED)
     }
 
     fn put_opened_owned(&mut self, o: &OpenedRow) -> Result<(), StoreError> {
-        insert_opened(self.conn, o, &opened_insert("INSERT OR REPLACE", true))
+        insert_opened(self.conn, o, &PUT_OPENED_OWNED)
     }
 
     fn open_new(&mut self, rows: &[OpenedRow], owned: bool) -> Result<(), StoreError> {
         let conn = self.conn;
+        let sql: &str = if owned {
+            &NEW_OPENED_OWNED
+        } else {
+            &NEW_OPENED
+        };
         let Some(bulk) = self.bulk.as_mut().filter(|b| b.nothing_recorded()) else {
-            let sql = opened_insert("INSERT", owned);
-            return rows.iter().try_for_each(|o| insert_opened(conn, o, &sql));
+            return rows.iter().try_for_each(|o| insert_opened(conn, o, sql));
         };
         // Journaled here, inserted unrecorded; read back in key order.
-        let sql = opened_insert("INSERT", owned);
-        bulk.paused(|| rows.iter().try_for_each(|o| insert_opened(conn, o, &sql)))?;
+        bulk.paused(|| rows.iter().try_for_each(|o| insert_opened(conn, o, sql)))?;
         let mut keys: Vec<(&str, &str)> = rows
             .iter()
             .map(|o| (o.workspace.as_str(), o.path.as_str()))
@@ -1128,7 +1132,6 @@ fn insert_revision_with(conn: &Connection, r: &RevisionRow, sql: &str) -> Result
     Ok(())
 }
 
-/// Writes an open record with `sql`, which binds its 18 columns and decides `lazy_owned`.
 /// The statement writing an open record with `verb` (`INSERT`, `INSERT OR REPLACE`); with
 /// `owned` the caller knows a revision owns its lazy content, else `lazy_owned` is looked up
 /// (see migration 4).
@@ -1144,6 +1147,13 @@ fn opened_insert(verb: &str, owned: bool) -> String {
     )
 }
 
+static PUT_OPENED: LazyLock<String> = LazyLock::new(|| opened_insert("INSERT OR REPLACE", false));
+static PUT_OPENED_OWNED: LazyLock<String> =
+    LazyLock::new(|| opened_insert("INSERT OR REPLACE", true));
+static NEW_OPENED: LazyLock<String> = LazyLock::new(|| opened_insert("INSERT", false));
+static NEW_OPENED_OWNED: LazyLock<String> = LazyLock::new(|| opened_insert("INSERT", true));
+
+/// Writes an open record with `sql`, which binds its 18 columns and decides `lazy_owned`.
 fn insert_opened(conn: &Connection, o: &OpenedRow, sql: &str) -> Result<(), StoreError> {
     let integ = o.integ.as_ref();
     conn.prepare_cached(sql)?.execute(params![
