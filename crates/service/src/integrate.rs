@@ -103,6 +103,12 @@ fn lazy_of(rev: &RevisionRow) -> Option<LazyContent> {
     })
 }
 
+/// Whether no two of `rows` open the same file (two mapping lines may name one target).
+fn distinct_paths(rows: &[OpenedRow]) -> bool {
+    let mut seen = std::collections::HashSet::with_capacity(rows.len());
+    rows.iter().all(|r| seen.insert(r.path.as_str()))
+}
+
 /// What each batch's write job re-checks, carried from one batch to the next.
 struct BatchWrites {
     workspace: String,
@@ -272,6 +278,12 @@ impl Service {
                 // No revision deleted since the plan: every source revision it read still
                 // owns the content its lazy copies refer to.
                 let sources_intact = txn.revisions_removed()? == removed;
+                if !check_each && distinct_paths(&rows) {
+                    // Nothing is open under the targets: every row is a new open record.
+                    txn.open_new(&rows, sources_intact)?;
+                    timer.check()?;
+                    return Ok::<_, IntegrateError>((written + 1, check_each));
+                }
                 for row in &rows {
                     if check_each
                         && txn

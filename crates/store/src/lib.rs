@@ -266,6 +266,10 @@ pub trait WriteTxn: ReadTxn {
     /// `put_opened` for a lazy copy whose content the caller knows a revision owns in this
     /// transaction (see `revisions_removed`): skips looking the owner up.
     fn put_opened_owned(&mut self, opened: &OpenedRow) -> Result<(), StoreError>;
+    /// Writes open records of files not open in their workspaces (a batch of `integrate`),
+    /// as `put_opened_owned` (`owned`) or `put_opened` would; a file already open there is a
+    /// constraint error.
+    fn open_new(&mut self, rows: &[OpenedRow], owned: bool) -> Result<(), StoreError>;
     fn delete_opened(&mut self, workspace: &str, path: &DepotPath) -> Result<(), StoreError>;
     /// Removes every open record of one pending change of a workspace (one statement, for
     /// submit); returns how many.

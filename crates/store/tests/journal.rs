@@ -2,13 +2,13 @@
 //! journaled, rolled-back jobs leave no record, a checkpoint plus the journal restores exactly
 //! what was committed, and damage or bad input is refused naming the file.
 
-use keel_core::{ChangeNumber, DepotPath, Digest, FileAction, FileType};
+use keel_core::{ChangeNumber, DepotPath, Digest, FileAction, FileType, IntegHow};
 use keel_store::backup::{RestoreError, restore, write_checkpoint};
 use keel_store::journal::format::Target;
 use keel_store::journal::read::JournalFile;
 use keel_store::{
-    ChangeRow, ChangeStatus, DepotRow, HaveMark, HaveRow, MetaStore, RevisionRow, RootStores,
-    StoreConfig, StoreError, open_root, write,
+    ChangeRow, ChangeStatus, DepotRow, HaveMark, HaveRow, LazyContent, MetaStore, OpenedRow,
+    PendingInteg, RevisionRow, RootStores, StoreConfig, StoreError, open_root, write,
 };
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -614,4 +614,156 @@ fn groups_and_protections_survive_checkpoint_and_journal_restore() {
     assert_eq!(ops.limits.max_results, Limit::Unlimited);
     assert_eq!(ops.users, ["ann", "bob"]);
     assert_eq!(snap.access_version().unwrap(), 5);
+}
+
+/// An open record of workspace `w`'s default changelist: a branch of `//depot/main/NAME`
+/// revision 1 (a lazy copy of its content) unless `deleted`, which opens `//depot/rel/NAME`
+/// (at revision 1) for delete.
+fn opened_branch(name: &str, deleted: bool) -> OpenedRow {
+    OpenedRow {
+        workspace: "w".into(),
+        path: dp(&format!("//depot/rel/{name}")),
+        user: "u".into(),
+        change: ChangeNumber(0),
+        action: if deleted {
+            FileAction::Delete
+        } else {
+            FileAction::Branch
+        },
+        file_type: FileType::parse("text").expect("text type"),
+        base_rev: u32::from(deleted),
+        move_file: None,
+        lazy: (!deleted).then(|| LazyContent {
+            digest: Digest([1; 32]),
+            size: 10,
+            md5: String::new(),
+            owned: true,
+        }),
+        integ: Some(PendingInteg {
+            from_path: dp(&format!("//depot/main/{name}")),
+            from_start: 0,
+            from_end: 1,
+            base: None,
+            resolved: true,
+            how: Some(if deleted {
+                IntegHow::DeleteFrom
+            } else {
+                IntegHow::BranchFrom
+            }),
+        }),
+    }
+}
+
+/// The name of the first table of a changeset (its first header: `T`, a varint column count
+/// below 128, one byte per column, the NUL-terminated name).
+fn first_table(changeset: &[u8]) -> String {
+    assert_eq!(changeset[0], b'T');
+    let columns = usize::from(changeset[1]);
+    let name = &changeset[2 + columns..];
+    let end = name
+        .iter()
+        .position(|&b| b == 0)
+        .expect("NUL-terminated name");
+    String::from_utf8(name[..end].to_vec()).unwrap()
+}
+
+#[test]
+fn a_branch_opened_and_submitted_set_based_journals_its_rows_and_restores_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let stores = open_root(&root, &StoreConfig::default()).unwrap();
+    let names: Vec<String> = (0..300).map(|i| format!("f{i:03}")).collect();
+    let sources: Vec<String> = names.iter().map(|n| format!("//depot/main/{n}")).collect();
+    submit(
+        &stores.meta,
+        &sources.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    // Two files already on the branch, opened for delete with the other 298 branched.
+    submit(&stores.meta, &["//depot/rel/f000", "//depot/rel/f001"]);
+    let ckpt = checkpoint_of(&stores, &root);
+    let rows: Vec<OpenedRow> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| opened_branch(n, i < 2))
+        .collect();
+    // Opened as integrate opens a batch: journaled by the job itself too.
+    write(&stores.meta, move |txn| txn.open_new(&rows, true)).unwrap();
+    let again = write(&stores.meta, |txn| {
+        txn.open_new(&[opened_branch("f050", false)], true)
+    });
+    assert!(again.is_err(), "a file opened twice: {again:?}");
+    // A submit that fails after journaling its rows leaves no trace in the journal.
+    let failed = write(&stores.meta, |txn| {
+        let n = txn.allocate_change()?;
+        txn.commit_without_new_content("w", ChangeNumber(0), n, 7, false)?;
+        txn.delete_opened_in_change("w", ChangeNumber(0))?;
+        Err::<(), _>(StoreError::Corrupt("refused on purpose".into()))
+    });
+    assert!(matches!(failed, Err(StoreError::Corrupt(_))), "{failed:?}");
+    let submitted = write(&stores.meta, |txn| {
+        let n = txn.allocate_change()?;
+        txn.put_change(&ChangeRow {
+            change: n,
+            status: ChangeStatus::Submitted,
+            user: "u".into(),
+            workspace: "w".into(),
+            description: "branch".into(),
+            time: 7,
+        })?;
+        assert!(txn.first_unsubmittable("w", ChangeNumber(0))?.is_none());
+        let written = txn.commit_without_new_content("w", ChangeNumber(0), n, 7, false)?;
+        let deleted = txn.delete_opened_in_change("w", ChangeNumber(0))?;
+        // Recorded by the session against the row the submit wrote: the record names
+        // `revisions` twice, the submit's own rows first.
+        txn.delete_revision(&dp("//depot/rel/f299"), 1)?;
+        Ok::<_, StoreError>((n, written, deleted))
+    })
+    .unwrap();
+    assert_eq!((submitted.1, submitted.2), (300, 300));
+    // Later jobs change rows the submit wrote, possibly in the same group: their changes are
+    // journaled after the submit's rows.
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            write(&stores.meta, |txn| {
+                txn.delete_revision(&dp("//depot/rel/f100"), 1)?;
+                txn.delete_integrations_of(&dp("//depot/rel/f100"))
+            })
+            .unwrap()
+        });
+        s.spawn(|| {
+            write(&stores.meta, |txn| {
+                txn.put_opened(&opened_branch("f200", false))
+            })
+            .unwrap()
+        });
+    });
+    // The submit's record starts with the rows it journaled itself, in key order, ahead of
+    // the session's changeset.
+    let mut records = Vec::new();
+    for path in journals(&root) {
+        let mut file = JournalFile::open(&path).unwrap();
+        while let Some(r) = file.next_record().unwrap() {
+            records.push(r.changeset(&path).unwrap());
+        }
+    }
+    for table in ["opened", "revisions"] {
+        assert!(
+            records.iter().any(|c| first_table(c) == table),
+            "no record starts with rows of {table} journaled by their job"
+        );
+    }
+    let before = contents(&root.join("metadata.db"));
+    assert!(before.iter().any(|l| l.starts_with("integrations:")));
+    drop(stores);
+
+    let target = dir.path().join("restored");
+    restore(
+        &ckpt,
+        &journals(&root),
+        &target,
+        &StoreConfig::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(contents(&target.join("metadata.db")), before);
 }

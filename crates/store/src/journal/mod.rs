@@ -98,6 +98,11 @@ impl BodyWriter {
     }
 
     /// The finished body; `None` when nothing was written (an empty changeset).
+    /// Whether nothing has been written yet.
+    pub fn is_empty(&self) -> bool {
+        self.raw_len == 0
+    }
+
     pub fn finish(self) -> Result<Option<Body>, JournalError> {
         if self.raw_len == 0 {
             return Ok(None);

@@ -1,6 +1,7 @@
 //! The SQLite backend: WAL mode, one writer thread with group commit, pooled snapshot readers.
 
 mod access;
+mod bulk_journal;
 mod checkpoint;
 mod codec;
 mod mapped;

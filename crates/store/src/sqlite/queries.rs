@@ -1,5 +1,6 @@
 //! The SQL behind [`ReadTxn`] and [`WriteTxn`], shared by snapshots and the writer.
 
+use super::bulk_journal::{BulkJournal, Op};
 use super::codec::{
     self, BRANCH_COLUMNS, CHANGE_COLUMNS, DEPOT_COLUMNS, INTEG_COLUMNS, LABEL_COLUMNS,
     OPENED_COLUMNS, REVISION_COLUMNS, SHELVED_COLUMNS, WORKSPACE_COLUMNS,
@@ -14,6 +15,7 @@ use crate::{
 };
 use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine};
 use rusqlite::{Connection, OptionalExtension, params};
+use std::sync::LazyLock;
 
 /// Anything holding a connection inside a transaction.
 pub(crate) trait HasConn {
@@ -23,6 +25,9 @@ pub(crate) trait HasConn {
 /// The writer's transaction.
 pub(crate) struct Tx<'c> {
     pub(crate) conn: &'c Connection,
+    /// Present when the job may journal the rows of set-based writes itself (see
+    /// [`super::bulk_journal`]).
+    pub(crate) bulk: Option<BulkJournal<'c>>,
 }
 
 impl Tx<'_> {
@@ -807,25 +812,40 @@ impl WriteTxn for Tx<'_> {
     }
 
     fn put_opened(&mut self, o: &OpenedRow) -> Result<(), StoreError> {
-        // `lazy_owned` when a revision owns the lazy content (see migration 4).
-        insert_opened(
-            self.conn,
-            o,
-            "INSERT OR REPLACE INTO opened VALUES \
-             (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
-             ?9 IS NOT NULL AND EXISTS \
-             (SELECT 1 FROM revisions WHERE digest = ?9 AND lazy = 0))",
-        )
+        insert_opened(self.conn, o, &PUT_OPENED)
     }
 
     fn put_opened_owned(&mut self, o: &OpenedRow) -> Result<(), StoreError> {
-        insert_opened(
-            self.conn,
-            o,
-            "INSERT OR REPLACE INTO opened VALUES \
-             (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
-             ?9 IS NOT NULL)",
-        )
+        insert_opened(self.conn, o, &PUT_OPENED_OWNED)
+    }
+
+    fn open_new(&mut self, rows: &[OpenedRow], owned: bool) -> Result<(), StoreError> {
+        let conn = self.conn;
+        let sql: &str = if owned {
+            &NEW_OPENED_OWNED
+        } else {
+            &NEW_OPENED
+        };
+        let Some(bulk) = self.bulk.as_mut().filter(|b| b.nothing_recorded()) else {
+            return rows.iter().try_for_each(|o| insert_opened(conn, o, sql));
+        };
+        // Journaled here, inserted unrecorded; read back in key order.
+        bulk.paused(|| rows.iter().try_for_each(|o| insert_opened(conn, o, sql)))?;
+        let mut keys: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|o| (o.workspace.as_str(), o.path.as_str()))
+            .collect();
+        keys.sort_unstable();
+        for (workspace, path) in keys {
+            bulk.rows(
+                conn,
+                "opened",
+                Op::Insert,
+                "SELECT * FROM opened WHERE workspace = ?1 AND path = ?2",
+                params![workspace, path],
+            )?;
+        }
+        Ok(())
     }
 
     fn delete_opened(&mut self, workspace: &str, path: &DepotPath) -> Result<(), StoreError> {
@@ -840,9 +860,24 @@ impl WriteTxn for Tx<'_> {
         workspace: &str,
         change: ChangeNumber,
     ) -> Result<usize, StoreError> {
-        Ok(self
-            .conn
-            .prepare_cached("DELETE FROM opened WHERE workspace = ?1 AND change = ?2")?
+        const DELETE: &str = "DELETE FROM opened WHERE workspace = ?1 AND change = ?2";
+        let conn = self.conn;
+        let bulk = self.bulk.as_mut().filter(|b| {
+            b.submitted
+                .as_ref()
+                .is_some_and(|(ws, c)| ws == workspace && *c == num(change))
+        });
+        if let Some(bulk) = bulk {
+            // The records this job submitted set-based: journaled here, deleted unrecorded.
+            submit::journal_opened_deleted(conn, bulk, workspace, num(change))?;
+            return bulk.paused(|| {
+                Ok(conn
+                    .prepare_cached(DELETE)?
+                    .execute(params![workspace, num(change)])?)
+            });
+        }
+        Ok(conn
+            .prepare_cached(DELETE)?
             .execute(params![workspace, num(change)])?)
     }
 
@@ -871,7 +906,20 @@ impl WriteTxn for Tx<'_> {
         time: i64,
         skip_written: bool,
     ) -> Result<usize, StoreError> {
-        submit::commit_without_new_content(self.conn, workspace, change, into, time, skip_written)
+        let bulk = if skip_written {
+            None
+        } else {
+            self.bulk.as_mut()
+        };
+        submit::commit_without_new_content(
+            self.conn,
+            bulk,
+            workspace,
+            change,
+            into,
+            time,
+            skip_written,
+        )
     }
 
     fn delete_integrations_of(&mut self, path: &DepotPath) -> Result<usize, StoreError> {
@@ -1083,6 +1131,27 @@ fn insert_revision_with(conn: &Connection, r: &RevisionRow, sql: &str) -> Result
     ])?;
     Ok(())
 }
+
+/// The statement writing an open record with `verb` (`INSERT`, `INSERT OR REPLACE`); with
+/// `owned` the caller knows a revision owns its lazy content, else `lazy_owned` is looked up
+/// (see migration 4).
+fn opened_insert(verb: &str, owned: bool) -> String {
+    let lazy_owned = if owned {
+        "?9 IS NOT NULL"
+    } else {
+        "?9 IS NOT NULL AND EXISTS (SELECT 1 FROM revisions WHERE digest = ?9 AND lazy = 0)"
+    };
+    format!(
+        "{verb} INTO opened VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, \
+         ?15, ?16, ?17, ?18, {lazy_owned})"
+    )
+}
+
+static PUT_OPENED: LazyLock<String> = LazyLock::new(|| opened_insert("INSERT OR REPLACE", false));
+static PUT_OPENED_OWNED: LazyLock<String> =
+    LazyLock::new(|| opened_insert("INSERT OR REPLACE", true));
+static NEW_OPENED: LazyLock<String> = LazyLock::new(|| opened_insert("INSERT", false));
+static NEW_OPENED_OWNED: LazyLock<String> = LazyLock::new(|| opened_insert("INSERT", true));
 
 /// Writes an open record with `sql`, which binds its 18 columns and decides `lazy_owned`.
 fn insert_opened(conn: &Connection, o: &OpenedRow, sql: &str) -> Result<(), StoreError> {

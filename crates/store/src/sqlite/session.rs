@@ -50,6 +50,19 @@ impl<'c> Session<'c> {
         check(unsafe { ffi::sqlite3session_attach(self.raw, ptr) })
     }
 
+    /// Stops (`false`) or resumes (`true`) recording: changes made meanwhile are not recorded,
+    /// and a row first touched after resuming is recorded against its state at that moment.
+    pub(crate) fn set_enabled(&self, enabled: bool) {
+        // SAFETY: `raw` is a live session; the call only sets or reads its flag.
+        unsafe { ffi::sqlite3session_enable(self.raw, c_int::from(enabled)) };
+    }
+
+    /// Whether no change has been recorded yet (a change later rolled back still counts).
+    pub(crate) fn is_empty(&self) -> bool {
+        // SAFETY: `raw` is a live session.
+        unsafe { ffi::sqlite3session_isempty(self.raw) != 0 }
+    }
+
     /// Writes the changeset of everything recorded so far to `out` (nothing when no row
     /// differs from its state when first touched).
     pub(crate) fn changeset_to(&mut self, out: &mut dyn Write) -> Result<(), rusqlite::Error> {

@@ -2,9 +2,12 @@
 //! revisions and integration records of those that carry no new content, each in one statement.
 //!
 //! The statements are built once from the action and record names of `keel_core`, so the SQL
-//! cannot drift from the names the rows are stored under. Every write goes through ordinary
-//! `INSERT`s, so the journal's session records them like any other row.
+//! cannot drift from the names the rows are stored under. When the write job may journal rows
+//! itself (see [`super::bulk_journal`]), the set-based writes run with the session paused and
+//! their rows are read back, in key order, as the journal's records; otherwise the session
+//! records them like any other row.
 
+use super::bulk_journal::{BulkJournal, Op};
 use super::codec::{self, OPENED_COLUMNS};
 use crate::{OpenedRow, StoreError};
 use keel_core::{ChangeNumber, DepotPath, FileAction, IntegHow};
@@ -115,6 +118,42 @@ fn insert_revisions(skip_written: bool) -> String {
 static INSERT_REVISIONS: LazyLock<String> = LazyLock::new(|| insert_revisions(false));
 static INSERT_REVISIONS_SKIPPING: LazyLock<String> = LazyLock::new(|| insert_revisions(true));
 
+/// The records of a change without new content (`?1` workspace, `?2` change), as `o`.
+static WITHOUT_NEW_CONTENT: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "(SELECT path, base_rev FROM opened WHERE workspace = ?1 AND change = ?2 AND NOT {}) o",
+        new_content()
+    )
+});
+
+/// Whether some integration record already has the key one of the set-based inserts would
+/// give (`INSERT OR REPLACE` would replace it: a change the journal must record as such).
+static INTEGRATION_TAKEN: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT EXISTS (SELECT 1 FROM {} JOIN integrations i \
+           ON i.to_path = o.path AND i.to_rev = o.base_rev + 1)",
+        *WITHOUT_NEW_CONTENT
+    )
+});
+
+/// The revisions the set-based insert wrote, path order.
+static WRITTEN_REVISIONS: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT r.* FROM {} JOIN revisions r ON r.path = o.path AND r.rev = o.base_rev + 1 \
+         ORDER BY o.path",
+        *WITHOUT_NEW_CONTENT
+    )
+});
+
+/// The integration records the set-based insert wrote, key order.
+static WRITTEN_INTEGRATIONS: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT i.* FROM {} JOIN integrations i ON i.to_path = o.path AND i.to_rev = o.base_rev + 1 \
+         ORDER BY i.to_path, i.to_rev, i.from_path, i.from_end",
+        *WITHOUT_NEW_CONTENT
+    )
+});
+
 fn num(change: ChangeNumber) -> i64 {
     i64::try_from(change.0).unwrap_or(i64::MAX)
 }
@@ -146,14 +185,86 @@ pub(super) fn opened_with_new_content(
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
+/// Writes like [`commit_without_new_content`] with the session paused and journals the rows
+/// written through `bulk` (when no integration record would be replaced; else `None`, having
+/// written nothing).
+fn commit_journaled(
+    conn: &Connection,
+    bulk: &mut BulkJournal<'_>,
+    workspace: &str,
+    change: i64,
+    into: i64,
+    time: i64,
+) -> Result<Option<usize>, StoreError> {
+    let taken: bool = conn
+        .prepare_cached(&INTEGRATION_TAKEN)?
+        .query_row(params![workspace, change], |r| r.get(0))?;
+    if taken {
+        return Ok(None);
+    }
+    let written = bulk.paused(|| {
+        conn.prepare_cached(&INSERT_INTEGRATIONS)?
+            .execute(params![workspace, change, into, false])?;
+        Ok(conn
+            .prepare_cached(&INSERT_REVISIONS)?
+            .execute(params![workspace, change, into, time])?)
+    })?;
+    let journaled = bulk.rows(
+        conn,
+        "revisions",
+        Op::Insert,
+        &WRITTEN_REVISIONS,
+        params![workspace, change],
+    )?;
+    if journaled != written {
+        return Err(StoreError::Corrupt(format!(
+            "submit of change {change} of workspace {workspace}: {written} revisions written, \
+             {journaled} read back for the journal"
+        )));
+    }
+    bulk.rows(
+        conn,
+        "integrations",
+        Op::Insert,
+        &WRITTEN_INTEGRATIONS,
+        params![workspace, change],
+    )?;
+    bulk.submitted = Some((workspace.to_string(), change));
+    Ok(Some(written))
+}
+
+/// Journals, through `bulk`, the deletion of every open record of `workspace`'s `change`
+/// (the caller deletes them with the session paused).
+pub(super) fn journal_opened_deleted(
+    conn: &Connection,
+    bulk: &mut BulkJournal<'_>,
+    workspace: &str,
+    change: i64,
+) -> Result<usize, StoreError> {
+    bulk.rows(
+        conn,
+        "opened",
+        Op::Delete,
+        "SELECT * FROM opened WHERE workspace = ?1 AND change = ?2 ORDER BY path",
+        params![workspace, change],
+    )
+}
+
 pub(super) fn commit_without_new_content(
     conn: &Connection,
+    bulk: Option<&mut BulkJournal<'_>>,
     workspace: &str,
     change: ChangeNumber,
     into: ChangeNumber,
     time: i64,
     skip_written: bool,
 ) -> Result<usize, StoreError> {
+    if let Some(bulk) = bulk.filter(|_| !skip_written)
+        && let Some(written) =
+            commit_journaled(conn, bulk, workspace, num(change), num(into), time)?
+    {
+        return Ok(written);
+    }
     // Integration records first: with `skip_written`, the revisions written so far are what
     // tells the caller's records apart.
     conn.prepare_cached(&INSERT_INTEGRATIONS)?.execute(params![

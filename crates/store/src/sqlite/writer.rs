@@ -3,6 +3,7 @@
 //! record, on disk before the group's COMMIT; the record's position is stored in the same
 //! transaction (`counters.journal_position`).
 
+use super::bulk_journal::BulkJournal;
 use super::checkpoint::Nudge;
 use super::queries::Tx;
 use super::session::Session;
@@ -246,6 +247,9 @@ fn run_group(
             }
             None => None,
         };
+        // The group's journal record: the records kept jobs journaled themselves (see
+        // `bulk_journal`), in job order, then the session's changeset.
+        let mut body = journal.map(|sink| sink.journal.body_writer());
         for ((job, origin, _), terminated) in group.iter_mut().zip(terminated.iter_mut()) {
             let job = std::mem::replace(job, Box::new(|_| false));
             if let Some(c) = &origin.counters {
@@ -253,8 +257,16 @@ fn run_group(
             }
             conn.execute_batch("SAVEPOINT job")?;
             let changes = conn.total_changes();
-            let mut tx = Tx { conn };
+            // Only the first job of the group to change anything may journal rows itself.
+            let bulk = match (session.as_ref(), body.as_mut()) {
+                (Some(session), Some(body)) if session.is_empty() && body.is_empty() => {
+                    Some(BulkJournal::new(session, body))
+                }
+                _ => None,
+            };
+            let mut tx = Tx { conn, bulk };
             let keep = catch_unwind(AssertUnwindSafe(|| job(&mut tx))).unwrap_or(false);
+            let journaled = tx.bulk.take().is_some_and(|b| b.wrote());
             // The last moment a terminated command can still be abandoned with nothing kept.
             *terminated = origin.counters.as_ref().is_some_and(|c| c.is_cancelled());
             if keep && !*terminated {
@@ -264,11 +276,15 @@ fn run_group(
                 tx.count_job()?;
             } else {
                 conn.execute_batch("ROLLBACK TO job")?;
+                if journaled {
+                    // The body held only this job's records.
+                    body = journal.map(|sink| sink.journal.body_writer());
+                }
             }
             conn.execute_batch("RELEASE job")?;
         }
-        let ticket = match (journal, session.take()) {
-            (Some(sink), Some(session)) => journal_group(conn, sink, session)?,
+        let ticket = match (journal, session.take(), body) {
+            (Some(sink), Some(session), Some(body)) => journal_group(conn, sink, session, body)?,
             _ => None,
         };
         if let Some(ticket) = ticket {
@@ -293,15 +309,15 @@ fn run_group(
     result
 }
 
-/// Appends the group's changeset (when it changed anything) to the journal and stores the
-/// record's position in the transaction.
+/// Appends the group's changeset (when it changed anything) to the journal, after the records
+/// already in `body`, and stores the record's position in the transaction.
 fn journal_group(
     conn: &Connection,
     sink: &JournalSink,
     mut session: Session<'_>,
+    mut body: crate::journal::BodyWriter,
 ) -> Result<Option<crate::journal::Ticket>, StoreError> {
     let began = std::time::Instant::now();
-    let mut body = sink.journal.body_writer();
     session.changeset_to(&mut body)?;
     // The position row below is not part of the changeset: a restore sets it itself.
     drop(session);
