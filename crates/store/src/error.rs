@@ -27,6 +27,14 @@ pub enum StoreError {
     Terminated,
     #[error("a write job ended without a result (it panicked)")]
     JobLost,
+    /// The database ended the transaction a group of write jobs shared (SQLite does that on
+    /// some errors, such as a full disk or memory, in any of the group's statements): nothing
+    /// of the group was committed.
+    #[error(
+        "the database rolled back the whole transaction after an error in one of the writes \
+         sharing it; nothing was committed"
+    )]
+    GroupRolledBack,
     #[error("have list {path}: {source}")]
     Have {
         path: PathBuf,

@@ -379,17 +379,24 @@ where
 {
     let slot = std::sync::Arc::new(std::sync::Mutex::new(None));
     let job_slot = slot.clone();
-    store.run_write(Box::new(move |txn| {
+    let ran = store.run_write(Box::new(move |txn| {
         let result = f(txn);
         let keep = result.is_ok();
         *job_slot
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(result);
         keep
-    }))?;
+    }));
     let result = slot
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .take();
-    result.unwrap_or_else(|| Err(StoreError::JobLost.into()))
+    match (ran, result) {
+        (Ok(()), Some(result)) => result,
+        (Ok(()), None) => Err(StoreError::JobLost.into()),
+        // A job that failed itself is the better error when its group failed too: its failure
+        // may be why (the database can give up a whole transaction over one statement).
+        (Err(_), Some(Err(own))) => Err(own),
+        (Err(e), _) => Err(e.into()),
+    }
 }

@@ -195,6 +195,30 @@ mod tests {
         assert_eq!(seen, [1, 2, 3]);
     }
 
+    /// A statement that makes SQLite roll back the whole transaction (here a trigger's
+    /// `RAISE(ROLLBACK)`; in the field a full disk or memory) fails its own job with its own
+    /// error, not with the writer's lost savepoint, and the writer goes on.
+    #[test]
+    fn a_transaction_the_database_gave_up_fails_with_the_jobs_own_error() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let store = super::SqliteStore::open(&dir.path().join("db"), &StoreConfig::default())
+            .expect("store opens");
+        let trigger = |sql: &'static str| {
+            store
+                .run_raw(Box::new(move |conn| Ok(conn.execute_batch(sql)?)))
+                .expect("trigger changed");
+        };
+        trigger(
+            "CREATE TEMP TRIGGER give_up BEFORE INSERT ON users
+             BEGIN SELECT RAISE(ROLLBACK, 'the database gives up'); END;",
+        );
+        let err = crate::write(&store, |tx| tx.ensure_user("ann", 1)).unwrap_err();
+        assert!(err.to_string().contains("the database gives up"), "{err}");
+        assert!(!err.to_string().contains("savepoint"), "{err}");
+        trigger("DROP TRIGGER give_up");
+        assert!(crate::write(&store, |tx| tx.ensure_user("ann", 2)).expect("writer goes on"));
+    }
+
     /// The bundled SQLite is built as `.cargo/config.toml` asks: no process-wide page-cache
     /// mutex (memory management) and no memory accounting under a global lock.
     #[test]

@@ -266,6 +266,11 @@ fn run_group(
             };
             let mut tx = Tx { conn, bulk };
             let keep = catch_unwind(AssertUnwindSafe(|| job(&mut tx))).unwrap_or(false);
+            if conn.is_autocommit() {
+                // The database gave up the group's transaction over the job's error: its
+                // savepoint, and every earlier job's work, are gone.
+                return Err(StoreError::GroupRolledBack);
+            }
             let journaled = tx.bulk.take().is_some_and(|b| b.wrote());
             // The last moment a terminated command can still be abandoned with nothing kept.
             *terminated = origin.counters.as_ref().is_some_and(|c| c.is_cancelled());
