@@ -262,6 +262,20 @@ fn journals(root: &Path) -> Vec<PathBuf> {
     files.into_iter().map(|(_, p)| p).collect()
 }
 
+/// Restores `root`'s checkpoint `ckpt` and journals into `dir/restored`; returns that root.
+fn restored(ckpt: &Path, root: &Path, dir: &Path) -> PathBuf {
+    let target = dir.join("restored");
+    restore(
+        ckpt,
+        &journals(root),
+        &target,
+        &StoreConfig::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    target
+}
+
 #[test]
 fn checkpoint_and_journal_restore_exactly_what_committed() {
     let dir = tempfile::tempdir().unwrap();
@@ -593,15 +607,7 @@ fn groups_and_protections_survive_checkpoint_and_journal_restore() {
     );
     drop(stores);
 
-    let target = dir.path().join("restored");
-    restore(
-        &ckpt,
-        &journals(&root),
-        &target,
-        &StoreConfig::default(),
-        &mut |_| {},
-    )
-    .unwrap();
+    let target = restored(&ckpt, &root, dir.path());
     assert_eq!(contents(&target.join("metadata.db")), before);
     let stores = open_root(&target, &StoreConfig::default()).unwrap();
     let snap = stores.meta.snapshot().unwrap();
@@ -756,14 +762,6 @@ fn a_branch_opened_and_submitted_set_based_journals_its_rows_and_restores_exactl
     assert!(before.iter().any(|l| l.starts_with("integrations:")));
     drop(stores);
 
-    let target = dir.path().join("restored");
-    restore(
-        &ckpt,
-        &journals(&root),
-        &target,
-        &StoreConfig::default(),
-        &mut |_| {},
-    )
-    .unwrap();
+    let target = restored(&ckpt, &root, dir.path());
     assert_eq!(contents(&target.join("metadata.db")), before);
 }
