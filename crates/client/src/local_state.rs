@@ -10,8 +10,12 @@
 //!
 //! Racy entries, as git calls them: a file changed again within the timestamp granularity of
 //! the moment it was hashed keeps the same mtime and ctime, so an entry is kept only when the
-//! file's newest timestamp is older than the start of the scan that hashed it by at least
-//! `TransferConfig::state_racy_slack`; a younger file is hashed again next time.
+//! file's newest timestamp is older than the start of the scan that hashed it; a younger file
+//! is hashed again next time. The start is read from the workspace's own filesystem, as the
+//! timestamp of a probe file created (and removed) in the root before the scan looks at any
+//! file: any later change gets a timestamp at least as new, whatever the filesystem's
+//! granularity or its clock's offset from this machine's. Where no probe can be created, the
+//! start is this machine's clock less `TransferConfig::state_racy_slack`.
 //!
 //! Format (little-endian): magic `KEELSTAT`, version u32, server, workspace and root (u32
 //! length + UTF-8), entry count u64, then per entry client file and depot file (u32 length +
@@ -165,7 +169,23 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Starts a scan now, with `slack` as the timestamp granularity to allow for.
+    /// Starts a scan of the workspace at `root` now, on the clock of the filesystem `root` is
+    /// on (see the module docs); on this machine's clock with `slack` as the timestamp
+    /// granularity to allow for when no probe file can be created there.
+    pub fn start_in(root: &Path, slack: Duration, chunk: usize) -> Recording {
+        match filesystem_now_ns(root) {
+            Some(now) => Recording {
+                started_ns: now,
+                slack_ns: 0,
+                buf: vec![0; chunk.max(4096)],
+                hashed: 0,
+            },
+            None => Recording::start(slack, chunk),
+        }
+    }
+
+    /// Starts a scan now on this machine's clock, with `slack` as the timestamp granularity to
+    /// allow for.
     pub fn start(slack: Duration, chunk: usize) -> Recording {
         Recording {
             started_ns: nanos_since_epoch(SystemTime::now()),
@@ -181,6 +201,18 @@ impl Recording {
     fn settled(&self, stat: &FileStat) -> bool {
         cfg!(unix) && stat.newest_ns().saturating_add(self.slack_ns) < self.started_ns
     }
+}
+
+/// The filesystem's time now: the modification time of a probe file created in `dir`, which
+/// is removed again. Its name has the client's temp-file prefix, which scans skip, so a scan
+/// running beside this one never takes it for a workspace file.
+fn filesystem_now_ns(dir: &Path) -> Option<i64> {
+    let probe = tempfile::Builder::new()
+        .prefix(".keel-tmp-clock-")
+        .tempfile_in(dir)
+        .ok()?;
+    let modified = probe.as_file().metadata().ok()?.modified().ok()?;
+    Some(nanos_since_epoch(modified))
 }
 
 fn nanos_since_epoch(t: SystemTime) -> i64 {
@@ -605,6 +637,59 @@ mod tests {
             b[z + 4] = b'a';
         });
         assert!(decode(&swapped, &key()).unwrap_err().contains("order"));
+    }
+
+    /// On the filesystem's clock a file is settled as soon as its timestamps are older than
+    /// the probe's, and a change after the probe always shows: here a same-size rewrite whose
+    /// mtime is put back, which only the ctime gives away.
+    #[cfg(unix)]
+    #[test]
+    fn the_filesystems_clock_settles_files_older_than_the_probe() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"hello").unwrap();
+        let path = || file.clone();
+        let mut state = LocalState::load(dir.path(), key());
+        // Right after the write the probe may fall in the same timestamp tick: the entry is
+        // kept exactly when the file is older than the probe.
+        let mut rec = Recording::start_in(dir.path(), Duration::from_secs(3600), 4096);
+        let meta = std::fs::symlink_metadata(&file).unwrap();
+        state
+            .digest(&mut rec, "f", "//d/f", 1, path, &FileStat::of(&meta))
+            .unwrap();
+        let older = FileStat::of(&meta).newest_ns() < rec.started_ns;
+        assert_eq!(state.get("f").is_some(), older);
+        // Ticks of the kernel's file clock are at most 10 ms; a probe after 50 ms is newer.
+        std::thread::sleep(Duration::from_millis(50));
+        let mut rec = Recording::start_in(dir.path(), Duration::from_secs(3600), 4096);
+        state
+            .digest(&mut rec, "f", "//d/f", 1, path, &FileStat::of(&meta))
+            .unwrap();
+        assert!(
+            state.get("f").is_some(),
+            "settled without the hour of slack"
+        );
+        // The probe is gone.
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        // Rewritten after the probe with the same size, its mtime put back: read again.
+        std::thread::sleep(Duration::from_millis(50));
+        let mtime = meta.modified().unwrap();
+        std::fs::write(&file, b"jello").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        let moved = std::fs::symlink_metadata(&file).unwrap();
+        assert_eq!(moved.modified().unwrap(), mtime);
+        let mut rec = Recording::start_in(dir.path(), Duration::ZERO, 4096);
+        let digest = state
+            .digest(&mut rec, "f", "//d/f", 1, path, &FileStat::of(&moved))
+            .unwrap();
+        assert_eq!(rec.hashed, 1);
+        assert_eq!(digest, *blake3::hash(b"jello").as_bytes());
     }
 
     #[cfg(unix)]

@@ -53,10 +53,11 @@ pub struct TransferConfig {
     /// starts over (directories; default 1024).
     pub remembered_dirs: usize,
     /// How much older than the start of a scan a file's newest timestamp (mtime or ctime)
-    /// must be for the workspace state file to keep its digest: a file changed again within
-    /// the filesystem's timestamp granularity would keep the same stat, so a younger file is
-    /// hashed again by the next scan. Two seconds covers filesystems with 1-second timestamps
-    /// (default 2 s).
+    /// must be for the workspace state file to keep its digest, where the scan cannot read
+    /// the filesystem's own clock (no probe file can be created in the workspace root; with
+    /// one, older than the probe suffices): a file changed again within the filesystem's
+    /// timestamp granularity would keep the same stat, so a younger file is hashed again by
+    /// the next scan. Two seconds covers filesystems with 1-second timestamps (default 2 s).
     pub state_racy_slack: std::time::Duration,
     /// Bytes read at a time when a scan hashes a workspace file (bytes; default 256 KiB).
     pub scan_read_bytes: usize,

@@ -43,7 +43,7 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
     let mut failed = false;
     let mut state = LocalState::load(&ws.root, StateKey::of(&ws, &s.conn));
     let tuning = s.conn.tuning();
-    let mut rec = Recording::start(tuning.state_racy_slack, tuning.scan_read_bytes);
+    let mut rec = Recording::start_in(&ws.root, tuning.state_racy_slack, tuning.scan_read_bytes);
     for record in candidates {
         let Some(client_file) = ws.client_file_of(&record) else {
             continue;

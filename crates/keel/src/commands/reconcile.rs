@@ -23,7 +23,7 @@ async fn scan_workspace(s: &mut Session, files: &[String]) -> Result<ScanResult>
     // The walk of the workspace starts first, on threads of its own, so its directory reads
     // and stats overlap the caches' loading; the recording's clock starts before any stat.
     let tuning = s.conn.tuning();
-    let mut rec = Recording::start(tuning.state_racy_slack, tuning.scan_read_bytes);
+    let mut rec = Recording::start_in(&ws.root, tuning.state_racy_slack, tuning.scan_read_bytes);
     let walk = Walk::start(&ws.root, tuning.scan_threads, tuning.scan_files_ahead)?;
     // The have list first, the state after it: refreshing and saving the have list's cache
     // (its peak memory) happens before the state is loaded, so the two never add up. The

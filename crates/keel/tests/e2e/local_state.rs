@@ -13,8 +13,9 @@ use std::time::Duration;
 
 const STATE: &str = ".keel-state";
 
-/// Longer than the client's racy slack (`TransferConfig::state_racy_slack`, 2 s): files last
-/// changed before this wait are old enough for the next scan to record.
+/// Longer than the client's racy slack (`TransferConfig::state_racy_slack`, 2 s, used where a
+/// scan cannot read the filesystem's clock): files last changed before this wait are old enough
+/// for the next scan to record whichever clock it reads.
 const SETTLE: Duration = Duration::from_millis(2_300);
 
 /// The entry count of a state file, read by its documented layout (magic, version, server,
@@ -75,6 +76,27 @@ fn submit_tree(c: &Client, n: usize) {
     }
     c.ok(&["reconcile"]);
     c.ok(&["submit", "-d", "tree"]);
+}
+
+#[test]
+fn a_scan_soon_after_a_sync_records_every_file_on_the_filesystems_clock() {
+    // The scan reads the filesystem's clock from a probe file in the root, so files a sync
+    // wrote a few ticks earlier are recorded at once, and the probe is never a workspace file.
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    submit_tree(&a, 20);
+    let b = fx.workspace("bob", "b");
+    b.ok(&["sync", "-q"]);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(status(&b).is_empty());
+    let (_, recorded) = state_entries(&b.cwd);
+    assert_eq!(recorded, 20, "every synced file recorded");
+    let names: Vec<String> = std::fs::read_dir(&b.cwd)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".keel-tmp-"))
+        .collect();
+    assert!(names.is_empty(), "probe left behind: {names:?}");
 }
 
 #[test]
