@@ -231,4 +231,18 @@ mod tests {
         flipped[middle] ^= 1;
         assert!(decode(flipped, &key()).is_err());
     }
+
+    #[test]
+    fn a_path_that_is_not_utf8_is_refused_even_under_a_valid_checksum() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(HAVE_CACHE_FILE_NAME);
+        save(&path, &key(), "tok", &sample()).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.windows(5).position(|w| w == b"a/b.c").unwrap();
+        bytes[at + 1] = 0xff;
+        let body = bytes.len() - 32;
+        let sum = *blake3::hash(&bytes[..body]).as_bytes();
+        bytes[body..].copy_from_slice(&sum);
+        assert_eq!(decode(bytes, &key()).unwrap_err(), "a path is not UTF-8");
+    }
 }

@@ -22,14 +22,19 @@ pub struct HaveFile<'a> {
     pub digest: Option<[u8; 32]>,
 }
 
-/// Where a string lies in an arena.
+/// Where a string lies in an arena: made only by [`Span::push`] (of a `&str`) or
+/// [`Span::within`] (of a `&str` borrowed from the arena), so every span marks UTF-8 text of the
+/// one arena it was made for, which [`text`] relies on.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Span {
-    pub(crate) off: u32,
-    pub(crate) len: u32,
+    off: u32,
+    len: u32,
 }
 
 impl Span {
+    /// The empty string, valid in any arena.
+    pub(crate) const EMPTY: Span = Span { off: 0, len: 0 };
+
     pub(crate) fn of(self, arena: &[u8]) -> &[u8] {
         &arena[self.off as usize..(self.off + self.len) as usize]
     }
@@ -43,11 +48,31 @@ impl Span {
             len: s.len() as u32,
         }
     }
+
+    /// The place of `s`, text already checked as UTF-8 and borrowed from `arena` itself (a
+    /// loaded file's bytes, below 4 GiB).
+    pub(crate) fn within(arena: &[u8], s: &str) -> Span {
+        let off = (s.as_ptr() as usize)
+            .checked_sub(arena.as_ptr() as usize)
+            .filter(|off| off + s.len() <= arena.len())
+            .expect("the string lies in the arena");
+        Span {
+            off: off as u32,
+            len: s.len() as u32,
+        }
+    }
 }
 
-/// A span's text; every span holds UTF-8 (checked when a file is loaded).
+/// A span's text. The check that it is UTF-8 was made when the span was: [`Span::push`] took a
+/// `&str`, [`Span::within`] one checked at load; the owner of an arena (the have index, the
+/// local state) reads it only with spans made for it, and appends to it without changing the
+/// bytes a span covers.
 pub(crate) fn text(arena: &[u8], span: Span) -> &str {
-    std::str::from_utf8(span.of(arena)).expect("arena strings are checked UTF-8")
+    let bytes = span.of(arena);
+    debug_assert!(std::str::from_utf8(bytes).is_ok(), "arena spans hold UTF-8");
+    // SAFETY: `bytes` are exactly the bytes of a `&str` (see above): valid UTF-8, whole
+    // characters. Slicing by the span is bounds-checked, so a stray span panics instead.
+    unsafe { std::str::from_utf8_unchecked(bytes) }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -180,11 +205,10 @@ impl HaveIndex {
     /// effect at [`finish`].
     pub(crate) fn remove(&mut self, ws: &WorkspaceCtx, record: &FileRecord) {
         if let Some(client_file) = ws.client_file_of(record) {
-            let empty = Span { off: 0, len: 0 };
             let mut entry = Entry::new(
                 Span::push(&mut self.arena, &client_file),
-                empty,
-                empty,
+                Span::EMPTY,
+                Span::EMPTY,
                 0,
                 None,
             );

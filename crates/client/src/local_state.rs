@@ -354,7 +354,7 @@ impl LocalState {
                 .filter(|d| d.of(&self.arena) == depot_file.as_bytes());
             let depot = old_depot.unwrap_or_else(|| Span::push(&mut self.arena, depot_file));
             let mut fresh = Rec {
-                client: Span { off: 0, len: 0 },
+                client: Span::EMPTY,
                 depot,
                 have_rev,
                 stat,

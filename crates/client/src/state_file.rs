@@ -180,16 +180,18 @@ impl<'a> Reader<'a> {
     }
 
     /// A string's place in `base`, the whole file this reader reads a part of; refused unless
-    /// UTF-8.
-    pub(crate) fn span(&mut self, base: &[u8]) -> std::result::Result<Span, String> {
+    /// UTF-8 (the one check: the span's text is read unchecked after, see [`Span`]).
+    pub(crate) fn span(&mut self, base: &'a [u8]) -> std::result::Result<Span, String> {
         let len = self.u32()? as usize;
         let s = self.take(len)?;
-        std::str::from_utf8(s).map_err(|_| "a path is not UTF-8".to_string())?;
-        let off = s.as_ptr() as usize - base.as_ptr() as usize;
-        Ok(Span {
-            off: off as u32,
-            len: len as u32,
-        })
+        // Paths are mostly ASCII: the inlined test settles those without the general decoder.
+        let s = if s.is_ascii() {
+            // SAFETY: ASCII bytes are valid UTF-8.
+            unsafe { std::str::from_utf8_unchecked(s) }
+        } else {
+            std::str::from_utf8(s).map_err(|_| "a path is not UTF-8".to_string())?
+        };
+        Ok(Span::within(base, s))
     }
 
     /// Refuses bytes left after the last field.

@@ -325,6 +325,19 @@ fn the_have_list_cache_is_reused_only_while_the_server_says_it_is_current() {
         !a.ok(&["files", "//depot/..."]).contains(".keel-have"),
         "the cache is never submitted"
     );
+
+    // A cache cut short in place (the same file truncated, as another process could): read,
+    // refused, and replaced by a new file.
+    let before = have_cache_inode(&root);
+    let whole = std::fs::metadata(root.join(".keel-have")).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(root.join(".keel-have"))
+        .unwrap()
+        .set_len(whole / 2)
+        .unwrap();
+    assert_eq!(status(&a), want(&[("add", "//depot/keep/k4.txt", "text")]));
+    assert_ne!(have_cache_inode(&root), before, "the cut cache is replaced");
 }
 
 /// `(action, depot file, type)` of every file `status ARGS` run from `c`'s directory would
