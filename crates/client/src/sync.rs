@@ -206,8 +206,9 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
             return self.push(event, None).await;
         }
         // A new file in a directory this sync created: nothing of the user's can be at its
-        // path (the writer's exclusive create makes sure), so there is nothing to check and it
-        // is created under its own name. `prepare` also creates the directory.
+        // path (and linking it under its name fails on a name taken meanwhile), so there is
+        // nothing to check and it is written without a name (`landing.rs`). `prepare` also
+        // creates the directory.
         let fresh = event.file.action() == SyncAction::Added
             && local.parent().is_some_and(|dir| self.dirs.prepare(dir));
         if !fresh
