@@ -1,30 +1,42 @@
-//! One directory of the scan's walk read on Linux with the system calls themselves: its entries
-//! by `getdents64` into one buffer the walking thread reuses (no allocation per entry, and no
-//! `fstat` of the directory as `opendir` makes), each file lstat'ed by `fstatat` relative to
-//! the open directory with the name the entry already holds, NUL-terminated.
+//! One directory of the scan's walk read on Linux with rustix: its entries by `getdents64`
+//! (`RawDir`) into a buffer the walking thread reuses, their names kept in one arena (no
+//! allocation per entry, and no `fstat` of the directory as `opendir` makes), each file
+//! lstat'ed by `fstatat` relative to the open directory with its NUL-terminated name.
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::mem::MaybeUninit;
+use std::os::fd::OwnedFd;
 use std::path::Path;
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
 
 use crate::local_state::FileStat;
 
 /// Room for entries per `getdents64` call: a directory of about a thousand files in one call.
 const DIRENT_ROOM: usize = 64 * 1024;
 
-/// Offset of `d_name` in a `linux_dirent64` record (after `d_ino` u64, `d_off` i64,
-/// `d_reclen` u16 and `d_type` u8).
-const NAME_AT: usize = 19;
-
-/// One directory's entries: their records as the kernel wrote them, and where each name is.
-#[derive(Default)]
+/// One directory's entries, and the walking thread's buffers, reused from one directory to
+/// the next.
 pub(crate) struct Entries {
-    bytes: Vec<u8>,
-    /// Per entry (`.` and `..` left out): its name's offset in `bytes` (the name ends with a
-    /// NUL there), its length and its `d_type`.
-    names: Vec<Name>,
+    /// What `getdents64` writes into.
+    dirents: Vec<MaybeUninit<u8>>,
+    /// The entries' names, each followed by its NUL.
+    names: Vec<u8>,
+    /// Per entry (`.` and `..` left out): where its name is in `names`, and its kind.
+    index: Vec<Name>,
+}
+
+impl Default for Entries {
+    fn default() -> Entries {
+        let mut dirents = Vec::with_capacity(DIRENT_ROOM);
+        dirents.resize(DIRENT_ROOM, MaybeUninit::uninit());
+        Entries {
+            dirents,
+            names: Vec::new(),
+            index: Vec::new(),
+        }
+    }
 }
 
 /// Where an entry's name is, with its first eight bytes as a big-endian number (zeros after
@@ -34,21 +46,7 @@ struct Name {
     prefix: u64,
     at: u32,
     len: u32,
-    d_type: u8,
-}
-
-impl Name {
-    fn new(at: usize, name: &[u8], d_type: u8) -> Name {
-        let mut head = [0u8; 8];
-        let n = name.len().min(8);
-        head[..n].copy_from_slice(&name[..n]);
-        Name {
-            prefix: u64::from_be_bytes(head),
-            at: at as u32,
-            len: name.len() as u32,
-            d_type,
-        }
-    }
+    kind: Kind,
 }
 
 /// What an entry's `d_type` says it is.
@@ -65,21 +63,16 @@ impl Entries {
     /// The entries in bytewise order of their names: each name (without its NUL, and with it)
     /// and its kind.
     pub(crate) fn sorted(&mut self) -> impl Iterator<Item = (&[u8], &CStr, Kind)> {
-        let bytes = &self.bytes;
-        let name = |n: &Name| &bytes[n.at as usize..(n.at + n.len) as usize];
+        let names = &self.names;
+        let name = |n: &Name| &names[n.at as usize..(n.at + n.len) as usize];
         // Equal prefixes of names that differ are of names longer than eight bytes (a shorter
         // name's zero padding sorts like its end, as a NUL cannot be in a name).
-        self.names
+        self.index
             .sort_unstable_by(|a, b| a.prefix.cmp(&b.prefix).then_with(|| name(a).cmp(name(b))));
-        self.names.iter().map(move |n| {
-            let with_nul = &bytes[n.at as usize..=(n.at + n.len) as usize];
-            let c = CStr::from_bytes_with_nul(with_nul).expect("a name ends at its first NUL");
-            let kind = match n.d_type {
-                libc::DT_DIR => Kind::Dir,
-                libc::DT_UNKNOWN => Kind::Unknown,
-                _ => Kind::NotDir,
-            };
-            (name(n), c, kind)
+        self.index.iter().map(move |n| {
+            let with_nul = &names[n.at as usize..=(n.at + n.len) as usize];
+            let c = CStr::from_bytes_with_nul(with_nul).expect("a name is stored with its NUL");
+            (name(n), c, n.kind)
         })
     }
 }
@@ -92,105 +85,62 @@ pub(crate) struct Dir {
 impl Dir {
     /// Opens the directory at `path`.
     pub(crate) fn open(path: &Path) -> io::Result<Dir> {
-        let c = std::ffi::CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
-        // SAFETY: a NUL-terminated path and plain flags; the fd returned is ours alone.
-        let fd = unsafe { libc::open(c.as_ptr(), flags) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `fd` was just opened and is owned by nothing else.
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         Ok(Dir {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            fd: rustix::fs::open(path, flags, Mode::empty())?,
         })
     }
 
     /// Reads every entry into `out` (replacing what it held).
     pub(crate) fn read(&self, out: &mut Entries) -> io::Result<()> {
-        out.bytes.clear();
         out.names.clear();
-        loop {
-            let start = out.bytes.len();
-            out.bytes.reserve(DIRENT_ROOM);
-            let room = out.bytes.capacity() - start;
-            // SAFETY: the kernel writes at most `room` bytes into the spare capacity after
-            // `start`, which `reserve` made.
-            let n = unsafe {
-                libc::syscall(
-                    libc::SYS_getdents64,
-                    self.fd.as_raw_fd(),
-                    out.bytes.as_mut_ptr().add(start),
-                    room,
-                )
+        out.index.clear();
+        let mut dir = RawDir::new(&self.fd, &mut out.dirents);
+        while let Some(entry) = dir.next() {
+            let entry = entry?;
+            let name = entry.file_name().to_bytes();
+            if matches!(name, b"." | b"..") {
+                continue;
+            }
+            let too_long = || io::Error::other("a directory's names exceed 4 GiB");
+            let at = u32::try_from(out.names.len()).map_err(|_| too_long())?;
+            let len = u32::try_from(name.len()).map_err(|_| too_long())?;
+            out.names
+                .extend_from_slice(entry.file_name().to_bytes_with_nul());
+            let mut head = [0u8; 8];
+            let n = name.len().min(8);
+            head[..n].copy_from_slice(&name[..n]);
+            let kind = match entry.file_type() {
+                FileType::Directory => Kind::Dir,
+                FileType::Unknown => Kind::Unknown,
+                _ => Kind::NotDir,
             };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e);
-            }
-            if n == 0 {
-                return Ok(());
-            }
-            // SAFETY: the kernel wrote `n` bytes after `start`.
-            unsafe { out.bytes.set_len(start + n as usize) };
-            let mut at = start;
-            while at < out.bytes.len() {
-                let record = &out.bytes[at..];
-                let malformed = || io::Error::other("a malformed directory entry");
-                if record.len() <= NAME_AT {
-                    return Err(malformed());
-                }
-                let reclen = usize::from(u16::from_ne_bytes([record[16], record[17]]));
-                if reclen <= NAME_AT || reclen > record.len() {
-                    return Err(malformed());
-                }
-                let d_type = record[18];
-                let name = &record[NAME_AT..reclen];
-                let Some(len) = name.iter().position(|&b| b == 0) else {
-                    return Err(malformed());
-                };
-                if !matches!(&name[..len], b"." | b"..") {
-                    out.names
-                        .push(Name::new(at + NAME_AT, &name[..len], d_type));
-                }
-                at += reclen;
-            }
+            out.index.push(Name {
+                prefix: u64::from_be_bytes(head),
+                at,
+                len,
+                kind,
+            });
         }
+        Ok(())
     }
 
     /// The lstat of the entry `name` of this directory.
     pub(crate) fn lstat(&self, name: &CStr) -> io::Result<FileStat> {
-        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-        // SAFETY: a NUL-terminated name relative to our open directory; the kernel fills `st`.
-        let r = unsafe {
-            libc::fstatat(
-                self.fd.as_raw_fd(),
-                name.as_ptr(),
-                st.as_mut_ptr(),
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        };
-        if r != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: fstatat succeeded, so it filled the whole struct.
-        let st = unsafe { st.assume_init() };
+        let st = rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW)?;
         Ok(FileStat {
             size: st.st_size as u64,
-            mtime_ns: st.st_mtime * 1_000_000_000 + st.st_mtime_nsec,
-            ctime_ns: st.st_ctime * 1_000_000_000 + st.st_ctime_nsec,
-            ino: st.st_ino,
-            mode: st.st_mode,
+            mtime_ns: st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64,
+            ctime_ns: st.st_ctime as i64 * 1_000_000_000 + st.st_ctime_nsec as i64,
+            ino: st.st_ino as u64,
+            mode: st.st_mode as u32,
         })
     }
 }
 
 /// Whether `stat` is a directory's.
 pub(crate) fn is_dir(stat: &FileStat) -> bool {
-    stat.mode & libc::S_IFMT == libc::S_IFDIR
+    FileType::from_raw_mode(stat.mode as _) == FileType::Directory
 }
 
 #[cfg(test)]
