@@ -6,6 +6,8 @@ pub mod clobber;
 pub mod config;
 pub mod connect;
 pub mod content;
+#[cfg(target_os = "linux")]
+mod dir_read;
 pub mod error;
 pub mod have;
 pub mod have_cache;

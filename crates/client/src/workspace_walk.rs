@@ -181,6 +181,7 @@ fn walk_thread(shared: &Shared, tx: SyncSender<Result<Batch>>) {
         tx,
         batch: Batch::default(),
     };
+    let mut entries = Default::default();
     let walked = loop {
         let dir = {
             let mut queue = shared.lock();
@@ -204,7 +205,7 @@ fn walk_thread(shared: &Shared, tx: SyncSender<Result<Batch>>) {
         let Some(dir) = dir else {
             break sender.flush();
         };
-        let read = read_dir(&dir, &mut sender);
+        let read = read_dir(&dir, &mut entries, &mut sender);
         let mut queue = shared.lock();
         queue.reading -= 1;
         match read {
@@ -266,8 +267,74 @@ impl Batcher {
 }
 
 /// Reads one directory: its files (names sorted bytewise) go to `out`, its subdirectories are
+/// returned in the same order. `entries` is the walking thread's buffer, reused.
+#[cfg(target_os = "linux")]
+fn read_dir(
+    dir: &PendingDir,
+    entries: &mut crate::dir_read::Entries,
+    out: &mut Batcher,
+) -> std::result::Result<Vec<PendingDir>, Stop> {
+    use crate::dir_read::{Dir, Kind, is_dir};
+    use std::os::unix::ffi::OsStrExt;
+    let at_root = dir.rel.is_empty();
+    let open = match Dir::open(&dir.path) {
+        Ok(open) => open,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && at_root => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(&dir.path, e).into()),
+    };
+    open.read(entries).at(&dir.path)?;
+    let mut rel = dir.rel.clone();
+    let base = rel.len();
+    let mut subdirs = Vec::new();
+    for (bytes, c_name, kind) in entries.sorted() {
+        let name = std::ffi::OsStr::from_bytes(bytes);
+        let text = name.to_string_lossy();
+        if !at_root {
+            rel.push('/');
+        }
+        rel.push_str(&text);
+        let skip = |name| (at_root && is_keel_file(name)) || text.starts_with(".keel-tmp-");
+        let stat = match kind {
+            Kind::Dir => None,
+            Kind::NotDir if skip(name) => {
+                rel.truncate(base);
+                continue;
+            }
+            Kind::NotDir | Kind::Unknown => match open.lstat(c_name) {
+                // Removed since the directory was read: reported as missing.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    rel.truncate(base);
+                    continue;
+                }
+                Err(e) => return Err(Error::io(dir.path.join(name), e).into()),
+                Ok(stat) if is_dir(&stat) => None,
+                Ok(stat) => Some(stat),
+            },
+        };
+        match stat {
+            None => subdirs.push(PendingDir {
+                path: dir.path.join(name),
+                rel: rel.clone(),
+            }),
+            Some(_) if skip(name) => {}
+            Some(stat) => {
+                let name = matches!(text, Cow::Owned(_)).then(|| name.to_os_string());
+                out.push(&rel, &dir.path, name, stat)?
+            }
+        }
+        rel.truncate(base);
+    }
+    Ok(subdirs)
+}
+
+/// Reads one directory: its files (names sorted bytewise) go to `out`, its subdirectories are
 /// returned in the same order.
-fn read_dir(dir: &PendingDir, out: &mut Batcher) -> std::result::Result<Vec<PendingDir>, Stop> {
+#[cfg(not(target_os = "linux"))]
+fn read_dir(
+    dir: &PendingDir,
+    _entries: &mut (),
+    out: &mut Batcher,
+) -> std::result::Result<Vec<PendingDir>, Stop> {
     let at_root = dir.rel.is_empty();
     let entries = match std::fs::read_dir(&dir.path) {
         Ok(entries) => entries,
@@ -394,6 +461,29 @@ mod tests {
             .unwrap();
         // A walk dropped unconsumed stops its threads.
         drop(Walk::start(dir.path(), 2, 1).unwrap());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_directory_is_a_file_of_its_own_and_is_not_entered() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        std::fs::write(dir.path().join("real/f"), b"x").unwrap();
+        std::os::unix::fs::symlink("real", dir.path().join("link")).unwrap();
+        std::os::unix::fs::symlink("real/f", dir.path().join("real/to-f")).unwrap();
+        let mut seen = Vec::new();
+        Walk::start(dir.path(), 2, 1)
+            .unwrap()
+            .for_each(|client, _, stat| {
+                seen.push((client.to_string(), stat.is_symlink()));
+                Ok(())
+            })
+            .unwrap();
+        seen.sort();
+        let expected = [("link", true), ("real/f", false), ("real/to-f", true)];
+        let expected: Vec<(String, bool)> =
+            expected.iter().map(|(c, l)| (c.to_string(), *l)).collect();
+        assert_eq!(seen, expected);
     }
 
     #[cfg(unix)]
