@@ -3,10 +3,11 @@
 //! A file that arrived whole (at most `ServiceConfig::upload_whole_bytes`) is handed to a pool
 //! of `ServiceConfig::upload_threads` threads, started as the upload needs them; each turns it
 //! into a [`PendingBlob`] (BLAKE3, MD5, zstd) and checks it against the digest and size the
-//! client claimed. Files go to the threads in batches of about `ServiceConfig::upload_whole_bytes`
+//! client claimed. Files go to the threads in batches of about `ServiceConfig::upload_batch_bytes`
 //! (one hand-over and one wake-up per batch, not per file) and come back per batch, in any
 //! order, tagged with the order their files were sent. The queue holds two batches per thread,
-//! so the bytes waiting for a worker stay bounded.
+//! so the bytes waiting for a worker stay bounded. An upload that never fills a batch (a small
+//! submit) starts no thread: its files are stored on the caller's thread when it finishes.
 
 use crate::ServiceError;
 use crate::error::UploadError;
@@ -132,13 +133,7 @@ impl HashPool {
                     let Ok(Ok(batch)) = next else { return };
                     // A panic still answers for its batch, so `next(true)` never waits forever.
                     let finished = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        batch
-                            .into_iter()
-                            .map(|job| {
-                                let blob = store(blobs.as_ref(), &job);
-                                (job.seq, job.path, blob)
-                            })
-                            .collect()
+                        store_batch(blobs.as_ref(), batch)
                     }))
                     .unwrap_or_else(|_| {
                         let failed = UploadError::Worker {
@@ -163,6 +158,14 @@ impl HashPool {
     pub(crate) fn next(&mut self, wait: bool) -> Option<Result<Done, ServiceError>> {
         if let Some(done) = self.ready.pop() {
             return Some(Ok(done));
+        }
+        if wait && self.threads == 0 && !self.batch.is_empty() {
+            // Never a full batch: stored here, sparing a thread's start and two hand-overs.
+            self.batch_bytes = 0;
+            let mut batch = store_batch(self.blobs.as_ref(), std::mem::take(&mut self.batch));
+            batch.reverse();
+            self.ready = batch;
+            return self.ready.pop().map(Ok);
         }
         if wait && let Err(e) = self.hand_over() {
             return Some(Err(e));
@@ -189,6 +192,17 @@ impl Drop for HashPool {
         // Closing the queue ends every thread once it finishes the job it holds.
         self.jobs = None;
     }
+}
+
+/// Stores each file of `batch`, tagged with its sequence number and path.
+fn store_batch(blobs: &dyn BlobStore, batch: Vec<Job>) -> DoneBatch {
+    batch
+        .into_iter()
+        .map(|job| {
+            let blob = store(blobs, &job);
+            (job.seq, job.path, blob)
+        })
+        .collect()
 }
 
 /// Hashes and compresses one file and checks the client's claim about it.
