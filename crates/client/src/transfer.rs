@@ -401,8 +401,24 @@ pub fn read_for_upload(
         return Ok((hasher.finalize().to_hex().to_string(), size));
     }
     let mut file = File::open(path).at(path)?;
+    let expected = meta.len();
     loop {
-        let mut buf = vec![0u8; chunk];
+        // Each buffer is sized to what the file still holds by its stat (one byte more, so the
+        // read that reaches the end shows it), never more than a chunk: a small file costs one
+        // buffer of its own size, not a zeroed chunk. A file that grew reads on in chunks.
+        let want = if size < expected {
+            chunk.min(
+                usize::try_from(expected - size)
+                    .unwrap_or(usize::MAX)
+                    .saturating_add(1),
+            )
+        } else if size == 0 {
+            1
+        } else {
+            chunk
+        }
+        .max(1);
+        let mut buf = vec![0u8; want];
         let mut filled = 0;
         while filled < buf.len() {
             let n = file.read(&mut buf[filled..]).at(path)?;
@@ -420,7 +436,7 @@ pub fn read_for_upload(
         if !each(buf) {
             break;
         }
-        if filled < chunk {
+        if filled < want {
             break;
         }
     }

@@ -413,7 +413,7 @@ impl pb::keel_server::Keel for Api {
         };
         let who = authorize(&self.service, &peer, begin.caller, "Submit")?;
         let list_files = convert::submit_reply_files(begin.reply_files)?;
-        let mut session = {
+        let session = {
             let svc = svc.clone();
             blocking(move || {
                 svc.submit_begin(
@@ -424,10 +424,11 @@ impl pb::keel_server::Keel for Api {
             })
             .await?
         };
-        api_shelves::receive_uploads(
-            &mut stream,
-            session.uploads(),
-            &svc,
+        let (_stream, session) = api_shelves::receive_uploads(
+            stream,
+            session,
+            keel_service::SubmitSession::uploads,
+            svc.clone(),
             api_shelves::submit_step,
             "submit",
         )

@@ -6,7 +6,9 @@ use crate::identity::Peer;
 use crate::streams::{Sink, blocking};
 use keel_core::ChangeRef;
 use keel_proto::v1 as pb;
-use keel_service::{Caller, ObliterateError, Service, ServiceError, UploadError, Uploads};
+use keel_service::{
+    Caller, ObliterateError, Service, ServiceError, ShelveSession, UploadError, Uploads,
+};
 use std::sync::Arc;
 use tonic::{Status, Streaming};
 
@@ -47,16 +49,64 @@ fn shelve_step(msg: pb::ShelveMessage) -> Option<UploadStep> {
     })
 }
 
-/// Feeds file/chunk/file_end messages into `uploads` until `commit`.
-pub(crate) async fn receive_uploads<M>(
+/// Feeds file/chunk/file_end messages into `session`'s uploads until `commit`, and hands the
+/// stream and session back.
+///
+/// The loop runs on one blocking thread, waiting there for each message: every step may write
+/// to the content store, and small files are hashed and compressed on the upload's own
+/// threads (`keel_service::Uploads`), so no step holds an async worker.
+pub(crate) async fn receive_uploads<M, S>(
+    mut stream: Streaming<M>,
+    mut session: S,
+    uploads: fn(&mut S) -> &mut Uploads,
+    svc: Arc<Service>,
+    step: fn(M) -> Option<UploadStep>,
+    what: &'static str,
+) -> Result<(Streaming<M>, S), Status>
+where
+    M: Send + 'static,
+    S: Send + 'static,
+{
+    let runtime = tokio::runtime::Handle::current();
+    let counters = crate::monitor::current_counters();
+    let faults = keel_store::mapped_read_faults();
+    let (received, stream, session) = tokio::task::spawn_blocking(move || {
+        let _command = keel_store::command::enter(counters.clone());
+        let received = receive(
+            &mut stream,
+            uploads(&mut session),
+            &svc,
+            step,
+            what,
+            &runtime,
+            &counters,
+        );
+        (received, stream, session)
+    })
+    .await
+    .map_err(|e| Status::internal(format!("server task failed: {e}")))?;
+    received?;
+    // A snapshot read through the mapping (an open record looked up) may have hit an I/O error.
+    if keel_store::mapped_read_faults() != faults {
+        return Err(status(ServiceError::Store(
+            keel_store::StoreError::MappedReadFault,
+        )));
+    }
+    Ok((stream, session))
+}
+
+/// The receive loop of [`receive_uploads`], on its blocking thread.
+fn receive<M>(
     stream: &mut Streaming<M>,
     uploads: &mut Uploads,
     svc: &Service,
     step: fn(M) -> Option<UploadStep>,
     what: &'static str,
+    runtime: &tokio::runtime::Handle,
+    counters: &Option<Arc<keel_store::command::CommandCounters>>,
 ) -> Result<(), Status> {
     loop {
-        let msg = stream.message().await?.ok_or_else(|| {
+        let msg = runtime.block_on(stream.message())?.ok_or_else(|| {
             Status::aborted(format!(
                 "{what} stream ended before commit; nothing was changed"
             ))
@@ -67,15 +117,13 @@ pub(crate) async fn receive_uploads<M>(
             UploadStep::Begin => Err(ServiceError::from(UploadError::SecondBegin {
                 command: what,
             })),
-            UploadStep::File(path) => {
-                tokio::task::block_in_place(|| uploads.begin_file(svc, &path))
-            }
-            UploadStep::Chunk(data) => tokio::task::block_in_place(|| uploads.write_chunk(&data)),
+            UploadStep::File(path) => uploads.begin_file(svc, &path),
+            UploadStep::Chunk(data) => uploads.write_chunk(svc, &data),
             UploadStep::FileEnd { digest, size } => {
-                if let Some(c) = crate::monitor::current_counters() {
+                if let Some(c) = counters {
                     c.add_file_received();
                 }
-                tokio::task::block_in_place(|| uploads.end_file(svc, &digest, size))
+                uploads.end_file(svc, &digest, size)
             }
             UploadStep::Commit => return Ok(()),
         };
@@ -97,7 +145,7 @@ pub(crate) async fn shelve(
         return Err(Status::invalid_argument("a shelve must start with `begin`"));
     };
     let who = crate::access::authorize(&svc, peer, begin.caller, "Shelve")?;
-    let mut session = {
+    let session = {
         let svc = svc.clone();
         blocking(move || {
             svc.shelve_begin(
@@ -109,7 +157,15 @@ pub(crate) async fn shelve(
         })
         .await?
     };
-    receive_uploads(&mut stream, session.uploads(), &svc, shelve_step, "shelve").await?;
+    let (_stream, session) = receive_uploads(
+        stream,
+        session,
+        ShelveSession::uploads,
+        svc.clone(),
+        shelve_step,
+        "shelve",
+    )
+    .await?;
     let (change, files) = blocking(move || session.commit(&svc)).await?;
     Ok(pb::ShelveReply {
         change: change.0,

@@ -243,7 +243,7 @@ impl ServerConfig {
     /// The first knob whose value cannot work: its key, its value and what it must be.
     fn first_unusable(&self) -> Option<(&'static str, String, &'static str)> {
         let (store, service, blob) = (&self.store, &self.service, &self.blob);
-        let at_least_one: [(&'static str, usize); 29] = [
+        let at_least_one: [(&'static str, usize); 31] = [
             ("command_log_queue_records", self.command_log_queue_records),
             (
                 "command_log_rotate_bytes",
@@ -284,6 +284,8 @@ impl ServerConfig {
             ("service.max_follow", service.max_follow),
             ("service.verify_threads", service.verify_threads),
             ("service.verify_read_bytes", service.verify_read_bytes),
+            ("service.upload_threads", service.upload_threads),
+            ("service.upload_batch_bytes", service.upload_batch_bytes),
             (
                 "blob.compression_sample_bytes",
                 blob.compression_sample_bytes,

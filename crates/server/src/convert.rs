@@ -116,6 +116,9 @@ impl WireError for ServiceError {
             ServiceError::ContentPurged { path, .. } => {
                 (Code::FailedPrecondition, on_path(R::ContentPurged, path))
             }
+            ServiceError::Upload(UploadError::Worker { .. }) => {
+                (Code::Internal, detail(R::Internal))
+            }
             ServiceError::Upload(e) => {
                 (Code::InvalidArgument, on_path(R::BadUpload, upload_path(e)))
             }
@@ -224,7 +227,9 @@ impl WireError for ServiceError {
 /// The file an upload refusal concerns (empty when it is about the message order).
 fn upload_path(e: &UploadError) -> &str {
     match e {
-        UploadError::OutOfOrder { .. } | UploadError::SecondBegin { .. } => "",
+        UploadError::OutOfOrder { .. }
+        | UploadError::SecondBegin { .. }
+        | UploadError::Worker { .. } => "",
         UploadError::NotInChange { path }
         | UploadError::TakesNoContent { path, .. }
         | UploadError::BadDigest { path, .. }

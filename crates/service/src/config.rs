@@ -14,6 +14,16 @@ pub struct ServiceConfig {
     /// Bytes of small uploaded blobs a submit holds in memory before publishing them early
     /// (bytes; default 67108864).
     pub publish_batch_bytes: u64,
+    /// An uploaded file that arrives whole within this many bytes is hashed and compressed on
+    /// one of `upload_threads` threads while the next files are received; a larger one is
+    /// streamed into the content store as it arrives (bytes; default 1048576).
+    pub upload_whole_bytes: usize,
+    /// Threads one submit or shelve hashes and compresses its small files on, started as the
+    /// upload needs them (threads; default 2).
+    pub upload_threads: usize,
+    /// Small uploaded files are handed to those threads in batches of about this many bytes
+    /// (bytes; default 262144).
+    pub upload_batch_bytes: usize,
     /// Most revisions (or queued digests) one obliterate write job handles; bounds how long
     /// an obliterate holds the writer (revisions; default 500).
     pub obliterate_batch: usize,
@@ -91,6 +101,9 @@ impl Default for ServiceConfig {
             page_size: 1000,
             max_diff_bytes: 16 << 20,
             publish_batch_bytes: 64 << 20,
+            upload_whole_bytes: 1 << 20,
+            upload_threads: 2,
+            upload_batch_bytes: 256 << 10,
             obliterate_batch: 500,
             label_batch: 1000,
             shelf_page: 10_000,

@@ -40,6 +40,7 @@ mod sync;
 mod sync_since;
 mod triggers;
 mod upload;
+mod upload_pool;
 pub mod verify;
 mod workspaces;
 

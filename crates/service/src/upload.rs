@@ -6,6 +6,7 @@
 //! upload (open actions that carry content; files with lazy content need no upload).
 
 use crate::error::UploadError;
+use crate::upload_pool::{Done, HashPool, checked};
 use crate::{Service, ServiceError};
 use keel_blob::{BlobInfo, BlobStore, BlobWriter, PendingBlob};
 use keel_core::{ChangeNumber, DepotPath, Digest, FileAction};
@@ -32,11 +33,25 @@ pub struct Uploads {
     /// Submit: the workspace and change whose other open records (lazy content, optional
     /// upload) are looked up in the store when the client sends content for one.
     others: Option<(String, ChangeNumber)>,
-    uploaded: HashMap<String, BlobInfo>,
+    /// Each path's content, with the order its file was sent in: a path sent twice keeps
+    /// what was sent last, whichever hashing thread finished first.
+    uploaded: HashMap<String, (u64, BlobInfo)>,
     /// Received content not yet durable: published in batches, at the latest by `finish`.
     pending: Vec<PendingBlob>,
     pending_bytes: u64,
-    current: Option<(String, BlobWriter)>,
+    current: Option<(String, Receiving)>,
+    /// Files begun so far: the next file's sequence number.
+    sent: u64,
+    /// Hashes and compresses whole small files beside the receive loop; made at the first.
+    pool: Option<HashPool>,
+}
+
+/// The file being received.
+enum Receiving {
+    /// Small so far: its bytes, hashed and compressed on a pool thread once it ends.
+    Whole(Vec<u8>),
+    /// Past `ServiceConfig::upload_whole_bytes`: streamed through a writer as it arrives.
+    Streaming(Box<BlobWriter>),
 }
 
 impl Uploads {
@@ -48,6 +63,8 @@ impl Uploads {
             pending: Vec::new(),
             pending_bytes: 0,
             current: None,
+            sent: 0,
+            pool: None,
         }
     }
 
@@ -111,45 +128,81 @@ impl Uploads {
             }
             .into());
         }
-        self.current = Some((depot_file.to_string(), service.blobs.writer()?));
+        self.current = Some((depot_file.to_string(), Receiving::Whole(Vec::new())));
         Ok(())
     }
 
-    pub fn write_chunk(&mut self, data: &[u8]) -> Result<(), ServiceError> {
-        let (_, writer) = self.current.as_mut().ok_or(UploadError::OutOfOrder {
+    pub fn write_chunk(&mut self, service: &Service, data: &[u8]) -> Result<(), ServiceError> {
+        let (_, receiving) = self.current.as_mut().ok_or(UploadError::OutOfOrder {
             what: "file content sent before its file header",
         })?;
-        writer.write(data)?;
+        match receiving {
+            Receiving::Whole(bytes)
+                if bytes.len() + data.len() <= service.config.upload_whole_bytes =>
+            {
+                bytes.extend_from_slice(data);
+            }
+            Receiving::Whole(bytes) => {
+                let mut writer = service.blobs.writer()?;
+                writer.write(bytes)?;
+                writer.write(data)?;
+                *receiving = Receiving::Streaming(Box::new(writer));
+            }
+            Receiving::Streaming(writer) => writer.write(data)?,
+        }
         Ok(())
     }
 
-    /// Finishes one file; the client's digest and size must match what arrived.
+    /// Finishes one file; the client's digest and size must match what arrived. A small file
+    /// is checked on a pool thread: a mismatch fails a later call, at the latest `finish`.
     pub fn end_file(
         &mut self,
         service: &Service,
         digest: &str,
         size: u64,
     ) -> Result<(), ServiceError> {
-        let (path, writer) = self.current.take().ok_or(UploadError::OutOfOrder {
+        let (path, receiving) = self.current.take().ok_or(UploadError::OutOfOrder {
             what: "file end sent before its file header",
         })?;
-        let pending = writer.finish()?;
-        let info = pending.info.clone();
-        let claimed = Digest::from_hex(digest).map_err(|e| UploadError::BadDigest {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
-        if claimed != info.digest || size != info.size {
-            return Err(UploadError::Damaged {
-                path,
-                sent_size: size,
-                sent_digest: digest.to_string(),
-                got_size: info.size,
-                got_digest: info.digest.to_hex(),
+        let seq = self.sent;
+        self.sent += 1;
+        match receiving {
+            Receiving::Whole(bytes) => {
+                self.pool
+                    .get_or_insert_with(|| {
+                        HashPool::new(
+                            service.blobs.clone(),
+                            service.config.upload_threads,
+                            service.config.upload_batch_bytes,
+                        )
+                    })
+                    .submit(seq, path, bytes, digest.to_string(), size)?;
+                while let Some(done) = self.pool.as_mut().and_then(|pool| pool.next(false)) {
+                    self.accept(service, done?)?;
+                }
+                Ok(())
             }
-            .into());
+            Receiving::Streaming(writer) => {
+                let pending = checked(&path, digest, size, (*writer).finish()?);
+                self.accept(service, (seq, path, pending))
+            }
         }
-        self.uploaded.insert(path, info);
+    }
+
+    /// Takes in one checked file: remembered under its path, and published with its batch.
+    fn accept(
+        &mut self,
+        service: &Service,
+        (seq, path, pending): Done,
+    ) -> Result<(), ServiceError> {
+        let pending = pending?;
+        let info = pending.info.clone();
+        match self.uploaded.get(&path) {
+            Some((newer, _)) if *newer > seq => {}
+            _ => {
+                self.uploaded.insert(path, (seq, info));
+            }
+        }
         self.pending_bytes += pending.info.stored_size;
         self.pending.push(pending);
         if self.pending_bytes > service.config.publish_batch_bytes {
@@ -163,9 +216,12 @@ impl Uploads {
 
     /// Ends the upload: every expected file arrived, none is half-sent, and all content is
     /// durable under its digest (one flush for the batch) before any metadata refers to it.
-    pub(crate) fn finish(self, service: &Service) -> Result<FileContents, ServiceError> {
+    pub(crate) fn finish(mut self, service: &Service) -> Result<FileContents, ServiceError> {
         if let Some((path, _)) = &self.current {
             return Err(UploadError::Unfinished { path: path.clone() }.into());
+        }
+        while let Some(done) = self.pool.as_mut().and_then(|pool| pool.next(true)) {
+            self.accept(service, done?)?;
         }
         if let Some(missing) = self.expected().find(|p| !self.uploaded.contains_key(*p)) {
             return Err(UploadError::Missing {
@@ -176,7 +232,11 @@ impl Uploads {
         service.blobs.publish(self.pending)?;
         Ok(FileContents {
             files: self.files,
-            uploaded: self.uploaded,
+            uploaded: self
+                .uploaded
+                .into_iter()
+                .map(|(path, (_, info))| (path, info))
+                .collect(),
         })
     }
 }

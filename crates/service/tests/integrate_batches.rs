@@ -65,7 +65,9 @@ fn a_branch_of_several_batches_opens_every_target_once() {
         let digest = probe.finish().expect("finish").info.digest.to_hex();
         let uploads = session.uploads();
         uploads.begin_file(&service, &path).expect("file begins");
-        uploads.write_chunk(path.as_bytes()).expect("chunk");
+        uploads
+            .write_chunk(&service, path.as_bytes())
+            .expect("chunk");
         uploads
             .end_file(&service, &digest, path.len() as u64)
             .expect("file ends");

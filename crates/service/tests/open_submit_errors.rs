@@ -99,7 +99,9 @@ fn submitted(f: &Fixture, path: &str) {
     let digest = probe.finish().expect("finish").info.digest.to_hex();
     let uploads = session.uploads();
     uploads.begin_file(&f.service, path).expect("file begins");
-    uploads.write_chunk(path.as_bytes()).expect("chunk");
+    uploads
+        .write_chunk(&f.service, path.as_bytes())
+        .expect("chunk");
     uploads
         .end_file(&f.service, &digest, path.len() as u64)
         .expect("file ends");

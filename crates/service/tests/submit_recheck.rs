@@ -71,7 +71,9 @@ fn upload_all(service: &Service, blobs: &FsBlobStore, session: &mut SubmitSessio
         let digest = probe.finish().expect("finish").info.digest.to_hex();
         let uploads = session.uploads();
         uploads.begin_file(service, &path).expect("file begins");
-        uploads.write_chunk(path.as_bytes()).expect("chunk");
+        uploads
+            .write_chunk(service, path.as_bytes())
+            .expect("chunk");
         uploads
             .end_file(service, &digest, path.len() as u64)
             .expect("file ends");

@@ -250,7 +250,7 @@ fn submit_rules() {
                 assert_eq!(expected, ["//depot/main/b2"], "only the edited, moved file");
                 for path in ["//depot/rel/a", "//depot/main/b2"] {
                     s.uploads().begin_file(&w.service, path)?;
-                    s.uploads().write_chunk(bytes)?;
+                    s.uploads().write_chunk(&w.service, bytes)?;
                     s.uploads()
                         .end_file(&w.service, &digest.to_hex(), bytes.len() as u64)?;
                 }
@@ -353,8 +353,11 @@ fn submit_rules() {
                     .submit_begin(&w.ann, ChangeRef::Default, "damaged")?;
                 let up = s.uploads();
                 up.begin_file(&w.service, "//depot/x")?;
-                up.write_chunk(b"abc")?;
-                done(up.end_file(&w.service, &"0".repeat(64), 3))
+                up.write_chunk(&w.service, b"abc")?;
+                // A small file is checked on a hashing thread: the refusal comes at the latest
+                // from the commit, before anything is written.
+                up.end_file(&w.service, &"0".repeat(64), 3)?;
+                done(s.commit(&w.service))
             },
             want: Want::Refused(
                 |f| matches!(shared(f), Some(ServiceError::Upload(UploadError::Damaged { path, sent_size: 3, got_size: 3, .. })) if path == "//depot/x"),

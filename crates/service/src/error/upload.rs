@@ -38,4 +38,7 @@ pub enum UploadError {
     /// A file that needs content got none.
     #[error("{path} - content missing from upload")]
     Missing { path: String },
+    /// The threads that hash and compress received files could not do so.
+    #[error("receiving uploaded content: {reason}")]
+    Worker { reason: String },
 }

@@ -212,7 +212,7 @@ impl World {
             probe.write(bytes.as_bytes()).expect("write");
             let digest = probe.finish().expect("finish").info.digest.to_hex();
             uploads.begin_file(&self.service, &path)?;
-            uploads.write_chunk(bytes.as_bytes())?;
+            uploads.write_chunk(&self.service, bytes.as_bytes())?;
             uploads.end_file(&self.service, &digest, bytes.len() as u64)?;
         }
         Ok(())
