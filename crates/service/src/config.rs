@@ -19,7 +19,7 @@ pub struct ServiceConfig {
     /// streamed into the content store as it arrives (bytes; default 1048576).
     pub upload_whole_bytes: usize,
     /// Threads one submit or shelve hashes and compresses its small files on, started as the
-    /// upload needs them (threads; default 2).
+    /// upload needs them; an upload that never fills a batch starts none (threads; default 2).
     pub upload_threads: usize,
     /// Small uploaded files are handed to those threads in batches of about this many bytes
     /// (bytes; default 262144).
