@@ -2,6 +2,7 @@
 //! sync/submit drivers used by the `keel` command line.
 
 pub mod actions;
+pub mod add_walk;
 pub mod clobber;
 pub mod config;
 pub mod connect;

@@ -12,10 +12,10 @@ use crate::error::{Error, IoContext, Result};
 use crate::have_index::{HaveFile, HaveIndex};
 use crate::local_state::{FileStat, LocalState, Recording};
 use crate::workspace::WorkspaceCtx;
-use crate::workspace_walk::{Walk, is_keel_file};
+use crate::workspace_walk::Walk;
 
 /// Bytes sampled to tell text from binary.
-const SAMPLE: usize = 64 * 1024;
+pub(crate) const SAMPLE: usize = 64 * 1024;
 
 /// One file the scan found out of step with the have list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -244,38 +244,6 @@ pub fn detect_type(path: &Path) -> Result<String> {
         exclusive: false,
     }
     .to_string())
-}
-
-/// All files (and symlinks) under `dir`, not following symlinked directories; skips the
-/// workspace's `.keel` settings file and `.keel-state` state file and the client's own temp
-/// files. Sorted.
-pub fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(current) = pending.pop() {
-        let entries = match std::fs::read_dir(&current) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && current == dir => continue,
-            Err(e) => return Err(Error::io(&current, e)),
-        };
-        for entry in entries {
-            let entry = entry.at(&current)?;
-            let path = entry.path();
-            let name = entry.file_name();
-            let file_type = entry.file_type().at(&path)?;
-            if file_type.is_dir() {
-                pending.push(path);
-            } else if (current == dir && is_keel_file(&name))
-                || name.to_string_lossy().starts_with(".keel-tmp-")
-            {
-                continue;
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
 }
 
 #[cfg(test)]

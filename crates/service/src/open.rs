@@ -89,6 +89,37 @@ pub(crate) fn check_exclusive(txn: &dyn ReadTxn, row: &OpenedRow) -> Result<(), 
     Ok(())
 }
 
+/// The smallest prefix range holding every planned path (`None` for an empty plan).
+fn covering_range(plan: &[(OpenedRow, FileInfo)]) -> Option<PathRange> {
+    let mut paths = plan.iter().map(|(row, _)| row.path.as_str());
+    let first = paths.next()?;
+    let (lo, hi) = paths.fold((first, first), |(lo, hi), p| (lo.min(p), hi.max(p)));
+    let common = lo
+        .char_indices()
+        .zip(hi.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(lo.len().min(hi.len()), |((i, _), _)| i);
+    Some(PathRange::prefix(&lo[..common]))
+}
+
+/// Opens the planned adds. When no workspace has anything open under the plan's paths (a
+/// first import), no row can collide with an open record or an exclusive lock: the rows
+/// are written set-based, journaled as integrate's are. Otherwise each file is checked.
+fn apply_adds(
+    txn: &mut dyn WriteTxn,
+    plan: Vec<(OpenedRow, FileInfo)>,
+) -> Result<Vec<FileInfo>, OpenError> {
+    if let Some(range) = covering_range(&plan)
+        && txn.opened_in_range(&range, None, 1)?.is_empty()
+    {
+        let (rows, infos): (Vec<OpenedRow>, Vec<FileInfo>) = plan.into_iter().unzip();
+        // An added row names no lazy copy: `owned` decides nothing for it.
+        txn.open_new(&rows, true)?;
+        return Ok(infos);
+    }
+    apply_opens(txn, plan)
+}
+
 /// Opens the planned rows, skipping files already open for the same action.
 fn apply_opens(
     txn: &mut dyn WriteTxn,
@@ -147,7 +178,11 @@ impl Service {
         };
         keel_store::write(self.meta.as_ref(), move |txn| {
             let timer = timer.start();
-            let opened = apply_opens(txn, plan)?;
+            let opened = if action == OpenAction::Add {
+                apply_adds(txn, plan)?
+            } else {
+                apply_opens(txn, plan)?
+            };
             timer.check()?;
             Ok(opened)
         })

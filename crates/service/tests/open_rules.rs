@@ -106,6 +106,51 @@ fn open_rules() {
             want: Want::Ok,
         },
         Case {
+            name: "an add of new files beside nothing open opens them all",
+            setup: history,
+            act: |w| {
+                let got = w.add(&w.bob, &["//depot/n/2", "//depot/n/1", "//depot/o"])?;
+                let outcomes: Vec<_> = got.iter().map(|f| f.outcome).collect();
+                assert_eq!(outcomes, [Some(FileOutcome::Opened); 3]);
+                let opened: Vec<String> = w.opened(&w.bob).into_iter().map(|o| o.0).collect();
+                assert_eq!(opened, ["//depot/n/1", "//depot/n/2", "//depot/o"]);
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "an add of a file already opened for add and a new one opens the new one",
+            setup: |w| {
+                w.add(&w.ann, &["//depot/x"]).expect("first add");
+            },
+            act: |w| {
+                let got = w.add(&w.ann, &["//depot/x", "//depot/y"])?;
+                let outcomes: Vec<_> = got.iter().map(|f| f.outcome).collect();
+                assert_eq!(
+                    outcomes,
+                    [Some(FileOutcome::AlreadyOpened), Some(FileOutcome::Opened)]
+                );
+                assert_eq!(w.opened(&w.ann).len(), 2);
+                Ok(())
+            },
+            want: Want::Ok,
+        },
+        Case {
+            name: "an add colliding with another workspace's exclusive add opens nothing",
+            setup: |w| {
+                w.open_as(&w.ann, OpenAction::Add, 0, "+l", &["//depot/n/1"])
+                    .expect("locked add");
+            },
+            act: |w| {
+                let refused = w.add(&w.bob, &["//depot/n/0", "//depot/n/1"]);
+                assert!(w.opened(&w.bob).is_empty(), "bob opened nothing");
+                done(refused)
+            },
+            want: Want::Refused(
+                |f| matches!(shared(f), Some(ServiceError::ExclusivelyOpened { path, .. }) if path == "//depot/n/1"),
+            ),
+        },
+        Case {
             name: "edit of a synced file",
             setup: synced,
             act: |w| done(w.edit(&w.bob, &["//depot/a"])),

@@ -6,7 +6,8 @@ use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use keel_client::workspace_scan::{detect_type, walk_files};
+use keel_client::add_walk::{WalkedFile, walk_files, walked_type};
+use keel_client::workspace_scan::detect_type;
 use keel_client::{WorkspaceCtx, paths, transfer};
 use keel_core::PathPattern;
 use keel_proto::v1::{FileRecord, MoveRequest, OpenRequest, OpenedRequest, ReopenRequest};
@@ -42,9 +43,17 @@ pub async fn open_files(
     .await?)
 }
 
+/// A file `add` names: its local path, its path below the workspace root, and, when a
+/// directory walk found it, what the walk saw.
+struct AddFile {
+    local: PathBuf,
+    rel: String,
+    walked: Option<WalkedFile>,
+}
+
 pub async fn add(s: &mut Session, args: OpenArgs) -> Result<()> {
     let ws = s.workspace().await?;
-    let mut locals: Vec<PathBuf> = Vec::new();
+    let mut locals: Vec<AddFile> = Vec::new();
     let mut expanded = false;
     for arg in &args.files {
         let local = local_arg(&ws, arg, &s.cwd)?;
@@ -53,7 +62,12 @@ pub async fn add(s: &mut Session, args: OpenArgs) -> Result<()> {
             expanded = true;
             locals.extend(expand_local(&ws, &local)?);
         } else if std::fs::symlink_metadata(&local).is_ok() {
-            locals.push(local);
+            let rel = paths::relative_to_root(&local, &ws.root)?;
+            locals.push(AddFile {
+                local,
+                rel,
+                walked: None,
+            });
         } else {
             bail!("{} - no such file", local.display());
         }
@@ -67,24 +81,27 @@ pub async fn add(s: &mut Session, args: OpenArgs) -> Result<()> {
             .chain(ws.opened(&s.conn, Vec::new(), None).await?.iter())
             .filter_map(|r| ws.client_file_of(r))
             .collect();
-        locals.retain(|local| {
-            paths::relative_to_root(local, &ws.root).is_ok_and(|rel| !known.contains(&rel))
-        });
+        if !known.is_empty() {
+            locals.retain(|file| !known.contains(&file.rel));
+        }
     }
-    locals.sort();
-    locals.dedup();
-    let mut files = Vec::new();
-    let mut types = Vec::new();
-    for local in &locals {
-        let rel = paths::relative_to_root(local, &ws.root)?;
-        if ws.depot_of_client(&rel).is_none() {
+    // One walk yields path order already: the sort then only confirms it.
+    locals.sort_by(|a, b| a.local.cmp(&b.local));
+    locals.dedup_by(|a, b| a.local == b.local);
+    let mut files = Vec::with_capacity(locals.len());
+    let mut types = Vec::with_capacity(locals.len());
+    for file in &locals {
+        if ws.depot_of_client(&file.rel).is_none() {
             if expanded {
                 continue;
             }
-            bail!("{} - file(s) not in client view.", local.display());
+            bail!("{} - file(s) not in client view.", file.local.display());
         }
-        files.push(ws.workspace_path(&rel));
-        types.push(detect_type(local)?);
+        files.push(ws.workspace_path(&file.rel));
+        types.push(match &file.walked {
+            Some(walked) => walked_type(walked)?,
+            None => detect_type(&file.local)?,
+        });
     }
     if files.is_empty() {
         s.out.note("No files to add.");
@@ -120,7 +137,7 @@ fn local_arg(ws: &WorkspaceCtx, arg: &str, cwd: &Path) -> Result<PathBuf> {
 }
 
 /// Expands a local directory or wildcard path into the files it names.
-fn expand_local(ws: &WorkspaceCtx, local: &Path) -> Result<Vec<PathBuf>> {
+fn expand_local(ws: &WorkspaceCtx, local: &Path) -> Result<Vec<AddFile>> {
     let mut pattern_path = local.to_path_buf();
     if !paths::has_wildcards(&local.to_string_lossy()) {
         pattern_path.push("...");
@@ -136,12 +153,25 @@ fn expand_local(ws: &WorkspaceCtx, local: &Path) -> Result<Vec<PathBuf>> {
     }
     let rel = paths::relative_to_root(&pattern_path, &ws.root)?;
     let pattern = PathPattern::parse(&ws.workspace_path(&rel))?;
+    // The walk names each file below `base`; `base` itself is mapped to the root once (a
+    // root whose own name holds a wildcard maps each file instead).
+    let base_rel = paths::relative_to_root(&base, &ws.root).ok();
     let mut out = Vec::new();
-    for file in walk_files(&base)? {
-        if let Ok(rel) = paths::relative_to_root(&file, &ws.root)
-            && pattern.matches(&ws.workspace_path(&rel))
-        {
-            out.push(file);
+    for walked in walk_files(&base)? {
+        let rel = match base_rel.as_deref() {
+            Some("") => walked.rel.clone(),
+            Some(base_rel) => format!("{base_rel}/{}", walked.rel),
+            None => match paths::relative_to_root(&walked.path, &ws.root) {
+                Ok(rel) => rel,
+                Err(_) => continue,
+            },
+        };
+        if pattern.matches(&ws.workspace_path(&rel)) {
+            out.push(AddFile {
+                local: walked.path.clone(),
+                rel,
+                walked: Some(walked),
+            });
         }
     }
     Ok(out)

@@ -1,0 +1,155 @@
+//! Finding the new files `add` names under a directory, and the type to add each with.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use keel_core::{BaseType, FileType, detect_base_type};
+
+use crate::error::{Error, IoContext, Result};
+use crate::local_state::FileStat;
+use crate::workspace_scan::SAMPLE;
+use crate::workspace_walk::is_keel_file;
+
+/// One file (or symlink) found under the walked directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WalkedFile {
+    pub path: PathBuf,
+    /// The path below the walked directory, `/`-separated (names shown lossily as UTF-8).
+    pub rel: String,
+    /// Whether the directory entry is a symlink (not followed).
+    pub symlink: bool,
+}
+
+/// All files (and symlinks) under `dir`, in path order, not following symlinked directories;
+/// skips the workspace's `.keel` settings file and `.keel-state` state file and the client's
+/// own temp files. Each directory's entries are sorted by name and visited depth-first, which
+/// is path order without comparing whole paths. A missing `dir` has no files.
+pub fn walk_files(dir: &Path) -> Result<Vec<WalkedFile>> {
+    let mut out = Vec::new();
+    walk_dir(dir, dir, "", &mut out)?;
+    Ok(out)
+}
+
+fn walk_dir(top: &Path, current: &Path, rel: &str, out: &mut Vec<WalkedFile>) -> Result<()> {
+    let entries = match std::fs::read_dir(current) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && current == top => return Ok(()),
+        Err(e) => return Err(Error::io(current, e)),
+    };
+    let mut named: Vec<(OsString, std::fs::FileType)> = Vec::new();
+    for entry in entries {
+        let entry = entry.at(current)?;
+        let file_type = entry.file_type().at(&entry.path())?;
+        named.push((entry.file_name(), file_type));
+    }
+    named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    for (name, file_type) in named {
+        let path = current.join(&name);
+        let shown = name.to_string_lossy();
+        let child = if rel.is_empty() {
+            shown.to_string()
+        } else {
+            format!("{rel}/{shown}")
+        };
+        if file_type.is_dir() {
+            walk_dir(top, &path, &child, out)?;
+        } else if (current == top && is_keel_file(&name)) || shown.starts_with(".keel-tmp-") {
+            continue;
+        } else {
+            out.push(WalkedFile {
+                path,
+                rel: child,
+                symlink: file_type.is_symlink(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The type to add a walked file with: `symlink`, or `text`/`binary` from its first 64 KiB,
+/// plus `+x` when it is executable. The mode comes from the open file, so the path is looked
+/// up once.
+pub fn walked_type(file: &WalkedFile) -> Result<String> {
+    let (base, executable) = if file.symlink {
+        (BaseType::Symlink, false)
+    } else {
+        let opened = std::fs::File::open(&file.path).at(&file.path)?;
+        let meta = opened.metadata().at(&file.path)?;
+        let mut sample = Vec::with_capacity(SAMPLE.min(meta.len() as usize + 1));
+        opened
+            .take(SAMPLE as u64)
+            .read_to_end(&mut sample)
+            .at(&file.path)?;
+        let executable = FileStat::of(&meta).executable().unwrap_or(false);
+        (detect_base_type(&sample), executable)
+    };
+    Ok(FileType {
+        base,
+        executable,
+        writable: false,
+        exclusive: false,
+    }
+    .to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walk_is_in_path_order_with_relative_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for rel in [
+            "b/x",
+            "a-b",
+            "a/z",
+            "a/b/c",
+            ".keel",
+            "a/.keel",
+            "a/.keel-tmp-1",
+        ] {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, rel).unwrap();
+        }
+        let walked = walk_files(root).unwrap();
+        let rels: Vec<&str> = walked.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(rels, ["a/.keel", "a/b/c", "a/z", "a-b", "b/x"]);
+        let mut paths: Vec<PathBuf> = walked.iter().map(|f| f.path.clone()).collect();
+        let in_order = paths.clone();
+        paths.sort();
+        assert_eq!(paths, in_order);
+        assert_eq!(walked[1].path, root.join("a/b/c"));
+        assert!(walk_files(&root.join("missing")).unwrap().is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn walked_types_name_symlinks_binaries_and_executables() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("t"), "text\n").unwrap();
+        std::fs::write(root.join("b"), [0u8, 1, 2, 0]).unwrap();
+        std::fs::write(root.join("x"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(root.join("x"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink("t", root.join("l")).unwrap();
+        let types: Vec<(String, String)> = walk_files(root)
+            .unwrap()
+            .iter()
+            .map(|f| (f.rel.clone(), walked_type(f).unwrap()))
+            .collect();
+        let expected: Vec<(String, String)> = [
+            ("b", "binary"),
+            ("l", "symlink"),
+            ("t", "text"),
+            ("x", "text+x"),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        assert_eq!(types, expected);
+    }
+}
