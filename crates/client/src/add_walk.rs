@@ -4,11 +4,11 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use keel_core::{BaseType, FileType, detect_base_type};
+use keel_core::{BaseType, detect_base_type};
 
 use crate::error::{Error, IoContext, Result};
 use crate::local_state::FileStat;
-use crate::workspace_scan::SAMPLE;
+use crate::workspace_scan::{SAMPLE, new_file_type};
 use crate::workspace_walk::is_keel_file;
 
 /// One file (or symlink) found under the walked directory.
@@ -84,13 +84,7 @@ pub fn walked_type(file: &WalkedFile) -> Result<String> {
         let executable = FileStat::of(&meta).executable().unwrap_or(false);
         (detect_base_type(&sample), executable)
     };
-    Ok(FileType {
-        base,
-        executable,
-        writable: false,
-        exclusive: false,
-    }
-    .to_string())
+    Ok(new_file_type(base, executable))
 }
 
 #[cfg(test)]

@@ -237,13 +237,18 @@ pub fn detect_type(path: &Path) -> Result<String> {
     };
     let executable =
         !meta.file_type().is_symlink() && FileStat::of(&meta).executable().unwrap_or(false);
-    Ok(FileType {
+    Ok(new_file_type(base, executable))
+}
+
+/// The type string a new file is added with: its base type, `+x` when executable.
+pub(crate) fn new_file_type(base: BaseType, executable: bool) -> String {
+    FileType {
         base,
         executable,
         writable: false,
         exclusive: false,
     }
-    .to_string())
+    .to_string()
 }
 
 #[cfg(test)]
