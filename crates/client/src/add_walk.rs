@@ -22,8 +22,8 @@ pub struct WalkedFile {
 }
 
 /// All files (and symlinks) under `dir`, in path order, not following symlinked directories;
-/// skips the workspace's `.keel` settings file and `.keel-state` state file and the client's
-/// own temp files. Each directory's entries are sorted by name and visited depth-first, which
+/// skips files with a reserved name (`.keel`, `.keel-state`, ..., at any depth: the server
+/// refuses to add them) and the client's own temp files. Each directory's entries are sorted by name and visited depth-first, which
 /// is path order without comparing whole paths. A missing `dir` has no files.
 pub fn walk_files(dir: &Path) -> Result<Vec<WalkedFile>> {
     let mut out = Vec::new();
@@ -54,7 +54,7 @@ fn walk_dir(top: &Path, current: &Path, rel: &str, out: &mut Vec<WalkedFile>) ->
         };
         if file_type.is_dir() {
             walk_dir(top, &path, &child, out)?;
-        } else if (current == top && is_keel_file(&name)) || shown.starts_with(".keel-tmp-") {
+        } else if is_keel_file(&name) || shown.starts_with(".keel-tmp-") {
             continue;
         } else {
             out.push(WalkedFile {
@@ -110,12 +110,12 @@ mod tests {
         }
         let walked = walk_files(root).unwrap();
         let rels: Vec<&str> = walked.iter().map(|f| f.rel.as_str()).collect();
-        assert_eq!(rels, ["a/.keel", "a/b/c", "a/z", "a-b", "b/x"]);
+        assert_eq!(rels, ["a/b/c", "a/z", "a-b", "b/x"]);
         let mut paths: Vec<PathBuf> = walked.iter().map(|f| f.path.clone()).collect();
         let in_order = paths.clone();
         paths.sort();
         assert_eq!(paths, in_order);
-        assert_eq!(walked[1].path, root.join("a/b/c"));
+        assert_eq!(walked[0].path, root.join("a/b/c"));
         assert!(walk_files(&root.join("missing")).unwrap().is_empty());
     }
 

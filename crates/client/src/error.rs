@@ -41,6 +41,20 @@ pub enum Error {
     /// A local path argument lies outside the workspace root.
     #[error("{} is not under the workspace root {}", path.display(), root.display())]
     OutsideRoot { path: PathBuf, root: PathBuf },
+    /// A local path that leads, through a symlink, out of the workspace root: `add` does not
+    /// follow it.
+    #[error(
+        "{} - leads through a symlink to {}, outside the workspace root {}; add the symlink \
+         itself, not what it points to",
+        path.display(),
+        resolved.display(),
+        root.display()
+    )]
+    ThroughSymlink {
+        path: PathBuf,
+        resolved: PathBuf,
+        root: PathBuf,
+    },
     /// The server named a workspace file the client refuses to write.
     #[error("refusing to write {path:?}: {reason}")]
     UnsafeClientPath { path: String, reason: String },

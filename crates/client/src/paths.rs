@@ -88,6 +88,23 @@ fn join_components(rel: &Path) -> String {
         .join("/")
 }
 
+/// Refuses `dir` (a local directory, or a file's parent) when it resolves, through a
+/// symlink, outside the workspace `root`; `path` is what the error names. A root that does
+/// not exist has nothing under it to lead out.
+pub fn check_inside_root(root: &Path, dir: &Path, path: &Path) -> Result<()> {
+    let (Ok(root_real), Some(resolved)) = (root.canonicalize(), resolve_existing(dir)) else {
+        return Ok(());
+    };
+    if resolved.starts_with(&root_real) {
+        return Ok(());
+    }
+    Err(Error::ThroughSymlink {
+        path: path.to_path_buf(),
+        resolved,
+        root: root.to_path_buf(),
+    })
+}
+
 /// Lexical normalisation: drops `.` and resolves `..` without touching the file system.
 pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
@@ -124,9 +141,10 @@ fn resolve_existing(path: &Path) -> Option<PathBuf> {
 
 /// Maps a server-supplied `client_file` to a local path under `root`.
 ///
-/// Refuses anything that is not a valid ClientPath (`..`, absolute, control characters) and any
+/// Refuses anything that is not a valid ClientPath (`..`, absolute, control characters), a
+/// reserved file name (`.keel`, `.keel-state`, ...: `keel_core::RESERVED_FILE_NAMES`) and any
 /// path whose parent directory resolves (through symlinks) outside the root: the client never
-/// writes outside its workspace root whatever the server sends.
+/// writes outside its workspace root, nor over its own files, whatever the server sends.
 pub fn client_file_to_local(root: &Path, client_file: &str) -> Result<PathBuf> {
     LocalResolver::new(root).resolve(client_file)
 }
@@ -170,6 +188,12 @@ impl LocalResolver {
             reason,
         };
         ClientPath::parse(client_file).map_err(|e| refuse(e.to_string()))?;
+        if let Some(name) = keel_core::reserved_name(client_file) {
+            return Err(refuse(format!(
+                "'{name}' is a file name Keel reserves for its own files (settings, state, \
+                 tickets); the server should not have sent it"
+            )));
+        }
         let mut local = self.root.clone();
         for segment in client_file.split('/') {
             let component = Path::new(segment);
@@ -276,6 +300,13 @@ mod tests {
             ("", false),
             ("sub//x", false),
             ("./x", false),
+            (".keel", false),
+            ("sub/.keel", false),
+            ("sub/.keel-state", false),
+            (".keel-have", false),
+            ("sub/.keel_tickets", false),
+            (".keel/x", true),
+            ("sub/.keelrc", true),
             #[cfg(unix)]
             ("escape/file", false),
             #[cfg(unix)]
@@ -288,6 +319,25 @@ mod tests {
                 assert!(path.starts_with(&root));
             } else if let Err(e) = got {
                 assert!(e.to_string().contains("refusing"), "{e}");
+            }
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_directory_through_a_symlink_out_of_the_root_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("out")).unwrap();
+        std::os::unix::fs::symlink(root.join("sub"), root.join("in")).unwrap();
+        for (rel, ok) in [("sub", true), ("in", true), ("out", false), ("out/x", false)] {
+            let got = check_inside_root(&root, &root.join(rel), &root.join(rel));
+            assert_eq!(got.is_ok(), ok, "{rel}: {got:?}");
+            if let Err(e) = got {
+                assert!(e.to_string().contains("outside the workspace root"), "{e}");
             }
         }
     }

@@ -11,19 +11,21 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use crate::config::CONFIG_FILE_NAME;
 use crate::error::{Error, IoContext, Result};
-use crate::have_cache::HAVE_CACHE_FILE_NAME;
-use crate::local_state::{FileStat, STATE_FILE_NAME};
+use crate::local_state::FileStat;
 
 /// Most files per batch handed from a walking thread to the caller: enough that a hand-over
 /// costs little beside the stats, few enough that the caller starts early.
 const BATCH_FILES: usize = 256;
 
-/// Whether a file at the workspace root is one of Keel's own (config, state, have cache).
+/// Whether a file is one of Keel's own (config, state, have cache, tickets): a reserved name
+/// (`keel_core::RESERVED_FILE_NAMES`), skipped at any depth, since the server refuses to add
+/// one anywhere.
 pub(crate) fn is_keel_file(name: &std::ffi::OsStr) -> bool {
-    name == CONFIG_FILE_NAME || name == STATE_FILE_NAME || name == HAVE_CACHE_FILE_NAME
+    name.to_str().is_some_and(|n| keel_core::reserved_name(n).is_some())
 }
+
+
 
 /// Files found by one walking thread in a row: their client files end to end in `clients`,
 /// each with where its client file ends, its directory (in `dirs`), its name when the client
@@ -293,7 +295,7 @@ fn read_dir(
             rel.push('/');
         }
         rel.push_str(&text);
-        let skip = |name| (at_root && is_keel_file(name)) || text.starts_with(".keel-tmp-");
+        let skip = |name| is_keel_file(name) || text.starts_with(".keel-tmp-");
         let stat = match kind {
             Kind::Dir => None,
             Kind::NotDir if skip(name) => {
@@ -358,7 +360,7 @@ fn read_dir(
         rel.push_str(&text);
         let file_type = entry.file_type().map_err(|e| Error::io(entry.path(), e))?;
         let skip = !file_type.is_dir()
-            && ((at_root && is_keel_file(&name)) || text.starts_with(".keel-tmp-"));
+            && (is_keel_file(&name) || text.starts_with(".keel-tmp-"));
         if file_type.is_dir() {
             subdirs.push(PendingDir {
                 path: entry.path(),
@@ -383,6 +385,21 @@ fn read_dir(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::CONFIG_FILE_NAME;
+    use crate::have_cache::HAVE_CACHE_FILE_NAME;
+    use crate::local_state::STATE_FILE_NAME;
+
+    #[test]
+    fn the_client_files_are_reserved_names() {
+        for name in [
+            CONFIG_FILE_NAME,
+            STATE_FILE_NAME,
+            HAVE_CACHE_FILE_NAME,
+            crate::tickets::TICKETS_FILE_NAME,
+        ] {
+            assert!(is_keel_file(std::ffi::OsStr::new(name)), "{name}");
+        }
+    }
 
     /// Files of a tree wider than a batch, nested, with Keel's own files at the root.
     fn tree() -> (tempfile::TempDir, Vec<String>) {
@@ -396,7 +413,7 @@ mod tests {
             std::fs::write(dir.path().join(&rel), b"x").unwrap();
             expected.push(rel);
         }
-        for rel in ["a-b", "a.c/y", "z/.keel-have", "z/1/2/3/deep", "top"] {
+        for rel in ["a-b", "a.c/y", "z/.keel-hive", "z/1/2/3/deep", "top"] {
             std::fs::write(dir.path().join(rel), b"y").unwrap();
             expected.push(rel.to_string());
         }
@@ -404,6 +421,9 @@ mod tests {
             std::fs::write(dir.path().join(own), b"k").unwrap();
         }
         std::fs::write(dir.path().join("a/.keel-tmp-have-2"), b"k").unwrap();
+        // Reserved names are Keel's at any depth.
+        std::fs::write(dir.path().join("z/.keel-have"), b"k").unwrap();
+        std::fs::write(dir.path().join("a.c/.keel"), b"k").unwrap();
         expected.sort();
         (dir, expected)
     }

@@ -640,14 +640,24 @@ pub struct ProxyArgs {
 pub enum LabelCmd {
     /// Create a label.
     Create(LabelCreateArgs),
-    /// Edit a label spec in $EDITOR (creates it when missing).
-    Edit { name: String },
+    /// Edit a label spec in $EDITOR (creates it when missing); only its owner may change it.
+    Edit {
+        name: String,
+        /// Super users: change a label that is not yours, or a locked one.
+        #[arg(short = 'f')]
+        force: bool,
+    },
     /// Print a label spec.
     Show { name: String },
     /// List labels.
     List,
-    /// Delete a label (refused while it is locked).
-    Delete { name: String },
+    /// Delete a label: yours, and refused while it is locked.
+    Delete {
+        name: String,
+        /// Super users: delete a label that is not yours, or a locked one.
+        #[arg(short = 'f')]
+        force: bool,
+    },
 }
 
 #[derive(Debug, Args)]

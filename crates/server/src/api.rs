@@ -979,7 +979,7 @@ impl pb::keel_server::Keel for Api {
                 .ok_or_else(|| Status::invalid_argument("no label spec given"))?,
         );
         let svc = self.service.clone();
-        let saved = blocking(move || svc.save_label(&who, spec, req.create_only)).await?;
+        let saved = blocking(move || svc.save_label(&who, spec, req.create_only, req.force)).await?;
         Ok(Response::new(api_labels::label_to_wire(saved)))
     }
 
@@ -1025,7 +1025,7 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = authorize(&self.service, &peer, req.caller, "DeleteLabel")?;
         let svc = self.service.clone();
-        blocking(move || svc.delete_label(&who, &req.name)).await?;
+        blocking(move || svc.delete_label(&who, &req.name, req.force)).await?;
         Ok(Response::new(pb::DeleteLabelReply {}))
     }
 

@@ -123,6 +123,7 @@ impl WireError for ServiceError {
                 (Code::InvalidArgument, on_path(R::BadUpload, upload_path(e)))
             }
             ServiceError::BadArgument { arg, .. } => invalid(R::BadArgument, arg),
+            ServiceError::ReservedName { path, .. } => invalid(R::BadArgument, path),
             ServiceError::NoFileArguments { .. } => {
                 (Code::InvalidArgument, detail(R::NoFileArguments))
             }
@@ -554,6 +555,9 @@ impl WireError for LabelError {
             LabelError::Locked { name, owner } => owned(R::LabelLocked, name, owner),
             LabelError::NotOwner { name, owner } => owned(R::LabelNotOwner, name, owner),
             LabelError::StaysLocked { name } => precondition(R::LabelStaysLocked, name),
+            LabelError::ForceNeedsSuper { name } => {
+                (Code::PermissionDenied, on_path(R::NotPermitted, name))
+            }
             LabelError::Automatic { name, revision } => (
                 Code::FailedPrecondition,
                 pb::ErrorDetail {
@@ -610,7 +614,9 @@ impl WireError for AuthError {
             AuthError::UserCreationRefused { user, .. } => {
                 on_user(Code::PermissionDenied, R::UserCreationRefused, user)
             }
-            AuthError::OtherUser { user, .. } | AuthError::NotSuper { user, .. } => {
+            AuthError::OtherUser { user, .. }
+            | AuthError::NotSuper { user, .. }
+            | AuthError::PrivilegedField { user, .. } => {
                 on_user(Code::PermissionDenied, R::NotPermitted, user)
             }
             AuthError::Setting(e) => {
@@ -1024,6 +1030,9 @@ impl WireError for AccessError {
             AccessError::NoSuchGroup { name } => (Code::NotFound, on_path(R::NoSuchGroup, name)),
             AccessError::BadGroup { name, .. } => {
                 (Code::InvalidArgument, on_path(R::BadGroup, name))
+            }
+            AccessError::PrivilegedField { name, .. } => {
+                (Code::PermissionDenied, on_path(R::NotPermitted, name))
             }
             AccessError::BadProtections(_) => (Code::InvalidArgument, detail(R::BadProtections)),
             AccessError::LastSuper { user, .. } => (

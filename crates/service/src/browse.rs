@@ -191,7 +191,10 @@ impl Service {
                         {
                             continue;
                         }
-                        let records = snap.integrations_into(&path)?;
+                        // Records whose source the caller may not list are left out, so
+                        // neither the listing nor `-i` names it.
+                        let mut records = snap.integrations_into(&path)?;
+                        records.retain(|r| who.lists(r.from_path.as_str()));
                         if follow {
                             let origin = records
                                 .iter()

@@ -1,7 +1,7 @@
 //! `content`: one stored blob by digest, for replicas and caching proxies.
 //!
 //! A digest is only a name: who may fetch it is decided by the files that hold it. Super
-//! and service users (replicas, proxies) may fetch any; everyone else only the content of a
+//! users and service users whose type a super user set (replicas, proxies) may fetch any; everyone else only the content of a
 //! revision or shelved file they may read: the one the request names (one point read), else
 //! one found through the digest indexes (content-owning revisions and shelved files; lazy
 //! copies, such as a branch's files, are found only when named).
@@ -49,9 +49,10 @@ impl Service {
             return Ok(());
         }
         let snap = self.meta.snapshot()?;
+        // A service type counts only when a super user set it (`UserRow::effective_type`).
         let is_service = snap
             .get_user(&caller.user)?
-            .is_some_and(|u| u.user_type == UserType::Service);
+            .is_some_and(|u| u.effective_type() == UserType::Service);
         if is_service {
             return Ok(());
         }

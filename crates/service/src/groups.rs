@@ -114,6 +114,9 @@ impl Service {
         keel_store::write(self.meta.as_ref(), move |txn| {
             let existing = txn.get_group(&row.name)?;
             may_edit(&access, existing.as_ref(), &user)?;
+            if let Some(existing) = &existing {
+                may_change_limits(&access, existing, &row.limits)?;
+            }
             for sub in &row.subgroups {
                 if txn.get_group(sub)?.is_none() {
                     return Err(bad(
@@ -205,4 +208,31 @@ fn may_edit(access: &Access, existing: Option<&GroupRow>, user: &str) -> Result<
         needed: Right::Super,
     }
     .into())
+}
+
+/// The limits widen or narrow what members may do, so only a super user changes them; an
+/// owner who is not one keeps them as they are (the error names the first field changed).
+fn may_change_limits(
+    access: &Access,
+    existing: &GroupRow,
+    new: &GroupLimits,
+) -> Result<(), AccessError> {
+    if access.user.allows_anywhere(Right::Super) {
+        return Ok(());
+    }
+    let old = &existing.limits;
+    let fields = [
+        ("MaxResults", old.max_results == new.max_results),
+        ("MaxScanRows", old.max_scan_rows == new.max_scan_rows),
+        ("MaxLockTime", old.max_lock_time == new.max_lock_time),
+        ("MaxOpenFiles", old.max_open_files == new.max_open_files),
+        ("Timeout", old.timeout == new.timeout),
+    ];
+    match fields.iter().find(|(_, same)| !same) {
+        None => Ok(()),
+        Some((field, _)) => Err(AccessError::PrivilegedField {
+            name: existing.name.clone(),
+            field,
+        }),
+    }
 }

@@ -199,6 +199,9 @@ impl Service {
                 sources += 1;
                 who.require(Right::Branch, source.path.as_str())?;
                 who.require(Right::Open, target.as_str())?;
+                if !source.action.is_delete() {
+                    crate::reserved::check_reserved(target.as_str())?;
+                }
                 let known = if untouched {
                     TargetState::default()
                 } else {

@@ -209,17 +209,17 @@ fn validate(
     Ok(label)
 }
 
-/// Whether saving `new` over `old` (a locked label) is allowed for `user`: only the owner may,
-/// and only to unlock it.
+/// Whether saving `new` over `old` is allowed for `user` (a super user with `-f` may
+/// always): only the owner changes a label's spec, and a locked label's only to unlock it.
 fn check_locked_save(old: &LabelRow, new: &LabelSpec, user: &str) -> Result<(), LabelError> {
-    if old.options != SpecLock::Locked {
-        return Ok(());
-    }
     if old.owner != user {
         return Err(LabelError::NotOwner {
             name: old.name.clone(),
             owner: old.owner.clone(),
         });
+    }
+    if old.options != SpecLock::Locked {
+        return Ok(());
     }
     if new.options == "locked" {
         return Err(LabelError::StaysLocked {
@@ -230,14 +230,27 @@ fn check_locked_save(old: &LabelRow, new: &LabelSpec, user: &str) -> Result<(), 
 }
 
 impl Service {
-    /// Creates or replaces a label spec (its files are kept).
+    /// Whether `force` (`-f`) may be used: only by a super user.
+    fn label_force(&self, caller: &Caller, name: &str, force: bool) -> Result<bool, LabelError> {
+        if force && !self.is_super(caller)? {
+            return Err(LabelError::ForceNeedsSuper {
+                name: name.to_string(),
+            });
+        }
+        Ok(force)
+    }
+
+    /// Creates or replaces a label spec (its files are kept). Only the owner changes an
+    /// existing label (a locked one only to unlock it); a super user may with `force`.
     pub fn save_label(
         &self,
         caller: &Caller,
         label: LabelSpec,
         create_only: bool,
+        force: bool,
     ) -> Result<LabelSpec, LabelError> {
         self.touch_user(caller)?;
+        let force = self.label_force(caller, &label.name, force)?;
         let label = validate(self.meta.snapshot()?.as_ref(), caller, label)?;
         self.form_save(caller, &label)?;
         let bad = |reason: String| LabelError::Invalid {
@@ -254,7 +267,9 @@ impl Service {
                 if create_only {
                     return Err(LabelError::Exists { name: label.name });
                 }
-                check_locked_save(old, &label, &user)?;
+                if !force {
+                    check_locked_save(old, &label, &user)?;
+                }
             }
             let row = LabelRow {
                 name: label.name,
@@ -299,15 +314,31 @@ impl Service {
         Ok(())
     }
 
-    /// Deletes an unlocked label and its files.
-    pub fn delete_label(&self, caller: &Caller, name: &str) -> Result<(), LabelError> {
+    /// Deletes a label and its files: its owner an unlocked one, a super user with `force`
+    /// any.
+    pub fn delete_label(
+        &self,
+        caller: &Caller,
+        name: &str,
+        force: bool,
+    ) -> Result<(), LabelError> {
         self.touch_user(caller)?;
         let name = workspace_name(name)?;
+        let force = self.label_force(caller, &name, force)?;
+        let user = caller.user.clone();
         keel_store::write(self.meta.as_ref(), move |txn| {
             let row = txn
                 .get_label(&name)?
                 .ok_or_else(|| LabelError::NoSuch { name: name.clone() })?;
-            LabelCtx::new(row)?.check_unlocked()?;
+            if !force {
+                if row.owner != user {
+                    return Err(LabelError::NotOwner {
+                        name: row.name,
+                        owner: row.owner,
+                    });
+                }
+                LabelCtx::new(row)?.check_unlocked()?;
+            }
             txn.delete_label(&name)?;
             Ok(())
         })
@@ -365,7 +396,7 @@ mod tests {
     }
 
     #[test]
-    fn only_the_owner_unlocks_a_locked_label() {
+    fn only_the_owner_changes_a_label_and_unlocks_a_locked_one() {
         let old = LabelRow {
             name: "rel".into(),
             owner: "alice".into(),
@@ -381,5 +412,11 @@ mod tests {
         new.options = "unlocked".into();
         assert!(check_locked_save(&old, &new, "bob").is_err());
         assert!(check_locked_save(&old, &new, "alice").is_ok());
+        let unlocked = LabelRow {
+            options: SpecLock::Unlocked,
+            ..old
+        };
+        assert!(check_locked_save(&unlocked, &new, "bob").is_err());
+        assert!(check_locked_save(&unlocked, &new, "alice").is_ok());
     }
 }

@@ -4,9 +4,14 @@
 //! order, and apply what changes in bounded write jobs (`ServiceConfig::label_batch` entries each), each of
 //! which re-checks that the label still exists and is unlocked. Every change is reported once
 //! its job is durable (or at once with `preview`).
+//!
+//! Protections hold: an entry for a file the caller may not list is neither reported nor
+//! changed (a labelsync leaves another user's entries for files hidden from the caller as
+//! they are), and such files count as not matched.
 
 use crate::args::{FileArg, view_scopes};
 use crate::context::optional_workspace;
+use crate::access::Access;
 use crate::expand::selection_of;
 use crate::labels::{LabelCtx, load_label};
 use crate::paging::Cursor;
@@ -58,6 +63,8 @@ impl EntryChange {
 /// Label changes waiting for their write job.
 struct Batch<'a, 's> {
     service: &'a Service,
+    /// The caller's rights: changes to files they may not list are dropped unseen.
+    who: &'a Access,
     label: String,
     preview: bool,
     pending: Vec<EntryChange>,
@@ -67,6 +74,9 @@ struct Batch<'a, 's> {
 
 impl Batch<'_, '_> {
     fn push(&mut self, change: EntryChange) -> Result<(), LabelError> {
+        if !self.who.lists(change.path.as_str()) {
+            return Ok(());
+        }
         self.count += 1;
         if self.preview {
             return Ok((self.sink)(change.into_record())?);
@@ -232,7 +242,7 @@ impl Service {
                     name: name.clone(),
                     ..LabelSpec::default()
                 };
-                self.save_label(caller, spec, true)?;
+                self.save_label(caller, spec, true, false)?;
             }
         }
         let ws = optional_workspace(snap.as_ref(), caller)?;
@@ -243,6 +253,7 @@ impl Service {
             .collect::<Result<Vec<_>, _>>()?;
         let mut batch = Batch {
             service: self,
+            who: &who,
             label: name.clone(),
             preview: opts.preview,
             pending: Vec::new(),
@@ -255,7 +266,7 @@ impl Service {
             if opts.delete {
                 let mut entries = Entries::new(snap.as_ref(), &name, &arg.scopes, page);
                 entries.advance(None, &mut |path, rev| {
-                    if arg.matches(path.as_str()) {
+                    if arg.matches(path.as_str()) && who.lists(path.as_str()) {
                         matched += 1;
                         batch.push(EntryChange {
                             path,
@@ -314,6 +325,7 @@ impl Service {
         ctx.check_unlocked()?;
         ctx.check_static()?;
         let ws = optional_workspace(snap.as_ref(), caller)?;
+        let who = self.access_of(caller)?;
         let mut passes = Vec::new();
         if files.is_empty() {
             let target_scopes = view_scopes(&ctx.view, |l| &l.left);
@@ -338,6 +350,7 @@ impl Service {
         }
         let mut batch = Batch {
             service: self,
+            who: &who,
             label: ctx.name().to_string(),
             preview,
             pending: Vec::new(),
@@ -376,6 +389,10 @@ impl Service {
                 let current = entries.advance(Some(head.path.as_str()), &mut |p, r| {
                     push_stale(pass, batch, p, r)
                 })?;
+                if !batch.who.lists(head.path.as_str()) {
+                    // Hidden from the caller: its entry (consumed above) stays as it is.
+                    continue;
+                }
                 let path = head.path.clone();
                 let target = self
                     .select_revision(snap, &pass.text, &pass.rev, head, have_of)?

@@ -33,6 +33,7 @@ mod opened_change;
 mod paging;
 mod protections;
 pub mod records;
+mod reserved;
 pub mod resolve;
 pub mod shelve;
 mod submit;

@@ -4,6 +4,7 @@
 //! the plan in one write job that re-checks what may have changed meanwhile (opens by others,
 //! exclusive locks). Any refusal rolls the whole command back: nothing is half-opened.
 
+use crate::reserved::check_reserved;
 use crate::access::Access;
 use crate::args::FileArg;
 use crate::context::{WorkspaceCtx, caller_workspace, load_change};
@@ -165,7 +166,7 @@ impl Service {
             let ws = caller_workspace(snap.as_ref(), caller)?;
             check_pending_change(snap.as_ref(), &ws, req.change.number())?;
             let plan = match action {
-                OpenAction::Add => self.plan_add(snap.as_ref(), &ws, caller, &req)?,
+                OpenAction::Add => self.plan_add(snap.as_ref(), &who, &ws, caller, &req)?,
                 OpenAction::Edit | OpenAction::Delete => {
                     self.plan_edit_delete(snap.as_ref(), &who, &ws, caller, action, &req)?
                 }
@@ -191,6 +192,7 @@ impl Service {
     fn plan_add(
         &self,
         snap: &dyn ReadTxn,
+        who: &Access,
         ws: &WorkspaceCtx,
         caller: &Caller,
         req: &OpenRequest,
@@ -209,6 +211,9 @@ impl Service {
             if !seen.insert(depot.clone()) {
                 continue;
             }
+            // Rights and the name first: a refusal must not tell whether the file exists.
+            who.require(Right::Open, depot.as_str())?;
+            check_reserved(depot.as_str())?;
             let base = req.add_types.get(i).copied().flatten().unwrap_or(TEXT);
             let file_type = apply_type(base, req.file_type);
             let head = snap.head_revision(&depot)?;
@@ -340,6 +345,7 @@ impl Service {
             let who = self.access_of(caller)?;
             who.require(Right::Open, from_path.as_str())?;
             who.require(Right::Open, to_path.as_str())?;
+            check_reserved(to_path.as_str())?;
             if ws.client_file(&to_path).is_none() {
                 return Err(OpenError::NotInView {
                     path: to.to_string(),

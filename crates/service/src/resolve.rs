@@ -206,7 +206,8 @@ impl Service {
         Ok(rows.iter().map(|r| from_opened(r, Some(&ws))).collect())
     }
 
-    /// `integrated`: every integration record touching the selected files, both directions.
+    /// `integrated`: every integration record touching the selected files, both directions,
+    /// but for records whose other file the caller may not list.
     pub fn integrated(
         &self,
         caller: &Caller,
@@ -230,7 +231,11 @@ impl Service {
                 &arg,
                 ws.as_ref().map(|w| w.name()),
                 &mut |head| {
+                    // A record naming a file the caller may not list is left out.
                     for row in snap.integrations_into(&head.path)? {
+                        if !who.lists(row.from_path.as_str()) {
+                            continue;
+                        }
                         found += 1;
                         sink(IntegInfo {
                             to_file: row.to_path,
@@ -244,6 +249,9 @@ impl Service {
                         })?;
                     }
                     for row in snap.integrations_from(&head.path)? {
+                        if !who.lists(row.to_path.as_str()) {
+                            continue;
+                        }
                         found += 1;
                         sink(IntegInfo {
                             to_file: row.from_path,

@@ -97,7 +97,8 @@ pub(crate) fn check_no_shelf(snap: &dyn ReadTxn, change: u64) -> Result<(), Serv
 }
 
 /// The refusals of a submit of the default changelist that need no trigger, checked before
-/// triggers make it a numbered change: `write` on every file, and at least one file.
+/// triggers make it a numbered change: `write` on every file, no reserved name, and at least
+/// one file.
 fn check_default_change(
     snap: &dyn ReadTxn,
     who: &crate::access::Access,
@@ -108,6 +109,9 @@ fn check_default_change(
     opened_pages(snap, workspace, ChangeNumber(0), page, &mut |rows| {
         for row in rows {
             who.require(keel_core::Right::Write, row.path.as_str())?;
+            if !row.action.is_delete() {
+                crate::reserved::check_reserved(row.path.as_str())?;
+            }
             count += 1;
         }
         Ok::<_, SubmitError>(())
@@ -168,6 +172,9 @@ impl Service {
             &mut |rows| {
                 for row in rows {
                     who.require(keel_core::Right::Write, row.path.as_str())?;
+                    if !row.action.is_delete() {
+                        crate::reserved::check_reserved(row.path.as_str())?;
+                    }
                     fingerprint.add(&row);
                     if let Some(triggers) = triggers.as_mut() {
                         triggers.observe(&row.path);

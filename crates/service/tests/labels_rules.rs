@@ -19,7 +19,7 @@ fn label(name: &str, options: &str, revision: &str, view: &[&str]) -> LabelSpec 
 }
 
 fn save(w: &World, spec: LabelSpec) -> Result<(), Failure> {
-    done(w.service.save_label(&w.ann, spec, false))
+    done(w.service.save_label(&w.ann, spec, false, false))
 }
 
 fn labelsync(w: &World, name: &str) -> Result<(), Failure> {
@@ -37,7 +37,7 @@ fn labels(w: &World) {
         label("auto", "", "@1", &[]),
     ] {
         w.service
-            .save_label(&w.ann, spec, true)
+            .save_label(&w.ann, spec, true, false)
             .expect("label saved");
     }
 }
@@ -108,7 +108,7 @@ fn label_spec_refusals() {
         Case {
             name: "a missing label cannot be deleted",
             setup: labels,
-            act: |w| done(w.service.delete_label(&w.ann, "nolabel")),
+            act: |w| done(w.service.delete_label(&w.ann, "nolabel", false)),
             want: Want::Refused(|f| {
                 matches!(f, Failure::Label(LabelError::NoSuch { name }) if name == "nolabel")
                     && message(f) == "label 'nolabel' does not exist"
@@ -117,7 +117,7 @@ fn label_spec_refusals() {
         Case {
             name: "an unlocked label can be deleted",
             setup: labels,
-            act: |w| done(w.service.delete_label(&w.ann, "auto")),
+            act: |w| done(w.service.delete_label(&w.ann, "auto", false)),
             want: Want::Ok,
         },
     ]);

@@ -253,7 +253,7 @@ fn labels(w: &World) {
         label("auto", "unlocked", "@1"),
     ] {
         w.service
-            .save_label(&w.ann, spec, true)
+            .save_label(&w.ann, spec, true, false)
             .expect("label saved");
     }
 }
@@ -310,7 +310,7 @@ fn label_rules() {
         Case {
             name: "a locked label cannot be deleted",
             setup: labels,
-            act: |w| done(w.service.delete_label(&w.ann, "shut")),
+            act: |w| done(w.service.delete_label(&w.ann, "shut", false)),
             want: Want::Refused(
                 |f| matches!(f, Failure::Label(LabelError::Locked { name, .. }) if name == "shut"),
             ),
@@ -321,20 +321,51 @@ fn label_rules() {
             act: |w| {
                 done(
                     w.service
-                        .save_label(&w.bob, label("shut", "unlocked", ""), false),
+                        .save_label(&w.bob, label("shut", "unlocked", ""), false, false),
                 )
             },
             want: Want::Refused(|f| {
                 matches!(f, Failure::Label(LabelError::NotOwner { name, owner }) if name == "shut" && owner == "ann")
-                    && message(f) == "label 'shut' is locked; only its owner ann can change it"
+                    && message(f)
+                        == "label 'shut' belongs to ann; only its owner (or a super user with -f) \
+                            can change or delete it"
             }),
+        },
+        Case {
+            name: "only the owner may change or delete an unlocked label",
+            setup: labels,
+            act: |w| {
+                let changed = w
+                    .service
+                    .save_label(&w.bob, label("open", "unlocked", ""), false, false);
+                assert!(
+                    matches!(&changed, Err(LabelError::NotOwner { name, owner }) if name == "open" && owner == "ann"),
+                    "{changed:?}"
+                );
+                done(w.service.delete_label(&w.bob, "open", false))
+            },
+            want: Want::Refused(
+                |f| matches!(f, Failure::Label(LabelError::NotOwner { name, .. }) if name == "open"),
+            ),
+        },
+        Case {
+            name: "a super user changes and deletes a locked label with force",
+            setup: labels,
+            act: |w| {
+                // No protections table: every user is a super user.
+                w.service
+                    .save_label(&w.bob, label("shut", "locked", ""), false, true)?;
+                w.service.delete_label(&w.bob, "shut", true)?;
+                done(w.service.delete_label(&w.bob, "open", true))
+            },
+            want: Want::Ok,
         },
         Case {
             name: "the owner may unlock a locked label",
             setup: labels,
             act: |w| {
                 w.service
-                    .save_label(&w.ann, label("shut", "unlocked", ""), false)?;
+                    .save_label(&w.ann, label("shut", "unlocked", ""), false, false)?;
                 done(tag(w, "shut", &["//depot/a"], false))
             },
             want: Want::Ok,
@@ -355,7 +386,7 @@ fn label_rules() {
             act: |w| {
                 done(
                     w.service
-                        .save_label(&w.ann, label("open", "unlocked", ""), true),
+                        .save_label(&w.ann, label("open", "unlocked", ""), true, false),
                 )
             },
             want: Want::Refused(|f| {

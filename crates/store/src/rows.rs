@@ -46,6 +46,20 @@ pub struct UserRow {
     pub accessed: i64,
     /// The password's argon2id hash as a PHC string; `None` when no password is set.
     pub password_hash: Option<String>,
+    /// The super user who set `user_type`; `None` for `standard`, and for a type stored before
+    /// Keel recorded the setter (such a type grants nothing until a super user saves it).
+    pub type_set_by: Option<String>,
+}
+
+impl UserRow {
+    /// The user's type as it counts for rights: a type no super user set is `standard`.
+    pub fn effective_type(&self) -> UserType {
+        if self.type_set_by.is_some() {
+            self.user_type
+        } else {
+            UserType::Standard
+        }
+    }
 }
 
 /// A login ticket, known only by the BLAKE3 hash of its bytes.

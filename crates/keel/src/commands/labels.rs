@@ -20,11 +20,57 @@ const DEFAULT_VIEW: &str = "//depot/...";
 pub async fn run(s: &mut Session, cmd: LabelCmd) -> Result<()> {
     match cmd {
         LabelCmd::Create(args) => create(s, args).await,
-        LabelCmd::Edit { name } => spec_form::edit::<Label>(s, &name).await,
+        LabelCmd::Edit { name, force: false } => spec_form::edit::<Label>(s, &name).await,
+        LabelCmd::Edit { name, force: true } => edit_forced(s, &name).await,
         LabelCmd::Show { name } => spec_form::show::<Label>(s, &name).await,
         LabelCmd::List => list(s).await,
-        LabelCmd::Delete { name } => spec_form::delete::<Label>(s, &name).await,
+        LabelCmd::Delete { name, force: false } => spec_form::delete::<Label>(s, &name).await,
+        LabelCmd::Delete { name, force: true } => delete_forced(s, &name).await,
     }
+}
+
+/// `label edit -f`: a super user edits a label that is not theirs, or a locked one.
+async fn edit_forced(s: &Session, name: &str) -> Result<()> {
+    WorkspaceName::parse(name)?;
+    let spec = Label::fetch(s, name).await?;
+    let original = spec.render_form();
+    let edited = crate::editor::edit_text(&original, name)?;
+    if edited == original {
+        s.out.emit(
+            Record::new().s("label", name).s("action", "unchanged"),
+            format!("Label {name} not changed."),
+        );
+        return Ok(());
+    }
+    let updated = Label::parse_form(&edited, &spec)
+        .map_err(|e| e.context("error in label specification"))?;
+    let request = SaveLabelRequest {
+        caller: s.caller(),
+        label: Some(updated),
+        create_only: false,
+        force: true,
+    };
+    let saved = s.check(s.client().save_label(request).await)?;
+    s.out.emit(
+        saved.record().s("action", "saved"),
+        format!("Label {} saved.", saved.name),
+    );
+    Ok(())
+}
+
+/// `label delete -f`: a super user deletes a label that is not theirs, or a locked one.
+async fn delete_forced(s: &Session, name: &str) -> Result<()> {
+    let request = DeleteLabelRequest {
+        caller: s.caller(),
+        name: name.to_string(),
+        force: true,
+    };
+    s.check(s.client().delete_label(request).await)?;
+    s.out.emit(
+        Record::new().s("label", name).s("action", "deleted"),
+        format!("Label {name} deleted."),
+    );
+    Ok(())
 }
 
 /// `labels`.
@@ -101,6 +147,7 @@ impl SpecKind for Label {
             caller: s.caller(),
             label: Some(spec),
             create_only,
+            force: false,
         };
         Ok(s.check(s.client().save_label(request).await)?)
     }
@@ -109,6 +156,7 @@ impl SpecKind for Label {
         let request = DeleteLabelRequest {
             caller: s.caller(),
             name: name.to_string(),
+            force: false,
         };
         s.check(s.client().delete_label(request).await)?;
         Ok(())

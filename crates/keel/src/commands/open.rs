@@ -58,10 +58,15 @@ pub async fn add(s: &mut Session, args: OpenArgs) -> Result<()> {
     for arg in &args.files {
         let local = local_arg(&ws, arg, &s.cwd)?;
         let text = local.to_string_lossy().to_string();
-        if paths::has_wildcards(&text) || local.is_dir() {
+        // A symlink is added as itself (type symlink), even one to a directory: never walked.
+        let link = std::fs::symlink_metadata(&local).is_ok_and(|m| m.file_type().is_symlink());
+        if paths::has_wildcards(&text) || (local.is_dir() && !link) {
             expanded = true;
             locals.extend(expand_local(&ws, &local)?);
-        } else if std::fs::symlink_metadata(&local).is_ok() {
+        } else if link || local.exists() {
+            // Neither the file nor a directory above it may lead out of the workspace.
+            let parent = local.parent().unwrap_or(&ws.root);
+            paths::check_inside_root(&ws.root, parent, &local)?;
             let rel = paths::relative_to_root(&local, &ws.root)?;
             locals.push(AddFile {
                 local,
@@ -152,6 +157,8 @@ fn expand_local(ws: &WorkspaceCtx, local: &Path) -> Result<Vec<AddFile>> {
         base.push(component.as_os_str());
     }
     let rel = paths::relative_to_root(&pattern_path, &ws.root)?;
+    // The walk follows no symlink below `base`; `base` itself must not lead out either.
+    paths::check_inside_root(&ws.root, &base, &base)?;
     let pattern = PathPattern::parse(&ws.workspace_path(&rel))?;
     // The walk names each file below `base`; `base` itself is mapped to the root once (a
     // root whose own name holds a wildcard maps each file instead).

@@ -35,6 +35,34 @@ impl From<UserRow> for UserSpec {
     }
 }
 
+/// Checks the fields of a user spec that widen rights (Type: `service`, `operator`): only a
+/// super user sets them. Returns who set the type the saved row records: the super user
+/// when one saves a non-standard Type, the old setter when a non-super user saves their
+/// spec with the Type unchanged, `None` for `standard`.
+fn privileged_fields(
+    old: Option<&UserRow>,
+    new: &UserSpec,
+    caller: &str,
+    is_super: bool,
+) -> Result<Option<String>, AuthError> {
+    let current = old.map_or(UserType::Standard, |o| o.user_type);
+    if new.user_type == UserType::Standard {
+        return Ok(None);
+    }
+    if is_super {
+        return Ok(Some(caller.to_string()));
+    }
+    if new.user_type != current {
+        return Err(AuthError::PrivilegedField {
+            user: new.name.clone(),
+            field: "Type",
+            value: new.user_type.as_str().to_string(),
+            current: current.as_str().to_string(),
+        });
+    }
+    Ok(old.and_then(|o| o.type_set_by.clone()))
+}
+
 impl Service {
     /// `user -o NAME`: the stored spec.
     pub fn get_user(&self, caller: &Caller, name: &str) -> Result<UserSpec, AuthError> {
@@ -72,7 +100,8 @@ impl Service {
     }
 
     /// `user -i [-f]`: creates or updates a spec. A user edits their own; another user's, or a
-    /// new user at security level 4, needs `force` and a super user.
+    /// new user at security level 4, needs `force` and a super user. Only a super user changes
+    /// a Type (see `privileged_fields`); a refusal saves nothing.
     pub fn save_user(
         &self,
         caller: &Caller,
@@ -89,7 +118,8 @@ impl Service {
         let exists = snap.get_user(&name)?.is_some();
         drop(snap);
         let needs_super = name != caller.user || (!exists && !level.creates_users_on_first_use());
-        if needs_super && !(force && self.is_super(caller)?) {
+        let is_super = self.is_super(caller)?;
+        if needs_super && !(force && is_super) {
             return Err(AuthError::OtherUser {
                 caller: caller.user.clone(),
                 user: name,
@@ -97,8 +127,10 @@ impl Service {
             });
         }
         let now = self.now();
+        let setter = caller.user.clone();
         keel_store::write(self.meta.as_ref(), move |txn| {
             let old = txn.get_user(&name)?;
+            let type_set_by = privileged_fields(old.as_ref(), &spec, &setter, is_super)?;
             let row = UserRow {
                 name: name.clone(),
                 email: spec.email,
@@ -108,6 +140,7 @@ impl Service {
                 updated: now,
                 accessed: old.as_ref().map_or(now, |o| o.accessed),
                 password_hash: old.and_then(|o| o.password_hash),
+                type_set_by,
             };
             txn.put_user(&row)?;
             Ok(UserSpec::from(row))

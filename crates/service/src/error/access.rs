@@ -12,6 +12,12 @@ pub enum AccessError {
     /// A group spec that cannot be saved (`reason` names the field and value).
     #[error("group {name}: {reason}")]
     BadGroup { name: String, reason: String },
+    /// A group owner who is not a super user changed a field that widens rights (a limit).
+    #[error(
+        "group {name}: only a super user may change {field}; an owner changes Users, \
+         Subgroups and Owners; nothing was saved"
+    )]
+    PrivilegedField { name: String, field: &'static str },
     /// A protections line that does not parse (the error names the line).
     #[error(transparent)]
     BadProtections(#[from] ProtectError),

@@ -67,6 +67,18 @@ pub enum AuthError {
         user: String,
         what: &'static str,
     },
+    /// A spec field that widens rights (a user's Type) changed by someone who is not a super
+    /// user.
+    #[error(
+        "user {user}: only a super user may set {field} (asked for {value}, it stays \
+         {current}); nothing was saved"
+    )]
+    PrivilegedField {
+        user: String,
+        field: &'static str,
+        value: String,
+        current: String,
+    },
     /// The command needs a super user.
     #[error("user {user} may not {what}: it needs super access")]
     NotSuper { user: String, what: &'static str },

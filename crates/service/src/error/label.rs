@@ -27,9 +27,15 @@ pub enum LabelError {
     /// The label is locked, so its files and spec cannot change and it cannot be deleted.
     #[error("label '{name}' is locked; its owner {owner} must set Options: unlocked first")]
     Locked { name: String, owner: String },
-    /// A locked label's spec saved by someone other than its owner.
-    #[error("label '{name}' is locked; only its owner {owner} can change it")]
+    /// A label's spec saved, or the label deleted, by someone other than its owner.
+    #[error(
+        "label '{name}' belongs to {owner}; only its owner (or a super user with -f) can \
+         change or delete it"
+    )]
     NotOwner { name: String, owner: String },
+    /// `-f` given by a user without super access.
+    #[error("label '{name}': -f needs super access")]
+    ForceNeedsSuper { name: String },
     /// A locked label's spec saved by its owner without unlocking it.
     #[error("label '{name}' is locked; set Options: unlocked to change it")]
     StaysLocked { name: String },

@@ -91,6 +91,13 @@ pub enum ServiceError {
     /// A pending change still has shelved files, so it cannot be submitted or deleted.
     #[error("change {change} - shelved files must be deleted first")]
     ShelvedFilesExist { change: ChangeNumber },
+    /// A file whose last path component is a name Keel reserves for its client's own files
+    /// (`keel_core::RESERVED_FILE_NAMES`): it is never added, branched, moved or submitted.
+    #[error(
+        "{path} - '{name}' is a file name Keel reserves for its client's own files; such a \
+         file cannot be added to the depot"
+    )]
+    ReservedName { path: String, name: &'static str },
     /// An argument a core parser refused (a path, file spec, name or type); `reason` is the
     /// parser's message, which names the argument.
     #[error("{reason}")]

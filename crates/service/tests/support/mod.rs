@@ -114,6 +114,15 @@ impl World {
         )
     }
 
+    /// A second handle on the metadata store, to plant rows no command would write (a row
+    /// as an older server stored it).
+    pub fn meta(&self) -> Arc<dyn MetaStore> {
+        Arc::new(
+            SqliteStore::open(&self._dir.path().join("metadata.db"), &StoreConfig::default())
+                .expect("store"),
+        )
+    }
+
     /// The content store's directory (`ab/cd/<hex>.zst|.raw` files).
     pub fn content_root(&self) -> std::path::PathBuf {
         self._dir.path().join("content")

@@ -216,6 +216,13 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     CREATE TABLE protections (line INTEGER PRIMARY KEY, text TEXT NOT NULL);
     INSERT INTO counters VALUES ('access', 0);
     "#,
+    // 9: who set a user's Type. A Type other than standard counts (the service user's
+    // content-by-digest bypass) only when a super user set it; types stored before this
+    // column existed have no setter, so they count again only once a super user saves the
+    // spec (`user -f -i`).
+    r#"
+    ALTER TABLE users ADD COLUMN type_set_by TEXT;
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.

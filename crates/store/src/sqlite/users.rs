@@ -1,4 +1,4 @@
-//! The SQL of users, login tickets and server settings (migration 7), called by the
+//! The SQL of users, login tickets and server settings (migrations 7 and 9), called by the
 //! `ReadTxn` / `WriteTxn` implementations in `queries.rs`.
 
 use crate::StoreError;
@@ -7,7 +7,7 @@ use keel_core::UserType;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 const USER_COLUMNS: &str =
-    "name, email, full_name, type, created, updated, accessed, password_hash";
+    "name, email, full_name, type, created, updated, accessed, password_hash, type_set_by";
 
 fn user(r: &Row) -> rusqlite::Result<UserRow> {
     let kind: String = r.get(3)?;
@@ -26,6 +26,7 @@ fn user(r: &Row) -> rusqlite::Result<UserRow> {
         updated: r.get(5)?,
         accessed: r.get(6)?,
         password_hash: r.get(7)?,
+        type_set_by: r.get(8)?,
     })
 }
 
@@ -61,7 +62,7 @@ pub(crate) fn list_users(
 
 pub(crate) fn put_user(conn: &Connection, u: &UserRow) -> Result<(), StoreError> {
     let sql = format!(
-        "INSERT OR REPLACE INTO users ({USER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+        "INSERT OR REPLACE INTO users ({USER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
     );
     conn.prepare_cached(&sql)?.execute(params![
         u.name,
@@ -71,7 +72,8 @@ pub(crate) fn put_user(conn: &Connection, u: &UserRow) -> Result<(), StoreError>
         u.created,
         u.updated,
         u.accessed,
-        u.password_hash
+        u.password_hash,
+        u.type_set_by
     ])?;
     Ok(())
 }
