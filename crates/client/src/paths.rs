@@ -333,7 +333,12 @@ mod tests {
         std::fs::create_dir_all(&outside).unwrap();
         std::os::unix::fs::symlink(&outside, root.join("out")).unwrap();
         std::os::unix::fs::symlink(root.join("sub"), root.join("in")).unwrap();
-        for (rel, ok) in [("sub", true), ("in", true), ("out", false), ("out/x", false)] {
+        for (rel, ok) in [
+            ("sub", true),
+            ("in", true),
+            ("out", false),
+            ("out/x", false),
+        ] {
             let got = check_inside_root(&root, &root.join(rel), &root.join(rel));
             assert_eq!(got.is_ok(), ok, "{rel}: {got:?}");
             if let Err(e) = got {

@@ -22,10 +22,9 @@ const BATCH_FILES: usize = 256;
 /// (`keel_core::RESERVED_FILE_NAMES`), skipped at any depth, since the server refuses to add
 /// one anywhere.
 pub(crate) fn is_keel_file(name: &std::ffi::OsStr) -> bool {
-    name.to_str().is_some_and(|n| keel_core::reserved_name(n).is_some())
+    name.to_str()
+        .is_some_and(|n| keel_core::reserved_name(n).is_some())
 }
-
-
 
 /// Files found by one walking thread in a row: their client files end to end in `clients`,
 /// each with where its client file ends, its directory (in `dirs`), its name when the client
@@ -359,8 +358,7 @@ fn read_dir(
         }
         rel.push_str(&text);
         let file_type = entry.file_type().map_err(|e| Error::io(entry.path(), e))?;
-        let skip = !file_type.is_dir()
-            && (is_keel_file(&name) || text.starts_with(".keel-tmp-"));
+        let skip = !file_type.is_dir() && (is_keel_file(&name) || text.starts_with(".keel-tmp-"));
         if file_type.is_dir() {
             subdirs.push(PendingDir {
                 path: entry.path(),

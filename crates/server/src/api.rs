@@ -979,7 +979,8 @@ impl pb::keel_server::Keel for Api {
                 .ok_or_else(|| Status::invalid_argument("no label spec given"))?,
         );
         let svc = self.service.clone();
-        let saved = blocking(move || svc.save_label(&who, spec, req.create_only, req.force)).await?;
+        let saved =
+            blocking(move || svc.save_label(&who, spec, req.create_only, req.force)).await?;
         Ok(Response::new(api_labels::label_to_wire(saved)))
     }
 

@@ -50,11 +50,22 @@ impl Service {
         }
         let snap = self.meta.snapshot()?;
         // A service type counts only when a super user set it (`UserRow::effective_type`).
-        let is_service = snap
-            .get_user(&caller.user)?
-            .is_some_and(|u| u.effective_type() == UserType::Service);
-        if is_service {
+        let user = snap.get_user(&caller.user)?;
+        if user
+            .as_ref()
+            .is_some_and(|u| u.effective_type() == UserType::Service)
+        {
             return Ok(());
+        }
+        if user
+            .as_ref()
+            .is_some_and(|u| u.user_type == UserType::Service)
+        {
+            tracing::warn!(
+                user = %caller.user,
+                "Type service was not set by a super user, so it grants nothing; a super \
+                 user confirms it by saving the spec (user -f -i)"
+            );
         }
         if let Some(of) = of
             && let Ok(path) = DepotPath::parse(&of.depot_file)

@@ -316,12 +316,7 @@ impl Service {
 
     /// Deletes a label and its files: its owner an unlocked one, a super user with `force`
     /// any.
-    pub fn delete_label(
-        &self,
-        caller: &Caller,
-        name: &str,
-        force: bool,
-    ) -> Result<(), LabelError> {
+    pub fn delete_label(&self, caller: &Caller, name: &str, force: bool) -> Result<(), LabelError> {
         self.touch_user(caller)?;
         let name = workspace_name(name)?;
         let force = self.label_force(caller, &name, force)?;

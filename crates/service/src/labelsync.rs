@@ -9,9 +9,9 @@
 //! changed (a labelsync leaves another user's entries for files hidden from the caller as
 //! they are), and such files count as not matched.
 
+use crate::access::Access;
 use crate::args::{FileArg, view_scopes};
 use crate::context::optional_workspace;
-use crate::access::Access;
 use crate::expand::selection_of;
 use crate::labels::{LabelCtx, load_label};
 use crate::paging::Cursor;

@@ -4,12 +4,12 @@
 //! the plan in one write job that re-checks what may have changed meanwhile (opens by others,
 //! exclusive locks). Any refusal rolls the whole command back: nothing is half-opened.
 
-use crate::reserved::check_reserved;
 use crate::access::Access;
 use crate::args::FileArg;
 use crate::context::{WorkspaceCtx, caller_workspace, load_change};
 use crate::fileinfo::{from_opened, set_head};
 use crate::paging::Cursor;
+use crate::reserved::check_reserved;
 use crate::{Caller, FileInfo, FileOutcome, OpenError, Service, ServiceError, error::bad_argument};
 use keel_core::{
     BaseType, ChangeNumber, ChangeRef, DepotPath, FileAction, FileType, Right, TypeChange,

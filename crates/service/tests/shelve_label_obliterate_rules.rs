@@ -335,9 +335,9 @@ fn label_rules() {
             name: "only the owner may change or delete an unlocked label",
             setup: labels,
             act: |w| {
-                let changed = w
-                    .service
-                    .save_label(&w.bob, label("open", "unlocked", ""), false, false);
+                let changed =
+                    w.service
+                        .save_label(&w.bob, label("open", "unlocked", ""), false, false);
                 assert!(
                     matches!(&changed, Err(LabelError::NotOwner { name, owner }) if name == "open" && owner == "ann"),
                     "{changed:?}"

@@ -168,7 +168,9 @@ fn the_shortcut_plans_what_the_full_merge_plans() {
                     view: vec!["//depot/...".into()],
                     ..LabelSpec::default()
                 };
-                w.service.save_label(&w.bob, label, true, false).expect("label");
+                w.service
+                    .save_label(&w.bob, label, true, false)
+                    .expect("label");
                 w.service
                     .tag(
                         &w.bob,

@@ -42,8 +42,8 @@ async fn edit_forced(s: &Session, name: &str) -> Result<()> {
         );
         return Ok(());
     }
-    let updated = Label::parse_form(&edited, &spec)
-        .map_err(|e| e.context("error in label specification"))?;
+    let updated =
+        Label::parse_form(&edited, &spec).map_err(|e| e.context("error in label specification"))?;
     let request = SaveLabelRequest {
         caller: s.caller(),
         label: Some(updated),

@@ -44,7 +44,10 @@ fn user(fx: &Fixture, admin: &As, name: &str, ws: &str) -> As {
     if !ws.is_empty() {
         let root = cwd.to_str().expect("utf-8 root");
         let view = format!("//depot/... //{ws}/...");
-        who.ok(&["workspace", "create", ws, "--root", root, "--view", &view], "");
+        who.ok(
+            &["workspace", "create", ws, "--root", root, "--view", &view],
+            "",
+        );
     }
     who
 }
@@ -121,7 +124,10 @@ fn a_user_cannot_make_themselves_a_service_user() {
     let fx = Fixture::new();
     let admin = level_3(
         &fx,
-        &["write user * * //...", "list user bob * -//depot/secret/..."],
+        &[
+            "write user * * //...",
+            "list user bob * -//depot/secret/...",
+        ],
     );
     let alice = user(&fx, &admin, "alice", "alice-ws");
     write(&alice.client.cwd, "secret/s", "the secret\n");
@@ -185,7 +191,10 @@ fn a_user_cannot_make_themselves_a_service_user() {
         &["user", "-i"],
         "User: bob\nEmail: bob@example.com\nType: operator\n",
     );
-    assert!(err.contains("(asked for operator, it stays service)"), "{err}");
+    assert!(
+        err.contains("(asked for operator, it stays service)"),
+        "{err}"
+    );
     bob.ok(
         &["user", "-i"],
         "User: bob\nEmail: bob@example.com\nType: standard\n",
@@ -214,7 +223,10 @@ fn labels_keep_and_hide_the_entries_of_files_the_caller_may_not_list() {
     let fx = Fixture::new();
     let admin = level_3(
         &fx,
-        &["write user * * //...", "list user bob * -//depot/secret/..."],
+        &[
+            "write user * * //...",
+            "list user bob * -//depot/secret/...",
+        ],
     );
     let alice = user(&fx, &admin, "alice", "alice-ws");
     for f in ["pub/a", "secret/s1", "secret/s2"] {
@@ -250,7 +262,10 @@ fn labels_keep_and_hide_the_entries_of_files_the_caller_may_not_list() {
     assert_eq!(holds(&alice), all_at_1);
     // Untagging the secret files: as if there were none.
     let err = bob.fail(&["tag", "-d", "-l", "rel", "//depot/secret/..."], "");
-    assert!(err.contains("//depot/secret/... - no such file(s)"), "{err}");
+    assert!(
+        err.contains("//depot/secret/... - no such file(s)"),
+        "{err}"
+    );
     let nothing = bob.fail(&["tag", "-d", "-l", "rel", "//depot/nothing/..."], "");
     assert_eq!(
         err.replace("secret", "X"),
@@ -265,10 +280,22 @@ fn labels_keep_and_hide_the_entries_of_files_the_caller_may_not_list() {
     // alice's entries for the files bob may not see are as she left them; bob's own view of
     // the label shows only what he may list.
     let after = holds(&alice);
-    assert!(after.contains(&("//depot/secret/s1".into(), "1".into())), "{after:?}");
-    assert!(after.contains(&("//depot/secret/s2".into(), "1".into())), "{after:?}");
-    assert!(after.contains(&("//depot/pub/a".into(), "2".into())), "{after:?}");
-    assert_eq!(holds(&bob), [("//depot/pub/a".to_string(), "2".to_string())]);
+    assert!(
+        after.contains(&("//depot/secret/s1".into(), "1".into())),
+        "{after:?}"
+    );
+    assert!(
+        after.contains(&("//depot/secret/s2".into(), "1".into())),
+        "{after:?}"
+    );
+    assert!(
+        after.contains(&("//depot/pub/a".into(), "2".into())),
+        "{after:?}"
+    );
+    assert_eq!(
+        holds(&bob),
+        [("//depot/pub/a".to_string(), "2".to_string())]
+    );
 
     // The spec is alice's: bob may neither delete it nor force it.
     let err = bob.fail(&["label", "delete", "rel"], "");
@@ -307,7 +334,10 @@ fn add_filelog_and_integrated_tell_nothing_of_protected_files() {
     let fx = Fixture::new();
     let admin = level_3(
         &fx,
-        &["write user * * //...", "list user bob * -//depot/secret/..."],
+        &[
+            "write user * * //...",
+            "list user bob * -//depot/secret/...",
+        ],
     );
     let alice = user(&fx, &admin, "alice", "alice-ws");
     write(&alice.client.cwd, "secret/s", "one\n");
@@ -392,21 +422,36 @@ fn reserved_file_names_are_never_added_nor_written_by_a_sync() {
     // A directory add skips them, as it skips the workspace's own files.
     let added = alice.ok(&["add", "..."], "");
     assert!(!added.contains(".keel"), "{added}");
-    assert!(added.contains("cfg/evil") && added.contains("cfg/ok"), "{added}");
+    assert!(
+        added.contains("cfg/evil") && added.contains("cfg/ok"),
+        "{added}"
+    );
     alice.ok(&["submit", "-d", "files"], "");
     // Nor does a move or an integrate make one.
     alice.ok(&["edit", "cfg/evil"], "");
     let err = alice.fail(&["move", "cfg/evil", "cfg/.keel"], "");
-    assert!(err.contains("'.keel' is a file name Keel reserves"), "{err}");
+    assert!(
+        err.contains("'.keel' is a file name Keel reserves"),
+        "{err}"
+    );
     alice.ok(&["revert", "cfg/evil"], "");
-    let err = alice.fail(&["integrate", "//depot/cfg/evil", "//depot/x/.keel-have"], "");
-    assert!(err.contains("'.keel-have' is a file name Keel reserves"), "{err}");
+    let err = alice.fail(
+        &["integrate", "//depot/cfg/evil", "//depot/x/.keel-have"],
+        "",
+    );
+    assert!(
+        err.contains("'.keel-have' is a file name Keel reserves"),
+        "{err}"
+    );
     assert!(json(&alice, &["opened"]).is_empty());
     let depot: Vec<String> = json(&alice, &["files", "//depot/..."])
         .iter()
         .map(|f| str_field(f, "depotFile"))
         .collect();
-    assert_eq!(depot, ["//depot/cfg/evil", "//depot/cfg/ok", "//depot/cfg/other"]);
+    assert_eq!(
+        depot,
+        ["//depot/cfg/evil", "//depot/cfg/ok", "//depot/cfg/other"]
+    );
 
     // A view mapping depot files onto reserved names: the client refuses to write them.
     let root = fx.dir.path().join("mapped");
@@ -444,8 +489,16 @@ fn reserved_file_names_are_never_added_nor_written_by_a_sync() {
     );
     assert!(err.contains("refusing to write \"d/.keel-have\""), "{err}");
     assert!(!exists(&root.join(".keel")) && !exists(&root.join("d/.keel-have")));
-    assert_eq!(std::fs::read_to_string(root.join("ok")).expect("synced"), "fine\n");
-    // The client still talks to the real server.
+    assert_eq!(
+        std::fs::read_to_string(root.join("ok")).expect("synced"),
+        "fine\n"
+    );
+    // Only the file written is had; the client still talks to the real server.
+    let had: Vec<String> = json(&mapped, &["have"])
+        .iter()
+        .map(|f| str_field(f, "depotFile"))
+        .collect();
+    assert_eq!(had, ["//depot/cfg/ok"]);
     mapped.ok(&["info"], "");
 }
 
@@ -471,7 +524,12 @@ fn add_never_follows_a_symlink_out_of_the_workspace() {
             .map(|r| (str_field(r, "depotFile"), str_field(r, "type")))
             .collect()
     };
-    for arg in ["etc-link/...", "etc-link/passwd", "etc-link/sub", "real-etc/..."] {
+    for arg in [
+        "etc-link/...",
+        "etc-link/passwd",
+        "etc-link/sub",
+        "real-etc/...",
+    ] {
         let err = alice.fail(&["add", arg], "");
         assert!(
             err.contains("leads through a symlink to")

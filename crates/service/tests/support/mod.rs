@@ -118,8 +118,11 @@ impl World {
     /// as an older server stored it).
     pub fn meta(&self) -> Arc<dyn MetaStore> {
         Arc::new(
-            SqliteStore::open(&self._dir.path().join("metadata.db"), &StoreConfig::default())
-                .expect("store"),
+            SqliteStore::open(
+                &self._dir.path().join("metadata.db"),
+                &StoreConfig::default(),
+            )
+            .expect("store"),
         )
     }
 
