@@ -237,6 +237,7 @@ impl Service {
         label: LabelSpec,
         create_only: bool,
     ) -> Result<LabelSpec, LabelError> {
+        self.check_label_form(&label)?;
         self.touch_user(caller)?;
         let label = validate(self.meta.snapshot()?.as_ref(), caller, label)?;
         self.form_save(caller, &label)?;

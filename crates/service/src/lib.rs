@@ -37,6 +37,7 @@ pub mod resolve;
 pub mod shelve;
 mod submit;
 mod sync;
+mod size_limits;
 mod sync_since;
 mod triggers;
 mod upload;
