@@ -65,7 +65,10 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
         files.iter().map(|f| format!("//limits-ws/{f}")).collect(),
     )
     .await?;
-    let uploads = files.iter().map(|f| format!("//depot/limits/{f}")).collect();
+    let uploads = files
+        .iter()
+        .map(|f| format!("//depot/limits/{f}"))
+        .collect();
     rpc::submit(&conn, "limits: twenty small files", uploads, |path| {
         format!("{path}\n").into_bytes()
     })

@@ -153,7 +153,11 @@ pub async fn run(
         Duration::from_millis(config.keepalive_timeout_ms),
     );
     let open_files = keel_tls::raise_open_files_limit();
-    let listeners = if config.metrics_listen.is_empty() { 1 } else { 2 };
+    let listeners = if config.metrics_listen.is_empty() {
+        1
+    } else {
+        2
+    };
     let limits = config.connection_limits().fit_to(open_files.now, listeners);
     tracing::info!(
         before = ?open_files.before,

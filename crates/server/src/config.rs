@@ -276,12 +276,18 @@ impl ServerConfig {
         let at_least_one: [(&'static str, usize); 43] = [
             ("service.listing_page_bytes", service.listing_page_bytes),
             ("max_connections", self.max_connections),
-            ("max_connections_per_address", self.max_connections_per_address),
+            (
+                "max_connections_per_address",
+                self.max_connections_per_address,
+            ),
             ("idle_timeout_ms", self.idle_timeout_ms as usize),
             ("keepalive_interval_ms", self.keepalive_interval_ms as usize),
             ("keepalive_timeout_ms", self.keepalive_timeout_ms as usize),
             ("accept_backoff_max_ms", self.accept_backoff_max_ms as usize),
-            ("service.max_description_bytes", service.max_description_bytes),
+            (
+                "service.max_description_bytes",
+                service.max_description_bytes,
+            ),
             ("service.max_form_field_bytes", service.max_form_field_bytes),
             ("service.max_form_bytes", service.max_form_bytes),
             ("service.max_view_lines", service.max_view_lines),

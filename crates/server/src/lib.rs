@@ -316,7 +316,11 @@ pub async fn serve(
     // Connections need descriptors: the soft limit goes up to the hard one, and each
     // listener's cap fits under what it allows.
     let open_files = keel_tls::raise_open_files_limit();
-    let listeners = if config.metrics_listen.is_empty() { 1 } else { 2 };
+    let listeners = if config.metrics_listen.is_empty() {
+        1
+    } else {
+        2
+    };
     let limits = config.connection_limits().fit_to(open_files.now, listeners);
     tracing::info!(
         before = ?open_files.before,

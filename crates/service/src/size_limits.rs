@@ -196,7 +196,11 @@ impl Service {
         )
     }
 
-    pub(crate) fn check_depot_form(&self, name: &str, description: &str) -> Result<(), ServiceError> {
+    pub(crate) fn check_depot_form(
+        &self,
+        name: &str,
+        description: &str,
+    ) -> Result<(), ServiceError> {
         self.check_form(
             "depot",
             &[

@@ -88,7 +88,11 @@ pub fn incoming_http1(
                 accepted = accept_admitted(&listener, &tracker, &mut backoff) => accepted,
                 _ = tx.closed() => return,
             };
-            if tx.send((Limited::new(tcp, guard, true), peer)).await.is_err() {
+            if tx
+                .send((Limited::new(tcp, guard, true), peer))
+                .await
+                .is_err()
+            {
                 return;
             }
         }

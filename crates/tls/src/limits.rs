@@ -119,7 +119,10 @@ impl ConnTracker {
     fn log_refusal(&self, peer: SocketAddr, refusal: Refusal) {
         let mut log = self.refusal_log.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
-        if log.0.is_some_and(|at| now.duration_since(at) < REFUSAL_LOG_EVERY) {
+        if log
+            .0
+            .is_some_and(|at| now.duration_since(at) < REFUSAL_LOG_EVERY)
+        {
             log.1 += 1;
             return;
         }
@@ -270,7 +273,10 @@ mod tests {
         let t = ConnTracker::new("test", limits());
         let a1 = t.admit(at([127, 0, 0, 2], 1)).expect("first");
         let _a2 = t.admit(at([127, 0, 0, 2], 2)).expect("second");
-        assert_eq!(t.admit(at([127, 0, 0, 2], 3)).err(), Some(Refusal::PerAddress));
+        assert_eq!(
+            t.admit(at([127, 0, 0, 2], 3)).err(),
+            Some(Refusal::PerAddress)
+        );
         let _b1 = t.admit(at([127, 0, 0, 1], 1)).expect("other address");
         assert_eq!(t.admit(at([127, 0, 0, 3], 1)).err(), Some(Refusal::Total));
         drop(a1);

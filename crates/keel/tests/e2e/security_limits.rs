@@ -50,6 +50,11 @@ fn every_size_limit_is_refused_with_its_numbers_and_saves_nothing() {
     assert!(w.json(&["changes"]).is_empty(), "nothing was submitted");
     assert_eq!(w.json(&["opened"]).len(), 1, "the file is still open");
     w.ok(&["submit", "-d", &"d".repeat(1000)]);
+    let long_listing = w.ok(&["changes", "-l"]);
+    assert!(
+        long_listing.contains(&format!("\t{}\n", "d".repeat(1000))),
+        "changes -l prints the whole description: {long_listing}"
+    );
 
     // A workspace: its Description, a View past its lines, a form past its whole size.
     let root = dir.path().join("big");
@@ -65,7 +70,9 @@ fn every_size_limit_is_refused_with_its_numbers_and_saves_nothing() {
     ]);
     assert_refused(&refused, "workspace form's Description", "1001", "1000");
     let mut args = vec!["workspace", "create", "big", "--root", root];
-    let view: Vec<String> = (0..6).map(|i| format!("//depot/d{i}/... //big/d{i}/...")).collect();
+    let view: Vec<String> = (0..6)
+        .map(|i| format!("//depot/d{i}/... //big/d{i}/..."))
+        .collect();
     for line in &view {
         args.extend(["--view", line.as_str()]);
     }
@@ -109,7 +116,10 @@ fn every_size_limit_is_refused_with_its_numbers_and_saves_nothing() {
     assert_eq!(w.json(&["depots"]).len(), 1, "only //depot");
 
     // A user's and a group's fields.
-    let form = format!("User: bob\nEmail: b@example.com\nFullName: {}\n", "f".repeat(601));
+    let form = format!(
+        "User: bob\nEmail: b@example.com\nFullName: {}\n",
+        "f".repeat(601)
+    );
     let out = w.run_stdin(&["user", "-f", "-i"], &form);
     assert!(!out.status.success(), "a 601-byte FullName was accepted");
     assert_refused(&stderr(&out), "user form's FullName", "601", "600");
@@ -134,7 +144,10 @@ fn every_size_limit_is_refused_with_its_numbers_and_saves_nothing() {
         .collect();
     let table = format!("Triggers:\n{}\n", lines.join("\n"));
     let out = w.run_stdin(&["triggers", "-i"], &table);
-    assert!(!out.status.success(), "a 6-line triggers table was accepted");
+    assert!(
+        !out.status.success(),
+        "a 6-line triggers table was accepted"
+    );
     assert_refused(&stderr(&out), "triggers table", "6 lines", "5 lines");
     let shown = w.ok(&["triggers", "-o"]);
     assert!(!shown.contains("t0"), "no trigger was saved: {shown}");
@@ -231,9 +244,10 @@ fn connections_past_the_per_address_cap_are_closed_while_another_address_is_serv
         })
         .collect();
     let mut extra: Vec<TcpStream> = (0..5).map(|_| connect_from([127, 0, 0, 2], addr)).collect();
+    // Well within the TLS handshake time limit (10 s), which would also drop a silent client.
     for (i, tcp) in extra.iter_mut().enumerate() {
         assert!(
-            closed_within(tcp, Duration::from_secs(10)),
+            closed_within(tcp, Duration::from_secs(3)),
             "connection {} from 127.0.0.2 past the cap of 20 stayed open",
             21 + i
         );
@@ -250,7 +264,9 @@ fn connections_past_the_per_address_cap_are_closed_while_another_address_is_serv
         "the refusals are counted"
     );
     assert!(
-        server.stderr().contains("max_connections_per_address (20) reached"),
+        server
+            .stderr()
+            .contains("max_connections_per_address (20) reached"),
         "the refusal is logged"
     );
     drop(held);
@@ -266,20 +282,20 @@ fn an_idle_connection_is_closed_after_the_idle_timeout_on_both_listeners() {
     let mut grpc = connect_from([127, 0, 0, 2], grpc_addr(&server));
     grpc.write_all(PREFACE).expect("preface");
     assert!(
-        closed_within(&mut grpc, Duration::from_secs(10)),
+        closed_within(&mut grpc, Duration::from_secs(5)),
         "an idle gRPC connection stayed open"
     );
     // Metrics: a connection that asks nothing, and one left open after a scrape.
     let mut silent = connect_from([127, 0, 0, 2], metrics_addr(&server));
     assert!(
-        closed_within(&mut silent, Duration::from_secs(10)),
+        closed_within(&mut silent, Duration::from_secs(5)),
         "an idle metrics connection stayed open"
     );
     let mut kept = connect_from([127, 0, 0, 2], metrics_addr(&server));
     kept.write_all(b"GET /metrics HTTP/1.1\r\nHost: keel\r\n\r\n")
         .expect("scrape");
     assert!(
-        closed_within(&mut kept, Duration::from_secs(10)),
+        closed_within(&mut kept, Duration::from_secs(5)),
         "a kept-alive metrics connection stayed open after its scrape"
     );
     assert!(metric(&server, "keel_grpc_connections_idle_closed_total") >= 1.0);
