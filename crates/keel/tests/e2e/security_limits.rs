@@ -55,6 +55,16 @@ fn every_size_limit_is_refused_with_its_numbers_and_saves_nothing() {
         long_listing.contains(&format!("\t{}\n", "d".repeat(1000))),
         "changes -l prints the whole description: {long_listing}"
     );
+    // `shelve --description` creates its change through the same check.
+    w.ok(&["edit", "a.txt"]);
+    let refused = w.fail(&["shelve", "--description", &long]);
+    assert_refused(&refused, "change description", "1001 bytes", "1000 bytes");
+    assert_eq!(
+        w.json(&["changes"]).len(),
+        1,
+        "no pending change was created"
+    );
+    w.ok(&["revert", "a.txt"]);
 
     // A workspace: its Description, a View past its lines, a form past its whole size.
     let root = dir.path().join("big");
