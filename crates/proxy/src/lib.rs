@@ -160,9 +160,9 @@ pub async fn run(
     };
     let limits = config.connection_limits().fit_to(open_files.now, listeners);
     tracing::info!(
-        before = ?open_files.before,
-        now = ?open_files.now,
-        hard = ?open_files.hard,
+        before = %keel_tls::OpenFiles::text(open_files.before),
+        now = %keel_tls::OpenFiles::text(open_files.now),
+        hard = %keel_tls::OpenFiles::text(open_files.hard),
         max_connections = limits.max_connections,
         max_connections_per_address = limits.max_per_address,
         "open-file limit"

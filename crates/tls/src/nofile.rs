@@ -16,6 +16,13 @@ pub struct OpenFiles {
     pub hard: Option<u64>,
 }
 
+impl OpenFiles {
+    /// A limit as the log writes it (`unlimited` for none).
+    pub fn text(limit: Option<u64>) -> String {
+        limit.map_or_else(|| "unlimited".to_string(), |n| n.to_string())
+    }
+}
+
 /// Raises the soft `RLIMIT_NOFILE` to the hard limit (`None`: unlimited). A refusal leaves
 /// the limit as it was; the answer says what is in force.
 pub fn raise_open_files_limit() -> OpenFiles {
