@@ -3,7 +3,8 @@
 //! `verify`, content verification beside the disk's raw read rate, `loop`, the everyday
 //! status / edit + submit / update loop timed through the real command line, and `replica`,
 //! replication lag and sync from a read-only replica, and `log-report`, the command log
-//! report's throughput (no server). Everything goes through the
+//! report's throughput (no server), and `limits`, the server's connection and size limits
+//! against one hostile address. Everything goes through the
 //! gRPC API over loopback, like a user: this crate knows no store, blob or service type (the
 //! verify workload's raw read only reads the files under the server's `content/` directory).
 
@@ -15,6 +16,7 @@ pub mod dataset;
 pub mod deltas;
 pub mod dev_loop;
 pub mod error;
+pub mod limits;
 pub mod lockjam;
 pub mod log_report;
 pub mod ping;

@@ -467,6 +467,9 @@ pub struct ChangesArgs {
     /// Changes of this workspace.
     #[arg(short = 'c', value_name = "WORKSPACE")]
     pub workspace: Option<String>,
+    /// Long output: each change's whole description, indented, under its line.
+    #[arg(short = 'l')]
+    pub long: bool,
     pub files: Vec<String>,
 }
 

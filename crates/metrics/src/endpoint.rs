@@ -1,7 +1,7 @@
 //! The metrics endpoint: a plain HTTP/1.1 listener (hyper) that answers `GET /metrics` with
 //! the registry encoded as OpenMetrics text at the moment of the request; every other path
 //! is 404 and every other method 405. Scrapes read atomics and the collectors' sources and
-//! never touch the gRPC port.
+//! never touch the gRPC port. The caller accepts the connections, under its own limits.
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
@@ -11,7 +11,9 @@ use prometheus_client::registry::Registry;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
+use tokio_stream::{Stream, StreamExt};
 
 /// What Prometheus asks for and gets (OpenMetrics 1.0 text).
 pub const OPENMETRICS_CONTENT_TYPE: &str =
@@ -53,39 +55,45 @@ impl MetricsEndpoint {
         self.addr
     }
 
-    /// Serves `registry` until `shutdown` completes; each connection runs on a task of its
-    /// own, so a slow scraper holds up no other.
-    pub async fn serve(self, registry: Arc<Registry>, shutdown: impl Future<Output = ()>) {
-        let accept = async {
-            loop {
-                let (stream, peer) = match self.listener.accept().await {
-                    Ok(accepted) => accepted,
-                    Err(e) => {
-                        // Out of file descriptors and the like: pass, the next accept may work.
-                        tracing::warn!(error = %e, "metrics endpoint: accept failed");
-                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                        continue;
-                    }
-                };
-                let registry = registry.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req| {
-                        let registry = registry.clone();
-                        async move { Ok::<_, std::convert::Infallible>(answer(&req, &registry)) }
-                    });
-                    if let Err(e) = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await
-                    {
-                        tracing::debug!(%peer, error = %e, "metrics endpoint: connection ended");
-                    }
+    /// The bound listener, for the caller to accept on under its limits and hand the
+    /// connections to [`serve_connections`].
+    pub fn into_listener(self) -> TcpListener {
+        self.listener
+    }
+}
+
+/// Serves `registry` on each connection `connections` yields, until `shutdown` completes;
+/// each connection runs on a task of its own, so a slow scraper holds up no other. The
+/// caller accepts (and limits) the connections.
+pub async fn serve_connections<I, IO>(
+    registry: Arc<Registry>,
+    connections: I,
+    shutdown: impl Future<Output = ()>,
+) where
+    I: Stream<Item = (IO, SocketAddr)> + Send,
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let accept = async {
+        let mut connections = std::pin::pin!(connections);
+        while let Some((stream, peer)) = connections.next().await {
+            let registry = registry.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req| {
+                    let registry = registry.clone();
+                    async move { Ok::<_, std::convert::Infallible>(answer(&req, &registry)) }
                 });
-            }
-        };
-        tokio::select! {
-            _ = accept => {}
-            _ = shutdown => {}
+                if let Err(e) = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await
+                {
+                    tracing::debug!(%peer, error = %e, "metrics endpoint: connection ended");
+                }
+            });
         }
+    };
+    tokio::select! {
+        _ = accept => {}
+        _ = shutdown => {}
     }
 }
 

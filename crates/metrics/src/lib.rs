@@ -13,7 +13,9 @@ mod layer;
 mod rpc;
 pub mod wrap;
 
-pub use endpoint::{EndpointError, MetricsEndpoint, OPENMETRICS_CONTENT_TYPE, render};
+pub use endpoint::{
+    EndpointError, MetricsEndpoint, OPENMETRICS_CONTENT_TYPE, render, serve_connections,
+};
 pub use layer::Instrument;
 pub use prometheus_client;
 pub use rpc::{LATENCY_BUCKETS, RpcMetrics};

@@ -37,6 +37,24 @@ pub struct ProxyConfig {
     pub tls_handshake_timeout_ms: u64,
     /// `HOST:PORT` where Prometheus metrics are served over HTTP at `/metrics`. Empty: none.
     pub metrics_listen: String,
+    /// Most client connections open at once on each listener (the proxy's port, its metrics
+    /// port); one more is closed at once, counted and logged. Lowered at start to fit under
+    /// the open-file limit (connections; default 4096).
+    pub max_connections: usize,
+    /// Most connections open at once from one client address (connections; default 256).
+    pub max_connections_per_address: usize,
+    /// A client connection with no request in flight for this long is closed (milliseconds;
+    /// default 300000).
+    pub idle_timeout_ms: u64,
+    /// How often an HTTP/2 keepalive ping goes to a client connection that has sent nothing
+    /// (milliseconds; default 60000).
+    pub keepalive_interval_ms: u64,
+    /// How long a keepalive ping may go unanswered before the connection is closed
+    /// (milliseconds; default 20000).
+    pub keepalive_timeout_ms: u64,
+    /// Longest wait after a failed accept; it starts at 5 ms and doubles (milliseconds;
+    /// default 1000).
+    pub accept_backoff_max_ms: u64,
 }
 
 impl Default for ProxyConfig {
@@ -53,6 +71,12 @@ impl Default for ProxyConfig {
             tls_key: PathBuf::new(),
             tls_handshake_timeout_ms: 10_000,
             metrics_listen: String::new(),
+            max_connections: 4096,
+            max_connections_per_address: 256,
+            idle_timeout_ms: 300_000,
+            keepalive_interval_ms: 60_000,
+            keepalive_timeout_ms: 20_000,
+            accept_backoff_max_ms: 1000,
         }
     }
 }
@@ -67,6 +91,12 @@ pub enum ProxyConfigError {
     Parse {
         path: String,
         error: toml::de::Error,
+    },
+    #[error("proxy configuration {path}: {key} = {value} is not valid: it must be at least 1")]
+    Invalid {
+        path: String,
+        key: &'static str,
+        value: u64,
     },
 }
 
@@ -91,10 +121,46 @@ impl ProxyConfig {
             path: path.display().to_string(),
             error,
         })?;
-        toml::from_str(&text).map_err(|error| ProxyConfigError::Parse {
-            path: path.display().to_string(),
-            error,
-        })
+        let config: ProxyConfig =
+            toml::from_str(&text).map_err(|error| ProxyConfigError::Parse {
+                path: path.display().to_string(),
+                error,
+            })?;
+        match config.zero_knob() {
+            Some((key, value)) => Err(ProxyConfigError::Invalid {
+                path: path.display().to_string(),
+                key,
+                value,
+            }),
+            None => Ok(config),
+        }
+    }
+
+    /// The first knob that must be at least 1 and is not.
+    pub fn zero_knob(&self) -> Option<(&'static str, u64)> {
+        [
+            ("max_connections", self.max_connections as u64),
+            (
+                "max_connections_per_address",
+                self.max_connections_per_address as u64,
+            ),
+            ("idle_timeout_ms", self.idle_timeout_ms),
+            ("keepalive_interval_ms", self.keepalive_interval_ms),
+            ("keepalive_timeout_ms", self.keepalive_timeout_ms),
+            ("accept_backoff_max_ms", self.accept_backoff_max_ms),
+        ]
+        .into_iter()
+        .find(|(_, v)| *v == 0)
+    }
+
+    /// The connection limits of each listener, before fitting them to the open-file limit.
+    pub fn connection_limits(&self) -> keel_tls::ConnLimits {
+        keel_tls::ConnLimits {
+            max_connections: self.max_connections,
+            max_per_address: self.max_connections_per_address,
+            idle_timeout: std::time::Duration::from_millis(self.idle_timeout_ms),
+            accept_backoff_max: std::time::Duration::from_millis(self.accept_backoff_max_ms),
+        }
     }
 }
 

@@ -68,6 +68,8 @@ pub(crate) struct Proxy {
     addr: String,
     config: ProxyConfig,
     source: Arc<ContentSource>,
+    /// The listeners' connection counters, for the metrics.
+    connections: Vec<Arc<keel_tls::ConnTracker>>,
 }
 
 /// The proxy's counters and cache size when it stopped (for the exit log line).
@@ -146,11 +148,33 @@ pub async fn run(
         None => addr.to_string(),
     };
     let handshake_timeout = Duration::from_millis(config.tls_handshake_timeout_ms);
+    let keepalive = (
+        Duration::from_millis(config.keepalive_interval_ms),
+        Duration::from_millis(config.keepalive_timeout_ms),
+    );
+    let open_files = keel_tls::raise_open_files_limit();
+    let listeners = if config.metrics_listen.is_empty() {
+        1
+    } else {
+        2
+    };
+    let limits = config.connection_limits().fit_to(open_files.now, listeners);
+    tracing::info!(
+        before = %keel_tls::OpenFiles::text(open_files.before),
+        now = %keel_tls::OpenFiles::text(open_files.now),
+        hard = %keel_tls::OpenFiles::text(open_files.hard),
+        max_connections = limits.max_connections,
+        max_connections_per_address = limits.max_per_address,
+        "open-file limit"
+    );
+    let client_conns = keel_tls::ConnTracker::new("proxy", limits);
+    let metrics_conns = keel_tls::ConnTracker::new("metrics", limits);
     let config_metrics = config.metrics_listen.clone();
     let proxy = Arc::new(Proxy {
         addr: addr.clone(),
         config,
         source,
+        connections: vec![client_conns.clone(), metrics_conns.clone()],
     });
     let usage = proxy.source.cache.usage();
     tracing::info!(%addr, target = %opts.target, cache = %opts.cache_dir.display(),
@@ -166,7 +190,11 @@ pub async fn run(
             tracing::info!(addr = %at, "metrics at /metrics");
             Some((
                 at,
-                tokio::spawn(endpoint.serve(registry, std::future::pending())),
+                tokio::spawn(keel_metrics::serve_connections(
+                    registry,
+                    keel_tls::incoming_http1(endpoint.into_listener(), metrics_conns),
+                    std::future::pending(),
+                )),
             ))
         }
     };
@@ -178,9 +206,19 @@ pub async fn run(
     let routes = tonic::service::Routes::from(
         axum::Router::new().fallback_service(router::Router(proxy.clone())),
     );
-    let incoming = keel_tls::incoming(listener, tls.map(|t| t.config), handshake_timeout);
+    let incoming = keel_tls::incoming(
+        listener,
+        tls.map(|t| t.config),
+        handshake_timeout,
+        client_conns.clone(),
+    );
     tonic::transport::Server::builder()
         .tcp_nodelay(true)
+        .http2_keepalive_interval(Some(keepalive.0))
+        .http2_keepalive_timeout(Some(keepalive.1))
+        .layer(keel_tls::InFlightLayer {
+            tracker: client_conns,
+        })
         .add_routes(routes)
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;

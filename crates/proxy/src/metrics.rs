@@ -25,6 +25,17 @@ impl std::fmt::Debug for ProxyGauges {
 
 impl Collector for ProxyGauges {
     fn encode(&self, mut e: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        for tracker in &self.0.connections {
+            let s = tracker.stats();
+            let counts = keel_metrics::collect::ConnectionCounts {
+                open: s.open,
+                refused_max_connections: s.refused_total_cap,
+                refused_per_address: s.refused_address_cap,
+                idle_closed: s.idle_closed,
+                accept_errors: s.accept_errors,
+            };
+            keel_metrics::collect::connections(&mut e, tracker.name, counts)?;
+        }
         let info = self.0.info();
         counter(
             &mut e,

@@ -73,6 +73,30 @@ pub struct ServerConfig {
     /// How long a client may take to finish its TLS handshake before the connection is
     /// dropped (milliseconds; default 10000).
     pub tls_handshake_timeout_ms: u64,
+    /// Most connections open at once on each listener (the gRPC port, the metrics port); one
+    /// more is closed at once, counted in the metrics and logged (at most one line per 10 s).
+    /// Lowered at start, with a log line, to fit under the open-file limit (connections;
+    /// default 4096).
+    pub max_connections: usize,
+    /// Most connections open at once from one client address on each listener; one more is
+    /// closed at once like one past `max_connections`. Clients behind one NAT or proxy share
+    /// an address: a `keel proxy` multiplexes its users over a few connections (connections;
+    /// default 256).
+    pub max_connections_per_address: usize,
+    /// A connection with no request in flight for this long is closed, on every listener;
+    /// a long call (a sync, a replica's journal stream, `monitor`) keeps its connection
+    /// (milliseconds; default 300000).
+    pub idle_timeout_ms: u64,
+    /// How often the server sends an HTTP/2 keepalive ping on a gRPC connection that has
+    /// sent nothing, to find peers that are gone (milliseconds; default 60000).
+    pub keepalive_interval_ms: u64,
+    /// How long a keepalive ping may go unanswered before the connection is closed
+    /// (milliseconds; default 20000).
+    pub keepalive_timeout_ms: u64,
+    /// Longest wait after a failed accept (out of file descriptors and the like); the wait
+    /// starts at 5 ms and doubles while accepts keep failing, so the accept loop never spins
+    /// (milliseconds; default 1000).
+    pub accept_backoff_max_ms: u64,
     /// File the audit log is appended to, one JSON line per file content access (sync, print,
     /// ...); a relative path is under the root. Empty: no audit log (default).
     pub audit_log: PathBuf,
@@ -146,6 +170,12 @@ impl Default for ServerConfig {
             tls_cert: PathBuf::new(),
             tls_key: PathBuf::new(),
             tls_handshake_timeout_ms: 10_000,
+            max_connections: 4096,
+            max_connections_per_address: 256,
+            idle_timeout_ms: 300_000,
+            keepalive_interval_ms: 60_000,
+            keepalive_timeout_ms: 20_000,
+            accept_backoff_max_ms: 1000,
             audit_log: PathBuf::new(),
             audit_queue_records: 65536,
             audit_batch_ms: 10,
@@ -243,7 +273,25 @@ impl ServerConfig {
     /// The first knob whose value cannot work: its key, its value and what it must be.
     fn first_unusable(&self) -> Option<(&'static str, String, &'static str)> {
         let (store, service, blob) = (&self.store, &self.service, &self.blob);
-        let at_least_one: [(&'static str, usize); 31] = [
+        let at_least_one: [(&'static str, usize); 43] = [
+            ("service.listing_page_bytes", service.listing_page_bytes),
+            ("max_connections", self.max_connections),
+            (
+                "max_connections_per_address",
+                self.max_connections_per_address,
+            ),
+            ("idle_timeout_ms", self.idle_timeout_ms as usize),
+            ("keepalive_interval_ms", self.keepalive_interval_ms as usize),
+            ("keepalive_timeout_ms", self.keepalive_timeout_ms as usize),
+            ("accept_backoff_max_ms", self.accept_backoff_max_ms as usize),
+            (
+                "service.max_description_bytes",
+                service.max_description_bytes,
+            ),
+            ("service.max_form_field_bytes", service.max_form_field_bytes),
+            ("service.max_form_bytes", service.max_form_bytes),
+            ("service.max_view_lines", service.max_view_lines),
+            ("service.max_table_lines", service.max_table_lines),
             ("command_log_queue_records", self.command_log_queue_records),
             (
                 "command_log_rotate_bytes",
@@ -379,6 +427,16 @@ impl ServerConfig {
     /// The audit log's file under `root`, when it is on.
     pub fn audit_path(&self, root: &Path) -> Option<PathBuf> {
         (!self.audit_log.as_os_str().is_empty()).then(|| root.join(&self.audit_log))
+    }
+
+    /// The connection limits of each listener, before fitting them to the open-file limit.
+    pub fn connection_limits(&self) -> keel_tls::ConnLimits {
+        keel_tls::ConnLimits {
+            max_connections: self.max_connections,
+            max_per_address: self.max_connections_per_address,
+            idle_timeout: Duration::from_millis(self.idle_timeout_ms),
+            accept_backoff_max: Duration::from_millis(self.accept_backoff_max_ms),
+        }
     }
 
     /// The hand-over queue's knobs.

@@ -199,6 +199,13 @@ impl WireError for ServiceError {
                     ..detail(R::RequestTooLarge)
                 },
             ),
+            ServiceError::OverLimit { what, knob, .. } => (
+                Code::InvalidArgument,
+                pb::ErrorDetail {
+                    action: knob.to_string(),
+                    ..on_path(R::BadArgument, what)
+                },
+            ),
             ServiceError::DiskFull(_) => (Code::ResourceExhausted, detail(R::DiskFull)),
             ServiceError::Cancelled => (Code::Cancelled, detail(R::Cancelled)),
             ServiceError::Store(keel_store::StoreError::Terminated) => {

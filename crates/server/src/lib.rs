@@ -313,6 +313,32 @@ pub async fn serve(
         addr: opts.listen.clone(),
         source,
     })?;
+    // Connections need descriptors: the soft limit goes up to the hard one, and each
+    // listener's cap fits under what it allows.
+    let open_files = keel_tls::raise_open_files_limit();
+    let listeners = if config.metrics_listen.is_empty() {
+        1
+    } else {
+        2
+    };
+    let limits = config.connection_limits().fit_to(open_files.now, listeners);
+    tracing::info!(
+        before = %keel_tls::OpenFiles::text(open_files.before),
+        now = %keel_tls::OpenFiles::text(open_files.now),
+        hard = %keel_tls::OpenFiles::text(open_files.hard),
+        max_connections = limits.max_connections,
+        max_connections_per_address = limits.max_per_address,
+        "open-file limit"
+    );
+    if limits.max_connections < config.max_connections {
+        tracing::warn!(
+            configured = config.max_connections,
+            used = limits.max_connections,
+            "max_connections lowered to fit under the open-file limit"
+        );
+    }
+    let grpc_conns = keel_tls::ConnTracker::new("grpc", limits);
+    let metrics_conns = keel_tls::ConnTracker::new("metrics", limits);
     let metrics_endpoint = match config.metrics_listen.is_empty() {
         true => None,
         false => Some(keel_metrics::MetricsEndpoint::bind(&config.metrics_listen).await?),
@@ -327,8 +353,8 @@ pub async fn serve(
         listener,
         tls.map(|t| t.config),
         std::time::Duration::from_millis(config.tls_handshake_timeout_ms),
+        grpc_conns.clone(),
     );
-    // Triggers call back (`keel print //...@=N`) on the address the server listens on.
     // Triggers call back (`keel print //...@=N`) on the address the server listens on.
     service.set_server_address(addr, listening.tls.is_some());
     let service = Arc::new(service);
@@ -352,6 +378,7 @@ pub async fn serve(
                 checkpoints: root.join(keel_store::backup::CHECKPOINT_DIR),
                 content_sent: api.content_sent(),
                 replica: status,
+                connections: vec![grpc_conns.clone(), metrics_conns.clone()],
             };
             let built = metrics::build(
                 sources,
@@ -360,7 +387,12 @@ pub async fn serve(
             )
             .map_err(ServeError::MetricsThread)?;
             tracing::info!(addr = %endpoint.local_addr(), "metrics at /metrics");
-            let task = tokio::spawn(endpoint.serve(built.registry, std::future::pending()));
+            let connections = keel_tls::incoming_http1(endpoint.into_listener(), metrics_conns);
+            let task = tokio::spawn(keel_metrics::serve_connections(
+                built.registry,
+                connections,
+                std::future::pending(),
+            ));
             (api.with_probe(built.probe), Some(built.rpc), Some(task))
         }
     };
@@ -378,6 +410,15 @@ pub async fn serve(
     ready(&listening);
     tonic::transport::Server::builder()
         .tcp_nodelay(true)
+        .http2_keepalive_interval(Some(std::time::Duration::from_millis(
+            config.keepalive_interval_ms,
+        )))
+        .http2_keepalive_timeout(Some(std::time::Duration::from_millis(
+            config.keepalive_timeout_ms,
+        )))
+        .layer(keel_tls::InFlightLayer {
+            tracker: grpc_conns,
+        })
         .add_service(Wrapped {
             inner: Wrapped {
                 inner: Wrapped {

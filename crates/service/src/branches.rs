@@ -96,6 +96,7 @@ impl Service {
         branch: BranchSpec,
         create_only: bool,
     ) -> Result<BranchSpec, SpecError> {
+        self.check_branch_form(&branch)?;
         self.touch_user(caller)?;
         let branch = validate(self.meta.snapshot()?.as_ref(), caller, branch)?;
         self.form_save(caller, &branch)?;

@@ -78,6 +78,7 @@ impl Service {
         files: &[String],
     ) -> Result<ChangeInfo, ChangeError> {
         let change = change.map_or(0, |c| c.0);
+        self.check_description(description)?;
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let ws = caller_workspace(snap.as_ref(), caller)?;
@@ -158,8 +159,12 @@ impl Service {
             while sent < max {
                 // `-m N` reads N rows, not a page.
                 let want = page.min(max - sent);
-                let rows = snap.list_changes(&filter, before, want)?;
-                let full = rows.len() == want;
+                // A page holds at most `listing_page_bytes` of descriptions (and one more
+                // row), so concurrent listings of long descriptions stay small in memory.
+                let budget = self.config.listing_page_bytes;
+                let rows = snap.list_changes_bounded(&filter, before, want, budget)?;
+                let bytes: usize = rows.iter().map(|r| r.description.len()).sum();
+                let full = rows.len() == want || bytes >= budget;
                 for row in rows {
                     before = Some(row.change);
                     who.scan()?;

@@ -93,6 +93,23 @@ pub struct ServiceConfig {
     /// Users (per client address) whose compiled protections the server keeps between
     /// commands; past this many the cache starts over (entries; default 10000).
     pub access_cache_users: usize,
+    /// Largest change description accepted (`change`, `submit -d`, `shelve`, and a spec's
+    /// Description field); a longer one is refused, naming its size and this limit, and
+    /// nothing is saved (bytes; default 262144).
+    pub max_description_bytes: usize,
+    /// Largest value of any one field of a spec form (workspace, label, branch, user, group,
+    /// depot, job; a view or table counts whole) (bytes; default 262144).
+    pub max_form_field_bytes: usize,
+    /// Largest spec form, all its fields together (bytes; default 524288).
+    pub max_form_bytes: usize,
+    /// Most lines of a workspace's, branch's or label's View (lines; default 10000).
+    pub max_view_lines: usize,
+    /// Most lines of the protections or triggers table (lines; default 10000).
+    pub max_table_lines: usize,
+    /// Most description bytes one page of a `changes` listing reads from the store before
+    /// handing its rows on (one longer row still comes alone), so that many concurrent
+    /// listings of long descriptions stay small in memory (bytes; default 1048576).
+    pub listing_page_bytes: usize,
 }
 
 impl Default for ServiceConfig {
@@ -127,6 +144,12 @@ impl Default for ServiceConfig {
             sync_since_max_changes: 10_000,
             sync_since_max_files: 20_000,
             access_cache_users: 10_000,
+            max_description_bytes: 256 << 10,
+            max_form_field_bytes: 256 << 10,
+            max_form_bytes: 512 << 10,
+            max_view_lines: 10_000,
+            max_table_lines: 10_000,
+            listing_page_bytes: 1 << 20,
         }
     }
 }

@@ -33,6 +33,7 @@ impl Service {
         name: &str,
         description: &str,
     ) -> Result<DepotInfo, DepotError> {
+        self.check_depot_form(name, description)?;
         self.touch_user(caller)?;
         let name = DepotName::parse(name)
             .map_err(|e| DepotError::BadName {

@@ -90,6 +90,7 @@ impl Service {
     /// `group -i`: creates or replaces a group. Needs super access, or being an owner of the
     /// group as it stands.
     pub fn save_group(&self, caller: &Caller, group: GroupSpec) -> Result<GroupSpec, AccessError> {
+        self.check_group_form(&group)?;
         self.touch_user(caller)?;
         let name = context::user_name(&group.name)?;
         let row = GroupRow {

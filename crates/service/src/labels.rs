@@ -249,6 +249,7 @@ impl Service {
         create_only: bool,
         force: bool,
     ) -> Result<LabelSpec, LabelError> {
+        self.check_label_form(&label)?;
         self.touch_user(caller)?;
         let force = self.label_force(caller, &label.name, force)?;
         let label = validate(self.meta.snapshot()?.as_ref(), caller, label)?;

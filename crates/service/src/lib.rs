@@ -36,6 +36,7 @@ pub mod records;
 mod reserved;
 pub mod resolve;
 pub mod shelve;
+mod size_limits;
 mod submit;
 mod sync;
 mod sync_since;

@@ -93,6 +93,7 @@ impl Service {
         caller: &Caller,
         lines: &[String],
     ) -> Result<usize, AccessError> {
+        self.check_table("protections", lines)?;
         self.touch_user(caller)?;
         let user = context::user_name(&caller.user)?;
         let parsed = parse_table(lines)?;

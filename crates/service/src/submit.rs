@@ -131,6 +131,7 @@ impl Service {
         description: &str,
     ) -> Result<SubmitSession, SubmitError> {
         let mut change = change.number();
+        self.check_description(description)?;
         self.touch_user(caller)?;
         let mut snap = self.meta.snapshot()?;
         let who = self.access_of(caller)?;

@@ -75,6 +75,7 @@ impl Service {
         ws: WorkspaceSpec,
         create_only: bool,
     ) -> Result<WorkspaceSpec, SpecError> {
+        self.check_workspace_form(&ws)?;
         self.touch_user(caller)?;
         let ws = validate(self.meta.snapshot()?.as_ref(), caller, ws)?;
         self.form_save(caller, &ws)?;

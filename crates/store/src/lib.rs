@@ -70,6 +70,16 @@ pub trait ReadTxn {
         before: Option<ChangeNumber>,
         limit: usize,
     ) -> Result<Vec<ChangeRow>, StoreError>;
+    /// As [`list_changes`](Self::list_changes), but the page ends early after the row that
+    /// brings the descriptions read to `max_bytes` (always at least one row), so that a page
+    /// of long descriptions stays small in memory.
+    fn list_changes_bounded(
+        &self,
+        filter: &ChangeFilter,
+        before: Option<ChangeNumber>,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<ChangeRow>, StoreError>;
     /// Number of files in a change: revisions when submitted, opened files when pending.
     fn change_file_count(&self, change: &ChangeRow) -> Result<u32, StoreError>;
 

@@ -5,6 +5,8 @@
 //! came to the wrong kind of port is answered in a way its side recognises — a TLS alert
 //! record for a plain client on a TLS port, a line of text for a TLS client on a plain port —
 //! and its input is drained before the close, so the answer is not lost to a TCP reset.
+//! Every connection is admitted under the listener's caps first ([`crate::limits`]) and
+//! handed on wrapped for the idle timeout ([`crate::idle`]).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -19,6 +21,10 @@ use tokio_rustls::server::TlsStream;
 use tokio_stream::Stream;
 use tonic::transport::server::{Connected, TcpConnectInfo};
 
+use crate::idle::Limited;
+use crate::limits::{ConnGuard, ConnTracker};
+use std::net::SocketAddr;
+
 /// How many accepted connections may wait for tonic to take them.
 const READY_QUEUE: usize = 64;
 /// The first byte of a TLS handshake record (a ClientHello).
@@ -32,37 +38,32 @@ const DRAIN_LIMIT: usize = 64 * 1024;
 /// Longest wait for a wrong-protocol client to read the answer and close.
 const DRAIN_TIME: Duration = Duration::from_secs(2);
 
-/// The connections `listener` accepts, as tonic's incoming stream: TLS when `tls` is given.
+/// The connections `listener` accepts, as tonic's incoming stream: TLS when `tls` is given,
+/// under `tracker`'s limits (serve with [`crate::InFlightLayer`] for the idle timeout to see
+/// requests).
 pub fn incoming(
     listener: TcpListener,
     tls: Option<Arc<rustls::ServerConfig>>,
     handshake_timeout: Duration,
-) -> Pin<Box<dyn Stream<Item = std::io::Result<ServerConn>> + Send>> {
+    tracker: Arc<ConnTracker>,
+) -> Pin<Box<dyn Stream<Item = std::io::Result<Limited<ServerConn>>> + Send>> {
     let acceptor = tls.map(TlsAcceptor::from);
     let (tx, rx) = tokio::sync::mpsc::channel(READY_QUEUE);
     tokio::spawn(async move {
+        let mut backoff = Backoff::default();
         loop {
             let accepted = tokio::select! {
-                accepted = listener.accept() => accepted,
+                accepted = accept_admitted(&listener, &tracker, &mut backoff) => accepted,
                 _ = tx.closed() => return,
             };
-            let (tcp, peer) = match accepted {
-                Ok(conn) => conn,
-                Err(e) => {
-                    // Out of descriptors and the like: tell tonic, which logs it, and go on.
-                    if tx.send(Err(e)).await.is_err() {
-                        return;
-                    }
-                    continue;
-                }
-            };
+            let (tcp, peer, guard) = accepted;
             let acceptor = acceptor.clone();
             let tx = tx.clone();
             tokio::spawn(async move {
                 let deadline = Instant::now() + handshake_timeout;
                 match admit(tcp, acceptor, deadline).await {
                     Ok(Some(conn)) => {
-                        let _ = tx.send(Ok(conn)).await;
+                        let _ = tx.send(Ok(Limited::new(conn, guard, false))).await;
                     }
                     Ok(None) => {}
                     Err(why) => tracing::info!(%peer, "connection refused: {why}"),
@@ -71,6 +72,91 @@ pub fn incoming(
         }
     });
     Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx))
+}
+
+/// The plain TCP connections `listener` accepts under `tracker`'s limits, for an HTTP/1.1
+/// server (bytes read count as requests for the idle timeout).
+pub fn incoming_http1(
+    listener: TcpListener,
+    tracker: Arc<ConnTracker>,
+) -> impl Stream<Item = (Limited<TcpStream>, SocketAddr)> + Send {
+    let (tx, rx) = tokio::sync::mpsc::channel(READY_QUEUE);
+    tokio::spawn(async move {
+        let mut backoff = Backoff::default();
+        loop {
+            let (tcp, peer, guard) = tokio::select! {
+                accepted = accept_admitted(&listener, &tracker, &mut backoff) => accepted,
+                _ = tx.closed() => return,
+            };
+            if tx
+                .send((Limited::new(tcp, guard, true), peer))
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    });
+    tokio_stream::wrappers::ReceiverStream::new(rx)
+}
+
+/// The growing sleep after failed accepts.
+#[derive(Default)]
+struct Backoff {
+    next: Option<Duration>,
+    /// When a failed accept was last logged, and how many went unlogged since.
+    logged: Option<(std::time::Instant, u64)>,
+}
+
+/// The first sleep after a failed accept; each further failure doubles it.
+const BACKOFF_FIRST: Duration = Duration::from_millis(5);
+/// A failed accept is logged at most this often.
+const ACCEPT_ERROR_LOG_EVERY: Duration = Duration::from_secs(10);
+
+/// The next connection within `tracker`'s caps, with its place under them. Connections past
+/// a cap are closed at once (counted and logged by the tracker); a failed accept (out of
+/// descriptors: EMFILE, ENFILE) sleeps a growing interval instead of retrying at once.
+async fn accept_admitted(
+    listener: &TcpListener,
+    tracker: &Arc<ConnTracker>,
+    backoff: &mut Backoff,
+) -> (TcpStream, SocketAddr, ConnGuard) {
+    loop {
+        match listener.accept().await {
+            Ok((tcp, peer)) => {
+                backoff.next = None;
+                match tracker.admit(peer) {
+                    Ok(guard) => return (tcp, peer, guard),
+                    // Closed at once, unread.
+                    Err(_) => drop(tcp),
+                }
+            }
+            Err(e) => {
+                tracker.accept_failed();
+                let max = tracker.limits.accept_backoff_max;
+                let sleep = backoff.next.unwrap_or(BACKOFF_FIRST).min(max);
+                backoff.next = Some((sleep * 2).min(max));
+                let now = std::time::Instant::now();
+                match &mut backoff.logged {
+                    Some((at, skipped)) if now.duration_since(*at) < ACCEPT_ERROR_LOG_EVERY => {
+                        *skipped += 1;
+                    }
+                    logged => {
+                        let skipped = logged.map_or(0, |(_, n)| n);
+                        tracing::warn!(
+                            listener = tracker.name,
+                            error = %e,
+                            sleep_ms = sleep.as_millis() as u64,
+                            also_failed_since_last_line = skipped,
+                            "accept failed; waiting before the next"
+                        );
+                        *logged = Some((now, 0));
+                    }
+                }
+                tokio::time::sleep(sleep).await;
+            }
+        }
+    }
 }
 
 /// Looks at a new connection's first byte and makes it ready for tonic, or answers a
@@ -144,13 +230,14 @@ impl ServerConn {
     }
 }
 
-impl Connected for ServerConn {
+impl Connected for Limited<ServerConn> {
     type ConnectInfo = TcpConnectInfo;
 
     fn connect_info(&self) -> TcpConnectInfo {
+        let tcp = self.get_ref().tcp();
         TcpConnectInfo {
-            local_addr: self.tcp().local_addr().ok(),
-            remote_addr: self.tcp().peer_addr().ok(),
+            local_addr: tcp.local_addr().ok(),
+            remote_addr: tcp.peer_addr().ok(),
         }
     }
 }

@@ -63,6 +63,9 @@ pub enum Workload {
     Lockjam(LockjamArgs),
     /// Concurrent clients calling Info: the per-call ceiling of this machine (no dataset).
     Ping(PingArgs),
+    /// The limits check: `keel files` while 2,000 idle connections come from 127.0.0.2, and
+    /// the server's peak memory under concurrent `changes -l` of maximal descriptions.
+    Limits(LimitsArgs),
     /// An online checkpoint of the browse dataset, then an offline restore of it.
     Checkpoint(CheckpointArgs),
     /// Verify of the sync dataset beside a raw read of its blob files, warm (and cold).
@@ -183,6 +186,28 @@ pub struct PingArgs {
     pub clients: u32,
     #[arg(long, default_value_t = 10)]
     pub seconds: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct LimitsArgs {
+    /// Idle connections opened from the hostile address.
+    #[arg(long, default_value_t = 2000)]
+    pub idle: u32,
+    /// Of them, those that send the HTTP/2 preface and then nothing.
+    #[arg(long, default_value_t = 200)]
+    pub preface: u32,
+    /// `keel files` runs timed before and while the connections are held.
+    #[arg(long, default_value_t = 10)]
+    pub runs: u32,
+    /// Changes submitted with a maximal description.
+    #[arg(long, default_value_t = 3)]
+    pub descriptions: u32,
+    /// Bytes of each description (the server's default max_description_bytes).
+    #[arg(long, default_value_t = 262_144)]
+    pub description_bytes: usize,
+    /// Concurrent `keel changes -l`.
+    #[arg(long, default_value_t = 10)]
+    pub listers: u32,
 }
 
 #[derive(Debug, Args)]
@@ -454,6 +479,20 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 exe: std::env::current_exe().context("cannot find the keel executable")?,
             };
             dev_loop::run(addr, &config).await?
+        }
+        Workload::Limits(l) => {
+            let config = keel_bench::limits::Config {
+                idle: l.idle,
+                preface: l.preface,
+                from: [127, 0, 0, 2],
+                runs: l.runs,
+                descriptions: l.descriptions,
+                description_bytes: l.description_bytes,
+                listers: l.listers,
+                server_pid: target.pid(),
+                exe: std::env::current_exe().context("cannot find the keel executable")?,
+            };
+            keel_bench::limits::run(addr, &config).await?
         }
         Workload::Ping(p) => {
             let config = ping::Config {

@@ -31,41 +31,48 @@ fn change_record(change: &Change) -> Record {
 
 pub async fn changes(s: &mut Session, args: ChangesArgs) -> Result<()> {
     let files = s.file_args(&args.files).await?;
-    let changes = s
-        .all(
-            s.client()
-                .changes(ChangesRequest {
-                    caller: s.caller(),
-                    files,
-                    max: args.max.unwrap_or(0),
-                    status: match args.status {
-                        None => ChangeStatus::Unspecified,
-                        Some(StatusArg::Pending) => ChangeStatus::Pending,
-                        Some(StatusArg::Submitted) => ChangeStatus::Submitted,
-                    } as i32,
-                    user: args.user.unwrap_or_default(),
-                    workspace: args.workspace.unwrap_or_default(),
-                })
-                .await,
-        )
-        .await?;
-    for change in &changes {
+    let reply = s
+        .client()
+        .changes(ChangesRequest {
+            caller: s.caller(),
+            files,
+            max: args.max.unwrap_or(0),
+            status: match args.status {
+                None => ChangeStatus::Unspecified,
+                Some(StatusArg::Pending) => ChangeStatus::Pending,
+                Some(StatusArg::Submitted) => ChangeStatus::Submitted,
+            } as i32,
+            user: args.user.unwrap_or_default(),
+            workspace: args.workspace.unwrap_or_default(),
+        })
+        .await;
+    // Printed as they arrive: a listing of many long descriptions is never held whole.
+    let mut stream = s.check(reply)?;
+    while let Some(change) = stream.message().await.map_err(|e| s.conn.status(e))? {
         let pending = if change.status() == ChangeStatus::Pending {
             "*pending* "
         } else {
             ""
         };
-        s.out.emit(
-            change_record(change),
-            format!(
-                "Change {} on {} by {}@{} {pending}'{}'",
-                change.change,
-                date(change.time),
-                change.user,
-                change.workspace,
-                first_line(&change.description)
-            ),
+        let head = format!(
+            "Change {} on {} by {}@{} {pending}",
+            change.change,
+            date(change.time),
+            change.user,
+            change.workspace,
         );
+        let text = match args.long {
+            false => format!("{head}'{}'", first_line(&change.description)),
+            true => {
+                let mut text = format!("{}\n", head.trim_end());
+                for line in change.description.lines() {
+                    text.push_str(&format!("\n\t{line}"));
+                }
+                text.push('\n');
+                text
+            }
+        };
+        s.out.emit(change_record(&change), text);
     }
     Ok(())
 }

@@ -40,6 +40,7 @@ mod replica_fetch;
 mod replica_opened;
 mod replica_seed;
 mod security_privileges;
+mod security_limits;
 mod shelves;
 mod sync_and_locks;
 mod tls;

@@ -22,6 +22,8 @@ pub(crate) struct Sources {
     /// Stored content bytes sent in chunks (`InfoReply.content_bytes_sent`).
     pub(crate) content_sent: Arc<AtomicU64>,
     pub(crate) replica: Option<Arc<ReplicaStatus>>,
+    /// The listeners' connection counters (`grpc`, `metrics`).
+    pub(crate) connections: Vec<Arc<keel_tls::ConnTracker>>,
 }
 
 /// The collector: the sources and the content store's last totals.
@@ -39,6 +41,9 @@ impl std::fmt::Debug for Gauges {
 impl Collector for Gauges {
     fn encode(&self, mut e: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let (s, content) = (&self.sources, &self.content);
+        for tracker in &s.connections {
+            keel_metrics::collect::connections(&mut e, tracker.name, counts(tracker.stats()))?;
+        }
         let w = s.meta.writer_stats();
         gauge(
             &mut e,
@@ -178,4 +183,15 @@ fn newest_checkpoint_age(dir: &std::path::Path) -> Option<f64> {
             .duration_since(newest)
             .map_or(0.0, |d| d.as_secs_f64()),
     )
+}
+
+/// A listener's counters as the metrics crate takes them.
+pub(crate) fn counts(s: keel_tls::ConnStats) -> keel_metrics::collect::ConnectionCounts {
+    keel_metrics::collect::ConnectionCounts {
+        open: s.open,
+        refused_max_connections: s.refused_total_cap,
+        refused_per_address: s.refused_address_cap,
+        idle_closed: s.idle_closed,
+        accept_errors: s.accept_errors,
+    }
 }

@@ -108,6 +108,7 @@ impl Service {
         spec: UserSpec,
         force: bool,
     ) -> Result<UserSpec, AuthError> {
+        self.check_user_form(&spec)?;
         self.touch_user(caller)?;
         let name = crate::context::user_name(&spec.name).map_err(|e| AuthError::BadUser {
             user: spec.name.clone(),

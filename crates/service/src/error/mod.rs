@@ -198,6 +198,18 @@ pub enum ServiceError {
     /// `maxopenfiles`).
     #[error("{}", too_large(limit, *max))]
     RequestTooLarge { limit: &'static str, max: u64 },
+    /// A description, form field, form or table past the server's size limit (`knob`, under
+    /// `[service]` in keel.toml); nothing was saved.
+    #[error(
+        "{what} is {size} {unit}, over the server's limit of {limit} {unit} (service.{knob}); nothing was saved"
+    )]
+    OverLimit {
+        what: String,
+        size: usize,
+        limit: usize,
+        unit: &'static str,
+        knob: &'static str,
+    },
     /// The store or the content store has no room left.
     #[error("the server's disk is full: {0}")]
     DiskFull(String),

@@ -65,6 +65,7 @@ impl Service {
         caller: &Caller,
         lines: &[String],
     ) -> Result<Vec<TriggerLine>, ServiceError> {
+        self.check_table("triggers", lines)?;
         self.touch_user(caller)?;
         self.check_may_edit_triggers(caller)?;
         let table = parse_table(lines).map_err(|e| ServiceError::BadArgument {

@@ -187,6 +187,16 @@ impl<T: HasConn> ReadTxn for T {
         before: Option<ChangeNumber>,
         limit: usize,
     ) -> Result<Vec<ChangeRow>, StoreError> {
+        self.list_changes_bounded(filter, before, limit, usize::MAX)
+    }
+
+    fn list_changes_bounded(
+        &self,
+        filter: &ChangeFilter,
+        before: Option<ChangeNumber>,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<ChangeRow>, StoreError> {
         let sql = format!(
             "SELECT {CHANGE_COLUMNS} FROM changes WHERE change < ?1 \
              AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR user = ?3) \
@@ -194,12 +204,24 @@ impl<T: HasConn> ReadTxn for T {
         );
         let before = before.map(num).unwrap_or(i64::MAX);
         let status = filter.status.map(|s| s.as_str());
-        collect(
-            self.conn(),
-            &sql,
-            params![before, status, filter.user, filter.workspace, lim(limit)],
-            codec::change,
-        )
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let mut rows = stmt.query(params![
+            before,
+            status,
+            filter.user,
+            filter.workspace,
+            lim(limit)
+        ])?;
+        let (mut out, mut bytes) = (Vec::new(), 0usize);
+        while let Some(row) = rows.next()? {
+            let change = codec::change(row)?;
+            bytes = bytes.saturating_add(change.description.len());
+            out.push(change);
+            if bytes >= max_bytes {
+                break;
+            }
+        }
+        Ok(out)
     }
 
     fn change_file_count(&self, change: &ChangeRow) -> Result<u32, StoreError> {
