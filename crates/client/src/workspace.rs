@@ -19,6 +19,25 @@ pub struct WorkspaceCtx {
     pub options: WorkspaceOptions,
 }
 
+/// `path` with symbolic links resolved when it exists, else lexically normalised (`.` and
+/// `..` folded), so a root not created yet still compares.
+fn canonical(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 impl WorkspaceCtx {
     /// Fetches the caller's workspace spec (error when none is configured or it does not exist).
     pub async fn fetch(conn: &Connection) -> Result<WorkspaceCtx> {
@@ -55,6 +74,22 @@ impl WorkspaceCtx {
             view,
             options,
             spec,
+        })
+    }
+
+    /// Refuses writing workspace files when the Root is not `cwd` nor above it (nor above
+    /// `config_dir`, the directory of the `.keel` file that named the workspace): a Root
+    /// changed behind the user's back must not redirect a sync's writes to another tree.
+    pub fn check_runs_inside(&self, cwd: &Path, config_dir: Option<&Path>) -> Result<()> {
+        let root = canonical(&self.root);
+        let inside = |dir: &Path| canonical(dir).starts_with(&root);
+        if inside(cwd) || config_dir.is_some_and(inside) {
+            return Ok(());
+        }
+        Err(Error::RootElsewhere {
+            workspace: self.name.clone(),
+            root: self.root.clone(),
+            cwd: cwd.to_path_buf(),
         })
     }
 

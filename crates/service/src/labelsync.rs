@@ -6,7 +6,7 @@
 //! its job is durable (or at once with `preview`).
 
 use crate::args::{FileArg, view_scopes};
-use crate::context::optional_workspace;
+
 use crate::expand::selection_of;
 use crate::labels::{LabelCtx, load_label};
 use crate::paging::Cursor;
@@ -235,7 +235,7 @@ impl Service {
                 self.save_label(caller, spec, true)?;
             }
         }
-        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
         let who = self.access_of(caller)?;
         let args = files
             .iter()
@@ -313,7 +313,7 @@ impl Service {
         let ctx = load_label(snap.as_ref(), label)?;
         ctx.check_unlocked()?;
         ctx.check_static()?;
-        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
         let mut passes = Vec::new();
         if files.is_empty() {
             let target_scopes = view_scopes(&ctx.view, |l| &l.left);

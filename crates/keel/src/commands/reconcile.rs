@@ -109,7 +109,7 @@ pub async fn reconcile(s: &mut Session, args: ReconcileArgs) -> Result<()> {
         preview(s, &result);
         return Ok(());
     }
-    let ws = s.workspace().await?;
+    let ws = s.writing_workspace().await?;
     let ScanResult { add, edit, delete } = result;
     if add.is_empty() && edit.is_empty() && delete.is_empty() {
         s.out.note("No file(s) to reconcile.");
