@@ -40,6 +40,7 @@ mod replica_fetch;
 mod replica_opened;
 mod replica_seed;
 mod shelves;
+mod security_workspaces;
 mod sync_and_locks;
 mod tls;
 mod triggers;
