@@ -106,7 +106,11 @@ impl Session {
     pub async fn writing_workspace(&mut self) -> Result<Arc<WorkspaceCtx>> {
         let ws = self.workspace().await?;
         if !self.root_moved_ok {
-            let config_dir = self.settings.config_file.as_deref().and_then(|f| f.parent());
+            let config_dir = self
+                .settings
+                .config_file
+                .as_deref()
+                .and_then(|f| f.parent());
             ws.check_runs_inside(&self.cwd, config_dir)?;
         }
         Ok(ws)

@@ -13,7 +13,6 @@
 //! are never older than the token says. A write that lands while they are sent is at worst
 //! sent again next time, and every record is a whole entry, so applying it twice is harmless.
 
-
 use crate::fileinfo::set_head;
 use crate::records::FileInfo;
 use crate::{Caller, Service, ServiceError};

@@ -130,7 +130,13 @@ fn another_users_workspace_and_changes_are_refused_and_left_as_they_were() {
     let err = refused(
         carol,
         &[
-            "workspace", "create", "gift-ws", "--root", evil_root, "--owner", "alice",
+            "workspace",
+            "create",
+            "gift-ws",
+            "--root",
+            evil_root,
+            "--owner",
+            "alice",
         ],
     );
     assert!(
@@ -175,7 +181,10 @@ fn another_users_workspace_and_changes_are_refused_and_left_as_they_were() {
     let admin_as_alice = w.fx.server.client("admin", "alice-ws", w.fx.dir.path());
     let err = refused(&admin_as_alice, &["opened"]);
     assert!(err.contains("belongs to alice"), "{err}");
-    assert_eq!(admin_as_alice.json(&["--override-owner", "opened"]).len(), 2);
+    assert_eq!(
+        admin_as_alice.json(&["--override-owner", "opened"]).len(),
+        2
+    );
     let err = refused(&w.admin, &["workspace", "delete", "bob-ws"]);
     assert!(err.contains("belongs to bob"), "{err}");
     w.admin.ok(&["workspace", "delete", "-f", "bob-ws"]);
@@ -222,7 +231,10 @@ fn a_locked_workspace_is_used_by_its_owner_only() {
         "--options",
         "unlocked",
     ]);
-    assert_eq!(admin_as_alice.json(&["--override-owner", "opened"]).len(), 2);
+    assert_eq!(
+        admin_as_alice.json(&["--override-owner", "opened"]).len(),
+        2
+    );
 }
 
 #[test]
@@ -252,7 +264,10 @@ fn a_root_moved_behind_the_owners_back_is_not_written_without_root_moved_ok() {
         &["resolve", "-am"],
     ] {
         let err = refused(&w.alice, args);
-        assert!(err.contains("refusing to write files there"), "{args:?}: {err}");
+        assert!(
+            err.contains("refusing to write files there"),
+            "{args:?}: {err}"
+        );
     }
     assert!(!moved.exists(), "nothing written in the moved root");
     assert_eq!(w.alice.json(&["opened"]).len(), 2, "revert changed nothing");
@@ -300,7 +315,10 @@ fn revert_and_shelve_delete_skip_and_never_name_files_the_caller_may_not_list() 
     assert!(!shelf.contains("//depot/open.txt"), "{shelf}");
     let opened = admin.json(&["opened", "-a"]);
     assert_eq!(opened.len(), 1, "{opened:?}");
-    assert_eq!(str_field(&opened[0], "depotFile"), "//depot/secret/hidden.txt");
+    assert_eq!(
+        str_field(&opened[0], "depotFile"),
+        "//depot/secret/hidden.txt"
+    );
     // Naming only the hidden file is "not opened", not its name echoed from the server.
     let err = refused(&carol, &["revert", "//depot/secret/..."]);
     assert!(err.contains("not opened"), "{err}");

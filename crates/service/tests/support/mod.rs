@@ -303,6 +303,7 @@ pub fn caller(user: &str) -> Caller {
         workspace: format!("{user}-ws"),
         host: String::new(),
         address: None,
+        force: false,
     }
 }
 
