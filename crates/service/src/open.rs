@@ -559,13 +559,20 @@ impl Service {
         file_type: Option<TypeChange>,
     ) -> Result<Vec<FileInfo>, OpenError> {
         let change = change.map(ChangeRef::number);
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
+        let (snap, who) = self.read_as(caller)?;
         let ws = self.caller_workspace(snap.as_ref(), caller)?;
         if let Some(change) = change {
             check_pending_change(snap.as_ref(), &ws, change)?;
         }
         let mut rows = self.select_opened(snap.as_ref(), &ws, files)?;
+        // As in revert: files the caller may not list stay as they are, unnamed.
+        rows.retain(|r| who.lists(r.path.as_str()));
+        if rows.is_empty() && !files.is_empty() {
+            return Err(ServiceError::NotOpened {
+                patterns: files.join(" "),
+            }
+            .into());
+        }
         for row in &mut rows {
             if let Some(change) = change {
                 row.change = ChangeNumber(change);

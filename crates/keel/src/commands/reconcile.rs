@@ -104,6 +104,10 @@ pub async fn status(s: &mut Session, args: FilesArgs) -> Result<()> {
 }
 
 pub async fn reconcile(s: &mut Session, args: ReconcileArgs) -> Result<()> {
+    if !args.preview {
+        // Checked before the scan, so a moved root is named before anything else.
+        s.writing_workspace().await?;
+    }
     let result = scan_workspace(s, &args.files).await?;
     if args.preview {
         preview(s, &result);
