@@ -191,3 +191,44 @@ impl WorkspaceCtx {
         collect(conn, stream).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rooted_at(root: &str) -> WorkspaceCtx {
+        WorkspaceCtx::from_spec(Workspace {
+            name: "ws".into(),
+            root: root.into(),
+            view: vec!["//depot/... //ws/...".into()],
+            ..Workspace::default()
+        })
+        .expect("spec")
+    }
+
+    #[test]
+    fn writes_only_when_the_root_is_the_directory_or_above_it() {
+        // Paths that do not exist compare as written, `..` folded.
+        let ws = rooted_at("/nonexistent-keel-test/ws");
+        let cases = [
+            ("/nonexistent-keel-test/ws", None, true),
+            ("/nonexistent-keel-test/ws/deep/er", None, true),
+            ("/nonexistent-keel-test", None, false),
+            ("/nonexistent-keel-test/ws2", None, false),
+            ("/nonexistent-keel-test/other/../ws/x", None, true),
+            ("/elsewhere", Some("/nonexistent-keel-test/ws/sub"), true),
+            ("/elsewhere", Some("/nonexistent-keel-test"), false),
+        ];
+        for (cwd, config_dir, ok) in cases {
+            let got = ws.check_runs_inside(Path::new(cwd), config_dir.map(Path::new));
+            assert_eq!(got.is_ok(), ok, "{cwd} {config_dir:?}: {got:?}");
+        }
+        let moved = rooted_at("/nonexistent-keel-test/ws/../evil");
+        let err = moved
+            .check_runs_inside(Path::new("/nonexistent-keel-test/ws"), None)
+            .expect_err("moved");
+        let text = err.to_string();
+        assert!(text.contains("/nonexistent-keel-test/ws/../evil"), "{text}");
+        assert!(text.contains("--root-moved-ok"), "{text}");
+    }
+}
