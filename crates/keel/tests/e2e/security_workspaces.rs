@@ -323,3 +323,67 @@ fn revert_and_shelve_delete_skip_and_never_name_files_the_caller_may_not_list() 
     let err = refused(&carol, &["revert", "//depot/secret/..."]);
     assert!(err.contains("not opened"), "{err}");
 }
+
+#[test]
+fn at_security_3_a_logged_in_user_is_still_refused_another_users_workspace() {
+    let w = world();
+    let dir = w.fx.dir.path().to_path_buf();
+    let tickets = |name: &str| dir.join(format!("tickets-{name}"));
+    let run = |c: &Client, name: &str, args: &[&str], stdin: &str| {
+        let file = tickets(name);
+        c.run_with(
+            args,
+            &[("KEEL_TICKETS", file.to_str().expect("utf-8"))],
+            stdin,
+        )
+    };
+    let must = |out: Output, what: &str| {
+        assert!(out.status.success(), "{what}: {}", text(&out));
+        text(&out)
+    };
+    let password = |name: &str| format!("{name}-Passw0rd");
+    must(
+        run(
+            &w.admin,
+            "admin",
+            &["user", "-f", "-i"],
+            "User: carol\nEmail: carol@example.com\n",
+        ),
+        "carol's spec",
+    );
+    // The admin's own password last: from then on the admin needs a ticket too.
+    for name in ["alice", "carol", "admin"] {
+        let pw = format!("{0}\n{0}\n", password(name));
+        must(run(&w.admin, "admin", &["passwd", name], &pw), "passwd");
+    }
+    for (c, name) in [
+        (&w.admin, "admin"),
+        (&w.alice, "alice"),
+        (&w.carol_as_alice, "carol"),
+    ] {
+        must(
+            run(c, name, &["login"], &format!("{}\n", password(name))),
+            "login",
+        );
+    }
+    must(
+        run(&w.admin, "admin", &["configure", "set", "security=3"], ""),
+        "security=3",
+    );
+    let alice_opened = must(run(&w.alice, "alice", &["opened"], ""), "alice's opened");
+    for args in [
+        &["--root-moved-ok", "revert", "//alice-ws/..."][..],
+        &["shelve", "-d", "-c", "2"],
+        &["workspace", "delete", "alice-ws"],
+    ] {
+        let out = run(&w.carol_as_alice, "carol", args, "");
+        assert!(!out.status.success(), "keel {args:?} was not refused");
+        let err = text(&out);
+        assert!(err.contains("belongs to alice"), "keel {args:?}: {err}");
+        assert!(!err.contains("s.txt"), "keel {args:?}: {err}");
+    }
+    assert_eq!(
+        must(run(&w.alice, "alice", &["opened"], ""), "alice's opened"),
+        alice_opened
+    );
+}
