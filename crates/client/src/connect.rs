@@ -114,6 +114,7 @@ impl Connection {
                 user: settings.user.clone(),
                 workspace: settings.workspace.clone().unwrap_or_default(),
                 host: settings.host.clone(),
+                force: false,
             },
             addr,
             tuning,
@@ -124,6 +125,12 @@ impl Connection {
     /// The identity sent with every request.
     pub fn caller(&self) -> Option<Caller> {
         Some(self.caller.clone())
+    }
+
+    /// Asks, as a super user, to act on workspaces and pending changes of other users (the
+    /// `force` of every later request); the server ignores it for anyone else.
+    pub fn set_force(&mut self, force: bool) {
+        self.caller.force = force;
     }
 
     /// The caller's user name.

@@ -71,6 +71,18 @@ pub enum Error {
     /// No workspace is configured but the command needs one.
     #[error("no workspace set: use -w NAME, KEEL_WORKSPACE or a .keel file")]
     NoWorkspace,
+    /// A command that writes workspace files runs outside the workspace's Root: the spec may
+    /// have been changed to send the files elsewhere.
+    #[error(
+        "workspace {workspace} has Root {}, which is neither {} nor a directory above it: refusing to write files there (its spec may have been changed; check it with `keel workspace show {workspace}`, then run from inside the root, or pass --root-moved-ok if the root moved on purpose)",
+        root.display(),
+        cwd.display()
+    )]
+    RootElsewhere {
+        workspace: String,
+        root: PathBuf,
+        cwd: PathBuf,
+    },
     /// The workspace spec the server returned could not be used.
     #[error("workspace {name}: {reason}")]
     BadWorkspace { name: String, reason: String },

@@ -19,6 +19,25 @@ pub struct WorkspaceCtx {
     pub options: WorkspaceOptions,
 }
 
+/// `path` with symbolic links resolved when it exists, else lexically normalised (`.` and
+/// `..` folded), so a root not created yet still compares.
+fn canonical(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 impl WorkspaceCtx {
     /// Fetches the caller's workspace spec (error when none is configured or it does not exist).
     pub async fn fetch(conn: &Connection) -> Result<WorkspaceCtx> {
@@ -55,6 +74,22 @@ impl WorkspaceCtx {
             view,
             options,
             spec,
+        })
+    }
+
+    /// Refuses writing workspace files when the Root is not `cwd` nor above it (nor above
+    /// `config_dir`, the directory of the `.keel` file that named the workspace): a Root
+    /// changed behind the user's back must not redirect a sync's writes to another tree.
+    pub fn check_runs_inside(&self, cwd: &Path, config_dir: Option<&Path>) -> Result<()> {
+        let root = canonical(&self.root);
+        let inside = |dir: &Path| canonical(dir).starts_with(&root);
+        if inside(cwd) || config_dir.is_some_and(inside) {
+            return Ok(());
+        }
+        Err(Error::RootElsewhere {
+            workspace: self.name.clone(),
+            root: self.root.clone(),
+            cwd: cwd.to_path_buf(),
         })
     }
 
@@ -154,5 +189,46 @@ impl WorkspaceCtx {
             .map_err(|s| conn.status(s))?
             .into_inner();
         collect(conn, stream).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rooted_at(root: &str) -> WorkspaceCtx {
+        WorkspaceCtx::from_spec(Workspace {
+            name: "ws".into(),
+            root: root.into(),
+            view: vec!["//depot/... //ws/...".into()],
+            ..Workspace::default()
+        })
+        .expect("spec")
+    }
+
+    #[test]
+    fn writes_only_when_the_root_is_the_directory_or_above_it() {
+        // Paths that do not exist compare as written, `..` folded.
+        let ws = rooted_at("/nonexistent-keel-test/ws");
+        let cases = [
+            ("/nonexistent-keel-test/ws", None, true),
+            ("/nonexistent-keel-test/ws/deep/er", None, true),
+            ("/nonexistent-keel-test", None, false),
+            ("/nonexistent-keel-test/ws2", None, false),
+            ("/nonexistent-keel-test/other/../ws/x", None, true),
+            ("/elsewhere", Some("/nonexistent-keel-test/ws/sub"), true),
+            ("/elsewhere", Some("/nonexistent-keel-test"), false),
+        ];
+        for (cwd, config_dir, ok) in cases {
+            let got = ws.check_runs_inside(Path::new(cwd), config_dir.map(Path::new));
+            assert_eq!(got.is_ok(), ok, "{cwd} {config_dir:?}: {got:?}");
+        }
+        let moved = rooted_at("/nonexistent-keel-test/ws/../evil");
+        let err = moved
+            .check_runs_inside(Path::new("/nonexistent-keel-test/ws"), None)
+            .expect_err("moved");
+        let text = err.to_string();
+        assert!(text.contains("/nonexistent-keel-test/ws/../evil"), "{text}");
+        assert!(text.contains("--root-moved-ok"), "{text}");
     }
 }

@@ -1,4 +1,4 @@
-//! The workspace `Options:` field (`noallwrite clobber normdir modtime`).
+//! The workspace `Options:` field (`noallwrite clobber normdir modtime`, plus `locked`).
 
 use std::fmt;
 
@@ -23,6 +23,10 @@ pub struct WorkspaceOptions {
     pub clobber: bool,
     pub rmdir: bool,
     pub modtime: bool,
+    /// `locked`: only the owner uses the workspace, even a super user's override is refused;
+    /// anyone else (a super user with force) may only edit or delete the spec. Written only
+    /// when set, so specs without it read as before.
+    pub locked: bool,
 }
 
 const NAMES: [&str; 4] = ["allwrite", "clobber", "rmdir", "modtime"];
@@ -33,7 +37,18 @@ impl WorkspaceOptions {
     pub fn parse(text: &str) -> Result<WorkspaceOptions, OptionsError> {
         let mut values = [false; 4];
         let mut seen = [false; 4];
+        let mut locked = None;
         for word in text.split_whitespace() {
+            if word == "locked" || word == "unlocked" {
+                if locked.is_some() {
+                    return Err(OptionsError::Repeated {
+                        text: text.to_string(),
+                        word: word.to_string(),
+                    });
+                }
+                locked = Some(word == "locked");
+                continue;
+            }
             let (name, value) = match word.strip_prefix("no") {
                 Some(rest) if NAMES.contains(&rest) => (rest, false),
                 _ => (word, true),
@@ -61,6 +76,7 @@ impl WorkspaceOptions {
             clobber,
             rmdir,
             modtime,
+            locked: locked.unwrap_or(false),
         })
     }
 }
@@ -72,6 +88,9 @@ impl fmt::Display for WorkspaceOptions {
             let sep = if i == 0 { "" } else { " " };
             let no = if on { "" } else { "no" };
             write!(f, "{sep}{no}{name}")?;
+        }
+        if self.locked {
+            f.write_str(" locked")?;
         }
         Ok(())
     }
@@ -121,6 +140,7 @@ mod tests {
             clobber,
             rmdir,
             modtime,
+            locked: false,
         }
     }
 
@@ -147,7 +167,8 @@ mod tests {
     #[test]
     fn parse_invalid() {
         let cases = [
-            ("locked", "unknown option \"locked\""),
+            ("nolocked", "unknown option \"nolocked\""),
+            ("locked unlocked", "option \"unlocked\" set more than once"),
             ("allwrite nosuch", "unknown option \"nosuch\""),
             ("no", "unknown option \"no\""),
             ("Allwrite", "unknown option \"Allwrite\""),
@@ -189,6 +210,14 @@ mod tests {
             WorkspaceOptions::default(),
             opts(false, false, false, false)
         );
+        let locked = WorkspaceOptions::parse("clobber locked").expect("valid");
+        assert!(locked.locked && locked.clobber);
+        assert_eq!(
+            locked.to_string(),
+            "noallwrite clobber normdir nomodtime locked"
+        );
+        assert_eq!(WorkspaceOptions::parse(&locked.to_string()), Ok(locked));
+        assert!(!WorkspaceOptions::parse("unlocked").expect("valid").locked);
     }
 
     #[test]

@@ -30,6 +30,14 @@ pub struct Cli {
     /// Verbose: print every per-file line, not a summary of a listing longer than a screenful.
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
+    /// Super users only: act on a workspace or pending change of another user (with -w NAME;
+    /// never a `locked` workspace). Refused for anyone else.
+    #[arg(long = "override-owner")]
+    pub override_owner: bool,
+    /// Write workspace files even though the workspace's Root is not the current directory
+    /// nor above it (the root moved on purpose).
+    #[arg(long = "root-moved-ok")]
+    pub root_moved_ok: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -304,13 +312,23 @@ pub enum WorkspaceCmd {
     /// Create a workspace, or replace the spec of an existing one.
     Create(WorkspaceCreateArgs),
     /// Edit a workspace spec in $EDITOR.
-    Edit { name: Option<String> },
+    Edit {
+        name: Option<String>,
+        /// Super users only: edit another user's workspace (`locked` ones included).
+        #[arg(short = 'f')]
+        force: bool,
+    },
     /// Print a workspace spec.
     Show { name: Option<String> },
     /// List workspaces.
     List,
-    /// Delete a workspace.
-    Delete { name: String },
+    /// Delete a workspace (its owner; a super user with -f).
+    Delete {
+        name: String,
+        /// Super users only: delete another user's workspace (`locked` ones included).
+        #[arg(short = 'f')]
+        force: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -331,6 +349,12 @@ pub struct WorkspaceCreateArgs {
     /// Restrict the workspace to this host.
     #[arg(long)]
     pub host: Option<String>,
+    /// Owner (default: you; another user needs a super user's -f).
+    #[arg(long)]
+    pub owner: Option<String>,
+    /// Super users only: edit or delete another user's workspace (`locked` ones included).
+    #[arg(short = 'f')]
+    pub force: bool,
 }
 
 /// `add`, `edit` and `reopen`: files, the pending change and a file type.
@@ -421,6 +445,9 @@ pub struct ChangeArgs {
     /// Delete this (empty) pending change.
     #[arg(short = 'D', value_name = "N")]
     pub delete: Option<u64>,
+    /// Super users only: delete another user's pending change.
+    #[arg(short = 'f')]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

@@ -30,6 +30,11 @@ pub fn hint(refusal: &Refusal) -> Option<String> {
             )
         }
         Refusal::LoginRequired { user } => format!(": run `keel -u {user} login`"),
+        Refusal::Other(keel_proto::v1::ErrorReason::WorkspaceNotOwned)
+        | Refusal::Other(keel_proto::v1::ErrorReason::ChangeOfOtherUser) => {
+            " (super users: --override-owner, or -f to workspace edit/delete, change -D, shelve -d)"
+                .to_string()
+        }
         Refusal::ExclusivelyOpened { .. } | Refusal::TriggerFailed { .. } | Refusal::Other(_) => {
             return None;
         }

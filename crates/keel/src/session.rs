@@ -19,6 +19,8 @@ pub struct Session {
     pub out: Out,
     pub cwd: PathBuf,
     workspace: Option<Arc<WorkspaceCtx>>,
+    /// `--root-moved-ok`: write workspace files outside the tree keel runs in.
+    root_moved_ok: bool,
 }
 
 /// Marker error: the problem was already printed; just exit with status 1.
@@ -43,7 +45,8 @@ impl Session {
             workspace: cli.workspace.clone(),
         };
         let settings = Settings::resolve(&overrides, &cwd)?;
-        let conn = Connection::connect(&settings).await?;
+        let mut conn = Connection::connect(&settings).await?;
+        conn.set_force(cli.override_owner);
         Ok(Session {
             settings,
             conn,
@@ -54,6 +57,7 @@ impl Session {
             },
             cwd,
             workspace: None,
+            root_moved_ok: cli.root_moved_ok,
         })
     }
 
@@ -94,6 +98,27 @@ impl Session {
         let ws = Arc::new(WorkspaceCtx::fetch(&self.conn).await?);
         self.workspace = Some(ws.clone());
         Ok(ws)
+    }
+
+    /// The caller's workspace for a command that writes its files: refused when its Root is
+    /// not the directory keel runs in nor above it (or above the `.keel` file's directory),
+    /// unless `--root-moved-ok` was given.
+    pub async fn writing_workspace(&mut self) -> Result<Arc<WorkspaceCtx>> {
+        let ws = self.workspace().await?;
+        if !self.root_moved_ok {
+            let config_dir = self
+                .settings
+                .config_file
+                .as_deref()
+                .and_then(|f| f.parent());
+            ws.check_runs_inside(&self.cwd, config_dir)?;
+        }
+        Ok(ws)
+    }
+
+    /// Asks to act as a super user on another user's workspace or change (a command's `-f`).
+    pub fn override_owner(&mut self) {
+        self.conn.set_force(true);
     }
 
     /// Converts file arguments to server syntax: `//` paths pass through; local paths (and

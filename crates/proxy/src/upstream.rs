@@ -153,6 +153,7 @@ impl Upstream {
                     user: s.user.clone(),
                     workspace: String::new(),
                     host: "keel-proxy".to_string(),
+                    force: false,
                 }),
                 ticket: Some(s.ticket.clone()),
             },

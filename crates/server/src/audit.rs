@@ -174,6 +174,7 @@ mod tests {
             workspace: "ws".into(),
             host: "h".into(),
             address: Some("10.1.2.3".parse().unwrap()),
+            force: false,
         };
         push_line(
             &mut out,
@@ -212,6 +213,7 @@ mod tests {
             workspace: "w".into(),
             host: "h".into(),
             address: None,
+            force: false,
         }
     }
 

@@ -94,6 +94,29 @@ impl WireError for ServiceError {
                 on_change(R::ShelvedFilesExist, Some(*change)),
             ),
             ServiceError::NoWorkspace => (Code::InvalidArgument, detail(R::NoWorkspace)),
+            ServiceError::WorkspaceNotOwned { name, owner, .. } => (
+                Code::PermissionDenied,
+                pb::ErrorDetail {
+                    workspace: name.clone(),
+                    user: owner.clone(),
+                    ..detail(R::WorkspaceNotOwned)
+                },
+            ),
+            ServiceError::WorkspaceLocked { name, owner } => (
+                Code::PermissionDenied,
+                pb::ErrorDetail {
+                    workspace: name.clone(),
+                    user: owner.clone(),
+                    ..detail(R::SpecLocked)
+                },
+            ),
+            ServiceError::ChangeOfOtherUser { change, owner } => (
+                Code::PermissionDenied,
+                pb::ErrorDetail {
+                    user: owner.clone(),
+                    ..on_change(R::ChangeOfOtherUser, Some(*change))
+                },
+            ),
             ServiceError::NoSuchWorkspace { name } => (
                 Code::NotFound,
                 pb::ErrorDetail {
@@ -336,6 +359,22 @@ impl WireError for SpecError {
                 pb::ErrorDetail {
                     user: owner.clone(),
                     ..on_spec(R::SpecLocked, *kind, name)
+                },
+            ),
+            SpecError::NotOwner { kind, name, owner } => (
+                Code::PermissionDenied,
+                pb::ErrorDetail {
+                    user: owner.clone(),
+                    ..on_spec(R::WorkspaceNotOwned, *kind, name)
+                },
+            ),
+            SpecError::OwnerNotCaller {
+                kind, name, owner, ..
+            } => (
+                Code::PermissionDenied,
+                pb::ErrorDetail {
+                    user: owner.clone(),
+                    ..on_spec(R::OwnerNotCaller, *kind, name)
                 },
             ),
             SpecError::FilesOpened { name, path } => (

@@ -153,5 +153,6 @@ pub(crate) fn caller_unauthenticated(peer: &Peer, c: Option<pb::Caller>) -> Resu
         workspace: c.workspace,
         host: c.host,
         address: peer.address,
+        force: c.force,
     })
 }

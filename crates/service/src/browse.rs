@@ -1,7 +1,7 @@
 //! Read-only browsing: files, fstat, filelog, print, diff2, and the have list (`dirs.rs`: dirs).
 
 use crate::args::FileArg;
-use crate::context::{caller_workspace, optional_workspace};
+
 use crate::fileinfo::{from_revision, set_head, set_opened};
 use crate::integrate::edge;
 use crate::{
@@ -57,7 +57,7 @@ impl Service {
         sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
         let (snap, who) = self.read_as(caller)?;
-        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
         let max = if opts.max == 0 {
             usize::MAX
         } else {
@@ -112,7 +112,7 @@ impl Service {
         sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
         let (snap, who) = self.read_as(caller)?;
-        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
         for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
             let matched = self.for_each_selected(
                 snap.as_ref(),
@@ -172,7 +172,7 @@ impl Service {
         sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
         let (snap, who) = self.read_as(caller)?;
-        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
         let mut changes: HashMap<u64, (String, String, String)> = HashMap::new();
         for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
             let matched = self.for_each_selected(
@@ -275,7 +275,7 @@ impl Service {
         sink: &mut dyn FnMut(FileInfo, Content) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
         let (snap, who) = self.read_as(caller)?;
-        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
         let (shelved, files): (Vec<String>, Vec<String>) =
             files.iter().cloned().partition(|f| f.contains("@="));
         for text in &shelved {
@@ -315,7 +315,7 @@ impl Service {
         right: &str,
     ) -> Result<Diff2Result, ServiceError> {
         let (snap, who) = self.read_as(caller)?;
-        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
         let one = |text: &str| -> Result<keel_store::RevisionRow, ServiceError> {
             let arg = FileArg::parse(text, snap.as_ref(), ws.as_ref())?;
             let mut found = None;
@@ -363,7 +363,7 @@ impl Service {
         sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
     ) -> Result<(), ServiceError> {
         let (snap, who) = self.read_as(caller)?;
-        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let ws = self.caller_workspace(snap.as_ref(), caller)?;
         let args = files
             .iter()
             .map(|f| FileArg::parse(f, snap.as_ref(), Some(&ws)))
@@ -424,7 +424,7 @@ impl Service {
     ) -> Result<HaveUpdate, ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let ws = self.caller_workspace(snap.as_ref(), caller)?;
         let count = entries.len() as u64;
         let mut rows = Vec::with_capacity(entries.len());
         for entry in entries {

@@ -1,7 +1,7 @@
 //! Changelists: creating and editing pending ones, listing, and describing.
 
 use crate::args::FileArg;
-use crate::context::{caller_workspace, load_change, optional_workspace};
+use crate::context::load_change;
 use crate::expand::Selection;
 use crate::fileinfo::{from_opened, from_revision};
 use crate::open::check_pending_change;
@@ -49,7 +49,7 @@ impl Service {
         let change = change.0;
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let ws = self.caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
         if change == 0 {
             return Err(ChangeError::DefaultChangelist);
@@ -81,7 +81,7 @@ impl Service {
         self.check_description(description)?;
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let ws = self.caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
         if description.trim().is_empty() {
             return Err(ChangeError::NoDescription);
@@ -108,10 +108,14 @@ impl Service {
         );
         let now = self.now();
         let row = keel_store::write(self.meta.as_ref(), move |txn| {
-            let number = if change == 0 {
-                txn.allocate_change()?
+            let (number, user) = if change == 0 {
+                (txn.allocate_change()?, user)
             } else {
-                ChangeNumber(change)
+                // Re-checked under the writer; an edit keeps the change's User and Client
+                // (a pending change is never re-owned by editing it).
+                check_pending_change(&*txn, &ws, change)?;
+                let old = load_change(&*txn, ChangeNumber(change))?;
+                (ChangeNumber(change), old.user)
             };
             let row = ChangeRow {
                 change: number,
@@ -181,7 +185,7 @@ impl Service {
             return Ok(());
         }
         // Changes touching the files: merge the per-argument listings newest first.
-        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
         let have_of = ws.as_ref().map(|w| w.name());
         let mut seen = HashSet::new();
         let mut found = Vec::new();

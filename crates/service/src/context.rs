@@ -1,6 +1,11 @@
 //! Per-request context: validated names and the caller's workspace with its compiled view.
+//!
+//! [`Service::caller_workspace`] and [`Service::optional_workspace`] are the one way a command
+//! gets the caller's workspace, and they refuse a workspace the caller does not own: only its
+//! Owner uses it, or a super user who asked to override (`Caller::force`), and nobody else
+//! when it is `locked`.
 
-use crate::{Caller, ServiceError, error::bad_argument};
+use crate::{Caller, Service, ServiceError, error::bad_argument};
 use keel_core::{ChangeNumber, DepotPath, UserName, View, WorkspaceName};
 use keel_store::{ChangeRow, ReadTxn, WorkspaceRow};
 
@@ -10,6 +15,11 @@ pub(crate) struct WorkspaceCtx {
     pub view: View,
     /// `//NAME/`, the prefix of the view's right-hand side.
     prefix: String,
+    /// The user acting through the workspace: the caller for the caller's workspace, else
+    /// the Owner.
+    pub acting_user: String,
+    /// A super user overriding ownership (of the workspace or of its pending changes).
+    pub forced: bool,
 }
 
 impl WorkspaceCtx {
@@ -19,7 +29,24 @@ impl WorkspaceCtx {
             reason: e.to_string(),
         })?;
         let prefix = format!("//{}/", row.name);
-        Ok(WorkspaceCtx { row, view, prefix })
+        Ok(WorkspaceCtx {
+            acting_user: row.owner.clone(),
+            forced: false,
+            row,
+            view,
+            prefix,
+        })
+    }
+
+    /// Refuses a pending change row of another user, unless a super user overrides.
+    pub(crate) fn check_change_owner(&self, row: &ChangeRow) -> Result<(), ServiceError> {
+        if row.user == self.acting_user || self.forced {
+            return Ok(());
+        }
+        Err(ServiceError::ChangeOfOtherUser {
+            change: row.change,
+            owner: row.user.clone(),
+        })
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -68,27 +95,59 @@ pub(crate) fn load_workspace(snap: &dyn ReadTxn, name: &str) -> Result<Workspace
     WorkspaceCtx::new(row)
 }
 
-/// The caller's workspace, which the command needs.
-pub(crate) fn caller_workspace(
-    snap: &dyn ReadTxn,
-    caller: &Caller,
-) -> Result<WorkspaceCtx, ServiceError> {
-    if caller.workspace.is_empty() {
-        return Err(ServiceError::NoWorkspace);
+impl Service {
+    /// The caller's workspace, which the command needs; refused unless the caller may use it
+    /// (see [`Service::may_use`]).
+    pub(crate) fn caller_workspace(
+        &self,
+        snap: &dyn ReadTxn,
+        caller: &Caller,
+    ) -> Result<WorkspaceCtx, ServiceError> {
+        if caller.workspace.is_empty() {
+            return Err(ServiceError::NoWorkspace);
+        }
+        let ws = load_workspace(snap, &caller.workspace)?;
+        self.may_use(ws, caller)
     }
-    load_workspace(snap, &caller.workspace)
-}
 
-/// The caller's workspace when one is set and exists.
-pub(crate) fn optional_workspace(
-    snap: &dyn ReadTxn,
-    caller: &Caller,
-) -> Result<Option<WorkspaceCtx>, ServiceError> {
-    if caller.workspace.is_empty() {
-        return Ok(None);
+    /// The caller's workspace when one is set and exists; refused, like
+    /// [`Service::caller_workspace`], when it exists and the caller may not use it.
+    pub(crate) fn optional_workspace(
+        &self,
+        snap: &dyn ReadTxn,
+        caller: &Caller,
+    ) -> Result<Option<WorkspaceCtx>, ServiceError> {
+        if caller.workspace.is_empty() {
+            return Ok(None);
+        }
+        match snap.get_workspace(&caller.workspace)? {
+            Some(row) => Ok(Some(self.may_use(WorkspaceCtx::new(row)?, caller)?)),
+            None => Ok(None),
+        }
     }
-    match snap.get_workspace(&caller.workspace)? {
-        Some(row) => Ok(Some(WorkspaceCtx::new(row)?)),
-        None => Ok(None),
+
+    /// `ws` as the caller's workspace: its Owner uses it; anyone else only as a super user
+    /// asking to override (`Caller::force`), and never when the workspace is `locked`.
+    fn may_use(&self, mut ws: WorkspaceCtx, caller: &Caller) -> Result<WorkspaceCtx, ServiceError> {
+        ws.acting_user = caller.user.clone();
+        if ws.row.owner == caller.user {
+            ws.forced = caller.force && self.is_super(caller)?;
+            return Ok(ws);
+        }
+        if ws.row.options.locked {
+            return Err(ServiceError::WorkspaceLocked {
+                name: ws.row.name.clone(),
+                owner: ws.row.owner.clone(),
+            });
+        }
+        if caller.force && self.is_super(caller)? {
+            ws.forced = true;
+            return Ok(ws);
+        }
+        Err(ServiceError::WorkspaceNotOwned {
+            name: ws.row.name.clone(),
+            owner: ws.row.owner.clone(),
+            user: caller.user.clone(),
+        })
     }
 }

@@ -2,7 +2,7 @@
 //! asked (Perforce: a directory whose every file is deleted there is listed only with `-D`).
 
 use crate::access::Access;
-use crate::context::optional_workspace;
+
 use crate::expand::{Selection, selection_of};
 use crate::paging::Cursor;
 use crate::{Caller, Service, ServiceError, error::bad_argument};
@@ -39,7 +39,7 @@ impl Service {
             .collect::<Result<Vec<_>, _>>()?;
         // Only `#have` needs the caller's workspace.
         let ws = if specs.iter().any(|s| s.rev == Some(RevSpec::Have)) {
-            optional_workspace(snap.as_ref(), caller)?
+            self.optional_workspace(snap.as_ref(), caller)?
         } else {
             None
         };

@@ -13,7 +13,6 @@
 //! are never older than the token says. A write that lands while they are sent is at worst
 //! sent again next time, and every record is a whole entry, so applying it twice is harmless.
 
-use crate::context::caller_workspace;
 use crate::fileinfo::set_head;
 use crate::records::FileInfo;
 use crate::{Caller, Service, ServiceError};
@@ -69,7 +68,7 @@ impl Service {
         self.touch_user(caller)?;
         let context = {
             let snap = self.meta.snapshot()?;
-            let ws = caller_workspace(snap.as_ref(), caller)?;
+            let ws = self.caller_workspace(snap.as_ref(), caller)?;
             let mut hasher = blake3::Hasher::new();
             let mut put = |part: &[u8]| {
                 hasher.update(&(part.len() as u64).to_le_bytes());
@@ -120,7 +119,7 @@ impl Service {
         // Taken after the have rows were read: every revision they name is in it.
         let snap = self.meta.snapshot()?;
         let who = self.access_of(caller)?;
-        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let ws = self.caller_workspace(snap.as_ref(), caller)?;
         for (path, row) in rows {
             who.scan()?;
             let mut info = FileInfo::new(path.clone());

@@ -10,7 +10,7 @@
 //! batch leaves the earlier batches opened (as when Perforce stops part way); revert them.
 
 use crate::args::{FileArg, view_scopes};
-use crate::context::{WorkspaceCtx, caller_workspace};
+use crate::context::WorkspaceCtx;
 use crate::expand::selection_of;
 use crate::fileinfo::set_head;
 use crate::open::check_pending_change;
@@ -137,7 +137,7 @@ impl Service {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let who = self.access_of(caller)?;
-        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let ws = self.caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, req.change)?;
         let (mapping, source_rev, label) = mapping_of(snap.as_ref(), &req)?;
         let filters = req

@@ -11,7 +11,6 @@
 
 use crate::access::Access;
 use crate::args::{FileArg, view_scopes};
-use crate::context::optional_workspace;
 use crate::expand::selection_of;
 use crate::labels::{LabelCtx, load_label};
 use crate::paging::Cursor;
@@ -245,7 +244,7 @@ impl Service {
                 self.save_label(caller, spec, true, false)?;
             }
         }
-        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
         let who = self.access_of(caller)?;
         let args = files
             .iter()
@@ -324,7 +323,7 @@ impl Service {
         let ctx = load_label(snap.as_ref(), label)?;
         ctx.check_unlocked()?;
         ctx.check_static()?;
-        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
         let who = self.access_of(caller)?;
         let mut passes = Vec::new();
         if files.is_empty() {

@@ -96,6 +96,9 @@ pub struct Caller {
     /// The client's network address as the server saw it (protections match hosts against
     /// it); `None` when the caller is not on a network connection.
     pub address: Option<std::net::IpAddr>,
+    /// A super user's override (`-f`): act on a workspace or pending change of another user.
+    /// Ignored (the refusal stands) for anyone who is not a super user.
+    pub force: bool,
 }
 
 /// Source of the current time (seconds since the Unix epoch); injected so tests can pin it.

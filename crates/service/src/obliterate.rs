@@ -10,7 +10,7 @@
 //! A crash between the two steps leaves digests queued; the server purges them on start.
 
 use crate::args::FileArg;
-use crate::context::optional_workspace;
+
 use crate::fileinfo::from_revision;
 use crate::shelve::queue_unused;
 use crate::{Caller, FileInfo, FileOutcome, ObliterateError, Service, ServiceError};
@@ -121,7 +121,7 @@ impl Service {
         let snap = self.meta.snapshot()?;
         let who = self.access_of(caller)?;
         who.require_anywhere("obliterate", keel_core::Right::Admin)?;
-        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
         let mut paths = BTreeSet::new();
         for text in files {
             let arg = FileArg::parse(text, snap.as_ref(), ws.as_ref())?;

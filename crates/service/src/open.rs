@@ -6,7 +6,7 @@
 
 use crate::access::Access;
 use crate::args::FileArg;
-use crate::context::{WorkspaceCtx, caller_workspace, load_change};
+use crate::context::{WorkspaceCtx, load_change};
 use crate::fileinfo::{from_opened, set_head};
 use crate::paging::Cursor;
 use crate::reserved::check_reserved;
@@ -49,7 +49,8 @@ fn apply_type(base: FileType, requested: Option<TypeChange>) -> FileType {
     requested.map_or(base, |change| change.apply(base))
 }
 
-/// Checks that `change` is a pending changelist of the workspace (0 is always fine).
+/// Checks that `change` is a pending changelist of the workspace and of the user acting
+/// through it (a super user may override the latter); 0 is always fine.
 pub(crate) fn check_pending_change(
     snap: &dyn ReadTxn,
     ws: &WorkspaceCtx,
@@ -71,7 +72,7 @@ pub(crate) fn check_pending_change(
             workspace: ws.name().to_string(),
         });
     }
-    Ok(())
+    ws.check_change_owner(&row)
 }
 
 /// Refuses when another workspace holds an exclusive (+l) open on the file.
@@ -163,7 +164,7 @@ impl Service {
         let (plan, timer) = {
             let snap = self.meta.snapshot()?;
             let who = self.access_of(caller)?;
-            let ws = caller_workspace(snap.as_ref(), caller)?;
+            let ws = self.caller_workspace(snap.as_ref(), caller)?;
             check_pending_change(snap.as_ref(), &ws, req.change.number())?;
             let plan = match action {
                 OpenAction::Add => self.plan_add(snap.as_ref(), &who, &ws, caller, &req)?,
@@ -331,7 +332,7 @@ impl Service {
         self.touch_user(caller)?;
         let (ws, from_path, to_path) = {
             let snap = self.meta.snapshot()?;
-            let ws = caller_workspace(snap.as_ref(), caller)?;
+            let ws = self.caller_workspace(snap.as_ref(), caller)?;
             let exact = |text: &str| -> Result<DepotPath, OpenError> {
                 let arg = FileArg::parse(text, snap.as_ref(), Some(&ws))?;
                 let depot = arg
@@ -430,7 +431,7 @@ impl Service {
             Ok(out)
         })?;
         let snap = self.meta.snapshot()?;
-        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let ws = self.caller_workspace(snap.as_ref(), caller)?;
         Ok(rows
             .iter()
             .map(|r| {
@@ -489,10 +490,20 @@ impl Service {
         unchanged_only: bool,
         unchanged: &[String],
     ) -> Result<Vec<FileInfo>, OpenError> {
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let (snap, who) = self.read_as(caller)?;
+        let ws = self.caller_workspace(snap.as_ref(), caller)?;
         let mut rows = self.select_opened(snap.as_ref(), &ws, files)?;
+        // Files the caller may not list stay opened and unnamed; the rest need open access.
+        rows.retain(|r| who.lists(r.path.as_str()));
+        if rows.is_empty() && !files.is_empty() {
+            return Err(ServiceError::NotOpened {
+                patterns: files.join(" "),
+            }
+            .into());
+        }
+        for row in &rows {
+            who.require(Right::Open, row.path.as_str())?;
+        }
         if unchanged_only {
             let keep: HashSet<&str> = unchanged.iter().map(String::as_str).collect();
             rows.retain(|r| r.action == FileAction::Edit && keep.contains(r.path.as_str()));
@@ -500,6 +511,17 @@ impl Service {
         // A move is reverted as a pair.
         let mut paths: HashSet<DepotPath> = rows.iter().map(|r| r.path.clone()).collect();
         for row in rows.clone() {
+            if let Some(partner) = &row.move_file
+                && matches!(row.action, FileAction::MoveAdd | FileAction::MoveDelete)
+                && !who.user.allows(Right::Open, partner.as_str())
+            {
+                // Half a move cannot be reverted; the partner is not named.
+                return Err(ServiceError::PermissionDenied {
+                    file: row.path.to_string(),
+                    needed: Right::Open,
+                }
+                .into());
+            }
             if let Some(partner) = &row.move_file
                 && matches!(row.action, FileAction::MoveAdd | FileAction::MoveDelete)
                 && paths.insert(partner.clone())
@@ -543,13 +565,20 @@ impl Service {
         file_type: Option<TypeChange>,
     ) -> Result<Vec<FileInfo>, OpenError> {
         let change = change.map(ChangeRef::number);
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let (snap, who) = self.read_as(caller)?;
+        let ws = self.caller_workspace(snap.as_ref(), caller)?;
         if let Some(change) = change {
             check_pending_change(snap.as_ref(), &ws, change)?;
         }
         let mut rows = self.select_opened(snap.as_ref(), &ws, files)?;
+        // As in revert: files the caller may not list stay as they are, unnamed.
+        rows.retain(|r| who.lists(r.path.as_str()));
+        if rows.is_empty() && !files.is_empty() {
+            return Err(ServiceError::NotOpened {
+                patterns: files.join(" "),
+            }
+            .into());
+        }
         for row in &mut rows {
             if let Some(change) = change {
                 row.change = ChangeNumber(change);
@@ -587,7 +616,7 @@ impl Service {
     ) -> Result<(), ServiceError> {
         let change = change.map(ChangeRef::number);
         let (snap, who) = self.read_as(caller)?;
-        let ws = crate::context::optional_workspace(snap.as_ref(), caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
         let keep = |row: &OpenedRow| {
             (user.is_empty() || row.user == user)
                 && change.is_none_or(|c| row.change.0 == c)

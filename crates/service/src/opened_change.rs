@@ -21,7 +21,8 @@ impl Service {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
         let who = self.access_of(caller)?;
-        let ws = crate::context::optional_workspace(snap.as_ref(), caller)?
+        let ws = self
+            .optional_workspace(snap.as_ref(), caller)?
             .ok_or(ServiceError::OpenedNeedsWorkspace)?;
         opened_pages(
             snap.as_ref(),

@@ -5,7 +5,7 @@
 //! decision lives in `keel_core::resolve`.
 
 use crate::args::FileArg;
-use crate::context::caller_workspace;
+
 use crate::fileinfo::{from_opened, set_head};
 use crate::paging::Cursor;
 use crate::{Caller, FileInfo, FileOutcome, IntegrateError, Service, ServiceError};
@@ -48,7 +48,7 @@ impl Service {
         files: &[String],
         keep: impl Fn(&OpenedRow) -> bool,
     ) -> Result<(crate::context::WorkspaceCtx, Vec<OpenedRow>), ServiceError> {
-        let ws = caller_workspace(snap, caller)?;
+        let ws = self.caller_workspace(snap, caller)?;
         let args = files
             .iter()
             .map(|f| FileArg::parse(f, snap, Some(&ws)))
@@ -215,7 +215,7 @@ impl Service {
         sink: &mut dyn FnMut(IntegInfo) -> Result<(), ServiceError>,
     ) -> Result<(), IntegrateError> {
         let (snap, who) = self.read_as(caller)?;
-        let ws = crate::context::optional_workspace(snap.as_ref(), caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
         if files.is_empty() {
             return Err(ServiceError::NoFileArguments {
                 command: Some("integrated"),

@@ -7,7 +7,7 @@
 //! content, so an unchanged unshelved file is submitted without an upload.
 
 use crate::args::FileArg;
-use crate::context::{WorkspaceCtx, caller_workspace, load_change, optional_workspace};
+use crate::context::{WorkspaceCtx, load_change};
 use crate::open::{check_exclusive, check_pending_change};
 use crate::paging::opened_pages;
 use crate::upload::{Uploads, check_present};
@@ -120,7 +120,7 @@ impl Service {
         }
         let snap = self.meta.snapshot()?;
         let who = self.access_of(caller)?;
-        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let ws = self.caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
         let args = files
             .iter()
@@ -164,9 +164,8 @@ impl Service {
         files: &[String],
     ) -> Result<Vec<FileInfo>, ShelveError> {
         let change = change.0;
-        self.touch_user(caller)?;
-        let snap = self.meta.snapshot()?;
-        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let (snap, who) = self.read_as(caller)?;
+        let ws = self.caller_workspace(snap.as_ref(), caller)?;
         if change == 0 {
             return Err(ShelveError::DefaultChangelist);
         }
@@ -176,10 +175,14 @@ impl Service {
             .map(|f| FileArg::parse(f, snap.as_ref(), Some(&ws)))
             .collect::<Result<Vec<_>, _>>()?;
         let shelf = whole_shelf(snap.as_ref(), change, self.config.shelf_page)?;
+        // Files the caller may not list stay shelved and unnamed; the rest need open access.
         let doomed: Vec<ShelvedRow> = shelf
             .into_values()
-            .filter(|r| selected(&args, &r.path))
+            .filter(|r| selected(&args, &r.path) && who.lists(r.path.as_str()))
             .collect();
+        for row in &doomed {
+            who.require(Right::Open, row.path.as_str())?;
+        }
         if doomed.is_empty() {
             return Err(ShelveError::NothingShelved {
                 change: ChangeNumber(change),
@@ -216,7 +219,7 @@ impl Service {
     ) -> Result<Vec<FileInfo>, ShelveError> {
         let (shelved_change, change) = (shelved_change.0, change.number());
         let (snap, who) = self.read_as(caller)?;
-        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let ws = self.caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
         let source = load_change(snap.as_ref(), ChangeNumber(shelved_change))?;
         if source.status != ChangeStatus::Pending {
@@ -335,7 +338,7 @@ impl Service {
         })?;
         let snap = self.meta.snapshot()?;
         let who = self.access_of(caller)?;
-        let ws = optional_workspace(snap.as_ref(), caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
         let arg = FileArg::parse(path, snap.as_ref(), ws.as_ref())?;
         let mut printed = 0;
         for row in whole_shelf(snap.as_ref(), change, self.config.shelf_page)?.into_values() {

@@ -11,7 +11,7 @@
 //! set-based inside the store; the have list and the reply are pages of the change's revisions
 //! read after the commit.
 
-use crate::context::{WorkspaceCtx, caller_workspace};
+use crate::context::WorkspaceCtx;
 use crate::failpoints;
 use crate::fileinfo::from_revision;
 use crate::open::check_pending_change;
@@ -135,7 +135,7 @@ impl Service {
         self.touch_user(caller)?;
         let mut snap = self.meta.snapshot()?;
         let who = self.access_of(caller)?;
-        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let ws = self.caller_workspace(snap.as_ref(), caller)?;
         check_pending_change(snap.as_ref(), &ws, change)?;
         check_no_shelf(snap.as_ref(), change)?;
         let description = if description.trim().is_empty() && change != 0 {

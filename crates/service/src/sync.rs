@@ -6,7 +6,7 @@
 
 use crate::access::Access;
 use crate::args::{FileArg, view_scopes};
-use crate::context::{WorkspaceCtx, caller_workspace};
+use crate::context::WorkspaceCtx;
 use crate::expand::selection_of;
 use crate::paging::Cursor;
 use crate::{Caller, Content, Service, ServiceError};
@@ -175,7 +175,7 @@ impl Service {
     ) -> Result<SyncTotals, ServiceError> {
         self.touch_user(caller)?;
         let snap = self.meta.snapshot()?;
-        let ws = caller_workspace(snap.as_ref(), caller)?;
+        let ws = self.caller_workspace(snap.as_ref(), caller)?;
         let who = self.access_of(caller)?;
         let opened = self.opened_paths(snap.as_ref(), ws.name())?;
         // The dry run counts its rows on counters of its own (group limits apply to the sync).

@@ -14,7 +14,7 @@ mod cache;
 mod checker;
 
 use crate::args::FileArg;
-use crate::context::optional_workspace;
+
 use crate::expand::{selected_page, selection_of};
 use crate::{Caller, Service, ServiceError};
 use checker::Checker;
@@ -198,7 +198,7 @@ impl Service {
         self.touch_user(caller)?;
         let (args, have_of) = {
             let snap = self.meta.snapshot()?;
-            let ws = optional_workspace(snap.as_ref(), caller)?;
+            let ws = self.optional_workspace(snap.as_ref(), caller)?;
             let texts: Vec<String> = if files.is_empty() {
                 let depots = snap.list_depots()?;
                 depots.iter().map(|d| format!("//{}/...", d.name)).collect()

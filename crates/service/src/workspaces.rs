@@ -1,4 +1,8 @@
 //! Workspaces (client specs): save with validation, show, list, delete.
+//!
+//! A workspace belongs to its Owner: only the Owner edits or deletes the spec, and the Owner
+//! of a new or edited spec is the caller; a super user asking to override (`Caller::force`)
+//! may do either for another user, `locked` workspaces included.
 
 use crate::context::workspace_name;
 use crate::paging::Cursor;
@@ -67,6 +71,26 @@ fn validate(
     Ok(ws)
 }
 
+/// Refuses a change to another user's workspace spec unless a super user overrides; a
+/// `locked` one says so.
+fn check_owner(row: &WorkspaceRow, user: &str, overriding: bool) -> Result<(), SpecError> {
+    if row.owner == user || overriding {
+        return Ok(());
+    }
+    if row.options.locked {
+        return Err(SpecError::Locked {
+            kind: SpecKind::Workspace,
+            name: row.name.clone(),
+            owner: row.owner.clone(),
+        });
+    }
+    Err(SpecError::NotOwner {
+        kind: SpecKind::Workspace,
+        name: row.name.clone(),
+        owner: row.owner.clone(),
+    })
+}
+
 impl Service {
     /// Creates or replaces a workspace spec.
     pub fn save_workspace(
@@ -86,12 +110,25 @@ impl Service {
             reason: e.to_string(),
         })?;
         let now = self.now();
+        let overriding = caller.force && self.is_super(caller)?;
+        let user = caller.user.clone();
         let saved = keel_store::write(self.meta.as_ref(), move |txn| {
             let existing = txn.get_workspace(&ws.name)?;
             if existing.is_some() && create_only {
                 return Err(SpecError::AlreadyExists {
                     kind: SpecKind::Workspace,
                     name: ws.name,
+                });
+            }
+            if let Some(old) = &existing {
+                check_owner(old, &user, overriding)?;
+            }
+            if ws.owner != user && !overriding {
+                return Err(SpecError::OwnerNotCaller {
+                    kind: SpecKind::Workspace,
+                    name: ws.name,
+                    owner: ws.owner,
+                    user,
                 });
             }
             if txn.get_depot(&ws.name)?.is_some() {
@@ -146,17 +183,22 @@ impl Service {
         Ok(())
     }
 
-    /// Deletes a workspace with no opened files, and its have list.
+    /// Deletes a workspace with no opened files, and its have list: its owner, or a super
+    /// user overriding.
     pub fn delete_workspace(&self, caller: &Caller, name: &str) -> Result<(), SpecError> {
         self.touch_user(caller)?;
         let name = workspace_name(name)?;
         let target = name.clone();
+        let overriding = caller.force && self.is_super(caller)?;
+        let user = caller.user.clone();
         keel_store::write(self.meta.as_ref(), move |txn| {
-            txn.get_workspace(&target)?
+            let row = txn
+                .get_workspace(&target)?
                 .ok_or_else(|| SpecError::NoSuch {
                     kind: SpecKind::Workspace,
                     name: target.clone(),
                 })?;
+            check_owner(&row, &user, overriding)?;
             if let Some(open) = txn.opened_in_workspace(&target, None, 1)?.first() {
                 return Err(SpecError::FilesOpened {
                     name: target.clone(),

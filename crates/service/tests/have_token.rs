@@ -224,9 +224,11 @@ fn the_token_changes_exactly_when_the_have_answer_does() {
 fn a_token_is_good_only_for_whoever_it_was_given_to() {
     let w = start();
     let token = token_of(ask(&w, &w.bob, "").0);
-    // Same workspace, another user: the protections could show them other files.
+    // Same workspace, another user (a super user overriding bob's ownership, the only way
+    // another user may use it): the protections could show them other files.
     let other = Caller {
         user: "ann".into(),
+        force: true,
         ..caller("bob")
     };
     let (listing, _, sent) = ask(&w, &other, &token);

@@ -39,6 +39,7 @@ fn a_branch_of_several_batches_opens_every_target_once() {
         workspace: "ann-ws".into(),
         host: String::new(),
         address: None,
+        force: false,
     };
     let spec = WorkspaceSpec {
         name: who.workspace.clone(),

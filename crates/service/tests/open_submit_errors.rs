@@ -25,6 +25,7 @@ fn caller(user: &str) -> Caller {
         workspace: format!("{user}-ws"),
         host: String::new(),
         address: None,
+        force: false,
     }
 }
 

@@ -36,6 +36,7 @@ fn caller(user: &str, workspace: &str) -> Caller {
         workspace: workspace.into(),
         host: String::new(),
         address: None,
+        force: false,
     }
 }
 

@@ -23,7 +23,7 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: IntegrateMode
         IntegrateMode::Integrate => "integrate",
         IntegrateMode::Copy => "copy",
     };
-    let ws = s.workspace().await?;
+    let ws = s.writing_workspace().await?;
     let (from, to, files) = match (&args.branch, args.files.as_slice()) {
         (Some(_), files) => (String::new(), String::new(), s.file_args(files).await?),
         (None, [from, to]) => (from.clone(), to.clone(), Vec::new()),

@@ -185,7 +185,7 @@ fn expand_local(ws: &WorkspaceCtx, local: &Path) -> Result<Vec<AddFile>> {
 }
 
 pub async fn edit(s: &mut Session, args: OpenArgs) -> Result<()> {
-    let ws = s.workspace().await?;
+    let ws = s.writing_workspace().await?;
     let files = s.file_args(&args.files).await?;
     let records = open_files(
         s,
@@ -206,7 +206,7 @@ pub async fn edit(s: &mut Session, args: OpenArgs) -> Result<()> {
 }
 
 pub async fn delete(s: &mut Session, args: ChangeFilesArgs) -> Result<()> {
-    let ws = s.workspace().await?;
+    let ws = s.writing_workspace().await?;
     let files = s.file_args(&args.files).await?;
     let records = open_files(s, OpenAction::Delete, files, args.change, None, Vec::new()).await?;
     list_opened(s.out, Some(&ws), &records);
@@ -219,7 +219,7 @@ pub async fn delete(s: &mut Session, args: ChangeFilesArgs) -> Result<()> {
 }
 
 pub async fn move_file(s: &mut Session, args: MoveArgs) -> Result<()> {
-    let ws = s.workspace().await?;
+    let ws = s.writing_workspace().await?;
     let from = s
         .file_args(std::slice::from_ref(&args.from))
         .await?

@@ -104,12 +104,16 @@ pub async fn status(s: &mut Session, args: FilesArgs) -> Result<()> {
 }
 
 pub async fn reconcile(s: &mut Session, args: ReconcileArgs) -> Result<()> {
+    if !args.preview {
+        // Checked before the scan, so a moved root is named before anything else.
+        s.writing_workspace().await?;
+    }
     let result = scan_workspace(s, &args.files).await?;
     if args.preview {
         preview(s, &result);
         return Ok(());
     }
-    let ws = s.workspace().await?;
+    let ws = s.writing_workspace().await?;
     let ScanResult { add, edit, delete } = result;
     if add.is_empty() && edit.is_empty() && delete.is_empty() {
         s.out.note("No file(s) to reconcile.");

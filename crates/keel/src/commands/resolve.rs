@@ -50,7 +50,7 @@ fn mode_of(flag: &str) -> Result<ResolveMode> {
 }
 
 pub async fn resolve(s: &mut Session, args: ResolveArgs) -> Result<()> {
-    let ws = s.workspace().await?;
+    let ws = s.writing_workspace().await?;
     let mode = match &args.accept {
         Some(m) => Some(mode_of(&format!("a{m}"))?),
         None if std::io::stdin().is_terminal() => None,

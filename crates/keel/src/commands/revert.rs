@@ -16,7 +16,7 @@ use crate::listing::Listing;
 use crate::session::{AlreadyReported, Session};
 
 pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
-    let ws = s.workspace().await?;
+    let ws = s.writing_workspace().await?;
     if args.files.is_empty() && !args.unchanged {
         bail!("Usage: revert [-a] FILE... (use ... to revert everything)");
     }

@@ -25,6 +25,9 @@ pub struct ShelveArgs {
     /// Delete shelved files (all of change -c N, or the files given).
     #[arg(short = 'd')]
     pub delete: bool,
+    /// Super users only: shelve into or delete shelved files of another user's change.
+    #[arg(short = 'f')]
+    pub force: bool,
     /// Description of the new change created when shelving the default changelist.
     #[arg(long = "description", value_name = "DESC", allow_hyphen_values = true)]
     pub description: Option<String>,
@@ -54,6 +57,9 @@ fn shelved_record(record: &FileRecord) -> Record {
 }
 
 pub async fn shelve(s: &mut Session, args: ShelveArgs) -> Result<()> {
+    if args.force {
+        s.override_owner();
+    }
     if args.delete {
         return delete(s, args).await;
     }
@@ -151,7 +157,7 @@ async fn delete(s: &mut Session, args: ShelveArgs) -> Result<()> {
 }
 
 pub async fn unshelve(s: &mut Session, args: UnshelveArgs) -> Result<()> {
-    let ws = s.workspace().await?;
+    let ws = s.writing_workspace().await?;
     let files = s.file_args(&args.files).await?;
     let opened =
         keel_client::shelve::unshelve(&s.conn, &ws, args.shelved, args.change.unwrap_or(0), files)

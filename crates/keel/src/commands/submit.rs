@@ -64,6 +64,9 @@ fn edit_change_form(s: &Session, ws: &WorkspaceCtx, opened: &[FileRecord]) -> Re
 }
 
 pub async fn change(s: &mut Session, args: ChangeArgs) -> Result<()> {
+    if args.force {
+        s.override_owner();
+    }
     if let Some(number) = args.delete {
         s.check(
             s.client()
@@ -111,7 +114,7 @@ pub async fn change(s: &mut Session, args: ChangeArgs) -> Result<()> {
 }
 
 pub async fn submit(s: &mut Session, args: SubmitArgs) -> Result<()> {
-    let ws = s.workspace().await?;
+    let ws = s.writing_workspace().await?;
     let change = args.change.unwrap_or(0);
     if let Some(description) = args.description {
         let plan = SubmitPlan::of_change(&s.conn, &ws, change).await?;

@@ -16,7 +16,7 @@ use crate::output::Record;
 use crate::session::{AlreadyReported, Session};
 
 pub async fn sync(s: &mut Session, args: SyncArgs) -> Result<()> {
-    let ws = s.workspace().await?;
+    let ws = s.writing_workspace().await?;
     let files = s.file_args(&args.files).await?;
     let mut out = s.out;
     out.quiet |= args.quiet;

@@ -15,7 +15,10 @@ use crate::session::Session;
 pub async fn run(s: &mut Session, cmd: WorkspaceCmd) -> Result<()> {
     match cmd {
         WorkspaceCmd::Create(args) => create(s, args).await,
-        WorkspaceCmd::Edit { name } => {
+        WorkspaceCmd::Edit { name, force } => {
+            if force {
+                s.override_owner();
+            }
             let name = name_or_current(s, name)?;
             spec_form::edit::<Workspace>(s, &name).await
         }
@@ -24,7 +27,12 @@ pub async fn run(s: &mut Session, cmd: WorkspaceCmd) -> Result<()> {
             spec_form::show::<Workspace>(s, &name).await
         }
         WorkspaceCmd::List => spec_form::list::<Workspace>(s).await,
-        WorkspaceCmd::Delete { name } => spec_form::delete::<Workspace>(s, &name).await,
+        WorkspaceCmd::Delete { name, force } => {
+            if force {
+                s.override_owner();
+            }
+            spec_form::delete::<Workspace>(s, &name).await
+        }
     }
 }
 
@@ -123,6 +131,9 @@ impl SpecKind for Workspace {
 
 async fn create(s: &mut Session, args: WorkspaceCreateArgs) -> Result<()> {
     WorkspaceName::parse(&args.name)?;
+    if args.force {
+        s.override_owner();
+    }
     if !args.root.is_absolute() {
         bail!(
             "workspace root {} must be an absolute path",
@@ -142,7 +153,7 @@ async fn create(s: &mut Session, args: WorkspaceCreateArgs) -> Result<()> {
     };
     let spec = Workspace {
         name: args.name,
-        owner: s.settings.user.clone(),
+        owner: args.owner.unwrap_or_else(|| s.settings.user.clone()),
         host: args.host.unwrap_or_default(),
         root: root.display().to_string(),
         description: args

@@ -60,6 +60,7 @@ async fn every_rpc_but_info_and_login_is_refused_without_a_valid_ticket_at_level
         user: "admin".into(),
         workspace: String::new(),
         host: "test".into(),
+        force: false,
     };
     for (rpc, message_type) in &rpcs {
         let body = request(message_type, &caller);

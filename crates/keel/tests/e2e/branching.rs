@@ -602,6 +602,7 @@ fn opened_content_only_lists_the_files_a_submit_may_upload() {
             user: "alice".into(),
             workspace: "a".into(),
             host: "test".into(),
+            force: false,
         }),
         filter_change: true,
         content_only: true,

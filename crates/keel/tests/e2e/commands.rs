@@ -516,16 +516,17 @@ fn copied_working_copy_is_refused_outside_the_root() {
     let refusal =
         |path: &str| format!("Path {path} is not under client's root {root} (workspace w1).");
     let here = w2.cwd.display().to_string();
-    for command in [
-        &["status"][..],
-        &["reconcile"],
-        &["reconcile", "-n"],
-        &["where"],
-    ] {
+    for command in [&["status"][..], &["reconcile", "-n"], &["where"]] {
         let err = w2.fail(command);
         assert!(err.contains(&refusal(&here)), "keel {command:?}: {err}");
     }
-    let err = w2.fail(&["edit", "a.txt"]);
+    // Commands that write workspace files refuse before anything else: the root is elsewhere.
+    let elsewhere = format!("workspace w1 has Root {root}, which is neither {here} nor");
+    for command in [&["reconcile"][..], &["edit", "a.txt"]] {
+        let err = w2.fail(command);
+        assert!(err.contains(&elsewhere), "keel {command:?}: {err}");
+    }
+    let err = w2.fail(&["--root-moved-ok", "edit", "a.txt"]);
     assert!(err.contains(&refusal(&format!("{here}/a.txt"))), "{err}");
     assert!(w1.json(&["opened"]).is_empty(), "nothing was opened in w1");
 

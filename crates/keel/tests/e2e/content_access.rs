@@ -30,6 +30,7 @@ fn fetch(addr: &str, user: &str, digest: &str, of: Option<(&str, u32)>) -> Resul
                 user: user.to_string(),
                 workspace: String::new(),
                 host: "test".into(),
+                force: false,
             }),
             digest: digest.to_string(),
             depot_file,

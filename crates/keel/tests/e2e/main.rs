@@ -41,6 +41,7 @@ mod replica_opened;
 mod replica_seed;
 mod security_privileges;
 mod security_limits;
+mod security_workspaces;
 mod shelves;
 mod sync_and_locks;
 mod tls;

@@ -68,6 +68,7 @@ fn caller(user: &str, workspace: &str) -> Option<pb::Caller> {
         user: user.into(),
         workspace: workspace.into(),
         host: "test".into(),
+        force: false,
     })
 }
 

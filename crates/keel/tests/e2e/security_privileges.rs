@@ -91,6 +91,7 @@ fn fetch(who: &As, digest: &str) -> Result<usize, String> {
                 user: who.client.user.clone(),
                 workspace: String::new(),
                 host: "test".into(),
+                force: false,
             }),
             digest: digest.to_string(),
             depot_file: String::new(),

@@ -262,6 +262,7 @@ mod tests {
                 user: "a(b]c\\".into(),
                 workspace: "w, x: }".into(),
                 host: String::new(),
+                force: false,
             }),
         };
         assert_eq!(super::of(&info, 512), "");

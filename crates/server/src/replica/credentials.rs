@@ -44,6 +44,7 @@ impl Credentials {
             user: self.user.clone(),
             workspace: String::new(),
             host: String::new(),
+            force: false,
         }
     }
 

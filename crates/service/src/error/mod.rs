@@ -61,6 +61,26 @@ pub enum ServiceError {
     /// The arguments name no file opened in this workspace (revert, reopen, resolve).
     #[error("{patterns} - file(s) not opened on this client")]
     NotOpened { patterns: String },
+    /// The caller's workspace belongs to another user, and the caller is not its owner (nor a
+    /// super user overriding); nothing was read or changed through it.
+    #[error(
+        "workspace '{name}' belongs to {owner}: only its owner may use it, edit or delete it (user {user} is not its owner; a super user may override)"
+    )]
+    WorkspaceNotOwned {
+        name: String,
+        owner: String,
+        user: String,
+    },
+    /// A locked workspace used by someone other than its owner, super users included.
+    #[error(
+        "workspace '{name}' is locked: only its owner {owner} may use it (a super user may edit its Options to unlock it first)"
+    )]
+    WorkspaceLocked { name: String, owner: String },
+    /// A pending change of another user (its owner), touched without a super user's override.
+    #[error(
+        "change {change} belongs to user {owner}: only its owner may edit, submit, shelve or delete it (a super user may override)"
+    )]
+    ChangeOfOtherUser { change: ChangeNumber, owner: String },
     /// The command needs the caller's workspace and none was named.
     #[error("this command needs a workspace")]
     NoWorkspace,

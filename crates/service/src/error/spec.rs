@@ -46,6 +46,26 @@ pub enum SpecError {
         name: String,
         owner: String,
     },
+    /// A workspace spec of another user, edited or deleted without a super user's override.
+    #[error(
+        "{kind} '{name}' belongs to {owner}: only its owner may edit or delete it (a super user may override)"
+    )]
+    NotOwner {
+        kind: SpecKind,
+        name: String,
+        owner: String,
+    },
+    /// A spec whose Owner would become another user than the caller, who is not a super user
+    /// overriding.
+    #[error(
+        "{kind} '{name}': Owner '{owner}' is not you ({user}); only a super user may give a spec to another user"
+    )]
+    OwnerNotCaller {
+        kind: SpecKind,
+        name: String,
+        owner: String,
+        user: String,
+    },
     /// A workspace with opened files (`path` is one of them) cannot be deleted.
     #[error("workspace '{name}' has files opened (e.g. {path})")]
     FilesOpened { name: String, path: String },

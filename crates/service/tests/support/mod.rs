@@ -315,6 +315,7 @@ pub fn caller(user: &str) -> Caller {
         workspace: format!("{user}-ws"),
         host: String::new(),
         address: None,
+        force: false,
     }
 }
 
