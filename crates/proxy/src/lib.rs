@@ -48,7 +48,7 @@ pub enum ProxyError {
     Cache(#[from] CacheError),
     #[error("target {addr} is not a reachable Keel server: {reason}")]
     Target { addr: String, reason: String },
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Listen {
         addr: String,
         #[source]

@@ -23,6 +23,7 @@ mod content_access;
 mod content_store;
 mod crash;
 mod faults;
+mod first_minutes;
 mod huge_pages;
 mod incremental_sync;
 mod interrupted_sync;
