@@ -92,7 +92,7 @@ Description: centralized version-control server with Perforce semantics
  workspaces with views, numbered changelists, exclusive locks, integrate/resolve,
  labels, shelves, replicas, a caching proxy, journal and checkpoints.
  .
- This package holds the keel command (client verbs and `keel serve`), a hardened
+ This package holds the keel command (client verbs and keel serve), a hardened
  systemd unit running the server as the keel system user on 127.0.0.1:1666 with
  its data in /var/lib/keel, shell completions and man pages.
 CONTROL

@@ -90,7 +90,7 @@ echo "$info" | grep -q "/var/lib/keel" || fail "keel info does not name the root
 sleep 2
 kill -0 "$server_pid" 2>/dev/null || fail "keel serve exited"
 [ -f /var/log/keel/commands.jsonl ] || sleep 1
-grep -q '"info"\|info' /var/log/keel/commands.jsonl || fail "no command log at /var/log/keel/commands.jsonl (the packaged config)"
+grep -q '"command":"Info"' /var/log/keel/commands.jsonl || fail "no command log at /var/log/keel/commands.jsonl (the packaged config)"
 [ "$(stat -c %U /var/lib/keel/metadata.db 2>/dev/null || stat -c %U /var/lib/keel)" = keel ] ||
   fail "the data is not owned by keel"
 if grep -q $'\e' "$work/stderr"; then fail "ANSI colour codes in the server's log"; fi
