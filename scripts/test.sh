@@ -32,6 +32,9 @@ cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "cargo doc without warnings (broken links, bad doc syntax)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
 step "layer rules (dependencies point down)"
 scripts/check-layers.sh
 

@@ -2,6 +2,8 @@
 //! answers Sync and Print itself, taking records from the target and content from a local
 //! cache keyed by digest (fetched once with `Content` on a miss).
 
+#![forbid(unsafe_code)]
+
 mod cache;
 mod config;
 mod content;

@@ -25,7 +25,7 @@ pub struct ServerAddr {
 impl ServerAddr {
     /// Reads `ssl:HOST:PORT`, `tcp:HOST:PORT` or `HOST:PORT`, completing the forms Perforce
     /// users type: a bare `PORT` is `127.0.0.1:PORT`, a `HOST` (or IPv6 literal) without a port
-    /// gets [`DEFAULT_PORT`]. Nothing is resolved here.
+    /// gets `DEFAULT_PORT` (1666). Nothing is resolved here.
     pub fn parse(text: &str) -> ServerAddr {
         let text = text.trim();
         if let Some(rest) = strip_prefix_ignore_case(text, SSL_PREFIX) {
