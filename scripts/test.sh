@@ -3,9 +3,23 @@
 # tests against the real `keel` binary (the slow cases too), a one-round smoke run of
 # scripts/vcs-compare (Keel, svn and git side by side), and a bounded fuzz smoke run of every
 # parser. A plain `cargo test` skips the slow end-to-end cases and takes well under two minutes.
-# Usage: scripts/test.sh            (FUZZ_SECONDS=N to change the per-target fuzz time; 0 skips)
+# Usage: scripts/test.sh [--keel PATH]
+#   --keel PATH     the keel binary the vcs-compare smoke runs (default: the debug build in cargo's
+#                   target directory, which honours CARGO_TARGET_DIR)
+#   FUZZ_SECONDS=N  the per-target fuzz time (0 skips the fuzz smoke)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+keel_bin=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --keel) [ $# -ge 2 ] || { echo "scripts/test.sh: --keel needs a PATH" >&2; exit 2; }
+            keel_bin="$2"; shift 2 ;;
+    --keel=*) keel_bin="${1#--keel=}"; shift ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "scripts/test.sh: unknown argument '$1' (usage: scripts/test.sh [--keel PATH])" >&2; exit 2 ;;
+  esac
+done
 
 step() { printf '\n== %s\n' "$*"; }
 
@@ -17,6 +31,9 @@ cargo fmt --all -- --check
 
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo doc without warnings (broken links, bad doc syntax)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 step "layer rules (dependencies point down)"
 scripts/check-layers.sh
@@ -34,8 +51,14 @@ step "cargo test (with the slow end-to-end cases: KEEL_SLOW_TESTS=1)"
 KEEL_SLOW_TESTS=1 cargo test --workspace --locked
 
 step "vcs-compare smoke (Keel, svn and git on a 300-file tree, one round; at most 5 minutes)"
-cargo build -p keel --locked
-timeout 300 scripts/vcs-compare --small --rounds 1 --no-write --keel target/debug/keel
+if [ -z "$keel_bin" ]; then
+  cargo build -p keel --locked
+  # Wherever cargo puts its builds (CARGO_TARGET_DIR, build.target-dir): cargo says.
+  target_dir="$(cargo metadata --format-version 1 --no-deps --locked |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+  keel_bin="$target_dir/debug/keel"
+fi
+timeout 300 scripts/vcs-compare --small --rounds 1 --no-write --keel "$keel_bin"
 
 if [ "${FUZZ_SECONDS:-10}" != "0" ]; then
   step "fuzz smoke (${FUZZ_SECONDS:-10}s per target)"

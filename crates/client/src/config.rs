@@ -46,16 +46,34 @@ impl Settings {
             cwd,
             &|name| std::env::var(name).ok(),
             hostname_file.as_deref(),
+            os_user().as_deref(),
         )
     }
 }
 
-/// Resolves settings with an injectable environment lookup and `/etc/hostname` content.
+/// The name of the user running this process, from the password database (`getpwuid`): what
+/// the user is when neither a flag, `KEEL_USER`, a `.keel` file nor `$USER` names one.
+#[cfg(unix)]
+pub fn os_user() -> Option<String> {
+    uzers::get_current_username()
+        .and_then(|name| name.into_string().ok())
+        .filter(|name| !name.is_empty())
+}
+
+/// No password database to ask: the environment (`USERNAME`) is the only source.
+#[cfg(not(unix))]
+pub fn os_user() -> Option<String> {
+    None
+}
+
+/// Resolves settings with an injectable environment lookup, `/etc/hostname` content and OS
+/// user name (the password database's entry for this process's uid).
 pub fn resolve_with(
     overrides: &Overrides,
     cwd: &Path,
     env: &dyn Fn(&str) -> Option<String>,
     hostname_file: Option<&str>,
+    os_user: Option<&str>,
 ) -> Result<Settings> {
     let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
     let (file_values, config_file) = match find_config_file(cwd) {
@@ -75,7 +93,8 @@ pub fn resolve_with(
     let user = pick(&overrides.user, "KEEL_USER")
         .or_else(|| env("USER"))
         .or_else(|| env("USERNAME"))
-        .unwrap_or_else(|| "keel".into());
+        .or_else(|| os_user.map(String::from))
+        .ok_or(Error::NoUser)?;
     let workspace = pick(&overrides.workspace, "KEEL_WORKSPACE");
     let host = pick(&None, "KEEL_HOST")
         .or_else(|| {
@@ -171,12 +190,12 @@ mod tests {
         }
         let cases = vec![
             Case {
-                name: "defaults",
+                name: "defaults: the password database's user",
                 flags: Overrides::default(),
                 env: &[],
                 file: None,
                 hostname: None,
-                want: ("127.0.0.1:1666", "keel", None, "localhost"),
+                want: ("127.0.0.1:1666", "osuser", None, "localhost"),
             },
             Case {
                 name: "os user and hostname",
@@ -232,8 +251,14 @@ mod tests {
             if let Some(text) = case.file {
                 std::fs::write(dir.path().join(CONFIG_FILE_NAME), text).unwrap();
             }
-            let got = resolve_with(&case.flags, &nested, &env_of(case.env), case.hostname)
-                .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+            let got = resolve_with(
+                &case.flags,
+                &nested,
+                &env_of(case.env),
+                case.hostname,
+                Some("osuser"),
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
             let want = case.want;
             assert_eq!(got.server, want.0, "{}", case.name);
             assert_eq!(got.user, want.1, "{}", case.name);
@@ -246,6 +271,25 @@ mod tests {
                 case.name
             );
         }
+    }
+
+    #[test]
+    fn no_user_anywhere_is_an_error_not_a_made_up_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let err =
+            resolve_with(&Overrides::default(), dir.path(), &env_of(&[]), None, None).unwrap_err();
+        assert!(matches!(err, Error::NoUser), "{err}");
+        assert!(err.to_string().contains("-u NAME"), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn os_user_is_this_process_owner() {
+        // The password database names the uid this test runs as (root in a container, a
+        // developer's login elsewhere); it is never the made-up "keel".
+        let name = os_user().expect("the running uid has a password entry");
+        let entry = uzers::get_user_by_name(&name).expect("the name maps back to a user");
+        assert_eq!(entry.uid(), uzers::get_current_uid());
     }
 
     #[test]

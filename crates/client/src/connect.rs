@@ -81,11 +81,14 @@ impl Connection {
     /// Connects to `settings.server`, transferring as `tuning` says.
     pub async fn connect_with(settings: &Settings, tuning: TransferConfig) -> Result<Connection> {
         let addr = settings.server.clone();
+        let server = ServerAddr::parse(&addr);
+        let host_port = server.host_port.clone();
+        // Errors name the address as completed (`1666` is `127.0.0.1:1666`).
+        let shown = server.to_string();
         let connect_error = |reason: String| Error::Connect {
-            addr: addr.clone(),
+            addr: shown.clone(),
             reason,
         };
-        let server = ServerAddr::parse(&addr);
         let trust = match (&settings.trust_file, server.tls) {
             (Some(path), true) => TrustFile::load(path)?.mode(&server.host_port),
             _ => TrustMode::Unknown,
@@ -100,10 +103,15 @@ impl Connection {
             .endpoint()
             .and_then(|e| e.user_agent(concat!("keel/", env!("CARGO_PKG_VERSION"))))
             .map_err(|e| connect_error(error_chain(&e)))?;
-        let channel = dialer.connect(endpoint).await.map_err(|e| match e {
-            DialError::Refused(why) => Error::Transport(why),
-            DialError::Transport(e) => connect_error(error_chain(&e)),
-        })?;
+        let channel = match dialer.connect(endpoint).await {
+            Ok(channel) => channel,
+            Err(DialError::Refused(why)) => return Err(Error::Transport(why)),
+            Err(DialError::Transport(e)) => {
+                return Err(unresolvable(&shown, &host_port)
+                    .await
+                    .unwrap_or_else(|| connect_error(error_chain(&e))));
+            }
+        };
         let ticket = SendTicket::new(settings.ticket.as_deref())?;
         let client = KeelClient::with_interceptor(channel, ticket)
             .max_decoding_message_size(tuning.max_message_bytes)
@@ -167,6 +175,23 @@ impl Connection {
             };
         }
         Error::from(status)
+    }
+}
+
+/// Why `host_port` could not be connected to, when the reason is the address itself rather
+/// than the server: not an address at all, or a host name the resolver does not know. Asked
+/// only after a connection failed, so a working connection pays no second lookup.
+async fn unresolvable(addr: &str, host_port: &str) -> Option<Error> {
+    match tokio::net::lookup_host(host_port).await {
+        Ok(_) => None,
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Some(Error::BadAddress {
+            addr: addr.to_string(),
+            reason: e.to_string(),
+        }),
+        Err(e) => Some(Error::Resolve {
+            addr: addr.to_string(),
+            reason: e.to_string(),
+        }),
     }
 }
 

@@ -10,6 +10,14 @@ pub enum Error {
     /// The server could not be reached at all.
     #[error("cannot connect to Keel server at {addr}: {reason} (is `keel serve` running?)")]
     Connect { addr: String, reason: String },
+    /// The server address is not one (`HOST:PORT`, `ssl:HOST:PORT`, `HOST`, `PORT`).
+    #[error(
+        "invalid Keel server address {addr}: {reason} (write HOST:PORT, ssl:HOST:PORT, HOST or PORT)"
+    )]
+    BadAddress { addr: String, reason: String },
+    /// The server address names a host the resolver does not know.
+    #[error("cannot resolve the host of Keel server address {addr}: {reason} (check the name)")]
+    Resolve { addr: String, reason: String },
     /// A TLS server was not trusted, or the address named the wrong protocol.
     #[error(transparent)]
     Transport(#[from] keel_tls::ConnectError),
@@ -68,6 +76,13 @@ pub enum Error {
     /// A file argument could not be understood.
     #[error("{arg}: {reason}")]
     BadArgument { arg: String, reason: String },
+    /// No user name anywhere: no flag, `KEEL_USER`, `.keel` file, `$USER`, nor a password
+    /// database entry for this process's uid.
+    #[error(
+        "cannot tell which user you are: -u, KEEL_USER, a .keel file and $USER name none, and the \
+         system's user database has no name for this process's uid; pass -u NAME or set KEEL_USER"
+    )]
+    NoUser,
     /// No workspace is configured but the command needs one.
     #[error("no workspace set: use -w NAME, KEEL_WORKSPACE or a .keel file")]
     NoWorkspace,

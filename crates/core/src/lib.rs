@@ -1,6 +1,8 @@
 //! Keel domain values and pure logic: identifiers, paths, wildcard patterns, file specs,
 //! view mappings, file types, actions, workspace options, diffs, spec forms and the triggers table. No IO.
 
+#![forbid(unsafe_code)]
+
 pub mod action;
 pub mod auth;
 pub mod calendar;

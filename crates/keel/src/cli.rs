@@ -8,14 +8,17 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+/// `keel --version`: the package version and the commit it was built from (see `build.rs`).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("KEEL_COMMIT"), ")");
+
 /// Keel: a centralized version-control client and server with Perforce semantics.
 #[derive(Debug, Parser)]
-#[command(name = "keel", version, about)]
+#[command(name = "keel", version = VERSION, about)]
 pub struct Cli {
     /// Server address HOST:PORT (else KEEL_SERVER, a .keel file, or 127.0.0.1:1666).
     #[arg(short = 's', long = "server", value_name = "ADDR")]
     pub server: Option<String>,
-    /// User name (else KEEL_USER, a .keel file, or the OS user).
+    /// User name (else KEEL_USER, a .keel file, $USER, or the OS login name of this process).
     #[arg(short = 'u', long = "user")]
     pub user: Option<String>,
     /// Workspace name (else KEEL_WORKSPACE or a .keel file).
@@ -49,7 +52,7 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run a benchmark workload against a server on loopback.
     Bench(crate::commands::bench::BenchArgs),
-    /// Backup and recovery: `admin checkpoint`, `admin restore`.
+    /// Backup, recovery and log reports: `admin checkpoint`, `admin restore`, `admin log-report`.
     #[command(subcommand)]
     Admin(crate::commands::backup::AdminCmd),
     /// Run a caching proxy in front of a Keel server.
@@ -79,6 +82,10 @@ pub enum Command {
     /// a time, or ask an admin to raise the limit.
     #[command(hide = true, name = "maxopenfiles")]
     MaxOpenFiles,
+    /// Write shell completions or man pages generated from this command line's definition
+    /// (for packagers: `keel generate completions bash`, `keel generate man DIR`).
+    #[command(hide = true, subcommand)]
+    Generate(crate::commands::generate::GenerateCmd),
     #[command(flatten)]
     Client(ClientCommand),
 }
@@ -176,7 +183,8 @@ pub enum ClientCommand {
     Change(ChangeArgs),
     /// Submit a pending change.
     Submit(SubmitArgs),
-    /// Bring workspace files up to date.
+    /// Bring workspace files up to date (to the head revision, or the revisions named).
+    #[command(after_long_help = FILE_ARGUMENTS)]
     Sync(SyncArgs),
     /// List changes.
     Changes(ChangesArgs),
@@ -477,8 +485,31 @@ pub struct SyncArgs {
     /// Quiet: print nothing but errors.
     #[arg(short = 'q')]
     pub quiet: bool,
+    /// Files to sync, each with an optional revision (default: the whole workspace at head).
+    #[arg(value_name = "FILE[REV]")]
     pub files: Vec<String>,
 }
+
+/// How a file argument is written: shown under `keel help sync`.
+pub const FILE_ARGUMENTS: &str = "\
+File arguments:
+  //depot/proj/...     a depot path; `...` matches any files below, `*` any name in one directory
+  //WORKSPACE/dir/...  a path in the workspace's own view
+  src/main.c, ./...    a local path under the workspace root (relative to the current directory);
+                       a local directory means every file under it
+  (none)               the whole workspace
+
+Revisions (after a file argument, or alone: `keel sync @42` is the whole workspace at change 42):
+  #3       the file's third revision          #head    the newest revision
+  #have    the revision the workspace has     #none    no revision (#0): removes the file
+  @42      as of change 42                     @LABEL   as tagged by label LABEL
+
+Examples:
+  keel sync                        everything in the workspace's view, at head
+  keel sync //depot/proj/...@42    that directory as of change 42
+  keel sync src/main.c#3           one file's third revision
+  keel sync //depot/...@release1   the workspace as label release1 tags it
+  keel sync //depot/old/...#none   remove that directory's files from the workspace";
 
 #[derive(Debug, Args)]
 pub struct ChangesArgs {
@@ -570,9 +601,14 @@ pub struct ServeArgs {
     /// Server data directory (else KEEL_ROOT, else ./.keel-data).
     #[arg(long, env = "KEEL_ROOT")]
     pub root: Option<PathBuf>,
-    /// Address to listen on: HOST:PORT, or ssl:HOST:PORT to serve TLS.
+    /// Address to listen on: HOST:PORT, or ssl:HOST:PORT to serve TLS (a bare PORT is
+    /// 127.0.0.1:PORT, a HOST without a port gets 1666).
     #[arg(long, default_value = "127.0.0.1:1666")]
     pub listen: String,
+    /// The configuration file (else KEEL_CONFIG, else ROOT/keel.toml when it exists); a file
+    /// named here must exist. Packages install /etc/keel/keel.toml.
+    #[arg(long, env = "KEEL_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// TLS certificate (PEM) for ssl: (overrides `tls_cert`; default ROOT/tls/cert.pem,
     /// generated on first start).
     #[arg(long, value_name = "FILE")]

@@ -21,7 +21,7 @@ pub const OPENMETRICS_CONTENT_TYPE: &str =
 
 #[derive(Debug, thiserror::Error)]
 pub enum EndpointError {
-    #[error("cannot listen for metrics on {addr}: {source}")]
+    #[error("cannot listen for metrics on {addr}")]
     Listen {
         addr: String,
         #[source]

@@ -7,6 +7,8 @@
 //! **API Boundary:** knows no Keel crate; the RPC names it may use as label values are given
 //! by the caller, so a client inventing method names cannot grow the label set.
 
+#![forbid(unsafe_code)]
+
 pub mod collect;
 mod endpoint;
 mod layer;

@@ -2,6 +2,8 @@
 //! answers Sync and Print itself, taking records from the target and content from a local
 //! cache keyed by digest (fetched once with `Content` on a miss).
 
+#![forbid(unsafe_code)]
+
 mod cache;
 mod config;
 mod content;
@@ -48,7 +50,7 @@ pub enum ProxyError {
     Cache(#[from] CacheError),
     #[error("target {addr} is not a reachable Keel server: {reason}")]
     Target { addr: String, reason: String },
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Listen {
         addr: String,
         #[source]

@@ -199,7 +199,7 @@ impl Default for ServerConfig {
 /// A configuration that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read configuration file {path}: {source}")]
+    #[error("cannot read configuration file {path}")]
     Read {
         path: PathBuf,
         #[source]
@@ -242,6 +242,15 @@ impl ServerConfig {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ServerConfig::default()),
             Err(source) => Err(ConfigError::Read { path, source }),
         }
+    }
+
+    /// The configuration in `path`, which must exist (a file an admin named).
+    pub fn load_file(path: &Path) -> Result<ServerConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        ServerConfig::parse(&text, path)
     }
 
     /// Parses and checks a configuration file's text (`path` names it in errors). Keys it

@@ -74,7 +74,7 @@ pub enum ServeError {
     Settings(#[from] keel_service::ServiceError),
     #[error("cannot finish queued content purges: {0}")]
     Recover(keel_service::ServiceError),
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Listen {
         addr: String,
         #[source]
@@ -137,6 +137,23 @@ pub async fn serve(
     opts: ServeOptions,
     ready: impl FnOnce(&Listening) + Send,
 ) -> Result<(), ServeError> {
+    // The ports first: a port another program holds stops the server before it creates or
+    // opens anything under its root, so a failed start leaves no new root behind.
+    let listen = keel_tls::ServerAddr::parse(&opts.listen);
+    let listener = tokio::net::TcpListener::bind(&listen.host_port)
+        .await
+        .map_err(|source| ServeError::Listen {
+            addr: opts.listen.clone(),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| ServeError::Listen {
+        addr: opts.listen.clone(),
+        source,
+    })?;
+    let metrics_endpoint = match opts.config.metrics_listen.is_empty() {
+        true => None,
+        false => Some(keel_metrics::MetricsEndpoint::bind(&opts.config.metrics_listen).await?),
+    };
     std::fs::create_dir_all(&opts.root).map_err(|source| ServeError::Root {
         path: opts.root.clone(),
         source,
@@ -296,23 +313,12 @@ pub async fn serve(
             .collect(),
         std::time::Duration::from_millis(config.slow_command_ms),
     ));
-    let listen = keel_tls::ServerAddr::parse(&opts.listen);
     let tls = match listen.tls {
         true => Some(keel_tls::ServerTls::load_or_generate(
             &config.tls_paths(&root),
         )?),
         false => None,
     };
-    let listener = tokio::net::TcpListener::bind(&listen.host_port)
-        .await
-        .map_err(|source| ServeError::Listen {
-            addr: opts.listen.clone(),
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(|source| ServeError::Listen {
-        addr: opts.listen.clone(),
-        source,
-    })?;
     // Connections need descriptors: the soft limit goes up to the hard one, and each
     // listener's cap fits under what it allows.
     let open_files = keel_tls::raise_open_files_limit();
@@ -339,10 +345,6 @@ pub async fn serve(
     }
     let grpc_conns = keel_tls::ConnTracker::new("grpc", limits);
     let metrics_conns = keel_tls::ConnTracker::new("metrics", limits);
-    let metrics_endpoint = match config.metrics_listen.is_empty() {
-        true => None,
-        false => Some(keel_metrics::MetricsEndpoint::bind(&config.metrics_listen).await?),
-    };
     let listening = Listening {
         addr,
         tls: tls.as_ref().map(|t| t.fingerprint),

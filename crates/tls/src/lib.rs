@@ -8,6 +8,8 @@
 //! **API Boundary:** no wording for people beyond the errors' `Display`; the `keel` binary
 //! decides what to print.
 
+#![forbid(unsafe_code)]
+
 mod accept;
 mod addr;
 mod cert;

@@ -69,21 +69,18 @@ pub struct ProtectsArgs {
     pub help: Option<bool>,
 }
 
-/// `keel maxresults` (and the other limits' topics) run directly: the topic's text, as
-/// `keel help maxresults` shows it.
+/// `keel maxresults` (and the other limits' topics) typed as a command: an error pointing at
+/// `keel help maxresults`, which clap answers from the hidden subcommand's text.
 pub fn limit_help(command: &crate::cli::Command) -> Result<()> {
-    use clap::CommandFactory;
     let name = match command {
         crate::cli::Command::MaxResults => "maxresults",
         crate::cli::Command::MaxScanRows => "maxscanrows",
         crate::cli::Command::MaxLockTime => "maxlocktime",
         _ => "maxopenfiles",
     };
-    let mut cli = crate::cli::Cli::command();
-    if let Some(topic) = cli.find_subcommand_mut(name) {
-        topic.print_long_help()?;
-    }
-    Ok(())
+    // These names exist so that `keel help maxresults` explains a limit's refusal (as
+    // `p4 help maxresults` does); typed as a command, each would run and succeed doing nothing.
+    anyhow::bail!("{name} is a help topic, not a command: run `keel help {name}`")
 }
 
 /// `group [-o|-i|-d] NAME`.

@@ -8,6 +8,7 @@ mod branches;
 mod browse;
 pub(crate) mod configure;
 mod diff;
+pub(crate) mod generate;
 mod integrate;
 mod labels;
 pub(crate) mod log_report;
@@ -74,6 +75,7 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
             return backup::checkpoint(&mut s).await;
         }
         Command::Proxy(args) => return proxy::run(args, cli.json).await,
+        Command::Generate(what) => return generate::run(what),
         Command::Trust(args) => return trust::run(&cli, args).await,
         Command::MaxResults
         | Command::MaxScanRows

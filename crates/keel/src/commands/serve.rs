@@ -1,7 +1,7 @@
 //! `keel serve`: the effective configuration (`ROOT/keel.toml`, then flags) and running the
 //! server crate with logging to stderr.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -23,10 +23,13 @@ fn root(args: &ServeArgs) -> Result<PathBuf> {
     Ok(cwd.join(root))
 }
 
-/// The configuration in effect: the defaults, overridden by `ROOT/keel.toml`, overridden by
-/// the flags.
+/// The configuration in effect: the defaults, overridden by `--config FILE` (else
+/// `ROOT/keel.toml`), overridden by the flags.
 pub fn config(args: &ServeArgs) -> Result<ServerConfig> {
-    let mut config = ServerConfig::load(&root(args)?)?;
+    let mut config = match &args.config {
+        Some(file) => ServerConfig::load_file(file)?,
+        None => ServerConfig::load(&root(args)?)?,
+    };
     if let Some(workers) = args.workers {
         config.workers = workers;
     }
@@ -79,6 +82,8 @@ pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        // Colour for a person at a terminal; plain text for a log file, journald or a pipe.
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
     // Test-only crash points (see keel_service::failpoints); inert unless named here.
     if let Ok(spec) = std::env::var("KEEL_FAILPOINTS") {
@@ -142,7 +147,24 @@ pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
         let _ = stdout.flush();
     })
     .await
-    .context("keel serve failed")?;
+    .map_err(|e| {
+        // A port another program holds: which flag moves the server off it.
+        let in_use = std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source())
+            .filter_map(|e| e.downcast_ref::<std::io::Error>())
+            .any(|e| e.kind() == std::io::ErrorKind::AddrInUse);
+        let flag = match &e {
+            keel_server::ServeError::Listen { .. } if in_use => Some("--listen HOST:PORT"),
+            keel_server::ServeError::Metrics(_) if in_use => Some("--metrics-listen HOST:PORT"),
+            _ => None,
+        };
+        let e = anyhow::Error::new(e).context("keel serve failed");
+        match flag {
+            Some(flag) => anyhow::anyhow!(
+                "{e:#} (is another server using that port? choose another address with {flag})"
+            ),
+            None => e,
+        }
+    })?;
     Ok(())
 }
 

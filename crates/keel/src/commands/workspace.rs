@@ -165,7 +165,15 @@ async fn create(s: &mut Session, args: WorkspaceCreateArgs) -> Result<()> {
         accessed: 0,
     };
     // Like `p4 client -i`, creating over an existing spec replaces it.
-    spec_form::save(s, spec, false).await
+    spec_form::save(s, spec, false).await?;
+    // The root is made once the server has taken the spec, so a refused spec leaves no
+    // directory behind; `cd ROOT` is the next step either way.
+    if !root.exists() {
+        std::fs::create_dir_all(&root)
+            .with_context(|| format!("cannot create the workspace root {}", root.display()))?;
+        s.out.note(format!("Created directory {}.", root.display()));
+    }
+    Ok(())
 }
 
 /// Parses view lines and checks every right side lies in workspace `name`.

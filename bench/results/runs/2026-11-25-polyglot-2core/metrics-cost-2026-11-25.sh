@@ -3,7 +3,7 @@
 # /dev/shm, each run on a fresh copy of it, runs interleaved off/on (the order alternating),
 # the same seed. "on" starts the server with --metrics-listen and scrapes it once a second
 # during the run, as a busy Prometheus would. Prints one JSON report line per run, tagged.
-# Usage: bench/results/metrics-cost-2026-11-25.sh KEEL PAIRS FILES SECONDS
+# Usage: bench/results/runs/2026-11-25-polyglot-2core/metrics-cost-2026-11-25.sh KEEL PAIRS FILES SECONDS
 set -euo pipefail
 keel=${1:-target/release/keel}
 pairs=${2:-4}

@@ -4,7 +4,7 @@
 # copy of one dataset generated once, the same seed. Workloads: browse (100,000 files, 8
 # clients) and branchsubmit (20,000 files). Prints one JSON report line per run, tagged with
 # "log":"on"/"off".
-# Usage: bench/results/command-log-cost-2026-11-25.sh KEEL PAIRS [BROWSE_SECONDS]
+# Usage: bench/results/runs/2026-11-25-polyglot-2core/command-log-cost-2026-11-25.sh KEEL PAIRS [BROWSE_SECONDS]
 set -euo pipefail
 keel=${1:-target/release/keel}
 pairs=${2:-4}

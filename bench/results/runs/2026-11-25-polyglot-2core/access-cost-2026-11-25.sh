@@ -4,7 +4,7 @@
 # table of crates/bench/src/access.rs), each run on a fresh /dev/shm copy of one dataset
 # (generated once beforehand), runs interleaved open/secure with the order alternating.
 # Prints one JSON report line per run, with the load average before it.
-# Usage: bench/results/access-cost-2026-11-25.sh KEEL PAIRS BROWSE_BASE SYNC_BASE
+# Usage: bench/results/runs/2026-11-25-polyglot-2core/access-cost-2026-11-25.sh KEEL PAIRS BROWSE_BASE SYNC_BASE
 #   BROWSE_BASE: keel bench generate --shape browse --files 100000 --root DIR
 #   SYNC_BASE:   keel bench generate --shape sync --files 3400 --root DIR
 set -euo pipefail
