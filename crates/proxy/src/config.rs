@@ -119,3 +119,24 @@ impl ProxyConfig {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `--print-config` prints documents every knob and reads back as the same configuration.
+    #[test]
+    fn printed_configuration_is_documented_and_reads_back() {
+        let config = ProxyConfig {
+            fetch_ahead: 3,
+            ..ProxyConfig::default()
+        };
+        let text = config.to_toml();
+        assert!(
+            text.contains("# Most stored bytes kept in the cache"),
+            "{text}"
+        );
+        let back: ProxyConfig = toml::from_str(&text).expect("parses");
+        assert_eq!(back, config);
+    }
+}
