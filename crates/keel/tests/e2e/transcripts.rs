@@ -8,7 +8,7 @@
 //! `KEEL_USER` and `KEEL_WORKSPACE` name them. A `NAME.in/` directory beside a case seeds its
 //! working directory. Besides `keel`, a transcript may run `sh` (to write files and feed
 //! forms), with `keel` first on its `PATH`. The server's root is `../server`. In expected output `[SERVER]` stands for the
-//! server's address, `[ROOT]` for the working directory, `[..]` for any text within a line and
+//! server's address, `[CWD]` for the working directory, `[..]` for any text within a line and
 //! `...` for any lines. `TRYCMD=overwrite` rewrites the transcripts with what the commands
 //! printed (then put the wildcards back where output varies: times, dates, ids);
 //! `KEEL_TRANSCRIPT=NAME` runs only the transcripts whose file name contains NAME.
@@ -104,7 +104,10 @@ fn run(case: &Path) {
         .env("KEEL_USER", "alice")
         .env("KEEL_WORKSPACE", "alice-main")
         .env("KEEL_TRUST", server.trust.to_str().expect("utf-8 path"))
-        .env("KEEL_TICKETS", home.join(".keel_tickets").to_str().expect("utf-8"))
+        .env(
+            "KEEL_TICKETS",
+            home.join(".keel_tickets").to_str().expect("utf-8"),
+        )
         .env("HOME", home.to_str().expect("utf-8 path"))
         .env("USER", "alice")
         .env("EDITOR", "false")
