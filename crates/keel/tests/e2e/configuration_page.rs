@@ -166,11 +166,11 @@ fn render() -> String {
 fn configuration_page_matches_the_code() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/guide/configuration.md");
     let want = render();
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
     if std::env::var("KEEL_BLESS").is_ok_and(|v| v == "1") {
-        std::fs::write(&path, &want).expect("write docs/guide/configuration.md");
+        std::fs::write(path, want).expect("write docs/guide/configuration.md");
         return;
     }
-    let have = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         have == want,
         "docs/guide/configuration.md differs from the configuration's documentation; \
