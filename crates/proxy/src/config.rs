@@ -1,11 +1,12 @@
 //! The proxy's tuning knobs in one place, with their defaults; `keel proxy --config FILE`
 //! reads them from TOML and its flags override them.
 
+use documented::DocumentedFields;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Every tuning knob of a caching proxy.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, DocumentedFields)]
 #[serde(default, deny_unknown_fields)]
 pub struct ProxyConfig {
     /// Most stored bytes kept in the cache; least recently used content beyond it is evicted
@@ -167,6 +168,41 @@ impl ProxyConfig {
 impl ProxyConfig {
     /// The configuration as TOML, loadable with [`ProxyConfig::load`].
     pub fn to_toml(&self) -> String {
-        toml::to_string(self).expect("a struct of numbers serializes")
+        let table = toml::Table::try_from(self).expect("a struct of numbers serializes");
+        let mut out = String::from(
+            "# Keel proxy configuration (`keel proxy --config FILE`). Every knob is optional; \
+             these are the values in effect.\n",
+        );
+        for name in ProxyConfig::FIELD_NAMES {
+            let Some(value) = table.get(*name) else {
+                continue;
+            };
+            for line in ProxyConfig::get_field_docs(name).unwrap_or("").lines() {
+                out.push_str(&format!("# {}\n", line.trim()));
+            }
+            out.push_str(&format!("{name} = {value}\n"));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `--print-config` prints documents every knob and reads back as the same configuration.
+    #[test]
+    fn printed_configuration_is_documented_and_reads_back() {
+        let config = ProxyConfig {
+            fetch_ahead: 3,
+            ..ProxyConfig::default()
+        };
+        let text = config.to_toml();
+        assert!(
+            text.contains("# Most stored bytes kept in the cache"),
+            "{text}"
+        );
+        let back: ProxyConfig = toml::from_str(&text).expect("parses");
+        assert_eq!(back, config);
     }
 }

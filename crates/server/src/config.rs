@@ -106,7 +106,7 @@ pub struct ServerConfig {
     /// How long audit records gather between two writes of the audit writer, so it writes
     /// batches instead of waking for each record (milliseconds; default 10).
     pub audit_batch_ms: u64,
-    /// File each ended command's JSON line is appended to (see README.md, "Monitoring"); a
+    /// File each ended command's JSON line is appended to (see docs/guide/monitoring.md); a
     /// relative path is under the root. Empty: no command log (default
     /// `logs/commands.jsonl`).
     pub command_log: PathBuf,
@@ -130,7 +130,7 @@ pub struct ServerConfig {
     /// (bytes; default 512).
     pub command_args_max_bytes: usize,
     /// `HOST:PORT` where Prometheus metrics are served over HTTP at `/metrics` (OpenMetrics
-    /// text; see README, Monitoring). Empty: no metrics endpoint and no per-call counting.
+    /// text; see docs/guide/monitoring.md). Empty: no metrics endpoint and no per-call counting.
     pub metrics_listen: String,
     /// How often the content store's size and object count are recounted for the metrics, by
     /// walking `content/` at the lowest CPU priority (seconds; default 300).

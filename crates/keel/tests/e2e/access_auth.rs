@@ -64,7 +64,7 @@ fn super_only_commands_follow_the_protections_table() {
         bob.run_stdin(&["user", "-f", "-i"], "User: carol\nEmail: c@example.com\n"),
         "bob creates carol",
     );
-    // The README's first table: what `protect -o` offers, saved as it is.
+    // The guide's first table (docs/guide/access-control.md): what `protect -o` offers, saved as it is.
     let offered = ok(alice.run(&["protect", "-o"]), "protect -o");
     ok(alice.run_stdin(&["protect", "-i"], &offered), "protect -i");
     let table = ok(alice.run(&["protect", "-o"]), "protect -o");

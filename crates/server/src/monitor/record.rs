@@ -1,5 +1,5 @@
 //! One ended command as the command log writes it: a line of JSON with who, what, how long,
-//! how much, and how it ended. README.md ("Monitoring") lists the fields.
+//! how much, and how it ended. docs/guide/monitoring.md ("The command log") lists the fields.
 //!
 //! A record is made on the request path when the command ends, so it copies nothing: it holds
 //! the [`Running`] command (whose names and arguments were set once) and the counters as they

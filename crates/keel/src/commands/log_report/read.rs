@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
 
-/// The fields of a command log line the report uses (README.md, "Monitoring"); strings are
+/// The fields of a command log line the report uses (docs/guide/monitoring.md, "The command log"); strings are
 /// borrowed from the line unless they hold escapes.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default)]
