@@ -229,6 +229,7 @@ pub async fn serve(
                 r.forward_writes,
                 meta.applied_position()?,
             ));
+            let forwarder = credentials.ticket().cloned();
             replica::start_follower(replica::Follower {
                 primary: r.primary.clone(),
                 meta: meta.clone(),
@@ -247,6 +248,7 @@ pub async fn serve(
             let mode = replica::gate::Mode {
                 primary: r.primary.clone(),
                 forward,
+                forwarder,
             };
             (Some(status), Some(Arc::new(mode)))
         }
@@ -352,6 +354,7 @@ pub async fn serve(
                 checkpoints: root.join(keel_store::backup::CHECKPOINT_DIR),
                 content_sent: api.content_sent(),
                 replica: status,
+                service: authenticator.service.clone(),
             };
             let built = metrics::build(
                 sources,

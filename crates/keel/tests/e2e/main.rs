@@ -39,6 +39,7 @@ mod replica_content;
 mod replica_fetch;
 mod replica_opened;
 mod replica_seed;
+mod security_login;
 mod shelves;
 mod sync_and_locks;
 mod tls;

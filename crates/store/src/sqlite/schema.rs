@@ -216,6 +216,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     CREATE TABLE protections (line INTEGER PRIMARY KEY, text TEXT NOT NULL);
     INSERT INTO counters VALUES ('access', 0);
     "#,
+    // 9: a login ticket may be bound to the client address it was issued to (`login` without
+    // `-a` when `auth.tickets.bind` says so); empty: valid from every address.
+    r#"
+    ALTER TABLE tickets ADD COLUMN address TEXT NOT NULL DEFAULT '';
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.
