@@ -163,10 +163,12 @@ async fn storm(
     for n in 0..config.attempts {
         let (user, bind) = who(n);
         let slot = (bind, n % config.connections.max(1));
-        if !connections.contains_key(&slot) {
-            connections.insert(slot, connect(addr, &user, None, bind).await?);
-        }
-        let conn = &connections[&slot];
+        let conn = match connections.entry(slot) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(connect(addr, &user, None, bind).await?)
+            }
+        };
         let mut client = conn.client();
         let mut caller = conn.caller();
         if let Some(c) = caller.as_mut() {

@@ -142,7 +142,9 @@ fn forwarded_address(
     auth: Option<&Authenticator>,
     transport: Option<IpAddr>,
 ) -> Option<IpAddr> {
-    let named = metadata_text(metadata, CLIENT_ADDRESS_METADATA)?;
+    let Some(named) = metadata_text(metadata, CLIENT_ADDRESS_METADATA) else {
+        return transport;
+    };
     let trusted = match (metadata_text(metadata, FORWARDER_METADATA), auth) {
         (Some(ticket), Some(auth)) => auth
             .service
@@ -153,7 +155,7 @@ fn forwarded_address(
     match named.trim().parse::<IpAddr>() {
         Ok(address) if trusted => Some(address),
         _ => {
-            tracing::info!(
+            tracing::warn!(
                 named,
                 transport = ?transport,
                 "ignored a client address named without a service user's ticket"
