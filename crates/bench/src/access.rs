@@ -228,6 +228,7 @@ async fn login(addr: &str, user: &str) -> Result<String> {
         .login(LoginRequest {
             caller: conn.caller(),
             password: PASSWORD.into(),
+            all_hosts: false,
         })
         .await
         .map_err(|s| BenchError::rpc(format!("login of {user}"), s))?;
@@ -273,6 +274,7 @@ pub async fn connect(
         tickets: None,
         ticket: ticket.map(str::to_string),
         trust_file: crate::server::trust_file(),
+        bind: None,
     };
     Ok(Connection::connect(&settings).await?)
 }

@@ -3,8 +3,9 @@
 //! `verify`, content verification beside the disk's raw read rate, `loop`, the everyday
 //! status / edit + submit / update loop timed through the real command line, and `replica`,
 //! replication lag and sync from a read-only replica, and `log-report`, the command log
-//! report's throughput (no server), and `limits`, the server's connection and size limits
-//! against one hostile address. Everything goes through the
+//! report's throughput (no server), `limits`, the server's connection and size limits
+//! against one hostile address, and `logins`, a password-guessing storm against the login
+//! limits and the hashing gate. Everything goes through the
 //! gRPC API over loopback, like a user: this crate knows no store, blob or service type (the
 //! verify workload's raw read only reads the files under the server's `content/` directory).
 
@@ -19,6 +20,7 @@ pub mod error;
 pub mod limits;
 pub mod lockjam;
 pub mod log_report;
+pub mod logins;
 pub mod ping;
 pub mod proxy;
 pub mod replica;

@@ -35,6 +35,9 @@ pub struct Settings {
     /// The trust file holding `ssl:` servers' fingerprints (`KEEL_TRUST`, else
     /// `~/.keel_trust`); `None` when neither is set, which trusts no TLS server.
     pub trust_file: Option<PathBuf>,
+    /// The local address connections are made from (`KEEL_BIND`), when not the system's
+    /// choice: a machine with several addresses picks the one the server should see.
+    pub bind: Option<std::net::IpAddr>,
 }
 
 impl Settings {
@@ -111,6 +114,13 @@ pub fn resolve_with(
         None => None,
     };
     let trust_file = keel_tls::TrustFile::default_path(&|name| env(name)).ok();
+    let bind = match env("KEEL_BIND") {
+        None => None,
+        Some(text) => Some(text.trim().parse().map_err(|_| Error::BadArgument {
+            arg: format!("KEEL_BIND={text}"),
+            reason: "expected an IP address of this machine to connect from".to_string(),
+        })?),
+    };
     Ok(Settings {
         server,
         user,
@@ -120,6 +130,7 @@ pub fn resolve_with(
         tickets,
         ticket,
         trust_file,
+        bind,
     })
 }
 

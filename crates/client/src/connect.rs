@@ -97,7 +97,8 @@ impl Connection {
             server,
             trust,
             Duration::from_secs(tuning.connect_timeout_secs),
-        );
+        )
+        .bind_local(settings.bind);
         // The server's monitor and command log name the client program by its user agent.
         let endpoint = dialer
             .endpoint()

@@ -109,19 +109,78 @@ pub struct SettingInfo {
     pub description: &'static str,
 }
 
+/// The name of the setting that binds login tickets to the client's address.
+pub const TICKETS_BIND: &str = "auth.tickets.bind";
+
+/// Whether `login` binds a new ticket to the client's address (`auth.tickets.bind`), as
+/// Perforce does; `login -a` always asks for a ticket valid from every address.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TicketBinding {
+    /// Bound from security level 3 on.
+    #[default]
+    Auto,
+    /// Always bound.
+    On,
+    /// Never bound.
+    Off,
+}
+
+impl TicketBinding {
+    /// Parses the setting's text (`auto`, `on` or `off`).
+    pub fn parse(text: &str) -> Result<TicketBinding, SettingError> {
+        match text.trim() {
+            "auto" => Ok(TicketBinding::Auto),
+            "on" => Ok(TicketBinding::On),
+            "off" => Ok(TicketBinding::Off),
+            _ => Err(SettingError::BadValue {
+                name: TICKETS_BIND.to_string(),
+                value: text.to_string(),
+                expected: "auto, on or off",
+            }),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TicketBinding::Auto => "auto",
+            TicketBinding::On => "on",
+            TicketBinding::Off => "off",
+        }
+    }
+
+    /// Whether a ticket issued at `level` is bound to its client's address.
+    pub fn binds(self, level: SecurityLevel) -> bool {
+        match self {
+            TicketBinding::Auto => level.tickets_for_everyone(),
+            TicketBinding::On => true,
+            TicketBinding::Off => false,
+        }
+    }
+}
+
 /// Every setting the server knows (names are case-sensitive, as in Perforce).
-pub const SETTINGS: &[SettingInfo] = &[SettingInfo {
-    name: SECURITY,
-    default: "0",
-    description: "security level 0-4: 0 passwords optional; 1 a user with a password must \
-                  use it; 2 strong passwords, login for users with a password; 3 tickets \
-                  for everyone; 4 also no automatic user creation",
-}];
+pub const SETTINGS: &[SettingInfo] = &[
+    SettingInfo {
+        name: SECURITY,
+        default: "0",
+        description: "security level 0-4: 0 passwords optional; 1 a user with a password must \
+                      use it; 2 strong passwords, login for users with a password; 3 tickets \
+                      for everyone; 4 also no automatic user creation",
+    },
+    SettingInfo {
+        name: TICKETS_BIND,
+        default: "auto",
+        description: "whether a login ticket is valid only from the client address it was \
+                      issued to: auto (from security level 3 on), on or off; login -a always \
+                      asks for a ticket valid from every address",
+    },
+];
 
 /// Checks `value` for setting `name`, returning it normalised.
 pub fn check_setting(name: &str, value: &str) -> Result<String, SettingError> {
     match name {
         SECURITY => SecurityLevel::parse(value).map(|l| l.to_string()),
+        TICKETS_BIND => TicketBinding::parse(value).map(|b| b.as_str().to_string()),
         _ => Err(SettingError::Unknown {
             name: name.to_string(),
         }),
@@ -203,8 +262,14 @@ mod tests {
         let unknown = check_setting("colour", "blue").expect_err("unknown");
         assert_eq!(
             unknown.to_string(),
-            "unknown setting 'colour' (known: security)"
+            "unknown setting 'colour' (known: security, auth.tickets.bind)"
         );
+        assert_eq!(check_setting(TICKETS_BIND, " on"), Ok("on".to_string()));
+        assert!(check_setting(TICKETS_BIND, "yes").is_err());
+        let three = SecurityLevel::from_number(3).expect("level");
+        let two = SecurityLevel::from_number(2).expect("level");
+        assert!(TicketBinding::Auto.binds(three) && !TicketBinding::Auto.binds(two));
+        assert!(TicketBinding::On.binds(two) && !TicketBinding::Off.binds(three));
         assert_eq!(UserType::parse("service"), Ok(UserType::Service));
         assert!(UserType::parse("robot").is_err());
     }

@@ -25,7 +25,7 @@ pub mod trigger;
 pub mod view;
 
 pub use action::FileAction;
-pub use auth::{SecurityLevel, SettingError, UserType, password_is_strong};
+pub use auth::{SecurityLevel, SettingError, TicketBinding, UserType, password_is_strong};
 pub use calendar::civil_from_days;
 pub use diff::unified_diff;
 pub use error_text::error_chain;

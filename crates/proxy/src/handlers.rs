@@ -108,7 +108,7 @@ impl<R: Fills> tonic::server::ServerStreamingService<R> for FillSvc<R> {
     fn call(&mut self, req: Request<R>) -> Self::Future {
         let proxy = self.0.clone();
         Box::pin(async move {
-            let caller = Asker::of(&req, req.get_ref().caller());
+            let caller = Asker::of(&req, req.get_ref().caller(), &proxy.source.upstream);
             let req = req.into_inner();
             // A caller that asked for records only (another proxy) gets them unfilled.
             let fill = !req.records_only();

@@ -60,8 +60,10 @@ where
     tonic::server::Grpc::new(ProstCodec::default()).apply_max_message_size_config(max, max)
 }
 
-/// Sends the request to the target as it came and hands back its response.
-async fn forward(proxy: &Proxy, req: http::Request<Body>) -> http::Response<Body> {
+/// Sends the request to the target as it came (naming its client, `upstream::name_client`)
+/// and hands back its response.
+async fn forward(proxy: &Proxy, mut req: http::Request<Body>) -> http::Response<Body> {
+    crate::upstream::name_client(&mut req, &proxy.source.upstream);
     let addr = &proxy.source.upstream.addr;
     let mut channel = proxy.source.upstream.channel.clone();
     let ready = std::future::poll_fn(|cx| channel.poll_ready(cx)).await;

@@ -11,20 +11,32 @@ use tonic::{Code, Request, Status, Streaming};
 /// The metadata key a login ticket travels in (as the server's `identity.rs` reads it).
 pub const TICKET_METADATA: &str = "keel-ticket";
 
+/// The metadata key the client's address travels in when the proxy forwards its request
+/// (believed by the server only beside a service user's ticket under
+/// [`FORWARDER_METADATA`]; as the server's `identity.rs` reads it).
+pub const CLIENT_ADDRESS_METADATA: &str = "keel-client-address";
+
+/// The metadata key the proxy's service-user ticket travels in beside the client's address.
+pub const FORWARDER_METADATA: &str = "keel-forwarder-ticket";
+
 /// Who a call to the target is made for: the client's caller and the ticket it presented,
-/// passed on unchanged.
+/// passed on unchanged, and the client's address as the proxy saw it.
 #[derive(Clone, Debug, Default)]
 pub struct Asker {
     pub caller: Option<pb::Caller>,
     pub ticket: Option<AsciiMetadataValue>,
+    /// The client's address and the proxy's service-user ticket vouching for it.
+    pub forwarded: Option<(AsciiMetadataValue, AsciiMetadataValue)>,
 }
 
 impl Asker {
-    /// The caller and ticket of a client's request.
-    pub fn of<T>(req: &Request<T>, caller: Option<pb::Caller>) -> Asker {
+    /// The caller and ticket of a client's request; with a service user, its address too.
+    pub fn of<T>(req: &Request<T>, caller: Option<pb::Caller>, upstream: &Upstream) -> Asker {
+        let client = req.remote_addr().map(|a| a.ip());
         Asker {
             caller,
             ticket: req.metadata().get(TICKET_METADATA).cloned(),
+            forwarded: upstream.vouch(client),
         }
     }
 
@@ -33,7 +45,34 @@ impl Asker {
         if let Some(ticket) = &self.ticket {
             req.metadata_mut().insert(TICKET_METADATA, ticket.clone());
         }
+        if let Some((address, ticket)) = &self.forwarded {
+            let metadata = req.metadata_mut();
+            metadata.insert(CLIENT_ADDRESS_METADATA, address.clone());
+            metadata.insert(FORWARDER_METADATA, ticket.clone());
+        }
         req
+    }
+}
+
+/// Names a forwarded request's client for the target: whatever the client put under the
+/// forwarding keys is dropped, and with a service user the client's address (as the proxy's
+/// connection sees it) goes beside that user's ticket.
+pub fn name_client<B>(req: &mut tonic::codegen::http::Request<B>, upstream: &Upstream) {
+    let client = req
+        .extensions()
+        .get::<tonic::transport::server::TcpConnectInfo>()
+        .and_then(|c| c.remote_addr)
+        .map(|a| a.ip());
+    let headers = req.headers_mut();
+    headers.remove(CLIENT_ADDRESS_METADATA);
+    headers.remove(FORWARDER_METADATA);
+    use tonic::codegen::http::HeaderValue;
+    if let Some((address, ticket)) = upstream.vouch(client)
+        && let Ok(address) = HeaderValue::from_bytes(address.as_encoded_bytes())
+        && let Ok(ticket) = HeaderValue::from_bytes(ticket.as_encoded_bytes())
+    {
+        headers.insert(CLIENT_ADDRESS_METADATA, address);
+        headers.insert(FORWARDER_METADATA, ticket);
     }
 }
 
@@ -87,6 +126,17 @@ impl Upstream {
             service,
             observed: dialer.observed(),
         })
+    }
+
+    /// The client address `client` and the service user's ticket vouching for it, when the
+    /// proxy has a service user.
+    pub fn vouch(
+        &self,
+        client: Option<std::net::IpAddr>,
+    ) -> Option<(AsciiMetadataValue, AsciiMetadataValue)> {
+        let service = self.service.as_ref()?;
+        let address = client?.to_string().parse().ok()?;
+        Some((address, service.ticket.clone()))
     }
 
     /// Why the transport refused the target (trust, wrong protocol), if it did.
@@ -156,6 +206,7 @@ impl Upstream {
                     force: false,
                 }),
                 ticket: Some(s.ticket.clone()),
+                forwarded: None,
             },
             None => caller,
         };

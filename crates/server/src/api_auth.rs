@@ -19,6 +19,7 @@ fn ticket_to_wire(t: TicketInfo) -> pb::LoginReply {
         host: t.host,
         issued: t.issued,
         expires: t.expires,
+        address: t.address,
     }
 }
 
@@ -62,7 +63,7 @@ pub(crate) async fn login(
     let peer = Peer::of(&req);
     let req = req.into_inner();
     let who = caller_unauthenticated(&peer, req.caller)?;
-    let ticket = blocking(move || svc.login(&who, &req.password)).await?;
+    let ticket = blocking(move || svc.login(&who, &req.password, req.all_hosts)).await?;
     Ok(Response::new(ticket_to_wire(ticket)))
 }
 

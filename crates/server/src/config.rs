@@ -351,6 +351,31 @@ impl ServerConfig {
         if let Some((key, value)) = at_least_one.iter().find(|(_, v)| *v == 0) {
             return Some((key, value.to_string(), "at least 1"));
         }
+        let logins: [(&'static str, u64); 5] = [
+            (
+                "service.password_check_threads",
+                service.password_check_threads as u64,
+            ),
+            (
+                "service.login_failures_per_user",
+                u64::from(service.login_failures_per_user),
+            ),
+            (
+                "service.login_failures_per_address",
+                u64::from(service.login_failures_per_address),
+            ),
+            (
+                "service.login_failure_window_secs",
+                service.login_failure_window_secs,
+            ),
+            (
+                "service.login_backoff_max_secs",
+                service.login_backoff_max_secs,
+            ),
+        ];
+        if let Some((key, value)) = logins.iter().find(|(_, v)| *v == 0) {
+            return Some((key, value.to_string(), "at least 1"));
+        }
         let nice = [
             ("long_read_nice", self.long_read_nice),
             ("store.checkpoint_nice", store.checkpoint_nice),

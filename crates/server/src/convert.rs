@@ -649,6 +649,10 @@ impl WireError for AuthError {
                 on_user(Code::FailedPrecondition, R::NoPassword, user)
             }
             AuthError::RateLimited { .. } => (Code::ResourceExhausted, detail(R::LoginRateLimited)),
+            AuthError::Busy => (Code::ResourceExhausted, detail(R::PasswordChecksBusy)),
+            AuthError::TicketWrongAddress { user, .. } => {
+                on_user(Code::Unauthenticated, R::TicketWrongAddress, user)
+            }
             AuthError::WeakPassword { user, .. } => {
                 on_user(Code::InvalidArgument, R::WeakPassword, user)
             }

@@ -1,7 +1,9 @@
 //! Who is calling: the identity the server establishes for each request, from the request's
 //! own `Caller`, what the connection says about the client and the credentials in the
 //! request's metadata, before any rule runs. This is the one place where requests are
-//! authenticated: [`caller`] lets a caller in only when `Service::authenticate` does.
+//! authenticated: [`caller`] lets a caller in only when `Service::authenticate` does. The
+//! client's address is the connection's, or the one a forwarding proxy or replica names with
+//! its service user's ticket.
 
 use crate::monitor::args::Arguments;
 use crate::monitor::{Running, Who};
@@ -13,6 +15,14 @@ use tonic::{Request, Status};
 
 /// The metadata key a client's login ticket travels in.
 pub const TICKET_METADATA: &str = "keel-ticket";
+
+/// The metadata key in which a proxy or replica forwarding a client's request names the
+/// client's address; believed only beside [`FORWARDER_METADATA`] holding a service user's
+/// valid ticket (`Service::is_service_ticket`), else ignored.
+pub const CLIENT_ADDRESS_METADATA: &str = "keel-client-address";
+
+/// The metadata key a forwarding proxy or replica's own service-user ticket travels in.
+pub const FORWARDER_METADATA: &str = "keel-forwarder-ticket";
 
 /// What every request needs to be authenticated: put into each request's extensions by
 /// [`Attach`] before the handler runs.
@@ -90,19 +100,17 @@ impl Peer {
     /// in its messages, so none are kept.
     pub(crate) fn of_stream<T>(req: &Request<T>) -> Peer {
         let command = req.extensions().get::<Arc<Running>>().cloned();
-        let address = req.remote_addr().map(|a| a.ip());
+        let auth = req.extensions().get::<Arc<Authenticator>>().cloned();
+        let transport = req.remote_addr().map(|a| a.ip());
+        let address = forwarded_address(req.metadata(), auth.as_deref(), transport);
         if let (Some(run), Some(a)) = (&command, address) {
             let _ = run.address.set(a);
         }
         Peer {
             command,
             address,
-            ticket: req
-                .metadata()
-                .get(TICKET_METADATA)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string),
-            auth: req.extensions().get::<Arc<Authenticator>>().cloned(),
+            ticket: metadata_text(req.metadata(), TICKET_METADATA),
+            auth,
         }
     }
 
@@ -115,6 +123,44 @@ impl Peer {
                 .as_ref()
                 .map(|a| a.server.clone())
                 .unwrap_or_default(),
+        }
+    }
+}
+
+fn metadata_text(metadata: &tonic::metadata::MetadataMap, key: &str) -> Option<String> {
+    metadata
+        .get(key)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// The client's address: the one a forwarding proxy or replica names, when it shows a service
+/// user's valid ticket beside it; else the transport's (a header from anyone else is ignored,
+/// with a line in the log).
+fn forwarded_address(
+    metadata: &tonic::metadata::MetadataMap,
+    auth: Option<&Authenticator>,
+    transport: Option<IpAddr>,
+) -> Option<IpAddr> {
+    let Some(named) = metadata_text(metadata, CLIENT_ADDRESS_METADATA) else {
+        return transport;
+    };
+    let trusted = match (metadata_text(metadata, FORWARDER_METADATA), auth) {
+        (Some(ticket), Some(auth)) => auth
+            .service
+            .is_service_ticket(&ticket, transport)
+            .unwrap_or(false),
+        _ => false,
+    };
+    match named.trim().parse::<IpAddr>() {
+        Ok(address) if trusted => Some(address),
+        _ => {
+            tracing::warn!(
+                named,
+                transport = ?transport,
+                "ignored a client address named without a service user's ticket"
+            );
+            transport
         }
     }
 }

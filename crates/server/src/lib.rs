@@ -246,6 +246,7 @@ pub async fn serve(
                 r.forward_writes,
                 meta.applied_position()?,
             ));
+            let forwarder = credentials.ticket().cloned();
             replica::start_follower(replica::Follower {
                 primary: r.primary.clone(),
                 meta: meta.clone(),
@@ -264,6 +265,7 @@ pub async fn serve(
             let mode = replica::gate::Mode {
                 primary: r.primary.clone(),
                 forward,
+                forwarder,
             };
             (Some(status), Some(Arc::new(mode)))
         }
@@ -381,6 +383,7 @@ pub async fn serve(
                 content_sent: api.content_sent(),
                 replica: status,
                 connections: vec![grpc_conns.clone(), metrics_conns.clone()],
+                service: authenticator.service.clone(),
             };
             let built = metrics::build(
                 sources,

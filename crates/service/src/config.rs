@@ -66,16 +66,27 @@ pub struct ServiceConfig {
     /// How long a login ticket stays valid when none of the user's groups sets a Timeout
     /// (`Service::ticket_lifetime`) (seconds; default 43200, 12 hours).
     pub ticket_lifetime_secs: u64,
-    /// Failed logins (or passwords given with a command) one user may have within
-    /// `login_failure_window_secs` before further attempts are refused until it ends
-    /// (attempts; default 5).
+    /// Password attempts (logins, or old passwords given to `passwd`) one user may make from
+    /// one client address within `login_failure_window_secs`; an attempt counts before its
+    /// password is checked and a correct one gives it back. Past the limit that user is
+    /// refused from that address only, for a back-off that doubles each time (attempts;
+    /// default 5).
     pub login_failures_per_user: u32,
-    /// Failed logins one client address may have within `login_failure_window_secs`, over all
-    /// users it tries (attempts; default 20).
+    /// Password attempts one client address may make within `login_failure_window_secs`,
+    /// over all users it tries, counted the same way (attempts; default 20).
     pub login_failures_per_address: u32,
-    /// The window failed logins are counted in; the first failure starts it (seconds;
-    /// default 60).
+    /// The window attempts are counted in (the first starts it), and the first back-off past
+    /// a limit (seconds; default 60).
     pub login_failure_window_secs: u64,
+    /// Longest back-off a user from one address (or an address) is refused for: each time a
+    /// limit is reached again the back-off doubles up to this (seconds; default 3600).
+    pub login_backoff_max_secs: u64,
+    /// Passwords hashed or checked at once (argon2id, `password_hash_kib` of memory each), so
+    /// the memory logins use is bounded whatever clients send (hashes; default 2).
+    pub password_check_threads: usize,
+    /// Password checks that may wait for one of those; a further one is refused at once with
+    /// "server busy, retry" (checks; default 16).
+    pub password_check_queue: usize,
     /// Memory argon2id uses to hash one password; hashing cost is what slows a password
     /// guesser down (KiB; default 19456, OWASP's minimum for argon2id).
     pub password_hash_kib: u32,
@@ -129,6 +140,9 @@ impl Default for ServiceConfig {
             login_failures_per_user: 5,
             login_failures_per_address: 20,
             login_failure_window_secs: 60,
+            login_backoff_max_secs: 3600,
+            password_check_threads: 2,
+            password_check_queue: 16,
             password_hash_kib: 19 * 1024,
             password_hash_passes: 2,
             user_access_update_secs: 300,

@@ -47,7 +47,7 @@ pub mod verify;
 mod workspaces;
 
 pub use access::UserAccess;
-pub use auth::{Credentials, SettingValue, TicketInfo, UserSpec};
+pub use auth::{Credentials, PasswordCheckStats, SettingValue, TicketInfo, UserSpec};
 pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
 pub use config::ServiceConfig;
@@ -126,6 +126,12 @@ pub struct Service {
     /// Users on record, with the Access time last written for each.
     known_users: Mutex<HashMap<String, i64>>,
     limiter: auth::LoginLimiter,
+    /// Every password hash runs through it (bounded memory whatever clients send).
+    hashes: auth::HashGate,
+    /// The stand-in hash checked for a user without a password (`auth/passwords.rs`).
+    stand_in_hash: std::sync::OnceLock<String>,
+    /// Tickets found to be a service user's, until the next write (`auth/forwarders.rs`).
+    forwarders: auth::Admitted,
     /// Where triggers reach this server (`Service::set_server_address`).
     server_address: std::sync::OnceLock<String>,
     /// Submits running their change-content triggers (what `//...@=N` prints meanwhile).
@@ -147,6 +153,9 @@ impl Service {
         let access = access::AccessCache::new(&config);
         Service {
             limiter: auth::LoginLimiter::new(&config),
+            hashes: auth::HashGate::new(config.password_check_threads, config.password_check_queue),
+            stand_in_hash: std::sync::OnceLock::new(),
+            forwarders: auth::Admitted::new(1024),
             admitted: auth::Admitted::new(config.access_cache_users),
             meta,
             have,
@@ -164,6 +173,12 @@ impl Service {
 
     fn now(&self) -> i64 {
         (self.clock)()
+    }
+
+    /// What the password-check gate has counted (passwords checked, checks refused as busy
+    /// or by the login limits), for the metrics.
+    pub fn password_check_stats(&self) -> auth::PasswordCheckStats {
+        self.hashes.stats()
     }
 
     /// Server facts for `keel info`.

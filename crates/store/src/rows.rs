@@ -69,6 +69,8 @@ pub struct TicketRow {
     pub user: String,
     /// The host the client named when it logged in.
     pub host: String,
+    /// The client address the ticket is valid from; empty: every address.
+    pub address: String,
     pub issued: i64,
     pub expires: i64,
 }

@@ -73,6 +73,8 @@ pub struct Dialer {
     tls: Option<TlsConnector>,
     observed: Arc<Observed>,
     connect_timeout: Duration,
+    /// The local address to connect from (`None`: the system's choice).
+    local: Option<std::net::IpAddr>,
 }
 
 impl Dialer {
@@ -101,7 +103,14 @@ impl Dialer {
             tls,
             observed,
             connect_timeout,
+            local: None,
         }
+    }
+
+    /// Connects from `local` (an address of this machine) instead of the system's choice.
+    pub fn bind_local(mut self, local: Option<std::net::IpAddr>) -> Dialer {
+        self.local = local;
+        self
     }
 
     /// What this dialer's connections saw.
@@ -163,7 +172,10 @@ impl tower_service::Service<http::Uri> for Dialer {
 
 impl Dialer {
     async fn open(&self) -> std::io::Result<ClientConn> {
-        let tcp = TcpStream::connect(&self.addr.host_port).await?;
+        let tcp = match self.local {
+            None => TcpStream::connect(&self.addr.host_port).await?,
+            Some(local) => self.connect_from(local).await?,
+        };
         tcp.set_nodelay(true)?;
         let addr = self.addr.host_port.clone();
         let Some(tls) = &self.tls else {
@@ -175,6 +187,31 @@ impl Dialer {
         let sniffed = Sniff::new(tcp, Expect::Tls, addr, self.observed.clone());
         let stream = tls.connect(name, sniffed).await?;
         Ok(ClientConn(Conn::Tls(Box::new(stream))))
+    }
+}
+
+impl Dialer {
+    /// A TCP connection from `local` to the first of the address's resolutions of the same
+    /// family.
+    async fn connect_from(&self, local: std::net::IpAddr) -> std::io::Result<TcpStream> {
+        let target = tokio::net::lookup_host(&self.addr.host_port)
+            .await?
+            .find(|a| a.is_ipv4() == local.is_ipv4())
+            .ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::AddrNotAvailable,
+                    format!(
+                        "{} has no address of the family of {local} to connect from",
+                        self.addr.host_port
+                    ),
+                )
+            })?;
+        let socket = match local {
+            std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+            std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+        };
+        socket.bind(std::net::SocketAddr::new(local, 0))?;
+        socket.connect(target).await
     }
 }
 

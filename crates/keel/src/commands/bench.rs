@@ -7,8 +7,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use keel_bench::server::Target;
 use keel_bench::{
-    Report, access, branchsubmit, browse, checkpoint, dataset, deltas, dev_loop, lockjam, ping,
-    sync, verify,
+    Report, access, branchsubmit, browse, checkpoint, dataset, deltas, dev_loop, lockjam, logins,
+    ping, sync, verify,
 };
 
 /// `keel bench` flags shared by every workload.
@@ -73,9 +73,25 @@ pub enum Workload {
     /// The everyday loop through the CLI: status, edit + reconcile + submit, update elsewhere.
     #[command(name = "loop")]
     Loop(LoopArgs),
+    /// Concurrent wrong logins against a fresh server at security 3: passwords checked (from
+    /// the server's metrics) and its peak memory. The started server gets --metrics-listen.
+    Logins(LoginsBenchArgs),
     /// `keel admin log-report` over a generated command log: lines/s and peak memory (no
     /// server).
     LogReport(LogReportBenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LoginsBenchArgs {
+    /// Wrong logins fired at once, in each of the two phases.
+    #[arg(long, default_value_t = 400)]
+    pub attempts: u32,
+    /// HTTP/2 connections the attempts from one address share.
+    #[arg(long, default_value_t = 16)]
+    pub connections: u32,
+    /// Loopback addresses (127.0.1.N) the second phase's distinct users come from.
+    #[arg(long, default_value_t = 100)]
+    pub addresses: u32,
 }
 
 #[derive(Debug, Args)]
@@ -337,10 +353,15 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 Some(root) if root.is_relative() => Some(std::env::current_dir()?.join(root)),
                 other => other.clone(),
             };
+            let mut serve_args = args.serve_arg.clone();
+            if matches!(args.workload, Workload::Logins(_)) {
+                // Passwords checked are read from the server's own metrics.
+                serve_args.push("--metrics-listen=127.0.0.1:0".to_string());
+            }
             let launch = keel_bench::server::Launch {
                 root,
                 listen: args.tls.then(|| "ssl:127.0.0.1:0".to_string()),
-                args: args.serve_arg.clone(),
+                args: serve_args,
                 ..keel_bench::server::Launch::new(&exe)
             };
             tokio::task::spawn_blocking(move || Target::launch(launch))
@@ -493,6 +514,15 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 exe: std::env::current_exe().context("cannot find the keel executable")?,
             };
             keel_bench::limits::run(addr, &config).await?
+        }
+        Workload::Logins(l) => {
+            let config = logins::Config {
+                attempts: l.attempts,
+                connections: l.connections,
+                addresses: l.addresses,
+                metrics: target.metrics.clone(),
+            };
+            logins::run(addr, &config).await?
         }
         Workload::Ping(p) => {
             let config = ping::Config {

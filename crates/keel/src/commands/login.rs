@@ -20,6 +20,10 @@ pub struct LoginArgs {
     /// Show whether you are logged in and when the ticket expires, instead of logging in.
     #[arg(short = 's')]
     pub status: bool,
+    /// Ask for a ticket valid from every client address, where the server binds tickets to
+    /// the address they were issued to (`auth.tickets.bind`).
+    #[arg(short = 'a')]
+    pub all_hosts: bool,
     /// Log in as this user instead of the configured one.
     pub user: Option<String>,
 }
@@ -79,6 +83,15 @@ async fn become_user(s: &mut Session, user: &str) -> Result<()> {
     Ok(())
 }
 
+/// Where a ticket is valid from, for the sentence about it: nothing when from everywhere.
+fn from_where(address: &str) -> String {
+    if address.is_empty() {
+        String::new()
+    } else {
+        format!(" (ticket valid only from {address})")
+    }
+}
+
 /// "11 hours 59 minutes" from seconds.
 fn duration_words(secs: i64) -> String {
     let secs = secs.max(0);
@@ -124,8 +137,13 @@ pub async fn login(s: &mut Session, args: LoginArgs) -> Result<()> {
             Record::new()
                 .s("user", &reply.user)
                 .s("expires", date_time(reply.expires.max(0) as u64))
-                .n("expiresIn", left.max(0) as u64),
-            format!("User {user} ticket expires in {}.", duration_words(left)),
+                .n("expiresIn", left.max(0) as u64)
+                .s("address", &reply.address),
+            format!(
+                "User {user} ticket expires in {}{}.",
+                duration_words(left),
+                from_where(&reply.address)
+            ),
         );
         return Ok(());
     }
@@ -134,6 +152,7 @@ pub async fn login(s: &mut Session, args: LoginArgs) -> Result<()> {
     let request = LoginRequest {
         caller: s.caller(),
         password,
+        all_hosts: args.all_hosts,
     };
     let reply = s.check(s.client().login(request).await)?;
     file.set(&s.settings.server, &user, &reply.ticket)?;
@@ -141,8 +160,9 @@ pub async fn login(s: &mut Session, args: LoginArgs) -> Result<()> {
         Record::new()
             .s("user", &user)
             .s("action", "login")
-            .s("expires", expiry(reply.expires)),
-        format!("User {user} logged in."),
+            .s("expires", expiry(reply.expires))
+            .s("address", &reply.address),
+        format!("User {user} logged in{}.", from_where(&reply.address)),
     );
     Ok(())
 }

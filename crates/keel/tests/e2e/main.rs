@@ -42,6 +42,7 @@ mod replica_fetch;
 mod replica_opened;
 mod replica_seed;
 mod security_limits;
+mod security_login;
 mod security_privileges;
 mod security_workspaces;
 mod shelves;

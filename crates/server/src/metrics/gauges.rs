@@ -1,6 +1,6 @@
 //! Values the server already keeps, read at each scrape: the writer's queue and transaction
 //! counters, content bytes sent, the content store's totals, the journal's and the WAL's size,
-//! the newest checkpoint's age, and on a replica its lag.
+//! the newest checkpoint's age, the password checks, and on a replica its lag.
 
 use super::content_scan::ContentTotals;
 use crate::replica::ReplicaStatus;
@@ -24,6 +24,8 @@ pub(crate) struct Sources {
     pub(crate) replica: Option<Arc<ReplicaStatus>>,
     /// The listeners' connection counters (`grpc`, `metrics`).
     pub(crate) connections: Vec<Arc<keel_tls::ConnTracker>>,
+    /// The service, for its password-check counters.
+    pub(crate) service: Arc<keel_service::Service>,
 }
 
 /// The collector: the sources and the content store's last totals.
@@ -111,6 +113,25 @@ impl Collector for Gauges {
                 journal.committed_position() as f64,
             )?;
         }
+        let passwords = s.service.password_check_stats();
+        counter(
+            &mut e,
+            "password_checks",
+            "Passwords hashed to be checked (logins and old passwords; a user without a password costs one too)",
+            passwords.checked as f64,
+        )?;
+        counter(
+            &mut e,
+            "password_checks_limited",
+            "Password attempts refused by the login limits before any hash",
+            passwords.limited as f64,
+        )?;
+        counter(
+            &mut e,
+            "password_checks_busy",
+            "Password checks refused because every check slot and its queue were taken",
+            passwords.busy as f64,
+        )?;
         let mut wal = s.meta.path().as_os_str().to_owned();
         wal.push("-wal");
         let wal = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);

@@ -225,6 +225,7 @@ mod tests {
         let login = pb::LoginRequest {
             caller: None,
             password: "hunter2".into(),
+            all_hosts: false,
         };
         assert!(super::Arguments::keep("Login", &login, 512).is_none());
         let kept = super::Arguments::keep("Files", &req, 512).expect("kept");

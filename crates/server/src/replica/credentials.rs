@@ -38,6 +38,11 @@ impl Credentials {
         })
     }
 
+    /// The service user's ticket, if the replica has one.
+    pub(crate) fn ticket(&self) -> Option<&AsciiMetadataValue> {
+        self.ticket.as_ref()
+    }
+
     /// The caller a replica names when it calls its primary.
     pub(crate) fn caller(&self) -> pb::Caller {
         pb::Caller {

@@ -103,6 +103,34 @@ pub(crate) struct Mode {
     pub(crate) primary: String,
     /// A channel to the primary when writes are forwarded.
     pub(crate) forward: Option<Channel>,
+    /// The replica's service-user ticket, sent with each forwarded request beside the
+    /// client's address so that the primary sees where the client is; without one the
+    /// primary sees the replica's address.
+    pub(crate) forwarder: Option<tonic::metadata::AsciiMetadataValue>,
+}
+
+/// Names the client's address (as this server's connection sees it) for the primary, beside
+/// the forwarder's ticket; whatever the client itself put under those keys is dropped.
+pub(crate) fn name_client(
+    req: &mut http::Request<Body>,
+    forwarder: Option<&tonic::metadata::AsciiMetadataValue>,
+) {
+    use crate::identity::{CLIENT_ADDRESS_METADATA, FORWARDER_METADATA};
+    let client = req
+        .extensions()
+        .get::<tonic::transport::server::TcpConnectInfo>()
+        .and_then(|c| c.remote_addr)
+        .map(|a| a.ip());
+    let headers = req.headers_mut();
+    headers.remove(CLIENT_ADDRESS_METADATA);
+    headers.remove(FORWARDER_METADATA);
+    if let (Some(ticket), Some(client)) = (forwarder, client)
+        && let Ok(value) = http::HeaderValue::from_str(&client.to_string())
+        && let Ok(ticket) = http::HeaderValue::from_bytes(ticket.as_encoded_bytes())
+    {
+        headers.insert(CLIENT_ADDRESS_METADATA, value);
+        headers.insert(FORWARDER_METADATA, ticket);
+    }
 }
 
 /// Wraps the API service; without a mode (a primary) everything passes.
@@ -130,6 +158,8 @@ impl Around for Gate {
         };
         match mode.forward.clone() {
             Some(mut channel) => Box::pin(async move {
+                let mut req = req;
+                name_client(&mut req, mode.forwarder.as_ref());
                 let forwarded = async {
                     std::future::poll_fn(|cx| channel.poll_ready(cx)).await?;
                     channel.call(req).await

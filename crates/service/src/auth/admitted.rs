@@ -2,10 +2,12 @@
 //! server answers most calls without a snapshot or a query for the caller's user and ticket.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Mutex;
 
-/// Who was let in: the user, and the hash of the ticket they showed (if any).
-pub(crate) type Key = (String, Option<[u8; 32]>);
+/// Who was let in: the user, the hash of the ticket they showed (if any), and the client
+/// address they showed it from (a ticket may be bound to one).
+pub(crate) type Key = (String, Option<[u8; 32]>, Option<IpAddr>);
 
 /// Admissions valid at one commit epoch of the store (`MetaStore::commit_epoch`): any write
 /// (a logout, a new password, a changed security level, a deleted user) ends the epoch and
@@ -58,23 +60,28 @@ mod tests {
     #[test]
     fn an_admission_holds_only_in_its_epoch_and_until_its_time() {
         let cache = Admitted::new(10);
-        let key = ("ann".to_string(), Some([7u8; 32]));
+        let key = ("ann".to_string(), Some([7u8; 32]), None);
         assert!(!cache.holds(1, &key, 100));
         cache.admit(1, key.clone(), 200);
         assert!(cache.holds(1, &key, 100));
         assert!(!cache.holds(1, &key, 200), "expired at its time");
         assert!(!cache.holds(2, &key, 100), "a write ended the epoch");
-        let other = ("ann".to_string(), None);
+        let other = ("ann".to_string(), None, None);
         assert!(
             !cache.holds(1, &other, 100),
             "another ticket is another key"
+        );
+        let elsewhere = ("ann".to_string(), Some([7u8; 32]), "10.0.0.2".parse().ok());
+        assert!(
+            !cache.holds(1, &elsewhere, 100),
+            "another address is another key"
         );
     }
 
     #[test]
     fn a_new_epoch_or_a_full_cache_starts_over() {
         let cache = Admitted::new(2);
-        let key = |u: &str| (u.to_string(), None);
+        let key = |u: &str| (u.to_string(), None, None);
         cache.admit(1, key("a"), i64::MAX);
         cache.admit(1, key("b"), i64::MAX);
         cache.admit(1, key("c"), i64::MAX);

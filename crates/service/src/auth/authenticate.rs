@@ -5,7 +5,7 @@ use crate::{AuthError, Caller, Service};
 use keel_core::SecurityLevel;
 
 use super::settings::security_level;
-use super::tickets::ticket_hash;
+use super::tickets::{check_address, ticket_hash};
 
 /// What a request presented besides its caller.
 #[derive(Clone, Debug, Default)]
@@ -21,7 +21,8 @@ impl Service {
     /// command, by the front end's identity step; `Info` and `Login` skip it.
     ///
     /// A user needs to authenticate when the server is at security level 3 or higher, or when
-    /// the user has a password; a valid ticket (issued to this user, not expired) does.
+    /// the user has a password; a valid ticket (issued to this user, not expired, and shown
+    /// from the address it is bound to, if any) does.
     ///
     /// A caller let in stays let in, without a query, until the next write to the metadata
     /// (or their ticket's expiry): see `auth/admitted.rs`.
@@ -31,6 +32,7 @@ impl Service {
         let key = (
             caller.user.clone(),
             creds.ticket.as_deref().map(ticket_hash),
+            caller.address,
         );
         let now = self.now();
         if self.admitted.holds(epoch, &key, now) {
@@ -46,6 +48,7 @@ impl Service {
             && t.user == caller.user
             && t.expires > now
         {
+            check_address(t, caller, creds)?;
             self.admitted.admit(epoch, key, t.expires);
             return Ok(());
         }

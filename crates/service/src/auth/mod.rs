@@ -5,6 +5,8 @@
 mod access;
 mod admitted;
 mod authenticate;
+mod forwarders;
+mod hashing;
 mod limits;
 mod passwords;
 mod settings;
@@ -13,6 +15,8 @@ mod users;
 
 pub(crate) use admitted::Admitted;
 pub use authenticate::Credentials;
+pub(crate) use hashing::HashGate;
+pub use hashing::PasswordCheckStats;
 pub(crate) use limits::LoginLimiter;
 pub use settings::SettingValue;
 pub(crate) use settings::security_level;

@@ -1,16 +1,23 @@
-//! Passwords: stored only as argon2id hashes (PHC strings with their own salt and costs), and
-//! `passwd`, which sets or changes one.
+//! Passwords: stored only as argon2id hashes (PHC strings with their own salt and costs),
+//! checked under the login limits and the hashing gate, and `passwd`, which sets or changes
+//! one.
 
 use crate::{AuthError, Caller, Service};
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::{Algorithm, Argon2, Params, Version};
-use keel_core::password_is_strong;
+use keel_core::{SecurityLevel, password_is_strong};
 
 use super::settings::security_level;
 
 impl Service {
-    /// The argon2id hash of `password` with a fresh random salt, at the configured cost.
+    /// The argon2id hash of `password` with a fresh random salt, at the configured cost,
+    /// through the hashing gate.
     pub(crate) fn hash_password(&self, password: &str) -> Result<String, AuthError> {
+        let _permit = self.hashes.enter().map_err(|_| AuthError::Busy)?;
+        self.hash_ungated(password)
+    }
+
+    fn hash_ungated(&self, password: &str) -> Result<String, AuthError> {
         let internal = |what: &str, e: &dyn std::fmt::Display| AuthError::Internal {
             reason: format!("{what}: {e}"),
         };
@@ -30,6 +37,21 @@ impl Service {
             .map_err(|e| internal("hashing a password", &e))
     }
 
+    /// A stand-in hash at the configured cost (of a random password nobody knows), checked
+    /// for a user without a stored hash so that its answer takes as long as a wrong
+    /// password's. Made once, by the first check that needs it (under its permit).
+    fn stand_in_hash(&self) -> Result<&str, AuthError> {
+        if let Some(hash) = self.stand_in_hash.get() {
+            return Ok(hash.as_str());
+        }
+        let mut secret = [0u8; 32];
+        getrandom::fill(&mut secret).map_err(|e| AuthError::Internal {
+            reason: format!("no random bytes for a stand-in password: {e}"),
+        })?;
+        let hash = self.hash_ungated(&hex::encode(secret))?;
+        Ok(self.stand_in_hash.get_or_init(|| hash).as_str())
+    }
+
     /// Whether `password` matches a stored hash (whose own parameters are used).
     pub(crate) fn password_matches(stored: &str, password: &str) -> bool {
         PasswordHash::new(stored).is_ok_and(|h| {
@@ -39,37 +61,65 @@ impl Service {
         })
     }
 
-    /// Checks `password` for `user`, counted against the failed-login limits of the user
-    /// and the caller's address.
+    /// Checks `password` for `user` (whose stored hash is `stored`; `None` for a user
+    /// without a password or not on record): the attempt is counted against the limits of
+    /// the user from the caller's address and of the address before any hash, and the hash
+    /// runs under the hashing gate. A user without a stored hash costs the same hash and
+    /// counts the same; at `level` 3 and above (where nobody may list users without logging
+    /// in) the answer is also the same as for a wrong password.
     pub(crate) fn check_password(
         &self,
         caller: &Caller,
         user: &str,
         stored: Option<&str>,
         password: &str,
+        level: SecurityLevel,
     ) -> Result<(), AuthError> {
         let now = self.now();
-        self.limiter
-            .check(user, caller.address, now)
-            .map_err(|l| AuthError::RateLimited {
-                who: l.who,
-                retry_after_secs: l.retry_after_secs,
+        let attempt = self
+            .limiter
+            .reserve(user, caller.address, now)
+            .map_err(|l| {
+                self.hashes.limited();
+                tracing::info!(
+                    user,
+                    address = ?caller.address,
+                    who = l.who.as_str(),
+                    "login refused by the limits"
+                );
+                AuthError::RateLimited {
+                    who: l.who,
+                    retry_after_secs: l.retry_after_secs,
+                }
             })?;
-        let Some(stored) = stored else {
+        let Ok(permit) = self.hashes.enter() else {
+            attempt.release();
+            return Err(AuthError::Busy);
+        };
+        let matched = match stored {
+            Some(stored) => Self::password_matches(stored, password),
+            None => {
+                let stand_in = self.stand_in_hash()?;
+                let _ = Self::password_matches(stand_in, password);
+                false
+            }
+        };
+        self.hashes.counted();
+        drop(permit);
+        if matched {
+            attempt.succeeded();
+            return Ok(());
+        }
+        attempt.failed();
+        tracing::info!(user, address = ?caller.address, "failed password");
+        if stored.is_none() && !level.tickets_for_everyone() {
             return Err(AuthError::NoPassword {
                 user: user.to_string(),
             });
-        };
-        if Self::password_matches(stored, password) {
-            self.limiter.succeeded(user);
-            Ok(())
-        } else {
-            self.limiter.failed(user, caller.address, now);
-            tracing::info!(user, address = ?caller.address, "failed password");
-            Err(AuthError::PasswordInvalid {
-                user: user.to_string(),
-            })
         }
+        Err(AuthError::PasswordInvalid {
+            user: user.to_string(),
+        })
     }
 
     /// `passwd [USER]`: sets `user`'s password (the caller's own when `None`). Changing one's
@@ -102,7 +152,7 @@ impl Service {
                 });
             }
         } else if let Some(stored) = &row.password_hash {
-            self.check_password(caller, &target, Some(stored), old)?;
+            self.check_password(caller, &target, Some(stored), old, level)?;
         }
         if new.is_empty() && level.number() > 0 {
             return Err(AuthError::PasswordRequired {

@@ -3,7 +3,8 @@
 
 use crate::{AuthError, Caller, Service, ServiceError};
 use keel_core::SecurityLevel;
-use keel_core::auth::{SECURITY, SETTINGS, check_setting};
+use keel_core::TicketBinding;
+use keel_core::auth::{SECURITY, SETTINGS, TICKETS_BIND, check_setting};
 use keel_store::ReadTxn;
 
 /// One setting as `configure show` lists it.
@@ -22,6 +23,15 @@ pub(crate) fn security_level(snap: &dyn ReadTxn) -> Result<SecurityLevel, Servic
     Ok(match snap.get_setting(SECURITY)? {
         None => SecurityLevel::default(),
         Some(text) => SecurityLevel::parse(&text).unwrap_or(SecurityLevel::MAX),
+    })
+}
+
+/// Whether `login` binds tickets to the client's address (`auth.tickets.bind`; a value no
+/// longer valid binds them, so damage never widens a ticket).
+pub(crate) fn ticket_binding(snap: &dyn ReadTxn) -> Result<TicketBinding, ServiceError> {
+    Ok(match snap.get_setting(TICKETS_BIND)? {
+        None => TicketBinding::default(),
+        Some(text) => TicketBinding::parse(&text).unwrap_or(TicketBinding::On),
     })
 }
 

@@ -1,11 +1,39 @@
 //! Login tickets: `login` checks the password and issues a random ticket (256 bits), kept on
-//! the server only as its BLAKE3 hash, valid for `ticket_lifetime`; `login -s` and `logout`.
+//! the server only as its BLAKE3 hash, valid for `ticket_lifetime` and, when
+//! `auth.tickets.bind` says so (and not `login -a`), only from the client's address; `login
+//! -s` and `logout`.
 
 use crate::{AuthError, Caller, Service, ServiceError};
 use keel_core::Limit;
 use keel_store::TicketRow;
 
 use super::Credentials;
+use super::settings::{security_level, ticket_binding};
+
+/// Refuses a ticket bound to another address than the caller's.
+pub(crate) fn check_address(
+    row: &TicketRow,
+    caller: &Caller,
+    creds: &Credentials,
+) -> Result<(), AuthError> {
+    if bound_elsewhere(row, caller.address) {
+        return Err(AuthError::TicketWrongAddress {
+            user: caller.user.clone(),
+            server: creds.server.clone(),
+            bound: row.address.clone(),
+            from: caller
+                .address
+                .map_or_else(|| "an unknown address".to_string(), |a| a.to_string()),
+        });
+    }
+    Ok(())
+}
+
+/// Whether `row` is bound to an address other than `address`.
+pub(crate) fn bound_elsewhere(row: &TicketRow, address: Option<std::net::IpAddr>) -> bool {
+    !row.address.is_empty()
+        && address.map(|a| a.to_string()).as_deref() != Some(row.address.as_str())
+}
 
 /// A ticket as `login` and `login -s` report it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,6 +42,8 @@ pub struct TicketInfo {
     pub ticket: String,
     pub user: String,
     pub host: String,
+    /// The client address the ticket is valid from; empty: every address.
+    pub address: String,
     pub issued: i64,
     pub expires: i64,
 }
@@ -35,10 +65,18 @@ impl Service {
         })
     }
 
-    /// `login`: checks the caller's password and issues a ticket.
-    pub fn login(&self, caller: &Caller, password: &str) -> Result<TicketInfo, AuthError> {
+    /// `login`: checks the caller's password and issues a ticket, bound to the caller's
+    /// address unless `all_hosts` (`login -a`) or `auth.tickets.bind` says otherwise.
+    pub fn login(
+        &self,
+        caller: &Caller,
+        password: &str,
+        all_hosts: bool,
+    ) -> Result<TicketInfo, AuthError> {
         let user = crate::context::user_name(&caller.user)?;
         let snap = self.meta.snapshot()?;
+        let level = security_level(snap.as_ref())?;
+        let binding = ticket_binding(snap.as_ref())?;
         let row = snap.get_user(&user)?;
         drop(snap);
         self.check_password(
@@ -46,6 +84,7 @@ impl Service {
             &user,
             row.as_ref().and_then(|r| r.password_hash.as_deref()),
             password,
+            level,
         )?;
         let mut bytes = [0u8; 32];
         getrandom::fill(&mut bytes).map_err(|e| AuthError::Internal {
@@ -54,10 +93,15 @@ impl Service {
         let ticket = hex::encode_upper(bytes);
         let now = self.now();
         let lifetime = i64::try_from(self.ticket_lifetime(&user)?).unwrap_or(i64::MAX);
+        let address = match caller.address {
+            Some(a) if !all_hosts && binding.binds(level) => a.to_string(),
+            _ => String::new(),
+        };
         let row = TicketRow {
             hash: ticket_hash(&ticket),
             user: user.clone(),
             host: caller.host.clone(),
+            address,
             issued: now,
             expires: now.saturating_add(lifetime),
         };
@@ -68,11 +112,12 @@ impl Service {
             txn.set_user_accessed(&stored.user, now)?;
             txn.put_ticket(&stored).map_err(AuthError::from)
         })?;
-        tracing::info!(user, host = caller.host, "login");
+        tracing::info!(user, host = caller.host, address = row.address, "login");
         Ok(TicketInfo {
             ticket,
             user,
             host: row.host,
+            address: row.address,
             issued: row.issued,
             expires: row.expires,
         })
@@ -101,6 +146,7 @@ impl Service {
                 expired: row.expires,
             });
         }
+        check_address(&row, caller, creds)?;
         Ok(row)
     }
 
@@ -115,6 +161,7 @@ impl Service {
             ticket: String::new(),
             user: row.user,
             host: row.host,
+            address: row.address,
             issued: row.issued,
             expires: row.expires,
         })

@@ -29,6 +29,20 @@ pub enum AuthError {
         server: String,
         expired: i64,
     },
+    /// A ticket bound to the address it was issued to, presented from another.
+    #[error(
+        "user {user}'s ticket for server {server} is valid only from {bound}, not from {from}; \
+         log in again from here, or use `keel login -a` for a ticket valid from every address"
+    )]
+    TicketWrongAddress {
+        user: String,
+        server: String,
+        bound: String,
+        from: String,
+    },
+    /// Every password-check slot and its queue are taken; nothing was checked or counted.
+    #[error("server busy checking other passwords; retry in a few seconds")]
+    Busy,
     /// A password that does not match the user's.
     #[error("password invalid for user {user}")]
     PasswordInvalid { user: String },

@@ -223,6 +223,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE users ADD COLUMN type_set_by TEXT;
     "#,
+    // 10: a login ticket may be bound to the client address it was issued to (`login` without
+    // `-a` when `auth.tickets.bind` says so); empty: valid from every address.
+    r#"
+    ALTER TABLE tickets ADD COLUMN address TEXT NOT NULL DEFAULT '';
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.

@@ -37,6 +37,7 @@ fn ticket(r: &Row) -> rusqlite::Result<TicketRow> {
         host: r.get(2)?,
         issued: r.get(3)?,
         expires: r.get(4)?,
+        address: r.get(5)?,
     })
 }
 
@@ -95,14 +96,26 @@ pub(crate) fn get_ticket(
     hash: &[u8; 32],
 ) -> Result<Option<TicketRow>, StoreError> {
     Ok(conn
-        .prepare_cached("SELECT hash, user, host, issued, expires FROM tickets WHERE hash = ?1")?
+        .prepare_cached(
+            "SELECT hash, user, host, issued, expires, address FROM tickets WHERE hash = ?1",
+        )?
         .query_row([&hash[..]], ticket)
         .optional()?)
 }
 
 pub(crate) fn put_ticket(conn: &Connection, t: &TicketRow) -> Result<(), StoreError> {
-    conn.prepare_cached("INSERT OR REPLACE INTO tickets VALUES (?1, ?2, ?3, ?4, ?5)")?
-        .execute(params![&t.hash[..], t.user, t.host, t.issued, t.expires])?;
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO tickets (hash, user, host, issued, expires, address) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        &t.hash[..],
+        t.user,
+        t.host,
+        t.issued,
+        t.expires,
+        t.address
+    ])?;
     Ok(())
 }
 
