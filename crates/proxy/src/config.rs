@@ -37,6 +37,9 @@ pub struct ProxyConfig {
     pub tls_handshake_timeout_ms: u64,
     /// `HOST:PORT` where Prometheus metrics are served over HTTP at `/metrics`. Empty: none.
     pub metrics_listen: String,
+    /// After SIGTERM or Ctrl-C, how long calls in flight may take to finish before the proxy
+    /// exits anyway, cancelling them (milliseconds; default 10000; 0 cancels at once).
+    pub shutdown_grace_ms: u64,
 }
 
 impl Default for ProxyConfig {
@@ -53,6 +56,7 @@ impl Default for ProxyConfig {
             tls_key: PathBuf::new(),
             tls_handshake_timeout_ms: 10_000,
             metrics_listen: String::new(),
+            shutdown_grace_ms: 10_000,
         }
     }
 }

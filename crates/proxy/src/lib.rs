@@ -85,7 +85,9 @@ pub struct ProxyListening {
 }
 
 /// Opens the cache, checks that the target is a Keel server, and serves until `shutdown`
-/// completes. `ready` is called with the addresses once connections are accepted.
+/// completes: it then stops accepting, lets calls in flight finish for
+/// `ProxyConfig::shutdown_grace_ms` and cancels what still runs. `ready` is called with the
+/// addresses once connections are accepted.
 pub async fn run(
     opts: ProxyOptions,
     ready: impl FnOnce(&ProxyListening) + Send,
@@ -179,11 +181,30 @@ pub async fn run(
         axum::Router::new().fallback_service(router::Router(proxy.clone())),
     );
     let incoming = keel_tls::incoming(listener, tls.map(|t| t.config), handshake_timeout);
-    tonic::transport::Server::builder()
+    let grace_ms = proxy.config.shutdown_grace_ms;
+    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+    let stop = async move {
+        shutdown.await;
+        tracing::info!(
+            grace_ms,
+            "keel proxy stopping: no new connections, calls in flight get the grace period"
+        );
+        let _ = stop_tx.send(true);
+    };
+    let server = tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .add_routes(routes)
-        .serve_with_incoming_shutdown(incoming, shutdown)
-        .await?;
+        .serve_with_incoming_shutdown(incoming, stop);
+    tokio::select! {
+        served = server => served?,
+        _ = async {
+            if stop_rx.wait_for(|stopping| *stopping).await.is_ok() {
+                tokio::time::sleep(Duration::from_millis(grace_ms)).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        } => tracing::warn!(grace_ms, "calls still running at the end of the grace period are cancelled"),
+    }
     if let Some((_, task)) = metrics {
         task.abort();
     }
