@@ -82,7 +82,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let serves = matches!(&cli.command, cli::Command::Serve(_) | cli::Command::Proxy(_));
+    let serves = matches!(
+        &cli.command,
+        cli::Command::Serve(_) | cli::Command::Proxy(_)
+    );
     let result = runtime.block_on(commands::run(cli, serve_config));
     if serves {
         // A server or proxy has stopped within its grace period: work it could not finish

@@ -73,8 +73,10 @@ fn tighten(path: &Path, meta: &std::fs::Metadata, changed: &mut Changed) {
     if mode & OTHERS == 0 || meta.file_type().is_symlink() {
         return;
     }
-    match std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & !OTHERS & 0o7777))
-    {
+    match std::fs::set_permissions(
+        path,
+        std::fs::Permissions::from_mode(mode & !OTHERS & 0o7777),
+    ) {
         Ok(()) if meta.is_dir() => changed.dirs += 1,
         Ok(()) => changed.files += 1,
         // Gone meanwhile (a file renamed or removed by the server): nothing to do.

@@ -12,7 +12,8 @@ use tokio_stream::Stream;
 use tonic::Status;
 
 /// What a stream ended by a stop tells its client.
-pub(crate) const STOPPING: &str = "the server is stopping (SIGTERM or Ctrl-C); connect again when it is back";
+pub(crate) const STOPPING: &str =
+    "the server is stopping (SIGTERM or Ctrl-C); connect again when it is back";
 
 /// Resolves on the first SIGTERM or SIGINT. The handlers are installed when this is called
 /// (not when first polled), so a signal that comes before the future is polled is not lost
@@ -56,13 +57,13 @@ pub(crate) fn end_on_stop<T: Send + 'static>(
     })
 }
 
-struct EndOnStop<T> {
+struct EndOnStop<T: 'static> {
     inner: ResponseStream<T>,
     stopped: Pin<Box<dyn Future<Output = ()> + Send>>,
     done: bool,
 }
 
-impl<T> Stream for EndOnStop<T> {
+impl<T: Send + 'static> Stream for EndOnStop<T> {
     type Item = Result<T, Status>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
@@ -92,9 +93,9 @@ mod tests {
     async fn a_stream_ends_with_unavailable_when_the_flag_is_set() {
         let (tx, rx) = watch::channel(false);
         let endless: ResponseStream<u32> =
-            Box::pin(tokio_stream::iter(0..).then(|i| async move {
+            Box::pin(tokio_stream::iter(0u32..).then(|i| async move {
                 tokio::task::yield_now().await;
-                Ok(i)
+                Ok::<u32, Status>(i)
             }));
         let mut stream = end_on_stop(endless, rx);
         assert_eq!(stream.next().await.map(|r| r.ok()), Some(Some(0)));

@@ -246,7 +246,11 @@ impl TriggerVars {
         if given == 0 {
             argv.push(SCRIPT_NAME.to_string());
         }
-        argv.extend(names.iter().map(|n| self.get(n).unwrap_or_default().to_string()));
+        argv.extend(
+            names
+                .iter()
+                .map(|n| self.get(n).unwrap_or_default().to_string()),
+        );
         argv
     }
 }
@@ -428,15 +432,9 @@ mod tests {
                 &["sh", "-c", "echo \\\"\"${1}\"", "keel-trigger", "bob"],
             ),
             // No variable in the script: the line as written.
-            (
-                "sh -c 'exit 1' %user%",
-                &["sh", "-c", "exit 1", "bob"],
-            ),
+            ("sh -c 'exit 1' %user%", &["sh", "-c", "exit 1", "bob"]),
             // A shell reading a script file: its arguments are words.
-            (
-                "sh /srv/t.sh %client%",
-                &["sh", "/srv/t.sh", hostile],
-            ),
+            ("sh /srv/t.sh %client%", &["sh", "/srv/t.sh", hostile]),
             // Not a shell: substituted inside each word, still one word.
             (
                 "/srv/check --name=%client% %user%",

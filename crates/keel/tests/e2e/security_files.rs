@@ -85,7 +85,13 @@ fn everything_a_server_creates_is_private_whatever_the_umask() {
     admin.ok(&["admin", "checkpoint"]);
     a.ok(&["sync", "-f"]);
 
-    for part in ["metadata.db", "content", "tls/key.pem", "logs", "checkpoints"] {
+    for part in [
+        "metadata.db",
+        "content",
+        "tls/key.pem",
+        "logs",
+        "checkpoints",
+    ] {
         assert!(root.join(part).exists(), "{part} under the root");
     }
     assert!(count_under(&root) > 10, "the root holds the server's files");
@@ -107,14 +113,18 @@ fn loose_roots_and_caches_are_tightened_on_start_with_a_log_line() {
     let mut replica = Server::start_replica(&replica_root, &server.addr, &[]).expect("replica");
     let cache = dir.path().join("cache");
     let mut proxy = Proxy::start(&server.addr, &cache, &[]).expect("proxy");
-    proxy.client("alice", "ws", &a.cwd).ok(&["print", "//depot/a.txt"]);
+    proxy
+        .client("alice", "ws", &a.cwd)
+        .ok(&["print", "//depot/a.txt"]);
     let ra = replica.client("alice", "ws", &a.cwd);
-    wait_for("the replica has the change", Duration::from_secs(30), || {
-        match ra.json(&["files", "//depot/..."]).len() {
+    wait_for(
+        "the replica has the change",
+        Duration::from_secs(30),
+        || match ra.json(&["files", "//depot/..."]).len() {
             1 => Ok(()),
             n => Err(format!("{n} files")),
-        }
-    });
+        },
+    );
     replica.kill9();
     proxy.kill9();
     server.kill9();

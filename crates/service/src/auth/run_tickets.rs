@@ -71,7 +71,11 @@ mod tests {
             ("bob", 99, false),
         ];
         for (user, now, admitted) in cases {
-            assert_eq!(tickets.admits(&hash, user, now), admitted, "{user} at {now}");
+            assert_eq!(
+                tickets.admits(&hash, user, now),
+                admitted,
+                "{user} at {now}"
+            );
         }
         assert!(!tickets.admits(&ticket_hash("other"), "alice", 0));
         drop(run);

@@ -126,7 +126,10 @@ impl Service {
             let limit_secs = i64::try_from(limits.timeout.as_secs()).unwrap_or(i64::MAX);
             let ticket = self
                 .run_tickets
-                .issue(&caller.user, self.now().saturating_add(limit_secs).saturating_add(2))
+                .issue(
+                    &caller.user,
+                    self.now().saturating_add(limit_secs).saturating_add(2),
+                )
                 .map_err(|e| cannot_run("making its ticket", std::io::Error::other(e)))?;
             let env = TriggerEnv {
                 server,
