@@ -6,17 +6,20 @@ use super::tickets::ticket_hash;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// The live run tickets, by hash: the user each was issued to and when it expires.
+/// Live tickets by hash: the user each was issued to and when it expires (seconds).
+type Live = Arc<Mutex<HashMap<[u8; 32], (String, i64)>>>;
+
+/// The live run tickets.
 #[derive(Default)]
 pub(crate) struct RunTickets {
-    live: Arc<Mutex<HashMap<[u8; 32], (String, i64)>>>,
+    live: Live,
 }
 
 /// One live run ticket; dropping it ends the ticket.
 pub(crate) struct RunTicket {
     pub(crate) ticket: String,
     hash: [u8; 32],
-    live: Arc<Mutex<HashMap<[u8; 32], (String, i64)>>>,
+    live: Live,
 }
 
 impl RunTickets {
