@@ -137,19 +137,19 @@ fn loose_roots_and_caches_are_tightened_on_start_with_a_log_line() {
     let replica =
         Server::start_replica(&replica_root, &server.addr, &[]).expect("replica restarts");
     let proxy = Proxy::start(&server.addr, &cache, &[]).expect("proxy restarts");
-    let logs: [(&Path, Box<dyn Fn() -> String>); 3] = [
-        (&root, Box::new(|| server.stderr())),
-        (&replica_root, Box::new(|| replica.stderr())),
-        (&cache, Box::new(|| proxy.stderr())),
-    ];
-    for (dir, log) in logs {
-        wait_for("the tightening is logged", Duration::from_secs(30), || {
-            let log = log();
-            match log.contains("removed group and other access from") {
-                true => Ok(()),
-                false => Err(log),
-            }
-        });
-        assert_eq!(readable_by_others(dir), [], "under {}", dir.display());
-    }
+    tightened_and_logged(&root, || server.stderr());
+    tightened_and_logged(&replica_root, || replica.stderr());
+    tightened_and_logged(&cache, || proxy.stderr());
+}
+
+/// Waits (bounded) until `log` says it tightened something, then checks `dir` is private.
+fn tightened_and_logged(dir: &Path, log: impl Fn() -> String) {
+    wait_for("the tightening is logged", Duration::from_secs(30), || {
+        let log = log();
+        match log.contains("removed group and other access from") {
+            true => Ok(()),
+            false => Err(log),
+        }
+    });
+    assert_eq!(readable_by_others(dir), [], "under {}", dir.display());
 }
