@@ -30,7 +30,9 @@ pub struct Settings {
     pub config_file: Option<PathBuf>,
     /// The tickets file (`KEEL_TICKETS`, else `~/.keel_tickets`), when one can be named.
     pub tickets: Option<TicketFile>,
-    /// The login ticket sent with every request: the tickets file's for this server and user.
+    /// The login ticket sent with every request: a trigger's `KEEL_TICKET` when the server and
+    /// user are its run's (`KEEL_SERVER`, `KEEL_USER`), else the tickets file's for this server
+    /// and user.
     pub ticket: Option<String>,
     /// The trust file holding `ssl:` servers' fingerprints (`KEEL_TRUST`, else
     /// `~/.keel_trust`); `None` when neither is set, which trusts no TLS server.
@@ -109,9 +111,16 @@ pub fn resolve_with(
         .or_else(|| env("HOSTNAME"))
         .unwrap_or_else(|| "localhost".into());
     let tickets = TicketFile::locate(&env);
-    let ticket = match &tickets {
-        Some(file) => file.get(&server, &user)?,
-        None => None,
+    // A trigger's run ticket (`KEEL_TICKET`) goes only to the server and user its run names,
+    // never to one a flag or config file chose instead.
+    let run_ticket = env("KEEL_TICKET").filter(|_| {
+        env("KEEL_SERVER").as_deref() == Some(server.as_str())
+            && env("KEEL_USER").as_deref() == Some(user.as_str())
+    });
+    let ticket = match (run_ticket, &tickets) {
+        (Some(ticket), _) => Some(ticket),
+        (None, Some(file)) => file.get(&server, &user)?,
+        (None, None) => None,
     };
     let trust_file = keel_tls::TrustFile::default_path(&|name| env(name)).ok();
     let bind = match env("KEEL_BIND") {
@@ -301,6 +310,32 @@ mod tests {
         let name = os_user().expect("the running uid has a password entry");
         let entry = uzers::get_user_by_name(&name).expect("the name maps back to a user");
         assert_eq!(entry.uid(), uzers::get_current_uid());
+    }
+
+    #[test]
+    fn a_run_ticket_goes_only_to_its_server_and_user() {
+        let dir = tempfile::tempdir().unwrap();
+        const RUN: &[(&str, &str)] = &[
+            ("KEEL_SERVER", "127.0.0.1:9"),
+            ("KEEL_USER", "alice"),
+            ("KEEL_TICKET", "T1"),
+            ("KEEL_TICKETS", "/nonexistent/tickets"),
+        ];
+        let flags = |server: Option<&str>, user: Option<&str>| Overrides {
+            server: server.map(String::from),
+            user: user.map(String::from),
+            workspace: None,
+        };
+        let cases = [
+            (flags(None, None), Some("T1")),
+            (flags(Some("127.0.0.1:9"), Some("alice")), Some("T1")),
+            (flags(Some("127.0.0.1:10"), None), None),
+            (flags(None, Some("bob")), None),
+        ];
+        for (overrides, want) in cases {
+            let got = resolve_with(&overrides, dir.path(), &env_of(RUN), None, None).unwrap();
+            assert_eq!(got.ticket.as_deref(), want, "{overrides:?}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod editor;
 mod hints;
 mod listing;
 mod output;
+mod private_dir;
 mod session;
 
 use std::process::ExitCode;
@@ -18,6 +19,15 @@ fn main() -> ExitCode {
     // client command keeps it so, a server gets them back.
     let cli = cli::Cli::parse();
     let json = cli.json;
+    // A server, replica, proxy or restore creates only files its own account may read.
+    if matches!(
+        &cli.command,
+        cli::Command::Serve(_)
+            | cli::Command::Proxy(_)
+            | cli::Command::Admin(commands::backup::AdminCmd::Restore(_))
+    ) {
+        private_dir::restrict_umask();
+    }
     if cli.command.long_running() {
         allocator::release_huge_pages();
     }
@@ -72,7 +82,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(commands::run(cli, serve_config)) {
+    let serves = matches!(
+        &cli.command,
+        cli::Command::Serve(_) | cli::Command::Proxy(_)
+    );
+    let result = runtime.block_on(commands::run(cli, serve_config));
+    if serves {
+        // A server or proxy has stopped within its grace period: work it could not finish
+        // (a blocking call still running) is not waited for.
+        runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if !e.is::<session::AlreadyReported>() {

@@ -56,6 +56,9 @@ pub struct ProxyConfig {
     /// Longest wait after a failed accept; it starts at 5 ms and doubles (milliseconds;
     /// default 1000).
     pub accept_backoff_max_ms: u64,
+    /// After SIGTERM or Ctrl-C, how long calls in flight may take to finish before the proxy
+    /// exits anyway, cancelling them (milliseconds; default 10000; 0 cancels at once).
+    pub shutdown_grace_ms: u64,
 }
 
 impl Default for ProxyConfig {
@@ -78,6 +81,7 @@ impl Default for ProxyConfig {
             keepalive_interval_ms: 60_000,
             keepalive_timeout_ms: 20_000,
             accept_backoff_max_ms: 1000,
+            shutdown_grace_ms: 10_000,
         }
     }
 }

@@ -89,7 +89,9 @@ pub struct ProxyListening {
 }
 
 /// Opens the cache, checks that the target is a Keel server, and serves until `shutdown`
-/// completes. `ready` is called with the addresses once connections are accepted.
+/// completes: it then stops accepting, lets calls in flight finish for
+/// `ProxyConfig::shutdown_grace_ms` and cancels what still runs. `ready` is called with the
+/// addresses once connections are accepted.
 pub async fn run(
     opts: ProxyOptions,
     ready: impl FnOnce(&ProxyListening) + Send,
@@ -214,7 +216,17 @@ pub async fn run(
         handshake_timeout,
         client_conns.clone(),
     );
-    tonic::transport::Server::builder()
+    let grace_ms = proxy.config.shutdown_grace_ms;
+    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+    let stop = async move {
+        shutdown.await;
+        tracing::info!(
+            grace_ms,
+            "keel proxy stopping: no new connections, calls in flight get the grace period"
+        );
+        let _ = stop_tx.send(true);
+    };
+    let server = tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .http2_keepalive_interval(Some(keepalive.0))
         .http2_keepalive_timeout(Some(keepalive.1))
@@ -222,8 +234,17 @@ pub async fn run(
             tracker: client_conns,
         })
         .add_routes(routes)
-        .serve_with_incoming_shutdown(incoming, shutdown)
-        .await?;
+        .serve_with_incoming_shutdown(incoming, stop);
+    tokio::select! {
+        served = server => served?,
+        _ = async {
+            if stop_rx.wait_for(|stopping| *stopping).await.is_ok() {
+                tokio::time::sleep(Duration::from_millis(grace_ms)).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        } => tracing::warn!(grace_ms, "calls still running at the end of the grace period are cancelled"),
+    }
     if let Some((_, task)) = metrics {
         task.abort();
     }

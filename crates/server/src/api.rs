@@ -44,6 +44,8 @@ pub(crate) struct Api {
     pub(crate) monitor: Arc<crate::monitor::Registry>,
     /// Where probe timings go, when the server exposes metrics.
     probe: Option<Arc<crate::metrics::ProbeMetrics>>,
+    /// Set when the server is asked to stop: long-lived streams end (`stopping.rs`).
+    stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Api {
@@ -71,7 +73,14 @@ impl Api {
                 std::time::Duration::from_millis(config.slow_command_ms),
             )),
             probe: None,
+            stopping: tokio::sync::watch::channel(false).1,
         }
+    }
+
+    /// Ends long-lived streams (`Journal`) when `flag` is set.
+    pub(crate) fn with_stopping(mut self, flag: tokio::sync::watch::Receiver<bool>) -> Api {
+        self.stopping = flag;
+        self
     }
 
     /// The counter of stored content bytes sent (for the metrics).
@@ -1160,7 +1169,7 @@ impl pb::keel_server::Keel for Api {
         authorize(&self.service, &peer, req.caller, "Journal")?;
         let backup = self.backup.clone();
         let (batch, heartbeat) = (self.journal_batch, self.journal_heartbeat);
-        Ok(Response::new(self.streams.spawn(move |sink| {
+        let stream = self.streams.spawn(move |sink| {
             crate::api_replication::stream_journal(
                 backup.journal.as_deref(),
                 req.from_position,
@@ -1168,7 +1177,12 @@ impl pb::keel_server::Keel for Api {
                 heartbeat,
                 sink,
             )
-        })))
+        });
+        // It never ends by itself: a stop ends it, so the server does not wait for it.
+        Ok(Response::new(crate::stopping::end_on_stop(
+            stream,
+            self.stopping.clone(),
+        )))
     }
 
     async fn get_triggers(

@@ -57,6 +57,10 @@ pub struct ServerConfig {
     /// How long a replica waits before connecting to its primary again after losing it
     /// (milliseconds; default 500).
     pub replica_retry_ms: u64,
+    /// After SIGTERM or Ctrl-C, how long running commands may take to finish before the server
+    /// exits anyway, cancelling them; it stops accepting connections and ends replicas'
+    /// journal streams at once (milliseconds; default 10000; 0 cancels at once).
+    pub shutdown_grace_ms: u64,
     /// Threads of a replica with on-demand content that fetch content from the primary for
     /// the clients waiting for it (threads; default 2).
     pub replica_fetch_threads: usize,
@@ -165,6 +169,7 @@ impl Default for ServerConfig {
             journal_heartbeat_ms: 1000,
             journal_batch_records: 256,
             replica_retry_ms: 500,
+            shutdown_grace_ms: 10_000,
             replica_fetch_threads: 2,
             replica_fetch_parallel: 8,
             tls_cert: PathBuf::new(),

@@ -23,6 +23,7 @@ mod lock;
 mod metrics;
 mod monitor;
 mod replica;
+mod stopping;
 mod streams;
 
 pub use access::required_level;
@@ -31,6 +32,7 @@ pub use keel_service::failpoints;
 pub use keel_store::backup::{RestoreError, RestoreProgress, RestoreReport, restore};
 pub use keel_tls::Fingerprint;
 pub use replica::{BadTicket, ContentMode, ReplicaOptions, ServiceLogin};
+pub use stopping::stop_requested;
 
 use keel_blob::FsBlobStore;
 use keel_metrics::wrap::Wrapped;
@@ -131,7 +133,8 @@ impl Listening {
     }
 }
 
-/// Opens the stores under `root` and serves until Ctrl-C / SIGTERM. `ready` is called with the
+/// Opens the stores under `root` and serves until Ctrl-C / SIGTERM, then stops as
+/// `stopping.rs` says (within `ServerConfig::shutdown_grace_ms`). `ready` is called with the
 /// bound address (and certificate fingerprint) once the server accepts connections.
 pub async fn serve(
     opts: ServeOptions,
@@ -369,7 +372,11 @@ pub async fn serve(
         args_max_bytes: config.command_args_max_bytes,
     });
     let journal = backup.journal.clone();
+    // Installed before the server is ready, so an early SIGTERM is not lost.
+    let stop_signal = stopping::stop_requested();
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let api = api::Api::new(service, addr, config, Arc::new(backup), status.clone())
+        .with_stopping(stop_rx.clone())
         .with_tls_fingerprint(listening.tls)
         .with_audit(audit.as_ref().map(|a| a.audit.clone()))
         .with_monitor(registry.clone());
@@ -413,7 +420,17 @@ pub async fn serve(
         None => tracing::info!(%addr, root = %root.display(), %security, "keel server listening"),
     }
     ready(&listening);
-    tonic::transport::Server::builder()
+    let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);
+    let stop = async move {
+        stop_signal.await;
+        tracing::info!(
+            grace_ms = config.shutdown_grace_ms,
+            "keel server stopping: no new connections, replica streams ended, running commands \
+             get the grace period"
+        );
+        let _ = stop_tx.send(true);
+    };
+    let server = tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .http2_keepalive_interval(Some(std::time::Duration::from_millis(
             config.keepalive_interval_ms,
@@ -443,8 +460,17 @@ pub async fn serve(
                 registry: registry.clone(),
             },
         })
-        .serve_with_incoming_shutdown(incoming, shutdown_signal())
-        .await?;
+        .serve_with_incoming_shutdown(incoming, stop);
+    tokio::select! {
+        served = server => served?,
+        _ = async {
+            stopping::stopped(stop_rx).await;
+            tokio::time::sleep(grace).await;
+        } => tracing::warn!(
+            grace_ms = config.shutdown_grace_ms,
+            "commands still running at the end of the grace period are cancelled"
+        ),
+    }
     if let Some(task) = metrics_task {
         task.abort();
     }
@@ -459,25 +485,6 @@ pub async fn serve(
     }
     tracing::info!("keel server stopped");
     Ok(())
-}
-
-/// Resolves on Ctrl-C or SIGTERM: how `keel serve` and `keel proxy` are asked to stop.
-pub async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => return ctrl_c.await.unwrap_or(()),
-            };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    ctrl_c.await.unwrap_or(());
 }
 
 /// The RPC names `keel.proto` declares, for the tests that check every RPC is classified (the

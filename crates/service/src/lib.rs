@@ -139,6 +139,8 @@ pub struct Service {
     access: access::AccessCache,
     /// Callers `authenticate` let in since the last write.
     admitted: auth::Admitted,
+    /// Tickets of running triggers (`KEEL_TICKET`), in memory only.
+    run_tickets: auth::RunTickets,
 }
 
 impl Service {
@@ -167,6 +169,7 @@ impl Service {
             known_users: Mutex::new(HashMap::new()),
             server_address: std::sync::OnceLock::new(),
             in_flight: Default::default(),
+            run_tickets: Default::default(),
             access,
         }
     }

@@ -1,7 +1,7 @@
 //! One triggers table line, `NAME TYPE PATH COMMAND`, and the table as a form's lines.
 
 use super::TriggerError;
-use super::command::{FORM_VARIABLES, VARIABLES, split_command, variables};
+use super::command::{CodeWord, FORM_VARIABLES, VARIABLES, code_word, split_command, variables};
 use crate::pattern::PathPattern;
 use std::fmt;
 
@@ -219,6 +219,14 @@ pub fn parse_line(line_no: usize, text: &str) -> Result<TriggerLine, TriggerErro
             return Err(err(format!("%{var}% is only known to form triggers")));
         }
     }
+    if let Some(CodeWord::Other { code, program }) = code_word(&argv)
+        && let Some(var) = variables(&argv[code]).first()
+    {
+        return Err(err(format!(
+            "%{var}% inside {program}'s code would run as code: pass it as an argument after \
+             the code, or use a POSIX shell (sh -c '... %{var}% ...' gets it as \"${{1}}\")"
+        )));
+    }
     Ok(TriggerLine {
         name,
         kind,
@@ -332,6 +340,16 @@ mod tests {
             (
                 "check change-submit //depot/... \"x 'y\"",
                 "unclosed ' in the command",
+            ),
+            (
+                "check change-submit //depot/... python3 -c 'print(\"%user%\")'",
+                "%user% inside python's code would run as code: pass it as an argument after \
+                 the code, or use a POSIX shell (sh -c '... %user% ...' gets it as \"${1}\")",
+            ),
+            (
+                "check form-save workspace fish -c 'echo %formname%'",
+                "%formname% inside fish's code would run as code: pass it as an argument after \
+                 the code, or use a POSIX shell (sh -c '... %formname% ...' gets it as \"${1}\")",
             ),
         ];
         for (text, want) in cases {

@@ -34,6 +34,12 @@ pub async fn run(args: &ProxyArgs, json: bool) -> Result<()> {
         )
         .with_writer(std::io::stderr)
         .try_init();
+    crate::private_dir::make_private(&args.cache).with_context(|| {
+        format!(
+            "cannot make the proxy cache {} private",
+            args.cache.display()
+        )
+    })?;
     let options = ProxyOptions {
         target: args.target.clone(),
         listen: args.listen.clone(),
@@ -84,7 +90,7 @@ pub async fn run(args: &ProxyArgs, json: bool) -> Result<()> {
                 format!("keel proxy: listening on {addr} (target {target}, cache {cache}{tls})");
             Out::new(json).emit(record, text);
         },
-        keel_server::shutdown_signal(),
+        keel_server::stop_requested(),
     )
     .await
     .context("keel proxy failed")?;

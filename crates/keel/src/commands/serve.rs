@@ -94,6 +94,8 @@ pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
         }
     }
     let root = root(args)?;
+    crate::private_dir::make_private(&root)
+        .with_context(|| format!("cannot make the server root {} private", root.display()))?;
     let shown = root.display().to_string();
     let options = keel_server::ServeOptions {
         root,

@@ -259,6 +259,26 @@ impl Proxy {
         self.target.metrics.clone()
     }
 
+    /// The proxy's process id.
+    pub fn pid(&self) -> u32 {
+        self.target.pid().expect("a started proxy has a process")
+    }
+
+    /// Waits (bounded) for the proxy to exit by itself; its status when it did.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        self.target.wait_exit(timeout)
+    }
+
+    /// Kills the proxy with SIGKILL (no shutdown path runs).
+    pub fn kill9(&mut self) {
+        self.target.kill9();
+    }
+
+    /// What the proxy wrote to stderr so far (its log; the newest 64 KiB).
+    pub fn stderr(&self) -> String {
+        self.target.stderr().unwrap_or_default()
+    }
+
     /// Kills the proxy (SIGKILL) and starts it again on the same cache.
     pub fn restart(&mut self) {
         self.target.kill9();

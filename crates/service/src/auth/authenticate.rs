@@ -22,7 +22,8 @@ impl Service {
     ///
     /// A user needs to authenticate when the server is at security level 3 or higher, or when
     /// the user has a password; a valid ticket (issued to this user, not expired, and shown
-    /// from the address it is bound to, if any) does.
+    /// from the address it is bound to, if any) does, and so does the ticket of a trigger
+    /// running for this user (`auth/run_tickets.rs`).
     ///
     /// A caller let in stays let in, without a query, until the next write to the metadata
     /// (or their ticket's expiry): see `auth/admitted.rs`.
@@ -36,6 +37,12 @@ impl Service {
         );
         let now = self.now();
         if self.admitted.holds(epoch, &key, now) {
+            return Ok(());
+        }
+        // A running trigger calling back as the user whose command runs it.
+        if let Some(hash) = &key.1
+            && self.run_tickets.admits(hash, &caller.user, now)
+        {
             return Ok(());
         }
         let snap = self.meta.snapshot()?;

@@ -97,15 +97,10 @@ impl Service {
             output_bytes: self.config.trigger_output_bytes,
         };
         let server = self.server_address.get().map(String::as_str).unwrap_or("");
-        let env = TriggerEnv {
-            server,
-            user: &caller.user,
-            workspace: &caller.workspace,
-        };
         let mut vars = vars.clone();
         vars.serverport = server.to_string();
         for trigger in triggers {
-            let cannot_run = |e: std::io::Error| {
+            let cannot_run = |what: &str, e: std::io::Error| {
                 Box::new(TriggerFailure {
                     name: trigger.name.clone(),
                     kind: trigger.kind,
@@ -113,7 +108,7 @@ impl Service {
                     change,
                     reason: crate::TriggerFailureReason::CannotRun {
                         program: trigger.command.clone(),
-                        error: format!("making its working directory: {e}"),
+                        error: format!("{what}: {e}"),
                     },
                     output: String::new(),
                 })
@@ -121,14 +116,31 @@ impl Service {
             let dir = tempfile::Builder::new()
                 .prefix("keel-trigger-")
                 .tempdir()
-                .map_err(cannot_run)?;
+                .map_err(|e| cannot_run("making its working directory", e))?;
             each(trigger, dir.path(), Stage::Before)?;
             let mut vars = vars.clone();
             if !vars.formfile.is_empty() {
                 vars.formfile = dir.path().join(&vars.formfile).display().to_string();
             }
+            // A ticket for this run only: it ends when the run does (dropped below) or, should
+            // the run outlive its limit, one second after it.
+            let limit_secs = i64::try_from(limits.timeout.as_secs()).unwrap_or(i64::MAX);
+            let ticket = self
+                .run_tickets
+                .issue(
+                    &caller.user,
+                    self.now().saturating_add(limit_secs).saturating_add(2),
+                )
+                .map_err(|e| cannot_run("making its ticket", std::io::Error::other(e)))?;
+            let env = TriggerEnv {
+                server,
+                user: &caller.user,
+                workspace: &caller.workspace,
+                ticket: &ticket.ticket,
+            };
             let started = std::time::Instant::now();
             let ran = run::run(trigger, subject, change, &vars, &env, dir.path(), &limits);
+            drop(ticket);
             let millis = started.elapsed().as_millis() as u64;
             match &ran {
                 Ok(_) => {

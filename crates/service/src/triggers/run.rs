@@ -18,16 +18,19 @@ pub(crate) struct RunLimits {
     pub output_bytes: usize,
 }
 
-/// The environment a trigger sees besides `PATH` and `HOME`: the server and the caller, so
-/// `keel` commands in the script reach this server as the user who ran the command.
+/// The environment a trigger sees besides `PATH` and `HOME`: the server, the caller and a
+/// ticket of this run, so `keel` commands in the script reach this server as the user who ran
+/// the command, at any security level.
 pub(crate) struct TriggerEnv<'a> {
     pub server: &'a str,
     pub user: &'a str,
     pub workspace: &'a str,
+    /// `KEEL_TICKET`: valid for `user`, on this server, while this run lasts.
+    pub ticket: &'a str,
 }
 
-/// Runs `trigger` in `dir` (an empty directory the caller owns) with `vars` substituted in
-/// each argv word. Ok when it exited 0 (its output is dropped); otherwise the failure, with
+/// Runs `trigger` in `dir` (an empty directory the caller owns) with `vars` as argv words
+/// (`TriggerVars::argv`). Ok when it exited 0 (its output is dropped); otherwise the failure, with
 /// its output.
 pub(crate) fn run(
     trigger: &Trigger,
@@ -48,12 +51,9 @@ pub(crate) fn run(
             output,
         })
     };
-    // The table was checked when saved, so the command splits.
-    let argv: Vec<String> = split_command(&trigger.command)
-        .unwrap_or_default()
-        .iter()
-        .map(|word| vars.substitute(word))
-        .collect();
+    // The table was checked when saved, so the command splits. Values are argv words, never
+    // script text (`TriggerVars::argv`).
+    let argv = vars.argv(&split_command(&trigger.command).unwrap_or_default());
     let Some((program, args)) = argv.split_first() else {
         return Err(failure(
             TriggerFailureReason::CannotRun {
@@ -84,6 +84,7 @@ pub(crate) fn run(
         .env("KEEL_SERVER", env.server)
         .env("KEEL_USER", env.user)
         .env("KEEL_WORKSPACE", env.workspace)
+        .env("KEEL_TICKET", env.ticket)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(writer.try_clone().map_err(cannot_run)?)
@@ -221,6 +222,7 @@ mod tests {
             server: "127.0.0.1:1666",
             user: "alice",
             workspace: "ws",
+            ticket: "T",
         };
         let limits = RunLimits {
             timeout: Duration::from_secs(20),
@@ -275,7 +277,13 @@ mod tests {
         let mut lines = failed.output.lines();
         assert_eq!(lines.next(), Some("1 two words"));
         let names = lines.next().unwrap_or_default();
-        for name in ["KEEL_SERVER", "KEEL_USER", "KEEL_WORKSPACE", "PATH"] {
+        for name in [
+            "KEEL_SERVER",
+            "KEEL_TICKET",
+            "KEEL_USER",
+            "KEEL_WORKSPACE",
+            "PATH",
+        ] {
             assert!(names.contains(name), "{name} in {names}");
         }
         for name in names.split_whitespace() {
@@ -283,6 +291,7 @@ mod tests {
                 [
                     "HOME",
                     "KEEL_SERVER",
+                    "KEEL_TICKET",
                     "KEEL_TRUST",
                     "KEEL_USER",
                     "KEEL_WORKSPACE",
@@ -294,6 +303,46 @@ mod tests {
                 .contains(&name),
                 "unexpected {name} in {names}"
             );
+        }
+    }
+
+    #[test]
+    fn hostile_values_reach_a_shell_script_as_exact_bytes_and_run_nothing() {
+        let marker_dir = tempfile::tempdir().unwrap();
+        let marker = marker_dir.path().join("injected");
+        let m = marker.display();
+        let vars = TriggerVars {
+            client: format!("w;touch {m};$(touch {m})`touch {m}`|touch {m}&<>'\"\\ x\n${{IFS}}*"),
+            user: format!("u'; touch {m}; '\"; touch {m}; \""),
+            change: "-n".into(),
+            ..TriggerVars::default()
+        };
+        let shells: Vec<&str> = ["sh", "bash", "dash", "zsh", "ksh"]
+            .into_iter()
+            .filter(|sh| {
+                Command::new(sh)
+                    .args(["-c", "exit 0"])
+                    .status()
+                    .is_ok_and(|s| s.success())
+            })
+            .collect();
+        assert!(shells.contains(&"sh"));
+        for shell in shells {
+            // The same values bare, inside "...", inside '...', and through `$0` arguments.
+            let failed = run_one(
+                &format!(
+                    r#"{shell} -c 'printf "<%s>" %client% "%client%" '"'%user%'"' %change%; exit 1'"#
+                ),
+                &vars,
+                10_000,
+            )
+            .unwrap_err();
+            assert_eq!(
+                failed.output,
+                format!("<{}><{}><{}><-n>", vars.client, vars.client, vars.user),
+                "{shell}"
+            );
+            assert!(!marker.exists(), "{shell} ran an injected command");
         }
     }
 }
