@@ -17,12 +17,15 @@ pub fn restrict_umask() {
     }
 }
 
-/// Creates `dir` (0700) when missing, removes group and other access from it now, and from
-/// everything beneath it on a thread of its own (a content store may hold millions of files;
-/// with `dir` itself at 0700 nobody else can reach them meanwhile). What was changed is logged
-/// in one line.
+/// Removes group and other access from an existing `dir` now, and from everything beneath it
+/// on a thread of its own (a content store may hold millions of files; with `dir` itself at
+/// 0700 nobody else can reach them meanwhile). What was changed is logged in one line. A
+/// missing `dir` is left to its creator (under the 077 umask it is born 0700), so a server
+/// that fails to start leaves no root behind.
 pub fn make_private(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    if !dir.exists() {
+        return Ok(());
+    }
     let mut changed = Changed::default();
     tighten(dir, &std::fs::metadata(dir)?, &mut changed);
     if let Some(error) = changed.failed.take() {

@@ -34,6 +34,8 @@ pub async fn run(args: &ProxyArgs, json: bool) -> Result<()> {
         )
         .with_writer(std::io::stderr)
         .try_init();
+    std::fs::create_dir_all(&args.cache)
+        .with_context(|| format!("cannot create the cache {}", args.cache.display()))?;
     crate::private_dir::make_private(&args.cache).with_context(|| {
         format!(
             "cannot make the proxy cache {} private",
