@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check and test Keel has: formatting, lints, the layer rules, unit and end-to-end
 # tests against the real `keel` binary (the slow cases too), a one-round smoke run of
-# scripts/vcs-compare (Keel, svn and git side by side), and a bounded fuzz smoke run of every
-# parser. A plain `cargo test` skips the slow end-to-end cases and takes well under two minutes.
+# scripts/vcs-compare (Keel, svn and git side by side), the Debian package installed and run as
+# packaged (as root), and a bounded fuzz smoke run of every parser. A plain `cargo test` skips the slow end-to-end cases and takes well under two minutes.
 # Usage: scripts/test.sh [--keel PATH]
 #   --keel PATH     the keel binary the vcs-compare smoke runs (default: the debug build in cargo's
 #                   target directory, which honours CARGO_TARGET_DIR)
@@ -59,6 +59,13 @@ if [ -z "$keel_bin" ]; then
   keel_bin="$target_dir/debug/keel"
 fi
 timeout 300 scripts/vcs-compare --small --rounds 1 --no-write --keel "$keel_bin"
+
+step "Debian package: built, installed with dpkg -i, run as packaged, purged (as root)"
+if [ "$(id -u)" = 0 ]; then
+  timeout 900 packaging/test-deb.sh --binary "$keel_bin"
+else
+  echo "skipped: not root (packaging/test-deb.sh installs a package; run it as root)"
+fi
 
 if [ "${FUZZ_SECONDS:-10}" != "0" ]; then
   step "fuzz smoke (${FUZZ_SECONDS:-10}s per target)"
