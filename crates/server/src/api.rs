@@ -46,6 +46,10 @@ pub(crate) struct Api {
     probe: Option<Arc<crate::metrics::ProbeMetrics>>,
     /// Set when the server is asked to stop: long-lived streams end (`stopping.rs`).
     stopping: tokio::sync::watch::Receiver<bool>,
+    /// Places for password checks (`Login`, `SetPassword`) on blocking threads: as many as
+    /// the hashing gate runs and queues. A check beyond them waits here, as a task and not a
+    /// thread, so a storm of logins costs no thread (and no thread's memory) per attempt.
+    login_slots: Arc<tokio::sync::Semaphore>,
 }
 
 impl Api {
@@ -74,6 +78,13 @@ impl Api {
             )),
             probe: None,
             stopping: tokio::sync::watch::channel(false).1,
+            login_slots: Arc::new(tokio::sync::Semaphore::new(
+                config
+                    .service
+                    .password_check_threads
+                    .saturating_add(config.service.password_check_queue)
+                    .max(1),
+            )),
         }
     }
 
@@ -1216,7 +1227,7 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::LoginRequest>,
     ) -> Result<Response<pb::LoginReply>, Status> {
-        api_auth::login(self.service.clone(), req).await
+        api_auth::login(self.service.clone(), &self.login_slots, req).await
     }
 
     async fn login_status(
@@ -1237,7 +1248,7 @@ impl pb::keel_server::Keel for Api {
         &self,
         req: Request<pb::SetPasswordRequest>,
     ) -> Result<Response<pb::SetPasswordReply>, Status> {
-        api_auth::set_password(self.service.clone(), req).await
+        api_auth::set_password(self.service.clone(), &self.login_slots, req).await
     }
 
     async fn get_user(

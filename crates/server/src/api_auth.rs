@@ -56,13 +56,25 @@ fn setting_to_wire(s: SettingValue) -> pb::Setting {
     }
 }
 
+/// A place to check a password on a blocking thread (see `Api::login_slots`).
+async fn password_slot(
+    slots: &tokio::sync::Semaphore,
+) -> Result<tokio::sync::SemaphorePermit<'_>, Status> {
+    slots
+        .acquire()
+        .await
+        .map_err(|_| Status::unavailable("the server is stopping"))
+}
+
 pub(crate) async fn login(
     svc: Arc<Service>,
+    slots: &tokio::sync::Semaphore,
     req: Request<pb::LoginRequest>,
 ) -> Reply<pb::LoginReply> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
     let who = caller_unauthenticated(&peer, req.caller)?;
+    let _slot = password_slot(slots).await?;
     let ticket = blocking(move || svc.login(&who, &req.password, req.all_hosts)).await?;
     Ok(Response::new(ticket_to_wire(ticket)))
 }
@@ -94,11 +106,13 @@ pub(crate) async fn logout(
 
 pub(crate) async fn set_password(
     svc: Arc<Service>,
+    slots: &tokio::sync::Semaphore,
     req: Request<pb::SetPasswordRequest>,
 ) -> Reply<pb::SetPasswordReply> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
     let who = authorize(&svc, &peer, req.caller, "SetPassword")?;
+    let _slot = password_slot(slots).await?;
     blocking(move || {
         let user = (!req.user.is_empty()).then_some(req.user.as_str());
         svc.set_password(&who, user, &req.old_password, &req.new_password)
