@@ -156,21 +156,12 @@ pub async fn run(
         Duration::from_millis(config.keepalive_interval_ms),
         Duration::from_millis(config.keepalive_timeout_ms),
     );
-    let open_files = keel_tls::raise_open_files_limit();
     let listeners = if config.metrics_listen.is_empty() {
         1
     } else {
         2
     };
-    let limits = config.connection_limits().fit_to(open_files.now, listeners);
-    tracing::info!(
-        before = %keel_tls::OpenFiles::text(open_files.before),
-        now = %keel_tls::OpenFiles::text(open_files.now),
-        hard = %keel_tls::OpenFiles::text(open_files.hard),
-        max_connections = limits.max_connections,
-        max_connections_per_address = limits.max_per_address,
-        "open-file limit"
-    );
+    let limits = keel_tls::fit_connection_limits(config.connection_limits(), listeners);
     let client_conns = keel_tls::ConnTracker::new("proxy", limits);
     let metrics_conns = keel_tls::ConnTracker::new("metrics", limits);
     let config_metrics = config.metrics_listen.clone();

@@ -326,28 +326,12 @@ pub async fn serve(
     };
     // Connections need descriptors: the soft limit goes up to the hard one, and each
     // listener's cap fits under what it allows.
-    let open_files = keel_tls::raise_open_files_limit();
     let listeners = if config.metrics_listen.is_empty() {
         1
     } else {
         2
     };
-    let limits = config.connection_limits().fit_to(open_files.now, listeners);
-    tracing::info!(
-        before = %keel_tls::OpenFiles::text(open_files.before),
-        now = %keel_tls::OpenFiles::text(open_files.now),
-        hard = %keel_tls::OpenFiles::text(open_files.hard),
-        max_connections = limits.max_connections,
-        max_connections_per_address = limits.max_per_address,
-        "open-file limit"
-    );
-    if limits.max_connections < config.max_connections {
-        tracing::warn!(
-            configured = config.max_connections,
-            used = limits.max_connections,
-            "max_connections lowered to fit under the open-file limit"
-        );
-    }
+    let limits = keel_tls::fit_connection_limits(config.connection_limits(), listeners);
     let grpc_conns = keel_tls::ConnTracker::new("grpc", limits);
     let metrics_conns = keel_tls::ConnTracker::new("metrics", limits);
     let listening = Listening {

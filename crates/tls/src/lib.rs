@@ -37,5 +37,5 @@ pub use limits::{
     Activity, ConnGuard, ConnLimits, ConnStats, ConnTracker, REFUSAL_LOG_EVERY, Refusal,
     RequestGuard,
 };
-pub use nofile::{OpenFiles, RESERVED_DESCRIPTORS, raise_open_files_limit};
+pub use nofile::{OpenFiles, RESERVED_DESCRIPTORS, fit_connection_limits, raise_open_files_limit};
 pub use trust::{TRUST_ENV, TRUST_FILE_NAME, TrustFile};

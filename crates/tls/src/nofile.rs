@@ -69,6 +69,30 @@ impl ConnLimits {
     }
 }
 
+/// Raises the soft open-file limit to the hard one and fits `configured` under it for
+/// `listeners` listeners, logging the limits (and a warning when the cap had to be lowered):
+/// the start-up step every Keel listener (server, proxy) shares.
+pub fn fit_connection_limits(configured: crate::ConnLimits, listeners: u64) -> crate::ConnLimits {
+    let open_files = raise_open_files_limit();
+    let limits = configured.fit_to(open_files.now, listeners);
+    tracing::info!(
+        before = %OpenFiles::text(open_files.before),
+        now = %OpenFiles::text(open_files.now),
+        hard = %OpenFiles::text(open_files.hard),
+        max_connections = limits.max_connections,
+        max_connections_per_address = limits.max_per_address,
+        "open-file limit"
+    );
+    if limits.max_connections < configured.max_connections {
+        tracing::warn!(
+            configured = configured.max_connections,
+            used = limits.max_connections,
+            "max_connections lowered to fit under the open-file limit"
+        );
+    }
+    limits
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
