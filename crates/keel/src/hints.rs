@@ -65,12 +65,53 @@ pub fn with_hint(e: &anyhow::Error) -> String {
         Some(other) => other.refusal().and_then(hint),
         None => None,
     };
-    format!("{e:#}{}", hint.unwrap_or_default())
+    format!("{}{}", chain_text(e), hint.unwrap_or_default())
+}
+
+/// The error and its causes joined by `: ` as `{e:#}` does, without a cause whose text its
+/// outer message already ends with (an error that prints its source and also names it as its
+/// `source()` would otherwise say the same thing twice).
+pub fn chain_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.is_empty() {
+            text = part;
+        } else if !text.ends_with(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+    }
+    text
 }
 
 #[cfg(test)]
 mod tests {
-    use super::hint;
+    use super::{chain_text, hint};
+
+    /// A cause already printed by its outer error is not printed again.
+    #[test]
+    fn chain_text_says_each_cause_once() {
+        #[derive(Debug)]
+        struct Repeats {
+            source: std::io::Error,
+        }
+        impl std::fmt::Display for Repeats {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "checkpoint x: {}", self.source)
+            }
+        }
+        impl std::error::Error for Repeats {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.source)
+            }
+        }
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let e = anyhow::Error::new(Repeats { source: io() });
+        assert_eq!(chain_text(&e), "checkpoint x: no such file");
+        let e = anyhow::Error::new(io()).context("reading y");
+        assert_eq!(chain_text(&e), "reading y: no such file");
+    }
     use keel_client::Refusal;
 
     #[test]

@@ -55,7 +55,7 @@ fn main() -> ExitCode {
             let config = match commands::serve::config(args) {
                 Ok(config) => config,
                 Err(e) => {
-                    output::report_error(json, &format!("{e:#}"));
+                    output::report_error(json, &hints::chain_text(&e));
                     return ExitCode::FAILURE;
                 }
             };
@@ -63,7 +63,7 @@ fn main() -> ExitCode {
                 return match commands::serve::print_config(&config, json) {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => {
-                        output::report_error(json, &format!("{e:#}"));
+                        output::report_error(json, &hints::chain_text(&e));
                         ExitCode::FAILURE
                     }
                 };

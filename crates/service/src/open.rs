@@ -632,7 +632,10 @@ impl Service {
                 })?
             {
                 if keep(&row) {
-                    sink(from_opened(&row, Some(&ws)))?;
+                    let mut info = from_opened(&row, Some(&ws));
+                    // The revision the workspace has, as `opened` reports it (`haveRev`).
+                    info.have_rev = self.have.get(ws.name(), &row.path)?;
+                    sink(info)?;
                 }
             }
             return Ok(());

@@ -34,8 +34,21 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
         }
         ws.have(&s.conn, edits).await?
     } else {
+        // As p4: only opened files are compared; naming others is an error, not silence.
         let files = s.file_args(&args.files).await?;
-        ws.have(&s.conn, files).await?
+        let opened = ws.opened(&s.conn, files, None).await?;
+        let edits: Vec<String> = opened
+            .iter()
+            .filter(|r| diffable(r.action()))
+            .map(|r| r.depot_file.clone())
+            .collect();
+        if edits.is_empty() {
+            bail!(
+                "{} - file(s) not opened for edit on this client",
+                args.files.join(" ")
+            );
+        }
+        ws.have(&s.conn, edits).await?
     };
     // Only files whose local content differs from the have revision need the server's copy;
     // the workspace state spares reading files whose stat is as last hashed.

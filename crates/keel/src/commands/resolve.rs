@@ -53,7 +53,9 @@ pub async fn resolve(s: &mut Session, args: ResolveArgs) -> Result<()> {
     let ws = s.writing_workspace().await?;
     let mode = match &args.accept {
         Some(m) => Some(mode_of(&format!("a{m}"))?),
-        None if std::io::stdin().is_terminal() => None,
+        // A preview (-n) changes nothing, so it needs no mode; neither does a terminal, where
+        // each file is asked about.
+        None if args.preview || std::io::stdin().is_terminal() => None,
         None => bail!("resolve needs -am, -as, -at, -ay or -af when not run on a terminal"),
     };
     let files = s.file_args(&args.files).await?;

@@ -134,13 +134,10 @@ async fn create(s: &mut Session, args: WorkspaceCreateArgs) -> Result<()> {
     if args.force {
         s.override_owner();
     }
-    if !args.root.is_absolute() {
-        bail!(
-            "workspace root {} must be an absolute path",
-            args.root.display()
-        );
-    }
-    let root = keel_client::paths::normalize(&args.root);
+    // `--root .` or `--root ws` means a directory here: the spec holds it absolute.
+    let root = std::path::absolute(&args.root)
+        .map_err(|e| anyhow::anyhow!("workspace root {}: {e}", args.root.display()))?;
+    let root = keel_client::paths::normalize(&root);
     let view = if args.view.is_empty() {
         vec![format!("//depot/... //{}/...", args.name)]
     } else {
