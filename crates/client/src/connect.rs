@@ -142,6 +142,13 @@ impl Connection {
         self.caller.force = force;
     }
 
+    /// The same connection acting through another workspace (one the caller may use).
+    pub fn with_workspace(&self, workspace: &str) -> Connection {
+        let mut conn = self.clone();
+        conn.caller.workspace = workspace.to_string();
+        conn
+    }
+
     /// The caller's user name.
     pub fn user(&self) -> &str {
         &self.caller.user

@@ -4,6 +4,7 @@
 pub mod actions;
 pub mod add_walk;
 pub mod clobber;
+pub mod clone;
 pub mod config;
 pub mod connect;
 pub mod content;

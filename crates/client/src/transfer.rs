@@ -308,12 +308,20 @@ fn set_mode(file: &File, mode: LocalMode) -> io::Result<()> {
 }
 
 /// Makes an existing regular file writable by its owner (symlinks and missing files are left).
+///
+/// A file with other hard links (a cloned workspace shares its source's read-only files, see
+/// `clone.rs`) is first replaced by a private copy, so that writing it changes no other
+/// workspace.
 pub fn make_writable(path: &Path) -> Result<()> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(());
     };
     if !meta.is_file() {
         return Ok(());
+    }
+    #[cfg(unix)]
+    if std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+        unshare(path)?;
     }
     let mut perms = meta.permissions();
     #[cfg(unix)]
@@ -324,6 +332,20 @@ pub fn make_writable(path: &Path) -> Result<()> {
     #[cfg(not(unix))]
     perms.set_readonly(false);
     std::fs::set_permissions(path, perms).at(path)
+}
+
+/// Replaces a hard-linked file by a copy of its own (through a temp file renamed over it, so
+/// the path always holds the content).
+#[cfg(unix)]
+fn unshare(path: &Path) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let temp = tempfile::Builder::new()
+        .prefix(".keel-tmp-")
+        .tempfile_in(dir)
+        .at(dir)?;
+    std::fs::copy(path, temp.path()).at(path)?;
+    temp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
 }
 
 /// Makes an existing regular file read-only, keeping its executable bits.

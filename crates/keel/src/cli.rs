@@ -330,6 +330,9 @@ pub enum WorkspaceCmd {
     Show { name: Option<String> },
     /// List workspaces.
     List,
+    /// Clone a workspace: its view, options and have list, and its files without copying
+    /// bytes (reflinks, hard links of read-only files, else copies).
+    Clone(WorkspaceCloneArgs),
     /// Delete a workspace (its owner; a super user with -f).
     Delete {
         name: String,
@@ -363,6 +366,28 @@ pub struct WorkspaceCreateArgs {
     /// Super users only: edit or delete another user's workspace (`locked` ones included).
     #[arg(short = 'f')]
     pub force: bool,
+}
+
+/// `workspace clone SOURCE NEW --root DIR`.
+#[derive(Debug, Args)]
+pub struct WorkspaceCloneArgs {
+    /// The workspace to clone (its files are read from its root on this machine).
+    pub source: String,
+    /// The new workspace's name.
+    pub name: String,
+    /// The new workspace's root: a directory that is empty or does not exist yet.
+    #[arg(long)]
+    pub root: PathBuf,
+    /// Also take the files under the source's root that the depot does not track (build
+    /// outputs), so a clone of a built workspace needs no first build.
+    #[arg(long = "with-untracked")]
+    pub with_untracked: bool,
+    /// Restrict the new workspace to this host.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Description (default: "Cloned from SOURCE.").
+    #[arg(long, allow_hyphen_values = true)]
+    pub description: Option<String>,
 }
 
 /// `add`, `edit` and `reopen`: files, the pending change and a file type.

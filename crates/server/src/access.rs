@@ -23,6 +23,8 @@ pub(crate) const RPC_ACCESS: &[(&str, Option<Level>)] = &[
     ("GetWorkspace", Some(Level::List)),
     ("ListWorkspaces", Some(Level::List)),
     ("DeleteWorkspace", Some(Level::List)),
+    // The have list copied holds only files the caller may read (the service filters).
+    ("CloneWorkspace", Some(Level::List)),
     ("Open", Some(Level::Open)),
     ("Move", Some(Level::Open)),
     ("Revert", Some(Level::Open)),

@@ -257,6 +257,27 @@ impl pb::keel_server::Keel for Api {
         Ok(Response::new(convert::workspace_to_wire(spec)))
     }
 
+    async fn clone_workspace(
+        &self,
+        req: Request<pb::CloneWorkspaceRequest>,
+    ) -> Result<Response<pb::CloneWorkspaceReply>, Status> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller, "CloneWorkspace")?;
+        let spec = convert::workspace_from_wire(
+            req.workspace
+                .ok_or_else(|| Status::invalid_argument("no workspace spec given"))?,
+        );
+        let svc = self.service.clone();
+        let made = blocking(move || svc.clone_workspace(&who, &req.source, spec)).await?;
+        Ok(Response::new(pb::CloneWorkspaceReply {
+            workspace: Some(convert::workspace_to_wire(made.spec)),
+            files: made.files,
+            opened_in_source: made.opened_in_source,
+            marked: made.marked,
+        }))
+    }
+
     type ListWorkspacesStream = ResponseStream<pb::Workspace>;
     async fn list_workspaces(
         &self,

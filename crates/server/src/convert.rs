@@ -156,6 +156,13 @@ impl WireError for ServiceError {
             ServiceError::OpenedNeedsWorkspace => {
                 (Code::InvalidArgument, detail(R::OpenedNeedsWorkspace))
             }
+            ServiceError::SourceKeepsChanging { workspace } => (
+                Code::Aborted,
+                pb::ErrorDetail {
+                    workspace: workspace.clone(),
+                    ..detail(R::Unspecified)
+                },
+            ),
             ServiceError::BadLabel { name, .. } => invalid(R::BadLabel, name),
             ServiceError::DeletedRevision { path, rev } => (
                 Code::NotFound,

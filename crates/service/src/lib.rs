@@ -44,6 +44,7 @@ mod triggers;
 mod upload;
 mod upload_pool;
 pub mod verify;
+mod workspace_clone;
 mod workspaces;
 
 pub use access::UserAccess;
@@ -77,6 +78,7 @@ pub use upload::Uploads;
 pub use verify::{
     Damage, StoredFile, VerifiedFile, VerifyEvent, VerifyOptions, VerifyOutcome, VerifyTotals,
 };
+pub use workspace_clone::CloneOutcome;
 
 use keel_blob::BlobStore;
 use keel_store::{MetaStore, SqliteHaveStore};

@@ -33,6 +33,7 @@ pub(crate) mod users;
 pub(crate) mod verify;
 mod words;
 mod workspace;
+mod workspace_clone;
 
 use anyhow::Result;
 use keel_proto::v1::IntegrateMode;

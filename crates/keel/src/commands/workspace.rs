@@ -27,6 +27,7 @@ pub async fn run(s: &mut Session, cmd: WorkspaceCmd) -> Result<()> {
             spec_form::show::<Workspace>(s, &name).await
         }
         WorkspaceCmd::List => spec_form::list::<Workspace>(s).await,
+        WorkspaceCmd::Clone(args) => super::workspace_clone::clone(s, args).await,
         WorkspaceCmd::Delete { name, force } => {
             if force {
                 s.override_owner();

@@ -56,3 +56,4 @@ mod triggers;
 mod type_changes;
 mod verify;
 mod workflow;
+mod workspace_clone;

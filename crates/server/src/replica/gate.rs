@@ -17,6 +17,7 @@ pub(crate) const WRITE_RPCS: &[&str] = &[
     "CreateDepot",
     "SaveWorkspace",
     "DeleteWorkspace",
+    "CloneWorkspace",
     "Open",
     "Move",
     "Revert",

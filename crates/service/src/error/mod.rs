@@ -138,6 +138,11 @@ pub enum ServiceError {
     /// `opened` of one workspace without a workspace.
     #[error("opened needs a workspace")]
     OpenedNeedsWorkspace,
+    /// A `workspace clone` whose source was synced during every copy of its have list.
+    #[error(
+        "workspace '{workspace}' was synced while its have list was being cloned; clone it again"
+    )]
+    SourceKeepsChanging { workspace: String },
     /// A stored label spec can no longer be used (its View or Revision).
     #[error("label {name}: {reason}")]
     BadLabel { name: String, reason: String },

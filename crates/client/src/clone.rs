@@ -1,0 +1,370 @@
+//! Filling a cloned workspace's root from its source workspace's files without copying bytes
+//! (`keel workspace clone`): a reflink where the file system has them (`FICLONE`), a hard link
+//! for a file that is read-only because it is not opened, a plain copy otherwise.
+//!
+//! **Invariant: the source never changes.** A hard link shares the source's inode, so a linked
+//! file must never be written in place: every client path that makes a file writable goes
+//! through [`crate::transfer::make_writable`], which first replaces a file with more than one
+//! link by a private copy, and syncs replace files by renaming. Writable files (an `allwrite`
+//! workspace, `+w` types) are never hard-linked, in either direction. Files opened in the
+//! source, files whose content is not the have revision's, and files missing from the source
+//! are left for the caller to fetch from the server at their have revision: a clone never
+//! takes the source's edits.
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, IoContext, Result};
+use crate::transfer;
+
+/// One have-list entry of the clone.
+#[derive(Debug, Clone)]
+pub struct CloneEntry {
+    /// The file's path relative to the workspace root (the same in source and clone).
+    pub relative: String,
+    /// The BLAKE3 digest (hex) of the have revision's content.
+    pub digest: String,
+    /// Opened in the source: taken from the server, never from the source's copy.
+    pub opened_in_source: bool,
+}
+
+/// How the clone's files are to be made.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CloneOptions {
+    /// The clone's files are writable (`allwrite`): nothing is hard-linked.
+    pub writable: bool,
+    /// Also take the files under the source's root that the depot does not track.
+    pub with_untracked: bool,
+}
+
+/// What filling the clone did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CloneTotals {
+    pub reflinked: u64,
+    pub hard_linked: u64,
+    pub copied: u64,
+    pub symlinks: u64,
+    /// Untracked files taken (`with_untracked`), by whatever means.
+    pub untracked: u64,
+    /// Entries left to fetch from the server (their indices in the entry list).
+    pub to_fetch: Vec<usize>,
+}
+
+/// Names in a workspace root that belong to the tools, never copied.
+fn is_tool_file(name: &str) -> bool {
+    matches!(
+        name,
+        ".keel" | ".keel-state" | ".keel-have" | ".keel_tickets"
+    ) || name.starts_with(".keel-tmp-")
+}
+
+/// Makes files under `dest` from the files under `source` for `entries`.
+pub fn populate(
+    source: &Path,
+    dest: &Path,
+    entries: &[CloneEntry],
+    options: CloneOptions,
+) -> Result<CloneTotals> {
+    let mut filler = Filler {
+        writable: options.writable,
+        reflinks: true,
+        made_dirs: HashSet::new(),
+        totals: CloneTotals::default(),
+    };
+    for (index, entry) in entries.iter().enumerate() {
+        if entry.opened_in_source || !filler.take(source, dest, entry)? {
+            filler.totals.to_fetch.push(index);
+        }
+    }
+    if options.with_untracked {
+        let tracked: HashSet<&str> = entries.iter().map(|e| e.relative.as_str()).collect();
+        filler.untracked(source, dest, &tracked)?;
+    }
+    Ok(filler.totals)
+}
+
+struct Filler {
+    writable: bool,
+    /// Whether reflinks are still worth trying (false after the file system refused one).
+    reflinks: bool,
+    made_dirs: HashSet<PathBuf>,
+    totals: CloneTotals,
+}
+
+impl Filler {
+    /// Takes one tracked file from the source; false when it must come from the server.
+    fn take(&mut self, source: &Path, dest: &Path, entry: &CloneEntry) -> Result<bool> {
+        let from = source.join(&entry.relative);
+        let to = dest.join(&entry.relative);
+        let meta = match std::fs::symlink_metadata(&from) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(Error::io(&from, e)),
+        };
+        if meta.is_dir() {
+            return Ok(false);
+        }
+        // Only the have revision's content is taken: a writable file may have been edited.
+        let read_only = meta.permissions().mode() & 0o222 == 0;
+        if meta.file_type().is_symlink() || !read_only {
+            let same = transfer::hash_local(&from)?
+                .is_some_and(|local| local.eq_ignore_ascii_case(&entry.digest));
+            if !same {
+                return Ok(false);
+            }
+        }
+        self.parent_of(&to)?;
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&from).at(&from)?;
+            std::os::unix::fs::symlink(&target, &to).at(&to)?;
+            self.totals.symlinks += 1;
+            return Ok(true);
+        }
+        let mode = if self.writable {
+            meta.permissions().mode() | 0o200
+        } else {
+            meta.permissions().mode() & !0o222
+        };
+        self.place(&from, &to, mode, read_only && !self.writable)?;
+        Ok(true)
+    }
+
+    /// Puts `from`'s content at `to` with `mode`: a reflink, else a hard link when `linkable`,
+    /// else a copy.
+    fn place(&mut self, from: &Path, to: &Path, mode: u32, linkable: bool) -> Result<()> {
+        if self.reflinks {
+            match reflink(from, to, mode) {
+                Ok(()) => {
+                    self.totals.reflinked += 1;
+                    return Ok(());
+                }
+                Err(Refused::Unsupported) => self.reflinks = false,
+                Err(Refused::Failed(e)) => return Err(Error::io(to, e)),
+            }
+        }
+        if linkable {
+            std::fs::hard_link(from, to).at(to)?;
+            self.totals.hard_linked += 1;
+            return Ok(());
+        }
+        std::fs::copy(from, to).at(to)?;
+        std::fs::set_permissions(to, std::fs::Permissions::from_mode(mode)).at(to)?;
+        self.totals.copied += 1;
+        Ok(())
+    }
+
+    /// Creates `path`'s parent directories, once each.
+    fn parent_of(&mut self, path: &Path) -> Result<()> {
+        let Some(dir) = path.parent() else {
+            return Ok(());
+        };
+        if self.made_dirs.contains(dir) {
+            return Ok(());
+        }
+        std::fs::create_dir_all(dir).at(dir)?;
+        self.made_dirs.insert(dir.to_path_buf());
+        Ok(())
+    }
+
+    /// Takes every file under `source` that is not tracked (build outputs), keeping its mode;
+    /// never hard-linked, since such files are written in place by the tools that make them.
+    fn untracked(&mut self, source: &Path, dest: &Path, tracked: &HashSet<&str>) -> Result<()> {
+        let mut stack = vec![PathBuf::new()];
+        while let Some(rel_dir) = stack.pop() {
+            let dir = source.join(&rel_dir);
+            for item in std::fs::read_dir(&dir).at(&dir)? {
+                let item = item.at(&dir)?;
+                let name = item.file_name();
+                let Some(name_text) = name.to_str() else {
+                    continue;
+                };
+                if rel_dir.as_os_str().is_empty() && is_tool_file(name_text) {
+                    continue;
+                }
+                let rel = rel_dir.join(&name);
+                let from = source.join(&rel);
+                let meta = std::fs::symlink_metadata(&from).at(&from)?;
+                if meta.is_dir() {
+                    stack.push(rel);
+                    continue;
+                }
+                let Some(rel_text) = rel.to_str() else {
+                    continue;
+                };
+                if tracked.contains(rel_text) {
+                    continue;
+                }
+                let to = dest.join(&rel);
+                self.parent_of(&to)?;
+                if meta.file_type().is_symlink() {
+                    let target = std::fs::read_link(&from).at(&from)?;
+                    std::os::unix::fs::symlink(&target, &to).at(&to)?;
+                } else {
+                    self.place(&from, &to, meta.permissions().mode(), false)?;
+                }
+                self.totals.untracked += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a reflink was not made.
+enum Refused {
+    /// The file system (or the pair of file systems) has no reflinks: stop trying.
+    Unsupported,
+    Failed(io::Error),
+}
+
+/// Makes `to` share `from`'s blocks (`FICLONE`), with `mode`.
+fn reflink(from: &Path, to: &Path, mode: u32) -> std::result::Result<(), Refused> {
+    let src = File::open(from).map_err(Refused::Failed)?;
+    let dst = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode | 0o200)
+        .open(to)
+        .map_err(Refused::Failed)?;
+    match rustix::fs::ioctl_ficlone(&dst, &src) {
+        Ok(()) => {
+            drop(dst);
+            std::fs::set_permissions(to, std::fs::Permissions::from_mode(mode))
+                .map_err(Refused::Failed)
+        }
+        Err(e) => {
+            drop(dst);
+            let _ = std::fs::remove_file(to);
+            let unsupported = [
+                rustix::io::Errno::OPNOTSUPP,
+                rustix::io::Errno::XDEV,
+                rustix::io::Errno::INVAL,
+                rustix::io::Errno::NOTTY,
+                rustix::io::Errno::PERM,
+            ];
+            if unsupported.contains(&e) {
+                Err(Refused::Unsupported)
+            } else {
+                Err(Refused::Failed(e.into()))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn digest_of(bytes: &[u8]) -> String {
+        blake3::hash(bytes).to_hex().to_string()
+    }
+
+    fn write(path: &Path, bytes: &[u8], mode: u32) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn read_only_files_are_shared_and_edits_are_left_to_fetch() {
+        let dir = tempfile::tempdir().unwrap();
+        let (src, dst) = (dir.path().join("src"), dir.path().join("dst"));
+        write(&src.join("a/ro.txt"), b"have\n", 0o444);
+        write(&src.join("rw.txt"), b"edited\n", 0o644);
+        write(&src.join("same.txt"), b"same\n", 0o644);
+        write(&src.join("opened.txt"), b"mine\n", 0o644);
+        write(&src.join("build/out.o"), b"obj", 0o644);
+        std::os::unix::fs::symlink("a/ro.txt", src.join("link")).unwrap();
+        let entries = vec![
+            CloneEntry {
+                relative: "a/ro.txt".into(),
+                digest: digest_of(b"have\n"),
+                opened_in_source: false,
+            },
+            CloneEntry {
+                relative: "rw.txt".into(),
+                digest: digest_of(b"have\n"),
+                opened_in_source: false,
+            },
+            CloneEntry {
+                relative: "same.txt".into(),
+                digest: digest_of(b"same\n"),
+                opened_in_source: false,
+            },
+            CloneEntry {
+                relative: "opened.txt".into(),
+                digest: digest_of(b"have\n"),
+                opened_in_source: true,
+            },
+            CloneEntry {
+                relative: "missing.txt".into(),
+                digest: digest_of(b"x"),
+                opened_in_source: false,
+            },
+            CloneEntry {
+                relative: "link".into(),
+                digest: digest_of(b"a/ro.txt"),
+                opened_in_source: false,
+            },
+        ];
+        let options = CloneOptions {
+            writable: false,
+            with_untracked: true,
+        };
+        let totals = populate(&src, &dst, &entries, options).unwrap();
+        assert_eq!(totals.to_fetch, vec![1, 3, 4]);
+        assert_eq!(totals.symlinks, 1);
+        assert_eq!(totals.untracked, 1);
+        assert_eq!(totals.hard_linked + totals.reflinked, 1, "{totals:?}");
+        // The writable but unchanged file is never hard-linked, and comes out read-only.
+        let same = std::fs::metadata(dst.join("same.txt")).unwrap();
+        assert_eq!(same.nlink(), 1);
+        assert_eq!(same.permissions().mode() & 0o222, 0);
+        assert_eq!(std::fs::read(dst.join("build/out.o")).unwrap(), b"obj");
+        assert_eq!(
+            std::fs::read_link(dst.join("link")).unwrap(),
+            Path::new("a/ro.txt")
+        );
+        assert!(!dst.join("rw.txt").exists() && !dst.join("opened.txt").exists());
+    }
+
+    /// Making a shared file writable (an `edit` in either workspace) first gives it its own
+    /// copy, so writing it leaves the other workspace's file as it was.
+    #[test]
+    fn making_a_linked_file_writable_unshares_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.txt"), dir.path().join("b.txt"));
+        write(&a, b"have\n", 0o444);
+        std::fs::hard_link(&a, &b).unwrap();
+        transfer::make_writable(&b).unwrap();
+        std::fs::write(&b, b"edited\n").unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"have\n");
+        let meta = std::fs::metadata(&a).unwrap();
+        assert_eq!((meta.nlink(), meta.permissions().mode() & 0o222), (1, 0));
+        assert_eq!(std::fs::metadata(&b).unwrap().nlink(), 1);
+    }
+
+    #[test]
+    fn a_writable_clone_links_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (src, dst) = (dir.path().join("src"), dir.path().join("dst"));
+        write(&src.join("ro.txt"), b"have\n", 0o444);
+        let entries = vec![CloneEntry {
+            relative: "ro.txt".into(),
+            digest: digest_of(b"have\n"),
+            opened_in_source: false,
+        }];
+        let options = CloneOptions {
+            writable: true,
+            with_untracked: false,
+        };
+        let totals = populate(&src, &dst, &entries, options).unwrap();
+        assert_eq!(totals.hard_linked, 0);
+        let meta = std::fs::metadata(dst.join("ro.txt")).unwrap();
+        assert_eq!(meta.nlink(), 1);
+        assert_ne!(meta.permissions().mode() & 0o200, 0);
+    }
+}
