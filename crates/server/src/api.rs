@@ -12,6 +12,7 @@ use crate::streams::{ResponseStream, Streams, blocking, single_files};
 use keel_core::{ChangeNumber, ChangeRef};
 use keel_proto::v1 as pb;
 use keel_proto::v1::submit_message::Body as SubmitBody;
+use keel_service::command;
 use keel_service::{
     ChangesQuery, DescribePart, HaveEntry, HaveListing, HavePart, IntegrateRequest, ListOptions,
     OpenRequest, Service, ServiceError, SyncOptions, TagOptions,
@@ -200,7 +201,7 @@ impl pb::keel_server::Keel for Api {
             &self.service,
             &Peer::of(&req),
             req.into_inner().caller,
-            "ListDepots",
+            command::LIST_DEPOTS,
         )?;
         let svc = self.service.clone();
         let depots = blocking(move || svc.list_depots(&who)).await?;
@@ -215,7 +216,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Depot>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "CreateDepot")?;
+        let who = authorize(&self.service, &peer, req.caller, command::CREATE_DEPOT)?;
         let svc = self.service.clone();
         let depot = blocking(move || svc.create_depot(&who, &req.name, &req.description)).await?;
         Ok(Response::new(convert::depot(depot)))
@@ -227,7 +228,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Workspace>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "SaveWorkspace")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_WORKSPACE)?;
         let spec = convert::workspace_from_wire(
             req.workspace
                 .ok_or_else(|| Status::invalid_argument("no workspace spec given"))?,
@@ -243,7 +244,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Workspace>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "GetWorkspace")?;
+        let who = authorize(&self.service, &peer, req.caller, command::GET_WORKSPACE)?;
         let svc = self.service.clone();
         let spec = blocking(move || {
             let spec = svc.get_workspace(&who, &req.name)?;
@@ -266,7 +267,7 @@ impl pb::keel_server::Keel for Api {
             &self.service,
             &Peer::of(&req),
             req.into_inner().caller,
-            "ListWorkspaces",
+            command::LIST_WORKSPACES,
         )?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -280,7 +281,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::DeleteWorkspaceReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "DeleteWorkspace")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DELETE_WORKSPACE)?;
         let svc = self.service.clone();
         blocking(move || svc.delete_workspace(&who, &req.name)).await?;
         Ok(Response::new(pb::DeleteWorkspaceReply {}))
@@ -290,7 +291,7 @@ impl pb::keel_server::Keel for Api {
     async fn open(&self, req: Request<pb::OpenRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Open")?;
+        let who = authorize(&self.service, &peer, req.caller, command::OPEN)?;
         let action = convert::open_action(req.action)?;
         let open = OpenRequest {
             files: req.files,
@@ -309,7 +310,7 @@ impl pb::keel_server::Keel for Api {
     async fn r#move(&self, req: Request<pb::MoveRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Move")?;
+        let who = authorize(&self.service, &peer, req.caller, command::MOVE)?;
         let svc = self.service.clone();
         let files = blocking(move || {
             svc.move_file(&who, &req.from, &req.to, ChangeRef::from_number(req.change))
@@ -324,7 +325,7 @@ impl pb::keel_server::Keel for Api {
     async fn revert(&self, req: Request<pb::RevertRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Revert")?;
+        let who = authorize(&self.service, &peer, req.caller, command::REVERT)?;
         let svc = self.service.clone();
         let files =
             blocking(move || svc.revert(&who, &req.files, req.unchanged_only, &req.unchanged))
@@ -338,7 +339,7 @@ impl pb::keel_server::Keel for Api {
     async fn reopen(&self, req: Request<pb::ReopenRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Reopen")?;
+        let who = authorize(&self.service, &peer, req.caller, command::REOPEN)?;
         let svc = self.service.clone();
         let change = req.set_change.then_some(ChangeRef::from_number(req.change));
         let file_type = convert::type_change(&req.file_type)?;
@@ -352,7 +353,7 @@ impl pb::keel_server::Keel for Api {
     async fn opened(&self, req: Request<pb::OpenedRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Opened")?;
+        let who = authorize(&self.service, &peer, req.caller, command::OPENED)?;
         let svc = self.service.clone();
         let change = req
             .filter_change
@@ -369,6 +370,7 @@ impl pb::keel_server::Keel for Api {
             // One whole pending change: streamed a page at a time.
             let content_only = req.content_only;
             return Ok(Response::new(self.streams.read(
+                command::OPENED,
                 svc.user_known(&who),
                 move |sink| {
                     svc.opened_in_change(&who, change, content_only, &mut |f| sink.send(file(f)))
@@ -376,6 +378,7 @@ impl pb::keel_server::Keel for Api {
             )));
         }
         Ok(Response::new(self.streams.read(
+            command::OPENED,
             svc.user_known(&who),
             move |sink| {
                 svc.opened(
@@ -396,7 +399,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Change>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "SaveChange")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_CHANGE)?;
         let svc = self.service.clone();
         if req.delete {
             let number = req.change;
@@ -431,7 +434,7 @@ impl pb::keel_server::Keel for Api {
         let Some(SubmitBody::Begin(begin)) = first.body else {
             return Err(Status::invalid_argument("a submit must start with `begin`"));
         };
-        let who = authorize(&self.service, &peer, begin.caller, "Submit")?;
+        let who = authorize(&self.service, &peer, begin.caller, command::SUBMIT)?;
         let list_files = convert::submit_reply_files(begin.reply_files)?;
         let session = {
             let svc = svc.clone();
@@ -495,7 +498,7 @@ impl pb::keel_server::Keel for Api {
     async fn integrate(&self, req: Request<pb::IntegrateRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Integrate")?;
+        let who = authorize(&self.service, &peer, req.caller, command::INTEGRATE)?;
         let mode = convert::integrate_mode(req.mode)?;
         let request = IntegrateRequest {
             from: req.from,
@@ -522,7 +525,7 @@ impl pb::keel_server::Keel for Api {
     async fn resolve_list(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "ResolveList")?;
+        let who = authorize(&self.service, &peer, req.caller, command::RESOLVE_LIST)?;
         let svc = self.service.clone();
         let files = blocking(move || svc.resolve_list(&who, &req.files)).await?;
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -536,7 +539,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::FileRecord>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "ResolveDone")?;
+        let who = authorize(&self.service, &peer, req.caller, command::RESOLVE_DONE)?;
         let outcome = convert::resolve_outcome(req.outcome)?;
         let svc = self.service.clone();
         let info = blocking(move || svc.resolve_done(&who, &req.file, outcome)).await?;
@@ -547,7 +550,7 @@ impl pb::keel_server::Keel for Api {
     async fn resolved(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Resolved")?;
+        let who = authorize(&self.service, &peer, req.caller, command::RESOLVED)?;
         let svc = self.service.clone();
         let files = blocking(move || svc.resolved(&who, &req.files)).await?;
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -559,7 +562,7 @@ impl pb::keel_server::Keel for Api {
     async fn integrated(&self, req: Request<pb::FilesRequest>) -> Stream<pb::IntegRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Integrated")?;
+        let who = authorize(&self.service, &peer, req.caller, command::INTEGRATED)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.integrated(&who, &req.files, &mut |i| sink.send(convert::integ_info(i)))
@@ -571,7 +574,7 @@ impl pb::keel_server::Keel for Api {
         use pb::sync_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Sync")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SYNC)?;
         let svc = self.service.clone();
         let opts = SyncOptions {
             preview: req.preview,
@@ -584,6 +587,7 @@ impl pb::keel_server::Keel for Api {
         let (chunk, sent, by_digest) = (self.chunk, self.sent.clone(), req.content_by_digest);
         let audit = self.audit.clone().map(|a| (a, crate::audit::who(&who)));
         Ok(Response::new(self.streams.read(
+            command::SYNC,
             small && svc.user_known(&who),
             move |sink| {
                 let totals = svc.sync(&who, &req.files, opts, &mut |event| {
@@ -645,7 +649,7 @@ impl pb::keel_server::Keel for Api {
         // Batches of this call recorded so far: the sync's own writes a mark allows for.
         let mut earlier = 0;
         while let Some(batch) = stream.message().await? {
-            let who = authorize(&self.service, &peer, batch.caller, "UpdateHave")?;
+            let who = authorize(&self.service, &peer, batch.caller, command::UPDATE_HAVE)?;
             let entries: Vec<HaveEntry> = batch
                 .entries
                 .into_iter()
@@ -667,7 +671,7 @@ impl pb::keel_server::Keel for Api {
     async fn have(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Have")?;
+        let who = authorize(&self.service, &peer, req.caller, command::HAVE)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.have_list(&who, &req.files, &mut |f| sink.send(file(f)))
@@ -682,71 +686,74 @@ impl pb::keel_server::Keel for Api {
         use pb::have_if_changed_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "HaveIfChanged")?;
+        let who = authorize(&self.service, &peer, req.caller, command::HAVE_IF_CHANGED)?;
         let svc = self.service.clone();
         let message = |body| pb::HaveIfChangedMessage { body: Some(body) };
         // Answered inline while it stays small: an unchanged list is one message.
         let small = svc.user_known(&who);
-        Ok(Response::new(self.streams.read(small, move |sink| {
-            let listing = svc.have_if_changed(&who, &req.token, &mut |part| {
-                sink.send(message(match part {
-                    HavePart::Delta => Body::Delta(true),
-                    HavePart::File(f) => Body::File(file(*f)),
-                }))
-            })?;
-            match listing {
-                HaveListing::Unchanged => sink.send(message(Body::Unchanged(true))),
-                HaveListing::Sent { token } | HaveListing::Delta { token } => {
-                    sink.send(message(Body::Token(token)))
+        Ok(Response::new(self.streams.read(
+            command::HAVE_IF_CHANGED,
+            small,
+            move |sink| {
+                let listing = svc.have_if_changed(&who, &req.token, &mut |part| {
+                    sink.send(message(match part {
+                        HavePart::Delta => Body::Delta(true),
+                        HavePart::File(f) => Body::File(file(*f)),
+                    }))
+                })?;
+                match listing {
+                    HaveListing::Unchanged => sink.send(message(Body::Unchanged(true))),
+                    HaveListing::Sent { token } | HaveListing::Delta { token } => {
+                        sink.send(message(Body::Token(token)))
+                    }
                 }
-            }
-        })))
+            },
+        )))
     }
 
     type FilesStream = ResponseStream<pb::FileRecord>;
     async fn files(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Files")?;
+        let who = authorize(&self.service, &peer, req.caller, command::FILES)?;
         let svc = self.service.clone();
         let opts = ListOptions {
             all_revisions: req.all_revisions,
             max: req.max,
         };
         let small = single_files(&req.files);
-        Ok(Response::new(
-            self.streams
-                .read(small && svc.user_known(&who), move |sink| {
-                    svc.files(&who, &req.files, opts, &mut |f| sink.send(file(f)))
-                }),
-        ))
+        Ok(Response::new(self.streams.read(
+            command::FILES,
+            small && svc.user_known(&who),
+            move |sink| svc.files(&who, &req.files, opts, &mut |f| sink.send(file(f))),
+        )))
     }
 
     type FstatStream = ResponseStream<pb::FileRecord>;
     async fn fstat(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Fstat")?;
+        let who = authorize(&self.service, &peer, req.caller, command::FSTAT)?;
         let svc = self.service.clone();
         let small = single_files(&req.files);
-        Ok(Response::new(
-            self.streams
-                .read(small && svc.user_known(&who), move |sink| {
-                    svc.fstat(&who, &req.files, &mut |f| sink.send(file(f)))
-                }),
-        ))
+        Ok(Response::new(self.streams.read(
+            command::FSTAT,
+            small && svc.user_known(&who),
+            move |sink| svc.fstat(&who, &req.files, &mut |f| sink.send(file(f))),
+        )))
     }
 
     type DirsStream = ResponseStream<pb::DirRecord>;
     async fn dirs(&self, req: Request<pb::DirsRequest>) -> Stream<pb::DirRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Dirs")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DIRS)?;
         let svc = self.service.clone();
         let opts = keel_service::DirsOptions {
             include_deleted: req.include_deleted,
         };
         Ok(Response::new(self.streams.read(
+            command::DIRS,
             svc.user_known(&who),
             move |sink| {
                 svc.dirs(&who, &req.dirs, opts, &mut |dir| {
@@ -760,10 +767,11 @@ impl pb::keel_server::Keel for Api {
     async fn filelog(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Filelog")?;
+        let who = authorize(&self.service, &peer, req.caller, command::FILELOG)?;
         let svc = self.service.clone();
         let small = single_files(&req.files);
         Ok(Response::new(self.streams.read(
+            command::FILELOG,
             small && svc.user_known(&who),
             move |sink| {
                 svc.filelog(&who, &req.files, req.max, req.follow_history, &mut |f| {
@@ -777,7 +785,7 @@ impl pb::keel_server::Keel for Api {
     async fn changes(&self, req: Request<pb::ChangesRequest>) -> Stream<pb::Change> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Changes")?;
+        let who = authorize(&self.service, &peer, req.caller, command::CHANGES)?;
         let svc = self.service.clone();
         let query = ChangesQuery {
             files: req.files,
@@ -787,12 +795,11 @@ impl pb::keel_server::Keel for Api {
             workspace: req.workspace,
         };
         let small = query.files.is_empty() && (1..=64).contains(&query.max);
-        Ok(Response::new(
-            self.streams
-                .read(small && svc.user_known(&who), move |sink| {
-                    svc.changes(&who, &query, &mut |c| sink.send(convert::change(c)))
-                }),
-        ))
+        Ok(Response::new(self.streams.read(
+            command::CHANGES,
+            small && svc.user_known(&who),
+            move |sink| svc.changes(&who, &query, &mut |c| sink.send(convert::change(c))),
+        )))
     }
 
     type DescribeStream = ResponseStream<pb::DescribeMessage>;
@@ -800,7 +807,7 @@ impl pb::keel_server::Keel for Api {
         use pb::describe_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Describe")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DESCRIBE)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             let mut send = |part| {
@@ -824,7 +831,7 @@ impl pb::keel_server::Keel for Api {
         use pb::content_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Print")?;
+        let who = authorize(&self.service, &peer, req.caller, command::PRINT)?;
         let svc = self.service.clone();
         let (chunk, sent, by_digest) = (self.chunk, self.sent.clone(), req.content_by_digest);
         let audit = self.audit.clone().map(|a| (a, crate::audit::who(&who)));
@@ -869,7 +876,7 @@ impl pb::keel_server::Keel for Api {
         use pb::content_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Content")?;
+        let who = authorize(&self.service, &peer, req.caller, command::CONTENT)?;
         let svc = self.service.clone();
         let (chunk, sent, audit) = (self.chunk, self.sent.clone(), self.audit.clone());
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -904,7 +911,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Diff2Reply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Diff2")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DIFF2)?;
         let svc = self.service.clone();
         let audit = self.audit.clone();
         let d = blocking(move || {
@@ -944,7 +951,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "DeleteShelved")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DELETE_SHELVED)?;
         let svc = self.service.clone();
         let files =
             blocking(move || svc.delete_shelved(&who, ChangeNumber(req.change), &req.files))
@@ -958,7 +965,7 @@ impl pb::keel_server::Keel for Api {
     async fn unshelve(&self, req: Request<pb::UnshelveRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Unshelve")?;
+        let who = authorize(&self.service, &peer, req.caller, command::UNSHELVE)?;
         let svc = self.service.clone();
         let files = blocking(move || {
             svc.unshelve(
@@ -981,7 +988,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Stream<pb::ObliterateMessage> {
         let peer = Peer::of(&req);
         let mut req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller.take(), "Obliterate")?;
+        let who = authorize(&self.service, &peer, req.caller.take(), command::OBLITERATE)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             api_shelves::obliterate(&svc, &who, &req, sink)
@@ -993,7 +1000,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Label>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "SaveLabel")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_LABEL)?;
         let spec = api_labels::label_from_wire(
             req.label
                 .ok_or_else(|| Status::invalid_argument("no label spec given"))?,
@@ -1010,7 +1017,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Label>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "GetLabel")?;
+        let who = authorize(&self.service, &peer, req.caller, command::GET_LABEL)?;
         let svc = self.service.clone();
         let spec = blocking(move || {
             let spec = svc.get_label(&who, &req.name)?;
@@ -1030,7 +1037,7 @@ impl pb::keel_server::Keel for Api {
             &self.service,
             &Peer::of(&req),
             req.into_inner().caller,
-            "ListLabels",
+            command::LIST_LABELS,
         )?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -1044,7 +1051,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::DeleteLabelReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "DeleteLabel")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DELETE_LABEL)?;
         let svc = self.service.clone();
         blocking(move || svc.delete_label(&who, &req.name, req.force)).await?;
         Ok(Response::new(pb::DeleteLabelReply {}))
@@ -1054,7 +1061,7 @@ impl pb::keel_server::Keel for Api {
     async fn tag(&self, req: Request<pb::TagRequest>) -> Stream<pb::LabelFile> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Tag")?;
+        let who = authorize(&self.service, &peer, req.caller, command::TAG)?;
         let svc = self.service.clone();
         let opts = TagOptions {
             delete: req.delete,
@@ -1072,7 +1079,7 @@ impl pb::keel_server::Keel for Api {
     async fn labelsync(&self, req: Request<pb::LabelsyncRequest>) -> Stream<pb::LabelFile> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Labelsync")?;
+        let who = authorize(&self.service, &peer, req.caller, command::LABELSYNC)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.labelsync(&who, &req.label, &req.files, req.preview, &mut |c| {
@@ -1088,7 +1095,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Branch>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "SaveBranch")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_BRANCH)?;
         let spec = api_labels::branch_from_wire(
             req.branch
                 .ok_or_else(|| Status::invalid_argument("no branch spec given"))?,
@@ -1104,7 +1111,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Branch>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "GetBranch")?;
+        let who = authorize(&self.service, &peer, req.caller, command::GET_BRANCH)?;
         let svc = self.service.clone();
         let spec = blocking(move || {
             let spec = svc.get_branch(&who, &req.name)?;
@@ -1124,7 +1131,7 @@ impl pb::keel_server::Keel for Api {
             &self.service,
             &Peer::of(&req),
             req.into_inner().caller,
-            "ListBranches",
+            command::LIST_BRANCHES,
         )?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -1138,7 +1145,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::DeleteBranchReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "DeleteBranch")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DELETE_BRANCH)?;
         let svc = self.service.clone();
         blocking(move || svc.delete_branch(&who, &req.name)).await?;
         Ok(Response::new(pb::DeleteBranchReply {}))
@@ -1153,7 +1160,7 @@ impl pb::keel_server::Keel for Api {
             &self.service,
             &Peer::of(&req),
             req.into_inner().caller,
-            "Checkpoint",
+            command::CHECKPOINT,
         )?;
         let backup = self.backup.clone();
         Ok(Response::new(
@@ -1165,19 +1172,21 @@ impl pb::keel_server::Keel for Api {
     async fn verify(&self, req: Request<pb::VerifyRequest>) -> Stream<pb::VerifyMessage> {
         let peer = Peer::of(&req);
         let mut req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller.take(), "Verify")?;
+        let who = authorize(&self.service, &peer, req.caller.take(), command::VERIFY)?;
         let svc = self.service.clone();
         // A long read: its own thread at the long-read priority, its checks lower still.
-        Ok(Response::new(self.streams.read(false, move |sink| {
-            crate::api_verify::verify(&svc, &who, &req, sink)
-        })))
+        Ok(Response::new(self.streams.read(
+            command::VERIFY,
+            false,
+            move |sink| crate::api_verify::verify(&svc, &who, &req, sink),
+        )))
     }
 
     type JournalStream = ResponseStream<pb::JournalMessage>;
     async fn journal(&self, req: Request<pb::JournalRequest>) -> Stream<pb::JournalMessage> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        authorize(&self.service, &peer, req.caller, "Journal")?;
+        authorize(&self.service, &peer, req.caller, command::JOURNAL)?;
         let backup = self.backup.clone();
         let (batch, heartbeat) = (self.journal_batch, self.journal_heartbeat);
         let stream = self.streams.spawn(move |sink| {
@@ -1204,7 +1213,7 @@ impl pb::keel_server::Keel for Api {
             &self.service,
             &Peer::of(&req),
             req.into_inner().caller,
-            "GetTriggers",
+            command::GET_TRIGGERS,
         )?;
         let svc = self.service.clone();
         let table = blocking(move || svc.triggers(&who)).await?;
@@ -1217,7 +1226,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::TriggersTable>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "SaveTriggers")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_TRIGGERS)?;
         let svc = self.service.clone();
         let table = blocking(move || svc.save_triggers(&who, &req.lines)).await?;
         Ok(Response::new(crate::api_triggers::table_to_wire(table)))
@@ -1316,7 +1325,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Group>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "GetGroup")?;
+        let who = authorize(&self.service, &peer, req.caller, command::GET_GROUP)?;
         let svc = self.service.clone();
         let group = blocking(move || svc.get_group(&who, &req.name)).await?;
         Ok(Response::new(api_access::group_to_wire(group)))
@@ -1328,7 +1337,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Group>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "SaveGroup")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_GROUP)?;
         let group = req
             .group
             .ok_or_else(|| Status::invalid_argument("no group spec given"))?;
@@ -1344,7 +1353,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::DeleteGroupReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "DeleteGroup")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DELETE_GROUP)?;
         let svc = self.service.clone();
         blocking(move || svc.delete_group(&who, &req.name)).await?;
         Ok(Response::new(pb::DeleteGroupReply {}))
@@ -1354,7 +1363,7 @@ impl pb::keel_server::Keel for Api {
     async fn list_groups(&self, req: Request<pb::ListGroupsRequest>) -> Stream<pb::Group> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "ListGroups")?;
+        let who = authorize(&self.service, &peer, req.caller, command::LIST_GROUPS)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             let user = (!req.user.is_empty()).then_some(req.user.as_str());
@@ -1368,7 +1377,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Protections>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "GetProtections")?;
+        let who = authorize(&self.service, &peer, req.caller, command::GET_PROTECTIONS)?;
         let svc = self.service.clone();
         let table = blocking(move || svc.get_protections(&who)).await?;
         Ok(Response::new(pb::Protections {
@@ -1383,7 +1392,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::SaveProtectionsReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "SaveProtections")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_PROTECTIONS)?;
         let svc = self.service.clone();
         let lines = blocking(move || svc.save_protections(&who, &req.lines)).await?;
         Ok(Response::new(pb::SaveProtectionsReply {
@@ -1397,7 +1406,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::ProtectsReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller.clone(), "Protects")?;
+        let who = authorize(&self.service, &peer, req.caller.clone(), command::PROTECTS)?;
         let query = api_access::protects_query(&req);
         let svc = self.service.clone();
         let (lines, level) = blocking(move || svc.protects(&who, &query)).await?;

@@ -18,9 +18,17 @@ const CALLER: &[u8] = b"caller: ";
 
 /// A command's request, kept to be put in words when asked.
 pub(crate) struct Arguments {
-    request: Box<dyn fmt::Debug + Send + Sync>,
+    kept: Kept,
     /// Most bytes of the text.
     max: usize,
+}
+
+/// What was kept of a command's request.
+enum Kept {
+    /// A gRPC request message, put in words when asked.
+    Request(Box<dyn fmt::Debug + Send + Sync>),
+    /// The arguments in words already (a front end other than gRPC's).
+    Words(String),
 }
 
 impl Arguments {
@@ -31,14 +39,29 @@ impl Arguments {
         T: fmt::Debug + Clone + Send + Sync + 'static,
     {
         (!SECRET.contains(&command)).then(|| Arguments {
-            request: Box::new(request.clone()),
+            kept: Kept::Request(Box::new(request.clone())),
             max,
+        })
+    }
+
+    /// Keeps the arguments `words` of command `command` as a front end put them, cut to `max`
+    /// bytes; `None` for the commands that carry a password.
+    pub(crate) fn words(command: &str, mut words: String, max: usize) -> Option<Arguments> {
+        (!SECRET.contains(&command)).then(|| {
+            cut(&mut words, max);
+            Arguments {
+                kept: Kept::Words(words),
+                max,
+            }
         })
     }
 
     /// The arguments' text (`…` marks a cut).
     pub(crate) fn text(&self) -> String {
-        of(&*self.request, self.max)
+        match &self.kept {
+            Kept::Request(request) => of(&**request, self.max),
+            Kept::Words(words) => words.clone(),
+        }
     }
 }
 
