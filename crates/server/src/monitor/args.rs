@@ -1,6 +1,6 @@
 //! A command's arguments as `monitor show -a` and the command log show them: the request
 //! message's fields (without the caller, which has fields of its own), cut to a bound, and
-//! nothing at all for the requests that carry a password.
+//! nothing at all for the commands that carry a password (`secret` in the command table).
 //!
 //! A command keeps its request ([`Arguments`]) and puts it in words only when asked (most
 //! commands end with nobody asking, and with the command log on, the log's writer thread
@@ -10,8 +10,11 @@
 
 use std::fmt::{self, Write};
 
-/// RPCs whose requests carry a password: their arguments are never kept.
-const SECRET: [&str; 3] = ["Login", "SetPassword", "SaveUser"];
+/// Whether `command`'s requests carry a password (its row's `secret` flag): their arguments
+/// are never kept.
+fn secret(command: &str) -> bool {
+    keel_service::command::find(command).is_some_and(|c| c.secret)
+}
 
 /// The first field of every request, which is left out.
 const CALLER: &[u8] = b"caller: ";
@@ -38,7 +41,7 @@ impl Arguments {
     where
         T: fmt::Debug + Clone + Send + Sync + 'static,
     {
-        (!SECRET.contains(&command)).then(|| Arguments {
+        (!secret(command)).then(|| Arguments {
             kept: Kept::Request(Box::new(request.clone())),
             max,
         })
@@ -47,7 +50,7 @@ impl Arguments {
     /// Keeps the arguments `words` of command `command` as a front end put them, cut to `max`
     /// bytes; `None` for the commands that carry a password.
     pub(crate) fn words(command: &str, mut words: String, max: usize) -> Option<Arguments> {
-        (!SECRET.contains(&command)).then(|| {
+        (!secret(command)).then(|| {
             cut(&mut words, max);
             Arguments {
                 kept: Kept::Words(words),

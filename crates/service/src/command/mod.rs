@@ -33,6 +33,9 @@ pub struct Command {
     /// small (a front end decides per request what is small: a few named files, `-m 1`), and
     /// rerun as a long read when it turns out not to be.
     pub small: bool,
+    /// Whether its arguments carry a password: the monitor and the command log never keep
+    /// them.
+    pub secret: bool,
 }
 
 /// What a command does to the server's metadata, which decides what a replica does with it.

@@ -1,7 +1,7 @@
 //! The rows of the command table: every command the server runs, one row each.
 //!
 //! **Adding a command is one row here** (a new RPC's name as `keel.proto` spells it): its
-//! level, whether it writes and whether it may be answered inline. The server's tests fail
+//! level, whether it writes, and its flags. The server's tests fail
 //! until every RPC of `keel.proto` has exactly one row and every row is an RPC.
 
 use super::{Command, Kind};
@@ -10,17 +10,24 @@ use keel_core::Level;
 /// Declares each command as a constant (`command::SYNC`) and lists them all in [`COMMANDS`].
 ///
 /// A row is `CONST = "Name", level, kind` (the level `none`, `list`, `read`, `open`, `write`,
-/// `admin` or `super_user`), with `, small` when the command may be answered
-/// inline while its answer stays small (see [`Command::small`]).
+/// `admin` or `super_user`), then its flags, each a field of [`Command`] set to true: `small`
+/// (it may be answered inline while its answer stays small) and `secret` (its arguments carry
+/// a password and are never kept).
 macro_rules! commands {
-    ($($(#[$doc:meta])* $id:ident = $name:literal, $level:ident, $kind:ident $(, $small:ident)?;)*) => {
+    ($($(#[$doc:meta])* $id:ident = $name:literal, $level:ident, $kind:ident $(, $flag:ident)*;)*) => {
         $(
             $(#[$doc])*
-            pub const $id: &Command = &Command {
-                name: $name,
-                level: commands!(@level $level),
-                kind: Kind::$kind,
-                small: commands!(@small $($small)?),
+            pub const $id: &Command = &{
+                #[allow(unused_mut)]
+                let mut row = Command {
+                    name: $name,
+                    level: commands!(@level $level),
+                    kind: Kind::$kind,
+                    small: false,
+                    secret: false,
+                };
+                $(row.$flag = true;)*
+                row
             };
         )*
         /// Every command, in the order of the rows.
@@ -33,8 +40,6 @@ macro_rules! commands {
     (@level write) => { Some(Level::Write) };
     (@level admin) => { Some(Level::Admin) };
     (@level super_user) => { Some(Level::Super) };
-    (@small small) => { true };
-    (@small) => { false };
 }
 
 commands! {
@@ -102,14 +107,14 @@ commands! {
     GET_TRIGGERS = "GetTriggers", super_user, Read;
     SAVE_TRIGGERS = "SaveTriggers", super_user, Write;
     /// `login` and `logout` need no level (a user without protections can end their tickets).
-    LOGIN = "Login", none, Write;
+    LOGIN = "Login", none, Write, secret;
     LOGIN_STATUS = "LoginStatus", none, Read;
     LOGOUT = "Logout", none, Write;
     /// One's own password and user spec need list; another user's needs super, which the
     /// service checks (`Service::is_super`).
-    SET_PASSWORD = "SetPassword", list, Write;
+    SET_PASSWORD = "SetPassword", list, Write, secret;
     GET_USER = "GetUser", list, Read;
-    SAVE_USER = "SaveUser", list, Write;
+    SAVE_USER = "SaveUser", list, Write, secret;
     DELETE_USER = "DeleteUser", list, Write;
     LIST_USERS = "ListUsers", list, Read;
     CONFIGURE = "Configure", super_user, Write;
