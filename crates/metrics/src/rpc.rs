@@ -95,9 +95,15 @@ impl RpcMetrics {
         self.known.get(method).copied().unwrap_or(OTHER)
     }
 
+    /// The label value for command `name` (a known RPC's name, else `other`), for a front end
+    /// that runs commands without HTTP requests.
+    pub fn command_label(&self, name: &str) -> &'static str {
+        self.known.get(name).copied().unwrap_or(OTHER)
+    }
+
     /// Records a call that ended after `seconds` with gRPC `code`, having received and sent
     /// `bytes` in its bodies.
-    pub(crate) fn ended(
+    pub fn ended(
         &self,
         rpc: &'static str,
         seconds: f64,
@@ -131,7 +137,8 @@ impl RpcMetrics {
         }
     }
 
-    pub(crate) fn started(&self, rpc: &'static str) {
+    /// Counts a call of `rpc` (a label value) as running until [`RpcMetrics::ended`].
+    pub fn started(&self, rpc: &'static str) {
         self.active.get_or_create(&RpcLabel { rpc }).inc();
     }
 }

@@ -12,6 +12,7 @@ use crate::streams::{ResponseStream, Streams, blocking, single_files};
 use keel_core::{ChangeNumber, ChangeRef};
 use keel_proto::v1 as pb;
 use keel_proto::v1::submit_message::Body as SubmitBody;
+use keel_service::command;
 use keel_service::{
     ChangesQuery, DescribePart, HaveEntry, HaveListing, HavePart, IntegrateRequest, ListOptions,
     OpenRequest, Service, ServiceError, SyncOptions, TagOptions,
@@ -200,7 +201,7 @@ impl pb::keel_server::Keel for Api {
             &self.service,
             &Peer::of(&req),
             req.into_inner().caller,
-            "ListDepots",
+            command::LIST_DEPOTS,
         )?;
         let svc = self.service.clone();
         let depots = blocking(move || svc.list_depots(&who)).await?;
@@ -215,7 +216,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Depot>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "CreateDepot")?;
+        let who = authorize(&self.service, &peer, req.caller, command::CREATE_DEPOT)?;
         let svc = self.service.clone();
         let depot = blocking(move || svc.create_depot(&who, &req.name, &req.description)).await?;
         Ok(Response::new(convert::depot(depot)))
@@ -227,7 +228,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Workspace>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "SaveWorkspace")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_WORKSPACE)?;
         let spec = convert::workspace_from_wire(
             req.workspace
                 .ok_or_else(|| Status::invalid_argument("no workspace spec given"))?,
@@ -243,7 +244,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Workspace>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "GetWorkspace")?;
+        let who = authorize(&self.service, &peer, req.caller, command::GET_WORKSPACE)?;
         let svc = self.service.clone();
         let spec = blocking(move || {
             let spec = svc.get_workspace(&who, &req.name)?;
@@ -263,7 +264,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::CloneWorkspaceReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "CloneWorkspace")?;
+        let who = authorize(&self.service, &peer, req.caller, command::CLONE_WORKSPACE)?;
         let spec = convert::workspace_from_wire(
             req.workspace
                 .ok_or_else(|| Status::invalid_argument("no workspace spec given"))?,
@@ -287,7 +288,7 @@ impl pb::keel_server::Keel for Api {
             &self.service,
             &Peer::of(&req),
             req.into_inner().caller,
-            "ListWorkspaces",
+            command::LIST_WORKSPACES,
         )?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -301,7 +302,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::DeleteWorkspaceReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "DeleteWorkspace")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DELETE_WORKSPACE)?;
         let svc = self.service.clone();
         blocking(move || svc.delete_workspace(&who, &req.name)).await?;
         Ok(Response::new(pb::DeleteWorkspaceReply {}))
@@ -311,7 +312,7 @@ impl pb::keel_server::Keel for Api {
     async fn open(&self, req: Request<pb::OpenRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Open")?;
+        let who = authorize(&self.service, &peer, req.caller, command::OPEN)?;
         let action = convert::open_action(req.action)?;
         let open = OpenRequest {
             files: req.files,
@@ -330,7 +331,7 @@ impl pb::keel_server::Keel for Api {
     async fn r#move(&self, req: Request<pb::MoveRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Move")?;
+        let who = authorize(&self.service, &peer, req.caller, command::MOVE)?;
         let svc = self.service.clone();
         let files = blocking(move || {
             svc.move_file(&who, &req.from, &req.to, ChangeRef::from_number(req.change))
@@ -345,7 +346,7 @@ impl pb::keel_server::Keel for Api {
     async fn revert(&self, req: Request<pb::RevertRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Revert")?;
+        let who = authorize(&self.service, &peer, req.caller, command::REVERT)?;
         let svc = self.service.clone();
         let files =
             blocking(move || svc.revert(&who, &req.files, req.unchanged_only, &req.unchanged))
@@ -359,7 +360,7 @@ impl pb::keel_server::Keel for Api {
     async fn reopen(&self, req: Request<pb::ReopenRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Reopen")?;
+        let who = authorize(&self.service, &peer, req.caller, command::REOPEN)?;
         let svc = self.service.clone();
         let change = req.set_change.then_some(ChangeRef::from_number(req.change));
         let file_type = convert::type_change(&req.file_type)?;
@@ -373,7 +374,7 @@ impl pb::keel_server::Keel for Api {
     async fn opened(&self, req: Request<pb::OpenedRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Opened")?;
+        let who = authorize(&self.service, &peer, req.caller, command::OPENED)?;
         let svc = self.service.clone();
         let change = req
             .filter_change
@@ -390,6 +391,7 @@ impl pb::keel_server::Keel for Api {
             // One whole pending change: streamed a page at a time.
             let content_only = req.content_only;
             return Ok(Response::new(self.streams.read(
+                command::OPENED,
                 svc.user_known(&who),
                 move |sink| {
                     svc.opened_in_change(&who, change, content_only, &mut |f| sink.send(file(f)))
@@ -397,6 +399,7 @@ impl pb::keel_server::Keel for Api {
             )));
         }
         Ok(Response::new(self.streams.read(
+            command::OPENED,
             svc.user_known(&who),
             move |sink| {
                 svc.opened(
@@ -417,7 +420,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Change>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "SaveChange")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_CHANGE)?;
         let svc = self.service.clone();
         if req.delete {
             let number = req.change;
@@ -452,7 +455,7 @@ impl pb::keel_server::Keel for Api {
         let Some(SubmitBody::Begin(begin)) = first.body else {
             return Err(Status::invalid_argument("a submit must start with `begin`"));
         };
-        let who = authorize(&self.service, &peer, begin.caller, "Submit")?;
+        let who = authorize(&self.service, &peer, begin.caller, command::SUBMIT)?;
         let list_files = convert::submit_reply_files(begin.reply_files)?;
         let session = {
             let svc = svc.clone();
@@ -516,7 +519,7 @@ impl pb::keel_server::Keel for Api {
     async fn integrate(&self, req: Request<pb::IntegrateRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Integrate")?;
+        let who = authorize(&self.service, &peer, req.caller, command::INTEGRATE)?;
         let mode = convert::integrate_mode(req.mode)?;
         let request = IntegrateRequest {
             from: req.from,
@@ -543,7 +546,7 @@ impl pb::keel_server::Keel for Api {
     async fn resolve_list(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "ResolveList")?;
+        let who = authorize(&self.service, &peer, req.caller, command::RESOLVE_LIST)?;
         let svc = self.service.clone();
         let files = blocking(move || svc.resolve_list(&who, &req.files)).await?;
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -557,7 +560,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::FileRecord>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "ResolveDone")?;
+        let who = authorize(&self.service, &peer, req.caller, command::RESOLVE_DONE)?;
         let outcome = convert::resolve_outcome(req.outcome)?;
         let svc = self.service.clone();
         let info = blocking(move || svc.resolve_done(&who, &req.file, outcome)).await?;
@@ -568,7 +571,7 @@ impl pb::keel_server::Keel for Api {
     async fn resolved(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Resolved")?;
+        let who = authorize(&self.service, &peer, req.caller, command::RESOLVED)?;
         let svc = self.service.clone();
         let files = blocking(move || svc.resolved(&who, &req.files)).await?;
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -580,7 +583,7 @@ impl pb::keel_server::Keel for Api {
     async fn integrated(&self, req: Request<pb::FilesRequest>) -> Stream<pb::IntegRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Integrated")?;
+        let who = authorize(&self.service, &peer, req.caller, command::INTEGRATED)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.integrated(&who, &req.files, &mut |i| sink.send(convert::integ_info(i)))
@@ -592,7 +595,7 @@ impl pb::keel_server::Keel for Api {
         use pb::sync_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Sync")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SYNC)?;
         let svc = self.service.clone();
         let opts = SyncOptions {
             preview: req.preview,
@@ -605,6 +608,7 @@ impl pb::keel_server::Keel for Api {
         let (chunk, sent, by_digest) = (self.chunk, self.sent.clone(), req.content_by_digest);
         let audit = self.audit.clone().map(|a| (a, crate::audit::who(&who)));
         Ok(Response::new(self.streams.read(
+            command::SYNC,
             small && svc.user_known(&who),
             move |sink| {
                 let totals = svc.sync(&who, &req.files, opts, &mut |event| {
@@ -666,7 +670,7 @@ impl pb::keel_server::Keel for Api {
         // Batches of this call recorded so far: the sync's own writes a mark allows for.
         let mut earlier = 0;
         while let Some(batch) = stream.message().await? {
-            let who = authorize(&self.service, &peer, batch.caller, "UpdateHave")?;
+            let who = authorize(&self.service, &peer, batch.caller, command::UPDATE_HAVE)?;
             let entries: Vec<HaveEntry> = batch
                 .entries
                 .into_iter()
@@ -688,7 +692,7 @@ impl pb::keel_server::Keel for Api {
     async fn have(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Have")?;
+        let who = authorize(&self.service, &peer, req.caller, command::HAVE)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.have_list(&who, &req.files, &mut |f| sink.send(file(f)))
@@ -703,71 +707,74 @@ impl pb::keel_server::Keel for Api {
         use pb::have_if_changed_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "HaveIfChanged")?;
+        let who = authorize(&self.service, &peer, req.caller, command::HAVE_IF_CHANGED)?;
         let svc = self.service.clone();
         let message = |body| pb::HaveIfChangedMessage { body: Some(body) };
         // Answered inline while it stays small: an unchanged list is one message.
         let small = svc.user_known(&who);
-        Ok(Response::new(self.streams.read(small, move |sink| {
-            let listing = svc.have_if_changed(&who, &req.token, &mut |part| {
-                sink.send(message(match part {
-                    HavePart::Delta => Body::Delta(true),
-                    HavePart::File(f) => Body::File(file(*f)),
-                }))
-            })?;
-            match listing {
-                HaveListing::Unchanged => sink.send(message(Body::Unchanged(true))),
-                HaveListing::Sent { token } | HaveListing::Delta { token } => {
-                    sink.send(message(Body::Token(token)))
+        Ok(Response::new(self.streams.read(
+            command::HAVE_IF_CHANGED,
+            small,
+            move |sink| {
+                let listing = svc.have_if_changed(&who, &req.token, &mut |part| {
+                    sink.send(message(match part {
+                        HavePart::Delta => Body::Delta(true),
+                        HavePart::File(f) => Body::File(file(*f)),
+                    }))
+                })?;
+                match listing {
+                    HaveListing::Unchanged => sink.send(message(Body::Unchanged(true))),
+                    HaveListing::Sent { token } | HaveListing::Delta { token } => {
+                        sink.send(message(Body::Token(token)))
+                    }
                 }
-            }
-        })))
+            },
+        )))
     }
 
     type FilesStream = ResponseStream<pb::FileRecord>;
     async fn files(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Files")?;
+        let who = authorize(&self.service, &peer, req.caller, command::FILES)?;
         let svc = self.service.clone();
         let opts = ListOptions {
             all_revisions: req.all_revisions,
             max: req.max,
         };
         let small = single_files(&req.files);
-        Ok(Response::new(
-            self.streams
-                .read(small && svc.user_known(&who), move |sink| {
-                    svc.files(&who, &req.files, opts, &mut |f| sink.send(file(f)))
-                }),
-        ))
+        Ok(Response::new(self.streams.read(
+            command::FILES,
+            small && svc.user_known(&who),
+            move |sink| svc.files(&who, &req.files, opts, &mut |f| sink.send(file(f))),
+        )))
     }
 
     type FstatStream = ResponseStream<pb::FileRecord>;
     async fn fstat(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Fstat")?;
+        let who = authorize(&self.service, &peer, req.caller, command::FSTAT)?;
         let svc = self.service.clone();
         let small = single_files(&req.files);
-        Ok(Response::new(
-            self.streams
-                .read(small && svc.user_known(&who), move |sink| {
-                    svc.fstat(&who, &req.files, &mut |f| sink.send(file(f)))
-                }),
-        ))
+        Ok(Response::new(self.streams.read(
+            command::FSTAT,
+            small && svc.user_known(&who),
+            move |sink| svc.fstat(&who, &req.files, &mut |f| sink.send(file(f))),
+        )))
     }
 
     type DirsStream = ResponseStream<pb::DirRecord>;
     async fn dirs(&self, req: Request<pb::DirsRequest>) -> Stream<pb::DirRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Dirs")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DIRS)?;
         let svc = self.service.clone();
         let opts = keel_service::DirsOptions {
             include_deleted: req.include_deleted,
         };
         Ok(Response::new(self.streams.read(
+            command::DIRS,
             svc.user_known(&who),
             move |sink| {
                 svc.dirs(&who, &req.dirs, opts, &mut |dir| {
@@ -781,10 +788,11 @@ impl pb::keel_server::Keel for Api {
     async fn filelog(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Filelog")?;
+        let who = authorize(&self.service, &peer, req.caller, command::FILELOG)?;
         let svc = self.service.clone();
         let small = single_files(&req.files);
         Ok(Response::new(self.streams.read(
+            command::FILELOG,
             small && svc.user_known(&who),
             move |sink| {
                 svc.filelog(&who, &req.files, req.max, req.follow_history, &mut |f| {
@@ -798,7 +806,7 @@ impl pb::keel_server::Keel for Api {
     async fn changes(&self, req: Request<pb::ChangesRequest>) -> Stream<pb::Change> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Changes")?;
+        let who = authorize(&self.service, &peer, req.caller, command::CHANGES)?;
         let svc = self.service.clone();
         let query = ChangesQuery {
             files: req.files,
@@ -808,12 +816,11 @@ impl pb::keel_server::Keel for Api {
             workspace: req.workspace,
         };
         let small = query.files.is_empty() && (1..=64).contains(&query.max);
-        Ok(Response::new(
-            self.streams
-                .read(small && svc.user_known(&who), move |sink| {
-                    svc.changes(&who, &query, &mut |c| sink.send(convert::change(c)))
-                }),
-        ))
+        Ok(Response::new(self.streams.read(
+            command::CHANGES,
+            small && svc.user_known(&who),
+            move |sink| svc.changes(&who, &query, &mut |c| sink.send(convert::change(c))),
+        )))
     }
 
     type DescribeStream = ResponseStream<pb::DescribeMessage>;
@@ -821,7 +828,7 @@ impl pb::keel_server::Keel for Api {
         use pb::describe_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Describe")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DESCRIBE)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             let mut send = |part| {
@@ -845,7 +852,7 @@ impl pb::keel_server::Keel for Api {
         use pb::content_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Print")?;
+        let who = authorize(&self.service, &peer, req.caller, command::PRINT)?;
         let svc = self.service.clone();
         let (chunk, sent, by_digest) = (self.chunk, self.sent.clone(), req.content_by_digest);
         let audit = self.audit.clone().map(|a| (a, crate::audit::who(&who)));
@@ -890,7 +897,7 @@ impl pb::keel_server::Keel for Api {
         use pb::content_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Content")?;
+        let who = authorize(&self.service, &peer, req.caller, command::CONTENT)?;
         let svc = self.service.clone();
         let (chunk, sent, audit) = (self.chunk, self.sent.clone(), self.audit.clone());
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -925,7 +932,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Diff2Reply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Diff2")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DIFF2)?;
         let svc = self.service.clone();
         let audit = self.audit.clone();
         let d = blocking(move || {
@@ -965,7 +972,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "DeleteShelved")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DELETE_SHELVED)?;
         let svc = self.service.clone();
         let files =
             blocking(move || svc.delete_shelved(&who, ChangeNumber(req.change), &req.files))
@@ -979,7 +986,7 @@ impl pb::keel_server::Keel for Api {
     async fn unshelve(&self, req: Request<pb::UnshelveRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Unshelve")?;
+        let who = authorize(&self.service, &peer, req.caller, command::UNSHELVE)?;
         let svc = self.service.clone();
         let files = blocking(move || {
             svc.unshelve(
@@ -1002,7 +1009,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Stream<pb::ObliterateMessage> {
         let peer = Peer::of(&req);
         let mut req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller.take(), "Obliterate")?;
+        let who = authorize(&self.service, &peer, req.caller.take(), command::OBLITERATE)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             api_shelves::obliterate(&svc, &who, &req, sink)
@@ -1014,7 +1021,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Label>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "SaveLabel")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_LABEL)?;
         let spec = api_labels::label_from_wire(
             req.label
                 .ok_or_else(|| Status::invalid_argument("no label spec given"))?,
@@ -1031,7 +1038,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Label>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "GetLabel")?;
+        let who = authorize(&self.service, &peer, req.caller, command::GET_LABEL)?;
         let svc = self.service.clone();
         let spec = blocking(move || {
             let spec = svc.get_label(&who, &req.name)?;
@@ -1051,7 +1058,7 @@ impl pb::keel_server::Keel for Api {
             &self.service,
             &Peer::of(&req),
             req.into_inner().caller,
-            "ListLabels",
+            command::LIST_LABELS,
         )?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -1065,7 +1072,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::DeleteLabelReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "DeleteLabel")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DELETE_LABEL)?;
         let svc = self.service.clone();
         blocking(move || svc.delete_label(&who, &req.name, req.force)).await?;
         Ok(Response::new(pb::DeleteLabelReply {}))
@@ -1075,7 +1082,7 @@ impl pb::keel_server::Keel for Api {
     async fn tag(&self, req: Request<pb::TagRequest>) -> Stream<pb::LabelFile> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Tag")?;
+        let who = authorize(&self.service, &peer, req.caller, command::TAG)?;
         let svc = self.service.clone();
         let opts = TagOptions {
             delete: req.delete,
@@ -1093,7 +1100,7 @@ impl pb::keel_server::Keel for Api {
     async fn labelsync(&self, req: Request<pb::LabelsyncRequest>) -> Stream<pb::LabelFile> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Labelsync")?;
+        let who = authorize(&self.service, &peer, req.caller, command::LABELSYNC)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             svc.labelsync(&who, &req.label, &req.files, req.preview, &mut |c| {
@@ -1109,7 +1116,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Branch>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "SaveBranch")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_BRANCH)?;
         let spec = api_labels::branch_from_wire(
             req.branch
                 .ok_or_else(|| Status::invalid_argument("no branch spec given"))?,
@@ -1125,7 +1132,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Branch>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "GetBranch")?;
+        let who = authorize(&self.service, &peer, req.caller, command::GET_BRANCH)?;
         let svc = self.service.clone();
         let spec = blocking(move || {
             let spec = svc.get_branch(&who, &req.name)?;
@@ -1145,7 +1152,7 @@ impl pb::keel_server::Keel for Api {
             &self.service,
             &Peer::of(&req),
             req.into_inner().caller,
-            "ListBranches",
+            command::LIST_BRANCHES,
         )?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
@@ -1159,7 +1166,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::DeleteBranchReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "DeleteBranch")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DELETE_BRANCH)?;
         let svc = self.service.clone();
         blocking(move || svc.delete_branch(&who, &req.name)).await?;
         Ok(Response::new(pb::DeleteBranchReply {}))
@@ -1174,7 +1181,7 @@ impl pb::keel_server::Keel for Api {
             &self.service,
             &Peer::of(&req),
             req.into_inner().caller,
-            "Checkpoint",
+            command::CHECKPOINT,
         )?;
         let backup = self.backup.clone();
         Ok(Response::new(
@@ -1186,19 +1193,21 @@ impl pb::keel_server::Keel for Api {
     async fn verify(&self, req: Request<pb::VerifyRequest>) -> Stream<pb::VerifyMessage> {
         let peer = Peer::of(&req);
         let mut req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller.take(), "Verify")?;
+        let who = authorize(&self.service, &peer, req.caller.take(), command::VERIFY)?;
         let svc = self.service.clone();
         // A long read: its own thread at the long-read priority, its checks lower still.
-        Ok(Response::new(self.streams.read(false, move |sink| {
-            crate::api_verify::verify(&svc, &who, &req, sink)
-        })))
+        Ok(Response::new(self.streams.read(
+            command::VERIFY,
+            false,
+            move |sink| crate::api_verify::verify(&svc, &who, &req, sink),
+        )))
     }
 
     type JournalStream = ResponseStream<pb::JournalMessage>;
     async fn journal(&self, req: Request<pb::JournalRequest>) -> Stream<pb::JournalMessage> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        authorize(&self.service, &peer, req.caller, "Journal")?;
+        authorize(&self.service, &peer, req.caller, command::JOURNAL)?;
         let backup = self.backup.clone();
         let (batch, heartbeat) = (self.journal_batch, self.journal_heartbeat);
         let stream = self.streams.spawn(move |sink| {
@@ -1225,7 +1234,7 @@ impl pb::keel_server::Keel for Api {
             &self.service,
             &Peer::of(&req),
             req.into_inner().caller,
-            "GetTriggers",
+            command::GET_TRIGGERS,
         )?;
         let svc = self.service.clone();
         let table = blocking(move || svc.triggers(&who)).await?;
@@ -1238,7 +1247,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::TriggersTable>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "SaveTriggers")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_TRIGGERS)?;
         let svc = self.service.clone();
         let table = blocking(move || svc.save_triggers(&who, &req.lines)).await?;
         Ok(Response::new(crate::api_triggers::table_to_wire(table)))
@@ -1337,7 +1346,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Group>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "GetGroup")?;
+        let who = authorize(&self.service, &peer, req.caller, command::GET_GROUP)?;
         let svc = self.service.clone();
         let group = blocking(move || svc.get_group(&who, &req.name)).await?;
         Ok(Response::new(api_access::group_to_wire(group)))
@@ -1349,7 +1358,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Group>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "SaveGroup")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_GROUP)?;
         let group = req
             .group
             .ok_or_else(|| Status::invalid_argument("no group spec given"))?;
@@ -1365,7 +1374,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::DeleteGroupReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "DeleteGroup")?;
+        let who = authorize(&self.service, &peer, req.caller, command::DELETE_GROUP)?;
         let svc = self.service.clone();
         blocking(move || svc.delete_group(&who, &req.name)).await?;
         Ok(Response::new(pb::DeleteGroupReply {}))
@@ -1375,7 +1384,7 @@ impl pb::keel_server::Keel for Api {
     async fn list_groups(&self, req: Request<pb::ListGroupsRequest>) -> Stream<pb::Group> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "ListGroups")?;
+        let who = authorize(&self.service, &peer, req.caller, command::LIST_GROUPS)?;
         let svc = self.service.clone();
         Ok(Response::new(self.streams.spawn(move |sink| {
             let user = (!req.user.is_empty()).then_some(req.user.as_str());
@@ -1389,7 +1398,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::Protections>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "GetProtections")?;
+        let who = authorize(&self.service, &peer, req.caller, command::GET_PROTECTIONS)?;
         let svc = self.service.clone();
         let table = blocking(move || svc.get_protections(&who)).await?;
         Ok(Response::new(pb::Protections {
@@ -1404,7 +1413,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::SaveProtectionsReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "SaveProtections")?;
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_PROTECTIONS)?;
         let svc = self.service.clone();
         let lines = blocking(move || svc.save_protections(&who, &req.lines)).await?;
         Ok(Response::new(pb::SaveProtectionsReply {
@@ -1418,7 +1427,7 @@ impl pb::keel_server::Keel for Api {
     ) -> Result<Response<pb::ProtectsReply>, Status> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller.clone(), "Protects")?;
+        let who = authorize(&self.service, &peer, req.caller.clone(), command::PROTECTS)?;
         let query = api_access::protects_query(&req);
         let svc = self.service.clone();
         let (lines, level) = blocking(move || svc.protects(&who, &query)).await?;

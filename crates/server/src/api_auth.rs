@@ -6,6 +6,7 @@ use crate::identity::{Peer, caller_unauthenticated};
 use crate::streams::{ResponseStream, Streams, blocking};
 use keel_core::UserType;
 use keel_proto::v1 as pb;
+use keel_service::command;
 use keel_service::{AuthError, Service, SettingValue, TicketInfo, UserSpec};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
@@ -84,7 +85,7 @@ pub(crate) async fn login_status(
     req: Request<pb::LoginStatusRequest>,
 ) -> Reply<pb::LoginReply> {
     let peer = Peer::of(&req);
-    let who = authorize(&svc, &peer, req.into_inner().caller, "LoginStatus")?;
+    let who = authorize(&svc, &peer, req.into_inner().caller, command::LOGIN_STATUS)?;
     let creds = peer.credentials();
     let ticket = blocking(move || svc.login_status(&who, &creds)).await?;
     Ok(Response::new(ticket_to_wire(ticket)))
@@ -96,7 +97,7 @@ pub(crate) async fn logout(
 ) -> Reply<pb::LogoutReply> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = authorize(&svc, &peer, req.caller, "Logout")?;
+    let who = authorize(&svc, &peer, req.caller, command::LOGOUT)?;
     let creds = peer.credentials();
     let ended = blocking(move || svc.logout(&who, &creds, req.all)).await?;
     Ok(Response::new(pb::LogoutReply {
@@ -111,7 +112,7 @@ pub(crate) async fn set_password(
 ) -> Reply<pb::SetPasswordReply> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = authorize(&svc, &peer, req.caller, "SetPassword")?;
+    let who = authorize(&svc, &peer, req.caller, command::SET_PASSWORD)?;
     let _slot = password_slot(slots).await?;
     blocking(move || {
         let user = (!req.user.is_empty()).then_some(req.user.as_str());
@@ -127,7 +128,7 @@ pub(crate) async fn get_user(
 ) -> Reply<pb::User> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = authorize(&svc, &peer, req.caller, "GetUser")?;
+    let who = authorize(&svc, &peer, req.caller, command::GET_USER)?;
     let user = blocking(move || svc.get_user(&who, &req.name)).await?;
     Ok(Response::new(user_to_wire(user)))
 }
@@ -138,7 +139,7 @@ pub(crate) async fn save_user(
 ) -> Reply<pb::User> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = authorize(&svc, &peer, req.caller, "SaveUser")?;
+    let who = authorize(&svc, &peer, req.caller, command::SAVE_USER)?;
     let spec = user_from_wire(
         req.user
             .ok_or_else(|| Status::invalid_argument("no user spec given"))?,
@@ -153,7 +154,7 @@ pub(crate) async fn delete_user(
 ) -> Reply<pb::DeleteUserReply> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = authorize(&svc, &peer, req.caller, "DeleteUser")?;
+    let who = authorize(&svc, &peer, req.caller, command::DELETE_USER)?;
     blocking(move || svc.delete_user(&who, &req.name, req.force)).await?;
     Ok(Response::new(pb::DeleteUserReply {}))
 }
@@ -163,7 +164,12 @@ pub(crate) fn list_users(
     streams: &Streams,
     req: Request<pb::ListUsersRequest>,
 ) -> Reply<ResponseStream<pb::User>> {
-    let who = authorize(&svc, &Peer::of(&req), req.into_inner().caller, "ListUsers")?;
+    let who = authorize(
+        &svc,
+        &Peer::of(&req),
+        req.into_inner().caller,
+        command::LIST_USERS,
+    )?;
     Ok(Response::new(streams.spawn(move |sink| {
         svc.list_users(&who, &mut |u| sink.send(user_to_wire(u)))
     })))
@@ -175,7 +181,7 @@ pub(crate) async fn configure(
 ) -> Reply<pb::ConfigureReply> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = authorize(&svc, &peer, req.caller, "Configure")?;
+    let who = authorize(&svc, &peer, req.caller, command::CONFIGURE)?;
     let name = req.name.clone();
     let reply = blocking(move || {
         if req.unset {
@@ -208,7 +214,7 @@ pub(crate) fn list_settings(
         &svc,
         &Peer::of(&req),
         req.into_inner().caller,
-        "ListSettings",
+        command::LIST_SETTINGS,
     )?;
     Ok(Response::new(streams.spawn(move |sink| {
         for s in svc.configure_show(&who)? {

@@ -5,6 +5,7 @@ use crate::access::authorize;
 use crate::identity::Peer;
 use crate::monitor::{Registry, Running};
 use keel_proto::v1 as pb;
+use keel_service::command;
 use keel_service::{MonitorAccess, Service};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
@@ -16,7 +17,7 @@ pub(crate) async fn show(
 ) -> Result<Response<pb::MonitorShowReply>, Status> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = authorize(service, &peer, req.caller, "MonitorShow")?;
+    let who = authorize(service, &peer, req.caller, command::MONITOR_SHOW)?;
     let details = req.all || req.long;
     if details {
         service
@@ -38,7 +39,7 @@ pub(crate) async fn terminate(
 ) -> Result<Response<pb::RunningCommand>, Status> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = authorize(service, &peer, req.caller, "MonitorTerminate")?;
+    let who = authorize(service, &peer, req.caller, command::MONITOR_TERMINATE)?;
     service
         .may_monitor(&who, MonitorAccess::Terminate)
         .map_err(crate::convert::status)?;

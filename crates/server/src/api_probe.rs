@@ -7,6 +7,7 @@ use crate::identity::Peer;
 use crate::metrics::ProbeMetrics;
 use crate::metrics::probe::{ProbeTiming, log_probe_run};
 use keel_proto::v1 as pb;
+use keel_service::command;
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
@@ -17,7 +18,7 @@ pub(crate) fn report_probe(
 ) -> Result<Response<pb::ReportProbeReply>, Status> {
     let peer = Peer::of(&req);
     let req = req.into_inner();
-    let who = authorize(service, &peer, req.caller, "ReportProbe")?;
+    let who = authorize(service, &peer, req.caller, command::REPORT_PROBE)?;
     let timings = req
         .timings
         .iter()

@@ -6,6 +6,7 @@ use crate::identity::Peer;
 use crate::streams::{Sink, blocking};
 use keel_core::ChangeRef;
 use keel_proto::v1 as pb;
+use keel_service::command;
 use keel_service::{
     Caller, ObliterateError, Service, ServiceError, ShelveSession, UploadError, Uploads,
 };
@@ -144,7 +145,7 @@ pub(crate) async fn shelve(
     let Some(pb::shelve_message::Body::Begin(begin)) = first.body else {
         return Err(Status::invalid_argument("a shelve must start with `begin`"));
     };
-    let who = crate::access::authorize(&svc, peer, begin.caller, "Shelve")?;
+    let who = crate::access::authorize(&svc, peer, begin.caller, command::SHELVE)?;
     let session = {
         let svc = svc.clone();
         blocking(move || {

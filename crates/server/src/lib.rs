@@ -14,6 +14,7 @@ mod api_shelves;
 mod api_triggers;
 mod api_verify;
 mod audit;
+mod command_gate;
 mod config;
 mod convert;
 mod handover;
@@ -27,6 +28,7 @@ mod stopping;
 mod streams;
 
 pub use access::required_level;
+pub use command_gate::ServerGate;
 pub use config::{CONFIG_FILE_NAME, ConfigError, InvalidKnob, ServerConfig};
 pub use keel_service::failpoints;
 pub use keel_store::backup::{RestoreError, RestoreProgress, RestoreReport, restore};

@@ -19,6 +19,7 @@
 
 use crate::convert::WireError;
 use keel_service::ServiceError;
+use keel_service::command::Command;
 use std::cell::{Cell, RefCell};
 
 use crate::ServerConfig;
@@ -176,14 +177,20 @@ impl Streams {
         Box::pin(consumer)
     }
 
-    /// A read-only streamed call: answered inline when `small` and it fits the inline budget,
-    /// else (or when it does not fit) as a long read on a lower-priority thread.
-    pub(crate) fn read<T, F>(&self, small: bool, produce: F) -> ResponseStream<T>
+    /// A read-only streamed call of `command`: answered inline when the command may be (its
+    /// row's `small` flag), the request is `small` and the answer fits the inline budget, else
+    /// (or when it does not fit) as a long read on a lower-priority thread.
+    pub(crate) fn read<T, F>(
+        &self,
+        command: &'static Command,
+        small: bool,
+        produce: F,
+    ) -> ResponseStream<T>
     where
         T: prost::Message + 'static,
         F: Fn(&Sink<T>) -> Result<(), ServiceError> + Send + 'static,
     {
-        if small {
+        if command.inline(small) {
             let _command = keel_store::command::enter(crate::monitor::current_counters());
             let sink = Sink {
                 faults: keel_store::mapped_read_faults(),

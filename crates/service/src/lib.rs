@@ -11,6 +11,7 @@ mod auth;
 mod branches;
 pub mod browse;
 pub mod changes;
+pub mod command;
 mod config;
 mod content;
 mod context;

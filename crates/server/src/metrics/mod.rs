@@ -29,10 +29,9 @@ pub(crate) fn build(
     scan_every: Duration,
 ) -> std::io::Result<ServerMetrics> {
     let mut registry = Registry::with_prefix("keel");
-    let rpcs: Vec<&'static str> = crate::replica::gate::WRITE_RPCS
+    let rpcs: Vec<&'static str> = keel_service::command::COMMANDS
         .iter()
-        .chain(crate::replica::gate::READ_RPCS)
-        .copied()
+        .map(|c| c.name)
         .collect();
     let rpc = Arc::new(RpcMetrics::register(&mut registry, &rpcs));
     let probe = Arc::new(ProbeMetrics::register(&mut registry));

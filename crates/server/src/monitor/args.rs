@@ -1,6 +1,6 @@
 //! A command's arguments as `monitor show -a` and the command log show them: the request
 //! message's fields (without the caller, which has fields of its own), cut to a bound, and
-//! nothing at all for the requests that carry a password.
+//! nothing at all for the commands that carry a password (`secret` in the command table).
 //!
 //! A command keeps its request ([`Arguments`]) and puts it in words only when asked (most
 //! commands end with nobody asking, and with the command log on, the log's writer thread
@@ -10,17 +10,28 @@
 
 use std::fmt::{self, Write};
 
-/// RPCs whose requests carry a password: their arguments are never kept.
-const SECRET: [&str; 3] = ["Login", "SetPassword", "SaveUser"];
+/// Whether `command`'s requests carry a password (its row's `secret` flag): their arguments
+/// are never kept.
+fn secret(command: &str) -> bool {
+    keel_service::command::find(command).is_some_and(|c| c.secret)
+}
 
 /// The first field of every request, which is left out.
 const CALLER: &[u8] = b"caller: ";
 
 /// A command's request, kept to be put in words when asked.
 pub(crate) struct Arguments {
-    request: Box<dyn fmt::Debug + Send + Sync>,
+    kept: Kept,
     /// Most bytes of the text.
     max: usize,
+}
+
+/// What was kept of a command's request.
+enum Kept {
+    /// A gRPC request message, put in words when asked.
+    Request(Box<dyn fmt::Debug + Send + Sync>),
+    /// The arguments in words already (a front end other than gRPC's).
+    Words(String),
 }
 
 impl Arguments {
@@ -30,15 +41,30 @@ impl Arguments {
     where
         T: fmt::Debug + Clone + Send + Sync + 'static,
     {
-        (!SECRET.contains(&command)).then(|| Arguments {
-            request: Box::new(request.clone()),
+        (!secret(command)).then(|| Arguments {
+            kept: Kept::Request(Box::new(request.clone())),
             max,
+        })
+    }
+
+    /// Keeps the arguments `words` of command `command` as a front end put them, cut to `max`
+    /// bytes; `None` for the commands that carry a password.
+    pub(crate) fn words(command: &str, mut words: String, max: usize) -> Option<Arguments> {
+        (!secret(command)).then(|| {
+            cut(&mut words, max);
+            Arguments {
+                kept: Kept::Words(words),
+                max,
+            }
         })
     }
 
     /// The arguments' text (`…` marks a cut).
     pub(crate) fn text(&self) -> String {
-        of(&*self.request, self.max)
+        match &self.kept {
+            Kept::Request(request) => of(&**request, self.max),
+            Kept::Words(words) => words.clone(),
+        }
     }
 }
 

@@ -40,7 +40,10 @@ pub(crate) struct Observe {
 
 impl Around for Observe {
     fn call<S: GrpcService>(&self, inner: &mut S, req: http::Request<Body>) -> ReplyFuture {
-        let command = wrap::method(&req).to_string();
+        // The command's name from its row in the table (a method with none keeps its own).
+        let method = wrap::method(&req);
+        let command = keel_service::command::find(method).map_or(method, |c| c.name);
+        let command = command.to_string();
         let agent = req
             .headers()
             .get(http::header::USER_AGENT)

@@ -1,103 +1,18 @@
 //! The gate in front of a replica's API: every RPC that writes metadata is refused (naming the
 //! primary) or, with `--forward-writes`, sent on to the primary unchanged; reads (and the have
 //! list updates a replica keeps itself) pass through, except that a forwarding replica also
-//! forwards reads of the opened-files state. The RPC lists below are the one place that says
-//! which RPC writes; a test checks they cover every RPC in `keel.proto`.
+//! forwards reads of the opened-files state. What each RPC does comes from its row in the
+//! service's command table (`keel_service::command`), the one place that says which command
+//! writes.
 
 use keel_metrics::wrap::{self, Around, GrpcService, ReplyFuture};
 use keel_proto::v1 as pb;
+use keel_service::command::{self, Kind};
 use prost::Message;
 use std::sync::Arc;
 use tonic::body::Body;
 use tonic::transport::Channel;
 use tower_service::Service;
-
-/// RPCs that change the primary's metadata (or, like `Checkpoint`, act on its journal).
-pub(crate) const WRITE_RPCS: &[&str] = &[
-    "CreateDepot",
-    "SaveWorkspace",
-    "DeleteWorkspace",
-    "CloneWorkspace",
-    "Open",
-    "Move",
-    "Revert",
-    "Reopen",
-    "SaveChange",
-    "Submit",
-    "Integrate",
-    "ResolveDone",
-    "Shelve",
-    "DeleteShelved",
-    "Unshelve",
-    "Obliterate",
-    "SaveLabel",
-    "DeleteLabel",
-    "Tag",
-    "Labelsync",
-    "SaveBranch",
-    "DeleteBranch",
-    "Checkpoint",
-    "SaveTriggers",
-    "Login",
-    "Logout",
-    "SetPassword",
-    "SaveUser",
-    "DeleteUser",
-    "Configure",
-    "SaveGroup",
-    "DeleteGroup",
-    "SaveProtections",
-];
-
-/// RPCs a replica answers itself. `UpdateHave` writes only the replica's own have lists.
-pub(crate) const READ_RPCS: &[&str] = &[
-    "Info",
-    "ListDepots",
-    "GetWorkspace",
-    "ListWorkspaces",
-    "Opened",
-    "ResolveList",
-    "Resolved",
-    "Integrated",
-    "Sync",
-    "UpdateHave",
-    "Have",
-    "HaveIfChanged",
-    "Files",
-    "Fstat",
-    "Dirs",
-    "Filelog",
-    "Changes",
-    "Describe",
-    "Print",
-    "Diff2",
-    "GetLabel",
-    "ListLabels",
-    "GetBranch",
-    "ListBranches",
-    "Journal",
-    "Content",
-    "Verify",
-    "GetTriggers",
-    "LoginStatus",
-    "GetUser",
-    "ListUsers",
-    "ListSettings",
-    // A replica lists and terminates its own commands.
-    "MonitorShow",
-    "MonitorTerminate",
-    // A replica keeps its own probe timings: they measure the replica.
-    "ReportProbe",
-    "GetGroup",
-    "ListGroups",
-    "GetProtections",
-    "Protects",
-];
-
-/// Reads of the opened-files state that a replica forwarding writes sends to the primary too:
-/// forwarded writes change that state, and the same user's next command (`submit` after
-/// `add`, `resolve` after `sync`) must see it at once, before the replica has applied it.
-pub(crate) const FORWARDED_READS: &[&str] = &["Opened", "ResolveList", "Resolved"];
 
 /// What the gate does with writes.
 pub(crate) struct Mode {
@@ -147,9 +62,10 @@ impl Around for Gate {
             return Box::pin(inner.call(req));
         }
         let method = wrap::method(&req).to_string();
-        // An RPC in neither list is treated as a write: a replica never guesses it is safe.
-        let writes = WRITE_RPCS.contains(&method.as_str()) || !READ_RPCS.contains(&method.as_str());
-        let forwarded_read = FORWARDED_READS.contains(&method.as_str());
+        // An RPC with no row is treated as a write: a replica never guesses it is safe.
+        let kind = command::find(&method).map_or(Kind::Write, |c| c.kind);
+        let writes = kind == Kind::Write;
+        let forwarded_read = kind == Kind::ReadOpened;
         let Some(mode) = self
             .mode
             .clone()
@@ -189,30 +105,6 @@ impl Around for Gate {
                 );
                 Box::pin(std::future::ready(Ok(status.into_http())))
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{FORWARDED_READS, READ_RPCS, WRITE_RPCS};
-
-    /// Every RPC in the proto is classified exactly once, so a new RPC cannot reach a
-    /// replica's store unclassified.
-    #[test]
-    fn every_rpc_is_either_a_read_or_a_write() {
-        let rpcs = crate::proto_rpcs();
-        assert!(rpcs.len() > 40, "{rpcs:?}");
-        for rpc in &rpcs {
-            let reads = READ_RPCS.contains(rpc);
-            let writes = WRITE_RPCS.contains(rpc);
-            assert!(reads ^ writes, "{rpc} must be in exactly one list");
-        }
-        for read in FORWARDED_READS {
-            assert!(READ_RPCS.contains(read), "{read} must be a read");
-        }
-        for listed in READ_RPCS.iter().chain(WRITE_RPCS) {
-            assert!(rpcs.contains(listed), "{listed} is no RPC of keel.proto");
         }
     }
 }
