@@ -8,9 +8,10 @@
 //! content is in the depot, so replacing it loses nothing.
 //!
 //! The checks go from cheap to dear, so a normal sync pays nothing extra: the target digest (in
-//! the sync record), then the have revision's digest (one Have call per sync, on the first
-//! file that needs it), then the file's own revisions (one Files call per file, only for files
-//! that failed both).
+//! the sync record), then the have revision's digest (also in the sync record, for files a
+//! sync leaves writable; from a server that does not send it, one Have call per sync on the
+//! first file that needs it), then the file's own revisions (one Files call per file, only for
+//! files that failed both).
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -55,7 +56,12 @@ impl ClobberCheck {
         if !synced_writable {
             return Ok(false);
         }
-        if self.have_digests.is_none() {
+        // The server names the have revision's digest for files a sync leaves writable.
+        if !file.have_digest.is_empty() {
+            if same(&file.have_digest) {
+                return Ok(true);
+            }
+        } else if self.have_digests.is_none() {
             let records = ws.have(conn, Vec::new()).await?;
             self.have_digests = Some(
                 records
@@ -64,12 +70,14 @@ impl ClobberCheck {
                     .collect(),
             );
         }
-        let have = self
-            .have_digests
-            .as_ref()
-            .and_then(|m| m.get(&file.depot_file));
-        if have.is_some_and(|d| same(d)) {
-            return Ok(true);
+        if file.have_digest.is_empty() {
+            let have = self
+                .have_digests
+                .as_ref()
+                .and_then(|m| m.get(&file.depot_file));
+            if have.is_some_and(|d| same(d)) {
+                return Ok(true);
+            }
         }
         Ok(revision_digests(conn, &file.depot_file)
             .await?

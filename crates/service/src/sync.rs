@@ -68,6 +68,10 @@ pub struct SyncItem {
     pub size: u64,
     /// When the revision was submitted (seconds since the epoch).
     pub time: i64,
+    /// The content digest of the revision the workspace has, for an update or delete of a
+    /// file the sync left writable (`allwrite`, `+w`): the client's clobber check recognises an
+    /// unchanged file by it without reading the whole have list.
+    pub have_digest: Option<Digest>,
 }
 
 impl SyncItem {
@@ -82,6 +86,7 @@ impl SyncItem {
             digest: None,
             size: 0,
             time: 0,
+            have_digest: None,
         }
     }
 }
@@ -485,7 +490,16 @@ impl Service {
                     have,
                 };
                 self.plan_file(
-                    file, pass.who, opened, opts, totals, schedule, unsettled, sink,
+                    snap,
+                    ws.row.options.allwrite,
+                    file,
+                    pass.who,
+                    opened,
+                    opts,
+                    totals,
+                    schedule,
+                    unsettled,
+                    sink,
                 )?;
             }
         }
@@ -499,6 +513,8 @@ impl Service {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn plan_file(
         &self,
+        snap: &dyn ReadTxn,
+        allwrite: bool,
         file: FilePlan,
         who: &Access,
         opened: &HashMap<DepotPath, OpenedRow>,
@@ -538,6 +554,7 @@ impl Service {
                     digest: t.digest,
                     size: t.size,
                     time: t.time,
+                    have_digest: None,
                 };
                 return emit(item, None, totals, sink);
             }
@@ -547,9 +564,17 @@ impl Service {
             }
             return Ok(());
         }
+        // The have revision's digest, when the file on disk may be writable.
+        let have_digest = |writable: bool| -> Result<Option<keel_core::Digest>, ServiceError> {
+            if !writable || have == 0 {
+                return Ok(None);
+            }
+            Ok(snap.revision(&path, have)?.and_then(|r| r.digest))
+        };
         let Some(target) = target else {
             if have != 0 {
-                let item = SyncItem::deleted(path, client_file);
+                let mut item = SyncItem::deleted(path.clone(), client_file);
+                item.have_digest = have_digest(allwrite)?;
                 emit(item, None, totals, sink)?;
             }
             return Ok(());
@@ -566,6 +591,11 @@ impl Service {
         } else {
             Some(self.content_of(&target)?)
         };
+        let have_digest = if action == SyncAction::Updated {
+            have_digest(allwrite || target.file_type.writable)?
+        } else {
+            None
+        };
         let item = SyncItem {
             depot_file: target.path,
             client_file,
@@ -575,6 +605,7 @@ impl Service {
             digest: target.digest,
             size: target.size,
             time: target.time,
+            have_digest,
         };
         emit(item, content, totals, sink)
     }

@@ -1,6 +1,6 @@
 //! Sync's shortcut for a workspace near head: when the have list is marked as exactly what a
-//! whole-view sync at change C gave (`keel_store::HaveMark`), only files of changes C and later
-//! can differ from head, so a whole-view sync looks at those files alone instead of merging
+//! whole-view sync gave, with C the lowest change number a later submit can have
+//! (`keel_store::HaveMark`), only files of changes C and later can differ from head, so a whole-view sync looks at those files alone instead of merging
 //! the whole have list with the whole view.
 //!
 //! Why the shortcut's plan is the full merge's plan: the mark is set only by the client, after
@@ -17,7 +17,7 @@ use crate::access::Access;
 use crate::context::WorkspaceCtx;
 use crate::sync::{FilePlan, SyncEvent, SyncMark, SyncOptions, Tally};
 use crate::{Service, ServiceError};
-use keel_core::{ChangeNumber, DepotPath};
+use keel_core::{ChangeNumber, ChangeStatus, DepotPath};
 use keel_store::{ChangeFilter, HaveState, OpenedRow, ReadTxn};
 use std::collections::{BTreeSet, HashMap};
 
@@ -30,13 +30,17 @@ pub(crate) struct Marking {
     view: String,
     /// The newest change number in the sync's snapshot.
     last: u64,
+    /// The lowest change number a revision submitted after the snapshot can have: `last`
+    /// while the newest change is pending (its submit may keep its number), `last + 1` once it
+    /// is submitted (a later submit of an older pending change takes a new number).
+    next: u64,
 }
 
 impl Marking {
     /// The mark this sync may leave once the client has recorded it.
     pub(crate) fn into_mark(self) -> SyncMark {
         SyncMark {
-            change: self.last,
+            change: self.next,
             removed: self.removed,
             view: self.view,
             writes: self.state.writes,
@@ -64,15 +68,18 @@ impl Service {
         // The newest change row, pending or submitted: every revision in the snapshot belongs
         // to a change at most this, and a submit that commits later keeps its number only when
         // it is the newest allocated, otherwise takes a new one, so its number is at least this.
-        let last = snap
-            .list_changes(&ChangeFilter::default(), None, 1)?
-            .first()
-            .map_or(0, |c| c.change.0);
+        let newest = snap.list_changes(&ChangeFilter::default(), None, 1)?;
+        let last = newest.first().map_or(0, |c| c.change.0);
+        let next = match newest.first() {
+            Some(c) if c.status == ChangeStatus::Submitted => last + 1,
+            _ => last,
+        };
         Ok(Marking {
             state,
             removed: snap.revisions_removed()?,
             view: ws.row.view.join("\n"),
             last,
+            next,
         })
     }
 
@@ -89,8 +96,8 @@ impl Service {
         };
         if mark.removed != marking.removed
             || mark.view != marking.view
-            || mark.change > marking.last
-            || marking.last - mark.change >= self.config.sync_since_max_changes
+            || mark.change > marking.next
+            || marking.next - mark.change >= self.config.sync_since_max_changes
         {
             return Ok(None);
         }
@@ -124,7 +131,7 @@ impl Service {
         Ok(Some(Changed {
             paths,
             from: mark.change,
-            scanned: marking.last - mark.change + 1,
+            scanned: (marking.last + 1).saturating_sub(mark.change),
         }))
     }
 
@@ -159,6 +166,8 @@ impl Service {
                 have,
             };
             self.plan_file(
+                snap,
+                ws.row.options.allwrite,
                 file,
                 who,
                 opened,

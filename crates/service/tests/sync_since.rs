@@ -260,3 +260,20 @@ fn a_mark_is_refused_after_another_write() {
         "the next sync merges the whole have list"
     );
 }
+
+/// A mark made while the newest change is submitted starts the next look after that change:
+/// no later submit can take its number, so a sync right after an import looks at no change.
+#[test]
+fn the_rescan_starts_after_a_submitted_newest_change() {
+    let w = start();
+    let mut newest = 0;
+    w.service
+        .changes(&w.ann, &keel_service::ChangesQuery::default(), &mut |c| {
+            newest = newest.max(c.change.0);
+            Ok(())
+        })
+        .expect("changes");
+    let (plan, since) = whole(&w);
+    assert_eq!(plan, Vec::new());
+    assert_eq!(since, Some(newest + 1));
+}

@@ -415,3 +415,61 @@ fn the_command_log_rotates_by_size_and_keeps_few_files() {
         }
     }
 }
+
+/// An update of an `allwrite` workspace (every synced file writable) checks each updated file
+/// against the have revision's digest the sync record carries: the command log shows the sync
+/// and no read of the whole have list, and a file edited in place is still not clobbered.
+#[test]
+fn an_allwrite_update_reads_no_whole_have_list() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start_at(&dir.path().join("root")).expect("starts");
+    let a = workspace_on(&server, dir.path(), "alice", "wa");
+    let b = workspace_on(&server, dir.path(), "bob", "wb");
+    for i in 0..5 {
+        crate::common::write(&a.cwd, &format!("f{i}.txt"), format!("{i}\n"));
+    }
+    a.ok(&["add", "..."]);
+    a.ok(&["submit", "-d", "five"]);
+    let root = b.cwd.to_str().expect("utf-8").to_string();
+    b.ok(&[
+        "workspace",
+        "create",
+        "wb",
+        "--root",
+        &root,
+        "--options",
+        "allwrite",
+    ]);
+    b.ok(&["sync"]);
+    crate::common::write(&b.cwd, "f4.txt", "bob's own\n");
+    a.ok(&["edit", "f0.txt", "f1.txt", "f4.txt"]);
+    for i in [0, 1, 4] {
+        crate::common::write(&a.cwd, &format!("f{i}.txt"), format!("{i} again\n"));
+    }
+    a.ok(&["submit", "-d", "three"]);
+    let out = b.run(&["sync"]);
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(text.contains("Can't clobber writable file"), "{text}");
+    assert_eq!(crate::common::read(&b.cwd, "f0.txt"), b"0 again\n");
+    assert_eq!(crate::common::read(&b.cwd, "f4.txt"), b"bob's own\n");
+    // Both syncs of wb are logged (the first and the update); neither read a whole have list.
+    let log = server.root.join("logs/commands.jsonl");
+    let wb_syncs = |lines: &[serde_json::Value]| {
+        lines
+            .iter()
+            .filter(|r| str_field(r, "command") == "Sync" && str_field(r, "workspace") == "wb")
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut lines = log_until(&log, |_| true);
+    while wb_syncs(&lines) < 2 {
+        assert!(Instant::now() < deadline, "the update is not logged");
+        std::thread::sleep(Duration::from_millis(20));
+        lines = log_until(&log, |_| true);
+    }
+    let have_reads: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|r| str_field(r, "command") == "Have" && str_field(r, "workspace") == "wb")
+        .collect();
+    assert!(have_reads.is_empty(), "{have_reads:?}");
+}
