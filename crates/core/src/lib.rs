@@ -13,6 +13,7 @@ pub mod form;
 pub mod group;
 pub mod ids;
 pub mod integ;
+pub mod keyword;
 pub mod merge;
 pub mod options;
 pub mod path;
@@ -22,6 +23,7 @@ pub mod reserved;
 pub mod resolve;
 pub mod spec;
 pub mod trigger;
+pub mod typemap;
 pub mod view;
 
 pub use action::FileAction;
@@ -29,7 +31,11 @@ pub use auth::{SecurityLevel, SettingError, TicketBinding, UserType, password_is
 pub use calendar::civil_from_days;
 pub use diff::unified_diff;
 pub use error_text::error_chain;
-pub use filetype::{BaseType, FileType, FileTypeError, LocalKind, TypeChange, detect_base_type};
+pub use filetype::{
+    BaseType, FileType, FileTypeError, Keywords, LocalKind, TypeChange, detect_base_type,
+};
+pub use keyword::KeywordValues;
+pub use typemap::{TypemapError, TypemapLine, parse_typemap, typemap_lookup};
 pub use form::{Form, FormError};
 pub use group::{GroupLimits, GroupMembers, Limit, groups_of};
 pub use ids::{
