@@ -13,7 +13,7 @@ use crate::{
     PathRange, ReadTxn, RevisionRow, ShelvedRow, StoreError, TicketRow, UserRow, WorkspaceRow,
     WriteTxn,
 };
-use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine};
+use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine, TypemapLine};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::sync::LazyLock;
 
@@ -148,6 +148,11 @@ impl<T: HasConn> ReadTxn for T {
     fn triggers(&self) -> Result<Vec<TriggerLine>, StoreError> {
         let sql = "SELECT name, kind, path, command FROM triggers ORDER BY seq";
         collect(self.conn(), sql, [], codec::trigger)
+    }
+
+    fn typemap(&self) -> Result<Vec<TypemapLine>, StoreError> {
+        let sql = "SELECT file_type, pattern FROM typemap ORDER BY seq";
+        collect(self.conn(), sql, [], codec::typemap_line)
     }
 
     fn list_depots(&self) -> Result<Vec<DepotRow>, StoreError> {
@@ -689,6 +694,22 @@ impl WriteTxn for Tx<'_> {
                 line.kind.as_str(),
                 line.path,
                 line.command
+            ])?;
+        }
+        Ok(())
+    }
+
+    fn replace_typemap(&mut self, table: &[TypemapLine]) -> Result<(), StoreError> {
+        self.conn.prepare_cached("DELETE FROM typemap")?.execute([])?;
+        let mut insert = self
+            .conn
+            .prepare_cached("INSERT INTO typemap VALUES (?1, ?2, ?3)")?;
+        for (seq, line) in table.iter().enumerate() {
+            let minus = if line.exclude { "-" } else { "" };
+            insert.execute(params![
+                seq as i64,
+                line.file_type.to_string(),
+                format!("{minus}{}", line.pattern)
             ])?;
         }
         Ok(())
