@@ -243,10 +243,8 @@ pub fn detect_type(path: &Path) -> Result<String> {
 /// The type string a new file is added with: its base type, `+x` when executable.
 pub(crate) fn new_file_type(base: BaseType, executable: bool) -> String {
     FileType {
-        base,
         executable,
-        writable: false,
-        exclusive: false,
+        ..FileType::plain(base)
     }
     .to_string()
 }

@@ -196,7 +196,10 @@ mod tests {
             ("$File$", "$File: //depot/src/a.c $"),
             ("$Revision$", "$Revision: #3 $"),
             ("$Author$", "$Author: ana $"),
-            ("// $Id$ and $Change$\n", "// $Id: //depot/src/a.c#3 $ and $Change: 42 $\n"),
+            (
+                "// $Id$ and $Change$\n",
+                "// $Id: //depot/src/a.c#3 $ and $Change: 42 $\n",
+            ),
             ("$Id: stale old value $", "$Id: //depot/src/a.c#3 $"),
             ("cost: $5, $Unknown$, $Id", "cost: $5, $Unknown$, $Id"),
             ("$Id:\n$", "$Id:\n$"),

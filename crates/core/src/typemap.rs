@@ -130,9 +130,17 @@ mod tests {
     #[test]
     fn bad_lines_are_refused_naming_the_line() {
         let cases: &[(&[&str], usize, &str)] = &[
-            (&["text //a/...", "blob //depot/..."], 2, "unknown base type"),
+            (
+                &["text //a/...", "blob //depot/..."],
+                2,
+                "unknown base type",
+            ),
             (&["text+q //depot/..."], 1, "unknown modifier 'q'"),
-            (&["text", "binary //x/..."], 1, "expected a type and a depot pattern"),
+            (
+                &["text", "binary //x/..."],
+                1,
+                "expected a type and a depot pattern",
+            ),
             (&["", "", "text depot/..."], 3, "must start with '//'"),
             (&["text //depot/a //depot/b"], 1, "more than one pattern"),
             (&["text \"//depot/a"], 1, "quote is not closed"),

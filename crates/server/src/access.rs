@@ -92,6 +92,8 @@ pub(crate) const RPC_ACCESS: &[(&str, Option<Level>)] = &[
     ("MonitorShow", Some(Level::List)),
     ("MonitorTerminate", Some(Level::Super)),
     ("ReportProbe", Some(Level::List)),
+    ("GetTypemap", Some(Level::List)),
+    ("SaveTypemap", Some(Level::Super)),
 ];
 
 /// The level `rpc` needs somewhere (`None`: none). An RPC missing from the list needs super,

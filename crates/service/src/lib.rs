@@ -41,6 +41,7 @@ mod submit;
 mod sync;
 mod sync_since;
 mod triggers;
+mod typemap;
 mod upload;
 mod upload_pool;
 pub mod verify;

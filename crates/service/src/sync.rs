@@ -68,6 +68,11 @@ pub struct SyncItem {
     pub size: u64,
     /// When the revision was submitted (seconds since the epoch).
     pub time: i64,
+    /// The revision's change (0 for a file that leaves the workspace).
+    pub change: u64,
+    /// Who submitted the revision, for a keyword-expanded (`+k`) file's `$Author$` (empty for
+    /// other files: it costs a lookup).
+    pub author: String,
 }
 
 impl SyncItem {
@@ -81,6 +86,8 @@ impl SyncItem {
             file_type: None,
             digest: None,
             size: 0,
+            change: 0,
+            author: String::new(),
             time: 0,
         }
     }
@@ -485,7 +492,7 @@ impl Service {
                     have,
                 };
                 self.plan_file(
-                    file, pass.who, opened, opts, totals, schedule, unsettled, sink,
+                    snap, file, pass.who, opened, opts, totals, schedule, unsettled, sink,
                 )?;
             }
         }
@@ -499,6 +506,7 @@ impl Service {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn plan_file(
         &self,
+        snap: &dyn ReadTxn,
         file: FilePlan,
         who: &Access,
         opened: &HashMap<DepotPath, OpenedRow>,
@@ -538,6 +546,8 @@ impl Service {
                     digest: t.digest,
                     size: t.size,
                     time: t.time,
+                    change: t.change.0,
+                    author: String::new(),
                 };
                 return emit(item, None, totals, sink);
             }
@@ -566,6 +576,13 @@ impl Service {
         } else {
             Some(self.content_of(&target)?)
         };
+        let author = if target.file_type.expanded_keywords() != keel_core::Keywords::None {
+            snap.get_change(target.change)?
+                .map(|c| c.user)
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
         let item = SyncItem {
             depot_file: target.path,
             client_file,
@@ -575,6 +592,8 @@ impl Service {
             digest: target.digest,
             size: target.size,
             time: target.time,
+            change: target.change.0,
+            author,
         };
         emit(item, content, totals, sink)
     }

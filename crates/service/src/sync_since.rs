@@ -159,6 +159,7 @@ impl Service {
                 have,
             };
             self.plan_file(
+                snap,
                 file,
                 who,
                 opened,

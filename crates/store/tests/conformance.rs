@@ -773,7 +773,14 @@ fn typemap_is_replaced_whole_and_kept() {
     let table = keel_core::parse_typemap(&lines).expect("table");
     {
         let store = SqliteStore::open(&path, &StoreConfig::default()).expect("open");
-        assert!(store.snapshot().expect("snap").typemap().expect("read").is_empty());
+        assert!(
+            store
+                .snapshot()
+                .expect("snap")
+                .typemap()
+                .expect("read")
+                .is_empty()
+        );
         let all = table.clone();
         write(&store, move |txn| txn.replace_typemap(&all)).expect("replace");
         let refused: Result<(), StoreError> = write(&store, |txn| {

@@ -182,6 +182,11 @@ pub enum ServiceError {
     /// The caller may not edit the triggers table.
     #[error("You don't have permission for this operation: editing the triggers table needs super")]
     TriggersNeedSuper,
+    /// The caller may not edit the typemap.
+    #[error(
+        "You don't have permission for this operation: editing the typemap needs super (user {user})"
+    )]
+    TypemapNeedsSuper { user: String },
     /// A sync on a read-only replica would schedule a resolve (an opened file's head moved),
     /// which writes the primary's metadata: nothing was synced.
     #[error(

@@ -700,7 +700,9 @@ impl WriteTxn for Tx<'_> {
     }
 
     fn replace_typemap(&mut self, table: &[TypemapLine]) -> Result<(), StoreError> {
-        self.conn.prepare_cached("DELETE FROM typemap")?.execute([])?;
+        self.conn
+            .prepare_cached("DELETE FROM typemap")?
+            .execute([])?;
         let mut insert = self
             .conn
             .prepare_cached("INSERT INTO typemap VALUES (?1, ?2, ?3)")?;
