@@ -70,6 +70,7 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
             record.have_rev,
             || local.clone(),
             &FileStat::of(&meta),
+            keel_client::keywords::keywords_of(&record.head_type),
         )?;
         if !blake3::Hash::from(digest)
             .to_hex()
