@@ -316,7 +316,9 @@ impl LocalState {
 
     /// The digest of the local file at `path()` (lstat'ed as `stat`): from its entry when the
     /// stat is the recorded one, else read and hashed (and recorded when settled). `path` is
-    /// called only to read the file.
+    /// called only to read the file. A keyword file (`keywords` not none) is hashed
+    /// un-expanded, the form its revisions are stored in.
+    #[allow(clippy::too_many_arguments)]
     pub fn digest(
         &mut self,
         rec: &mut Recording,
