@@ -24,6 +24,7 @@ mod have_token;
 pub use keel_store::failpoints;
 mod fileinfo;
 pub mod integrate;
+mod keep_revisions;
 mod labels;
 mod labelsync;
 mod monitor;

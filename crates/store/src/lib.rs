@@ -310,6 +310,13 @@ pub trait WriteTxn: ReadTxn {
     /// Removes every integration record naming `path` as source or target.
     fn delete_integrations_of(&mut self, path: &DepotPath) -> Result<usize, StoreError>;
     fn delete_revision(&mut self, path: &DepotPath, rev: u32) -> Result<(), StoreError>;
+    /// Purges a revision's content reference (`+S`): the revision stays in the history with no
+    /// digest (its content is gone). Returns the digest it had, if any.
+    fn purge_revision_content(
+        &mut self,
+        path: &DepotPath,
+        rev: u32,
+    ) -> Result<Option<Digest>, StoreError>;
     /// After revisions were deleted: for each of `digests` that no content-owning revision
     /// refers to any more, makes one revision that still refers to it (a lazy copy) its owner,
     /// so [`ReadTxn::digest_in_use`] keeps seeing it; when no revision refers to it at all, open

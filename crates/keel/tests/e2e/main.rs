@@ -37,6 +37,7 @@ mod metrics;
 mod monitor;
 mod obliterate;
 mod proxy;
+mod purged_types;
 mod replica;
 mod replica_content;
 mod replica_fetch;

@@ -141,8 +141,11 @@ pub enum ServiceError {
     /// A stored label spec can no longer be used (its View or Revision).
     #[error("label {name}: {reason}")]
     BadLabel { name: String, reason: String },
-    /// The content of a deleted revision was asked for.
-    #[error("{path}#{rev} - deleted revisions have no content")]
+    /// The content of a deleted revision (or of one a `+S` type purged) was asked for.
+    #[error(
+        "{path}#{rev} - has no content: the revision deletes the file, or its content was purged \
+         (only the newest revisions of a +S file keep theirs)"
+    )]
     DeletedRevision { path: String, rev: u32 },
     /// A revision's or shelved file's content is not in the content store (`file` is the path
     /// with `#REV` or `@=CHANGE`).

@@ -1038,6 +1038,30 @@ impl WriteTxn for Tx<'_> {
         Ok(())
     }
 
+    fn purge_revision_content(
+        &mut self,
+        path: &DepotPath,
+        rev: u32,
+    ) -> Result<Option<Digest>, StoreError> {
+        let old: Option<Option<Vec<u8>>> = self
+            .conn
+            .prepare_cached("SELECT digest FROM revisions WHERE path = ?1 AND rev = ?2")?
+            .query_row(params![path.as_str(), rev], |r| r.get(0))
+            .optional()?;
+        let Some(Some(bytes)) = old else {
+            return Ok(None);
+        };
+        self.conn
+            .prepare_cached(
+                "UPDATE revisions SET digest = NULL, lazy = 0 WHERE path = ?1 AND rev = ?2",
+            )?
+            .execute(params![path.as_str(), rev])?;
+        let digest: [u8; 32] = bytes.try_into().map_err(|_| {
+            StoreError::Corrupt(format!("{path}#{rev}: a digest of the wrong size"))
+        })?;
+        Ok(Some(Digest(digest)))
+    }
+
     fn put_label(&mut self, l: &LabelRow) -> Result<(), StoreError> {
         self.conn
             .prepare_cached(
