@@ -351,10 +351,14 @@ impl fmt::Display for FileType {
 /// How many leading bytes of a file [`detect_base_type`] looks at.
 const SAMPLE_LIMIT: usize = 64 * 1024;
 
-/// Text when `sample` (the first up to 64 KiB of a file) has no NUL and is valid UTF-8,
-/// allowing a multi-byte sequence cut off at the end of the sample; otherwise Binary.
+/// Utf16 when `sample` (the first up to 64 KiB of a file) starts with a UTF-16 byte order
+/// mark; Text when it has no NUL and is valid UTF-8, allowing a multi-byte sequence cut off at
+/// the end of the sample; otherwise Binary.
 pub fn detect_base_type(sample: &[u8]) -> BaseType {
     let sample = &sample[..sample.len().min(SAMPLE_LIMIT)];
+    if sample.starts_with(&[0xff, 0xfe]) || sample.starts_with(&[0xfe, 0xff]) {
+        return BaseType::Utf16;
+    }
     if sample.contains(&0) {
         return BaseType::Binary;
     }
@@ -565,6 +569,8 @@ mod tests {
             ("cut after text", b"abc\xe2\x82", BaseType::Text),
             ("cut past 64KiB", &long_text, BaseType::Text),
             ("png header", b"\x89PNG\r\n\x1a\n", BaseType::Binary),
+            ("utf16le bom", b"\xff\xfeh\0i\0", BaseType::Utf16),
+            ("utf16be bom", b"\xfe\xff\0h\0i", BaseType::Utf16),
         ];
         for (name, sample, want) in cases {
             assert_eq!(detect_base_type(sample), *want, "{name}");
