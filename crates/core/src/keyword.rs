@@ -251,4 +251,33 @@ mod tests {
         assert_eq!(k("binary+k"), Keywords::None);
         assert_eq!(k("text"), Keywords::None);
     }
+
+    /// Over every short text of the characters keywords are made of, un-expanding an
+    /// expanded text gives what un-expanding the text gives: a workspace file synced
+    /// expanded and left alone always hashes as its stored revision.
+    #[test]
+    fn unexpand_undoes_expand_for_every_short_text() {
+        let alphabet = [b'$', b'I', b'd', b':', b' ', b'\n', b'x'];
+        let mut checked = 0;
+        for len in 0..=6u32 {
+            for mut code in 0..(alphabet.len() as u64).pow(len) {
+                let mut text = Vec::with_capacity(len as usize);
+                for _ in 0..len {
+                    text.push(alphabet[(code % alphabet.len() as u64) as usize]);
+                    code /= alphabet.len() as u64;
+                }
+                for which in [Keywords::All, Keywords::IdOnly] {
+                    let expanded = expand(&text, which, &V);
+                    assert_eq!(
+                        unexpand(&expanded, which),
+                        unexpand(&text, which),
+                        "{:?}",
+                        String::from_utf8_lossy(&text)
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, (0..=6).map(|n| 7u64.pow(n)).sum::<u64>());
+    }
 }

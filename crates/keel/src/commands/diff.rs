@@ -100,8 +100,8 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
         outputs.sort_by(|a, b| a.0.cmp(&b.0));
         for (label, local, record, old, new) in outputs {
             let header = format!("==== {label} - {local} ====");
-            let binary = !detect_base_type(&old).is_line_text()
-                || !detect_base_type(&new).is_line_text();
+            let binary =
+                !detect_base_type(&old).is_line_text() || !detect_base_type(&new).is_line_text();
             let text = if binary {
                 "(... files differ ...)".to_string()
             } else {
