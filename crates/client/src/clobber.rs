@@ -42,7 +42,8 @@ impl ClobberCheck {
         file: &SyncFile,
         local: &Path,
     ) -> Result<bool> {
-        let Some(local_digest) = transfer::hash_local(local)? else {
+        let keywords = crate::keywords::keywords_of(&file.file_type);
+        let Some(local_digest) = transfer::hash_local_as(local, keywords)? else {
             return Ok(true);
         };
         let same = |digest: &str| !digest.is_empty() && digest.eq_ignore_ascii_case(&local_digest);

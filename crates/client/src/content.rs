@@ -1,4 +1,5 @@
 //! Reading file content from the server (the Print stream): decompress, verify, deliver.
+//! A keyword file's (`+k`) content is delivered expanded, as `print` and a workspace show it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -6,14 +7,20 @@ use std::path::{Path, PathBuf};
 use keel_proto::v1::content_message::Body;
 use keel_proto::v1::{ContentHeader, ContentMessage, FileRecord, FilesRequest};
 
+use keel_core::keyword::expand;
+use keel_core::{KeywordValues, Keywords};
+
 use crate::connect::Connection;
 use crate::error::{Error, IoContext, Result};
+use crate::keywords::keywords_of;
 use crate::stream::PeekStream;
 use crate::transfer::{ContentDecoder, IncomingFile, LocalMode};
 
 /// A Print stream read file by file.
 pub struct ContentStream {
     stream: PeekStream<ContentMessage>,
+    /// The current file's record when its keywords are expanded.
+    keyworded: Option<FileRecord>,
 }
 
 impl ContentStream {
@@ -42,6 +49,7 @@ impl ContentStream {
             .into_inner();
         Ok(ContentStream {
             stream: PeekStream::new(conn, inner),
+            keyworded: None,
         })
     }
 
@@ -54,6 +62,8 @@ impl ContentStream {
             };
             match message.body {
                 Some(Body::File(record)) => {
+                    self.keyworded =
+                        (keywords_of(&record.head_type) != Keywords::None).then(|| record.clone());
                     let header = match self.stream.next().await? {
                         Some(ContentMessage {
                             body: Some(Body::Header(h)),
@@ -95,11 +105,40 @@ impl ContentStream {
         header: &ContentHeader,
         label: &Path,
     ) -> Result<(W, u64)> {
+        if let Some(record) = self.keyworded.take() {
+            let expanded = self.expanded(&record, header, label).await?;
+            let mut sink = sink;
+            sink.write_all(&expanded).at(label)?;
+            return Ok((sink, expanded.len() as u64));
+        }
         let mut decoder = ContentDecoder::new(sink, header.compressed, &header.digest).at(label)?;
         while let Some(chunk) = self.next_chunk().await? {
             decoder.write_chunk(&chunk).at(label)?;
         }
         decoder.finish(label)
+    }
+
+    /// A keyword file's content, verified as stored, then expanded for `record`'s revision.
+    async fn expanded(
+        &mut self,
+        record: &FileRecord,
+        header: &ContentHeader,
+        label: &Path,
+    ) -> Result<Vec<u8>> {
+        let mut decoder =
+            ContentDecoder::new(Vec::new(), header.compressed, &header.digest).at(label)?;
+        while let Some(chunk) = self.next_chunk().await? {
+            decoder.write_chunk(&chunk).at(label)?;
+        }
+        let (raw, _) = decoder.finish(label)?;
+        let values = KeywordValues {
+            depot_file: &record.depot_file,
+            rev: record.head_rev,
+            change: record.head_change,
+            time: i64::try_from(record.head_time).unwrap_or(i64::MAX),
+            author: &record.user,
+        };
+        Ok(expand(&raw, keywords_of(&record.head_type), &values).into_owned())
     }
 
     /// Reads the current file's content into memory.
@@ -118,6 +157,12 @@ impl ContentStream {
         target: PathBuf,
         mode: LocalMode,
     ) -> Result<u64> {
+        if let Some(record) = self.keyworded.take() {
+            let expanded = self.expanded(&record, header, &target).await?;
+            let mut incoming = IncomingFile::begin(target, false, "", mode)?;
+            incoming.write_chunk(&expanded)?;
+            return incoming.finish();
+        }
         let mut incoming = IncomingFile::begin(target, header.compressed, &header.digest, mode)?;
         let mut failure = None;
         while let Some(chunk) = self.next_chunk().await? {

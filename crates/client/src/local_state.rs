@@ -316,7 +316,9 @@ impl LocalState {
 
     /// The digest of the local file at `path()` (lstat'ed as `stat`): from its entry when the
     /// stat is the recorded one, else read and hashed (and recorded when settled). `path` is
-    /// called only to read the file.
+    /// called only to read the file. A keyword file (`keywords` not none) is hashed
+    /// un-expanded, the form its revisions are stored in.
+    #[allow(clippy::too_many_arguments)]
     pub fn digest(
         &mut self,
         rec: &mut Recording,
@@ -325,6 +327,7 @@ impl LocalState {
         have_rev: u32,
         path: impl FnOnce() -> PathBuf,
         stat: &FileStat,
+        keywords: keel_core::Keywords,
     ) -> Result<[u8; 32]> {
         let stat = *stat;
         let mut hint = self.hint;
@@ -344,7 +347,13 @@ impl LocalState {
             }
             return Ok(r.digest);
         }
-        let digest = hash_file(&path(), stat.is_symlink(), &mut rec.buf)?;
+        // A keyword file's entry holds the digest of its un-expanded content: what it is
+        // compared with (the stored revision's) is of that form too.
+        let digest = if keywords == keel_core::Keywords::None || stat.is_symlink() {
+            hash_file(&path(), stat.is_symlink(), &mut rec.buf)?
+        } else {
+            crate::keywords::hash_unexpanded(&path(), keywords)?
+        };
         rec.hashed += 1;
         if rec.settled(&stat) {
             // The entry's own depot file when it is unchanged: the arena (the loaded file's
@@ -655,7 +664,15 @@ mod tests {
         let mut rec = Recording::start_in(dir.path(), Duration::from_secs(3600), 4096);
         let meta = std::fs::symlink_metadata(&file).unwrap();
         state
-            .digest(&mut rec, "f", "//d/f", 1, path, &FileStat::of(&meta))
+            .digest(
+                &mut rec,
+                "f",
+                "//d/f",
+                1,
+                path,
+                &FileStat::of(&meta),
+                keel_core::Keywords::None,
+            )
             .unwrap();
         let older = FileStat::of(&meta).newest_ns() < rec.started_ns;
         assert_eq!(state.get("f").is_some(), older);
@@ -663,7 +680,15 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         let mut rec = Recording::start_in(dir.path(), Duration::from_secs(3600), 4096);
         state
-            .digest(&mut rec, "f", "//d/f", 1, path, &FileStat::of(&meta))
+            .digest(
+                &mut rec,
+                "f",
+                "//d/f",
+                1,
+                path,
+                &FileStat::of(&meta),
+                keel_core::Keywords::None,
+            )
             .unwrap();
         assert!(
             state.get("f").is_some(),
@@ -686,7 +711,15 @@ mod tests {
         assert_eq!(moved.modified().unwrap(), mtime);
         let mut rec = Recording::start_in(dir.path(), Duration::ZERO, 4096);
         let digest = state
-            .digest(&mut rec, "f", "//d/f", 1, path, &FileStat::of(&moved))
+            .digest(
+                &mut rec,
+                "f",
+                "//d/f",
+                1,
+                path,
+                &FileStat::of(&moved),
+                keel_core::Keywords::None,
+            )
             .unwrap();
         assert_eq!(rec.hashed, 1);
         assert_eq!(digest, *blake3::hash(b"jello").as_bytes());
@@ -705,7 +738,15 @@ mod tests {
         // Just written: within the slack of the scan's start, so hashed but not kept.
         let mut rec = Recording::start(Duration::from_secs(3600), 4096);
         let digest = state
-            .digest(&mut rec, "f", "//d/f", 1, path, &FileStat::of(&meta))
+            .digest(
+                &mut rec,
+                "f",
+                "//d/f",
+                1,
+                path,
+                &FileStat::of(&meta),
+                keel_core::Keywords::None,
+            )
             .unwrap();
         assert_eq!(digest, *blake3::hash(b"hello").as_bytes());
         assert!(state.get("f").is_none());
@@ -714,7 +755,15 @@ mod tests {
         std::thread::sleep(Duration::from_millis(5));
         let mut rec = Recording::start(Duration::ZERO, 4096);
         state
-            .digest(&mut rec, "f", "//d/f", 1, path, &FileStat::of(&meta))
+            .digest(
+                &mut rec,
+                "f",
+                "//d/f",
+                1,
+                path,
+                &FileStat::of(&meta),
+                keel_core::Keywords::None,
+            )
             .unwrap();
         assert_eq!(rec.hashed, 1);
         assert!(state.get("f").is_some());
@@ -723,7 +772,15 @@ mod tests {
         assert_eq!(reloaded.origin, StateOrigin::Loaded);
         assert_eq!(reloaded.get("f"), state.get("f"));
         reloaded
-            .digest(&mut rec, "f", "//d/f", 2, path, &FileStat::of(&meta))
+            .digest(
+                &mut rec,
+                "f",
+                "//d/f",
+                2,
+                path,
+                &FileStat::of(&meta),
+                keel_core::Keywords::None,
+            )
             .unwrap();
         assert_eq!(rec.hashed, 1);
         assert_eq!(reloaded.get("f").unwrap().have_rev, 2);
@@ -735,7 +792,15 @@ mod tests {
             .unwrap();
         let meta = std::fs::symlink_metadata(&file).unwrap();
         reloaded
-            .digest(&mut rec, "f", "//d/f", 2, path, &FileStat::of(&meta))
+            .digest(
+                &mut rec,
+                "f",
+                "//d/f",
+                2,
+                path,
+                &FileStat::of(&meta),
+                keel_core::Keywords::None,
+            )
             .unwrap();
         assert_eq!(rec.hashed, 2);
     }

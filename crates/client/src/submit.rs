@@ -85,6 +85,15 @@ impl SubmitPlan {
         Ok(planning.finish())
     }
 
+    /// The depot files whose content is uploaded with keywords un-expanded (`+k`), which
+    /// the workspace shows expanded again after the submit.
+    pub fn keyword_files(&self) -> impl Iterator<Item = &str> {
+        self.uploads
+            .iter()
+            .filter(|u| u.keywords != keel_core::Keywords::None)
+            .map(|u| u.depot_file.as_str())
+    }
+
     /// How many open records were planned (with [`SubmitPlan::of_change`], the
     /// content-carrying ones).
     pub fn files(&self) -> u64 {

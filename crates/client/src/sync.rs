@@ -1,6 +1,8 @@
 //! The sync driver: consumes the Sync stream, hands files to the writers, reports them in
 //! stream order and records the have list for the files in place.
 
+use crate::keywords::{expanded_for_sync, keywords_of};
+use keel_core::{FileType, Keywords};
 use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 
@@ -239,18 +241,38 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
             // A new symlink may redirect directories other files are being written into.
             self.settle(true).await?;
         }
-        let job = FileJob {
+        // `modtime` (or a `+m` file): the file's modification time is the revision's submit
+        // time, as in Perforce.
+        let keep_modtime = self.ws.options.modtime
+            || FileType::parse(&event.file.file_type).is_ok_and(|t| t.modtime);
+        let mut job = FileJob {
             target: local,
             compressed: event.file.compressed,
             digest: event.file.digest.clone(),
             mode,
-            // `modtime`: the file's modification time is the revision's submit time, as in
-            // Perforce.
-            modified: (self.ws.options.modtime && event.file.mod_time > 0)
-                .then_some(event.file.mod_time),
+            modified: (keep_modtime && event.file.mod_time > 0).then_some(event.file.mod_time),
             fresh,
         };
         let tuning = *self.conn.tuning();
+        if !mode.symlink && keywords_of(&event.file.file_type) != Keywords::None {
+            // A keyword file is received whole, verified as stored, and written expanded.
+            let mut stored = Vec::new();
+            while let Some(chunk) = next_chunk(stream).await? {
+                stored.extend_from_slice(&chunk);
+            }
+            let expanded = match expanded_for_sync(&event.file, &stored, &job.target) {
+                Ok(expanded) => expanded,
+                Err(e) => {
+                    event.result = Err(e);
+                    return self.push(event, None).await;
+                }
+            };
+            job.compressed = false;
+            job.digest = String::new();
+            let writers = self.writers.get_or_insert_with(|| Writers::start(&tuning));
+            let written = writers.submit_whole(job, vec![expanded]).await?;
+            return self.push(event, Some(written)).await;
+        }
         let writers = self.writers.get_or_insert_with(|| Writers::start(&tuning));
         // A small file is received whole and joins a batch; one that turns out larger than
         // announced streams like a large file, starting with what was received.

@@ -465,6 +465,49 @@ pub fn read_for_upload(
     Ok((hasher.finalize().to_hex().to_string(), size))
 }
 
+/// [`read_for_upload`] of a file whose type expands `keywords`: its content un-expanded (the
+/// form that is stored), in one piece.
+pub fn read_for_upload_as(
+    path: &Path,
+    keywords: keel_core::Keywords,
+    chunk: usize,
+    mut each: impl FnMut(Vec<u8>) -> bool,
+) -> Result<(String, u64)> {
+    let symlink = std::fs::symlink_metadata(path)
+        .at(path)?
+        .file_type()
+        .is_symlink();
+    if keywords == keel_core::Keywords::None || symlink {
+        return read_for_upload(path, chunk, each);
+    }
+    let plain = crate::keywords::read_unexpanded(path, keywords)?;
+    let digest = blake3::hash(&plain).to_hex().to_string();
+    let size = plain.len() as u64;
+    for piece in plain.chunks(chunk.max(1)) {
+        if !each(piece.to_vec()) {
+            break;
+        }
+    }
+    Ok((digest, size))
+}
+
+/// [`hash_local`] of a file whose type expands `keywords`: the digest of its un-expanded
+/// content, the form that is stored.
+pub fn hash_local_as(path: &Path, keywords: keel_core::Keywords) -> Result<Option<String>> {
+    if keywords == keel_core::Keywords::None {
+        return hash_local(path);
+    }
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+        Ok(meta) if meta.is_dir() => Ok(None),
+        Ok(meta) if meta.file_type().is_symlink() => hash_local(path),
+        Ok(_) => Ok(Some(hex::encode(crate::keywords::hash_unexpanded(
+            path, keywords,
+        )?))),
+    }
+}
+
 /// The BLAKE3 hex digest of a local workspace file (symlinks hash their target), or None
 /// when it does not exist.
 pub fn hash_local(path: &Path) -> Result<Option<String>> {

@@ -13,6 +13,7 @@
 //! connection with `ENHANCE_YOUR_CALM` ("too_many_data_frames") and the client sees a broken
 //! pipe.
 
+use crate::keywords::keywords_of;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -126,6 +127,8 @@ impl<M> Unpin for BatchStream<M> {}
 pub struct Upload {
     pub depot_file: String,
     pub local: PathBuf,
+    /// The keywords the file's type expands: its content is sent un-expanded.
+    pub keywords: keel_core::Keywords,
 }
 
 /// Decides, one opened record at a time, which files' content must be sent: content-carrying
@@ -173,7 +176,7 @@ impl<'a> Planner<'a> {
             if self.in_missing_dir(&local) {
                 return Ok(None);
             }
-            match transfer::hash_local(&local)? {
+            match transfer::hash_local_as(&local, keywords_of(&record.file_type))? {
                 None => {
                     self.note_missing(&local);
                     return Ok(None);
@@ -187,6 +190,7 @@ impl<'a> Planner<'a> {
         self.uploads.push(Upload {
             depot_file: record.depot_file.clone(),
             local: local.clone(),
+            keywords: keywords_of(&record.file_type),
         });
         Ok(Some(local))
     }
@@ -266,10 +270,11 @@ where
                 return Ok(false);
             }
             let mut open = true;
-            let (digest, size) = transfer::read_for_upload(&upload.local, chunk, |piece| {
-                open = send(UploadPart::Chunk(piece));
-                open
-            })?;
+            let (digest, size) =
+                transfer::read_for_upload_as(&upload.local, upload.keywords, chunk, |piece| {
+                    open = send(UploadPart::Chunk(piece));
+                    open
+                })?;
             if !open || !send(UploadPart::FileEnd(FileEnd { digest, size })) {
                 return Ok(false);
             }

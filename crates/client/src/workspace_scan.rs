@@ -119,6 +119,7 @@ pub fn scan(
                     file.have_rev,
                     local,
                     meta,
+                    crate::keywords::keywords_of(file.file_type),
                 )?;
                 if new_type.is_some() || digest != have_digest {
                     let mut edit = entry(&file, local());
@@ -243,10 +244,8 @@ pub fn detect_type(path: &Path) -> Result<String> {
 /// The type string a new file is added with: its base type, `+x` when executable.
 pub(crate) fn new_file_type(base: BaseType, executable: bool) -> String {
     FileType {
-        base,
         executable,
-        writable: false,
-        exclusive: false,
+        ..FileType::plain(base)
     }
     .to_string()
 }

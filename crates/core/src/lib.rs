@@ -13,6 +13,7 @@ pub mod form;
 pub mod group;
 pub mod ids;
 pub mod integ;
+pub mod keyword;
 pub mod merge;
 pub mod options;
 pub mod path;
@@ -22,6 +23,7 @@ pub mod reserved;
 pub mod resolve;
 pub mod spec;
 pub mod trigger;
+pub mod typemap;
 pub mod view;
 
 pub use action::FileAction;
@@ -29,13 +31,16 @@ pub use auth::{SecurityLevel, SettingError, TicketBinding, UserType, password_is
 pub use calendar::civil_from_days;
 pub use diff::unified_diff;
 pub use error_text::error_chain;
-pub use filetype::{BaseType, FileType, FileTypeError, LocalKind, TypeChange, detect_base_type};
+pub use filetype::{
+    BaseType, FileType, FileTypeError, Keywords, LocalKind, TypeChange, detect_base_type,
+};
 pub use form::{Form, FormError};
 pub use group::{GroupLimits, GroupMembers, Limit, groups_of};
 pub use ids::{
     ChangeNumber, ChangeRef, ChangeStatus, DepotName, Digest, IdError, UserName, WorkspaceName,
 };
 pub use integ::{IntegEdge, IntegHow, ancestors, pending_range, select_base};
+pub use keyword::KeywordValues;
 pub use merge::{MergeOutcome, merge3};
 pub use options::{OptionsError, SpecLock, WorkspaceOptions};
 pub use path::{ClientPath, DepotPath, PathError};
@@ -45,4 +50,5 @@ pub use reserved::{RESERVED_FILE_NAMES, reserved_name};
 pub use resolve::{Resolution, ResolveMode, Skip, decide, decide_binary};
 pub use spec::{FileSpec, RevSpec, SpecError};
 pub use trigger::{FormType, TriggerError, TriggerKind, TriggerLine, TriggerVars};
+pub use typemap::{TypemapError, TypemapLine, parse_typemap, typemap_lookup};
 pub use view::{LineKind, View, ViewError, ViewLine};

@@ -633,6 +633,8 @@ impl pb::keel_server::Keel for Api {
                             .unwrap_or(0),
                         mod_time: item.time.max(0) as u64,
                         have_digest: item.have_digest.map(|d| d.to_hex()).unwrap_or_default(),
+                        change: item.change,
+                        author: item.author,
                     };
                     sink.send(pb::SyncMessage {
                         body: Some(Body::File(msg)),
@@ -1436,5 +1438,19 @@ impl pb::keel_server::Keel for Api {
             lines: lines.into_iter().map(api_access::protect_entry).collect(),
             max_level: level.map(|l| l.as_str().to_string()).unwrap_or_default(),
         }))
+    }
+
+    async fn get_typemap(
+        &self,
+        req: Request<pb::GetTypemapRequest>,
+    ) -> Result<Response<pb::TypemapTable>, Status> {
+        crate::api_typemap::get_typemap(&self.service, req).await
+    }
+
+    async fn save_typemap(
+        &self,
+        req: Request<pb::SaveTypemapRequest>,
+    ) -> Result<Response<pb::TypemapTable>, Status> {
+        crate::api_typemap::save_typemap(&self.service, req).await
     }
 }

@@ -194,7 +194,8 @@ impl WireError for ServiceError {
             ServiceError::ResolveOnReplica { file, .. } => {
                 (Code::FailedPrecondition, on_path(R::ReadOnlyReplica, file))
             }
-            ServiceError::MonitorNeedsSuper { user, .. } => (
+            ServiceError::MonitorNeedsSuper { user, .. }
+            | ServiceError::TypemapNeedsSuper { user } => (
                 Code::PermissionDenied,
                 pb::ErrorDetail {
                     user: user.clone(),

@@ -12,6 +12,7 @@ mod api_probe;
 mod api_replication;
 mod api_shelves;
 mod api_triggers;
+mod api_typemap;
 mod api_verify;
 mod audit;
 mod command_gate;

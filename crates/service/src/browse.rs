@@ -9,7 +9,7 @@ use crate::{
     SyncMark, error::bad_path,
 };
 use keel_core::IntegHow;
-use keel_core::{BaseType, DepotPath, Right};
+use keel_core::{DepotPath, Right};
 use keel_store::{HaveMark, HaveRow, PathRange, ReadTxn};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -297,7 +297,15 @@ impl Service {
                     }
                     who.require(Right::Read, rev.path.as_str())?;
                     printed += 1;
-                    sink(from_revision(&rev), self.content_of(&rev)?)
+                    let mut info = from_revision(&rev);
+                    // A keyword-expanded file's `$Author$`: who submitted the revision.
+                    if rev.file_type.expanded_keywords() != keel_core::Keywords::None {
+                        info.user = snap
+                            .get_change(rev.change)?
+                            .map(|c| c.user)
+                            .unwrap_or_default();
+                    }
+                    sink(info, self.content_of(&rev)?)
                 },
             )?;
             if printed == 0 {
@@ -339,7 +347,7 @@ impl Service {
         let (a, b) = (one(left)?, one(right)?);
         who.require(Right::Read, a.path.as_str())?;
         who.require(Right::Read, b.path.as_str())?;
-        let binary = a.file_type.base != BaseType::Text || b.file_type.base != BaseType::Text;
+        let binary = !a.file_type.base.is_line_text() || !b.file_type.base.is_line_text();
         let identical = a.digest == b.digest;
         let diff = if identical || binary {
             String::new()

@@ -6,7 +6,7 @@ use crate::expand::Selection;
 use crate::fileinfo::{from_opened, from_revision};
 use crate::open::check_pending_change;
 use crate::{Caller, ChangeError, ChangeInfo, FileInfo, Service, ServiceError};
-use keel_core::{BaseType, ChangeNumber, DepotPath, RevSpec, unified_diff};
+use keel_core::{ChangeNumber, DepotPath, RevSpec, unified_diff};
 use keel_store::{ChangeFilter, ChangeRow, ChangeStatus, RevisionRow};
 use std::collections::HashSet;
 use std::io::Read;
@@ -304,7 +304,7 @@ impl Service {
                 sink(DescribePart::File(Box::new(info)))?;
                 // Diffs show content: only of files the caller may read.
                 if !summary
-                    && rev.file_type.base == BaseType::Text
+                    && rev.file_type.base.is_line_text()
                     && who.user.allows(keel_core::Right::Read, rev.path.as_str())
                 {
                     text_files.push(rev.clone());

@@ -4,7 +4,7 @@ use crate::changes::{DescribePart, change_info};
 use crate::context::load_change;
 use crate::shelve::{shelved_info, whole_shelf};
 use crate::{Caller, Service, ServiceError};
-use keel_core::{BaseType, ChangeNumber, unified_diff};
+use keel_core::{ChangeNumber, unified_diff};
 use keel_store::{RevisionRow, ShelvedRow};
 
 /// A shelved file as a revision row, so the revision text helpers can read it.
@@ -46,7 +46,7 @@ impl Service {
         }
         for shelved in shelf.values() {
             // Diffs show content: only of files the caller may read.
-            if shelved.file_type.base != BaseType::Text
+            if !shelved.file_type.base.is_line_text()
                 || !who
                     .user
                     .allows(keel_core::Right::Read, shelved.path.as_str())

@@ -12,7 +12,7 @@ use crate::paging::Cursor;
 use crate::reserved::check_reserved;
 use crate::{Caller, FileInfo, FileOutcome, OpenError, Service, ServiceError, error::bad_argument};
 use keel_core::{
-    BaseType, ChangeNumber, ChangeRef, DepotPath, FileAction, FileType, Right, TypeChange,
+    ChangeNumber, ChangeRef, DepotPath, FileAction, FileType, Right, TypeChange, typemap_lookup,
 };
 use keel_store::{ChangeStatus, OpenedRow, PathRange, ReadTxn, WriteTxn};
 use std::collections::HashSet;
@@ -38,12 +38,7 @@ pub struct OpenRequest {
 }
 
 /// An added file's type when the client detected none.
-const TEXT: FileType = FileType {
-    base: BaseType::Text,
-    executable: false,
-    writable: false,
-    exclusive: false,
-};
+const TEXT: FileType = FileType::TEXT;
 
 fn apply_type(base: FileType, requested: Option<TypeChange>) -> FileType {
     requested.map_or(base, |change| change.apply(base))
@@ -200,6 +195,11 @@ impl Service {
     ) -> Result<Vec<(OpenedRow, FileInfo)>, OpenError> {
         let mut plan = Vec::new();
         let mut seen = HashSet::new();
+        // The typemap gives the type of files added without `-t`, over the detected one.
+        let typemap = match req.file_type {
+            Some(_) => Vec::new(),
+            None => snap.typemap()?,
+        };
         for (i, file) in req.files.iter().enumerate() {
             let arg = FileArg::parse(file, snap, Some(ws))?;
             let depot = arg
@@ -216,7 +216,10 @@ impl Service {
             who.require(Right::Open, depot.as_str())?;
             check_reserved(depot.as_str())?;
             let base = req.add_types.get(i).copied().flatten().unwrap_or(TEXT);
-            let file_type = apply_type(base, req.file_type);
+            let requested = req
+                .file_type
+                .or_else(|| typemap_lookup(&typemap, depot.as_str()));
+            let file_type = apply_type(base, requested);
             let head = snap.head_revision(&depot)?;
             if let Some(head) = &head
                 && !head.action.is_delete()

@@ -289,7 +289,12 @@ impl SubmitSession {
         // The workspace now has every submitted revision (a crash part way leaves the have
         // list behind the workspace, never ahead of it).
         let mut listening = true;
+        let mut kept = Vec::new();
         service.submitted_files(&result, &mut |files| {
+            kept.extend(files.iter().filter_map(|f| {
+                let keep = f.head_type.and_then(|t| t.keep)?;
+                Some((f.depot_file.clone(), keep))
+            }));
             let have: Vec<HaveRow> = files
                 .iter()
                 .map(|f| HaveRow {
@@ -303,6 +308,11 @@ impl SubmitSession {
             listening = listening && each(&result, files);
             Ok(())
         })?;
+        // `+S`/`+Sn` files: older revisions' content goes. The change is submitted whatever
+        // happens here; content queued and not yet deleted is purged at the next start.
+        if let Err(e) = service.reclaim_beyond_keep(kept) {
+            tracing::warn!(change = number.0, error = %e, "purging +S revisions failed");
+        }
         if let Some(triggers) = &triggers {
             // After the commit: a failure is reported, the change stays submitted.
             result.trigger_failures = service.run_commit_triggers(

@@ -72,6 +72,11 @@ pub struct SyncItem {
     /// file the sync left writable (`allwrite`, `+w`): the client's clobber check recognises an
     /// unchanged file by it without reading the whole have list.
     pub have_digest: Option<Digest>,
+    /// The revision's change (0 for a file that leaves the workspace).
+    pub change: u64,
+    /// Who submitted the revision, for a keyword-expanded (`+k`) file's `$Author$` (empty for
+    /// other files: it costs a lookup).
+    pub author: String,
 }
 
 impl SyncItem {
@@ -85,6 +90,8 @@ impl SyncItem {
             file_type: None,
             digest: None,
             size: 0,
+            change: 0,
+            author: String::new(),
             time: 0,
             have_digest: None,
         }
@@ -555,6 +562,8 @@ impl Service {
                     size: t.size,
                     time: t.time,
                     have_digest: None,
+                    change: t.change.0,
+                    author: String::new(),
                 };
                 return emit(item, None, totals, sink);
             }
@@ -596,6 +605,13 @@ impl Service {
         } else {
             None
         };
+        let author = if target.file_type.expanded_keywords() != keel_core::Keywords::None {
+            snap.get_change(target.change)?
+                .map(|c| c.user)
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
         let item = SyncItem {
             depot_file: target.path,
             client_file,
@@ -606,6 +622,8 @@ impl Service {
             size: target.size,
             time: target.time,
             have_digest,
+            change: target.change.0,
+            author,
         };
         emit(item, content, totals, sink)
     }

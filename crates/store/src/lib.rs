@@ -39,7 +39,7 @@ pub use rows::{
 };
 pub use sqlite::{SqliteStore, WriterStats, mapped_read_faults};
 
-use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine};
+use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine, TypemapLine};
 
 /// A consistent, read-only view of the metadata.
 ///
@@ -232,6 +232,8 @@ pub trait ReadTxn {
     /// The triggers table, in table order. Read whole: it is an admin's form of a few lines,
     /// like the depot list.
     fn triggers(&self) -> Result<Vec<TriggerLine>, StoreError>;
+    /// The typemap, in table order. Read whole, like the triggers table: a few admin lines.
+    fn typemap(&self) -> Result<Vec<TypemapLine>, StoreError>;
 
     /// A user's spec and password hash.
     fn get_user(&self, name: &str) -> Result<Option<UserRow>, StoreError>;
@@ -308,6 +310,13 @@ pub trait WriteTxn: ReadTxn {
     /// Removes every integration record naming `path` as source or target.
     fn delete_integrations_of(&mut self, path: &DepotPath) -> Result<usize, StoreError>;
     fn delete_revision(&mut self, path: &DepotPath, rev: u32) -> Result<(), StoreError>;
+    /// Purges a revision's content reference (`+S`): the revision stays in the history with no
+    /// digest (its content is gone). Returns the digest it had, if any.
+    fn purge_revision_content(
+        &mut self,
+        path: &DepotPath,
+        rev: u32,
+    ) -> Result<Option<Digest>, StoreError>;
     /// After revisions were deleted: for each of `digests` that no content-owning revision
     /// refers to any more, makes one revision that still refers to it (a lazy copy) its owner,
     /// so [`ReadTxn::digest_in_use`] keeps seeing it; when no revision refers to it at all, open
@@ -335,6 +344,8 @@ pub trait WriteTxn: ReadTxn {
 
     /// Replaces the whole triggers table with `table`, in its order.
     fn replace_triggers(&mut self, table: &[TriggerLine]) -> Result<(), StoreError>;
+    /// Replaces the whole typemap with `table`, in its order.
+    fn replace_typemap(&mut self, table: &[TypemapLine]) -> Result<(), StoreError>;
     /// Creates or replaces a user (spec and password hash).
     fn put_user(&mut self, user: &UserRow) -> Result<(), StoreError>;
     /// Moves a user's access time forward to `now`.

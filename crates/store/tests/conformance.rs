@@ -754,3 +754,46 @@ fn an_idle_have_lists_wal_is_emptied() {
         2
     );
 }
+
+/// The typemap is replaced whole, read back in its order (exclusions and quoted patterns
+/// included), kept across a reopen, and left alone by a failed job.
+#[test]
+fn typemap_is_replaced_whole_and_kept() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("meta.db");
+    let lines: Vec<String> = [
+        "binary+lS2 //depot/....bin",
+        "text+k //depot/src/...",
+        "binary -//depot/src/vendor/...",
+        "+x \"//depot/with space/...\"",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let table = keel_core::parse_typemap(&lines).expect("table");
+    {
+        let store = SqliteStore::open(&path, &StoreConfig::default()).expect("open");
+        assert!(
+            store
+                .snapshot()
+                .expect("snap")
+                .typemap()
+                .expect("read")
+                .is_empty()
+        );
+        let all = table.clone();
+        write(&store, move |txn| txn.replace_typemap(&all)).expect("replace");
+        let refused: Result<(), StoreError> = write(&store, |txn| {
+            txn.replace_typemap(&[])?;
+            Err(StoreError::Corrupt("refused on purpose".into()))
+        });
+        assert!(refused.is_err());
+    }
+    let store = SqliteStore::open(&path, &StoreConfig::default()).expect("reopen");
+    let read = store.snapshot().expect("snap").typemap().expect("read");
+    assert_eq!(read, table);
+    let one = table[1..2].to_vec();
+    write(&store, move |txn| txn.replace_typemap(&one)).expect("replace");
+    let read = store.snapshot().expect("snap").typemap().expect("read");
+    assert_eq!(read, table[1..2].to_vec());
+}

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use anyhow::{Result, bail};
 use keel_client::content::ContentStream;
 use keel_client::local_state::{FileStat, LocalState, Recording, StateKey};
-use keel_core::{BaseType, detect_base_type, unified_diff};
+use keel_core::{detect_base_type, unified_diff};
 use keel_proto::v1::{Diff2Request, FileRecord};
 
 use super::records::rev_text;
@@ -83,6 +83,7 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
             record.have_rev,
             || local.clone(),
             &FileStat::of(&meta),
+            keel_client::keywords::keywords_of(&record.head_type),
         )?;
         if !blake3::Hash::from(digest)
             .to_hex()
@@ -112,8 +113,8 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
         outputs.sort_by(|a, b| a.0.cmp(&b.0));
         for (label, local, record, old, new) in outputs {
             let header = format!("==== {label} - {local} ====");
-            let binary = matches!(detect_base_type(&old), BaseType::Binary)
-                || matches!(detect_base_type(&new), BaseType::Binary);
+            let binary =
+                !detect_base_type(&old).is_line_text() || !detect_base_type(&new).is_line_text();
             let text = if binary {
                 "(... files differ ...)".to_string()
             } else {

@@ -29,6 +29,7 @@ mod submit;
 mod sync;
 pub(crate) mod triggers;
 pub(crate) mod trust;
+pub(crate) mod typemap;
 pub(crate) mod users;
 pub(crate) mod verify;
 mod words;
@@ -140,6 +141,7 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Verify(args) => verify::verify(&mut s, args).await,
         C::Probe(args) => probe::probe(&mut s, args).await,
         C::Triggers(args) => triggers::triggers(&mut s, args).await,
+        C::Typemap(args) => typemap::typemap(&mut s, args).await,
         C::Login(args) => login::login(&mut s, args).await,
         C::Logout(args) => login::logout(&mut s, args).await,
         C::Passwd(args) => login::passwd(&mut s, args).await,

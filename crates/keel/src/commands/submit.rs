@@ -118,22 +118,22 @@ pub async fn submit(s: &mut Session, args: SubmitArgs) -> Result<()> {
     let change = args.change.unwrap_or(0);
     if let Some(description) = args.description {
         let plan = SubmitPlan::of_change(&s.conn, &ws, change).await?;
-        return finish_submit(s, change, &description, &plan).await;
+        return finish_submit(s, &ws, change, &description, &plan).await;
     }
     if change != 0 {
         // The pending change's own description.
         let plan = SubmitPlan::of_change(&s.conn, &ws, change).await?;
-        return finish_submit(s, change, "", &plan).await;
+        return finish_submit(s, &ws, change, "", &plan).await;
     }
     // The default changelist without -d: its files are listed in a change form.
     let opened = ws.opened(&s.conn, Vec::new(), Some(0)).await?;
     if opened.is_empty() {
-        return finish_submit(s, 0, "", &SubmitPlan::default()).await;
+        return finish_submit(s, &ws, 0, "", &SubmitPlan::default()).await;
     }
     let form = edit_change_form(s, &ws, &opened)?;
     if form.files.len() == opened.len() {
         let plan = SubmitPlan::of_records(&ws, &opened)?;
-        return finish_submit(s, 0, &form.description, &plan).await;
+        return finish_submit(s, &ws, 0, &form.description, &plan).await;
     }
     // Files removed from the form go to a new numbered change first.
     let keep: std::collections::HashSet<&str> = form.files.iter().map(String::as_str).collect();
@@ -154,11 +154,12 @@ pub async fn submit(s: &mut Session, args: SubmitArgs) -> Result<()> {
             .await,
     )?;
     let plan = SubmitPlan::of_change(&s.conn, &ws, created.change).await?;
-    finish_submit(s, created.change, &form.description, &plan).await
+    finish_submit(s, &ws, created.change, &form.description, &plan).await
 }
 
 async fn finish_submit(
     s: &Session,
+    ws: &keel_client::workspace::WorkspaceCtx,
     change: u64,
     description: &str,
     plan: &SubmitPlan,
@@ -253,6 +254,41 @@ async fn finish_submit(
     }
     // After the change's own line: a file left writable is reported, never instead of it.
     plan.finish_modes()?;
+    refresh_keyword_files(s, ws, reply.change, plan).await
+}
+
+/// Rewrites the submitted keyword (`+k`) files from the new revisions, so the workspace shows
+/// their new `$Id$`, `$Change$`, ... values, as after a sync.
+async fn refresh_keyword_files(
+    s: &Session,
+    ws: &keel_client::workspace::WorkspaceCtx,
+    change: u64,
+    plan: &SubmitPlan,
+) -> Result<()> {
+    let files: Vec<String> = plan
+        .keyword_files()
+        .map(|f| format!("{f}@{change}"))
+        .collect();
+    if files.is_empty() {
+        return Ok(());
+    }
+    let options = keel_client::sync::SyncOptions {
+        files,
+        force: true,
+        ..Default::default()
+    };
+    let mut failed = Vec::new();
+    keel_client::sync::sync(&s.conn, ws, &options, |event| {
+        if let Err(e) = &event.result {
+            failed.push(format!("{}: {e}", event.file.depot_file));
+        }
+    })
+    .await?;
+    for failure in failed {
+        s.out.error(format!(
+            "{failure} (the file is submitted; sync -f rewrites it)"
+        ));
+    }
     Ok(())
 }
 

@@ -128,4 +128,7 @@ commands! {
     MONITOR_TERMINATE = "MonitorTerminate", super_user, Read;
     /// A replica keeps its own probe timings: they measure the replica.
     REPORT_PROBE = "ReportProbe", list, Read;
+    /// The typemap: anyone may read it, only a super user changes it.
+    GET_TYPEMAP = "GetTypemap", list, Read;
+    SAVE_TYPEMAP = "SaveTypemap", super_user, Write;
 }

@@ -146,8 +146,11 @@ pub enum ServiceError {
     /// A stored label spec can no longer be used (its View or Revision).
     #[error("label {name}: {reason}")]
     BadLabel { name: String, reason: String },
-    /// The content of a deleted revision was asked for.
-    #[error("{path}#{rev} - deleted revisions have no content")]
+    /// The content of a deleted revision (or of one a `+S` type purged) was asked for.
+    #[error(
+        "{path}#{rev} - has no content: the revision deletes the file, or its content was purged \
+         (only the newest revisions of a +S file keep theirs)"
+    )]
     DeletedRevision { path: String, rev: u32 },
     /// A revision's or shelved file's content is not in the content store (`file` is the path
     /// with `#REV` or `@=CHANGE`).
@@ -187,6 +190,11 @@ pub enum ServiceError {
     /// The caller may not edit the triggers table.
     #[error("You don't have permission for this operation: editing the triggers table needs super")]
     TriggersNeedSuper,
+    /// The caller may not edit the typemap.
+    #[error(
+        "You don't have permission for this operation: editing the typemap needs super (user {user})"
+    )]
+    TypemapNeedsSuper { user: String },
     /// A sync on a read-only replica would schedule a resolve (an opened file's head moved),
     /// which writes the primary's metadata: nothing was synced.
     #[error(

@@ -6,7 +6,7 @@ use crate::{
 };
 use keel_core::{
     ChangeNumber, DepotPath, Digest, FileAction, FileType, IntegHow, SpecLock, TriggerKind,
-    TriggerLine, WorkspaceOptions,
+    TriggerLine, TypemapLine, WorkspaceOptions,
 };
 use rusqlite::Row;
 use rusqlite::types::Type;
@@ -277,6 +277,14 @@ pub(crate) fn trigger(row: &Row) -> rusqlite::Result<TriggerLine> {
         path: row.get(2)?,
         command: row.get(3)?,
     })
+}
+
+/// A typemap line (`seq` is not selected): its type and its pattern (`-` for an exclusion).
+pub(crate) fn typemap_line(row: &Row) -> rusqlite::Result<TypemapLine> {
+    let file_type = text_at(row, 0)?;
+    let pattern = text_at(row, 1)?;
+    TypemapLine::parse(&format!("{file_type} \"{pattern}\""), 1)
+        .map_err(|_| corrupt(1, "typemap line", pattern))
 }
 
 pub(crate) fn branch(row: &Row) -> rusqlite::Result<BranchRow> {

@@ -13,7 +13,7 @@ use crate::{
     PathRange, ReadTxn, RevisionRow, ShelvedRow, StoreError, TicketRow, UserRow, WorkspaceRow,
     WriteTxn,
 };
-use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine};
+use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine, TypemapLine};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::sync::LazyLock;
 
@@ -148,6 +148,11 @@ impl<T: HasConn> ReadTxn for T {
     fn triggers(&self) -> Result<Vec<TriggerLine>, StoreError> {
         let sql = "SELECT name, kind, path, command FROM triggers ORDER BY seq";
         collect(self.conn(), sql, [], codec::trigger)
+    }
+
+    fn typemap(&self) -> Result<Vec<TypemapLine>, StoreError> {
+        let sql = "SELECT file_type, pattern FROM typemap ORDER BY seq";
+        collect(self.conn(), sql, [], codec::typemap_line)
     }
 
     fn list_depots(&self) -> Result<Vec<DepotRow>, StoreError> {
@@ -694,6 +699,24 @@ impl WriteTxn for Tx<'_> {
         Ok(())
     }
 
+    fn replace_typemap(&mut self, table: &[TypemapLine]) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("DELETE FROM typemap")?
+            .execute([])?;
+        let mut insert = self
+            .conn
+            .prepare_cached("INSERT INTO typemap VALUES (?1, ?2, ?3)")?;
+        for (seq, line) in table.iter().enumerate() {
+            let minus = if line.exclude { "-" } else { "" };
+            insert.execute(params![
+                seq as i64,
+                line.file_type.to_string(),
+                format!("{minus}{}", line.pattern)
+            ])?;
+        }
+        Ok(())
+    }
+
     fn ensure_user(&mut self, name: &str, now: i64) -> Result<bool, StoreError> {
         let n = self
             .conn
@@ -1013,6 +1036,30 @@ impl WriteTxn for Tx<'_> {
             bump_counter(self.conn, "revisions_removed")?;
         }
         Ok(())
+    }
+
+    fn purge_revision_content(
+        &mut self,
+        path: &DepotPath,
+        rev: u32,
+    ) -> Result<Option<Digest>, StoreError> {
+        let old: Option<Option<Vec<u8>>> = self
+            .conn
+            .prepare_cached("SELECT digest FROM revisions WHERE path = ?1 AND rev = ?2")?
+            .query_row(params![path.as_str(), rev], |r| r.get(0))
+            .optional()?;
+        let Some(Some(bytes)) = old else {
+            return Ok(None);
+        };
+        self.conn
+            .prepare_cached(
+                "UPDATE revisions SET digest = NULL, lazy = 0 WHERE path = ?1 AND rev = ?2",
+            )?
+            .execute(params![path.as_str(), rev])?;
+        let digest: [u8; 32] = bytes.try_into().map_err(|_| {
+            StoreError::Corrupt(format!("{path}#{rev}: a digest of the wrong size"))
+        })?;
+        Ok(Some(Digest(digest)))
     }
 
     fn put_label(&mut self, l: &LabelRow) -> Result<(), StoreError> {

@@ -228,6 +228,16 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE tickets ADD COLUMN address TEXT NOT NULL DEFAULT '';
     "#,
+    // migration for types
+    // the typemap (`keel typemap`): one row per line in table order (`seq`); `pattern` starts
+    // with `-` for an exclusion.
+    r#"
+    CREATE TABLE typemap (
+        seq INTEGER PRIMARY KEY,
+        file_type TEXT NOT NULL,
+        pattern TEXT NOT NULL
+    );
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.
