@@ -13,6 +13,7 @@ pub mod error;
 pub mod have;
 pub mod have_cache;
 pub mod have_index;
+pub mod ignore_rules;
 pub mod landing;
 pub mod local_state;
 pub mod path_order;
