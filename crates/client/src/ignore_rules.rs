@@ -218,13 +218,18 @@ impl Rules {
     /// The rules in effect at the workspace root: the global files (absolute paths) and the
     /// root's own ignore files.
     pub fn at_root(config: &IgnoreConfig, root: &Path) -> Result<Rules> {
+        Rules::globals(config)?.enter(config, root, "", |_| true)
+    }
+
+    /// The rules of the global files (absolute paths) alone: the rules above the root.
+    pub fn globals(config: &IgnoreConfig) -> Result<Rules> {
         let mut rules = Rules::default();
         for global in &config.globals {
             if let Some(file) = IgnoreFile::load(global, "")? {
                 rules = rules.with(file);
             }
         }
-        rules.enter(config, root, "", |_| true)
+        Ok(rules)
     }
 
     /// The rules in effect in the directory at `path` (`rel` below the root), given the rules
