@@ -94,9 +94,8 @@ fn walk_dir(
             }
             let inner = match (&scope, from_root) {
                 (Some((config, rules, _)), Some(from_root)) => {
-                    let rules = rules.enter(config, &path, &from_root, |n| {
-                        path.join(n).is_file()
-                    })?;
+                    let rules =
+                        rules.enter(config, &path, &from_root, |n| path.join(n).is_file())?;
                     Some((*config, rules, from_root))
                 }
                 _ => None,
@@ -178,7 +177,7 @@ mod tests {
         std::fs::write(root.join("x"), "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(root.join("x"), std::fs::Permissions::from_mode(0o755)).unwrap();
         std::os::unix::fs::symlink("t", root.join("l")).unwrap();
-        let types: Vec<(String, String)> = walk_files(root)
+        let types: Vec<(String, String)> = walk_files(root, None)
             .unwrap()
             .iter()
             .map(|f| (f.rel.clone(), walked_type(f).unwrap()))

@@ -47,7 +47,10 @@ impl IgnoreConfig {
             if entry.is_empty() {
                 continue;
             }
-            let expanded = match (home, entry.strip_prefix("$home").or(entry.strip_prefix("~"))) {
+            let expanded = match (
+                home,
+                entry.strip_prefix("$home").or(entry.strip_prefix("~")),
+            ) {
                 (Some(home), Some(rest)) => home.join(rest.trim_start_matches(['/', '\\'])),
                 _ => PathBuf::from(entry),
             };
@@ -364,7 +367,11 @@ mod tests {
             ("main.c", false, false),
         ];
         for (path, is_dir, ignored) in cases {
-            assert_eq!(rules.ignores(path, *is_dir), *ignored, "{path} dir={is_dir}");
+            assert_eq!(
+                rules.ignores(path, *is_dir),
+                *ignored,
+                "{path} dir={is_dir}"
+            );
         }
     }
 

@@ -171,13 +171,8 @@ impl Walk {
                 start = *end;
             }
         }
-        let mut pruned = std::mem::take(
-            &mut *self
-                .shared
-                .pruned
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
-        );
+        let mut pruned =
+            std::mem::take(&mut *self.shared.pruned.lock().unwrap_or_else(|e| e.into_inner()));
         pruned.sort_unstable();
         Ok(pruned)
     }
@@ -287,7 +282,9 @@ impl Batcher {
         if dirs.last().is_none_or(|d| d.as_os_str() != dir.as_os_str()) {
             dirs.push(dir.to_path_buf());
         }
-        self.batch.files.push((end, dirs.len() - 1, name, stat, ignored));
+        self.batch
+            .files
+            .push((end, dirs.len() - 1, name, stat, ignored));
         if self.batch.files.len() >= BATCH_FILES {
             self.flush()?;
         }
@@ -410,9 +407,11 @@ fn read_dir(
         names.push((entry.file_name(), entry));
     }
     names.sort_unstable_by(|(a, _), (b, _)| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
-    let rules = dir.rules.enter(&shared.ignore, &dir.path, &dir.rel, |wanted| {
-        names.iter().any(|(n, _)| n.to_str() == Some(wanted))
-    })?;
+    let rules = dir
+        .rules
+        .enter(&shared.ignore, &dir.path, &dir.rel, |wanted| {
+            names.iter().any(|(n, _)| n.to_str() == Some(wanted))
+        })?;
     let mut rel = dir.rel.clone();
     let base = rel.len();
     let mut subdirs = Vec::new();
@@ -548,6 +547,59 @@ mod tests {
             .unwrap();
         // A walk dropped unconsumed stops its threads.
         drop(Walk::start(dir.path(), 2, 1, &IgnoreConfig::none()).unwrap());
+    }
+
+    #[test]
+    fn ignored_files_come_marked_and_ignored_directories_are_named_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, text) in [
+            (".p4ignore", "*.o\nbuild/\n"),
+            ("src/.p4ignore", "!keep.o\n"),
+            ("src/a.c", "x"),
+            ("src/a.o", "x"),
+            ("src/keep.o", "x"),
+            ("build/out", "x"),
+            ("src/build/deep/x", "x"),
+        ] {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let config = IgnoreConfig::from_setting(None, None);
+        for threads in [1, 3] {
+            let mut seen = Vec::new();
+            let pruned = Walk::start(dir.path(), threads, 1, &config)
+                .unwrap()
+                .for_each(|client, _, _, ignored| {
+                    seen.push((client.to_string(), ignored));
+                    Ok(())
+                })
+                .unwrap();
+            seen.sort();
+            let expected: Vec<(String, bool)> = [
+                (".p4ignore", false),
+                ("src/.p4ignore", false),
+                ("src/a.c", false),
+                ("src/a.o", true),
+                ("src/keep.o", false),
+            ]
+            .iter()
+            .map(|(c, i)| (c.to_string(), *i))
+            .collect();
+            assert_eq!(seen, expected, "{threads} threads");
+            assert_eq!(pruned, ["build", "src/build"]);
+        }
+        // A broken pattern stops the walk with its file and line.
+        std::fs::write(dir.path().join("src/.p4ignore"), "ok\n[z-a]\n").unwrap();
+        let err = Walk::start(dir.path(), 2, 1, &config)
+            .unwrap()
+            .for_each(|_, _, _, _| Ok(()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("src/.p4ignore") && err.contains("line 2"),
+            "{err}"
+        );
     }
 
     #[cfg(unix)]

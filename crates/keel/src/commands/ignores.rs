@@ -21,7 +21,12 @@ pub async fn ignores(s: &mut Session, args: IgnoresArgs) -> Result<()> {
         let rel = paths::relative_to_root(&local, &ws.root)?;
         if args.check {
             let verdict = ignore_rules::check_path(&config, &ws.root, &rel)?;
-            report_check(s, &local.display().to_string(), verdict.as_ref(), args.verbose);
+            report_check(
+                s,
+                &local.display().to_string(),
+                verdict.as_ref(),
+                args.verbose,
+            );
             continue;
         }
         // The rules in effect in the directory: those of the files above it and its own.

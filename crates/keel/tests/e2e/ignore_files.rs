@@ -29,7 +29,11 @@ fn set(items: &[&str]) -> BTreeSet<String> {
 /// A workspace with ignore files at the root and in `sub`, and files each rule covers or not.
 fn ignoring_workspace(fx: &Fixture) -> Client {
     let ws = fx.workspace("alice", "ws");
-    write(&ws.cwd, ".p4ignore", "# build output\n*.o\nbuild/\n!keep.o\n");
+    write(
+        &ws.cwd,
+        ".p4ignore",
+        "# build output\n*.o\nbuild/\n!keep.o\n",
+    );
     write(&ws.cwd, "sub/.p4ignore", "*.tmp\n");
     for rel in [
         "src/a.c",
@@ -122,7 +126,10 @@ fn add_refuses_a_named_ignored_file_unless_told_and_walks_past_ignored_ones() {
     };
     ws.ok(&["revert", "//depot/..."]);
     sub.ok(&["add", "."]);
-    assert_eq!(rels(&ws.json(&["opened"])), set(&["sub/.p4ignore", "sub/s.c"]));
+    assert_eq!(
+        rels(&ws.json(&["opened"])),
+        set(&["sub/.p4ignore", "sub/s.c"])
+    );
 }
 
 #[test]
@@ -130,7 +137,12 @@ fn a_broken_pattern_is_refused_naming_the_file_and_line_and_opens_nothing() {
     let fx = Fixture::new();
     let ws = ignoring_workspace(&fx);
     write(&ws.cwd, "sub/.p4ignore", "*.tmp\n# fine so far\nlog[\n");
-    for args in [&["status"][..], &["reconcile"], &["add", "sub/s.c"], &["clean", "-n"]] {
+    for args in [
+        &["status"][..],
+        &["reconcile"],
+        &["add", "sub/s.c"],
+        &["clean", "-n"],
+    ] {
         let err = ws.fail(args);
         let file = ws.cwd.join("sub/.p4ignore");
         assert!(err.contains(&file.display().to_string()), "{args:?}: {err}");
@@ -158,7 +170,14 @@ fn ignores_lists_the_rules_in_effect_and_says_why_a_path_is_ignored() {
         .collect();
     assert_eq!(rules, ["*.o:2", "build/:3", "!keep.o:4", "*.tmp:1"]);
 
-    let checked = ws.json(&["ignores", "-i", "src/a.o", "keep.o", "src/a.c", "build/deep/x.c"]);
+    let checked = ws.json(&[
+        "ignores",
+        "-i",
+        "src/a.o",
+        "keep.o",
+        "src/a.c",
+        "build/deep/x.c",
+    ]);
     let ignored: Vec<bool> = checked
         .iter()
         .map(|r| field(r, "ignored").as_bool().unwrap())
@@ -186,7 +205,11 @@ fn the_ignore_file_name_comes_from_p4ignore_then_keel_ignore_then_the_keel_file(
     }
     let status = |env: &[(&str, &str)]| -> BTreeSet<String> {
         let out = ws.run_with(&["--json", "status"], env, "");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
@@ -195,7 +218,10 @@ fn the_ignore_file_name_comes_from_p4ignore_then_keel_ignore_then_the_keel_file(
             .collect()
     };
     assert_eq!(status(&[]), set(&["x.b", "x.c"]));
-    assert_eq!(status(&[("KEEL_IGNORE", ".myignore")]), set(&["x.a", "x.c"]));
+    assert_eq!(
+        status(&[("KEEL_IGNORE", ".myignore")]),
+        set(&["x.a", "x.c"])
+    );
     assert_eq!(
         status(&[("P4IGNORE", ".other"), ("KEEL_IGNORE", ".myignore")]),
         set(&["x.a", "x.b"])
@@ -285,9 +311,7 @@ fn replaying_this_repository_reconciles_exactly_the_files_git_tracks() {
         .args(["rev-parse", "--show-toplevel"])
         .output();
     let repo = match inside {
-        Ok(out) if out.status.success() => {
-            String::from_utf8_lossy(&out.stdout).trim().to_string()
-        }
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_string(),
         Ok(out) => panic!(
             "this replay needs the Keel sources to be a git checkout (git rev-parse in {}: {})",
             here.display(),
@@ -327,7 +351,14 @@ fn replaying_this_repository_reconciles_exactly_the_files_git_tracks() {
         } else {
             git(
                 repo,
-                &["diff", "--name-only", "-z", "--no-renames", &commits[step - 1], commit],
+                &[
+                    "diff",
+                    "--name-only",
+                    "-z",
+                    "--no-renames",
+                    &commits[step - 1],
+                    commit,
+                ],
                 &[],
             )
             .split('\0')
@@ -338,13 +369,19 @@ fn replaying_this_repository_reconciles_exactly_the_files_git_tracks() {
         // The translated `.p4ignore` files ignore themselves: never opened.
         let opened = rels(&ws.json(&["reconcile"]));
         assert!(opened.is_disjoint(&p4ignores), "{opened:?}");
-        assert_eq!(opened, changed, "reconcile at commit {commit} (step {step})");
+        assert_eq!(
+            opened, changed,
+            "reconcile at commit {commit} (step {step})"
+        );
         if !opened.is_empty() {
             ws.ok(&["submit", "-d", &format!("replay of {commit}")]);
         }
-        let in_depot = rels(&ws.json(&["files", "//depot/..."]).into_iter().filter(|r| {
-            !str_field(r, "action").contains("delete")
-        }).collect::<Vec<_>>());
+        let in_depot = rels(
+            &ws.json(&["files", "//depot/..."])
+                .into_iter()
+                .filter(|r| !str_field(r, "action").contains("delete"))
+                .collect::<Vec<_>>(),
+        );
         assert_eq!(in_depot, now, "the depot after commit {commit}");
         before = now;
     }
