@@ -185,6 +185,10 @@ pub enum ClientCommand {
     Clean(CleanArgs),
     /// Record files as synced without transferring them (same as sync -k).
     Flush(FlushArgs),
+    /// Lock opened files: others may open them but not submit them until you submit or revert.
+    Lock(LockArgs),
+    /// Release locks on opened files (-f: an admin releases another user's lock).
+    Unlock(UnlockArgs),
     /// Create or delete a pending change.
     Change(ChangeArgs),
     /// Submit a pending change.
@@ -436,6 +440,27 @@ pub struct CleanArgs {
     /// Preview only.
     #[arg(short = 'n')]
     pub preview: bool,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LockArgs {
+    /// Only files opened in this pending change.
+    #[arg(short = 'c', value_name = "N")]
+    pub change: Option<u64>,
+    /// Opened files to lock (default: every file the workspace has opened).
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct UnlockArgs {
+    /// Only files opened in this pending change.
+    #[arg(short = 'c', value_name = "N")]
+    pub change: Option<u64>,
+    /// Unlock the files named whoever holds them (admin).
+    #[arg(short = 'f', requires = "files")]
+    pub force: bool,
+    /// Files to unlock (default: every file the workspace has locked).
     pub files: Vec<String>,
 }
 

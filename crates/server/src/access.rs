@@ -27,6 +27,8 @@ pub(crate) const RPC_ACCESS: &[(&str, Option<Level>)] = &[
     ("Move", Some(Level::Open)),
     ("Revert", Some(Level::Open)),
     ("Reopen", Some(Level::Open)),
+    ("Lock", Some(Level::Write)),
+    ("Unlock", Some(Level::Open)),
     ("Opened", Some(Level::List)),
     ("SaveChange", Some(Level::Open)),
     ("Submit", Some(Level::Write)),

@@ -26,6 +26,7 @@ mod fileinfo;
 pub mod integrate;
 mod labels;
 mod labelsync;
+mod locks;
 mod monitor;
 pub mod obliterate;
 pub mod open;

@@ -237,6 +237,7 @@ impl Service {
                 move_file: None,
                 lazy: None,
                 integ: None,
+                locked: false,
             };
             let mut info = from_opened(&row, Some(ws));
             info.client_file = Some(client_file);
@@ -293,6 +294,7 @@ impl Service {
                         move_file: None,
                         lazy: None,
                         integ: None,
+                        locked: false,
                     };
                     let mut info = from_opened(&row, Some(ws));
                     info.client_file = Some(client_file);
@@ -447,7 +449,7 @@ impl Service {
     }
 
     /// Files opened in the caller's workspace selected by `files` (all when empty).
-    fn select_opened(
+    pub(crate) fn select_opened(
         &self,
         snap: &dyn ReadTxn,
         ws: &WorkspaceCtx,

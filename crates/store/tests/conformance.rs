@@ -51,6 +51,7 @@ fn lazy_copy(path: &str, digest: Digest, owned: bool) -> OpenedRow {
             owned,
         }),
         integ: None,
+        locked: false,
     }
 }
 

@@ -657,6 +657,7 @@ fn opened_branch(name: &str, deleted: bool) -> OpenedRow {
                 IntegHow::BranchFrom
             }),
         }),
+        locked: false,
     }
 }
 

@@ -13,6 +13,7 @@ pub(crate) mod generate;
 mod ignores;
 mod integrate;
 mod labels;
+mod locks;
 pub(crate) mod log_report;
 pub(crate) mod login;
 pub(crate) mod monitor;
@@ -110,6 +111,8 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Ignores(args) => ignores::ignores(&mut s, args).await,
         C::Clean(args) => clean::clean(&mut s, args).await,
         C::Flush(args) => clean::flush(&mut s, args).await,
+        C::Lock(args) => locks::lock(&mut s, args).await,
+        C::Unlock(args) => locks::unlock(&mut s, args).await,
         C::Change(args) => submit::change(&mut s, args).await,
         C::Submit(args) => submit::submit(&mut s, args).await,
         C::Changes(args) => browse::changes(&mut s, args).await,

@@ -348,10 +348,11 @@ pub async fn opened(s: &mut Session, args: OpenedArgs) -> Result<()> {
     }
     let show_owner = args.all || args.user.is_some();
     for record in &records {
-        s.out.emit(
-            open_record(ws.as_deref(), record).n("haveRev", u64::from(record.have_rev)),
-            opened_line(record, show_owner),
-        );
+        let mut json = open_record(ws.as_deref(), record).n("haveRev", u64::from(record.have_rev));
+        if record.locked {
+            json = json.b("locked", true);
+        }
+        s.out.emit(json, opened_line(record, show_owner));
     }
     Ok(())
 }

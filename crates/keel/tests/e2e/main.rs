@@ -33,6 +33,7 @@ mod interrupted_sync;
 mod labels;
 mod large_file;
 mod local_state;
+mod locks;
 mod log_report;
 mod metrics;
 mod monitor;

@@ -21,6 +21,8 @@ pub(crate) const WRITE_RPCS: &[&str] = &[
     "Move",
     "Revert",
     "Reopen",
+    "Lock",
+    "Unlock",
     "SaveChange",
     "Submit",
     "Integrate",

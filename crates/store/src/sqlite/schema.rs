@@ -228,6 +228,12 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE tickets ADD COLUMN address TEXT NOT NULL DEFAULT '';
     "#,
+    // migration for ignore
+    // 11: an opened file may be locked (`lock`): others may open it but not submit it until
+    // it is submitted, reverted or unlocked; the lock goes with the open record.
+    r#"
+    ALTER TABLE opened ADD COLUMN locked INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.
