@@ -452,6 +452,54 @@ fn open_records_read_back_their_typed_paths() {
 }
 
 #[test]
+fn a_lock_reads_back_and_a_file_locked_elsewhere_is_unsubmittable() {
+    let (_dir, store) = open();
+    let mine = OpenedRow {
+        action: FileAction::Add,
+        lazy: None,
+        ..lazy_copy("//depot/l/f", Digest([4; 32]), false)
+    };
+    let theirs = OpenedRow {
+        workspace: "other".into(),
+        locked: true,
+        ..mine.clone()
+    };
+    let (a, b) = (mine.clone(), theirs.clone());
+    write(store.as_ref(), move |txn| {
+        txn.put_opened(&a)?;
+        txn.put_opened(&b)
+    })
+    .expect("open files");
+    let snap = store.snapshot().expect("snapshot");
+    assert_eq!(
+        snap.opened_file(&mine.path).expect("opened"),
+        [theirs.clone(), mine.clone()]
+    );
+    assert_eq!(
+        snap.first_unsubmittable("w", ChangeNumber(0)).expect("check"),
+        Some(mine.path.clone()),
+        "locked by another workspace"
+    );
+    assert_eq!(
+        snap.first_unsubmittable("other", ChangeNumber(0))
+            .expect("check"),
+        None,
+        "its own lock does not stop the holder"
+    );
+    drop(snap);
+    let unlocked = OpenedRow {
+        locked: false,
+        ..theirs
+    };
+    write(store.as_ref(), move |txn| txn.put_opened(&unlocked)).expect("unlock");
+    let snap = store.snapshot().expect("snapshot");
+    assert_eq!(
+        snap.first_unsubmittable("w", ChangeNumber(0)).expect("check"),
+        None
+    );
+}
+
+#[test]
 fn committed_pages_reach_the_database_file_without_a_checkpoint_in_the_commit() {
     let (dir, store) = open();
     let db = dir.path().join("meta.db");
