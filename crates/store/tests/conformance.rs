@@ -476,7 +476,8 @@ fn a_lock_reads_back_and_a_file_locked_elsewhere_is_unsubmittable() {
         [theirs.clone(), mine.clone()]
     );
     assert_eq!(
-        snap.first_unsubmittable("w", ChangeNumber(0)).expect("check"),
+        snap.first_unsubmittable("w", ChangeNumber(0))
+            .expect("check"),
         Some(mine.path.clone()),
         "locked by another workspace"
     );
@@ -494,7 +495,8 @@ fn a_lock_reads_back_and_a_file_locked_elsewhere_is_unsubmittable() {
     write(store.as_ref(), move |txn| txn.put_opened(&unlocked)).expect("unlock");
     let snap = store.snapshot().expect("snapshot");
     assert_eq!(
-        snap.first_unsubmittable("w", ChangeNumber(0)).expect("check"),
+        snap.first_unsubmittable("w", ChangeNumber(0))
+            .expect("check"),
         None
     );
 }

@@ -260,7 +260,14 @@ fn a_lock_and_its_release_are_restored_from_checkpoint_and_journal() {
         rows[0].locked
     };
     let both = dir.path().join("both");
-    restore(&ckpt, &journals(&root), &both, &StoreConfig::default(), &mut |_| {}).unwrap();
+    restore(
+        &ckpt,
+        &journals(&root),
+        &both,
+        &StoreConfig::default(),
+        &mut |_| {},
+    )
+    .unwrap();
     assert!(!read_back(&both), "the journal's unlock is replayed");
     let ckpt_only = dir.path().join("ckpt-only");
     restore(&ckpt, &[], &ckpt_only, &StoreConfig::default(), &mut |_| {}).unwrap();

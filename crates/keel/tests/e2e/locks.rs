@@ -43,6 +43,14 @@ fn a_locked_file_can_be_opened_elsewhere_but_not_submitted_until_it_is_unlocked(
     let json = alice.json(&["opened", "a"]);
     assert_eq!(field(&json[0], "locked"), true);
 
+    // fstat says who holds it: ourLock for the holder, otherLock for everyone else.
+    let ours = alice.json(&["fstat", "a"]);
+    assert_eq!(field(&ours[0], "ourLock"), 1, "{ours:?}");
+    assert!(ours[0].get("otherLock").is_none(), "{ours:?}");
+    let theirs = bob.json(&["fstat", "a"]);
+    assert_eq!(field(&theirs[0], "otherLock"), 1, "{theirs:?}");
+    assert!(theirs[0].get("ourLock").is_none(), "{theirs:?}");
+
     // bob may open it, and sees the lock with opened -a.
     bob.ok(&["edit", "a"]);
     let all = bob.ok(&["opened", "-a", "//depot/a"]);
