@@ -266,6 +266,7 @@ pub async fn connect(
     ticket: Option<&str>,
 ) -> Result<Connection> {
     let settings = Settings {
+        ignore: None,
         server: addr.to_string(),
         user: user.to_string(),
         workspace: (!workspace.is_empty()).then(|| workspace.to_string()),

@@ -217,6 +217,7 @@ async fn connect(
     bind: Option<std::net::IpAddr>,
 ) -> Result<Connection> {
     let settings = Settings {
+        ignore: None,
         server: addr.to_string(),
         user: user.to_string(),
         workspace: None,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use keel_core::{BaseType, detect_base_type};
 
 use crate::error::{Error, IoContext, Result};
+use crate::ignore_rules::{IgnoreConfig, Rules};
 use crate::local_state::FileStat;
 use crate::workspace_scan::{SAMPLE, new_file_type};
 use crate::workspace_walk::is_keel_file;
@@ -21,17 +22,47 @@ pub struct WalkedFile {
     pub symlink: bool,
 }
 
+/// The ignore rules a walk honours: the ignore files looked for in each directory, the rules
+/// in effect in the walked directory (its own files' included) and where that directory is
+/// below the workspace root.
+pub struct WalkIgnore<'a> {
+    pub config: &'a IgnoreConfig,
+    pub rules: Rules,
+    pub dir_rel: String,
+}
+
 /// All files (and symlinks) under `dir`, in path order, not following symlinked directories;
 /// skips files with a reserved name (`.keel`, `.keel-state`, ..., at any depth: the server
-/// refuses to add them) and the client's own temp files. Each directory's entries are sorted by name and visited depth-first, which
-/// is path order without comparing whole paths. A missing `dir` has no files.
-pub fn walk_files(dir: &Path) -> Result<Vec<WalkedFile>> {
+/// refuses to add them) and the client's own temp files, and, with `ignore`, the files and
+/// directories its rules cover. Each directory's entries are sorted by name and visited
+/// depth-first, which is path order without comparing whole paths. A missing `dir` has no
+/// files.
+pub fn walk_files(dir: &Path, ignore: Option<&WalkIgnore>) -> Result<Vec<WalkedFile>> {
     let mut out = Vec::new();
-    walk_dir(dir, dir, "", &mut out)?;
+    let scope = ignore.map(|i| (i.config, i.rules.clone(), i.dir_rel.clone()));
+    walk_dir(dir, dir, "", scope, &mut out)?;
     Ok(out)
 }
 
-fn walk_dir(top: &Path, current: &Path, rel: &str, out: &mut Vec<WalkedFile>) -> Result<()> {
+/// The ignore files looked for, the rules in effect in a directory, and its path below the
+/// workspace root.
+type Scope<'a> = (&'a IgnoreConfig, Rules, String);
+
+fn below(dir_rel: &str, name: &str) -> String {
+    if dir_rel.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir_rel}/{name}")
+    }
+}
+
+fn walk_dir(
+    top: &Path,
+    current: &Path,
+    rel: &str,
+    scope: Option<Scope>,
+    out: &mut Vec<WalkedFile>,
+) -> Result<()> {
     let entries = match std::fs::read_dir(current) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && current == top => return Ok(()),
@@ -52,9 +83,25 @@ fn walk_dir(top: &Path, current: &Path, rel: &str, out: &mut Vec<WalkedFile>) ->
         } else {
             format!("{rel}/{shown}")
         };
+        let from_root = scope.as_ref().map(|(_, _, dir_rel)| below(dir_rel, &shown));
+        let ignored = |is_dir: bool| match (&scope, &from_root) {
+            (Some((_, rules, _)), Some(from_root)) => rules.ignores(from_root, is_dir),
+            _ => false,
+        };
         if file_type.is_dir() {
-            walk_dir(top, &path, &child, out)?;
-        } else if is_keel_file(&name) || shown.starts_with(".keel-tmp-") {
+            if ignored(true) {
+                continue;
+            }
+            let inner = match (&scope, from_root) {
+                (Some((config, rules, _)), Some(from_root)) => {
+                    let rules =
+                        rules.enter(config, &path, &from_root, |n| path.join(n).is_file())?;
+                    Some((*config, rules, from_root))
+                }
+                _ => None,
+            };
+            walk_dir(top, &path, &child, inner, out)?;
+        } else if is_keel_file(&name) || shown.starts_with(".keel-tmp-") || ignored(false) {
             continue;
         } else {
             out.push(WalkedFile {
@@ -108,7 +155,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, rel).unwrap();
         }
-        let walked = walk_files(root).unwrap();
+        let walked = walk_files(root, None).unwrap();
         let rels: Vec<&str> = walked.iter().map(|f| f.rel.as_str()).collect();
         assert_eq!(rels, ["a/b/c", "a/z", "a-b", "b/x"]);
         let mut paths: Vec<PathBuf> = walked.iter().map(|f| f.path.clone()).collect();
@@ -116,7 +163,7 @@ mod tests {
         paths.sort();
         assert_eq!(paths, in_order);
         assert_eq!(walked[0].path, root.join("a/b/c"));
-        assert!(walk_files(&root.join("missing")).unwrap().is_empty());
+        assert!(walk_files(&root.join("missing"), None).unwrap().is_empty());
     }
 
     #[cfg(unix)]
@@ -130,7 +177,7 @@ mod tests {
         std::fs::write(root.join("x"), "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(root.join("x"), std::fs::Permissions::from_mode(0o755)).unwrap();
         std::os::unix::fs::symlink("t", root.join("l")).unwrap();
-        let types: Vec<(String, String)> = walk_files(root)
+        let types: Vec<(String, String)> = walk_files(root, None)
             .unwrap()
             .iter()
             .map(|f| (f.rel.clone(), walked_type(f).unwrap()))

@@ -40,6 +40,10 @@ pub struct Settings {
     /// The local address connections are made from (`KEEL_BIND`), when not the system's
     /// choice: a machine with several addresses picks the one the server should see.
     pub bind: Option<std::net::IpAddr>,
+    /// The ignore files setting (`P4IGNORE`, else `KEEL_IGNORE`, else the `.keel` file's
+    /// `KEEL_IGNORE` or `P4IGNORE`); `None` means `.p4ignore`
+    /// (`ignore_rules::IgnoreConfig::from_setting`).
+    pub ignore: Option<String>,
 }
 
 impl Settings {
@@ -130,7 +134,12 @@ pub fn resolve_with(
             reason: "expected an IP address of this machine to connect from".to_string(),
         })?),
     };
+    let ignore = env("P4IGNORE")
+        .or_else(|| env("KEEL_IGNORE"))
+        .or_else(|| file_values.get("KEEL_IGNORE").cloned())
+        .or_else(|| file_values.get("P4IGNORE").cloned());
     Ok(Settings {
+        ignore,
         server,
         user,
         workspace,

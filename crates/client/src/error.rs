@@ -46,6 +46,13 @@ pub enum Error {
         line: usize,
         message: String,
     },
+    /// An ignore file holds a pattern that does not parse.
+    #[error("ignore file {}, line {line}: {message}", file.display())]
+    IgnoreFile {
+        file: PathBuf,
+        line: usize,
+        message: String,
+    },
     /// A local path argument lies outside the workspace root.
     #[error("{} is not under the workspace root {}", path.display(), root.display())]
     OutsideRoot { path: PathBuf, root: PathBuf },

@@ -14,6 +14,7 @@ pub mod error;
 pub mod have;
 pub mod have_cache;
 pub mod have_index;
+pub mod ignore_rules;
 pub mod keywords;
 pub mod landing;
 pub mod local_state;

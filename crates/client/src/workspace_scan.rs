@@ -93,8 +93,13 @@ pub fn scan(
     // the next entry.
     let mut hint = 0;
     let mut types = TypeCache::default();
-    walk.for_each(|client_file, local, meta| {
-        let in_have = have.find(client_file, &mut hint);
+    let mut visit = |client_file: &str,
+                     local: &dyn Fn() -> PathBuf,
+                     meta: &FileStat,
+                     ignored: bool,
+                     hint: &mut usize|
+     -> Result<()> {
+        let in_have = have.find(client_file, hint);
         if let Some(i) = in_have {
             seen[i] = true;
         }
@@ -127,6 +132,9 @@ pub fn scan(
                     result.edit.push(edit);
                 }
             }
+            // A new file an ignore rule covers is not the workspace's; one the have list
+            // holds stays the workspace's whatever the rules say.
+            None if ignored => {}
             None => {
                 let Some(depot_file) = ws.depot_of_client(client_file) else {
                     return Ok(());
@@ -146,7 +154,35 @@ pub fn scan(
             }
         }
         Ok(())
+    };
+    let pruned = walk.for_each(|client_file, local, meta, ignored| {
+        visit(client_file, local, meta, ignored, &mut hint)
     })?;
+    if !pruned.is_empty() {
+        // Files of the have list in directories the walk left unread (ignored ones) are
+        // looked up one by one: the rules never hide a file the workspace already has.
+        let pruned: HashSet<&str> = pruned.iter().map(String::as_str).collect();
+        let under_pruned = |client_file: &str| {
+            client_file
+                .match_indices('/')
+                .any(|(at, _)| pruned.contains(&client_file[..at]))
+        };
+        let mut hint = 0;
+        for i in 0..have.len() {
+            let file = have.at(i);
+            if !under_pruned(file.client_file) {
+                continue;
+            }
+            let local = ws.display_local(file.client_file);
+            let meta = match std::fs::symlink_metadata(&local) {
+                Ok(meta) => FileStat::of(&meta),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(&local, e)),
+            };
+            let client_file = file.client_file.to_string();
+            visit(&client_file, &|| local.clone(), &meta, true, &mut hint)?;
+        }
+    }
     for (i, _) in seen.iter().enumerate().filter(|(_, seen)| !**seen) {
         let file = have.at(i);
         if is_opened(file.client_file, file.depot_file)
@@ -258,6 +294,7 @@ mod tests {
 
     use keel_proto::v1::Workspace;
 
+    use crate::ignore_rules::IgnoreConfig;
     use crate::local_state::StateKey;
 
     /// A workspace of `dirs` nested directories of `files` files each, every file in the have
@@ -322,7 +359,8 @@ mod tests {
                 for pass in 0..2 {
                     let mut state = LocalState::load(root, key.clone());
                     let mut rec = Recording::start(Duration::ZERO, 4096);
-                    let walk = Walk::start(root, threads, files_ahead).unwrap();
+                    let walk =
+                        Walk::start(root, threads, files_ahead, &IgnoreConfig::none()).unwrap();
                     let result = scan(&ws, &have, &[], &[], &mut state, &mut rec, walk).unwrap();
                     let what = format!("{threads} threads, {files_ahead} ahead, pass {pass}");
                     assert_eq!(

@@ -12,6 +12,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use crate::error::{Error, IoContext, Result};
+use crate::ignore_rules::{IgnoreConfig, Rules};
 use crate::local_state::FileStat;
 
 /// Most files per batch handed from a walking thread to the caller: enough that a hand-over
@@ -28,13 +29,14 @@ pub(crate) fn is_keel_file(name: &std::ffi::OsStr) -> bool {
 
 /// Files found by one walking thread in a row: their client files end to end in `clients`,
 /// each with where its client file ends, its directory (in `dirs`), its name when the client
-/// file's last component does not spell it (a name that is not UTF-8) and its lstat.
+/// file's last component does not spell it (a name that is not UTF-8), its lstat and whether
+/// an ignore rule covers it.
 /// Directory entries are not kept: each holds its directory open.
 #[derive(Default)]
 struct Batch {
     clients: String,
     dirs: Vec<PathBuf>,
-    files: Vec<(usize, usize, Option<OsString>, FileStat)>,
+    files: Vec<(usize, usize, Option<OsString>, FileStat, bool)>,
 }
 
 impl Batch {
@@ -48,11 +50,12 @@ impl Batch {
     }
 }
 
-/// A directory waiting to be read: its path and its client path (relative to the root, empty
-/// for the root itself).
+/// A directory waiting to be read: its path, its client path (relative to the root, empty
+/// for the root itself) and the ignore rules of its parent.
 struct PendingDir {
     path: PathBuf,
     rel: String,
+    rules: Rules,
 }
 
 /// The directories the walking threads share.
@@ -68,6 +71,10 @@ struct Queue {
 struct Shared {
     queue: Mutex<Queue>,
     changed: Condvar,
+    /// The ignore files looked for in each directory.
+    ignore: IgnoreConfig,
+    /// Directories left unread because an ignore rule covers them.
+    pruned: Mutex<Vec<String>>,
 }
 
 impl Shared {
@@ -80,11 +87,20 @@ impl Shared {
         self.lock().stop = true;
         self.changed.notify_all();
     }
+
+    fn prune(&self, rel: &str) {
+        self.pruned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(rel.to_string());
+    }
 }
 
 /// A walk of a workspace under way: every file (and symlink) under the root and its lstat,
 /// found by `threads` walking threads. Skips Keel's own files at the root and the client's
-/// temp files; symlinked directories are not followed. Files come in batches of runs of one
+/// temp files; symlinked directories are not followed. Files an ignore rule covers come
+/// marked; directories one covers are not read, and are named when the walk ends (a file
+/// the have list holds there is still the workspace's, and is looked up on its own). Files come in batches of runs of one
 /// directory, each run sorted bytewise by name; the runs come in no set order. Each file is
 /// stat'ed relative to its open directory (no path walk per file). A file removed between the
 /// directory read and its stat is left out (reported missing); a root that does not exist has
@@ -97,18 +113,28 @@ pub struct Walk {
 
 impl Walk {
     /// Starts walking `root` on `threads` threads (at least one), at most about `files_ahead`
-    /// files found ahead of the caller.
-    pub fn start(root: &Path, threads: usize, files_ahead: usize) -> Result<Walk> {
+    /// files found ahead of the caller, honouring the ignore files `ignore` names
+    /// (`IgnoreConfig::none()` for none). A global ignore file that does not parse fails here;
+    /// a directory's fails the walk.
+    pub fn start(
+        root: &Path,
+        threads: usize,
+        files_ahead: usize,
+        ignore: &IgnoreConfig,
+    ) -> Result<Walk> {
         let (tx, rx) = sync_channel((files_ahead / BATCH_FILES).max(1));
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
                 pending: vec![PendingDir {
                     path: root.to_path_buf(),
                     rel: String::new(),
+                    rules: Rules::globals(ignore)?,
                 }],
                 ..Queue::default()
             }),
             changed: Condvar::new(),
+            ignore: ignore.clone(),
+            pruned: Mutex::new(Vec::new()),
         });
         let mut walk = Walk {
             rx: Some(rx),
@@ -128,23 +154,27 @@ impl Walk {
     }
 
     /// Calls `each` with every file the walk finds: its client file (relative to the root,
-    /// `/`-separated), a maker of its local path and its lstat. When `each` fails, or a
-    /// directory cannot be read, the walk stops with that error.
+    /// `/`-separated), a maker of its local path, its lstat and whether an ignore rule covers
+    /// it. When `each` fails, or a directory cannot be read, the walk stops with that error.
+    /// Returns the directories left unread because ignore rules cover them, sorted.
     pub fn for_each(
         mut self,
-        mut each: impl FnMut(&str, &dyn Fn() -> PathBuf, &FileStat) -> Result<()>,
-    ) -> Result<()> {
+        mut each: impl FnMut(&str, &dyn Fn() -> PathBuf, &FileStat, bool) -> Result<()>,
+    ) -> Result<Vec<String>> {
         let rx = self.rx.take().expect("a walk is consumed once");
         for batch in rx {
             let batch = batch?;
             let mut start = 0;
-            for (end, dir, name, stat) in &batch.files {
+            for (end, dir, name, stat, ignored) in &batch.files {
                 let client = &batch.clients[start..*end];
-                each(client, &|| batch.local(client, *dir, name), stat)?;
+                each(client, &|| batch.local(client, *dir, name), stat, *ignored)?;
                 start = *end;
             }
         }
-        Ok(())
+        let mut pruned =
+            std::mem::take(&mut *self.shared.pruned.lock().unwrap_or_else(|e| e.into_inner()));
+        pruned.sort_unstable();
+        Ok(pruned)
     }
 }
 
@@ -206,7 +236,7 @@ fn walk_thread(shared: &Shared, tx: SyncSender<Result<Batch>>) {
         let Some(dir) = dir else {
             break sender.flush();
         };
-        let read = read_dir(&dir, &mut entries, &mut sender);
+        let read = read_dir(shared, &dir, &mut entries, &mut sender);
         let mut queue = shared.lock();
         queue.reading -= 1;
         match read {
@@ -244,6 +274,7 @@ impl Batcher {
         dir: &Path,
         name: Option<OsString>,
         stat: FileStat,
+        ignored: bool,
     ) -> std::result::Result<(), Stop> {
         self.batch.clients.push_str(rel);
         let end = self.batch.clients.len();
@@ -251,7 +282,9 @@ impl Batcher {
         if dirs.last().is_none_or(|d| d.as_os_str() != dir.as_os_str()) {
             dirs.push(dir.to_path_buf());
         }
-        self.batch.files.push((end, dirs.len() - 1, name, stat));
+        self.batch
+            .files
+            .push((end, dirs.len() - 1, name, stat, ignored));
         if self.batch.files.len() >= BATCH_FILES {
             self.flush()?;
         }
@@ -271,6 +304,7 @@ impl Batcher {
 /// returned in the same order. `entries` is the walking thread's buffer, reused.
 #[cfg(target_os = "linux")]
 fn read_dir(
+    shared: &Shared,
     dir: &PendingDir,
     entries: &mut crate::dir_read::Entries,
     out: &mut Batcher,
@@ -284,6 +318,27 @@ fn read_dir(
         Err(e) => return Err(Error::io(&dir.path, e).into()),
     };
     open.read(entries).at(&dir.path)?;
+    // The directory's own ignore files join its parent's rules; with none anywhere, the
+    // rules stay empty and no file is matched against them.
+    let rules = if shared.ignore.is_empty() {
+        dir.rules.clone()
+    } else {
+        let present: Vec<String> = entries
+            .sorted()
+            .filter(|(_, _, kind)| !matches!(kind, Kind::Dir))
+            .filter_map(|(bytes, _, _)| std::str::from_utf8(bytes).ok())
+            .filter(|name| shared.ignore.is_ignore_file_name(name))
+            .map(str::to_string)
+            .collect();
+        if present.is_empty() {
+            dir.rules.clone()
+        } else {
+            dir.rules
+                .enter(&shared.ignore, &dir.path, &dir.rel, |name| {
+                    present.iter().any(|p| p == name)
+                })?
+        }
+    };
     let mut rel = dir.rel.clone();
     let base = rel.len();
     let mut subdirs = Vec::new();
@@ -313,14 +368,17 @@ fn read_dir(
             },
         };
         match stat {
+            None if rules.ignores(&rel, true) => shared.prune(&rel),
             None => subdirs.push(PendingDir {
                 path: dir.path.join(name),
                 rel: rel.clone(),
+                rules: rules.clone(),
             }),
             Some(_) if skip(name) => {}
             Some(stat) => {
+                let ignored = rules.ignores(&rel, false);
                 let name = matches!(text, Cow::Owned(_)).then(|| name.to_os_string());
-                out.push(&rel, &dir.path, name, stat)?
+                out.push(&rel, &dir.path, name, stat, ignored)?
             }
         }
         rel.truncate(base);
@@ -332,6 +390,7 @@ fn read_dir(
 /// returned in the same order.
 #[cfg(not(target_os = "linux"))]
 fn read_dir(
+    shared: &Shared,
     dir: &PendingDir,
     _entries: &mut (),
     out: &mut Batcher,
@@ -348,6 +407,11 @@ fn read_dir(
         names.push((entry.file_name(), entry));
     }
     names.sort_unstable_by(|(a, _), (b, _)| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
+    let rules = dir
+        .rules
+        .enter(&shared.ignore, &dir.path, &dir.rel, |wanted| {
+            names.iter().any(|(n, _)| n.to_str() == Some(wanted))
+        })?;
     let mut rel = dir.rel.clone();
     let base = rel.len();
     let mut subdirs = Vec::new();
@@ -359,10 +423,13 @@ fn read_dir(
         rel.push_str(&text);
         let file_type = entry.file_type().map_err(|e| Error::io(entry.path(), e))?;
         let skip = !file_type.is_dir() && (is_keel_file(&name) || text.starts_with(".keel-tmp-"));
-        if file_type.is_dir() {
+        if file_type.is_dir() && rules.ignores(&rel, true) {
+            shared.prune(&rel);
+        } else if file_type.is_dir() {
             subdirs.push(PendingDir {
                 path: entry.path(),
                 rel: rel.clone(),
+                rules: rules.clone(),
             });
         } else if !skip {
             match entry.metadata() {
@@ -371,7 +438,8 @@ fn read_dir(
                 Err(e) => return Err(Error::io(entry.path(), e).into()),
                 Ok(meta) => {
                     let name = matches!(text, Cow::Owned(_)).then_some(name);
-                    out.push(&rel, &dir.path, name, FileStat::of(&meta))?
+                    let ignored = rules.ignores(&rel, false);
+                    out.push(&rel, &dir.path, name, FileStat::of(&meta), ignored)?
                 }
             }
         }
@@ -434,9 +502,9 @@ mod tests {
             for files_ahead in [1, 1 << 16] {
                 let mut seen = Vec::new();
                 let mut dir_runs: Vec<String> = Vec::new();
-                Walk::start(dir.path(), threads, files_ahead)
+                Walk::start(dir.path(), threads, files_ahead, &IgnoreConfig::none())
                     .unwrap()
-                    .for_each(|client, local, stat| {
+                    .for_each(|client, local, stat, _| {
                         assert_eq!(local(), dir.path().join(client));
                         let meta = std::fs::symlink_metadata(local()).unwrap();
                         assert_eq!(*stat, FileStat::of(&meta));
@@ -460,9 +528,9 @@ mod tests {
     fn a_failing_caller_stops_the_walk_and_a_missing_root_has_no_files() {
         let (dir, _) = tree();
         let mut calls = 0;
-        let err = Walk::start(dir.path(), 2, 1)
+        let err = Walk::start(dir.path(), 2, 1, &IgnoreConfig::none())
             .unwrap()
-            .for_each(|client, _, _| {
+            .for_each(|client, _, _, _| {
                 calls += 1;
                 Err(Error::io(
                     Path::new(client),
@@ -473,12 +541,65 @@ mod tests {
         assert!(err.to_string().contains("stop here"), "{err}");
         assert_eq!(calls, 1);
         let gone = dir.path().join("gone");
-        Walk::start(&gone, 2, 1)
+        Walk::start(&gone, 2, 1, &IgnoreConfig::none())
             .unwrap()
-            .for_each(|client, _, _| panic!("{client} found under a missing root"))
+            .for_each(|client, _, _, _| panic!("{client} found under a missing root"))
             .unwrap();
         // A walk dropped unconsumed stops its threads.
-        drop(Walk::start(dir.path(), 2, 1).unwrap());
+        drop(Walk::start(dir.path(), 2, 1, &IgnoreConfig::none()).unwrap());
+    }
+
+    #[test]
+    fn ignored_files_come_marked_and_ignored_directories_are_named_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, text) in [
+            (".p4ignore", "*.o\nbuild/\n"),
+            ("src/.p4ignore", "!keep.o\n"),
+            ("src/a.c", "x"),
+            ("src/a.o", "x"),
+            ("src/keep.o", "x"),
+            ("build/out", "x"),
+            ("src/build/deep/x", "x"),
+        ] {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let config = IgnoreConfig::from_setting(None, None);
+        for threads in [1, 3] {
+            let mut seen = Vec::new();
+            let pruned = Walk::start(dir.path(), threads, 1, &config)
+                .unwrap()
+                .for_each(|client, _, _, ignored| {
+                    seen.push((client.to_string(), ignored));
+                    Ok(())
+                })
+                .unwrap();
+            seen.sort();
+            let expected: Vec<(String, bool)> = [
+                (".p4ignore", false),
+                ("src/.p4ignore", false),
+                ("src/a.c", false),
+                ("src/a.o", true),
+                ("src/keep.o", false),
+            ]
+            .iter()
+            .map(|(c, i)| (c.to_string(), *i))
+            .collect();
+            assert_eq!(seen, expected, "{threads} threads");
+            assert_eq!(pruned, ["build", "src/build"]);
+        }
+        // A broken pattern stops the walk with its file and line.
+        std::fs::write(dir.path().join("src/.p4ignore"), "ok\n[z-a]\n").unwrap();
+        let err = Walk::start(dir.path(), 2, 1, &config)
+            .unwrap()
+            .for_each(|_, _, _, _| Ok(()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("src/.p4ignore") && err.contains("line 2"),
+            "{err}"
+        );
     }
 
     #[cfg(unix)]
@@ -490,9 +611,9 @@ mod tests {
         std::os::unix::fs::symlink("real", dir.path().join("link")).unwrap();
         std::os::unix::fs::symlink("real/f", dir.path().join("real/to-f")).unwrap();
         let mut seen = Vec::new();
-        Walk::start(dir.path(), 2, 1)
+        Walk::start(dir.path(), 2, 1, &IgnoreConfig::none())
             .unwrap()
-            .for_each(|client, _, stat| {
+            .for_each(|client, _, stat, _| {
                 seen.push((client.to_string(), stat.is_symlink()));
                 Ok(())
             })
@@ -517,9 +638,9 @@ mod tests {
         std::fs::write(&odd, b"x").unwrap();
         std::fs::write(dir.path().join("d/plain"), b"x").unwrap();
         let mut seen = Vec::new();
-        Walk::start(dir.path(), 2, 1)
+        Walk::start(dir.path(), 2, 1, &IgnoreConfig::none())
             .unwrap()
-            .for_each(|client, local, _| {
+            .for_each(|client, local, _, _| {
                 seen.push((client.to_string(), local()));
                 Ok(())
             })

@@ -158,7 +158,7 @@ pub enum ClientCommand {
     #[command(subcommand, visible_alias = "client")]
     Workspace(WorkspaceCmd),
     /// Open new files for add.
-    Add(OpenArgs),
+    Add(AddArgs),
     /// Open files for edit.
     Edit(OpenArgs),
     /// Open files for delete.
@@ -176,9 +176,19 @@ pub enum ClientCommand {
     /// List the revisions the workspace has.
     Have(FilesArgs),
     /// Preview what reconcile would open.
-    Status(FilesArgs),
+    Status(StatusArgs),
     /// Open files changed outside Keel for add, edit or delete.
     Reconcile(ReconcileArgs),
+    /// List the ignore rules in effect, or say whether (and why) files are ignored (-i).
+    Ignores(IgnoresArgs),
+    /// Restore the workspace to its have list: delete new files, restore edited and missing ones.
+    Clean(CleanArgs),
+    /// Record files as synced without transferring them (same as sync -k).
+    Flush(FlushArgs),
+    /// Lock opened files: others may open them but not submit them until you submit or revert.
+    Lock(LockArgs),
+    /// Release locks on opened files (-f: an admin releases another user's lock).
+    Unlock(UnlockArgs),
     /// Create or delete a pending change.
     Change(ChangeArgs),
     /// Submit a pending change.
@@ -406,6 +416,95 @@ pub struct OpenArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct AddArgs {
+    /// Pending change number.
+    #[arg(short = 'c', value_name = "N")]
+    pub change: Option<u64>,
+    /// File type (e.g. binary+l) or modifiers (+x).
+    #[arg(short = 't', value_name = "TYPE")]
+    pub file_type: Option<String>,
+    /// Do not honour ignore files: add files they cover too.
+    #[arg(short = 'I')]
+    pub no_ignore: bool,
+    #[arg(required = true)]
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Do not honour ignore files: report new files they cover too.
+    #[arg(short = 'I')]
+    pub no_ignore: bool,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct IgnoresArgs {
+    /// Name the ignore file, line and rule behind each answer.
+    #[arg(short = 'v')]
+    pub verbose: bool,
+    /// Say whether each path given is ignored.
+    #[arg(short = 'i', requires = "paths")]
+    pub check: bool,
+    /// Local paths (default: the current directory).
+    pub paths: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// Only delete new files (files not in the have list).
+    #[arg(short = 'a')]
+    pub added: bool,
+    /// Only restore files missing from the workspace.
+    #[arg(short = 'd')]
+    pub deleted: bool,
+    /// Only restore files edited without being opened.
+    #[arg(short = 'e')]
+    pub edited: bool,
+    /// Do not honour ignore files: delete new files they cover too.
+    #[arg(short = 'I')]
+    pub no_ignore: bool,
+    /// Preview only.
+    #[arg(short = 'n')]
+    pub preview: bool,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LockArgs {
+    /// Only files opened in this pending change.
+    #[arg(short = 'c', value_name = "N")]
+    pub change: Option<u64>,
+    /// Opened files to lock (default: every file the workspace has opened).
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct UnlockArgs {
+    /// Only files opened in this pending change.
+    #[arg(short = 'c', value_name = "N")]
+    pub change: Option<u64>,
+    /// Unlock the files named whoever holds them (admin).
+    #[arg(short = 'f', requires = "files")]
+    pub force: bool,
+    /// Files to unlock (default: every file the workspace has locked).
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct FlushArgs {
+    /// Preview: report what would be recorded.
+    #[arg(short = 'n')]
+    pub preview: bool,
+    /// Quiet: print nothing but errors.
+    #[arg(short = 'q')]
+    pub quiet: bool,
+    /// Files to record, each with an optional revision (default: the whole workspace at head).
+    #[arg(value_name = "FILE[REV]")]
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct ChangeFilesArgs {
     /// Pending change number.
     #[arg(short = 'c', value_name = "N")]
@@ -464,6 +563,9 @@ pub struct ReconcileArgs {
     /// Pending change number.
     #[arg(short = 'c', value_name = "N")]
     pub change: Option<u64>,
+    /// Do not honour ignore files: open new files they cover for add too.
+    #[arg(short = 'I')]
+    pub no_ignore: bool,
     pub files: Vec<String>,
 }
 

@@ -116,6 +116,17 @@ impl Session {
         Ok(ws)
     }
 
+    /// The ignore files this invocation honours (`P4IGNORE`, `KEEL_IGNORE`, the `.keel` file's
+    /// setting, else `.p4ignore`), or none when `honour` is false (a command's `-I`).
+    pub fn ignore_config(&self, honour: bool) -> keel_client::ignore_rules::IgnoreConfig {
+        use keel_client::ignore_rules::IgnoreConfig;
+        if !honour {
+            return IgnoreConfig::none();
+        }
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        IgnoreConfig::from_setting(self.settings.ignore.as_deref(), home.as_deref())
+    }
+
     /// Asks to act as a super user on another user's workspace or change (a command's `-f`).
     pub fn override_owner(&mut self) {
         self.conn.set_force(true);

@@ -5,6 +5,7 @@ use crate::access::authorize;
 use crate::api_access;
 use crate::api_auth;
 use crate::api_labels;
+use crate::api_locks;
 use crate::api_shelves;
 use crate::convert::{self, file};
 use crate::identity::{Peer, caller_unauthenticated};
@@ -1452,5 +1453,23 @@ impl pb::keel_server::Keel for Api {
         req: Request<pb::SaveTypemapRequest>,
     ) -> Result<Response<pb::TypemapTable>, Status> {
         crate::api_typemap::save_typemap(&self.service, req).await
+    }
+
+    type LockStream = ResponseStream<pb::FileRecord>;
+    async fn lock(&self, req: Request<pb::LockRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
+        let files = api_locks::lock(&self.service, &peer, req.into_inner()).await?;
+        Ok(Response::new(self.streams.spawn(move |sink| {
+            files.into_iter().try_for_each(|f| sink.send(file(f)))
+        })))
+    }
+
+    type UnlockStream = ResponseStream<pb::FileRecord>;
+    async fn unlock(&self, req: Request<pb::UnlockRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
+        let files = api_locks::unlock(&self.service, &peer, req.into_inner()).await?;
+        Ok(Response::new(self.streams.spawn(move |sink| {
+            files.into_iter().try_for_each(|f| sink.send(file(f)))
+        })))
     }
 }

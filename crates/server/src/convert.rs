@@ -89,6 +89,21 @@ impl WireError for ServiceError {
             ServiceError::NotOpened { patterns } => {
                 (Code::NotFound, on_path(R::NotOpened, patterns))
             }
+            ServiceError::LockedElsewhere {
+                path,
+                user,
+                workspace,
+            } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    user: user.clone(),
+                    workspace: workspace.clone(),
+                    ..on_path(R::LockedElsewhere, path)
+                },
+            ),
+            ServiceError::NotLocked { patterns } => {
+                (Code::NotFound, on_path(R::NotLocked, patterns))
+            }
             ServiceError::ShelvedFilesExist { change } => (
                 Code::FailedPrecondition,
                 on_change(R::ShelvedFilesExist, Some(*change)),
@@ -779,6 +794,7 @@ pub(crate) fn file(f: FileInfo) -> pb::FileRecord {
         base_digest: hex(f.base_digest),
         lazy_digest: hex(f.lazy_digest),
         unresolved: f.unresolved,
+        locked: f.locked,
     }
 }
 

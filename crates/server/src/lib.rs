@@ -7,6 +7,7 @@ mod api_access;
 mod api_auth;
 mod api_backup;
 mod api_labels;
+mod api_locks;
 mod api_monitor;
 mod api_probe;
 mod api_replication;

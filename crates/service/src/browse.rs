@@ -125,7 +125,8 @@ impl Service {
                         if ws.as_ref().is_some_and(|w| w.name() == open.workspace) {
                             set_opened(&mut info, &open);
                         } else {
-                            info.exclusive_held |= open.file_type.exclusive;
+                            // fstat's otherLock: a +l open or a lock held elsewhere.
+                            info.exclusive_held |= open.file_type.exclusive || open.locked;
                             info.others_open.push(OpenedElsewhere {
                                 user: open.user,
                                 workspace: open.workspace,

@@ -32,6 +32,7 @@ pub(crate) fn set_opened(info: &mut FileInfo, open: &OpenedRow) {
     info.workspace = open.workspace.clone();
     info.move_file = open.move_file.clone();
     info.lazy_digest = open.lazy.as_ref().map(|l| l.digest);
+    info.locked = open.locked;
     if let Some(integ) = &open.integ {
         info.source_file = Some(integ.from_path.clone());
         info.source_start = integ.from_start;

@@ -426,6 +426,7 @@ impl Service {
             move_file: None,
             lazy,
             integ: Some(pending.clone()),
+            locked: false,
         };
         let mut info = FileInfo {
             client_file: Some(client_file),

@@ -28,6 +28,7 @@ pub mod integrate;
 mod keep_revisions;
 mod labels;
 mod labelsync;
+mod locks;
 mod monitor;
 pub mod obliterate;
 pub mod open;

@@ -240,6 +240,7 @@ impl Service {
                 move_file: None,
                 lazy: None,
                 integ: None,
+                locked: false,
             };
             let mut info = from_opened(&row, Some(ws));
             info.client_file = Some(client_file);
@@ -296,6 +297,7 @@ impl Service {
                         move_file: None,
                         lazy: None,
                         integ: None,
+                        locked: false,
                     };
                     let mut info = from_opened(&row, Some(ws));
                     info.client_file = Some(client_file);
@@ -450,7 +452,7 @@ impl Service {
     }
 
     /// Files opened in the caller's workspace selected by `files` (all when empty).
-    fn select_opened(
+    pub(crate) fn select_opened(
         &self,
         snap: &dyn ReadTxn,
         ws: &WorkspaceCtx,

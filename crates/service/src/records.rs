@@ -106,6 +106,8 @@ pub struct FileInfo {
     pub lazy_digest: Option<Digest>,
     /// Whether an opened file still needs a resolve.
     pub unresolved: bool,
+    /// Whether the open record holds the file locked (`lock`).
+    pub locked: bool,
 }
 
 impl FileInfo {
@@ -142,6 +144,7 @@ impl FileInfo {
             base_digest: None,
             lazy_digest: None,
             unresolved: false,
+            locked: false,
         }
     }
 }

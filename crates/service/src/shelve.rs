@@ -271,6 +271,7 @@ impl Service {
                     owned: false,
                 }),
                 integ: None,
+                locked: false,
             };
             let mut info = shelved_info(row, Some(&ws));
             info.client_file = Some(client_file);

@@ -526,6 +526,7 @@ fn submit_file(
             path: open.path.to_string(),
         });
     }
+    crate::locks::check_not_locked_elsewhere(txn, open)?;
     let head = txn.head_revision(&open.path)?;
     let head_rev = head.as_ref().map(|h| h.rev).unwrap_or(0);
     if head_rev != open.base_rev {

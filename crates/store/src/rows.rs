@@ -126,6 +126,8 @@ pub struct OpenedRow {
     pub lazy: Option<LazyContent>,
     /// The integration this open carries, waiting for or done by resolve.
     pub integ: Option<PendingInteg>,
+    /// Locked (`lock`): no other workspace may submit the file while this record holds it.
+    pub locked: bool,
 }
 
 /// Content already in the content store, referenced instead of uploaded.

@@ -51,6 +51,7 @@ fn lazy_copy(path: &str, digest: Digest, owned: bool) -> OpenedRow {
             owned,
         }),
         integ: None,
+        locked: false,
     }
 }
 
@@ -448,6 +449,56 @@ fn open_records_read_back_their_typed_paths() {
             "no merge base reads back as none, not as an empty path"
         );
     }
+}
+
+#[test]
+fn a_lock_reads_back_and_a_file_locked_elsewhere_is_unsubmittable() {
+    let (_dir, store) = open();
+    let mine = OpenedRow {
+        action: FileAction::Add,
+        lazy: None,
+        ..lazy_copy("//depot/l/f", Digest([4; 32]), false)
+    };
+    let theirs = OpenedRow {
+        workspace: "other".into(),
+        locked: true,
+        ..mine.clone()
+    };
+    let (a, b) = (mine.clone(), theirs.clone());
+    write(store.as_ref(), move |txn| {
+        txn.put_opened(&a)?;
+        txn.put_opened(&b)
+    })
+    .expect("open files");
+    let snap = store.snapshot().expect("snapshot");
+    assert_eq!(
+        snap.opened_file(&mine.path).expect("opened"),
+        [theirs.clone(), mine.clone()]
+    );
+    assert_eq!(
+        snap.first_unsubmittable("w", ChangeNumber(0))
+            .expect("check"),
+        Some(mine.path.clone()),
+        "locked by another workspace"
+    );
+    assert_eq!(
+        snap.first_unsubmittable("other", ChangeNumber(0))
+            .expect("check"),
+        None,
+        "its own lock does not stop the holder"
+    );
+    drop(snap);
+    let unlocked = OpenedRow {
+        locked: false,
+        ..theirs
+    };
+    write(store.as_ref(), move |txn| txn.put_opened(&unlocked)).expect("unlock");
+    let snap = store.snapshot().expect("snapshot");
+    assert_eq!(
+        snap.first_unsubmittable("w", ChangeNumber(0))
+            .expect("check"),
+        None
+    );
 }
 
 #[test]

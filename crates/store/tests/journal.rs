@@ -231,6 +231,49 @@ fn rolled_back_jobs_and_empty_changes_leave_no_record() {
     );
 }
 
+/// A lock (`locked` on an open record) is journaled with the record: a checkpoint taken while
+/// the file was locked, plus the journal of its unlocking, restores it unlocked, and the
+/// checkpoint alone restores it locked.
+#[test]
+fn a_lock_and_its_release_are_restored_from_checkpoint_and_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let stores = open_root(&root, &StoreConfig::default()).unwrap();
+    let locked = OpenedRow {
+        locked: true,
+        ..opened_branch("f", true)
+    };
+    let row = locked.clone();
+    write(&stores.meta, move |txn| txn.put_opened(&row)).unwrap();
+    let ckpt = checkpoint_of(&stores, &root);
+    let row = OpenedRow {
+        locked: false,
+        ..locked.clone()
+    };
+    write(&stores.meta, move |txn| txn.put_opened(&row)).unwrap();
+    drop(stores);
+    let read_back = |target: &Path| {
+        let stores = open_root(target, &StoreConfig::default()).unwrap();
+        let snap = stores.meta.snapshot().unwrap();
+        let rows = snap.opened_file(&locked.path).unwrap();
+        assert_eq!(rows.len(), 1);
+        rows[0].locked
+    };
+    let both = dir.path().join("both");
+    restore(
+        &ckpt,
+        &journals(&root),
+        &both,
+        &StoreConfig::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(!read_back(&both), "the journal's unlock is replayed");
+    let ckpt_only = dir.path().join("ckpt-only");
+    restore(&ckpt, &[], &ckpt_only, &StoreConfig::default(), &mut |_| {}).unwrap();
+    assert!(read_back(&ckpt_only), "the checkpoint holds the lock");
+}
+
 fn checkpoint_of(stores: &RootStores, root: &Path) -> PathBuf {
     write_checkpoint(
         &stores.meta,
@@ -657,6 +700,7 @@ fn opened_branch(name: &str, deleted: bool) -> OpenedRow {
                 IntegHow::BranchFrom
             }),
         }),
+        locked: false,
     }
 }
 

@@ -233,6 +233,9 @@ pub async fn fstat(s: &mut Session, args: FilesRequiredArgs) -> Result<()> {
             .map(|o| format!("{}@{}", o.user, o.workspace))
             .collect();
         fields.push(("otherOpen", others.join(" ")));
+        if record.locked {
+            fields.push(("ourLock", "1".into()));
+        }
         if record.exclusive_held {
             fields.push(("otherLock", "1".into()));
         }

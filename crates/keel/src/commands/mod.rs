@@ -6,11 +6,14 @@ pub(crate) mod backup;
 pub(crate) mod bench;
 mod branches;
 mod browse;
+mod clean;
 pub(crate) mod configure;
 mod diff;
 pub(crate) mod generate;
+mod ignores;
 mod integrate;
 mod labels;
+mod locks;
 pub(crate) mod log_report;
 pub(crate) mod login;
 pub(crate) mod monitor;
@@ -107,6 +110,11 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Sync(args) => sync::sync(&mut s, args).await,
         C::Status(args) => reconcile::status(&mut s, args).await,
         C::Reconcile(args) => reconcile::reconcile(&mut s, args).await,
+        C::Ignores(args) => ignores::ignores(&mut s, args).await,
+        C::Clean(args) => clean::clean(&mut s, args).await,
+        C::Flush(args) => clean::flush(&mut s, args).await,
+        C::Lock(args) => locks::lock(&mut s, args).await,
+        C::Unlock(args) => locks::unlock(&mut s, args).await,
         C::Change(args) => submit::change(&mut s, args).await,
         C::Submit(args) => submit::submit(&mut s, args).await,
         C::Changes(args) => browse::changes(&mut s, args).await,

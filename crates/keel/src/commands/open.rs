@@ -6,14 +6,15 @@ use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use keel_client::add_walk::{WalkedFile, walk_files, walked_type};
+use keel_client::add_walk::{WalkIgnore, WalkedFile, walk_files, walked_type};
+use keel_client::ignore_rules::{self, IgnoreConfig};
 use keel_client::workspace_scan::detect_type;
 use keel_client::{WorkspaceCtx, paths, transfer};
 use keel_core::PathPattern;
 use keel_proto::v1::{FileRecord, MoveRequest, OpenRequest, OpenedRequest, ReopenRequest};
 
 use super::records::{list_opened, open_record, opened_line};
-use crate::cli::{ChangeFilesArgs, MoveArgs, OpenArgs, OpenedArgs};
+use crate::cli::{AddArgs, ChangeFilesArgs, MoveArgs, OpenArgs, OpenedArgs};
 use crate::session::Session;
 
 /// Sends an Open request and returns the opened records.
@@ -51,10 +52,12 @@ struct AddFile {
     walked: Option<WalkedFile>,
 }
 
-pub async fn add(s: &mut Session, args: OpenArgs) -> Result<()> {
+pub async fn add(s: &mut Session, args: AddArgs) -> Result<()> {
     let ws = s.workspace().await?;
+    let ignore = s.ignore_config(!args.no_ignore);
     let mut locals: Vec<AddFile> = Vec::new();
     let mut expanded = false;
+    let mut ignored = Vec::new();
     for arg in &args.files {
         let local = local_arg(&ws, arg, &s.cwd)?;
         let text = local.to_string_lossy().to_string();
@@ -62,12 +65,21 @@ pub async fn add(s: &mut Session, args: OpenArgs) -> Result<()> {
         let link = std::fs::symlink_metadata(&local).is_ok_and(|m| m.file_type().is_symlink());
         if paths::has_wildcards(&text) || (local.is_dir() && !link) {
             expanded = true;
-            locals.extend(expand_local(&ws, &local)?);
+            locals.extend(expand_local(&ws, &local, &ignore)?);
         } else if link || local.exists() {
             // Neither the file nor a directory above it may lead out of the workspace.
             let parent = local.parent().unwrap_or(&ws.root);
             paths::check_inside_root(&ws.root, parent, &local)?;
             let rel = paths::relative_to_root(&local, &ws.root)?;
+            if !ignore.is_empty()
+                && ignore_rules::check_path(&ignore, &ws.root, &rel)?.is_some_and(|v| v.ignored)
+            {
+                ignored.push(format!(
+                    "{} - ignored file can't be added (keel ignores -v -i names the rule; -I adds it anyway).",
+                    local.display()
+                ));
+                continue;
+            }
             locals.push(AddFile {
                 local,
                 rel,
@@ -76,6 +88,10 @@ pub async fn add(s: &mut Session, args: OpenArgs) -> Result<()> {
         } else {
             bail!("{} - no such file", local.display());
         }
+    }
+    // A named file an ignore rule covers refuses the whole command: nothing is opened.
+    if !ignored.is_empty() {
+        bail!("{}", ignored.join("\n"));
     }
     if expanded {
         // Wildcard expansion adds only new files, as `p4 add ...` does.
@@ -142,7 +158,7 @@ fn local_arg(ws: &WorkspaceCtx, arg: &str, cwd: &Path) -> Result<PathBuf> {
 }
 
 /// Expands a local directory or wildcard path into the files it names.
-fn expand_local(ws: &WorkspaceCtx, local: &Path) -> Result<Vec<AddFile>> {
+fn expand_local(ws: &WorkspaceCtx, local: &Path, ignore: &IgnoreConfig) -> Result<Vec<AddFile>> {
     let mut pattern_path = local.to_path_buf();
     if !paths::has_wildcards(&local.to_string_lossy()) {
         pattern_path.push("...");
@@ -164,7 +180,28 @@ fn expand_local(ws: &WorkspaceCtx, local: &Path) -> Result<Vec<AddFile>> {
     // root whose own name holds a wildcard maps each file instead).
     let base_rel = paths::relative_to_root(&base, &ws.root).ok();
     let mut out = Vec::new();
-    for walked in walk_files(&base)? {
+    // The rules in effect in `base` (its own ignore files and those above it); a `base` an
+    // ignore rule covers has no files to add.
+    let scope = match base_rel.as_deref() {
+        Some(dir_rel) if !ignore.is_empty() => {
+            let inside = if dir_rel.is_empty() {
+                "-".to_string()
+            } else {
+                format!("{dir_rel}/-")
+            };
+            let (rules, verdict) = ignore_rules::rules_for(ignore, &ws.root, &inside)?;
+            if verdict.is_some() {
+                return Ok(out);
+            }
+            Some(WalkIgnore {
+                config: ignore,
+                rules,
+                dir_rel: dir_rel.to_string(),
+            })
+        }
+        _ => None,
+    };
+    for walked in walk_files(&base, scope.as_ref())? {
         let rel = match base_rel.as_deref() {
             Some("") => walked.rel.clone(),
             Some(base_rel) => format!("{base_rel}/{}", walked.rel),
@@ -311,10 +348,11 @@ pub async fn opened(s: &mut Session, args: OpenedArgs) -> Result<()> {
     }
     let show_owner = args.all || args.user.is_some();
     for record in &records {
-        s.out.emit(
-            open_record(ws.as_deref(), record).n("haveRev", u64::from(record.have_rev)),
-            opened_line(record, show_owner),
-        );
+        let mut json = open_record(ws.as_deref(), record).n("haveRev", u64::from(record.have_rev));
+        if record.locked {
+            json = json.b("locked", true);
+        }
+        s.out.emit(json, opened_line(record, show_owner));
     }
     Ok(())
 }

@@ -12,19 +12,31 @@ use keel_client::workspace_walk::Walk;
 
 use super::open::open_files;
 use super::records::{print_opened, rev_text};
-use crate::cli::{FilesArgs, ReconcileArgs};
+use crate::cli::{ReconcileArgs, StatusArgs};
 use crate::listing::Listing;
 use crate::output::Record;
 use crate::session::Session;
 
-async fn scan_workspace(s: &mut Session, files: &[String]) -> Result<ScanResult> {
+/// Compares the workspace with its have list, leaving alone new files the ignore files cover
+/// unless `honour_ignores` is false.
+pub(super) async fn scan_workspace(
+    s: &mut Session,
+    files: &[String],
+    honour_ignores: bool,
+) -> Result<ScanResult> {
     let patterns = s.file_args_or_cwd(files).await?;
     let ws = s.workspace().await?;
+    let ignore = s.ignore_config(honour_ignores);
     // The walk of the workspace starts first, on threads of its own, so its directory reads
     // and stats overlap the caches' loading; the recording's clock starts before any stat.
     let tuning = s.conn.tuning();
     let mut rec = Recording::start_in(&ws.root, tuning.state_racy_slack, tuning.scan_read_bytes);
-    let walk = Walk::start(&ws.root, tuning.scan_threads, tuning.scan_files_ahead)?;
+    let walk = Walk::start(
+        &ws.root,
+        tuning.scan_threads,
+        tuning.scan_files_ahead,
+        &ignore,
+    )?;
     // The have list first, the state after it: refreshing and saving the have list's cache
     // (its peak memory) happens before the state is loaded, so the two never add up. The
     // opened files are asked for alongside the have list: one round trip for both.
@@ -97,8 +109,8 @@ fn preview(s: &Session, result: &ScanResult) {
     listing.finish();
 }
 
-pub async fn status(s: &mut Session, args: FilesArgs) -> Result<()> {
-    let result = scan_workspace(s, &args.files).await?;
+pub async fn status(s: &mut Session, args: StatusArgs) -> Result<()> {
+    let result = scan_workspace(s, &args.files, !args.no_ignore).await?;
     preview(s, &result);
     Ok(())
 }
@@ -108,7 +120,7 @@ pub async fn reconcile(s: &mut Session, args: ReconcileArgs) -> Result<()> {
         // Checked before the scan, so a moved root is named before anything else.
         s.writing_workspace().await?;
     }
-    let result = scan_workspace(s, &args.files).await?;
+    let result = scan_workspace(s, &args.files, !args.no_ignore).await?;
     if args.preview {
         preview(s, &result);
         return Ok(());

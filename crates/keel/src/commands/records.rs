@@ -104,7 +104,7 @@ pub fn opened_line(record: &FileRecord, show_owner: bool) -> String {
     if show_owner {
         line.push_str(&format!(" by {}@{}", record.user, record.workspace));
     }
-    if record.exclusive_held {
+    if record.exclusive_held || record.locked {
         line.push_str(" *locked*");
     }
     line

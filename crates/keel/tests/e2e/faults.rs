@@ -46,8 +46,14 @@ fn unknown_workspace_change_and_depot_are_named() {
     assert!(err.contains("42"), "{err}");
     let err = a.fail(&["files", "//nowhere/..."]);
     assert!(err.contains("nowhere"), "{err}");
-    let err = a.fail(&["workspace", "create", "bad", "--root", "relative/dir"]);
-    assert!(err.contains("relative/dir"), "{err}");
+    // A relative root is taken from the current directory and saved absolute.
+    a.ok(&["workspace", "create", "rel", "--root", "relative/dir"]);
+    let spec = a.json(&["workspace", "show", "rel"]);
+    let root = str_field(&spec[0], "Root");
+    assert!(
+        std::path::Path::new(&root).is_absolute() && root.ends_with("relative/dir"),
+        "{root}"
+    );
     let err = a.fail(&[
         "workspace",
         "create",

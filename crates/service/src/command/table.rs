@@ -131,4 +131,8 @@ commands! {
     /// The typemap: anyone may read it, only a super user changes it.
     GET_TYPEMAP = "GetTypemap", list, Read;
     SAVE_TYPEMAP = "SaveTypemap", super_user, Write;
+    /// Locking needs write on each file; unlocking another's lock (`-f`) admin, which the
+    /// service checks per file.
+    LOCK = "Lock", write, Write;
+    UNLOCK = "Unlock", open, Write;
 }

@@ -58,6 +58,19 @@ pub enum ServiceError {
         user: String,
         workspace: String,
     },
+    /// Another workspace holds the file locked (`lock`): it cannot be locked or submitted
+    /// here until that lock goes.
+    #[error(
+        "{path} - locked by {user}@{workspace}; it can't be locked or submitted here until they submit, revert or unlock it"
+    )]
+    LockedElsewhere {
+        path: String,
+        user: String,
+        workspace: String,
+    },
+    /// `unlock -f` arguments name no locked file.
+    #[error("{patterns} - file(s) not locked")]
+    NotLocked { patterns: String },
     /// The arguments name no file opened in this workspace (revert, reopen, resolve).
     #[error("{patterns} - file(s) not opened on this client")]
     NotOpened { patterns: String },

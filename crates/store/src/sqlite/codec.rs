@@ -179,7 +179,7 @@ fn hex_of(bytes: &[u8]) -> String {
 
 pub(crate) const OPENED_COLUMNS: &str = "workspace, path, user, change, action, type, base_rev, \
      move_file, lazy_digest, lazy_size, lazy_md5, integ_from, integ_start, integ_end, \
-     integ_base_path, integ_base_rev, integ_resolved, integ_how, lazy_owned";
+     integ_base_path, integ_base_rev, integ_resolved, integ_how, lazy_owned, locked";
 
 pub(crate) fn opened(row: &Row) -> rusqlite::Result<OpenedRow> {
     Ok(OpenedRow {
@@ -211,6 +211,7 @@ pub(crate) fn opened(row: &Row) -> rusqlite::Result<OpenedRow> {
                 how: pending_how(row, 17)?,
             }),
         },
+        locked: row.get::<_, i64>(19)? != 0,
     })
 }
 

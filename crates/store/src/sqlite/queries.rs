@@ -1212,7 +1212,7 @@ fn opened_insert(verb: &str, owned: bool) -> String {
     };
     format!(
         "{verb} INTO opened VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, \
-         ?15, ?16, ?17, ?18, {lazy_owned})"
+         ?15, ?16, ?17, ?18, {lazy_owned}, ?19)"
     )
 }
 
@@ -1222,7 +1222,7 @@ static PUT_OPENED_OWNED: LazyLock<String> =
 static NEW_OPENED: LazyLock<String> = LazyLock::new(|| opened_insert("INSERT", false));
 static NEW_OPENED_OWNED: LazyLock<String> = LazyLock::new(|| opened_insert("INSERT", true));
 
-/// Writes an open record with `sql`, which binds its 18 columns and decides `lazy_owned`.
+/// Writes an open record with `sql`, which binds its 19 columns and decides `lazy_owned`.
 fn insert_opened(conn: &Connection, o: &OpenedRow, sql: &str) -> Result<(), StoreError> {
     let integ = o.integ.as_ref();
     conn.prepare_cached(sql)?.execute(params![
@@ -1244,7 +1244,8 @@ fn insert_opened(conn: &Connection, o: &OpenedRow, sql: &str) -> Result<(), Stor
         integ.map(|i| i.base.as_ref().map_or("", |(path, _)| path.as_str())),
         integ.map(|i| i.base.as_ref().map_or(0, |(_, rev)| *rev)),
         integ.map(|i| i.resolved),
-        integ.map(|i| i.how.map_or("", |h| h.as_str()))
+        integ.map(|i| i.how.map_or("", |h| h.as_str())),
+        o.locked
     ])?;
     Ok(())
 }

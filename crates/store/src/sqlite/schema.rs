@@ -228,15 +228,19 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE tickets ADD COLUMN address TEXT NOT NULL DEFAULT '';
     "#,
-    // migration for types
-    // the typemap (`keel typemap`): one row per line in table order (`seq`); `pattern` starts
-    // with `-` for an exclusion.
+    // 11: the typemap (`keel typemap`): one row per line in table order (`seq`); `pattern`
+    // starts with `-` for an exclusion.
     r#"
     CREATE TABLE typemap (
         seq INTEGER PRIMARY KEY,
         file_type TEXT NOT NULL,
         pattern TEXT NOT NULL
     );
+    "#,
+    // 12: an opened file may be locked (`lock`): others may open it but not submit it until
+    // it is submitted, reverted or unlocked; the lock goes with the open record.
+    r#"
+    ALTER TABLE opened ADD COLUMN locked INTEGER NOT NULL DEFAULT 0;
     "#,
 ];
 

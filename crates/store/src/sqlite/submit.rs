@@ -35,8 +35,8 @@ fn new_content() -> String {
 }
 
 /// The first record (path order) of a change that cannot be submitted: an unresolved
-/// integration, a base revision that is not the head, an add over a live head, or an edit or
-/// delete of a deleted head.
+/// integration, a base revision that is not the head, an add over a live head, an edit or
+/// delete of a deleted head, or a file another workspace holds locked.
 static FIRST_UNSUBMITTABLE: LazyLock<String> = LazyLock::new(|| {
     let deleting = deleting_actions();
     format!(
@@ -45,7 +45,9 @@ static FIRST_UNSUBMITTABLE: LazyLock<String> = LazyLock::new(|| {
            OR o.base_rev <> coalesce((SELECT max(r.rev) FROM revisions r WHERE r.path = o.path), 0) \
            OR (o.base_rev > 0 AND EXISTS (SELECT 1 FROM revisions h \
                WHERE h.path = o.path AND h.rev = o.base_rev AND CASE WHEN h.action IN {deleting} \
-               THEN o.action IN ('{edit}', '{delete}') ELSE o.action = '{add}' END))) \
+               THEN o.action IN ('{edit}', '{delete}') ELSE o.action = '{add}' END)) \
+           OR EXISTS (SELECT 1 FROM opened l WHERE l.path = o.path AND l.workspace <> o.workspace \
+               AND l.locked = 1)) \
          ORDER BY o.path LIMIT 1",
         edit = FileAction::Edit.as_str(),
         delete = FileAction::Delete.as_str(),

@@ -451,6 +451,7 @@ impl Harness {
                     move_file: None,
                     lazy: None,
                     integ: None,
+                    locked: false,
                 };
                 let stored = row.clone();
                 self.write(move |txn| txn.put_opened(&stored))?;
