@@ -11,6 +11,7 @@ mod auth;
 mod branches;
 pub mod browse;
 pub mod changes;
+mod commit_signal;
 mod config;
 mod content;
 mod context;
@@ -44,12 +45,14 @@ mod triggers;
 mod upload;
 mod upload_pool;
 pub mod verify;
+mod watch;
 mod workspaces;
 
 pub use access::UserAccess;
 pub use auth::{Credentials, PasswordCheckStats, SettingValue, TicketInfo, UserSpec};
 pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
+pub use commit_signal::CommitListener;
 pub use config::ServiceConfig;
 pub use content::ContentOf;
 pub use dirs::DirsOptions;
@@ -70,6 +73,7 @@ pub use protections::{ProtectEntry, ProtectionsTable, ProtectsQuery};
 pub use records::*;
 pub use resolve::{IntegInfo, ResolveOutcome};
 pub use shelve::ShelveSession;
+pub use watch::{SinceSpec, WatchLimits, WatchedChange};
 pub use submit::SubmitSession;
 pub use sync::{SyncAction, SyncEvent, SyncItem, SyncMark, SyncOptions, SyncTotals};
 pub use triggers::FormSpec;
@@ -141,6 +145,8 @@ pub struct Service {
     admitted: auth::Admitted,
     /// Tickets of running triggers (`KEEL_TICKET`), in memory only.
     run_tickets: auth::RunTickets,
+    /// Told of every submit (`Service::on_commit`).
+    commits: commit_signal::CommitSignal,
 }
 
 impl Service {
@@ -170,6 +176,7 @@ impl Service {
             server_address: std::sync::OnceLock::new(),
             in_flight: Default::default(),
             run_tickets: Default::default(),
+            commits: Default::default(),
             access,
         }
     }

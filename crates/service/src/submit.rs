@@ -280,6 +280,7 @@ impl SubmitSession {
             Ok::<_, SubmitError>(committed)
         })?;
         failpoints::hit(failpoints::SUBMIT_AFTER_COMMIT);
+        service.commits.committed(number);
         let mut result = SubmitResult {
             change: number,
             renamed_from: (renamed_from != 0).then_some(ChangeNumber(renamed_from)),

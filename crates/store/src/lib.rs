@@ -111,6 +111,14 @@ pub trait ReadTxn {
         before: Option<ChangeNumber>,
         limit: usize,
     ) -> Result<Vec<(ChangeNumber, DepotPath)>, StoreError>;
+    /// Changes that touched files in `range`, oldest first, newer than `after`: (change, path).
+    /// What a subscriber that has seen up to `after` is owed (`watch`).
+    fn range_changes_after(
+        &self,
+        range: &PathRange,
+        after: ChangeNumber,
+        limit: usize,
+    ) -> Result<Vec<(ChangeNumber, DepotPath)>, StoreError>;
     /// The first depot path in `range` strictly greater than `after` (for directory skip-scans).
     fn next_path(&self, range: &PathRange, after: &str) -> Result<Option<DepotPath>, StoreError>;
     /// The first depot path in `range` strictly greater than `after` that lies below a

@@ -754,3 +754,52 @@ fn an_idle_have_lists_wal_is_emptied() {
         2
     );
 }
+
+/// `range_changes_after` answers oldest first, strictly after the change given, only inside
+/// the range, and pages by `limit` without losing or repeating a row.
+#[test]
+fn range_changes_after_pages_oldest_first_within_the_range() {
+    let (_dir, store) = open();
+    let mut changes = Vec::new();
+    for i in 1..=4u32 {
+        changes.push(submit(
+            store.as_ref(),
+            vec![
+                rev("//depot/a/f", i, 0, FileAction::Edit),
+                rev("//depot/b/g", i, 0, FileAction::Edit),
+            ],
+        ));
+    }
+    let snap = store.snapshot().expect("snapshot");
+    let range = PathRange::prefix("//depot/a/");
+    let all = snap
+        .range_changes_after(&range, ChangeNumber(0), 100)
+        .expect("all");
+    assert_eq!(
+        all.iter().map(|(c, _)| *c).collect::<Vec<_>>(),
+        changes,
+        "every change of //depot/a/, oldest first"
+    );
+    assert!(all.iter().all(|(_, p)| p.as_str() == "//depot/a/f"));
+    let after_second = snap
+        .range_changes_after(&range, changes[1], 100)
+        .expect("after the second");
+    assert_eq!(
+        after_second.iter().map(|(c, _)| *c).collect::<Vec<_>>(),
+        changes[2..].to_vec()
+    );
+    let mut paged = Vec::new();
+    let mut after = ChangeNumber(0);
+    for _ in 0..10 {
+        let page = snap.range_changes_after(&range, after, 1).expect("page");
+        let Some((last, _)) = page.last() else { break };
+        after = *last;
+        paged.extend(page.into_iter().map(|(c, _)| c));
+    }
+    assert_eq!(paged, changes);
+    assert!(
+        snap.range_changes_after(&range, changes[3], 100)
+            .expect("none newer")
+            .is_empty()
+    );
+}

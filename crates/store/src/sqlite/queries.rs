@@ -324,6 +324,25 @@ impl<T: HasConn> ReadTxn for T {
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
+    fn range_changes_after(
+        &self,
+        range: &PathRange,
+        after: ChangeNumber,
+        limit: usize,
+    ) -> Result<Vec<(ChangeNumber, DepotPath)>, StoreError> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT change, path FROM revisions WHERE change > ?3 AND path >= ?1 AND path < ?2 \
+             ORDER BY change, path LIMIT ?4",
+        )?;
+        let rows = stmt.query_map(params![range.lo, range.hi, num(after), lim(limit)], |r| {
+            Ok((
+                ChangeNumber(r.get::<_, i64>(0)? as u64),
+                codec::path_at(r, 1)?,
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
     fn next_path(&self, range: &PathRange, after: &str) -> Result<Option<DepotPath>, StoreError> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT path FROM revisions WHERE path > ?1 AND path >= ?2 AND path < ?3 \
