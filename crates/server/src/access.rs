@@ -39,6 +39,7 @@ pub(crate) const RPC_ACCESS: &[(&str, Option<Level>)] = &[
     ("UpdateHave", Some(Level::Read)),
     ("Have", Some(Level::List)),
     ("HaveIfChanged", Some(Level::List)),
+    ("Watch", Some(Level::List)),
     ("Files", Some(Level::List)),
     ("Fstat", Some(Level::List)),
     ("Dirs", Some(Level::List)),

@@ -50,6 +50,8 @@ pub(crate) struct Api {
     /// the hashing gate runs and queues. A check beyond them waits here, as a task and not a
     /// thread, so a storm of logins costs no thread (and no thread's memory) per attempt.
     login_slots: Arc<tokio::sync::Semaphore>,
+    /// `Watch` subscriptions, woken by submits.
+    subscriptions: crate::api_watch::Subscriptions,
 }
 
 impl Api {
@@ -60,7 +62,17 @@ impl Api {
         backup: Arc<crate::api_backup::Backup>,
         replica: Option<Arc<crate::replica::ReplicaStatus>>,
     ) -> Api {
+        let subscriptions = crate::api_watch::Subscriptions::new(
+            service.clone(),
+            keel_service::WatchLimits {
+                changes: config.watch_batch_changes,
+                files: config.watch_max_files,
+            },
+            config.watch_buffer_messages,
+            tokio::sync::watch::channel(false).1,
+        );
         Api {
+            subscriptions,
             service,
             addr,
             streams: Streams::new(config),
@@ -90,6 +102,7 @@ impl Api {
 
     /// Ends long-lived streams (`Journal`) when `flag` is set.
     pub(crate) fn with_stopping(mut self, flag: tokio::sync::watch::Receiver<bool>) -> Api {
+        self.subscriptions.stop_with(flag.clone());
         self.stopping = flag;
         self
     }
@@ -777,8 +790,11 @@ impl pb::keel_server::Keel for Api {
     async fn changes(&self, req: Request<pb::ChangesRequest>) -> Stream<pb::Change> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, "Changes")?;
+        let who = authorize(&self.service, &peer, req.caller.clone(), "Changes")?;
         let svc = self.service.clone();
+        if !req.since.is_empty() {
+            return crate::api_watch::changes_since(&self.streams, svc, who, req);
+        }
         let query = ChangesQuery {
             files: req.files,
             max: req.max,
@@ -792,6 +808,17 @@ impl pb::keel_server::Keel for Api {
                 .read(small && svc.user_known(&who), move |sink| {
                     svc.changes(&who, &query, &mut |c| sink.send(convert::change(c)))
                 }),
+        ))
+    }
+
+    type WatchStream = ResponseStream<pb::WatchMessage>;
+    async fn watch(&self, req: Request<pb::WatchRequest>) -> Stream<pb::WatchMessage> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller, "Watch")?;
+        let since = (!req.from_now).then_some(req.since);
+        Ok(Response::new(
+            self.subscriptions.subscribe(who, req.files, since),
         ))
     }
 

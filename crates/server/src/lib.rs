@@ -13,6 +13,7 @@ mod api_replication;
 mod api_shelves;
 mod api_triggers;
 mod api_verify;
+mod api_watch;
 mod audit;
 mod config;
 mod convert;

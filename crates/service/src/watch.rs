@@ -255,3 +255,18 @@ impl Service {
         }
     }
 }
+
+impl Service {
+    /// The newest submitted change (0 when none): where a subscription "from now" starts.
+    pub fn last_submitted(&self, caller: &Caller) -> Result<ChangeNumber, ServiceError> {
+        let (snap, _) = self.read_as(caller)?;
+        let filter = keel_store::ChangeFilter {
+            status: Some(ChangeStatus::Submitted),
+            ..Default::default()
+        };
+        Ok(snap
+            .list_changes(&filter, None, 1)?
+            .first()
+            .map_or(ChangeNumber(0), |row| row.change))
+    }
+}

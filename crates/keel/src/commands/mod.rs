@@ -31,6 +31,7 @@ pub(crate) mod triggers;
 pub(crate) mod trust;
 pub(crate) mod users;
 pub(crate) mod verify;
+mod watch;
 mod words;
 mod workspace;
 
@@ -108,6 +109,7 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Change(args) => submit::change(&mut s, args).await,
         C::Submit(args) => submit::submit(&mut s, args).await,
         C::Changes(args) => browse::changes(&mut s, args).await,
+        C::Watch(args) => watch::watch(&mut s, args).await,
         C::Describe(args) => browse::describe(&mut s, args).await,
         C::Files(args) => browse::files(&mut s, args).await,
         C::Dirs(args) => browse::dirs(&mut s, args).await,

@@ -62,6 +62,7 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "UpdateHave",
     "Have",
     "HaveIfChanged",
+    "Watch",
     "Files",
     "Fstat",
     "Dirs",
