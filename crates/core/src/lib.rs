@@ -23,6 +23,7 @@ pub mod resolve;
 pub mod spec;
 pub mod trigger;
 pub mod view;
+pub mod webhook;
 
 pub use action::FileAction;
 pub use auth::{SecurityLevel, SettingError, TicketBinding, UserType, password_is_strong};
@@ -46,3 +47,4 @@ pub use resolve::{Resolution, ResolveMode, Skip, decide, decide_binary};
 pub use spec::{FileSpec, RevSpec, SpecError};
 pub use trigger::{FormType, TriggerError, TriggerKind, TriggerLine, TriggerVars};
 pub use view::{LineKind, View, ViewError, ViewLine};
+pub use webhook::{WebhookError, WebhookLine, WebhookUrl, check_url, parse_webhooks};
