@@ -46,6 +46,7 @@ mod upload;
 mod upload_pool;
 pub mod verify;
 mod watch;
+mod webhooks;
 mod workspaces;
 
 pub use access::UserAccess;
@@ -73,7 +74,6 @@ pub use protections::{ProtectEntry, ProtectionsTable, ProtectsQuery};
 pub use records::*;
 pub use resolve::{IntegInfo, ResolveOutcome};
 pub use shelve::ShelveSession;
-pub use watch::{SinceSpec, WatchLimits, WatchedChange};
 pub use submit::SubmitSession;
 pub use sync::{SyncAction, SyncEvent, SyncItem, SyncMark, SyncOptions, SyncTotals};
 pub use triggers::FormSpec;
@@ -81,6 +81,7 @@ pub use upload::Uploads;
 pub use verify::{
     Damage, StoredFile, VerifiedFile, VerifyEvent, VerifyOptions, VerifyOutcome, VerifyTotals,
 };
+pub use watch::{SinceSpec, WatchLimits, WatchedChange};
 
 use keel_blob::BlobStore;
 use keel_store::{MetaStore, SqliteHaveStore};

@@ -40,6 +40,41 @@ pub struct WatchedChange {
     pub more_files: bool,
 }
 
+/// Who a read answers: a caller (what they may list, within their group's limits) or the
+/// server itself (webhooks, which a super user set up: everything).
+pub(crate) trait Sees {
+    fn scan(&self) -> Result<(), ServiceError>;
+    fn lists(&self, path: &str) -> bool;
+    fn result(&self) -> Result<(), ServiceError>;
+}
+
+impl Sees for crate::access::Access {
+    fn scan(&self) -> Result<(), ServiceError> {
+        crate::access::Access::scan(self)
+    }
+    fn lists(&self, path: &str) -> bool {
+        crate::access::Access::lists(self, path)
+    }
+    fn result(&self) -> Result<(), ServiceError> {
+        crate::access::Access::result(self)
+    }
+}
+
+/// The server reading for itself.
+pub(crate) struct Everything;
+
+impl Sees for Everything {
+    fn scan(&self) -> Result<(), ServiceError> {
+        Ok(())
+    }
+    fn lists(&self, _: &str) -> bool {
+        true
+    }
+    fn result(&self) -> Result<(), ServiceError> {
+        Ok(())
+    }
+}
+
 /// A file argument without a revision: these calls follow the newest changes.
 fn path_arg(
     text: &str,
@@ -63,7 +98,7 @@ fn path_arg(
 /// most `max` (and whether more matched). With `max` 0 it only finds out whether any does.
 fn matching_files(
     snap: &dyn ReadTxn,
-    who: &crate::access::Access,
+    who: &dyn Sees,
     change: ChangeNumber,
     args: &[FileArg],
     max: usize,
@@ -130,7 +165,10 @@ impl Service {
                             break 'scan;
                         }
                         who.scan()?;
-                        if !found.contains(change) && arg.matches(path.as_str()) && who.lists(path.as_str()) {
+                        if !found.contains(change)
+                            && arg.matches(path.as_str())
+                            && who.lists(path.as_str())
+                        {
                             found.insert(*change);
                             taken += 1;
                             if taken >= max {
@@ -145,8 +183,14 @@ impl Service {
                     // The next page starts below `last`: rows of it beyond this page are
                     // skipped, so it is decided by its own files.
                     if !found.contains(&last) {
-                        let (_, any) =
-                            matching_files(snap.as_ref(), &who, last, std::slice::from_ref(arg), 0, page)?;
+                        let (_, any) = matching_files(
+                            snap.as_ref(),
+                            &who,
+                            last,
+                            std::slice::from_ref(arg),
+                            0,
+                            page,
+                        )?;
                         if any {
                             found.insert(last);
                             taken += 1;
@@ -192,66 +236,85 @@ impl Service {
             .iter()
             .map(|text| path_arg(text, snap.as_ref(), ws.as_ref(), "watch"))
             .collect::<Result<Vec<_>, _>>()?;
-        let want = limits.changes.max(1);
-        let page = self.config.page_size.max(1);
-        let mut out = Vec::new();
-        let mut cursor = after;
-        loop {
-            // The next `want` changes of each scope; up to `horizon` (the lowest last change
-            // of a scope that had more) the candidates are every change there is.
-            let mut candidates = BTreeSet::new();
-            let mut horizon: Option<ChangeNumber> = None;
-            for scope in args.iter().flat_map(|a| a.scopes.iter()) {
-                let mut from = cursor;
-                let mut distinct = BTreeSet::new();
-                loop {
-                    let rows = snap.range_changes_after(scope, from, page)?;
-                    let full = rows.len() == page;
-                    for (change, _) in &rows {
-                        who.scan()?;
-                        distinct.insert(*change);
-                    }
-                    if distinct.len() >= want {
-                        let kept: BTreeSet<_> = distinct.into_iter().take(want).collect();
-                        let last = *kept.last().expect("want is at least one");
-                        horizon = Some(horizon.map_or(last, |h| h.min(last)));
-                        distinct = kept;
-                        break;
-                    }
-                    match rows.last() {
-                        Some(&(last, _)) if full => from = last,
-                        _ => break,
-                    }
+        changes_after(
+            snap.as_ref(),
+            &who,
+            &args,
+            after,
+            limits,
+            self.config.page_size,
+        )
+    }
+}
+
+/// The submitted changes after `after` touching `args` in files `who` may list, oldest first
+/// with those files, at most `limits.changes`.
+pub(crate) fn changes_after(
+    snap: &dyn ReadTxn,
+    who: &dyn Sees,
+    args: &[FileArg],
+    after: ChangeNumber,
+    limits: WatchLimits,
+    page: usize,
+) -> Result<Vec<WatchedChange>, ServiceError> {
+    let want = limits.changes.max(1);
+    let page = page.max(1);
+    let mut out = Vec::new();
+    let mut cursor = after;
+    loop {
+        // The next `want` changes of each scope; up to `horizon` (the lowest last change
+        // of a scope that had more) the candidates are every change there is.
+        let mut candidates = BTreeSet::new();
+        let mut horizon: Option<ChangeNumber> = None;
+        for scope in args.iter().flat_map(|a| a.scopes.iter()) {
+            let mut from = cursor;
+            let mut distinct = BTreeSet::new();
+            loop {
+                let rows = snap.range_changes_after(scope, from, page)?;
+                let full = rows.len() == page;
+                for (change, _) in &rows {
+                    who.scan()?;
+                    distinct.insert(*change);
                 }
-                candidates.extend(distinct);
-            }
-            for change in candidates {
-                if horizon.is_some_and(|h| change > h) {
+                if distinct.len() >= want {
+                    let kept: BTreeSet<_> = distinct.into_iter().take(want).collect();
+                    let last = *kept.last().expect("want is at least one");
+                    horizon = Some(horizon.map_or(last, |h| h.min(last)));
+                    distinct = kept;
                     break;
                 }
-                let (files, more_files) =
-                    matching_files(snap.as_ref(), &who, change, &args, limits.files, page)?;
-                if files.is_empty() && !more_files {
-                    continue;
-                }
-                if let Some(row) = snap.get_change(change)?
-                    && row.status == ChangeStatus::Submitted
-                {
-                    who.result()?;
-                    out.push(WatchedChange {
-                        change: change_info(row),
-                        files,
-                        more_files,
-                    });
-                    if out.len() >= want {
-                        return Ok(out);
-                    }
+                match rows.last() {
+                    Some(&(last, _)) if full => from = last,
+                    _ => break,
                 }
             }
-            match horizon {
-                Some(h) => cursor = h,
-                None => return Ok(out),
+            candidates.extend(distinct);
+        }
+        for change in candidates {
+            if horizon.is_some_and(|h| change > h) {
+                break;
             }
+            let (files, more_files) = matching_files(snap, who, change, args, limits.files, page)?;
+            if files.is_empty() && !more_files {
+                continue;
+            }
+            if let Some(row) = snap.get_change(change)?
+                && row.status == ChangeStatus::Submitted
+            {
+                who.result()?;
+                out.push(WatchedChange {
+                    change: change_info(row),
+                    files,
+                    more_files,
+                });
+                if out.len() >= want {
+                    return Ok(out);
+                }
+            }
+        }
+        match horizon {
+            Some(h) => cursor = h,
+            None => return Ok(out),
         }
     }
 }
@@ -260,13 +323,18 @@ impl Service {
     /// The newest submitted change (0 when none): where a subscription "from now" starts.
     pub fn last_submitted(&self, caller: &Caller) -> Result<ChangeNumber, ServiceError> {
         let (snap, _) = self.read_as(caller)?;
-        let filter = keel_store::ChangeFilter {
-            status: Some(ChangeStatus::Submitted),
-            ..Default::default()
-        };
-        Ok(snap
-            .list_changes(&filter, None, 1)?
-            .first()
-            .map_or(ChangeNumber(0), |row| row.change))
+        last_submitted(snap.as_ref())
     }
+}
+
+/// The newest submitted change in `snap` (0 when none).
+pub(crate) fn last_submitted(snap: &dyn ReadTxn) -> Result<ChangeNumber, ServiceError> {
+    let filter = keel_store::ChangeFilter {
+        status: Some(ChangeStatus::Submitted),
+        ..Default::default()
+    };
+    Ok(snap
+        .list_changes(&filter, None, 1)?
+        .first()
+        .map_or(ChangeNumber(0), |row| row.change))
 }

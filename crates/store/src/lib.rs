@@ -35,11 +35,11 @@ pub use root::{HAVE_DIR, JOURNAL_DIR, METADATA_FILE, RootStores, open_root};
 pub use rows::{
     BranchRow, ChangeFilter, ChangeRow, ChangeStatus, DepotRow, GroupRow, HaveRow, IntegRow,
     LabelRow, LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, TicketRow, UserRow,
-    WorkspaceRow,
+    WebhookStateRow, WorkspaceRow,
 };
 pub use sqlite::{SqliteStore, WriterStats, mapped_read_faults};
 
-use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine};
+use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine, WebhookLine};
 
 /// A consistent, read-only view of the metadata.
 ///
@@ -240,6 +240,8 @@ pub trait ReadTxn {
     /// The triggers table, in table order. Read whole: it is an admin's form of a few lines,
     /// like the depot list.
     fn triggers(&self) -> Result<Vec<TriggerLine>, StoreError>;
+    /// The webhooks table in table order, each line with its delivery state.
+    fn webhooks(&self) -> Result<Vec<(WebhookLine, WebhookStateRow)>, StoreError>;
 
     /// A user's spec and password hash.
     fn get_user(&self, name: &str) -> Result<Option<UserRow>, StoreError>;
@@ -343,6 +345,16 @@ pub trait WriteTxn: ReadTxn {
 
     /// Replaces the whole triggers table with `table`, in its order.
     fn replace_triggers(&mut self, table: &[TriggerLine]) -> Result<(), StoreError>;
+    /// Replaces the whole webhooks table; a webhook whose name stays keeps its delivery state,
+    /// a new one starts with every change up to `start` counted as delivered.
+    fn replace_webhooks(
+        &mut self,
+        table: &[WebhookLine],
+        start: ChangeNumber,
+    ) -> Result<(), StoreError>;
+    /// Records a webhook's delivery state (nothing when the webhook is no longer in the table).
+    fn put_webhook_state(&mut self, name: &str, state: &WebhookStateRow)
+    -> Result<(), StoreError>;
     /// Creates or replaces a user (spec and password hash).
     fn put_user(&mut self, user: &UserRow) -> Result<(), StoreError>;
     /// Moves a user's access time forward to `now`.

@@ -13,7 +13,7 @@ use crate::{
     PathRange, ReadTxn, RevisionRow, ShelvedRow, StoreError, TicketRow, UserRow, WorkspaceRow,
     WriteTxn,
 };
-use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine};
+use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine, WebhookLine};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::sync::LazyLock;
 
@@ -148,6 +148,10 @@ impl<T: HasConn> ReadTxn for T {
     fn triggers(&self) -> Result<Vec<TriggerLine>, StoreError> {
         let sql = "SELECT name, kind, path, command FROM triggers ORDER BY seq";
         collect(self.conn(), sql, [], codec::trigger)
+    }
+
+    fn webhooks(&self) -> Result<Vec<(WebhookLine, crate::WebhookStateRow)>, StoreError> {
+        super::webhooks::webhooks(self.conn())
     }
 
     fn list_depots(&self) -> Result<Vec<DepotRow>, StoreError> {
@@ -694,6 +698,22 @@ impl<T: HasConn> ReadTxn for T {
 }
 
 impl WriteTxn for Tx<'_> {
+    fn replace_webhooks(
+        &mut self,
+        table: &[WebhookLine],
+        start: ChangeNumber,
+    ) -> Result<(), StoreError> {
+        super::webhooks::replace(self.conn, table, start)
+    }
+
+    fn put_webhook_state(
+        &mut self,
+        name: &str,
+        state: &crate::WebhookStateRow,
+    ) -> Result<(), StoreError> {
+        super::webhooks::put_state(self.conn, name, state)
+    }
+
     fn replace_triggers(&mut self, table: &[TriggerLine]) -> Result<(), StoreError> {
         self.conn
             .prepare_cached("DELETE FROM triggers")?
