@@ -253,6 +253,8 @@ pub enum ClientCommand {
     Probe(crate::commands::probe::ProbeArgs),
     /// Show or edit the triggers table (-o prints it, -i reads it from stdin).
     Triggers(crate::commands::triggers::TriggersArgs),
+    /// Show or edit the webhooks table (POSTs to build servers on submit; super users).
+    Webhooks(crate::commands::webhooks::WebhooksArgs),
     /// Log in: trade your password for a ticket, stored in the tickets file (-s: show status).
     Login(crate::commands::login::LoginArgs),
     /// Log out: end this ticket on the server (-a: every ticket of yours, on every host).

@@ -40,6 +40,8 @@ pub(crate) const RPC_ACCESS: &[(&str, Option<Level>)] = &[
     ("Have", Some(Level::List)),
     ("HaveIfChanged", Some(Level::List)),
     ("Watch", Some(Level::List)),
+    ("GetWebhooks", Some(Level::Super)),
+    ("SaveWebhooks", Some(Level::Super)),
     ("Files", Some(Level::List)),
     ("Fstat", Some(Level::List)),
     ("Dirs", Some(Level::List)),

@@ -52,6 +52,8 @@ pub(crate) struct Api {
     login_slots: Arc<tokio::sync::Semaphore>,
     /// `Watch` subscriptions, woken by submits.
     subscriptions: crate::api_watch::Subscriptions,
+    /// Poked when the webhooks table is saved (the dispatcher reads it again).
+    webhooks_saved: Arc<tokio::sync::Notify>,
 }
 
 impl Api {
@@ -73,6 +75,7 @@ impl Api {
         );
         Api {
             subscriptions,
+            webhooks_saved: Arc::new(tokio::sync::Notify::new()),
             service,
             addr,
             streams: Streams::new(config),
@@ -105,6 +108,16 @@ impl Api {
         self.subscriptions.stop_with(flag.clone());
         self.stopping = flag;
         self
+    }
+
+    /// The channel every submit bumps (for the webhooks' dispatcher).
+    pub(crate) fn commits(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.subscriptions.commits()
+    }
+
+    /// What the dispatcher waits on for saves of the webhooks table.
+    pub(crate) fn webhooks_saved(&self) -> Arc<tokio::sync::Notify> {
+        self.webhooks_saved.clone()
     }
 
     /// The counter of stored content bytes sent (for the metrics).
@@ -809,6 +822,35 @@ impl pb::keel_server::Keel for Api {
                     svc.changes(&who, &query, &mut |c| sink.send(convert::change(c)))
                 }),
         ))
+    }
+
+    async fn get_webhooks(
+        &self,
+        req: Request<pb::GetWebhooksRequest>,
+    ) -> Result<Response<pb::WebhooksTable>, Status> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller, "GetWebhooks")?;
+        let svc = self.service.clone();
+        let table = blocking(move || svc.webhooks(&who)).await?;
+        Ok(Response::new(crate::api_webhooks::table_to_wire(table)))
+    }
+
+    async fn save_webhooks(
+        &self,
+        req: Request<pb::SaveWebhooksRequest>,
+    ) -> Result<Response<pb::WebhooksTable>, Status> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller, "SaveWebhooks")?;
+        let svc = self.service.clone();
+        let table = blocking(move || {
+            svc.save_webhooks(&who, &req.lines)?;
+            svc.webhooks(&who)
+        })
+        .await?;
+        self.webhooks_saved.notify_one();
+        Ok(Response::new(crate::api_webhooks::table_to_wire(table)))
     }
 
     type WatchStream = ResponseStream<pb::WatchMessage>;

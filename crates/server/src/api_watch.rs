@@ -52,6 +52,11 @@ impl Subscriptions {
         }
     }
 
+    /// A receiver of the commit channel (the webhooks' dispatcher waits on it too).
+    pub(crate) fn commits(&self) -> watch::Receiver<u64> {
+        self.commits.clone()
+    }
+
     /// Ends every subscription when `flag` is set (the server stops).
     pub(crate) fn stop_with(&mut self, flag: watch::Receiver<bool>) {
         self.stopping = flag;

@@ -14,6 +14,7 @@ mod api_shelves;
 mod api_triggers;
 mod api_verify;
 mod api_watch;
+mod api_webhooks;
 mod audit;
 mod config;
 mod convert;
@@ -25,6 +26,7 @@ mod metrics;
 mod monitor;
 mod replica;
 mod stopping;
+mod webhooks;
 mod streams;
 
 pub use access::required_level;
@@ -365,6 +367,27 @@ pub async fn serve(
         .with_tls_fingerprint(listening.tls)
         .with_audit(audit.as_ref().map(|a| a.audit.clone()))
         .with_monitor(registry.clone());
+    let webhook_stats = Arc::new(webhooks::WebhookStats::default());
+    if status.is_none() {
+        // A replica's table is the primary's, and the primary posts.
+        tokio::spawn(
+            webhooks::Dispatcher {
+                service: authenticator.service.clone(),
+                commits: api.commits(),
+                saved: api.webhooks_saved(),
+                stats: webhook_stats.clone(),
+                limits: webhooks::WebhookLimits {
+                    timeout: std::time::Duration::from_millis(config.webhook_timeout_ms),
+                    retry_min: std::time::Duration::from_millis(config.webhook_retry_min_ms),
+                    retry_max: std::time::Duration::from_millis(config.webhook_retry_max_ms),
+                    max_files: config.webhook_max_files,
+                },
+                server: listening.client_address(),
+                stopping: stop_rx.clone(),
+            }
+            .run(),
+        );
+    }
     let (api, rpc_metrics, metrics_task) = match metrics_endpoint {
         None => (api, None, None),
         Some(endpoint) => {
@@ -376,6 +399,7 @@ pub async fn serve(
                 replica: status,
                 connections: vec![grpc_conns.clone(), metrics_conns.clone()],
                 service: authenticator.service.clone(),
+                webhooks: webhook_stats.clone(),
             };
             let built = metrics::build(
                 sources,

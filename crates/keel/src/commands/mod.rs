@@ -32,6 +32,7 @@ pub(crate) mod trust;
 pub(crate) mod users;
 pub(crate) mod verify;
 mod watch;
+pub(crate) mod webhooks;
 mod words;
 mod workspace;
 
@@ -141,6 +142,7 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Verify(args) => verify::verify(&mut s, args).await,
         C::Probe(args) => probe::probe(&mut s, args).await,
         C::Triggers(args) => triggers::triggers(&mut s, args).await,
+        C::Webhooks(args) => webhooks::webhooks(&mut s, args).await,
         C::Login(args) => login::login(&mut s, args).await,
         C::Logout(args) => login::logout(&mut s, args).await,
         C::Passwd(args) => login::passwd(&mut s, args).await,
