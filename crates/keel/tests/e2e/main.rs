@@ -57,4 +57,5 @@ mod triggers;
 mod type_changes;
 mod verify;
 mod watch;
+mod webhooks;
 mod workflow;
