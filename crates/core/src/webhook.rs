@@ -156,7 +156,10 @@ pub fn check_url(url: &str) -> Result<WebhookUrl, String> {
     };
     Ok(WebhookUrl {
         https,
-        host: host.trim_start_matches('[').trim_end_matches(']').to_string(),
+        host: host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string(),
         port,
         target,
     })
@@ -196,13 +199,21 @@ mod tests {
     #[test]
     fn bad_lines_name_the_line_and_the_token() {
         let cases: &[(&[&str], usize, &str)] = &[
-            (&["a //depot/... http://h/", "b //depot/... ftp://h/"], 2, "ftp://h/"),
+            (
+                &["a //depot/... http://h/", "b //depot/... ftp://h/"],
+                2,
+                "ftp://h/",
+            ),
             (&["a //depot/... http://h:99999/"], 1, "99999"),
             (&["a //depot/..."], 1, "found 2 field(s)"),
             (&["a depot/... http://h/"], 1, "depot/..."),
             (&["a //depot/... http://u:p@h/"], 1, "passwords"),
             (&["a //depot/... http:///x"], 1, "host ''"),
-            (&["a //depot/... http://h/", "a //depot/x http://h/"], 2, "earlier line"),
+            (
+                &["a //depot/... http://h/", "a //depot/x http://h/"],
+                2,
+                "earlier line",
+            ),
             (&["a/b //depot/... http://h/"], 1, "name 'a/b'"),
         ];
         for (lines, line_no, token) in cases {

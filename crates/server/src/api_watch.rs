@@ -41,7 +41,9 @@ impl Subscriptions {
         if !service.on_commit(Box::new(move |change: ChangeNumber| {
             tx.send_replace(change.0);
         })) {
-            tracing::warn!("a commit listener was already registered: watch subscriptions will not wake on submits");
+            tracing::warn!(
+                "a commit listener was already registered: watch subscriptions will not wake on submits"
+            );
         }
         Subscriptions {
             service,
@@ -130,15 +132,14 @@ impl Run {
                 self.files.clone(),
                 self.limits,
             );
-            let batch = match blocking(move || svc.watched_changes(&who, &files, since, limits))
-                .await
-            {
-                Ok(batch) => batch,
-                Err(status) => {
-                    let _ = self.tx.send(Err(status)).await;
-                    return;
-                }
-            };
+            let batch =
+                match blocking(move || svc.watched_changes(&who, &files, since, limits)).await {
+                    Ok(batch) => batch,
+                    Err(status) => {
+                        let _ = self.tx.send(Err(status)).await;
+                        return;
+                    }
+                };
             let full = batch.len() >= limits.changes.max(1);
             for watched in batch {
                 since = watched.change.change;

@@ -26,8 +26,8 @@ mod metrics;
 mod monitor;
 mod replica;
 mod stopping;
-mod webhooks;
 mod streams;
+mod webhooks;
 
 pub use access::required_level;
 pub use config::{CONFIG_FILE_NAME, ConfigError, InvalidKnob, ServerConfig};

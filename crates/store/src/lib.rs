@@ -353,8 +353,7 @@ pub trait WriteTxn: ReadTxn {
         start: ChangeNumber,
     ) -> Result<(), StoreError>;
     /// Records a webhook's delivery state (nothing when the webhook is no longer in the table).
-    fn put_webhook_state(&mut self, name: &str, state: &WebhookStateRow)
-    -> Result<(), StoreError>;
+    fn put_webhook_state(&mut self, name: &str, state: &WebhookStateRow) -> Result<(), StoreError>;
     /// Creates or replaces a user (spec and password hash).
     fn put_user(&mut self, user: &UserRow) -> Result<(), StoreError>;
     /// Moves a user's access time forward to `now`.

@@ -832,8 +832,15 @@ fn webhooks_keep_their_delivery_state_by_name() {
         last_status: "500 Internal Server Error".into(),
     };
     let state = progressed.clone();
-    write(store.as_ref(), move |txn| txn.put_webhook_state("a", &state)).expect("state");
-    let rows = store.snapshot().expect("snapshot").webhooks().expect("read");
+    write(store.as_ref(), move |txn| {
+        txn.put_webhook_state("a", &state)
+    })
+    .expect("state");
+    let rows = store
+        .snapshot()
+        .expect("snapshot")
+        .webhooks()
+        .expect("read");
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0], (a.clone(), progressed.clone()));
     assert_eq!(rows[1].1.delivered, ChangeNumber(5));
@@ -842,17 +849,24 @@ fn webhooks_keep_their_delivery_state_by_name() {
     let table = vec![line("c"), a.clone()];
     write(store.as_ref(), move |txn| {
         txn.replace_webhooks(&table, ChangeNumber(9))?;
-        txn.put_webhook_state("b", &WebhookStateRow {
-            delivered: ChangeNumber(1),
-            attempts: 0,
-            sent: 0,
-            failures: 0,
-            last_attempt: 0,
-            last_status: String::new(),
-        })
+        txn.put_webhook_state(
+            "b",
+            &WebhookStateRow {
+                delivered: ChangeNumber(1),
+                attempts: 0,
+                sent: 0,
+                failures: 0,
+                last_attempt: 0,
+                last_status: String::new(),
+            },
+        )
     })
     .expect("replace");
-    let rows = store.snapshot().expect("snapshot").webhooks().expect("read");
+    let rows = store
+        .snapshot()
+        .expect("snapshot")
+        .webhooks()
+        .expect("read");
     let names: Vec<&str> = rows.iter().map(|(l, _)| l.name.as_str()).collect();
     assert_eq!(names, vec!["c", "a"]);
     assert_eq!(rows[0].1.delivered, ChangeNumber(9));

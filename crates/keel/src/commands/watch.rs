@@ -213,9 +213,9 @@ fn read_since_file(file: &std::path::Path) -> Result<Vec<(String, u64)>> {
         let [path, n] = fields[..] else {
             bail!("{}: expected `FILESPEC N`, found {line:?}", at());
         };
-        let n: u64 = n.parse().map_err(|_| {
-            anyhow::anyhow!("{}: {n:?} is not a change number (in {line:?})", at())
-        })?;
+        let n: u64 = n
+            .parse()
+            .map_err(|_| anyhow::anyhow!("{}: {n:?} is not a change number (in {line:?})", at()))?;
         specs.push((path.to_string(), n));
     }
     if specs.is_empty() {

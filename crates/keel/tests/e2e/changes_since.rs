@@ -127,9 +127,18 @@ fn bad_input_names_the_line_or_the_path_and_lists_nothing() {
     assert!(err.contains("line 2") && err.contains("seven"), "{err}");
     std::fs::write(&list, "//depot/a/...\n").expect("write");
     let err = ws.fail(&["changes", "--since-file", list.to_str().expect("utf-8")]);
-    assert!(err.contains("line 1") && err.contains("FILESPEC N"), "{err}");
+    assert!(
+        err.contains("line 1") && err.contains("FILESPEC N"),
+        "{err}"
+    );
     // A path with a revision, or an unknown depot, refuses the whole call.
-    let out = ws.run(&["changes", "--since", "0", "//depot/a/...", "//depot/a/...@1"]);
+    let out = ws.run(&[
+        "changes",
+        "--since",
+        "0",
+        "//depot/a/...",
+        "//depot/a/...@1",
+    ]);
     assert!(!out.status.success() && out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("//depot/a/...@1"));
     let err = ws.fail(&["changes", "--since", "0", "//depot/a/...", "//nosuch/..."]);

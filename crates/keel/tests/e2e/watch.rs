@@ -42,15 +42,29 @@ fn finish(mut child: Child) -> (Vec<serde_json::Value>, String) {
             let _ = child.kill();
             let _ = child.wait();
             let mut err = String::new();
-            let _ = child.stderr.take().expect("stderr").read_to_string(&mut err);
+            let _ = child
+                .stderr
+                .take()
+                .expect("stderr")
+                .read_to_string(&mut err);
             panic!("keel watch did not finish in 30 s; stderr: {err}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     let mut out = String::new();
     let mut err = String::new();
-    child.stdout.take().expect("stdout").read_to_string(&mut out).expect("read stdout");
-    child.stderr.take().expect("stderr").read_to_string(&mut err).expect("read stderr");
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .expect("read stdout");
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err)
+        .expect("read stderr");
     let status = child.wait().expect("status");
     assert!(status.success(), "keel watch failed ({status}): {err}");
     let records = out
@@ -100,19 +114,42 @@ fn delivers_each_matching_change_in_order_with_its_matching_files() {
     let ws = fx.workspace("alice", "alice-ws");
     let first = submit(&ws, &["a/one"], "first");
     // Catching up: what was submitted before the watcher started comes at once.
-    let (caught_up, _) = finish(watcher(&ws, &["--since", "0", "--count", "1", "//depot/a/..."]));
+    let (caught_up, _) = finish(watcher(
+        &ws,
+        &["--since", "0", "--count", "1", "//depot/a/..."],
+    ));
     assert_eq!(numbers(&caught_up), vec![first]);
     assert_eq!(files_of(&caught_up[0]), vec!["//depot/a/one"]);
     assert_eq!(str_field(&caught_up[0], "desc"), "first");
 
-    let child = watcher(&ws, &["--since", &first.to_string(), "--count", "2", "//depot/a/..."]);
+    let child = watcher(
+        &ws,
+        &[
+            "--since",
+            &first.to_string(),
+            "--count",
+            "2",
+            "//depot/a/...",
+        ],
+    );
     let other = submit(&ws, &["b/two"], "elsewhere");
     let second = submit(&ws, &["a/one", "a/three"], "second");
     let third = submit(&ws, &["a/one", "b/two"], "third");
     let (records, _) = finish(child);
-    assert_eq!(numbers(&records), vec![second, third], "not {other}, which touches only b/");
-    assert_eq!(files_of(&records[0]), vec!["//depot/a/one", "//depot/a/three"]);
-    assert_eq!(files_of(&records[1]), vec!["//depot/a/one"], "b/two is not watched");
+    assert_eq!(
+        numbers(&records),
+        vec![second, third],
+        "not {other}, which touches only b/"
+    );
+    assert_eq!(
+        files_of(&records[0]),
+        vec!["//depot/a/one", "//depot/a/three"]
+    );
+    assert_eq!(
+        files_of(&records[1]),
+        vec!["//depot/a/one"],
+        "b/two is not watched"
+    );
     assert_eq!(str_field(&records[1], "user"), "alice");
     assert_eq!(str_field(&records[1], "client"), "alice-ws");
     assert_eq!(records[1]["files"][0]["action"], "edit");
@@ -120,7 +157,14 @@ fn delivers_each_matching_change_in_order_with_its_matching_files() {
     // Several paths in one subscription, each change once.
     let (both, _) = finish(watcher(
         &ws,
-        &["--since", &first.to_string(), "--count", "3", "//depot/a/...", "//depot/b/..."],
+        &[
+            "--since",
+            &first.to_string(),
+            "--count",
+            "3",
+            "//depot/a/...",
+            "//depot/b/...",
+        ],
     ));
     assert_eq!(numbers(&both), vec![other, second, third]);
 }
@@ -139,16 +183,29 @@ fn a_watcher_sees_only_changes_and_files_it_may_list() {
         ],
     );
     let bob = fx.workspace("bob", "bob-ws");
-    let child = watcher(&bob, &["--since", &start.to_string(), "--count", "1", "//depot/..."]);
+    let child = watcher(
+        &bob,
+        &["--since", &start.to_string(), "--count", "1", "//depot/..."],
+    );
     let secret_only = submit(&alice, &["secret/s"], "secret only");
     let mixed = submit(&alice, &["secret/s", "pub/a"], "mixed");
     let (records, _) = finish(child);
-    assert_eq!(numbers(&records), vec![mixed], "{secret_only} touches only what bob may not list");
+    assert_eq!(
+        numbers(&records),
+        vec![mixed],
+        "{secret_only} touches only what bob may not list"
+    );
     assert_eq!(files_of(&records[0]), vec!["//depot/pub/a"]);
     // A watch of the hidden path alone delivers nothing (alice's shows it is there).
     let (for_alice, _) = finish(watcher(
         &alice,
-        &["--since", &start.to_string(), "--count", "2", "//depot/secret/..."],
+        &[
+            "--since",
+            &start.to_string(),
+            "--count",
+            "2",
+            "//depot/secret/...",
+        ],
     ));
     assert_eq!(numbers(&for_alice), vec![secret_only, mixed]);
     let hidden = watcher(&bob, &["--since", &start.to_string(), "//depot/secret/..."]);
@@ -156,16 +213,34 @@ fn a_watcher_sees_only_changes_and_files_it_may_list() {
     // bob's watcher of both paths gets `after` next, so the secret one had nothing for him.
     let (next, _) = finish(watcher(
         &bob,
-        &["--since", &mixed.to_string(), "--count", "1", "//depot/secret/...", "//depot/pub/..."],
+        &[
+            "--since",
+            &mixed.to_string(),
+            "--count",
+            "1",
+            "//depot/secret/...",
+            "//depot/pub/...",
+        ],
     ));
     assert_eq!(numbers(&next), vec![after]);
     let mut hidden = hidden;
-    assert!(hidden.try_wait().expect("poll").is_none(), "still waiting, nothing delivered");
+    assert!(
+        hidden.try_wait().expect("poll").is_none(),
+        "still waiting, nothing delivered"
+    );
     hidden.kill().expect("stop the hidden watcher");
     let mut out = String::new();
-    hidden.stdout.take().expect("stdout").read_to_string(&mut out).expect("read");
+    hidden
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .expect("read");
     let _ = hidden.wait();
-    assert!(out.trim().is_empty(), "bob saw something of //depot/secret/: {out}");
+    assert!(
+        out.trim().is_empty(),
+        "bob saw something of //depot/secret/: {out}"
+    );
 
     // Without list rights anywhere, the subscription is refused.
     protect(
@@ -182,11 +257,29 @@ fn a_watcher_resumes_after_a_restart_without_a_gap() {
     let mut fx = Fixture::new();
     let ws = fx.workspace("alice", "alice-ws");
     let start = submit(&ws, &["a/f"], "start");
-    let child = watcher(&ws, &["--since", &start.to_string(), "--count", "3", "//depot/a/..."]);
+    let child = watcher(
+        &ws,
+        &[
+            "--since",
+            &start.to_string(),
+            "--count",
+            "3",
+            "//depot/a/...",
+        ],
+    );
     let one = submit(&ws, &["a/f"], "one");
     // Bounded wait until the watcher has the first one (its output is read only at the end,
     // so ask the server instead: a second watcher returns as soon as change `one` exists).
-    let (seen, _) = finish(watcher(&ws, &["--since", &start.to_string(), "--count", "1", "//depot/a/..."]));
+    let (seen, _) = finish(watcher(
+        &ws,
+        &[
+            "--since",
+            &start.to_string(),
+            "--count",
+            "1",
+            "//depot/a/...",
+        ],
+    ));
     assert_eq!(numbers(&seen), vec![one]);
     fx.server.restart_same_address();
     let two = submit(&ws, &["a/f"], "two");
@@ -201,7 +294,10 @@ fn bad_arguments_are_refused_with_what_was_wrong() {
     let ws = fx.workspace("alice", "alice-ws");
     submit(&ws, &["a/f"], "start");
     let err = ws.fail(&["watch", "//depot/a/...@1"]);
-    assert!(err.contains("//depot/a/...@1") && err.contains("without a revision"), "{err}");
+    assert!(
+        err.contains("//depot/a/...@1") && err.contains("without a revision"),
+        "{err}"
+    );
     let err = ws.fail(&["watch", "//nosuch/..."]);
     assert!(err.contains("nosuch"), "{err}");
     let err = ws.fail(&["watch"]);

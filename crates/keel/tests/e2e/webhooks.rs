@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Short retries, so the tests wait little.
-const CONFIG: &str = "webhook_retry_min_ms = 100\nwebhook_retry_max_ms = 300\nwebhook_timeout_ms = 3000\n";
+const CONFIG: &str =
+    "webhook_retry_min_ms = 100\nwebhook_retry_max_ms = 300\nwebhook_timeout_ms = 3000\n";
 
 /// One POST the receiver got, and what it answered.
 #[derive(Clone, Debug)]
@@ -117,7 +118,11 @@ fn serve(stream: TcpStream, status: u16) -> Option<Delivery> {
         .and_then(|(_, v)| v.parse().ok())?;
     let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
-    let reason = if status == 200 { "OK" } else { "Internal Server Error" };
+    let reason = if status == 200 {
+        "OK"
+    } else {
+        "Internal Server Error"
+    };
     let mut stream = stream;
     let _ = write!(
         stream,
@@ -174,16 +179,27 @@ fn signed_payloads_arrive_in_order_and_a_500_is_retried() {
     let receiver = Receiver::start(listener, vec![500]);
     let out = save_table(
         &alice,
-        &[format!("ci //depot/a/... http://127.0.0.1:{port}/hook s3cret")],
+        &[format!(
+            "ci //depot/a/... http://127.0.0.1:{port}/hook s3cret"
+        )],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let c1 = submit(&alice, "a/one", "first");
     let c2 = submit(&alice, "b/two", "elsewhere");
     let c3 = submit(&alice, "a/one", "third");
     let got = receiver.wait_ok(2);
     let changes: Vec<(u64, u16)> = got
         .iter()
-        .map(|d| (d.json()["change"]["number"].as_u64().expect("number"), d.answered))
+        .map(|d| {
+            (
+                d.json()["change"]["number"].as_u64().expect("number"),
+                d.answered,
+            )
+        })
         .collect();
     assert_eq!(changes, vec![(c1, 500), (c1, 200), (c3, 200)], "not {c2}");
     for d in &got {
@@ -191,14 +207,22 @@ fn signed_payloads_arrive_in_order_and_a_500_is_retried() {
         assert_eq!(signature, format!("sha256={}", hmac_hex("s3cret", &d.body)));
         assert_eq!(d.header("content-type"), Some("application/json"));
     }
-    assert_eq!(got[0].header("x-keel-delivery"), got[1].header("x-keel-delivery"));
+    assert_eq!(
+        got[0].header("x-keel-delivery"),
+        got[1].header("x-keel-delivery")
+    );
     let payload = got[2].json();
     assert_eq!(payload["event"], "change-submitted");
     assert_eq!(payload["webhook"], "ci");
     assert_eq!(payload["change"]["user"], "alice");
     assert_eq!(payload["change"]["workspace"], "alice-ws");
     assert_eq!(payload["change"]["description"], "third");
-    assert!(payload["change"]["url"].as_str().expect("link").ends_with(&format!("/changes/{c3}")));
+    assert!(
+        payload["change"]["url"]
+            .as_str()
+            .expect("link")
+            .ends_with(&format!("/changes/{c3}"))
+    );
     assert_eq!(payload["files"][0]["depotFile"], "//depot/a/one");
     assert_eq!(payload["files"][0]["action"], "edit");
 
@@ -229,8 +253,15 @@ fn a_receiver_that_was_down_gets_every_change_after_a_restart() {
         .local_addr()
         .expect("addr")
         .port();
-    let out = save_table(&alice, &[format!("down //depot/... http://127.0.0.1:{port}/")]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = save_table(
+        &alice,
+        &[format!("down //depot/... http://127.0.0.1:{port}/")],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let c1 = submit(&alice, "x/one", "one");
     let c2 = submit(&alice, "x/two", "two");
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -241,7 +272,10 @@ fn a_receiver_that_was_down_gets_every_change_after_a_restart() {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    assert!(failing[0]["failures"].as_u64().expect("failures") >= 2, "{failing:?}");
+    assert!(
+        failing[0]["failures"].as_u64().expect("failures") >= 2,
+        "{failing:?}"
+    );
     assert!(failing[0]["delivered"].as_u64().expect("delivered") < c1);
     assert!(
         str_field(&failing[0], "lastStatus").contains("cannot connect"),
@@ -249,14 +283,20 @@ fn a_receiver_that_was_down_gets_every_change_after_a_restart() {
     );
     // The submits were not held up, and a restart loses nothing owed.
     server.restart_same_address();
-    let receiver = Receiver::start(TcpListener::bind(("127.0.0.1", port)).expect("rebind"), vec![]);
+    let receiver = Receiver::start(
+        TcpListener::bind(("127.0.0.1", port)).expect("rebind"),
+        vec![],
+    );
     let got = receiver.wait_ok(2);
     let changes: Vec<u64> = got
         .iter()
         .map(|d| d.json()["change"]["number"].as_u64().expect("number"))
         .collect();
     assert_eq!(changes, vec![c1, c2]);
-    assert!(got.iter().all(|d| d.header("x-keel-signature").is_none()), "no secret, no signature");
+    assert!(
+        got.iter().all(|d| d.header("x-keel-signature").is_none()),
+        "no secret, no signature"
+    );
 }
 
 #[test]
@@ -264,15 +304,28 @@ fn a_bad_line_is_refused_by_number_and_only_super_users_see_the_table() {
     let dir = tempfile::tempdir().expect("temp");
     let (server, alice) = setup(dir.path());
     let good = "ci //depot/... http://127.0.0.1:9/hook".to_string();
-    assert!(save_table(&alice, std::slice::from_ref(&good)).status.success());
+    assert!(
+        save_table(&alice, std::slice::from_ref(&good))
+            .status
+            .success()
+    );
     let out = save_table(
         &alice,
-        &[good.clone(), "two //depot/... ftp://127.0.0.1/x".to_string()],
+        &[
+            good.clone(),
+            "two //depot/... ftp://127.0.0.1/x".to_string(),
+        ],
     );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("line 2") && err.contains("ftp://127.0.0.1/x"), "{err}");
-    let out = save_table(&alice, &["three //depot/... http://127.0.0.1:70000/".to_string()]);
+    assert!(
+        err.contains("line 2") && err.contains("ftp://127.0.0.1/x"),
+        "{err}"
+    );
+    let out = save_table(
+        &alice,
+        &["three //depot/... http://127.0.0.1:70000/".to_string()],
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("70000"));
     // The table is as it was.
     let table = alice.json(&["webhooks", "-o"]);
@@ -281,11 +334,18 @@ fn a_bad_line_is_refused_by_number_and_only_super_users_see_the_table() {
     let text = alice.ok(&["webhooks", "-o"]);
     assert!(text.contains(&format!("Webhooks:\n\t{good}")), "{text}");
 
-    protect(&alice, &["write user * * //...", "super user alice * //..."]);
+    protect(
+        &alice,
+        &["write user * * //...", "super user alice * //..."],
+    );
     let bob = workspace_on(&server, dir.path(), "bob", "bob-ws");
     let err = bob.fail(&["webhooks", "-o"]);
     assert!(err.contains("super"), "{err}");
     let out = save_table(&bob, &[]);
     assert!(!out.status.success());
-    assert_eq!(alice.json(&["webhooks", "-o"]).len(), 1, "bob changed nothing");
+    assert_eq!(
+        alice.json(&["webhooks", "-o"]).len(),
+        1,
+        "bob changed nothing"
+    );
 }

@@ -61,8 +61,7 @@ impl Dispatcher {
         loop {
             self.commits.borrow_and_update();
             let service = self.service.clone();
-            let table = match tokio::task::spawn_blocking(move || service.webhook_table()).await
-            {
+            let table = match tokio::task::spawn_blocking(move || service.webhook_table()).await {
                 Ok(Ok(table)) => table,
                 Ok(Err(e)) => {
                     tracing::error!(error = %e, "cannot read the webhooks table");
@@ -129,8 +128,8 @@ impl Dispatcher {
                 state.delivered,
                 self.limits.max_files,
             );
-            let next = tokio::task::spawn_blocking(move || service.webhook_next(&hook, after, max))
-                .await;
+            let next =
+                tokio::task::spawn_blocking(move || service.webhook_next(&hook, after, max)).await;
             let watched = match next {
                 Ok(Ok(Some(watched))) => watched,
                 Ok(Ok(None)) => return Turn::Done,

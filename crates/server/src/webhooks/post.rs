@@ -27,7 +27,10 @@ async fn exchange(
     body: Vec<u8>,
 ) -> Result<String, String> {
     if url.https {
-        return Err("https:// webhooks are not supported by this server yet; post to an http:// relay".into());
+        return Err(
+            "https:// webhooks are not supported by this server yet; post to an http:// relay"
+                .into(),
+        );
     }
     let authority = if url.host.contains(':') {
         format!("[{}]:{}", url.host, url.port)

@@ -43,11 +43,16 @@ pub(crate) fn replace(
 ) -> Result<(), StoreError> {
     conn.prepare_cached("DELETE FROM webhooks")?.execute([])?;
     let mut insert = conn.prepare_cached("INSERT INTO webhooks VALUES (?1, ?2, ?3, ?4, ?5)")?;
-    let mut state = conn.prepare_cached(
-        "INSERT OR IGNORE INTO webhook_state (name, delivered) VALUES (?1, ?2)",
-    )?;
+    let mut state = conn
+        .prepare_cached("INSERT OR IGNORE INTO webhook_state (name, delivered) VALUES (?1, ?2)")?;
     for (seq, line) in table.iter().enumerate() {
-        insert.execute(params![seq as i64, line.name, line.path, line.url, line.secret])?;
+        insert.execute(params![
+            seq as i64,
+            line.name,
+            line.path,
+            line.url,
+            line.secret
+        ])?;
         state.execute(params![line.name, start.0 as i64])?;
     }
     conn.prepare_cached("DELETE FROM webhook_state WHERE name NOT IN (SELECT name FROM webhooks)")?
