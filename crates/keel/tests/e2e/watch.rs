@@ -247,7 +247,7 @@ fn a_watcher_sees_only_changes_and_files_it_may_list() {
         &alice,
         &["write user alice * //...", "super user alice * //..."],
     );
-    let carol = fx.server.client("carol", "", &fx.dir.path().to_path_buf());
+    let carol = fx.server.client("carol", "", fx.dir.path());
     let err = carol.fail(&["watch", "--since", "0", "//depot/..."]);
     assert!(err.contains("Watch") || err.contains("list"), "{err}");
 }
