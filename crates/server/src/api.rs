@@ -66,6 +66,7 @@ impl Api {
     ) -> Api {
         let subscriptions = crate::api_watch::Subscriptions::new(
             service.clone(),
+            tokio::sync::watch::channel(0).1,
             keel_service::WatchLimits {
                 changes: config.watch_batch_changes,
                 files: config.watch_max_files,
@@ -107,6 +108,12 @@ impl Api {
     pub(crate) fn with_stopping(mut self, flag: tokio::sync::watch::Receiver<bool>) -> Api {
         self.subscriptions.stop_with(flag.clone());
         self.stopping = flag;
+        self
+    }
+
+    /// Wakes `Watch` subscriptions through `commits` (`api_watch::commit_channel`).
+    pub(crate) fn with_commits(mut self, commits: tokio::sync::watch::Receiver<u64>) -> Api {
+        self.subscriptions.wake_with(commits);
         self
     }
 

@@ -30,21 +30,15 @@ pub(crate) struct Subscriptions {
 }
 
 impl Subscriptions {
-    /// Registers the service's commit listener; every subscription waits on what it sends.
+    /// Subscriptions woken through `commits`, which the server bumps after every submit
+    /// (`commit_channel`) and, on a replica, after every change it applies.
     pub(crate) fn new(
         service: Arc<Service>,
+        commits: watch::Receiver<u64>,
         limits: WatchLimits,
         buffer: usize,
         stopping: watch::Receiver<bool>,
     ) -> Subscriptions {
-        let (tx, commits) = watch::channel(0u64);
-        if !service.on_commit(Box::new(move |change: ChangeNumber| {
-            tx.send_replace(change.0);
-        })) {
-            tracing::warn!(
-                "a commit listener was already registered: watch subscriptions will not wake on submits"
-            );
-        }
         Subscriptions {
             service,
             commits,
@@ -52,6 +46,11 @@ impl Subscriptions {
             buffer: buffer.max(1),
             stopping,
         }
+    }
+
+    /// Wakes the subscriptions through `commits` from now on.
+    pub(crate) fn wake_with(&mut self, commits: watch::Receiver<u64>) {
+        self.commits = commits;
     }
 
     /// A receiver of the commit channel (the webhooks' dispatcher waits on it too).
@@ -87,6 +86,21 @@ impl Subscriptions {
             self.stopping.clone(),
         )
     }
+}
+
+/// The channel every submit bumps: registered as `service`'s commit listener.
+pub(crate) fn commit_channel(service: &Service) -> Arc<watch::Sender<u64>> {
+    let (tx, _) = watch::channel(0u64);
+    let tx = Arc::new(tx);
+    let bump = tx.clone();
+    if !service.on_commit(Box::new(move |change: ChangeNumber| {
+        bump.send_replace(change.0);
+    })) {
+        tracing::warn!(
+            "a commit listener was already registered: watch subscriptions and webhooks will not wake on submits"
+        );
+    }
+    tx
 }
 
 /// One subscription's task.

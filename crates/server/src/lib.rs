@@ -245,6 +245,9 @@ pub async fn serve(
             .put_setting(keel_core::auth::SECURITY, &level.to_string())
             .map_err(ServeError::Security)?;
     }
+    // Bumped after every submit, and on a replica after every change applied: it wakes
+    // `watch` subscriptions and the webhooks' dispatcher.
+    let commits = api_watch::commit_channel(&service);
     let (status, gate) = match (&opts.replica, primary) {
         (Some(r), Some((dialer, endpoint, credentials))) => {
             let status = Arc::new(replica::ReplicaStatus::new(
@@ -265,6 +268,7 @@ pub async fn serve(
                 max_message_bytes: config.max_message_bytes,
                 credentials,
                 trust_file: r.trust_file.clone(),
+                applied: commits.clone(),
             })
             .map_err(ServeError::Follower)?;
             let forward = r.forward_writes.then(|| dialer.connect_lazy(endpoint));
@@ -364,6 +368,7 @@ pub async fn serve(
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let api = api::Api::new(service, addr, config, Arc::new(backup), status.clone())
         .with_stopping(stop_rx.clone())
+        .with_commits(commits.subscribe())
         .with_tls_fingerprint(listening.tls)
         .with_audit(audit.as_ref().map(|a| a.audit.clone()))
         .with_monitor(registry.clone());

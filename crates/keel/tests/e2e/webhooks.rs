@@ -136,12 +136,13 @@ fn serve(stream: TcpStream, status: u16) -> Option<Delivery> {
     })
 }
 
-/// A server on a fresh root with [`CONFIG`], and alice's workspace on it.
+/// A server on a fresh root with [`CONFIG`] and metrics, and alice's workspace on it.
 fn setup(dir: &std::path::Path) -> (Server, Client) {
     let root = dir.join("server");
     std::fs::create_dir_all(&root).expect("root");
     std::fs::write(root.join("keel.toml"), CONFIG).expect("keel.toml");
-    let server = Server::start_at(&root).expect("server starts");
+    let server = Server::start_full(&root, &[], &["--metrics-listen", "127.0.0.1:0"])
+        .expect("server starts");
     let alice = workspace_on(&server, dir, "alice", "alice-ws");
     (server, alice)
 }
@@ -173,7 +174,7 @@ fn hmac_hex(secret: &str, body: &[u8]) -> String {
 #[test]
 fn signed_payloads_arrive_in_order_and_a_500_is_retried() {
     let dir = tempfile::tempdir().expect("temp");
-    let (_server, alice) = setup(dir.path());
+    let (server, alice) = setup(dir.path());
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let receiver = Receiver::start(listener, vec![500]);
@@ -241,6 +242,19 @@ fn signed_payloads_arrive_in_order_and_a_500_is_retried() {
     assert_eq!(status[0]["sent"], 2);
     assert_eq!(status[0]["failures"], 1);
     assert_eq!(str_field(&status[0], "lastStatus"), "200 OK");
+    let metrics = crate::metrics::scrape(&server.metrics_url().expect("metrics"));
+    assert_eq!(
+        crate::metrics::value(&metrics, "keel_webhook_deliveries_total", &[]),
+        2.0
+    );
+    assert_eq!(
+        crate::metrics::value(&metrics, "keel_webhook_failures_total", &[]),
+        1.0
+    );
+    assert_eq!(
+        crate::metrics::value(&metrics, "keel_webhooks_retrying", &[]),
+        0.0
+    );
 }
 
 #[test]
