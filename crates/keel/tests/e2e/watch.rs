@@ -303,3 +303,29 @@ fn bad_arguments_are_refused_with_what_was_wrong() {
     let err = ws.fail(&["watch"]);
     assert!(err.contains("FILES"), "{err}");
 }
+
+#[test]
+fn a_watcher_on_a_replica_hears_of_changes_submitted_on_the_primary() {
+    let fx = Fixture::new();
+    let ws = fx.workspace("alice", "alice-ws");
+    let start = submit(&ws, &["a/f"], "start");
+    let replica =
+        crate::common::Server::start_replica(&fx.dir.path().join("replica"), &fx.server.addr, &[])
+            .expect("replica starts");
+    let on_replica = crate::replica::replica_client(&replica, &ws);
+    crate::replica::wait_caught_up(&ws, &on_replica);
+    let child = watcher(
+        &on_replica,
+        &[
+            "--since",
+            &start.to_string(),
+            "--count",
+            "2",
+            "//depot/a/...",
+        ],
+    );
+    let one = submit(&ws, &["a/f"], "one");
+    let two = submit(&ws, &["a/g"], "two");
+    let (records, _) = finish(child);
+    assert_eq!(numbers(&records), vec![one, two]);
+}
