@@ -66,7 +66,7 @@ impl Api {
     ) -> Api {
         let subscriptions = crate::api_watch::Subscriptions::new(
             service.clone(),
-            tokio::sync::watch::channel(0).1,
+            tokio::sync::watch::channel(crate::api_watch::Committed::default()).1,
             keel_service::WatchLimits {
                 changes: config.watch_batch_changes,
                 files: config.watch_max_files,
@@ -112,13 +112,16 @@ impl Api {
     }
 
     /// Wakes `Watch` subscriptions through `commits` (`api_watch::commit_channel`).
-    pub(crate) fn with_commits(mut self, commits: tokio::sync::watch::Receiver<u64>) -> Api {
+    pub(crate) fn with_commits(
+        mut self,
+        commits: tokio::sync::watch::Receiver<crate::api_watch::Committed>,
+    ) -> Api {
         self.subscriptions.wake_with(commits);
         self
     }
 
     /// The channel every submit bumps (for the webhooks' dispatcher).
-    pub(crate) fn commits(&self) -> tokio::sync::watch::Receiver<u64> {
+    pub(crate) fn commits(&self) -> tokio::sync::watch::Receiver<crate::api_watch::Committed> {
         self.subscriptions.commits()
     }
 

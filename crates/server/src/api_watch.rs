@@ -23,7 +23,7 @@ use tonic::Status;
 /// its limits and the server's stop flag.
 pub(crate) struct Subscriptions {
     service: Arc<Service>,
-    commits: watch::Receiver<u64>,
+    commits: watch::Receiver<Committed>,
     limits: WatchLimits,
     buffer: usize,
     stopping: watch::Receiver<bool>,
@@ -34,7 +34,7 @@ impl Subscriptions {
     /// (`commit_channel`) and, on a replica, after every change it applies.
     pub(crate) fn new(
         service: Arc<Service>,
-        commits: watch::Receiver<u64>,
+        commits: watch::Receiver<Committed>,
         limits: WatchLimits,
         buffer: usize,
         stopping: watch::Receiver<bool>,
@@ -49,12 +49,12 @@ impl Subscriptions {
     }
 
     /// Wakes the subscriptions through `commits` from now on.
-    pub(crate) fn wake_with(&mut self, commits: watch::Receiver<u64>) {
+    pub(crate) fn wake_with(&mut self, commits: watch::Receiver<Committed>) {
         self.commits = commits;
     }
 
     /// A receiver of the commit channel (the webhooks' dispatcher waits on it too).
-    pub(crate) fn commits(&self) -> watch::Receiver<u64> {
+    pub(crate) fn commits(&self) -> watch::Receiver<Committed> {
         self.commits.clone()
     }
 
@@ -88,13 +88,31 @@ impl Subscriptions {
     }
 }
 
+/// What the commit channel holds: how many commits it was told of, and the depot paths of
+/// the last one when it was small (`None`: many, or not known, as on a replica).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Committed {
+    pub(crate) count: u64,
+    pub(crate) paths: Option<Arc<[String]>>,
+}
+
+impl Committed {
+    /// Counts one more commit, touching `paths` when known.
+    pub(crate) fn bump(&mut self, paths: Option<Arc<[String]>>) {
+        self.count = self.count.wrapping_add(1);
+        self.paths = paths;
+    }
+}
+
 /// The channel every submit bumps: registered as `service`'s commit listener.
-pub(crate) fn commit_channel(service: &Service) -> Arc<watch::Sender<u64>> {
-    let (tx, _) = watch::channel(0u64);
+pub(crate) fn commit_channel(service: &Service) -> Arc<watch::Sender<Committed>> {
+    let (tx, _) = watch::channel(Committed::default());
     let tx = Arc::new(tx);
     let bump = tx.clone();
-    if !service.on_commit(Box::new(move |change: ChangeNumber| {
-        bump.send_replace(change.0);
+    if !service.on_commit(Box::new(move |_, paths| {
+        let paths: Option<Arc<[String]>> =
+            paths.map(|p| p.iter().map(|d| d.as_str().to_string()).collect());
+        bump.send_modify(|c| c.bump(paths));
     })) {
         tracing::warn!(
             "a commit listener was already registered: watch subscriptions and webhooks will not wake on submits"
@@ -106,7 +124,7 @@ pub(crate) fn commit_channel(service: &Service) -> Arc<watch::Sender<u64>> {
 /// One subscription's task.
 struct Run {
     service: Arc<Service>,
-    commits: watch::Receiver<u64>,
+    commits: watch::Receiver<Committed>,
     limits: WatchLimits,
     who: Caller,
     files: Vec<String>,
@@ -139,7 +157,16 @@ impl Run {
         }
         let mut since = since;
         loop {
-            self.commits.borrow_and_update();
+            let mut seen = self.commits.borrow_and_update().count;
+            let (svc, who, files) = (self.service.clone(), self.who.clone(), self.files.clone());
+            // Where the paths can select files, for skipping commits elsewhere unread.
+            let scopes = match blocking(move || svc.watch_scopes(&who, &files)).await {
+                Ok(scopes) => scopes,
+                Err(status) => {
+                    let _ = self.tx.send(Err(status)).await;
+                    return;
+                }
+            };
             let (svc, who, files, limits) = (
                 self.service.clone(),
                 self.who.clone(),
@@ -165,13 +192,28 @@ impl Run {
             if full {
                 continue;
             }
-            tokio::select! {
-                changed = self.commits.changed() => {
-                    if changed.is_err() {
-                        return;
+            // Wait for a commit this subscription may care about: one right after the last
+            // seen whose paths are known and all outside the scopes is skipped unread.
+            loop {
+                tokio::select! {
+                    changed = self.commits.changed() => {
+                        if changed.is_err() {
+                            return;
+                        }
                     }
+                    () = self.tx.closed() => return,
                 }
-                () = self.tx.closed() => return,
+                let now = self.commits.borrow_and_update().clone();
+                let elsewhere = now.count == seen.wrapping_add(1)
+                    && now.paths.as_ref().is_some_and(|paths| {
+                        !paths
+                            .iter()
+                            .any(|p| scopes.iter().any(|scope| scope.contains(p)))
+                    });
+                if !elsewhere {
+                    break;
+                }
+                seen = now.count;
             }
         }
     }

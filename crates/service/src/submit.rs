@@ -280,7 +280,6 @@ impl SubmitSession {
             Ok::<_, SubmitError>(committed)
         })?;
         failpoints::hit(failpoints::SUBMIT_AFTER_COMMIT);
-        service.commits.committed(number);
         let mut result = SubmitResult {
             change: number,
             renamed_from: (renamed_from != 0).then_some(ChangeNumber(renamed_from)),
@@ -290,7 +289,16 @@ impl SubmitSession {
         // The workspace now has every submitted revision (a crash part way leaves the have
         // list behind the workspace, never ahead of it).
         let mut listening = true;
-        service.submitted_files(&result, &mut |files| {
+        // The paths a small change touched, for the commit listener (`None`: too many).
+        let mut paths: Option<Vec<DepotPath>> = Some(Vec::new());
+        let listed = service.submitted_files(&result, &mut |files| {
+            if let Some(list) = paths.as_mut() {
+                if list.len() + files.len() > crate::commit_signal::MAX_PATHS {
+                    paths = None;
+                } else {
+                    list.extend(files.iter().map(|f| f.depot_file.clone()));
+                }
+            }
             let have: Vec<HaveRow> = files
                 .iter()
                 .map(|f| HaveRow {
@@ -303,7 +311,12 @@ impl SubmitSession {
             service.have.apply_keeping_mark(&result.workspace, &have)?;
             listening = listening && each(&result, files);
             Ok(())
-        })?;
+        });
+        // Told even when the have list could not be recorded: the change is submitted.
+        service
+            .commits
+            .committed(number, paths.as_deref().filter(|_| listed.is_ok()));
+        listed?;
         if let Some(triggers) = &triggers {
             // After the commit: a failure is reported, the change stays submitted.
             result.trigger_failures = service.run_commit_triggers(

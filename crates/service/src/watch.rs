@@ -320,6 +320,22 @@ pub(crate) fn changes_after(
 }
 
 impl Service {
+    /// The depot ranges that hold every file `filespecs` can select (for the caller's
+    /// workspace view as it is now): a change with no file in them is none of theirs.
+    pub fn watch_scopes(
+        &self,
+        caller: &Caller,
+        filespecs: &[String],
+    ) -> Result<Vec<keel_store::PathRange>, ServiceError> {
+        let (snap, _) = self.read_as(caller)?;
+        let ws = self.optional_workspace(snap.as_ref(), caller)?;
+        let mut scopes = Vec::new();
+        for text in filespecs {
+            scopes.extend(path_arg(text, snap.as_ref(), ws.as_ref(), "watch")?.scopes);
+        }
+        Ok(scopes)
+    }
+
     /// The newest submitted change (0 when none): where a subscription "from now" starts.
     pub fn last_submitted(&self, caller: &Caller) -> Result<ChangeNumber, ServiceError> {
         let (snap, _) = self.read_as(caller)?;

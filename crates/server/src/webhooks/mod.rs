@@ -44,7 +44,7 @@ pub(crate) struct WebhookLimits {
 /// The dispatcher, before it runs.
 pub(crate) struct Dispatcher {
     pub(crate) service: Arc<Service>,
-    pub(crate) commits: watch::Receiver<u64>,
+    pub(crate) commits: watch::Receiver<crate::api_watch::Committed>,
     /// Poked when the table is saved.
     pub(crate) saved: Arc<Notify>,
     pub(crate) stats: Arc<WebhookStats>,
