@@ -13,6 +13,7 @@ pub mod access;
 pub mod branchsubmit;
 pub mod browse;
 pub mod checkpoint;
+pub mod ci;
 pub mod dataset;
 pub mod deltas;
 pub mod dev_loop;

@@ -25,6 +25,7 @@ pub mod spec;
 pub mod trigger;
 pub mod typemap;
 pub mod view;
+pub mod webhook;
 
 pub use action::FileAction;
 pub use auth::{SecurityLevel, SettingError, TicketBinding, UserType, password_is_strong};
@@ -52,3 +53,4 @@ pub use spec::{FileSpec, RevSpec, SpecError};
 pub use trigger::{FormType, TriggerError, TriggerKind, TriggerLine, TriggerVars};
 pub use typemap::{TypemapError, TypemapLine, parse_typemap, typemap_lookup};
 pub use view::{LineKind, View, ViewError, ViewLine};
+pub use webhook::{WebhookError, WebhookLine, WebhookUrl, check_url, parse_webhooks};

@@ -198,6 +198,8 @@ pub enum ClientCommand {
     Sync(SyncArgs),
     /// List changes.
     Changes(ChangesArgs),
+    /// Print each submitted change touching the paths as it commits (a subscription).
+    Watch(WatchArgs),
     /// Describe a change and its differences.
     Describe(DescribeArgs),
     /// List files at their head (or given) revision.
@@ -263,6 +265,8 @@ pub enum ClientCommand {
     Triggers(crate::commands::triggers::TriggersArgs),
     /// Show or edit the typemap, the type of added files by path (-o prints it, -i reads it).
     Typemap(crate::commands::typemap::TypemapArgs),
+    /// Show or edit the webhooks table (POSTs to build servers on submit; super users).
+    Webhooks(crate::commands::webhooks::WebhooksArgs),
     /// Log in: trade your password for a ticket, stored in the tickets file (-s: show status).
     Login(crate::commands::login::LoginArgs),
     /// Log out: end this ticket on the server (-a: every ticket of yours, on every host).
@@ -657,6 +661,30 @@ pub struct ChangesArgs {
     /// Long output: each change's whole description, indented, under its line.
     #[arg(short = 'l')]
     pub long: bool,
+    /// For each path given, the submitted changes after change N that touch it (newest
+    /// first; -m limits each path), all in one call: a build machine's poll of many plans.
+    #[arg(long, value_name = "N", conflicts_with_all = ["status", "user", "workspace"])]
+    pub since: Option<u64>,
+    /// Like --since, with each path's own N: FILE holds lines `FILESPEC N` (`-`: standard
+    /// input; blank lines and lines starting with # are skipped).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["since", "status", "user", "workspace"])]
+    pub since_file: Option<std::path::PathBuf>,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Deliver the changes after this one first (default: only changes submitted from now on).
+    #[arg(long, value_name = "N")]
+    pub since: Option<u64>,
+    /// Exit after this many changes.
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+    /// Give up after this many failed reconnects in a row (each waits up to 5 s longer).
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    pub retries: u32,
+    /// Paths to watch (no revisions), depot or workspace syntax.
+    #[arg(required = true)]
     pub files: Vec<String>,
 }
 

@@ -44,6 +44,11 @@ impl Record {
         self.0.insert(key.into(), value);
         self
     }
+
+    /// The fields, to nest this record in another.
+    pub fn into_map(self) -> Map<String, Value> {
+        self.0
+    }
 }
 
 /// Where command output goes: text or JSON lines on stdout; diagnostics on stderr.

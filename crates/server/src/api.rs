@@ -52,6 +52,10 @@ pub(crate) struct Api {
     /// the hashing gate runs and queues. A check beyond them waits here, as a task and not a
     /// thread, so a storm of logins costs no thread (and no thread's memory) per attempt.
     login_slots: Arc<tokio::sync::Semaphore>,
+    /// `Watch` subscriptions, woken by submits.
+    subscriptions: crate::api_watch::Subscriptions,
+    /// Poked when the webhooks table is saved (the dispatcher reads it again).
+    webhooks_saved: Arc<tokio::sync::Notify>,
 }
 
 impl Api {
@@ -62,7 +66,19 @@ impl Api {
         backup: Arc<crate::api_backup::Backup>,
         replica: Option<Arc<crate::replica::ReplicaStatus>>,
     ) -> Api {
+        let subscriptions = crate::api_watch::Subscriptions::new(
+            service.clone(),
+            tokio::sync::watch::channel(crate::api_watch::Committed::default()).1,
+            keel_service::WatchLimits {
+                changes: config.watch_batch_changes,
+                files: config.watch_max_files,
+            },
+            config.watch_buffer_messages,
+            tokio::sync::watch::channel(false).1,
+        );
         Api {
+            subscriptions,
+            webhooks_saved: Arc::new(tokio::sync::Notify::new()),
             service,
             addr,
             streams: Streams::new(config),
@@ -92,8 +108,28 @@ impl Api {
 
     /// Ends long-lived streams (`Journal`) when `flag` is set.
     pub(crate) fn with_stopping(mut self, flag: tokio::sync::watch::Receiver<bool>) -> Api {
+        self.subscriptions.stop_with(flag.clone());
         self.stopping = flag;
         self
+    }
+
+    /// Wakes `Watch` subscriptions through `commits` (`api_watch::commit_channel`).
+    pub(crate) fn with_commits(
+        mut self,
+        commits: tokio::sync::watch::Receiver<crate::api_watch::Committed>,
+    ) -> Api {
+        self.subscriptions.wake_with(commits);
+        self
+    }
+
+    /// The channel every submit bumps (for the webhooks' dispatcher).
+    pub(crate) fn commits(&self) -> tokio::sync::watch::Receiver<crate::api_watch::Committed> {
+        self.subscriptions.commits()
+    }
+
+    /// What the dispatcher waits on for saves of the webhooks table.
+    pub(crate) fn webhooks_saved(&self) -> Arc<tokio::sync::Notify> {
+        self.webhooks_saved.clone()
     }
 
     /// The counter of stored content bytes sent (for the metrics).
@@ -810,8 +846,11 @@ impl pb::keel_server::Keel for Api {
     async fn changes(&self, req: Request<pb::ChangesRequest>) -> Stream<pb::Change> {
         let peer = Peer::of(&req);
         let req = req.into_inner();
-        let who = authorize(&self.service, &peer, req.caller, command::CHANGES)?;
+        let who = authorize(&self.service, &peer, req.caller.clone(), command::CHANGES)?;
         let svc = self.service.clone();
+        if !req.since.is_empty() {
+            return crate::api_watch::changes_since(&self.streams, svc, who, req);
+        }
         let query = ChangesQuery {
             files: req.files,
             max: req.max,
@@ -825,6 +864,46 @@ impl pb::keel_server::Keel for Api {
             small && svc.user_known(&who),
             move |sink| svc.changes(&who, &query, &mut |c| sink.send(convert::change(c))),
         )))
+    }
+
+    async fn get_webhooks(
+        &self,
+        req: Request<pb::GetWebhooksRequest>,
+    ) -> Result<Response<pb::WebhooksTable>, Status> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller, command::GET_WEBHOOKS)?;
+        let svc = self.service.clone();
+        let table = blocking(move || svc.webhooks(&who)).await?;
+        Ok(Response::new(crate::api_webhooks::table_to_wire(table)))
+    }
+
+    async fn save_webhooks(
+        &self,
+        req: Request<pb::SaveWebhooksRequest>,
+    ) -> Result<Response<pb::WebhooksTable>, Status> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller, command::SAVE_WEBHOOKS)?;
+        let svc = self.service.clone();
+        let table = blocking(move || {
+            svc.save_webhooks(&who, &req.lines)?;
+            svc.webhooks(&who)
+        })
+        .await?;
+        self.webhooks_saved.notify_one();
+        Ok(Response::new(crate::api_webhooks::table_to_wire(table)))
+    }
+
+    type WatchStream = ResponseStream<pb::WatchMessage>;
+    async fn watch(&self, req: Request<pb::WatchRequest>) -> Stream<pb::WatchMessage> {
+        let peer = Peer::of(&req);
+        let req = req.into_inner();
+        let who = authorize(&self.service, &peer, req.caller, command::WATCH)?;
+        let since = (!req.from_now).then_some(req.since);
+        Ok(Response::new(
+            self.subscriptions.subscribe(who, req.files, since),
+        ))
     }
 
     type DescribeStream = ResponseStream<pb::DescribeMessage>;

@@ -54,6 +54,27 @@ pub struct ServerConfig {
     pub journal_heartbeat_ms: u64,
     /// Most journal records a primary reads and sends in one batch (records; default 256).
     pub journal_batch_records: usize,
+    /// Most changes a `watch` subscription reads from the store at once; a subscriber further
+    /// behind is caught up batch by batch as it takes them (changes; default 64).
+    pub watch_batch_changes: usize,
+    /// Most matching files a `watch` subscription lists with one change; the message says
+    /// when more matched (files; default 1000).
+    pub watch_max_files: usize,
+    /// Messages queued for one `watch` subscriber that reads slowly, before the server stops
+    /// reading for it and waits (messages; default 16).
+    pub watch_buffer_messages: usize,
+    /// How long the server waits for a webhook's receiver to answer a POST before it counts
+    /// the attempt as failed (milliseconds; default 10000).
+    pub webhook_timeout_ms: u64,
+    /// The wait before a failed webhook delivery is tried again; it doubles with each failure
+    /// up to `webhook_retry_max_ms` (milliseconds; default 1000).
+    pub webhook_retry_min_ms: u64,
+    /// The longest wait between two attempts at one webhook delivery (milliseconds; default
+    /// 300000).
+    pub webhook_retry_max_ms: u64,
+    /// Most files listed in one webhook payload; `moreFiles` says when the change has more
+    /// (files; default 1000).
+    pub webhook_max_files: usize,
     /// How long a replica waits before connecting to its primary again after losing it
     /// (milliseconds; default 500).
     pub replica_retry_ms: u64,
@@ -168,6 +189,13 @@ impl Default for ServerConfig {
             allocator_purge_delay_ms: 10,
             journal_heartbeat_ms: 1000,
             journal_batch_records: 256,
+            watch_batch_changes: 64,
+            watch_max_files: 1000,
+            watch_buffer_messages: 16,
+            webhook_timeout_ms: 10_000,
+            webhook_retry_min_ms: 1000,
+            webhook_retry_max_ms: 300_000,
+            webhook_max_files: 1000,
             replica_retry_ms: 500,
             shutdown_grace_ms: 10_000,
             replica_fetch_threads: 2,
@@ -287,7 +315,7 @@ impl ServerConfig {
     /// The first knob whose value cannot work: its key, its value and what it must be.
     fn first_unusable(&self) -> Option<(&'static str, String, &'static str)> {
         let (store, service, blob) = (&self.store, &self.service, &self.blob);
-        let at_least_one: [(&'static str, usize); 43] = [
+        let at_least_one: [(&'static str, usize); 50] = [
             ("service.listing_page_bytes", service.listing_page_bytes),
             ("max_connections", self.max_connections),
             (
@@ -332,6 +360,13 @@ impl ServerConfig {
             ("handover_max_records", self.handover_max_records),
             ("handover_max_bytes", self.handover_max_bytes),
             ("journal_batch_records", self.journal_batch_records),
+            ("watch_batch_changes", self.watch_batch_changes),
+            ("watch_max_files", self.watch_max_files),
+            ("watch_buffer_messages", self.watch_buffer_messages),
+            ("webhook_timeout_ms", self.webhook_timeout_ms as usize),
+            ("webhook_retry_min_ms", self.webhook_retry_min_ms as usize),
+            ("webhook_retry_max_ms", self.webhook_retry_max_ms as usize),
+            ("webhook_max_files", self.webhook_max_files),
             ("journal_heartbeat_ms", self.journal_heartbeat_ms as usize),
             ("replica_fetch_threads", self.replica_fetch_threads),
             ("replica_fetch_parallel", self.replica_fetch_parallel),

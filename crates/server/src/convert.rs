@@ -1017,6 +1017,7 @@ pub(crate) fn change(c: ChangeInfo) -> pb::Change {
         workspace: c.workspace,
         description: c.description,
         time: c.time.max(0) as u64,
+        since_index: 0,
     }
 }
 

@@ -15,6 +15,8 @@ mod api_shelves;
 mod api_triggers;
 mod api_typemap;
 mod api_verify;
+mod api_watch;
+mod api_webhooks;
 mod audit;
 mod command_gate;
 mod config;
@@ -28,6 +30,7 @@ mod monitor;
 mod replica;
 mod stopping;
 mod streams;
+mod webhooks;
 
 pub use access::required_level;
 pub use command_gate::ServerGate;
@@ -246,6 +249,9 @@ pub async fn serve(
             .put_setting(keel_core::auth::SECURITY, &level.to_string())
             .map_err(ServeError::Security)?;
     }
+    // Bumped after every submit, and on a replica after every change applied: it wakes
+    // `watch` subscriptions and the webhooks' dispatcher.
+    let commits = api_watch::commit_channel(&service);
     let (status, gate) = match (&opts.replica, primary) {
         (Some(r), Some((dialer, endpoint, credentials))) => {
             let status = Arc::new(replica::ReplicaStatus::new(
@@ -266,6 +272,7 @@ pub async fn serve(
                 max_message_bytes: config.max_message_bytes,
                 credentials,
                 trust_file: r.trust_file.clone(),
+                applied: commits.clone(),
             })
             .map_err(ServeError::Follower)?;
             let forward = r.forward_writes.then(|| dialer.connect_lazy(endpoint));
@@ -365,9 +372,31 @@ pub async fn serve(
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let api = api::Api::new(service, addr, config, Arc::new(backup), status.clone())
         .with_stopping(stop_rx.clone())
+        .with_commits(commits.subscribe())
         .with_tls_fingerprint(listening.tls)
         .with_audit(audit.as_ref().map(|a| a.audit.clone()))
         .with_monitor(registry.clone());
+    let webhook_stats = Arc::new(webhooks::WebhookStats::default());
+    if status.is_none() {
+        // A replica's table is the primary's, and the primary posts.
+        tokio::spawn(
+            webhooks::Dispatcher {
+                service: authenticator.service.clone(),
+                commits: api.commits(),
+                saved: api.webhooks_saved(),
+                stats: webhook_stats.clone(),
+                limits: webhooks::WebhookLimits {
+                    timeout: std::time::Duration::from_millis(config.webhook_timeout_ms),
+                    retry_min: std::time::Duration::from_millis(config.webhook_retry_min_ms),
+                    retry_max: std::time::Duration::from_millis(config.webhook_retry_max_ms),
+                    max_files: config.webhook_max_files,
+                },
+                server: listening.client_address(),
+                stopping: stop_rx.clone(),
+            }
+            .run(),
+        );
+    }
     let (api, rpc_metrics, metrics_task) = match metrics_endpoint {
         None => (api, None, None),
         Some(endpoint) => {
@@ -379,6 +408,7 @@ pub async fn serve(
                 replica: status,
                 connections: vec![grpc_conns.clone(), metrics_conns.clone()],
                 service: authenticator.service.clone(),
+                webhooks: webhook_stats.clone(),
             };
             let built = metrics::build(
                 sources,

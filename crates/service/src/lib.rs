@@ -12,6 +12,7 @@ mod branches;
 pub mod browse;
 pub mod changes;
 pub mod command;
+mod commit_signal;
 mod config;
 mod content;
 mod context;
@@ -48,6 +49,8 @@ mod typemap;
 mod upload;
 mod upload_pool;
 pub mod verify;
+mod watch;
+mod webhooks;
 mod workspace_clone;
 mod workspaces;
 
@@ -55,6 +58,7 @@ pub use access::UserAccess;
 pub use auth::{Credentials, PasswordCheckStats, SettingValue, TicketInfo, UserSpec};
 pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
+pub use commit_signal::CommitListener;
 pub use config::ServiceConfig;
 pub use content::ContentOf;
 pub use dirs::DirsOptions;
@@ -82,6 +86,7 @@ pub use upload::Uploads;
 pub use verify::{
     Damage, StoredFile, VerifiedFile, VerifyEvent, VerifyOptions, VerifyOutcome, VerifyTotals,
 };
+pub use watch::{SinceSpec, WatchLimits, WatchedChange};
 pub use workspace_clone::CloneOutcome;
 
 use keel_blob::BlobStore;
@@ -147,6 +152,8 @@ pub struct Service {
     admitted: auth::Admitted,
     /// Tickets of running triggers (`KEEL_TICKET`), in memory only.
     run_tickets: auth::RunTickets,
+    /// Told of every submit (`Service::on_commit`).
+    commits: commit_signal::CommitSignal,
 }
 
 impl Service {
@@ -176,6 +183,7 @@ impl Service {
             server_address: std::sync::OnceLock::new(),
             in_flight: Default::default(),
             run_tickets: Default::default(),
+            commits: Default::default(),
             access,
         }
     }

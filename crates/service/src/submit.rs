@@ -290,11 +290,20 @@ impl SubmitSession {
         // list behind the workspace, never ahead of it).
         let mut listening = true;
         let mut kept = Vec::new();
-        service.submitted_files(&result, &mut |files| {
+        // The paths a small change touched, for the commit listener (`None`: too many).
+        let mut paths: Option<Vec<DepotPath>> = Some(Vec::new());
+        let listed = service.submitted_files(&result, &mut |files| {
             kept.extend(files.iter().filter_map(|f| {
                 let keep = f.head_type.and_then(|t| t.keep)?;
                 Some((f.depot_file.clone(), keep))
             }));
+            if let Some(list) = paths.as_mut() {
+                if list.len() + files.len() > crate::commit_signal::MAX_PATHS {
+                    paths = None;
+                } else {
+                    list.extend(files.iter().map(|f| f.depot_file.clone()));
+                }
+            }
             let have: Vec<HaveRow> = files
                 .iter()
                 .map(|f| HaveRow {
@@ -307,7 +316,12 @@ impl SubmitSession {
             service.have.apply_keeping_mark(&result.workspace, &have)?;
             listening = listening && each(&result, files);
             Ok(())
-        })?;
+        });
+        // Told even when the have list could not be recorded: the change is submitted.
+        service
+            .commits
+            .committed(number, paths.as_deref().filter(|_| listed.is_ok()));
+        listed?;
         // `+S`/`+Sn` files: older revisions' content goes. The change is submitted whatever
         // happens here; content queued and not yet deleted is purged at the next start.
         if let Err(e) = service.reclaim_beyond_keep(kept) {

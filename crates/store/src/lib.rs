@@ -35,11 +35,11 @@ pub use root::{HAVE_DIR, JOURNAL_DIR, METADATA_FILE, RootStores, open_root};
 pub use rows::{
     BranchRow, ChangeFilter, ChangeRow, ChangeStatus, DepotRow, GroupRow, HaveRow, IntegRow,
     LabelRow, LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, TicketRow, UserRow,
-    WorkspaceRow,
+    WebhookStateRow, WorkspaceRow,
 };
 pub use sqlite::{SqliteStore, WriterStats, mapped_read_faults};
 
-use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine, TypemapLine};
+use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine, TypemapLine, WebhookLine};
 
 /// A consistent, read-only view of the metadata.
 ///
@@ -109,6 +109,14 @@ pub trait ReadTxn {
         &self,
         range: &PathRange,
         before: Option<ChangeNumber>,
+        limit: usize,
+    ) -> Result<Vec<(ChangeNumber, DepotPath)>, StoreError>;
+    /// Changes that touched files in `range`, oldest first, newer than `after`: (change, path).
+    /// What a subscriber that has seen up to `after` is owed (`watch`).
+    fn range_changes_after(
+        &self,
+        range: &PathRange,
+        after: ChangeNumber,
         limit: usize,
     ) -> Result<Vec<(ChangeNumber, DepotPath)>, StoreError>;
     /// The first depot path in `range` strictly greater than `after` (for directory skip-scans).
@@ -234,6 +242,8 @@ pub trait ReadTxn {
     fn triggers(&self) -> Result<Vec<TriggerLine>, StoreError>;
     /// The typemap, in table order. Read whole, like the triggers table: a few admin lines.
     fn typemap(&self) -> Result<Vec<TypemapLine>, StoreError>;
+    /// The webhooks table in table order, each line with its delivery state.
+    fn webhooks(&self) -> Result<Vec<(WebhookLine, WebhookStateRow)>, StoreError>;
 
     /// A user's spec and password hash.
     fn get_user(&self, name: &str) -> Result<Option<UserRow>, StoreError>;
@@ -346,6 +356,15 @@ pub trait WriteTxn: ReadTxn {
     fn replace_triggers(&mut self, table: &[TriggerLine]) -> Result<(), StoreError>;
     /// Replaces the whole typemap with `table`, in its order.
     fn replace_typemap(&mut self, table: &[TypemapLine]) -> Result<(), StoreError>;
+    /// Replaces the whole webhooks table; a webhook whose name stays keeps its delivery state,
+    /// a new one starts with every change up to `start` counted as delivered.
+    fn replace_webhooks(
+        &mut self,
+        table: &[WebhookLine],
+        start: ChangeNumber,
+    ) -> Result<(), StoreError>;
+    /// Records a webhook's delivery state (nothing when the webhook is no longer in the table).
+    fn put_webhook_state(&mut self, name: &str, state: &WebhookStateRow) -> Result<(), StoreError>;
     /// Creates or replaces a user (spec and password hash).
     fn put_user(&mut self, user: &UserRow) -> Result<(), StoreError>;
     /// Moves a user's access time forward to `now`.

@@ -228,3 +228,19 @@ pub struct GroupRow {
     pub limits: keel_core::GroupLimits,
     pub updated: i64,
 }
+
+/// A webhook's delivery state: the last change delivered, and how the current one is going.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookStateRow {
+    /// Every matching change up to this one was delivered (or predates the webhook).
+    pub delivered: ChangeNumber,
+    /// Failed attempts at the change after `delivered` (0 when none failed).
+    pub attempts: u32,
+    /// Deliveries that succeeded, and attempts that failed, since the webhook was created.
+    pub sent: u64,
+    pub failures: u64,
+    /// When the last attempt was made (seconds since the epoch; 0: never).
+    pub last_attempt: i64,
+    /// What the last attempt got: `200 OK`, or why it failed.
+    pub last_status: String,
+}

@@ -848,3 +848,121 @@ fn typemap_is_replaced_whole_and_kept() {
     let read = store.snapshot().expect("snap").typemap().expect("read");
     assert_eq!(read, table[1..2].to_vec());
 }
+
+/// `range_changes_after` answers oldest first, strictly after the change given, only inside
+/// the range, and pages by `limit` without losing or repeating a row.
+#[test]
+fn range_changes_after_pages_oldest_first_within_the_range() {
+    let (_dir, store) = open();
+    let mut changes = Vec::new();
+    for i in 1..=4u32 {
+        changes.push(submit(
+            store.as_ref(),
+            vec![
+                rev("//depot/a/f", i, 0, FileAction::Edit),
+                rev("//depot/b/g", i, 0, FileAction::Edit),
+            ],
+        ));
+    }
+    let snap = store.snapshot().expect("snapshot");
+    let range = PathRange::prefix("//depot/a/");
+    let all = snap
+        .range_changes_after(&range, ChangeNumber(0), 100)
+        .expect("all");
+    assert_eq!(
+        all.iter().map(|(c, _)| *c).collect::<Vec<_>>(),
+        changes,
+        "every change of //depot/a/, oldest first"
+    );
+    assert!(all.iter().all(|(_, p)| p.as_str() == "//depot/a/f"));
+    let after_second = snap
+        .range_changes_after(&range, changes[1], 100)
+        .expect("after the second");
+    assert_eq!(
+        after_second.iter().map(|(c, _)| *c).collect::<Vec<_>>(),
+        changes[2..].to_vec()
+    );
+    let mut paged = Vec::new();
+    let mut after = ChangeNumber(0);
+    for _ in 0..10 {
+        let page = snap.range_changes_after(&range, after, 1).expect("page");
+        let Some((last, _)) = page.last() else { break };
+        after = *last;
+        paged.extend(page.into_iter().map(|(c, _)| c));
+    }
+    assert_eq!(paged, changes);
+    assert!(
+        snap.range_changes_after(&range, changes[3], 100)
+            .expect("none newer")
+            .is_empty()
+    );
+}
+
+/// The webhooks table: replacing it keeps the state of webhooks that keep their name, starts
+/// new ones at the change given, and drops the state of removed ones for good.
+#[test]
+fn webhooks_keep_their_delivery_state_by_name() {
+    use keel_core::WebhookLine;
+    use keel_store::WebhookStateRow;
+    let (_dir, store) = open();
+    let line = |name: &str| WebhookLine {
+        name: name.into(),
+        path: "//depot/...".into(),
+        url: format!("http://127.0.0.1:9/{name}"),
+        secret: (name == "a").then(|| "s".to_string()),
+    };
+    let (a, b) = (line("a"), line("b"));
+    let table = vec![a.clone(), b.clone()];
+    write(store.as_ref(), move |txn| {
+        txn.replace_webhooks(&table, ChangeNumber(5))
+    })
+    .expect("save");
+    let progressed = WebhookStateRow {
+        delivered: ChangeNumber(7),
+        attempts: 2,
+        sent: 3,
+        failures: 4,
+        last_attempt: 99,
+        last_status: "500 Internal Server Error".into(),
+    };
+    let state = progressed.clone();
+    write(store.as_ref(), move |txn| {
+        txn.put_webhook_state("a", &state)
+    })
+    .expect("state");
+    let rows = store
+        .snapshot()
+        .expect("snapshot")
+        .webhooks()
+        .expect("read");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0], (a.clone(), progressed.clone()));
+    assert_eq!(rows[1].1.delivered, ChangeNumber(5));
+    assert_eq!(rows[1].1.attempts, 0);
+    // b removed, c added later: a keeps its state, c starts at 9, b's state is gone.
+    let table = vec![line("c"), a.clone()];
+    write(store.as_ref(), move |txn| {
+        txn.replace_webhooks(&table, ChangeNumber(9))?;
+        txn.put_webhook_state(
+            "b",
+            &WebhookStateRow {
+                delivered: ChangeNumber(1),
+                attempts: 0,
+                sent: 0,
+                failures: 0,
+                last_attempt: 0,
+                last_status: String::new(),
+            },
+        )
+    })
+    .expect("replace");
+    let rows = store
+        .snapshot()
+        .expect("snapshot")
+        .webhooks()
+        .expect("read");
+    let names: Vec<&str> = rows.iter().map(|(l, _)| l.name.as_str()).collect();
+    assert_eq!(names, vec!["c", "a"]);
+    assert_eq!(rows[0].1.delivered, ChangeNumber(9));
+    assert_eq!(rows[1].1, progressed);
+}

@@ -76,9 +76,35 @@ pub enum Workload {
     /// Concurrent wrong logins against a fresh server at security 3: passwords checked (from
     /// the server's metrics) and its peak memory. The started server gets --metrics-listen.
     Logins(LoginsBenchArgs),
+    /// Build plans watching their subtrees while developers submit: a `keel changes` process
+    /// per plan per poll, one many-path call per poll, and subscriptions (server and client
+    /// CPU per minute, commit-to-plan delay).
+    Ci(CiBenchArgs),
     /// `keel admin log-report` over a generated command log: lines/s and peak memory (no
     /// server).
     LogReport(LogReportBenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CiBenchArgs {
+    /// Build plans, each watching its own subtree.
+    #[arg(long, default_value_t = 110)]
+    pub plans: u32,
+    /// Minutes each of the three ways runs.
+    #[arg(long, default_value_t = 1.0)]
+    pub minutes: f64,
+    /// Seconds between two polls of the polling ways.
+    #[arg(long, default_value_t = 60.0)]
+    pub poll_secs: f64,
+    /// Milliseconds between two developer submits.
+    #[arg(long, default_value_t = 2000)]
+    pub submit_every_ms: u64,
+    /// Seconds of each idle measurement (no plans, then every plan subscribed).
+    #[arg(long, default_value_t = 10.0)]
+    pub idle_secs: f64,
+    /// `keel changes` processes run at once while polling by process.
+    #[arg(long, default_value_t = 3)]
+    pub process_parallel: u32,
 }
 
 #[derive(Debug, Args)]
@@ -523,6 +549,19 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 metrics: target.metrics.clone(),
             };
             logins::run(addr, &config).await?
+        }
+        Workload::Ci(c) => {
+            let config = keel_bench::ci::Config {
+                plans: c.plans,
+                minutes: c.minutes,
+                poll_secs: c.poll_secs,
+                submit_every_ms: c.submit_every_ms,
+                idle_secs: c.idle_secs,
+                process_parallel: c.process_parallel,
+                server_pid: target.pid(),
+                exe: std::env::current_exe().context("cannot find the keel executable")?,
+            };
+            keel_bench::ci::run(addr, &config).await?
         }
         Workload::Ping(p) => {
             let config = ping::Config {

@@ -19,7 +19,7 @@ use crate::cli::{
 use crate::output::{Record, date, date_time, first_line};
 use crate::session::Session;
 
-fn change_record(change: &Change) -> Record {
+pub(super) fn change_record(change: &Change) -> Record {
     Record::new()
         .n("change", change.change)
         .n("time", change.time)
@@ -30,6 +30,9 @@ fn change_record(change: &Change) -> Record {
 }
 
 pub async fn changes(s: &mut Session, args: ChangesArgs) -> Result<()> {
+    if args.since.is_some() || args.since_file.is_some() {
+        return super::watch::changes_since(s, args).await;
+    }
     let files = s.file_args(&args.files).await?;
     let reply = s
         .client()
@@ -44,6 +47,7 @@ pub async fn changes(s: &mut Session, args: ChangesArgs) -> Result<()> {
             } as i32,
             user: args.user.unwrap_or_default(),
             workspace: args.workspace.unwrap_or_default(),
+            since: Vec::new(),
         })
         .await;
     // Printed as they arrive: a listing of many long descriptions is never held whole.

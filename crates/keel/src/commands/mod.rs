@@ -35,6 +35,8 @@ pub(crate) mod trust;
 pub(crate) mod typemap;
 pub(crate) mod users;
 pub(crate) mod verify;
+mod watch;
+pub(crate) mod webhooks;
 mod words;
 mod workspace;
 mod workspace_clone;
@@ -118,6 +120,7 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Change(args) => submit::change(&mut s, args).await,
         C::Submit(args) => submit::submit(&mut s, args).await,
         C::Changes(args) => browse::changes(&mut s, args).await,
+        C::Watch(args) => watch::watch(&mut s, args).await,
         C::Describe(args) => browse::describe(&mut s, args).await,
         C::Files(args) => browse::files(&mut s, args).await,
         C::Dirs(args) => browse::dirs(&mut s, args).await,
@@ -150,6 +153,7 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Probe(args) => probe::probe(&mut s, args).await,
         C::Triggers(args) => triggers::triggers(&mut s, args).await,
         C::Typemap(args) => typemap::typemap(&mut s, args).await,
+        C::Webhooks(args) => webhooks::webhooks(&mut s, args).await,
         C::Login(args) => login::login(&mut s, args).await,
         C::Logout(args) => login::logout(&mut s, args).await,
         C::Passwd(args) => login::passwd(&mut s, args).await,

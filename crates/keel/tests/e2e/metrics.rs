@@ -58,7 +58,7 @@ fn get(url: &str) -> (u16, String, String) {
 }
 
 /// Scrapes `url` and parses it; checks the OpenMetrics framing on the way.
-fn scrape(url: &str) -> Scrape {
+pub(crate) fn scrape(url: &str) -> Scrape {
     let (status, content_type, body) = get(url);
     assert_eq!(status, 200, "{body}");
     assert!(
@@ -92,7 +92,7 @@ fn find<'a>(s: &'a Scrape, metric: &str, labels: &[(&str, &str)]) -> Vec<&'a Sam
 }
 
 /// The value of a counter or gauge sample (0 when absent: a family with no calls yet).
-fn value(s: &Scrape, metric: &str, labels: &[(&str, &str)]) -> f64 {
+pub(crate) fn value(s: &Scrape, metric: &str, labels: &[(&str, &str)]) -> f64 {
     find(s, metric, labels)
         .iter()
         .map(|x| match &x.value {

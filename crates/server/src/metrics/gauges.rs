@@ -26,6 +26,8 @@ pub(crate) struct Sources {
     pub(crate) connections: Vec<Arc<keel_tls::ConnTracker>>,
     /// The service, for its password-check counters.
     pub(crate) service: Arc<keel_service::Service>,
+    /// The webhooks' delivery counters.
+    pub(crate) webhooks: Arc<crate::webhooks::WebhookStats>,
 }
 
 /// The collector: the sources and the content store's last totals.
@@ -46,6 +48,24 @@ impl Collector for Gauges {
         for tracker in &s.connections {
             keel_metrics::collect::connections(&mut e, tracker.name, counts(tracker.stats()))?;
         }
+        counter(
+            &mut e,
+            "webhook_deliveries",
+            "Webhook payloads a receiver accepted (answered 2xx)",
+            s.webhooks.delivered.load(Ordering::Relaxed) as f64,
+        )?;
+        counter(
+            &mut e,
+            "webhook_failures",
+            "Webhook delivery attempts that failed (retried with back-off)",
+            s.webhooks.failed.load(Ordering::Relaxed) as f64,
+        )?;
+        gauge(
+            &mut e,
+            "webhooks_retrying",
+            "Webhooks waiting to retry a failed delivery now",
+            s.webhooks.retrying.load(Ordering::Relaxed) as f64,
+        )?;
         let w = s.meta.writer_stats();
         gauge(
             &mut e,

@@ -98,6 +98,8 @@ pub(crate) struct Follower {
     pub(crate) credentials: Credentials,
     /// The trust file holding an `ssl:` primary's fingerprint.
     pub(crate) trust_file: Option<std::path::PathBuf>,
+    /// Bumped after each main-database record applied: wakes `watch` subscriptions.
+    pub(crate) applied: std::sync::Arc<tokio::sync::watch::Sender<crate::api_watch::Committed>>,
 }
 
 /// Starts following on a thread of its own (with its own single-threaded runtime, so applying
@@ -217,6 +219,8 @@ impl Follower {
         let schema = u16::try_from(record.schema).unwrap_or(u16::MAX);
         self.meta
             .apply_replicated(position, schema, record.changeset)?;
+        // Which paths the record touched is not known here: every subscription reads.
+        self.applied.send_modify(|c| c.bump(None));
         if !purged.is_empty() {
             let snap = self.meta.snapshot()?;
             for digest in purged {

@@ -135,4 +135,10 @@ commands! {
     /// service checks per file.
     LOCK = "Lock", write, Write;
     UNLOCK = "Unlock", open, Write;
+    /// A subscription to the changes under paths: each change is filtered to what the
+    /// subscriber may list.
+    WATCH = "Watch", list, Read;
+    /// The webhooks table and its delivery state: super users only.
+    GET_WEBHOOKS = "GetWebhooks", super_user, Read;
+    SAVE_WEBHOOKS = "SaveWebhooks", super_user, Write;
 }

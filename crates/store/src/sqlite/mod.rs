@@ -12,6 +12,7 @@ mod submit;
 pub use mapped::faults as mapped_read_faults;
 pub(crate) mod session;
 mod users;
+mod webhooks;
 mod writer;
 mod writer_stats;
 

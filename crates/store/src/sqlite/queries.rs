@@ -13,7 +13,7 @@ use crate::{
     PathRange, ReadTxn, RevisionRow, ShelvedRow, StoreError, TicketRow, UserRow, WorkspaceRow,
     WriteTxn,
 };
-use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine, TypemapLine};
+use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine, TypemapLine, WebhookLine};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::sync::LazyLock;
 
@@ -153,6 +153,10 @@ impl<T: HasConn> ReadTxn for T {
     fn typemap(&self) -> Result<Vec<TypemapLine>, StoreError> {
         let sql = "SELECT file_type, pattern FROM typemap ORDER BY seq";
         collect(self.conn(), sql, [], codec::typemap_line)
+    }
+
+    fn webhooks(&self) -> Result<Vec<(WebhookLine, crate::WebhookStateRow)>, StoreError> {
+        super::webhooks::webhooks(self.conn())
     }
 
     fn list_depots(&self) -> Result<Vec<DepotRow>, StoreError> {
@@ -321,6 +325,25 @@ impl<T: HasConn> ReadTxn for T {
         )?;
         let before = before.map(num).unwrap_or(i64::MAX);
         let rows = stmt.query_map(params![range.lo, range.hi, before, lim(limit)], |r| {
+            Ok((
+                ChangeNumber(r.get::<_, i64>(0)? as u64),
+                codec::path_at(r, 1)?,
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    fn range_changes_after(
+        &self,
+        range: &PathRange,
+        after: ChangeNumber,
+        limit: usize,
+    ) -> Result<Vec<(ChangeNumber, DepotPath)>, StoreError> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT change, path FROM revisions WHERE change > ?3 AND path >= ?1 AND path < ?2 \
+             ORDER BY change, path LIMIT ?4",
+        )?;
+        let rows = stmt.query_map(params![range.lo, range.hi, num(after), lim(limit)], |r| {
             Ok((
                 ChangeNumber(r.get::<_, i64>(0)? as u64),
                 codec::path_at(r, 1)?,
@@ -680,6 +703,22 @@ impl<T: HasConn> ReadTxn for T {
 }
 
 impl WriteTxn for Tx<'_> {
+    fn replace_webhooks(
+        &mut self,
+        table: &[WebhookLine],
+        start: ChangeNumber,
+    ) -> Result<(), StoreError> {
+        super::webhooks::replace(self.conn, table, start)
+    }
+
+    fn put_webhook_state(
+        &mut self,
+        name: &str,
+        state: &crate::WebhookStateRow,
+    ) -> Result<(), StoreError> {
+        super::webhooks::put_state(self.conn, name, state)
+    }
+
     fn replace_triggers(&mut self, table: &[TriggerLine]) -> Result<(), StoreError> {
         self.conn
             .prepare_cached("DELETE FROM triggers")?

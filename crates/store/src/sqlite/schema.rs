@@ -242,6 +242,27 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE opened ADD COLUMN locked INTEGER NOT NULL DEFAULT 0;
     "#,
+    // migration for watch
+    // The webhooks table (`keel webhooks`), one row per line in table order (`seq`), and each
+    // webhook's delivery state by name: the last change delivered and how the next is going.
+    r#"
+    CREATE TABLE webhooks (
+        seq    INTEGER PRIMARY KEY,
+        name   TEXT NOT NULL UNIQUE,
+        path   TEXT NOT NULL,
+        url    TEXT NOT NULL,
+        secret TEXT
+    );
+    CREATE TABLE webhook_state (
+        name         TEXT PRIMARY KEY,
+        delivered    INTEGER NOT NULL,
+        attempts     INTEGER NOT NULL DEFAULT 0,
+        sent         INTEGER NOT NULL DEFAULT 0,
+        failures     INTEGER NOT NULL DEFAULT 0,
+        last_attempt INTEGER NOT NULL DEFAULT 0,
+        last_status  TEXT NOT NULL DEFAULT ''
+    );
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.
