@@ -34,6 +34,14 @@ done
 for dep in keel-core keel-store keel-blob keel-service keel-proto keel-server keel-client keel-tls keel-proxy rusqlite; do
   forbid keel-metrics "$dep"
 done
+# The P4 front end speaks its own wire over the service: no gRPC, no protobuf, no store.
+for dep in tonic prost keel-proto keel-server keel-client keel-store keel-blob keel-tls rusqlite; do
+  forbid keel-p4 "$dep"
+done
+# Nothing below the front ends knows a P4 wire type.
+for crate in keel-core keel-store keel-blob keel-service; do
+  forbid "$crate" keel-p4
+done
 # The proxy knows only the wire (and the pure core's digests): no server-side crate.
 for dep in keel-service keel-store keel-blob keel-server keel-client rusqlite; do
   forbid keel-proxy "$dep"

@@ -48,7 +48,7 @@ pub mod verify;
 mod workspaces;
 
 pub use access::UserAccess;
-pub use auth::{Credentials, PasswordCheckStats, SettingValue, TicketInfo, UserSpec};
+pub use auth::{Credentials, PasswordCheckStats, ProvenTicket, SettingValue, TicketInfo, UserSpec};
 pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
 pub use config::ServiceConfig;
@@ -188,6 +188,12 @@ impl Service {
     /// Server facts for `keel info`.
     pub fn info(&self, caller: &Caller) -> Result<ServerInfo, ServiceError> {
         self.touch_user(caller)?;
+        self.server_info(caller)
+    }
+
+    /// Server facts without recording the caller as a user (`info` from P4 clients, which
+    /// names an unknown user `*unknown*` and creates no one).
+    pub fn server_info(&self, caller: &Caller) -> Result<ServerInfo, ServiceError> {
         let snap = self.meta.snapshot()?;
         let security = auth::security_level(snap.as_ref())?.number();
         let workspace_root = if caller.workspace.is_empty() {

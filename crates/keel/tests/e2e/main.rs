@@ -35,6 +35,8 @@ mod log_report;
 mod metrics;
 mod monitor;
 mod obliterate;
+mod p4_harness;
+mod p4_session;
 mod proxy;
 mod replica;
 mod replica_content;

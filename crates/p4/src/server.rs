@@ -1,0 +1,124 @@
+//! What every connection of the P4 front end shares: the service, the options, the ticket key,
+//! and the hooks through which the process that runs the front end sees each command (the
+//! monitor, the command log, a read-only replica's refusal of writes).
+
+use crate::tickets::TicketKey;
+use keel_service::Service;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// How the front end behaves (from the server's configuration).
+#[derive(Clone, Debug)]
+pub struct P4Options {
+    /// Largest message read from a client (bytes); a larger one ends the connection with an
+    /// error naming the limit.
+    pub max_message_bytes: usize,
+    /// Let clients send passwords in the clear (`login`, `passwd`) over plain TCP from
+    /// addresses other than loopback. Off: only over `ssl:`, loopback or stdio.
+    pub plain_passwords: bool,
+    /// The address the listener is reached at, shown by `info` (`Server address`).
+    pub address: String,
+    /// The server root, shown by `info`.
+    pub root: String,
+    /// The TLS certificate's fingerprint as P4 clients show it (`p4 trust`), when the
+    /// listener speaks TLS.
+    pub fingerprint: Option<String>,
+}
+
+/// A command as the hooks see it start.
+#[derive(Debug)]
+pub struct CommandStart<'a> {
+    /// The command (`info`, `login`, ...).
+    pub name: &'a str,
+    /// Its arguments (none for the commands that carry a password).
+    pub args: &'a [String],
+    pub user: &'a str,
+    pub workspace: &'a str,
+    pub host: &'a str,
+    pub address: Option<IpAddr>,
+    /// The client's end of the connection (`None` on stdio).
+    pub peer: Option<SocketAddr>,
+    /// The client program and version.
+    pub program: &'a str,
+    /// Whether the command writes metadata.
+    pub writes: bool,
+}
+
+/// How the process running the front end sees its commands.
+pub trait Hooks: Send + Sync {
+    /// A command starts: register it (the monitor); `Err` refuses it with that sentence (a
+    /// read-only replica refusing a write).
+    fn start(&self, command: &CommandStart<'_>) -> Result<Box<dyn CommandEnd>, String>;
+}
+
+/// The end of a started command.
+pub trait CommandEnd: Send {
+    /// The command ended, failed with `error` when given.
+    fn end(self: Box<Self>, error: Option<&str>);
+}
+
+/// Hooks that observe nothing and refuse nothing (tests, and a front end without a monitor).
+pub struct NoHooks;
+
+struct NoEnd;
+
+impl CommandEnd for NoEnd {
+    fn end(self: Box<Self>, _error: Option<&str>) {}
+}
+
+impl Hooks for NoHooks {
+    fn start(&self, _command: &CommandStart<'_>) -> Result<Box<dyn CommandEnd>, String> {
+        Ok(Box::new(NoEnd))
+    }
+}
+
+/// The front end's shared state.
+pub struct P4Server {
+    pub(crate) service: Arc<Service>,
+    pub(crate) options: P4Options,
+    pub(crate) key: TicketKey,
+    pub(crate) hooks: Arc<dyn Hooks>,
+    pub(crate) started: Instant,
+}
+
+impl P4Server {
+    pub fn new(
+        service: Arc<Service>,
+        options: P4Options,
+        key: TicketKey,
+        hooks: Arc<dyn Hooks>,
+    ) -> P4Server {
+        P4Server {
+            service,
+            options,
+            key,
+            hooks,
+            started: Instant::now(),
+        }
+    }
+}
+
+/// What the transport tells about one connection.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PeerInfo {
+    /// The client's address (`None` on stdio).
+    pub client: Option<SocketAddr>,
+    /// The server's end as the client reached it (`None` on stdio): the `daddr` of the
+    /// client's digests.
+    pub local: Option<SocketAddr>,
+    /// Whether the connection is TLS.
+    pub tls: bool,
+}
+
+impl PeerInfo {
+    /// Whether a password may travel in the clear on this connection.
+    pub fn password_safe(&self, options: &P4Options) -> bool {
+        self.tls
+            || options.plain_passwords
+            || match self.client {
+                None => true,
+                Some(a) => a.ip().is_loopback(),
+            }
+    }
+}
