@@ -1,15 +1,19 @@
-//! The command table: every command the front end answers, with the access it needs, whether
-//! it writes and whether it needs a login, and the one check every command passes before it
-//! runs (login, protections, the hooks). A command not in the table gets the client's usual
-//! unknown-command error.
+//! The P4 verbs: every command the front end answers, with the server command it runs (its row
+//! in `keel_service::command`'s table, which says the level it needs and whether it writes),
+//! whether it needs a login, and the one path every command takes before it runs: the login,
+//! then the server's [`CommandGate`] (a read-only replica's refusal of writes, the monitor, the
+//! protections, and at the end the command log and metrics), exactly as a gRPC call. A command
+//! not in the table gets the client's usual unknown-command error.
+//!
+//! The map from verbs to rows is the front end's: one verb may run different rows by its
+//! flags (`client -o` reads a workspace, `client -i` saves one), so a verb names the row it
+//! runs (or a handler begins a different one).
 
 use crate::cmd::{Cmd, CmdError, CmdResult, number};
 use crate::commands;
 use crate::flags::{FlagError, Flags};
-use crate::server::CommandStart;
 use crate::wire::report::{Generic, Report, Severity};
-use keel_core::Level;
-use keel_service::ServiceError;
+use keel_service::command::{self as rows, CommandStart};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -19,15 +23,11 @@ pub type Handler = for<'a> fn(&'a mut Cmd) -> Pin<Box<dyn Future<Output = CmdRes
 /// One command of the table.
 pub struct Command {
     pub name: &'static str,
-    /// The level the caller needs somewhere in the protections table (`None`: none, as for
-    /// `info`, `login` and `logout`).
-    pub level: Option<Level>,
-    /// Whether it writes metadata (refused on a read-only replica).
-    pub writes: bool,
+    /// The server command it runs: the level it needs, whether it writes, whether its
+    /// arguments carry a secret (kept from the monitor and the log).
+    pub row: &'static rows::Command,
     /// Whether the caller must be let in first (a ticket, where the security level asks one).
     pub login: bool,
-    /// Whether its arguments carry a secret (kept from the monitor and the log).
-    pub secret: bool,
     /// The flags it takes (see [`Flags::parse`]).
     pub flags: &'static str,
     /// Its usage line, shown with a refused flag.
@@ -48,10 +48,8 @@ pub fn table() -> &'static [Command] {
 fn copy(c: &Command) -> Command {
     Command {
         name: c.name,
-        level: c.level,
-        writes: c.writes,
+        row: c.row,
         login: c.login,
-        secret: c.secret,
         flags: c.flags,
         usage: c.usage,
         run: c.run,
@@ -82,65 +80,55 @@ pub fn flags(cmd: &Cmd, command: &Command) -> Result<Flags, CmdError> {
     })
 }
 
-/// Runs `command` for `cmd`: registered with the hooks (the monitor and the command log see
-/// refusals too), then let in (login, protections), then run; an error is sent as the
-/// command's last line.
+/// Runs `command` for `cmd`: the caller let in (when the command needs a login), then begun
+/// through the server's gate (a refusal there is the command's error), then run and ended
+/// with its outcome; an error is sent as the command's last line.
 pub async fn run(cmd: &mut Cmd, command: &'static Command) -> CmdResult {
-    let program = cmd.req.text("prog").unwrap_or_default();
-    let args: Vec<String> = if command.secret {
-        Vec::new()
-    } else {
-        cmd.args.clone()
-    };
     let start = CommandStart {
-        name: command.name,
-        args: &args,
-        user: &cmd.caller.user,
-        workspace: &cmd.caller.workspace,
-        host: &cmd.caller.host,
-        address: cmd.caller.address,
-        peer: cmd.peer.client,
-        program: &program,
-        writes: command.writes,
+        who: cmd.caller.clone(),
+        program: cmd.req.text("prog").unwrap_or_default(),
+        args: match command.row.secret {
+            true => String::new(),
+            false => cmd.args.join(" "),
+        },
+        connection: cmd.peer.client,
     };
-    let hooks = cmd.server.hooks.clone();
-    let end = hooks.start(&start).map_err(|refusal| {
-        CmdError::Report(Report::failed(Generic::Illegal, number::REPLICA, refusal))
-    })?;
-    let outcome = match admit(cmd, command).await {
-        Ok(()) => (command.run)(cmd).await,
-        Err(e) => Err(e),
+    let gate = cmd.server.gate.clone();
+    if command.login
+        && let Err(e) = cmd.authenticate().await
+    {
+        let reason = match &e {
+            CmdError::Report(r) => r.rendered(),
+            CmdError::Conn(c) => c.to_string(),
+        };
+        gate.refused_login(command.row, start, &reason);
+        return Err(e);
+    }
+    let run = match gate.begin(command.row, start) {
+        Ok(run) => run,
+        Err(e) => {
+            let number = match e {
+                keel_service::ServiceError::CommandDenied { .. } => number::PROTECTED,
+                keel_service::ServiceError::Store(_) => number::REPLICA,
+                _ => number::SERVICE,
+            };
+            let generic = match number {
+                number::PROTECTED => Generic::Protect,
+                number::REPLICA => Generic::Illegal,
+                _ => Generic::None,
+            };
+            return Err(CmdError::Report(Report::failed(
+                generic,
+                number,
+                e.to_string(),
+            )));
+        }
     };
-    let error = match &outcome {
-        Ok(()) => None,
-        Err(CmdError::Report(r)) => Some(r.rendered()),
-        Err(CmdError::Conn(e)) => Some(e.to_string()),
-    };
-    end.end(error.as_deref());
+    let outcome = (command.run)(cmd).await;
+    match &outcome {
+        Ok(()) => run.end(Ok(())),
+        Err(CmdError::Report(r)) => run.fail(&r.rendered()),
+        Err(CmdError::Conn(c)) => run.fail(&c.to_string()),
+    }
     outcome
-}
-
-/// The checks before a command runs: the caller let in (when the command needs a login) and
-/// given the command's level somewhere by the protections table.
-async fn admit(cmd: &mut Cmd, command: &'static Command) -> CmdResult {
-    if command.login {
-        cmd.authenticate().await?;
-    }
-    let Some(level) = command.level else {
-        return Ok(());
-    };
-    let access = cmd.call(|svc, caller| svc.user_access(caller)).await??;
-    if access.allows_anywhere(level.right()) {
-        return Ok(());
-    }
-    tracing::info!(user = %cmd.caller.user, command = command.name, %level, "refused by protections (P4)");
-    let e = ServiceError::CommandDenied {
-        command: command.name,
-        needed: level.right(),
-    };
-    Err(CmdError::Report(Report::failed(
-        Generic::Protect,
-        number::PROTECTED,
-        e.to_string(),
-    )))
 }

@@ -21,6 +21,6 @@ pub mod tickets;
 pub mod version;
 pub mod wire;
 
-pub use server::{CommandEnd, CommandStart, Hooks, NoHooks, P4Options, P4Server, PeerInfo};
+pub use server::{P4Options, P4Server, PeerInfo};
 pub use session::serve_connection;
 pub use tickets::{KeyError, TicketKey};

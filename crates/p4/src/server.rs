@@ -1,10 +1,11 @@
 //! What every connection of the P4 front end shares: the service, the options, the ticket key,
-//! and the hooks through which the process that runs the front end sees each command (the
-//! monitor, the command log, a read-only replica's refusal of writes).
+//! and the server's command gate, through which every command passes (a read-only replica's
+//! refusal of writes, the monitor, the protections, the command log, metrics).
 
 use crate::tickets::TicketKey;
 use keel_service::Service;
-use std::net::{IpAddr, SocketAddr};
+use keel_service::command::CommandGate;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -26,59 +27,12 @@ pub struct P4Options {
     pub fingerprint: Option<String>,
 }
 
-/// A command as the hooks see it start.
-#[derive(Debug)]
-pub struct CommandStart<'a> {
-    /// The command (`info`, `login`, ...).
-    pub name: &'a str,
-    /// Its arguments (none for the commands that carry a password).
-    pub args: &'a [String],
-    pub user: &'a str,
-    pub workspace: &'a str,
-    pub host: &'a str,
-    pub address: Option<IpAddr>,
-    /// The client's end of the connection (`None` on stdio).
-    pub peer: Option<SocketAddr>,
-    /// The client program and version.
-    pub program: &'a str,
-    /// Whether the command writes metadata.
-    pub writes: bool,
-}
-
-/// How the process running the front end sees its commands.
-pub trait Hooks: Send + Sync {
-    /// A command starts: register it (the monitor); `Err` refuses it with that sentence (a
-    /// read-only replica refusing a write).
-    fn start(&self, command: &CommandStart<'_>) -> Result<Box<dyn CommandEnd>, String>;
-}
-
-/// The end of a started command.
-pub trait CommandEnd: Send {
-    /// The command ended, failed with `error` when given.
-    fn end(self: Box<Self>, error: Option<&str>);
-}
-
-/// Hooks that observe nothing and refuse nothing (tests, and a front end without a monitor).
-pub struct NoHooks;
-
-struct NoEnd;
-
-impl CommandEnd for NoEnd {
-    fn end(self: Box<Self>, _error: Option<&str>) {}
-}
-
-impl Hooks for NoHooks {
-    fn start(&self, _command: &CommandStart<'_>) -> Result<Box<dyn CommandEnd>, String> {
-        Ok(Box::new(NoEnd))
-    }
-}
-
 /// The front end's shared state.
 pub struct P4Server {
     pub(crate) service: Arc<Service>,
     pub(crate) options: P4Options,
     pub(crate) key: TicketKey,
-    pub(crate) hooks: Arc<dyn Hooks>,
+    pub(crate) gate: Arc<dyn CommandGate>,
     pub(crate) started: Instant,
 }
 
@@ -87,13 +41,13 @@ impl P4Server {
         service: Arc<Service>,
         options: P4Options,
         key: TicketKey,
-        hooks: Arc<dyn Hooks>,
+        gate: Arc<dyn CommandGate>,
     ) -> P4Server {
         P4Server {
             service,
             options,
             key,
-            hooks,
+            gate,
             started: Instant::now(),
         }
     }

@@ -392,33 +392,6 @@ pub async fn serve(
         server: listening.client_address(),
         args_max_bytes: config.command_args_max_bytes,
     });
-    let p4_task = match (p4_listen, &p4_listening) {
-        (Some((bound, tls)), Some(at)) => {
-            let key = keel_p4::TicketKey::load_or_create(&root)?;
-            let hooks = p4_front::P4Hooks {
-                registry: Some(registry.clone()),
-                primary: opts.replica.as_ref().map(|r| r.primary.clone()),
-                tracker: Some(p4_conns.clone()),
-                args_max_bytes: config.command_args_max_bytes,
-            };
-            let front = Arc::new(keel_p4::P4Server::new(
-                service.clone(),
-                p4_front::options(config, at.client_address(), &root, at.fingerprint.clone()),
-                key,
-                Arc::new(hooks),
-            ));
-            let incoming = keel_tls::incoming_with(
-                bound,
-                p4_tls.map(|t| t.config),
-                std::time::Duration::from_millis(config.tls_handshake_timeout_ms),
-                p4_conns.clone(),
-                true,
-            );
-            tracing::info!(addr = %at.client_address(), fingerprint = ?at.fingerprint, "P4 listener ready");
-            Some(tokio::spawn(p4_front::accept_loop(front, incoming, tls)))
-        }
-        _ => None,
-    };
     let journal = backup.journal.clone();
     // Installed before the server is ready, so an early SIGTERM is not lost.
     let stop_signal = stopping::stop_requested();
@@ -455,6 +428,37 @@ pub async fn serve(
             ));
             (api.with_probe(built.probe), Some(built.rpc), Some(task))
         }
+    };
+    let p4_task = match (p4_listen, &p4_listening) {
+        (Some((bound, tls)), Some(at)) => {
+            let key = keel_p4::TicketKey::load_or_create(&root)?;
+            let gate = p4_front::P4Gate {
+                gate: ServerGate {
+                    service: authenticator.service.clone(),
+                    registry: registry.clone(),
+                    primary: opts.replica.as_ref().map(|r| r.primary.clone()),
+                    metrics: rpc_metrics.clone(),
+                    args_max_bytes: config.command_args_max_bytes,
+                },
+                tracker: p4_conns.clone(),
+            };
+            let front = Arc::new(keel_p4::P4Server::new(
+                authenticator.service.clone(),
+                p4_front::options(config, at.client_address(), &root, at.fingerprint.clone()),
+                key,
+                Arc::new(gate),
+            ));
+            let incoming = keel_tls::incoming_with(
+                bound,
+                p4_tls.map(|t| t.config),
+                std::time::Duration::from_millis(config.tls_handshake_timeout_ms),
+                p4_conns.clone(),
+                true,
+            );
+            tracing::info!(addr = %at.client_address(), fingerprint = ?at.fingerprint, "P4 listener ready");
+            Some(tokio::spawn(p4_front::accept_loop(front, incoming, tls)))
+        }
+        _ => None,
     };
     match listening.tls {
         Some(fp) => tracing::info!(
@@ -577,17 +581,16 @@ pub async fn serve_p4_stdio(root: PathBuf, config: ServerConfig) -> Result<(), S
     );
     service.recover_purges().map_err(ServeError::Recover)?;
     let key = keel_p4::TicketKey::load_or_create(&root)?;
-    let hooks = p4_front::P4Hooks {
-        registry: None,
-        primary: None,
-        tracker: None,
-        args_max_bytes: config.command_args_max_bytes,
+    let service = Arc::new(service);
+    // No monitor, log or metrics: the connection is the process. The protections still apply.
+    let gate = keel_service::command::PlainGate {
+        service: service.clone(),
     };
     let front = Arc::new(keel_p4::P4Server::new(
-        Arc::new(service),
+        service,
         p4_front::options(&config, "stdio".to_string(), &root, None),
         key,
-        Arc::new(hooks),
+        Arc::new(gate),
     ));
     let stream = tokio::io::join(tokio::io::stdin(), tokio::io::stdout());
     keel_p4::serve_connection(front, Box::new(stream), keel_p4::PeerInfo::default()).await;

@@ -1,93 +1,43 @@
 //! The P4 listener beside the gRPC one: one process, one store, the same `Service`. Connections
 //! are accepted under the same caps and idle timeout as the gRPC port's (plain TCP, or TLS with
-//! the server's certificate for `ssl:`), and each P4 command is registered with the same
-//! monitor and command log as a gRPC call (as `p4-NAME`), and refused on a read-only replica
-//! when it writes. `--p4-stdio` serves one connection on stdin and stdout instead.
+//! the server's certificate for `ssl:`), and each P4 command runs one row of the command table
+//! through the server's [`ServerGate`], as a gRPC call does: refused on a read-only replica
+//! when it writes, registered with the monitor, checked against the protections, and logged
+//! and counted at its end under the row's name. `--p4-stdio` serves one connection on stdin and stdout instead.
 
-use crate::monitor::registry::{Registry, Running, Who};
-use keel_p4::{CommandEnd, CommandStart, Hooks, P4Options, P4Server, PeerInfo};
+use crate::ServerGate;
+use keel_p4::{P4Options, P4Server, PeerInfo};
+use keel_service::ServiceError;
+use keel_service::command::{Command, CommandGate, CommandRun, CommandStart};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio_stream::StreamExt;
 use tonic::transport::server::Connected;
 
-/// A P4 command's arguments, as `monitor show -a` and the command log show them.
-#[derive(Clone, Debug)]
-struct P4Args {
-    #[allow(dead_code)] // Read through `Debug` only.
-    args: Vec<String>,
+/// The server's command gate for P4 commands: the same [`ServerGate`] gRPC calls' rows meet,
+/// and a running command counts its connection busy (the idle timeout spares it).
+pub(crate) struct P4Gate {
+    pub(crate) gate: ServerGate,
+    pub(crate) tracker: Arc<keel_tls::ConnTracker>,
 }
 
-/// How the server sees P4 commands.
-pub(crate) struct P4Hooks {
-    pub(crate) registry: Option<Arc<Registry>>,
-    /// The primary, when this server is a read-only replica.
-    pub(crate) primary: Option<String>,
-    pub(crate) tracker: Option<Arc<keel_tls::ConnTracker>>,
-    pub(crate) args_max_bytes: usize,
-}
-
-struct Ended {
-    registry: Option<Arc<Registry>>,
-    run: Option<Arc<Running>>,
-    _busy: Option<keel_tls::RequestGuard>,
-}
-
-impl CommandEnd for Ended {
-    fn end(self: Box<Self>, error: Option<&str>) {
-        if let (Some(registry), Some(run)) = (&self.registry, &self.run) {
-            registry.end(run, error.map(|e| (tonic::Code::Unknown, e.to_string())));
-        }
+impl CommandGate for P4Gate {
+    fn begin(
+        &self,
+        command: &'static Command,
+        start: CommandStart,
+    ) -> Result<CommandRun, ServiceError> {
+        let connection = start.connection;
+        let run = self.gate.begin(command, start)?;
+        let busy = connection.and_then(|peer| self.tracker.activity(peer).map(|a| a.begin()));
+        Ok(match busy {
+            Some(busy) => run.hold(Box::new(busy)),
+            None => run,
+        })
     }
-}
 
-impl Hooks for P4Hooks {
-    fn start(&self, c: &CommandStart<'_>) -> Result<Box<dyn CommandEnd>, String> {
-        let run = self.registry.as_ref().map(|registry| {
-            let program: String = c.program.chars().take(128).collect();
-            let run = registry.start(format!("p4-{}", c.name), program);
-            let _ = run.who.set(Who {
-                user: c.user.to_string(),
-                workspace: c.workspace.to_string(),
-                host: c.host.to_string(),
-            });
-            if let Some(a) = c.address {
-                let _ = run.address.set(a);
-            }
-            let request = P4Args {
-                args: c.args.to_vec(),
-            };
-            if let Some(args) =
-                crate::monitor::args::Arguments::keep(&run.command, &request, self.args_max_bytes)
-            {
-                let _ = run.args.set(args);
-            }
-            run
-        });
-        if c.writes
-            && let Some(primary) = &self.primary
-        {
-            let refusal = format!(
-                "{}: this server is a read-only replica of {primary}: send writes to the primary",
-                c.name
-            );
-            if let (Some(registry), Some(run)) = (&self.registry, &run) {
-                registry.end(
-                    run,
-                    Some((tonic::Code::FailedPrecondition, refusal.clone())),
-                );
-            }
-            return Err(refusal);
-        }
-        let busy = match (&self.tracker, c.peer) {
-            (Some(t), Some(peer)) => t.activity(peer).map(|a| a.begin()),
-            _ => None,
-        };
-        Ok(Box::new(Ended {
-            registry: self.registry.clone(),
-            run,
-            _busy: busy,
-        }))
+    fn refused_login(&self, command: &'static Command, start: CommandStart, reason: &str) {
+        self.gate.refused_login(command, start, reason);
     }
 }
 

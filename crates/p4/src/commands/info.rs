@@ -6,14 +6,13 @@ use crate::cmd::{Cmd, CmdResult};
 use crate::dates;
 use crate::dispatch::{self, Command};
 use crate::version;
+use keel_service::command as rows;
 
 pub const COMMANDS: &[Command] = &[
     Command {
         name: "info",
-        level: None,
-        writes: false,
+        row: rows::INFO,
         login: false,
-        secret: false,
         flags: "s",
         usage: "info [ -s ]",
         run: |c| Box::pin(info(c)),
@@ -21,10 +20,8 @@ pub const COMMANDS: &[Command] = &[
     // The client asks this at connect time (charset, extensions); nothing to tell.
     Command {
         name: "discover",
-        level: None,
-        writes: false,
+        row: rows::INFO,
         login: false,
-        secret: false,
         flags: "",
         usage: "discover",
         run: |_| Box::pin(async { Ok(()) }),
