@@ -41,6 +41,7 @@ pub fn table() -> &'static [Command] {
     TABLE.get_or_init(|| {
         let mut all = Vec::new();
         all.extend(commands::info::COMMANDS.iter().map(copy));
+        all.extend(commands::auth::COMMANDS.iter().map(copy));
         all
     })
 }

@@ -35,6 +35,7 @@ mod log_report;
 mod metrics;
 mod monitor;
 mod obliterate;
+mod p4_auth;
 mod p4_harness;
 mod p4_session;
 mod proxy;

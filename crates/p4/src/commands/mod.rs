@@ -1,4 +1,5 @@
 //! The commands, one file per group. Each file lists its commands (name, access, flags,
 //! handler) for the table in `crate::dispatch`.
 
+pub mod auth;
 pub mod info;
