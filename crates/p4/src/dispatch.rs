@@ -42,6 +42,8 @@ pub fn table() -> &'static [Command] {
         let mut all = Vec::new();
         all.extend(commands::info::COMMANDS.iter().map(copy));
         all.extend(commands::auth::COMMANDS.iter().map(copy));
+        all.extend(commands::users::COMMANDS.iter().map(copy));
+        all.extend(commands::clients::COMMANDS.iter().map(copy));
         all
     })
 }

@@ -38,6 +38,7 @@ mod obliterate;
 mod p4_auth;
 mod p4_harness;
 mod p4_session;
+mod p4_specs;
 mod proxy;
 mod replica;
 mod replica_content;

@@ -2,4 +2,7 @@
 //! handler) for the table in `crate::dispatch`.
 
 pub mod auth;
+pub mod clients;
+pub mod forms;
 pub mod info;
+pub mod users;
