@@ -44,6 +44,8 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::auth::COMMANDS.iter().map(copy));
         all.extend(commands::users::COMMANDS.iter().map(copy));
         all.extend(commands::clients::COMMANDS.iter().map(copy));
+        all.extend(commands::depots::COMMANDS.iter().map(copy));
+        all.extend(commands::counters::COMMANDS.iter().map(copy));
         all
     })
 }

@@ -149,3 +149,31 @@ fn client_forms_keel_cannot_honour_are_refused_naming_the_field() {
     // Nothing was saved.
     assert_eq!(ok(&r[3]), &json!([]));
 }
+
+#[test]
+fn depots_and_counters() {
+    let s = P4Server::start();
+    let r = s.drive(&[
+        json!({"cmd": ["depots"]}),
+        json!({"cmd": ["depots"], "tagged": false}),
+        json!({"cmd": ["counters"]}),
+        json!({"cmd": ["counter", "change"], "tagged": false}),
+        json!({"cmd": ["counter", "change"]}),
+        json!({"cmd": ["counter", "unset"], "tagged": false}),
+        json!({"cmd": ["counter", "change", "5"]}),
+    ]);
+    let depots = ok(&r[0]).as_array().expect("depots").clone();
+    assert_eq!(depots.len(), 1);
+    assert_eq!(depots[0]["name"], "depot");
+    assert_eq!(depots[0]["type"], "local");
+    assert_eq!(depots[0]["map"], "depot/...");
+    let line = ok(&r[1])[0].as_str().expect("line").to_string();
+    assert!(line.starts_with("Depot depot ") && line.contains(" local depot/... '"), "{line}");
+    // No change yet: no counters to list, and `change` reads 0.
+    assert_eq!(ok(&r[2]), &json!([]));
+    assert_eq!(ok(&r[3]), &json!(["0"]));
+    assert_eq!(ok(&r[4])[0]["counter"], "change");
+    assert_eq!(ok(&r[4])[0]["value"], "0");
+    assert_eq!(ok(&r[5]), &json!(["0"]));
+    assert!(r[6]["errors"].to_string().contains("read-only"), "{:?}", r[6]);
+}

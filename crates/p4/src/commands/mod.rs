@@ -3,6 +3,8 @@
 
 pub mod auth;
 pub mod clients;
+pub mod counters;
+pub mod depots;
 pub mod forms;
 pub mod info;
 pub mod users;
