@@ -142,3 +142,30 @@ fn info_over_stdio_through_an_rsh_port() {
     );
     assert!(raised(&r[2]).contains("Unknown command"));
 }
+
+#[test]
+fn commands_the_protections_table_refuses_are_refused_but_info_is_not() {
+    let s = P4Server::start();
+    let admin = s.server.client("admin", "", s.home.path());
+    crate::access::protect(
+        &admin,
+        &["super user admin * //...", "read user alice * //depot/..."],
+    );
+    let r = s.drive(&[
+        json!({"user": "bob", "cmd": ["users"]}),
+        json!({"user": "bob", "cmd": ["clients"]}),
+        json!({"user": "bob", "cmd": ["info"]}),
+        json!({"user": "alice", "cmd": ["users"]}),
+    ]);
+    for refused in &r[..2] {
+        let e = raised(refused);
+        assert!(e.contains("You don't have permission") && e.contains("list"), "{e}");
+        assert_eq!(refused["messages"][0]["generic"], 6, "{refused:?}");
+    }
+    assert_eq!(ok(&r[2])[0]["caseHandling"], "sensitive");
+    // Read access includes list.
+    assert!(ok(&r[3]).as_array().is_some());
+    // The refusals reached the command log like any command's.
+    let log = std::fs::read_to_string(s.server.root.join("logs/commands.jsonl")).unwrap_or_default();
+    assert!(log.contains("p4-users"), "{log}");
+}
