@@ -159,13 +159,48 @@ fn commands_the_protections_table_refuses_are_refused_but_info_is_not() {
     ]);
     for refused in &r[..2] {
         let e = raised(refused);
-        assert!(e.contains("You don't have permission") && e.contains("list"), "{e}");
+        assert!(
+            e.contains("You don't have permission") && e.contains("list"),
+            "{e}"
+        );
         assert_eq!(refused["messages"][0]["generic"], 6, "{refused:?}");
     }
     assert_eq!(ok(&r[2])[0]["caseHandling"], "sensitive");
     // Read access includes list.
     assert!(ok(&r[3]).as_array().is_some());
     // The refusals reached the command log like any command's.
-    let log = std::fs::read_to_string(s.server.root.join("logs/commands.jsonl")).unwrap_or_default();
+    let log =
+        std::fs::read_to_string(s.server.root.join("logs/commands.jsonl")).unwrap_or_default();
     assert!(log.contains("p4-users"), "{log}");
+}
+
+#[test]
+fn ssl_with_trust_shows_the_fingerprint_the_server_printed() {
+    let s = P4Server::start_with("ssl:127.0.0.1:0", &[], &[]);
+    assert!(s.port.starts_with("ssl:"), "{}", s.port);
+    let fingerprint = s
+        .fingerprint
+        .clone()
+        .expect("a TLS listener prints its fingerprint");
+    let r = s.drive(&[
+        json!({"cmd": ["info"]}),
+        json!({"new": true, "method": "run_trust", "args": ["-y"]}),
+        json!({"new": true, "cmd": ["info"]}),
+    ]);
+    // An unknown fingerprint stops the client until it is trusted.
+    raised(&r[0]);
+    let refused = r[0]["errors"].to_string();
+    assert!(
+        refused.contains("p4 trust") && refused.contains(&fingerprint),
+        "{refused}"
+    );
+    // The client names the fingerprint it computed itself: the one the server printed.
+    let said = ok(&r[1]).to_string();
+    assert!(
+        said.contains("is not known") && said.contains(&fingerprint),
+        "{said}"
+    );
+    let trusted = std::fs::read_to_string(s.home.path().join("trust")).expect("trust file");
+    assert!(trusted.contains(&fingerprint), "{trusted}");
+    assert_eq!(ok(&r[2])[0]["serverCertFingerprint"], fingerprint.as_str());
 }

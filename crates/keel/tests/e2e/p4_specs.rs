@@ -168,12 +168,19 @@ fn depots_and_counters() {
     assert_eq!(depots[0]["type"], "local");
     assert_eq!(depots[0]["map"], "depot/...");
     let line = ok(&r[1])[0].as_str().expect("line").to_string();
-    assert!(line.starts_with("Depot depot ") && line.contains(" local depot/... '"), "{line}");
+    assert!(
+        line.starts_with("Depot depot ") && line.contains(" local depot/... '"),
+        "{line}"
+    );
     // No change yet: no counters to list, and `change` reads 0.
     assert_eq!(ok(&r[2]), &json!([]));
     assert_eq!(ok(&r[3]), &json!(["0"]));
     assert_eq!(ok(&r[4])[0]["counter"], "change");
     assert_eq!(ok(&r[4])[0]["value"], "0");
     assert_eq!(ok(&r[5]), &json!(["0"]));
-    assert!(r[6]["errors"].to_string().contains("read-only"), "{:?}", r[6]);
+    assert!(
+        r[6]["errors"].to_string().contains("read-only"),
+        "{:?}",
+        r[6]
+    );
 }
