@@ -41,6 +41,11 @@ pub fn table() -> &'static [Command] {
     TABLE.get_or_init(|| {
         let mut all = Vec::new();
         all.extend(commands::info::COMMANDS.iter().map(copy));
+        all.extend(commands::auth::COMMANDS.iter().map(copy));
+        all.extend(commands::users::COMMANDS.iter().map(copy));
+        all.extend(commands::clients::COMMANDS.iter().map(copy));
+        all.extend(commands::depots::COMMANDS.iter().map(copy));
+        all.extend(commands::counters::COMMANDS.iter().map(copy));
         all
     })
 }

@@ -450,7 +450,7 @@ pub async fn serve(
             ));
             let incoming = keel_tls::incoming_with(
                 bound,
-                p4_tls.map(|t| t.config),
+                p4_tls.map(|t| keel_tls::for_raw_tcp(&t.config)),
                 std::time::Duration::from_millis(config.tls_handshake_timeout_ms),
                 p4_conns.clone(),
                 true,

@@ -28,7 +28,7 @@ mod verify;
 
 pub use accept::{ServerConn, incoming, incoming_http1, incoming_with};
 pub use addr::ServerAddr;
-pub use cert::{CertPaths, ServerTls};
+pub use cert::{CertPaths, ServerTls, for_raw_tcp};
 pub use connect::{ClientConn, DialError, Dialer, Observed, TrustMode};
 pub use error::{CertError, ConnectError, TrustFileError};
 pub use fingerprint::{Fingerprint, ParseFingerprintError};

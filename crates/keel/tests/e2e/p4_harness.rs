@@ -37,6 +37,8 @@ pub struct P4Server {
     pub server: Server,
     /// The P4 address (`127.0.0.1:PORT`, or `ssl:127.0.0.1:PORT`).
     pub port: String,
+    /// The fingerprint P4 clients pin, for a TLS listener.
+    pub fingerprint: Option<String>,
     /// Tickets, trust and enviro files of the suite's clients (never the user's).
     pub home: tempfile::TempDir,
     _dir: tempfile::TempDir,
@@ -71,9 +73,11 @@ impl P4Server {
         };
         let port = after("P4 clients on ")
             .unwrap_or_else(|| panic!("no P4 address in the ready line: {line}"));
+        let fingerprint = after("p4 trust fingerprint ");
         P4Server {
             server,
             port,
+            fingerprint,
             home: tempfile::tempdir().expect("client home"),
             _dir: dir,
         }

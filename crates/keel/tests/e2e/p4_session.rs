@@ -142,3 +142,70 @@ fn info_over_stdio_through_an_rsh_port() {
     );
     assert!(raised(&r[2]).contains("Unknown command"));
 }
+
+#[test]
+fn commands_the_protections_table_refuses_are_refused_but_info_is_not() {
+    let s = P4Server::start();
+    let admin = s.server.client("admin", "", s.home.path());
+    crate::access::protect(
+        &admin,
+        &["super user admin * //...", "read user alice * //depot/..."],
+    );
+    let r = s.drive(&[
+        json!({"user": "bob", "cmd": ["users"]}),
+        json!({"user": "bob", "cmd": ["clients"]}),
+        json!({"user": "bob", "cmd": ["info"]}),
+        json!({"user": "alice", "cmd": ["users"]}),
+    ]);
+    for refused in &r[..2] {
+        let e = raised(refused);
+        assert!(
+            e.contains("You don't have permission") && e.contains("list"),
+            "{e}"
+        );
+        assert_eq!(refused["messages"][0]["generic"], 6, "{refused:?}");
+    }
+    assert_eq!(ok(&r[2])[0]["caseHandling"], "sensitive");
+    // Read access includes list.
+    assert!(ok(&r[3]).as_array().is_some());
+    // The refusals reached the command log like any command's, under the row `users` runs.
+    let log =
+        std::fs::read_to_string(s.server.root.join("logs/commands.jsonl")).unwrap_or_default();
+    assert!(
+        log.lines().any(|l| l.contains("\"command\":\"ListUsers\"")
+            && l.contains("\"user\":\"bob\"")
+            && l.contains("\"code\":\"PERMISSION_DENIED\"")),
+        "{log}"
+    );
+}
+
+#[test]
+fn ssl_with_trust_shows_the_fingerprint_the_server_printed() {
+    let s = P4Server::start_with("ssl:127.0.0.1:0", &[], &[]);
+    assert!(s.port.starts_with("ssl:"), "{}", s.port);
+    let fingerprint = s
+        .fingerprint
+        .clone()
+        .expect("a TLS listener prints its fingerprint");
+    // A client that has not trusted the server is stopped, shown the fingerprint.
+    let stranger = tempfile::tempdir().expect("another client home");
+    let r = crate::p4_harness::drive(&s.port, stranger.path(), &[json!({"cmd": ["info"]})]);
+    let refused = r[0]["errors"].to_string();
+    assert!(
+        refused.contains("p4 trust") && refused.contains(&fingerprint),
+        "{refused}"
+    );
+    let r = s.drive(&[
+        json!({"method": "run_trust", "args": ["-y"]}),
+        json!({"new": true, "cmd": ["info"]}),
+    ]);
+    // The client names the fingerprint it computed itself: the one the server printed.
+    let said = ok(&r[0]).to_string();
+    assert!(
+        said.contains("is not known") && said.contains(&fingerprint),
+        "{said}"
+    );
+    let trusted = std::fs::read_to_string(s.home.path().join("trust")).expect("trust file");
+    assert!(trusted.contains(&fingerprint), "{trusted}");
+    assert_eq!(ok(&r[1])[0]["serverCertFingerprint"], fingerprint.as_str());
+}

@@ -75,7 +75,9 @@ def main():
                     p4.password = settings["password"]
                 p4.exception_level = 1
                 p4.connect()
-                out["server_level"] = p4.server_level
+                fresh = True
+            else:
+                fresh = False
             p4.tagged = step.get("tagged", True)
             if "input" in step:
                 p4.input = step["input"]
@@ -84,6 +86,9 @@ def main():
             else:
                 result = p4.run(*step["cmd"])
             out["result"] = plain(result)
+            if fresh:
+                # Known once a command ran (an untrusted ssl: server never gets that far).
+                out["server_level"] = p4.server_level
         except P4.P4Exception as e:
             out["exception"] = str(e)
         except Exception as e:  # a client-side failure is a result too
