@@ -164,6 +164,16 @@ pub(crate) fn write_private_io(path: &Path, bytes: &[u8]) -> std::io::Result<()>
     result
 }
 
+/// The server's TLS configuration for a protocol of its own over TLS (the P4 listener): no
+/// HTTP/2 ALPN, and no TLS 1.3 session tickets after the handshake, which clients that never
+/// resume (P4 clients) would have to read before the server's first answer.
+pub fn for_raw_tcp(config: &Arc<rustls::ServerConfig>) -> Arc<rustls::ServerConfig> {
+    let mut c = (**config).clone();
+    c.alpn_protocols.clear();
+    c.send_tls13_tickets = 0;
+    Arc::new(c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{CertPaths, ServerTls};
@@ -228,14 +238,4 @@ mod tests {
         let err = ServerTls::load_or_generate(&p).err().unwrap();
         assert!(err.to_string().contains("cert.pem"), "{err}");
     }
-}
-
-/// The server's TLS configuration for a protocol of its own over TLS (the P4 listener): no
-/// HTTP/2 ALPN, and no TLS 1.3 session tickets after the handshake, which clients that never
-/// resume (P4 clients) would have to read before the server's first answer.
-pub fn for_raw_tcp(config: &Arc<rustls::ServerConfig>) -> Arc<rustls::ServerConfig> {
-    let mut c = (**config).clone();
-    c.alpn_protocols.clear();
-    c.send_tls13_tickets = 0;
-    Arc::new(c)
 }
