@@ -190,7 +190,13 @@ impl Cmd {
     pub async fn ask(&mut self, m: &Message, confirm: &str) -> Result<Message, CmdError> {
         self.conn.send(m);
         self.conn.flush().await?;
-        let reply = self.conn.read_command().await?;
+        let wait = self.server.options.reply_timeout;
+        let reply = tokio::time::timeout(wait, self.conn.read_command())
+            .await
+            .map_err(|_| ConnError::NoReply {
+                expected: confirm.to_string(),
+                waited_ms: wait.as_millis() as u64,
+            })??;
         match reply.func() {
             Some(f) if f == confirm => Ok(reply),
             f => Err(CmdError::Conn(ConnError::Unexpected {

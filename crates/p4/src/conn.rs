@@ -20,6 +20,8 @@ pub enum ConnError {
     Message(#[from] MessageError),
     #[error("the client closed the connection in the middle of a command")]
     Closed,
+    #[error("the client did not answer ({expected}) within {waited_ms} ms")]
+    NoReply { expected: String, waited_ms: u64 },
     #[error("the client sent {func:?} while the server waited for {expected:?}")]
     Unexpected { func: String, expected: String },
 }

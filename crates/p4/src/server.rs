@@ -22,6 +22,9 @@ pub struct P4Options {
     pub address: String,
     /// The server root, shown by `info`.
     pub root: String,
+    /// Longest wait for a client's answer inside a command (a typed password, a form, a
+    /// ticket proof); a client that takes longer loses the connection.
+    pub reply_timeout: std::time::Duration,
     /// The TLS certificate's fingerprint as P4 clients show it (`p4 trust`), when the
     /// listener speaks TLS.
     pub fingerprint: Option<String>,

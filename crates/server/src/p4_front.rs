@@ -81,6 +81,7 @@ pub(crate) fn options(
         plain_passwords: config.p4_plain_passwords,
         address,
         root: root.display().to_string(),
+        reply_timeout: std::time::Duration::from_millis(config.idle_timeout_ms),
         fingerprint,
     }
 }
