@@ -34,6 +34,15 @@ done
 for dep in keel-core keel-store keel-blob keel-service keel-proto keel-server keel-client keel-tls keel-proxy rusqlite; do
   forbid keel-metrics "$dep"
 done
+# The P4 front end speaks its own wire over the service (and only through it reaches the
+# stores): no gRPC, no protobuf, no other front end.
+for dep in tonic prost keel-proto keel-server keel-client keel-tls; do
+  forbid keel-p4 "$dep"
+done
+# Nothing below the front ends knows a P4 wire type.
+for crate in keel-core keel-store keel-blob keel-service; do
+  forbid "$crate" keel-p4
+done
 # The proxy knows only the wire (and the pure core's digests): no server-side crate.
 for dep in keel-service keel-store keel-blob keel-server keel-client rusqlite; do
   forbid keel-proxy "$dep"

@@ -47,6 +47,24 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
+step "P4Python from PyPI for the P4 conformance suite (target/p4venv)"
+# The suite (crates/keel/tests/e2e/p4_*.rs) drives the P4 listener with P4Python; it fails,
+# never skips, without it.
+p4venv="${CARGO_TARGET_DIR:-target}/p4venv"
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+  fi
+fi
+if ! "$p4venv/bin/python" -c 'import P4' >/dev/null 2>&1; then
+  python3 -m venv "$p4venv"
+  "$p4venv/bin/pip" install --quiet p4python
+fi
+export KEEL_P4PYTHON="$PWD/$p4venv/bin/python"
+case "$p4venv" in /*) export KEEL_P4PYTHON="$p4venv/bin/python" ;; esac
+
 step "cargo test (with the slow end-to-end cases: KEEL_SLOW_TESTS=1)"
 KEEL_SLOW_TESTS=1 cargo test --workspace --locked
 

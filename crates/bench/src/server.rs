@@ -100,6 +100,8 @@ pub struct Target {
     pub fingerprint: Option<String>,
     /// `http://HOST:PORT/metrics`, for a server started with `--metrics-listen`.
     pub metrics: Option<String>,
+    /// The line a started server printed when ready (what else it listens on).
+    pub ready_line: String,
     child: Option<Child>,
     /// The server root (None for an external server).
     pub root: Option<PathBuf>,
@@ -114,6 +116,7 @@ impl Target {
             addr: addr.to_string(),
             fingerprint: None,
             metrics: None,
+            ready_line: String::new(),
             child: None,
             root: None,
             stderr: None,
@@ -204,6 +207,7 @@ impl Target {
             addr: addr.clone().unwrap_or_default(),
             fingerprint,
             metrics,
+            ready_line: line.trim_end().to_string(),
             child: Some(child),
             root: Some(root),
             stderr,

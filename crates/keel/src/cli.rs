@@ -818,6 +818,14 @@ pub struct ServeArgs {
     /// applied, `on-demand` the first time a client needs it.
     #[arg(long, value_enum, default_value = "all", requires = "replica_of")]
     pub content: ReplicaContent,
+    /// Also serve P4 clients (p4, P4Python, P4Java) at HOST:PORT, or ssl:HOST:PORT with the
+    /// server's TLS certificate (overrides `p4_listen`).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub p4_listen: Option<String>,
+    /// Serve one P4 client connection on stdin and stdout and exit (for `rsh:` ports, as
+    /// `P4PORT="rsh:keel serve --p4-stdio --root DIR"`); needs --root or KEEL_ROOT.
+    #[arg(long, conflicts_with_all = ["p4_listen", "replica_of", "print_config"])]
+    pub p4_stdio: bool,
 }
 
 /// `keel serve --content`: when a replica fetches content.

@@ -11,7 +11,7 @@ use crate::convert::WireError;
 use crate::monitor::args::Arguments;
 use crate::monitor::{Registry, Running, Who};
 use keel_metrics::RpcMetrics;
-use keel_service::command::{Command, CommandGate, CommandRun, CommandStart, RunHooks};
+use keel_service::command::{Command, CommandGate, CommandRun, CommandStart, Failure, RunHooks};
 use keel_service::{Service, ServiceError};
 use keel_store::command::CommandCounters;
 use std::sync::Arc;
@@ -68,10 +68,26 @@ impl CommandGate for ServerGate {
             _ => self.service.admit(&start.who, command).err(),
         };
         if let Some(refused) = refusal {
-            hooks.end(Some(&refused));
+            hooks.end(Some(Failure::Service(&refused)));
             return Err(refused);
         }
         Ok(CommandRun::recorded(command, Box::new(hooks)))
+    }
+
+    fn refused_login(&self, command: &'static Command, start: CommandStart, reason: &str) {
+        let run = self.registry.start(command.name.to_string(), start.program);
+        let _ = run.who.set(Who {
+            user: start.who.user,
+            workspace: start.who.workspace,
+            host: start.who.host,
+        });
+        if let Some(address) = start.who.address {
+            let _ = run.address.set(address);
+        }
+        self.registry.end(
+            &run,
+            Some((tonic::Code::Unauthenticated, reason.to_string())),
+        );
     }
 }
 
@@ -93,14 +109,17 @@ impl RunHooks for Hooks {
         self.run.bytes_out.fetch_add(sent, Ordering::Relaxed);
     }
 
-    fn end(&self, error: Option<&ServiceError>) {
-        let outcome = error.map(|e| {
-            // A terminated command reports as gRPC's terminated calls do.
-            let code = match self.run.is_terminated() {
-                true => tonic::Code::Cancelled,
-                false => e.code_and_detail().0,
+    fn end(&self, failure: Option<Failure<'_>>) {
+        let outcome = failure.map(|f| {
+            let (code, text) = match f {
+                Failure::Service(e) => (e.code_and_detail().0, e.to_string()),
+                Failure::Said(text) => (tonic::Code::Unknown, text.to_string()),
             };
-            (code, e.to_string())
+            // A terminated command reports as gRPC's terminated calls do.
+            match self.run.is_terminated() {
+                true => (tonic::Code::Cancelled, text),
+                false => (code, text),
+            }
         });
         if let Some((metrics, label)) = &self.metrics {
             let received = self.run.bytes_in.load(Ordering::Relaxed);
@@ -201,6 +220,7 @@ mod tests {
             who: who(user),
             program: "p4/test".into(),
             args: args.into(),
+            connection: None,
         }
     }
 

@@ -160,6 +160,17 @@ pub struct ServerConfig {
     /// How often the content store's size and object count are recounted for the metrics, by
     /// walking `content/` at the lowest CPU priority (seconds; default 300).
     pub metrics_content_scan_secs: u64,
+    /// `HOST:PORT`, or `ssl:HOST:PORT` for TLS with the server's certificate, where P4
+    /// clients (the `p4` command line, P4Python, P4Java) connect; `--p4-listen` overrides it
+    /// (see docs/guide/perforce-clients.md). Empty: no P4 listener (default).
+    pub p4_listen: String,
+    /// Largest message a P4 client may send; a larger one is refused with an error naming
+    /// this limit and the connection is closed (bytes; default 16777216).
+    pub p4_max_message_bytes: usize,
+    /// Let P4 clients send passwords in the clear (`p4 login`, `p4 passwd`) over plain TCP
+    /// from addresses other than loopback. Off: passwords travel only over `ssl:`, from
+    /// loopback or over `--p4-stdio` (default false).
+    pub p4_plain_passwords: bool,
     /// The metadata store.
     pub store: StoreConfig,
     /// The service layer.
@@ -222,6 +233,9 @@ impl Default for ServerConfig {
             command_args_max_bytes: 512,
             metrics_listen: String::new(),
             metrics_content_scan_secs: 300,
+            p4_listen: String::new(),
+            p4_max_message_bytes: 16 << 20,
+            p4_plain_passwords: false,
             store: StoreConfig::default(),
             service: ServiceConfig::default(),
             blob: BlobConfig::default(),
@@ -315,8 +329,9 @@ impl ServerConfig {
     /// The first knob whose value cannot work: its key, its value and what it must be.
     fn first_unusable(&self) -> Option<(&'static str, String, &'static str)> {
         let (store, service, blob) = (&self.store, &self.service, &self.blob);
-        let at_least_one: [(&'static str, usize); 50] = [
+        let at_least_one: [(&'static str, usize); 51] = [
             ("service.listing_page_bytes", service.listing_page_bytes),
+            ("p4_max_message_bytes", self.p4_max_message_bytes),
             ("max_connections", self.max_connections),
             (
                 "max_connections_per_address",

@@ -27,6 +27,7 @@ mod line_log;
 mod lock;
 mod metrics;
 mod monitor;
+mod p4_front;
 mod replica;
 mod stopping;
 mod streams;
@@ -38,6 +39,7 @@ pub use config::{CONFIG_FILE_NAME, ConfigError, InvalidKnob, ServerConfig};
 pub use keel_service::failpoints;
 pub use keel_store::backup::{RestoreError, RestoreProgress, RestoreReport, restore};
 pub use keel_tls::Fingerprint;
+pub use p4_front::P4Listening;
 pub use replica::{BadTicket, ContentMode, ReplicaOptions, ServiceLogin};
 pub use stopping::stop_requested;
 
@@ -115,6 +117,8 @@ pub enum ServeError {
     Metrics(#[from] keel_metrics::EndpointError),
     #[error("cannot start the metrics' content counting thread: {0}")]
     MetricsThread(std::io::Error),
+    #[error(transparent)]
+    P4Key(#[from] keel_p4::KeyError),
 }
 
 /// Where a started server listens, as `serve`'s `ready` callback is told.
@@ -128,6 +132,8 @@ pub struct Listening {
     pub generated_certificate: bool,
     /// Where Prometheus metrics are served (`http://ADDR/metrics`), when they are.
     pub metrics: Option<SocketAddr>,
+    /// Where P4 clients connect, when the P4 listener is on (`p4_listen`).
+    pub p4: Option<P4Listening>,
 }
 
 impl Listening {
@@ -160,6 +166,19 @@ pub async fn serve(
         addr: opts.listen.clone(),
         source,
     })?;
+    let p4_listen = match opts.config.p4_listen.is_empty() {
+        true => None,
+        false => {
+            let at = keel_tls::ServerAddr::parse(&opts.config.p4_listen);
+            let bound = tokio::net::TcpListener::bind(&at.host_port)
+                .await
+                .map_err(|source| ServeError::Listen {
+                    addr: opts.config.p4_listen.clone(),
+                    source,
+                })?;
+            Some((bound, at.tls))
+        }
+    };
     let metrics_endpoint = match opts.config.metrics_listen.is_empty() {
         true => None,
         false => Some(keel_metrics::MetricsEndpoint::bind(&opts.config.metrics_listen).await?),
@@ -337,19 +356,35 @@ pub async fn serve(
     };
     // Connections need descriptors: the soft limit goes up to the hard one, and each
     // listener's cap fits under what it allows.
-    let listeners = if config.metrics_listen.is_empty() {
-        1
-    } else {
-        2
-    };
+    let listeners =
+        1 + u64::from(!config.metrics_listen.is_empty()) + u64::from(p4_listen.is_some());
     let limits = keel_tls::fit_connection_limits(config.connection_limits(), listeners);
     let grpc_conns = keel_tls::ConnTracker::new("grpc", limits);
     let metrics_conns = keel_tls::ConnTracker::new("metrics", limits);
+    let p4_conns = keel_tls::ConnTracker::new("p4", limits);
+    // The P4 listener speaks TLS with the server's certificate when its address says `ssl:`.
+    let p4_tls = match &p4_listen {
+        Some((_, true)) => Some(keel_tls::ServerTls::load_or_generate(
+            &config.tls_paths(&root),
+        )?),
+        _ => None,
+    };
+    let p4_listening = match &p4_listen {
+        Some((bound, _)) => Some(P4Listening {
+            addr: bound.local_addr().map_err(|source| ServeError::Listen {
+                addr: config.p4_listen.clone(),
+                source,
+            })?,
+            fingerprint: p4_tls.as_ref().and_then(|t| t.p4_fingerprint.clone()),
+        }),
+        None => None,
+    };
     let listening = Listening {
         addr,
         tls: tls.as_ref().map(|t| t.fingerprint),
         generated_certificate: tls.as_ref().is_some_and(|t| t.generated),
         metrics: metrics_endpoint.as_ref().map(|m| m.local_addr()),
+        p4: p4_listening.clone(),
     };
     let incoming = keel_tls::incoming(
         listener,
@@ -406,7 +441,7 @@ pub async fn serve(
                 checkpoints: root.join(keel_store::backup::CHECKPOINT_DIR),
                 content_sent: api.content_sent(),
                 replica: status,
-                connections: vec![grpc_conns.clone(), metrics_conns.clone()],
+                connections: vec![grpc_conns.clone(), metrics_conns.clone(), p4_conns.clone()],
                 service: authenticator.service.clone(),
                 webhooks: webhook_stats.clone(),
             };
@@ -425,6 +460,37 @@ pub async fn serve(
             ));
             (api.with_probe(built.probe), Some(built.rpc), Some(task))
         }
+    };
+    let p4_task = match (p4_listen, &p4_listening) {
+        (Some((bound, tls)), Some(at)) => {
+            let key = keel_p4::TicketKey::load_or_create(&root)?;
+            let gate = p4_front::P4Gate {
+                gate: ServerGate {
+                    service: authenticator.service.clone(),
+                    registry: registry.clone(),
+                    primary: opts.replica.as_ref().map(|r| r.primary.clone()),
+                    metrics: rpc_metrics.clone(),
+                    args_max_bytes: config.command_args_max_bytes,
+                },
+                tracker: p4_conns.clone(),
+            };
+            let front = Arc::new(keel_p4::P4Server::new(
+                authenticator.service.clone(),
+                p4_front::options(config, at.client_address(), &root, at.fingerprint.clone()),
+                key,
+                Arc::new(gate),
+            ));
+            let incoming = keel_tls::incoming_with(
+                bound,
+                p4_tls.map(|t| keel_tls::for_raw_tcp(&t.config)),
+                std::time::Duration::from_millis(config.tls_handshake_timeout_ms),
+                p4_conns.clone(),
+                true,
+            );
+            tracing::info!(addr = %at.client_address(), fingerprint = ?at.fingerprint, "P4 listener ready");
+            Some(tokio::spawn(p4_front::accept_loop(front, incoming, tls)))
+        }
+        _ => None,
     };
     match listening.tls {
         Some(fp) => tracing::info!(
@@ -492,6 +558,9 @@ pub async fn serve(
     if let Some(task) = metrics_task {
         task.abort();
     }
+    if let Some(task) = p4_task {
+        task.abort();
+    }
     if let Some(audit) = audit {
         // The server (and its handle on the log) is gone: the writer takes what is queued.
         audit.finish(std::time::Duration::from_secs(5));
@@ -515,4 +584,47 @@ pub(crate) fn proto_rpcs() -> Vec<&'static str> {
         .filter_map(|l| l.split('(').next())
         .map(str::trim)
         .collect()
+}
+
+/// `keel serve --p4-stdio`: serves one P4 client connection on stdin and stdout (what an
+/// `rsh:` port starts for each connection), over the store under `root`, then returns. The
+/// root is locked meanwhile like a server's; commands are refused on a root a running server
+/// holds. No monitor or command log: the connection is the process.
+pub async fn serve_p4_stdio(root: PathBuf, config: ServerConfig) -> Result<(), ServeError> {
+    std::fs::create_dir_all(&root).map_err(|source| ServeError::Root {
+        path: root.clone(),
+        source,
+    })?;
+    let root = root.canonicalize().map_err(|source| ServeError::Root {
+        path: root.clone(),
+        source,
+    })?;
+    let _lock = lock::RootLock::acquire(&root)?;
+    let stores = open_root(&root, &config.store)?;
+    let blobs: Arc<dyn keel_blob::BlobStore> =
+        Arc::new(FsBlobStore::open_with(root.join("content"), &config.blob)?);
+    let service = Service::new(
+        Arc::new(stores.meta),
+        stores.have,
+        blobs,
+        system_clock(),
+        config.service.clone(),
+        root.clone(),
+    );
+    service.recover_purges().map_err(ServeError::Recover)?;
+    let key = keel_p4::TicketKey::load_or_create(&root)?;
+    let service = Arc::new(service);
+    // No monitor, log or metrics: the connection is the process. The protections still apply.
+    let gate = keel_service::command::PlainGate {
+        service: service.clone(),
+    };
+    let front = Arc::new(keel_p4::P4Server::new(
+        service,
+        p4_front::options(&config, "stdio".to_string(), &root, None),
+        key,
+        Arc::new(gate),
+    ));
+    let stream = tokio::io::join(tokio::io::stdin(), tokio::io::stdout());
+    keel_p4::serve_connection(front, Box::new(stream), keel_p4::PeerInfo::default()).await;
+    Ok(())
 }

@@ -55,7 +55,7 @@ mod workspace_clone;
 mod workspaces;
 
 pub use access::UserAccess;
-pub use auth::{Credentials, PasswordCheckStats, SettingValue, TicketInfo, UserSpec};
+pub use auth::{Credentials, PasswordCheckStats, ProvenTicket, SettingValue, TicketInfo, UserSpec};
 pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
 pub use commit_signal::CommitListener;
@@ -201,6 +201,12 @@ impl Service {
     /// Server facts for `keel info`.
     pub fn info(&self, caller: &Caller) -> Result<ServerInfo, ServiceError> {
         self.touch_user(caller)?;
+        self.server_info(caller)
+    }
+
+    /// Server facts without recording the caller as a user (`info` from P4 clients, which
+    /// names an unknown user `*unknown*` and creates no one).
+    pub fn server_info(&self, caller: &Caller) -> Result<ServerInfo, ServiceError> {
         let snap = self.meta.snapshot()?;
         let security = auth::security_level(snap.as_ref())?.number();
         let workspace_root = if caller.workspace.is_empty() {

@@ -251,6 +251,9 @@ pub trait ReadTxn {
     fn list_users(&self, after: Option<&str>, limit: usize) -> Result<Vec<UserRow>, StoreError>;
     /// The login ticket whose bytes hash (BLAKE3) to `hash`.
     fn get_ticket(&self, hash: &[u8; 32]) -> Result<Option<TicketRow>, StoreError>;
+    /// The tickets of `user` still valid at `now`, newest first, at most `limit` (a front end
+    /// that cannot see a ticket's bytes recognises one among them; see keel-p4).
+    fn tickets_of(&self, user: &str, now: i64, limit: usize) -> Result<Vec<TicketRow>, StoreError>;
     /// A server setting's stored value (`None`: its default applies).
     fn get_setting(&self, name: &str) -> Result<Option<String>, StoreError>;
     /// Every stored setting, by name. The names are the few `keel_core::auth::SETTINGS`

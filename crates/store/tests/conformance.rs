@@ -966,3 +966,43 @@ fn webhooks_keep_their_delivery_state_by_name() {
     assert_eq!(rows[0].1.delivered, ChangeNumber(9));
     assert_eq!(rows[1].1, progressed);
 }
+
+/// `tickets_of` lists one user's unexpired tickets, newest first, up to the limit, and no one
+/// else's.
+#[test]
+fn tickets_of_lists_a_users_live_tickets_newest_first() {
+    let (_dir, store) = open();
+    let ticket = |n: u8, user: &str, issued: i64, expires: i64| keel_store::TicketRow {
+        hash: [n; 32],
+        user: user.to_string(),
+        host: "h".to_string(),
+        address: String::new(),
+        issued,
+        expires,
+    };
+    write(store.as_ref(), move |txn| {
+        txn.put_ticket(&ticket(1, "alice", 10, 1000))?;
+        txn.put_ticket(&ticket(2, "alice", 20, 1000))?;
+        txn.put_ticket(&ticket(3, "alice", 5, 50))?;
+        txn.put_ticket(&ticket(4, "bob", 30, 1000))?;
+        Ok::<_, StoreError>(())
+    })
+    .expect("tickets stored");
+    let snap = store.snapshot().expect("snapshot");
+    let hashes = |user: &str, now: i64, limit: usize| -> Vec<u8> {
+        snap.tickets_of(user, now, limit)
+            .expect("listed")
+            .iter()
+            .map(|t| t.hash[0])
+            .collect()
+    };
+    assert_eq!(hashes("alice", 40, 10), [2, 1, 3]);
+    assert_eq!(
+        hashes("alice", 100, 10),
+        [2, 1],
+        "expired tickets are left out"
+    );
+    assert_eq!(hashes("alice", 40, 1), [2]);
+    assert_eq!(hashes("bob", 40, 10), [4]);
+    assert!(hashes("carol", 40, 10).is_empty());
+}

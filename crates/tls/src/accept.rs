@@ -47,6 +47,18 @@ pub fn incoming(
     handshake_timeout: Duration,
     tracker: Arc<ConnTracker>,
 ) -> Pin<Box<dyn Stream<Item = std::io::Result<Limited<ServerConn>>> + Send>> {
+    incoming_with(listener, tls, handshake_timeout, tracker, false)
+}
+
+/// [`incoming`] for a protocol of its own over TCP (the P4 listener): with
+/// `reads_are_requests`, bytes read count as activity for the idle timeout, as on HTTP/1.1.
+pub fn incoming_with(
+    listener: TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    handshake_timeout: Duration,
+    tracker: Arc<ConnTracker>,
+    reads_are_requests: bool,
+) -> Pin<Box<dyn Stream<Item = std::io::Result<Limited<ServerConn>>> + Send>> {
     let acceptor = tls.map(TlsAcceptor::from);
     let (tx, rx) = tokio::sync::mpsc::channel(READY_QUEUE);
     tokio::spawn(async move {
@@ -63,7 +75,8 @@ pub fn incoming(
                 let deadline = Instant::now() + handshake_timeout;
                 match admit(tcp, acceptor, deadline).await {
                     Ok(Some(conn)) => {
-                        let _ = tx.send(Ok(Limited::new(conn, guard, false))).await;
+                        let conn = Limited::new(conn, guard, reads_are_requests);
+                        let _ = tx.send(Ok(conn)).await;
                     }
                     Ok(None) => {}
                     Err(why) => tracing::info!(%peer, "connection refused: {why}"),

@@ -32,6 +32,9 @@ pub struct ServerTls {
     pub fingerprint: Fingerprint,
     /// Whether this start generated the pair.
     pub generated: bool,
+    /// The certificate's fingerprint as P4 clients pin it (`p4 trust`: SHA-1 of its public
+    /// key); `None` when the certificate cannot be read that far.
+    pub p4_fingerprint: Option<String>,
 }
 
 impl ServerTls {
@@ -59,6 +62,7 @@ impl ServerTls {
         };
         let (certs, key) = load(paths)?;
         let fingerprint = Fingerprint::of_der(&certs[0]);
+        let p4_fingerprint = crate::p4_fingerprint::p4_fingerprint(&certs[0]);
         let unusable = |e: rustls::Error| CertError::Unusable {
             cert: paths.cert.clone(),
             key: paths.key.clone(),
@@ -75,6 +79,7 @@ impl ServerTls {
             config: Arc::new(config),
             fingerprint,
             generated,
+            p4_fingerprint,
         })
     }
 }
@@ -157,6 +162,16 @@ pub(crate) fn write_private_io(path: &Path, bytes: &[u8]) -> std::io::Result<()>
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The server's TLS configuration for a protocol of its own over TLS (the P4 listener): no
+/// HTTP/2 ALPN, and no TLS 1.3 session tickets after the handshake, which clients that never
+/// resume (P4 clients) would have to read before the server's first answer.
+pub fn for_raw_tcp(config: &Arc<rustls::ServerConfig>) -> Arc<rustls::ServerConfig> {
+    let mut c = (**config).clone();
+    c.alpn_protocols.clear();
+    c.send_tls13_tickets = 0;
+    Arc::new(c)
 }
 
 #[cfg(test)]

@@ -20,14 +20,15 @@ mod idle;
 mod in_flight;
 mod limits;
 mod nofile;
+mod p4_fingerprint;
 mod provider;
 mod sniff;
 mod trust;
 mod verify;
 
-pub use accept::{ServerConn, incoming, incoming_http1};
+pub use accept::{ServerConn, incoming, incoming_http1, incoming_with};
 pub use addr::ServerAddr;
-pub use cert::{CertPaths, ServerTls};
+pub use cert::{CertPaths, ServerTls, for_raw_tcp};
 pub use connect::{ClientConn, DialError, Dialer, Observed, TrustMode};
 pub use error::{CertError, ConnectError, TrustFileError};
 pub use fingerprint::{Fingerprint, ParseFingerprintError};
@@ -38,4 +39,5 @@ pub use limits::{
     RequestGuard,
 };
 pub use nofile::{OpenFiles, RESERVED_DESCRIPTORS, fit_connection_limits, raise_open_files_limit};
+pub use p4_fingerprint::{p4_fingerprint, subject_public_key_info};
 pub use trust::{TRUST_ENV, TRUST_FILE_NAME, TrustFile};

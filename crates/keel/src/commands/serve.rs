@@ -57,6 +57,9 @@ pub fn config(args: &ServeArgs) -> Result<ServerConfig> {
     if let Some(addr) = &args.metrics_listen {
         config.metrics_listen = addr.clone();
     }
+    if let Some(addr) = &args.p4_listen {
+        config.p4_listen = addr.clone();
+    }
     if let Some(knob) = config.invalid_knob() {
         return Err(knob.into());
     }
@@ -77,9 +80,11 @@ pub fn print_config(config: &ServerConfig, json: bool) -> Result<()> {
 }
 
 pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
+    // On stdio the protocol owns stdout; the log (stderr) says only what went wrong.
+    let level = if args.p4_stdio { "warn" } else { "info" };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level)),
         )
         .with_writer(std::io::stderr)
         // Colour for a person at a terminal; plain text for a log file, journald or a pipe.
@@ -96,6 +101,11 @@ pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
     let root = root(args)?;
     crate::private_dir::make_private(&root)
         .with_context(|| format!("cannot make the server root {} private", root.display()))?;
+    if args.p4_stdio {
+        return keel_server::serve_p4_stdio(root, config)
+            .await
+            .context("keel serve --p4-stdio failed");
+    }
     let shown = root.display().to_string();
     let options = keel_server::ServeOptions {
         root,
@@ -131,6 +141,17 @@ pub async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<()> {
             .metrics
             .map(|m| format!(", metrics http://{m}/metrics"))
             .unwrap_or_default();
+        let metrics = match &at.p4 {
+            Some(p4) => format!(
+                "{metrics}, P4 clients on {}{}",
+                p4.client_address(),
+                p4.fingerprint
+                    .as_ref()
+                    .map(|fp| format!(" (p4 trust fingerprint {fp})"))
+                    .unwrap_or_default()
+            ),
+            None => metrics,
+        };
         let _ = match at.tls {
             Some(fp) => writeln!(
                 stdout,

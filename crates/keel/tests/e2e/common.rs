@@ -56,6 +56,11 @@ impl Server {
         )
     }
 
+    /// The line the server printed when ready (the P4 listener's address is in it).
+    pub fn ready_line(&self) -> &str {
+        &self.target.ready_line
+    }
+
     /// What the server wrote to stderr so far (its log; the newest 64 KiB).
     pub fn stderr(&self) -> String {
         self.target.stderr().unwrap_or_default()

@@ -75,6 +75,11 @@ impl Service {
             })
     }
 
+    /// Whether user `name` is on record, without recording anyone.
+    pub fn user_on_record(&self, name: &str) -> Result<bool, crate::ServiceError> {
+        Ok(self.meta.snapshot()?.get_user(name)?.is_some())
+    }
+
     /// `users`: every user in name order, a page at a time through `sink`.
     pub fn list_users(
         &self,

@@ -18,6 +18,9 @@ pub struct CommandStart {
     pub program: String,
     /// The command's arguments in words, for the monitor and the command log.
     pub args: String,
+    /// The client's end of the connection (`None` off the network), for the transport's
+    /// accounting of busy connections.
+    pub connection: Option<std::net::SocketAddr>,
 }
 
 /// Runs every command of a front end: see the module's description.
@@ -29,6 +32,12 @@ pub trait CommandGate: Send + Sync {
         command: &'static Command,
         start: CommandStart,
     ) -> Result<CommandRun, ServiceError>;
+
+    /// Records `command`, refused before it could begin because the caller did not log in
+    /// (`reason` says why, as the client was told), as a command that ended so.
+    fn refused_login(&self, command: &'static Command, start: CommandStart, reason: &str) {
+        let _ = (command, start, reason);
+    }
 }
 
 /// What the gate that began a command does while it runs and when it ends.
@@ -39,7 +48,16 @@ pub trait RunHooks: Send + Sync {
     /// Counts bytes received from and sent to the client.
     fn add_bytes(&self, received: u64, sent: u64);
     /// Ends the command: `None` on success.
-    fn end(&self, error: Option<&ServiceError>);
+    fn end(&self, failure: Option<Failure<'_>>);
+}
+
+/// How a command failed.
+#[derive(Clone, Copy, Debug)]
+pub enum Failure<'a> {
+    /// The service refused it or failed.
+    Service(&'a ServiceError),
+    /// The front end refused it (a usage error, a broken connection): its words.
+    Said(&'a str),
 }
 
 /// A command that runs; it ends with [`CommandRun::end`] or, dropped unended, as cancelled
@@ -48,6 +66,8 @@ pub struct CommandRun {
     command: &'static Command,
     hooks: Option<Box<dyn RunHooks>>,
     counters: Arc<CommandCounters>,
+    /// Kept until the command ends (a transport's busy-connection guard).
+    held: Vec<Box<dyn Send + Sync>>,
 }
 
 impl CommandRun {
@@ -57,6 +77,7 @@ impl CommandRun {
             command,
             hooks: None,
             counters: Arc::new(CommandCounters::default()),
+            held: Vec::new(),
         }
     }
 
@@ -66,7 +87,14 @@ impl CommandRun {
             command,
             counters: hooks.counters(),
             hooks: Some(hooks),
+            held: Vec::new(),
         }
+    }
+
+    /// Keeps `guard` until the command ends.
+    pub fn hold(mut self, guard: Box<dyn Send + Sync>) -> CommandRun {
+        self.held.push(guard);
+        self
     }
 
     pub fn command(&self) -> &'static Command {
@@ -93,15 +121,25 @@ impl CommandRun {
     /// Ends the command with its outcome.
     pub fn end(mut self, outcome: Result<(), &ServiceError>) {
         if let Some(hooks) = self.hooks.take() {
-            hooks.end(outcome.err());
+            hooks.end(outcome.err().map(Failure::Service));
         }
+        self.held.clear();
+    }
+
+    /// Ends the command as failed for a reason of the front end's (`text`, as the client was
+    /// told).
+    pub fn fail(mut self, text: &str) {
+        if let Some(hooks) = self.hooks.take() {
+            hooks.end(Some(Failure::Said(text)));
+        }
+        self.held.clear();
     }
 }
 
 impl Drop for CommandRun {
     fn drop(&mut self) {
         if let Some(hooks) = self.hooks.take() {
-            hooks.end(Some(&ServiceError::Cancelled));
+            hooks.end(Some(Failure::Service(&ServiceError::Cancelled)));
         }
     }
 }

@@ -13,7 +13,7 @@
 mod gate;
 mod table;
 
-pub use gate::{CommandGate, CommandRun, CommandStart, PlainGate, RunHooks};
+pub use gate::{CommandGate, CommandRun, CommandStart, Failure, PlainGate, RunHooks};
 pub use table::*;
 
 use crate::{Caller, Service, ServiceError};

@@ -131,6 +131,9 @@ impl<T: HasConn> ReadTxn for T {
     fn get_ticket(&self, hash: &[u8; 32]) -> Result<Option<TicketRow>, StoreError> {
         users::get_ticket(self.conn(), hash)
     }
+    fn tickets_of(&self, user: &str, now: i64, limit: usize) -> Result<Vec<TicketRow>, StoreError> {
+        users::tickets_of(self.conn(), user, now, limit)
+    }
 
     fn get_setting(&self, name: &str) -> Result<Option<String>, StoreError> {
         users::get_setting(self.conn(), name)

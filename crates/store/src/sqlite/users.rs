@@ -103,6 +103,23 @@ pub(crate) fn get_ticket(
         .optional()?)
 }
 
+pub(crate) fn tickets_of(
+    conn: &Connection,
+    user: &str,
+    now: i64,
+    limit: usize,
+) -> Result<Vec<TicketRow>, StoreError> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = conn
+        .prepare_cached(
+            "SELECT hash, user, host, issued, expires, address FROM tickets \
+             WHERE user = ?1 AND expires > ?2 ORDER BY issued DESC, hash LIMIT ?3",
+        )?
+        .query_map(params![user, now, limit], ticket)?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
 pub(crate) fn put_ticket(conn: &Connection, t: &TicketRow) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT OR REPLACE INTO tickets (hash, user, host, issued, expires, address) \

@@ -1,0 +1,229 @@
+//! `login`, `logout` and `passwd` as P4 clients run them. Passwords come from the client's
+//! prompt as typed (no MD5 digest: the server keeps only argon2 hashes), so they are taken only
+//! where they do not travel in the clear to strangers: over `ssl:`, from loopback, over stdio,
+//! or anywhere when `p4_plain_passwords` says so. A login issues a Keel ticket and hands the
+//! client the P4 ticket derived from it (`crate::tickets`), which the client keeps in its
+//! tickets file and later proves, never sends.
+
+use crate::cmd::{Cmd, CmdError, CmdResult, login_required, number, usage};
+use crate::dispatch::{self, Command};
+use crate::wire::message::Message;
+use crate::wire::report::{Generic, Report, Severity};
+use keel_service::command as rows;
+use keel_service::{AuthError, Service};
+
+pub const COMMANDS: &[Command] = &[
+    Command {
+        name: "login",
+        row: rows::LOGIN,
+        login: false,
+        flags: "a p s h:",
+        usage: "login [ -a -p ] [ -h host ] | login -s",
+        run: |c| Box::pin(login(c)),
+    },
+    Command {
+        name: "logout",
+        row: rows::LOGOUT,
+        login: false,
+        flags: "a",
+        usage: "logout [ -a ]",
+        run: |c| Box::pin(logout(c)),
+    },
+    Command {
+        name: "passwd",
+        row: rows::SET_PASSWORD,
+        login: true,
+        flags: "",
+        usage: "passwd [ user ]",
+        run: |c| Box::pin(passwd(c)),
+    },
+    // What P4Python's `run_password` sends.
+    Command {
+        name: "password",
+        row: rows::SET_PASSWORD,
+        login: true,
+        flags: "",
+        usage: "passwd [ user ]",
+        run: |c| Box::pin(passwd(c)),
+    },
+];
+
+/// The function name the client calls back with a typed answer.
+const PROMPT_REPLY: &str = "dm-PromptReply";
+
+/// Asks the client to prompt its user (no echo) and returns what was typed.
+async fn prompt(cmd: &mut Cmd, text: &str) -> Result<String, CmdError> {
+    let m = Message::new()
+        .with("data", text)
+        .with("noecho", "")
+        .with("confirm", PROMPT_REPLY)
+        .with("func", "client-Prompt");
+    let reply = cmd.ask(&m, PROMPT_REPLY).await?;
+    Ok(reply.text("data").unwrap_or_default())
+}
+
+/// Refuses a password that would travel in the clear to a stranger.
+fn check_password_channel(cmd: &Cmd) -> CmdResult {
+    if cmd.peer().password_safe(cmd.options()) {
+        return Ok(());
+    }
+    Err(CmdError::Report(Report::failed(
+        Generic::Config,
+        number::PASSWORD_IN_CLEAR,
+        "This server takes passwords only over ssl: ports or from the server's own machine; \
+         connect with P4PORT=ssl:HOST:PORT (or ask the administrator to set \
+         p4_plain_passwords).",
+    )))
+}
+
+/// `2 hours 5 minutes` for a number of seconds.
+fn hours_minutes(secs: i64) -> String {
+    let secs = secs.max(0);
+    format!("{} hours {} minutes", secs / 3600, secs % 3600 / 60)
+}
+
+async fn login(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("login").expect("login is in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    if let Some(other) = flags.rest.first()
+        && *other != cmd.caller.user
+    {
+        return Err(usage(format!(
+            "Logging in as another user ({other}) is not supported; log in as {} or set P4USER.",
+            cmd.caller.user
+        )));
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let user = cmd.caller.user.clone();
+    if flags.has('s') {
+        let ticket = cmd
+            .prove_ticket(AuthError::TicketInvalid {
+                user: user.clone(),
+                server: cmd.options().address.clone(),
+            })
+            .await?;
+        let left = ticket.expires.saturating_sub(now);
+        if cmd.tagged {
+            cmd.stat([
+                ("User", user.clone()),
+                ("TicketExpiration", left.to_string()),
+            ]);
+        } else {
+            cmd.report(
+                Report::new(Severity::Info, Generic::None, 0)
+                    .text("User ")
+                    .arg("user", &user)
+                    .text(" ticket expires in ")
+                    .arg("expires", hours_minutes(left))
+                    .text("."),
+            );
+        }
+        return Ok(());
+    }
+    check_password_channel(cmd)?;
+    let password = prompt(cmd, "Enter password: ").await?;
+    let all_hosts = flags.has('a');
+    let issued = cmd
+        .call(move |svc, caller| svc.login(caller, &password, all_hosts))
+        .await??;
+    let ticket = cmd.server.key.ticket(&Service::ticket_id(&issued.ticket));
+    if flags.has('p') {
+        // The ticket is shown, not stored in the client's tickets file.
+        cmd.info(&ticket);
+        return Ok(());
+    }
+    let m = Message::new()
+        .with("data", &ticket)
+        .with("data2", "login")
+        .with("user", &user)
+        .with("func", "client-SetPassword");
+    cmd.conn.send(&m);
+    let left = issued.expires.saturating_sub(now);
+    if cmd.tagged {
+        cmd.stat([
+            ("User", user.clone()),
+            ("TicketExpiration", left.to_string()),
+        ]);
+    } else {
+        cmd.report(
+            Report::new(Severity::Info, Generic::None, 0)
+                .text("User ")
+                .arg("user", &user)
+                .text(" logged in."),
+        );
+    }
+    Ok(())
+}
+
+async fn logout(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("logout").expect("logout is in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    let user = cmd.caller.user.clone();
+    let ticket = cmd
+        .prove_ticket(AuthError::TicketInvalid {
+            user: user.clone(),
+            server: cmd.options().address.clone(),
+        })
+        .await
+        .map_err(|e| match e {
+            CmdError::Report(_) => CmdError::Report(login_required(&user)),
+            other => other,
+        })?;
+    let all = flags.has('a');
+    cmd.call(move |svc, caller| svc.logout_proven(caller, &ticket, all))
+        .await??;
+    let m = Message::new()
+        .with("data", "")
+        .with("data2", "logout")
+        .with("user", &user)
+        .with("func", "client-SetPassword");
+    cmd.conn.send(&m);
+    cmd.report(
+        Report::new(Severity::Info, Generic::None, 0)
+            .text("User ")
+            .arg("user", &user)
+            .text(" logged out."),
+    );
+    Ok(())
+}
+
+async fn passwd(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("passwd").expect("passwd is in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    let target = flags.rest.first().cloned();
+    if flags.rest.len() > 1 {
+        return Err(usage(format!("Usage: {}", command.usage)));
+    }
+    check_password_channel(cmd)?;
+    let own = target.as_deref().is_none_or(|t| t == cmd.caller.user);
+    let name = target.clone().unwrap_or_else(|| cmd.caller.user.clone());
+    let has_password = if own {
+        let lookup = name.clone();
+        cmd.call(move |svc, caller| svc.get_user(caller, &lookup))
+            .await?
+            .map(|u| u.has_password)
+            .unwrap_or(false)
+    } else {
+        false
+    };
+    let old = if has_password {
+        prompt(cmd, "Enter old password: ").await?
+    } else {
+        String::new()
+    };
+    let new = prompt(cmd, "Enter new password: ").await?;
+    let again = prompt(cmd, "Re-enter new password: ").await?;
+    if new != again {
+        return Err(CmdError::Report(Report::failed(
+            Generic::Usage,
+            number::USAGE,
+            "Passwords don't match.",
+        )));
+    }
+    cmd.call(move |svc, caller| svc.set_password(caller, target.as_deref(), &old, &new))
+        .await??;
+    cmd.info("Password updated.");
+    Ok(())
+}
