@@ -28,7 +28,9 @@ pub enum ExprError {
     },
     #[error("job expression: unknown field {field:?} at position {position}")]
     UnknownField { field: String, position: usize },
-    #[error("job expression: {value:?} at position {position} is not a date (YYYY/MM/DD[:hh:mm:ss])")]
+    #[error(
+        "job expression: {value:?} at position {position} is not a date (YYYY/MM/DD[:hh:mm:ss])"
+    )]
     BadDate { value: String, position: usize },
 }
 
@@ -184,7 +186,11 @@ impl Parser {
                 reason,
             },
             None => {
-                let (t, p) = self.toks.last().cloned().unwrap_or((Tok::Word(String::new()), 0));
+                let (t, p) = self
+                    .toks
+                    .last()
+                    .cloned()
+                    .unwrap_or((Tok::Word(String::new()), 0));
                 ExprError::Missing {
                     token: t.text(),
                     position: p,
@@ -246,7 +252,9 @@ impl Parser {
                     let Some((Tok::Word(value), _)) = self.toks.get(self.at).cloned() else {
                         let (t, p) = self.toks[self.at - 1].clone();
                         return match self.toks.get(self.at) {
-                            Some(_) => Err(self.unexpected("expected a value after the comparison")),
+                            Some(_) => {
+                                Err(self.unexpected("expected a value after the comparison"))
+                            }
                             None => Err(ExprError::Missing {
                                 token: t.text(),
                                 position: p,
@@ -300,7 +308,10 @@ impl Expr {
                     field: name.clone(),
                     position: t.position,
                 })?;
-                if f.kind == FieldType::Date && !t.value.contains('*') && parse_date(&t.value).is_none() {
+                if f.kind == FieldType::Date
+                    && !t.value.contains('*')
+                    && parse_date(&t.value).is_none()
+                {
                     return Err(ExprError::BadDate {
                         value: t.value.clone(),
                         position: t.position,
@@ -349,7 +360,9 @@ impl Term {
                 .filter(|f| f.kind.is_text())
                 .any(|f| text_matches(job.get(&f.name), &self.value)),
             Some(name) => {
-                let Some(f) = spec.field(name) else { return false };
+                let Some(f) = spec.field(name) else {
+                    return false;
+                };
                 let value = job.get(&f.name);
                 if value.is_empty() {
                     return false;
@@ -371,7 +384,9 @@ impl Term {
                     },
                     (kind, Op::Eq) if kind.is_text() => text_matches(value, &self.value),
                     (_, Op::Eq) => glob(&self.value, &value.to_lowercase()),
-                    (kind, op) => field_words(kind, value).iter().any(|w| compare(w, op, &self.value)),
+                    (kind, op) => field_words(kind, value)
+                        .iter()
+                        .any(|w| compare(w, op, &self.value)),
                 }
             }
         }
@@ -381,9 +396,14 @@ impl Term {
     /// is [`Expr::matches`]).
     pub fn index_range(&self, spec: &JobSpec) -> WordRange {
         let field = self.field.as_ref().map(|f| {
-            spec.field(f).map_or_else(|| f.to_ascii_lowercase(), |f| f.name.to_ascii_lowercase())
+            spec.field(f)
+                .map_or_else(|| f.to_ascii_lowercase(), |f| f.name.to_ascii_lowercase())
         });
-        let kind = self.field.as_ref().and_then(|f| spec.field(f)).map(|f| f.kind);
+        let kind = self
+            .field
+            .as_ref()
+            .and_then(|f| spec.field(f))
+            .map(|f| f.kind);
         if kind == Some(FieldType::Date)
             && let Some(d) = parse_date(&self.value)
         {
@@ -441,7 +461,9 @@ fn literal_prefix(pattern: &str, text: bool) -> String {
 /// words; a longer one (a phrase, `"start-up"`) matches where the value holds it.
 fn text_matches(value: &str, pattern: &str) -> bool {
     if pattern.chars().all(|c| c == '*' || is_word_char(c)) {
-        field_words(FieldType::Text, value).iter().any(|w| glob(pattern, w))
+        field_words(FieldType::Text, value)
+            .iter()
+            .any(|w| glob(pattern, w))
     } else {
         glob(&format!("*{pattern}*"), &value.to_lowercase())
     }
@@ -507,7 +529,12 @@ mod tests {
 
     #[test]
     fn expressions_match_as_documented() {
-        let j = job("open", "Alice", "2026/11/28 12:00:00", "The GUI crashes on start-up.");
+        let j = job(
+            "open",
+            "Alice",
+            "2026/11/28 12:00:00",
+            "The GUI crashes on start-up.",
+        );
         let cases = [
             ("status=open", true),
             ("Status=closed", false),
@@ -577,7 +604,10 @@ mod tests {
             other => panic!("not a term: {other:?}"),
         };
         let r = term("Status=open");
-        assert_eq!((r.field.as_deref(), r.lo.as_str(), r.hi.as_deref()), (Some("status"), "open", Some("open")));
+        assert_eq!(
+            (r.field.as_deref(), r.lo.as_str(), r.hi.as_deref()),
+            (Some("status"), "open", Some("open"))
+        );
         let r = term("crash*");
         assert_eq!((r.field, r.lo.as_str()), (None, "crash"));
         assert!(r.hi.is_some_and(|h| h.starts_with("crash")));

@@ -220,7 +220,12 @@ impl JobSpec {
                 .parse()
                 .ok()
                 .filter(|c| (101..=199).contains(c))
-                .ok_or_else(|| line_err(line, format!("code {code:?} is not a number from 101 to 199")))?;
+                .ok_or_else(|| {
+                    line_err(
+                        line,
+                        format!("code {code:?} is not a number from 101 to 199"),
+                    )
+                })?;
             if !valid_field_name(name) || RESERVED_FIELDS.contains(&name) {
                 return Err(line_err(line, format!("{name:?} cannot name a field")));
             }
@@ -267,10 +272,16 @@ impl JobSpec {
             let field = field_mut(&mut fields, name)
                 .ok_or_else(|| line_err(line, format!("no field {name} in Fields")))?;
             if field.kind != FieldType::Select {
-                return Err(line_err(line, format!("field {name} is not a select field")));
+                return Err(line_err(
+                    line,
+                    format!("field {name} is not a select field"),
+                ));
             }
             let values: Vec<String> = values.split('/').map(|v| v.trim().to_string()).collect();
-            if values.iter().any(|v| v.is_empty() || v.contains(char::is_whitespace)) {
+            if values
+                .iter()
+                .any(|v| v.is_empty() || v.contains(char::is_whitespace))
+            {
                 return Err(line_err(line, "a value is empty or has whitespace".into()));
             }
             field.values = values;
@@ -279,14 +290,17 @@ impl JobSpec {
             if line.trim().is_empty() {
                 continue;
             }
-            let (name, preset) = split_pair(line)
-                .ok_or_else(|| line_err(line, "expected 'FIELD preset'".into()))?;
+            let (name, preset) =
+                split_pair(line).ok_or_else(|| line_err(line, "expected 'FIELD preset'".into()))?;
             let field = field_mut(&mut fields, name)
                 .ok_or_else(|| line_err(line, format!("no field {name} in Fields")))?;
             field.preset = Some(preset.to_string());
         }
         let comments: Vec<String> = form.get("Comments").unwrap_or(&[]).to_vec();
-        if let Some(line) = comments.iter().find(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        if let Some(line) = comments
+            .iter()
+            .find(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        {
             return Err(line_err(line, "a comment line must start with '#'".into()));
         }
         fields.sort_by_key(|f| f.code);
@@ -392,7 +406,9 @@ impl JobSpec {
 
     /// A field by name, ignoring case (as job expressions do).
     pub fn field(&self, name: &str) -> Option<&JobField> {
-        self.fields.iter().find(|f| f.name.eq_ignore_ascii_case(name))
+        self.fields
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(name))
     }
 
     /// The name of the field with `code` (one of the five standard codes, always present).
@@ -431,7 +447,11 @@ mod tests {
         assert_eq!(spec.name_of(STATUS_CODE), "Status");
         assert_eq!(
             spec.field("status").map(|f| f.values.clone()),
-            Some(vec!["open".to_string(), "suspended".into(), "closed".into()])
+            Some(vec![
+                "open".to_string(),
+                "suspended".into(),
+                "closed".into()
+            ])
         );
         assert_eq!(JobSpec::parse(&spec.render()), Ok(spec));
     }
@@ -448,7 +468,10 @@ mod tests {
         );
         let spec = JobSpec::parse(&text).expect("parses");
         let f = spec.field("Severity").expect("added");
-        assert_eq!((f.code, f.kind, f.values.len()), (106, FieldType::Select, 3));
+        assert_eq!(
+            (f.code, f.kind, f.values.len()),
+            (106, FieldType::Select, 3)
+        );
     }
 
     fn refused(from: &str, to: &str) -> String {
@@ -458,17 +481,29 @@ mod tests {
 
     #[test]
     fn bad_specs_name_the_line() {
-        let err = refused("105 Description text 0 required", "105 Description blob 0 required");
-        assert!(err.contains("line 6") && err.contains("unknown type \"blob\""), "{err}");
+        let err = refused(
+            "105 Description text 0 required",
+            "105 Description blob 0 required",
+        );
+        assert!(
+            err.contains("line 6") && err.contains("unknown type \"blob\""),
+            "{err}"
+        );
         let err = refused("103 User word 32 required", "103 User word 32");
-        assert!(err.contains("line 4") && err.contains("expected 'CODE"), "{err}");
+        assert!(
+            err.contains("line 4") && err.contains("expected 'CODE"),
+            "{err}"
+        );
         let err = refused("103 User word 32 required", "102 User word 32 required");
         assert!(err.contains("used twice"), "{err}");
         let err = refused("103 User word 32 required", "300 User word 32 required");
         assert!(err.contains("101 to 199"), "{err}");
         let err = refused("\tStatus open/suspended/closed", "\tSeverity a/b");
         assert!(err.contains("no field Severity"), "{err}");
-        let err = refused("105 Description text 0 required", "106 Description text 0 required");
+        let err = refused(
+            "105 Description text 0 required",
+            "106 Description text 0 required",
+        );
         assert!(err.contains("code 105"), "{err}");
         let err = refused("Status open\n", "Status shut\n");
         assert!(err.contains("not a value"), "{err}");

@@ -101,7 +101,10 @@ impl Job {
             let value = if f.code == JOB_CODE {
                 name.to_string()
             } else {
-                f.preset.as_deref().map(|p| preset(p, presets)).unwrap_or_default()
+                f.preset
+                    .as_deref()
+                    .map(|p| preset(p, presets))
+                    .unwrap_or_default()
             };
             if !value.is_empty() {
                 job.fields.push((f.name.clone(), value));
@@ -129,13 +132,26 @@ impl Job {
         for f in &spec.fields {
             let given = self.take(&f.name);
             let value = match f.persistence {
-                Persistence::Always => f.preset.as_deref().map(|p| preset(p, presets)).unwrap_or(given),
+                Persistence::Always => f
+                    .preset
+                    .as_deref()
+                    .map(|p| preset(p, presets))
+                    .unwrap_or(given),
                 Persistence::Once => match old {
                     Some(old) => old.get(&f.name).to_string(),
-                    None => f.preset.as_deref().map(|p| preset(p, presets)).unwrap_or(given),
+                    None => f
+                        .preset
+                        .as_deref()
+                        .map(|p| preset(p, presets))
+                        .unwrap_or(given),
                 },
-                Persistence::Default | Persistence::Required if given.is_empty() && old.is_none() => {
-                    f.preset.as_deref().map(|p| preset(p, presets)).unwrap_or_default()
+                Persistence::Default | Persistence::Required
+                    if given.is_empty() && old.is_none() =>
+                {
+                    f.preset
+                        .as_deref()
+                        .map(|p| preset(p, presets))
+                        .unwrap_or_default()
                 }
                 _ => given,
             };
@@ -149,7 +165,11 @@ impl Job {
     }
 
     fn take(&mut self, name: &str) -> String {
-        match self.fields.iter().position(|(n, _)| n.eq_ignore_ascii_case(name)) {
+        match self
+            .fields
+            .iter()
+            .position(|(n, _)| n.eq_ignore_ascii_case(name))
+        {
             Some(i) => self.fields.remove(i).1,
             None => String::new(),
         }
@@ -157,7 +177,8 @@ impl Job {
 
     /// The fields in spec order.
     fn ordered(mut self, spec: &JobSpec) -> Job {
-        self.fields.sort_by_key(|(n, _)| spec.field(n).map_or(u32::MAX, |f| f.code));
+        self.fields
+            .sort_by_key(|(n, _)| spec.field(n).map_or(u32::MAX, |f| f.code));
         self
     }
 
@@ -184,7 +205,10 @@ pub(crate) fn field_words(kind: FieldType, value: &str) -> Vec<String> {
             .filter(|w| !w.is_empty())
             .map(str::to_lowercase)
             .collect(),
-        FieldType::Date => parse_date(value).map(|d| date_key(&d)).into_iter().collect(),
+        FieldType::Date => parse_date(value)
+            .map(|d| date_key(&d))
+            .into_iter()
+            .collect(),
         FieldType::Word | FieldType::Select => vec![value.to_lowercase()],
     }
 }
@@ -223,7 +247,8 @@ fn check_value(f: &JobField, value: String) -> Result<String, JobError> {
         field: f.name.clone(),
         reason,
     };
-    if f.persistence == Persistence::Required && (value.trim().is_empty() || value.trim() == BLANK) {
+    if f.persistence == Persistence::Required && (value.trim().is_empty() || value.trim() == BLANK)
+    {
         return Err(bad("a value is required".into()));
     }
     if value.is_empty() {
@@ -276,7 +301,11 @@ pub fn parse_date(text: &str) -> Option<JobDate> {
     };
     let nums = |s: &str, n: usize, sep: char| -> Option<Vec<u32>> {
         let parts: Vec<&str> = s.split(sep).collect();
-        if parts.len() != n || parts.iter().any(|p| p.is_empty() || p.len() > 4 || !p.bytes().all(|b| b.is_ascii_digit())) {
+        if parts.len() != n
+            || parts
+                .iter()
+                .any(|p| p.is_empty() || p.len() > 4 || !p.bytes().all(|b| b.is_ascii_digit()))
+        {
             return None;
         }
         parts.iter().map(|p| p.parse().ok()).collect()
@@ -343,16 +372,26 @@ mod tests {
         let mut job = Job::from_form(&form, &spec).expect("job");
         job.fields[0].1 = "job000001".into();
         // The placeholder description is refused.
-        let err = job.clone().settle(&spec, None, &presets()).expect_err("blank");
+        let err = job
+            .clone()
+            .settle(&spec, None, &presets())
+            .expect_err("blank");
         assert!(err.to_string().contains("Description"), "{err}");
         job.fields.retain(|(n, _)| n != "Description");
-        job.fields.push(("Description".into(), "Crash on start.\nSecond line.".into()));
+        job.fields
+            .push(("Description".into(), "Crash on start.\nSecond line.".into()));
         let settled = job.settle(&spec, None, &presets()).expect("settles");
         assert_eq!(settled.get("Date"), format_date(1_764_300_000));
         assert_eq!(settled.name(&spec), "job000001");
         let words = settled.index_words(&spec);
-        assert!(words.contains(&("description".into(), "crash".into())), "{words:?}");
-        assert!(words.contains(&("status".into(), "open".into())), "{words:?}");
+        assert!(
+            words.contains(&("description".into(), "crash".into())),
+            "{words:?}"
+        );
+        assert!(
+            words.contains(&("status".into(), "open".into())),
+            "{words:?}"
+        );
     }
 
     #[test]
@@ -365,13 +404,17 @@ mod tests {
                 ("Description".into(), "x".into()),
             ],
         };
-        let err = job("shut").settle(&spec, None, &presets()).expect_err("bad");
+        let err = job("shut")
+            .settle(&spec, None, &presets())
+            .expect_err("bad");
         assert_eq!(
             err.to_string(),
             "field Status: \"shut\" is not one of open/suspended/closed"
         );
         assert_eq!(
-            job("CLOSED").settle(&spec, None, &presets()).map(|j| j.get("Status").to_string()),
+            job("CLOSED")
+                .settle(&spec, None, &presets())
+                .map(|j| j.get("Status").to_string()),
             Ok("closed".to_string())
         );
         let form = Form::parse("Job: j1\nColour: red\n").expect("form");
