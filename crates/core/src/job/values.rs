@@ -115,12 +115,14 @@ impl Job {
 
     /// Checks the job against the spec and fills what the spec fills: presets of empty
     /// `default`/`required` fields when new, `once` fields from `old` (or their preset),
-    /// `always` fields from their preset. Returns the job ready to store.
+    /// `always` fields from their preset; with `force` (an administrator's `-f`), a value given
+    /// for a `once` or `always` field is kept. Returns the job ready to store.
     pub fn settle(
         mut self,
         spec: &JobSpec,
         old: Option<&Job>,
         presets: &Presets,
+        force: bool,
     ) -> Result<Job, JobError> {
         let name_field = spec.name_of(JOB_CODE).to_string();
         let name = self.get(&name_field).to_string();
@@ -132,6 +134,7 @@ impl Job {
         for f in &spec.fields {
             let given = self.take(&f.name);
             let value = match f.persistence {
+                Persistence::Always | Persistence::Once if force && !given.is_empty() => given,
                 Persistence::Always => f
                     .preset
                     .as_deref()
@@ -374,13 +377,13 @@ mod tests {
         // The placeholder description is refused.
         let err = job
             .clone()
-            .settle(&spec, None, &presets())
+            .settle(&spec, None, &presets(), false)
             .expect_err("blank");
         assert!(err.to_string().contains("Description"), "{err}");
         job.fields.retain(|(n, _)| n != "Description");
         job.fields
             .push(("Description".into(), "Crash on start.\nSecond line.".into()));
-        let settled = job.settle(&spec, None, &presets()).expect("settles");
+        let settled = job.settle(&spec, None, &presets(), false).expect("settles");
         assert_eq!(settled.get("Date"), format_date(1_764_300_000));
         assert_eq!(settled.name(&spec), "job000001");
         let words = settled.index_words(&spec);
@@ -405,7 +408,7 @@ mod tests {
             ],
         };
         let err = job("shut")
-            .settle(&spec, None, &presets())
+            .settle(&spec, None, &presets(), false)
             .expect_err("bad");
         assert_eq!(
             err.to_string(),
@@ -413,7 +416,7 @@ mod tests {
         );
         assert_eq!(
             job("CLOSED")
-                .settle(&spec, None, &presets())
+                .settle(&spec, None, &presets(), false)
                 .map(|j| j.get("Status").to_string()),
             Ok("closed".to_string())
         );

@@ -1,0 +1,209 @@
+//! `jobs`: jobs listed in name order, narrowed by a job expression through the job word index
+//! (each term a range of index words; `&` intersects, `|` unites) and then tested exactly, or
+//! by the files their fixing changes touched.
+
+use crate::jobs::{JobInfo, job_info, job_spec_of};
+use crate::{Caller, ChangesQuery, JobsError, Service, ServiceError};
+use keel_core::job::{Expr, Job, JobSpec};
+use keel_store::ReadTxn;
+use std::collections::BTreeSet;
+
+/// What `jobs` lists.
+#[derive(Clone, Debug, Default)]
+pub struct JobsQuery {
+    /// A job expression (`-e`); empty: every job.
+    pub expression: String,
+    /// At most this many jobs (`-m`); 0: no limit.
+    pub max: u32,
+    /// Name order descending (`-r`).
+    pub reverse: bool,
+    /// Only jobs fixed by changes that touched these files.
+    pub files: Vec<String>,
+}
+
+impl Service {
+    /// Lists the jobs `query` selects, handing each to `sink`.
+    pub fn jobs(
+        &self,
+        caller: &Caller,
+        query: &JobsQuery,
+        sink: &mut dyn FnMut(JobInfo) -> Result<(), ServiceError>,
+    ) -> Result<(), JobsError> {
+        let (snap, who) = self.read_as(caller)?;
+        let spec = job_spec_of(snap.as_ref())?;
+        let expr = match query.expression.trim() {
+            "" => None,
+            text => {
+                let expr = Expr::parse(text)?;
+                expr.check(&spec)?;
+                Some(expr)
+            }
+        };
+        let page = self.config.page_size.max(1);
+        let mut names: Option<BTreeSet<String>> = match &expr {
+            Some(e) => candidates(snap.as_ref(), e, &spec, page, &mut || who.scan())?,
+            None => None,
+        };
+        if !query.files.is_empty() {
+            let fixed = self.jobs_fixed_in_files(caller, snap.as_ref(), &query.files)?;
+            names = Some(match names {
+                Some(n) => n.intersection(&fixed).cloned().collect(),
+                None => fixed,
+            });
+        }
+        let max = if query.max == 0 {
+            usize::MAX
+        } else {
+            query.max as usize
+        };
+        let mut sent = 0;
+        let mut emit = |row: keel_store::JobRow| -> Result<bool, JobsError> {
+            let job = Job {
+                fields: row.fields.clone(),
+            };
+            if expr.as_ref().is_none_or(|e| e.matches(&job, &spec)) {
+                who.result()?;
+                sink(job_info(row))?;
+                sent += 1;
+            }
+            Ok(sent < max)
+        };
+        match names {
+            Some(names) => {
+                let ordered: Box<dyn Iterator<Item = &String>> = if query.reverse {
+                    Box::new(names.iter().rev())
+                } else {
+                    Box::new(names.iter())
+                };
+                for name in ordered {
+                    who.scan()?;
+                    if let Some(row) = snap.get_job(name)?
+                        && !emit(row)?
+                    {
+                        break;
+                    }
+                }
+            }
+            None if query.reverse => {
+                // Names only, then the rows newest name first.
+                let mut all = Vec::new();
+                each_job(snap.as_ref(), page, &mut |row| {
+                    who.scan()?;
+                    all.push(row.name);
+                    Ok(true)
+                })?;
+                for name in all.iter().rev() {
+                    if let Some(row) = snap.get_job(name)?
+                        && !emit(row)?
+                    {
+                        break;
+                    }
+                }
+            }
+            None => each_job(snap.as_ref(), page, &mut |row| {
+                who.scan()?;
+                emit(row)
+            })?,
+        }
+        Ok(())
+    }
+
+    /// The names of jobs fixed by changes that touched `files` (as `changes FILES` lists
+    /// them, so through the caller's protections).
+    pub(crate) fn jobs_fixed_in_files(
+        &self,
+        caller: &Caller,
+        snap: &dyn ReadTxn,
+        files: &[String],
+    ) -> Result<BTreeSet<String>, JobsError> {
+        let mut changes = Vec::new();
+        let query = ChangesQuery {
+            files: files.to_vec(),
+            ..Default::default()
+        };
+        self.changes(caller, &query, &mut |c| {
+            changes.push(c.change);
+            Ok(())
+        })?;
+        let mut out = BTreeSet::new();
+        for change in changes {
+            out.extend(snap.fixes_of_change(change)?.into_iter().map(|f| f.job));
+        }
+        Ok(out)
+    }
+}
+
+/// Every job in name order, a page at a time, while `each` says go on.
+fn each_job(
+    snap: &dyn ReadTxn,
+    page: usize,
+    each: &mut dyn FnMut(keel_store::JobRow) -> Result<bool, JobsError>,
+) -> Result<(), JobsError> {
+    let mut after: Option<String> = None;
+    loop {
+        let rows = snap.list_jobs(after.as_deref(), page)?;
+        let full = rows.len() == page;
+        after = rows.last().map(|r| r.name.clone());
+        for row in rows {
+            if !each(row)? {
+                return Ok(());
+            }
+        }
+        if !full {
+            return Ok(());
+        }
+    }
+}
+
+/// The jobs that may match `expr`, from the index (a superset: each is tested exactly after);
+/// `None` when the index cannot narrow it (a negation on its own), so every job is a candidate.
+fn candidates(
+    snap: &dyn ReadTxn,
+    expr: &Expr,
+    spec: &JobSpec,
+    page: usize,
+    scan: &mut dyn FnMut() -> Result<(), ServiceError>,
+) -> Result<Option<BTreeSet<String>>, JobsError> {
+    Ok(match expr {
+        Expr::Term(term) => {
+            let range = term.index_range(spec);
+            let mut names = BTreeSet::new();
+            let mut after: Option<String> = None;
+            loop {
+                let rows = snap.jobs_by_word(&range, after.as_deref(), page)?;
+                let full = rows.len() == page;
+                after = rows.last().cloned();
+                for name in rows {
+                    scan()?;
+                    names.insert(name);
+                }
+                if !full {
+                    break;
+                }
+            }
+            Some(names)
+        }
+        Expr::And(a, b) => {
+            match (
+                candidates(snap, a, spec, page, scan)?,
+                candidates(snap, b, spec, page, scan)?,
+            ) {
+                (None, x) | (x, None) => x,
+                (Some(a), Some(b)) => Some(a.intersection(&b).cloned().collect()),
+            }
+        }
+        Expr::Or(a, b) => {
+            match (
+                candidates(snap, a, spec, page, scan)?,
+                candidates(snap, b, spec, page, scan)?,
+            ) {
+                (Some(mut a), Some(b)) => {
+                    a.extend(b);
+                    Some(a)
+                }
+                _ => None,
+            }
+        }
+        Expr::Not(_) => None,
+    })
+}
