@@ -92,6 +92,15 @@ pub(crate) const RPC_ACCESS: &[(&str, Option<Level>)] = &[
     ("MonitorShow", Some(Level::List)),
     ("MonitorTerminate", Some(Level::Super)),
     ("ReportProbe", Some(Level::List)),
+    // Jobs: reading needs list, saving a job or a fix open, the job spec super (p4's levels).
+    ("GetJobSpec", Some(Level::List)),
+    ("SaveJobSpec", Some(Level::Super)),
+    ("GetJob", Some(Level::List)),
+    ("SaveJob", Some(Level::Open)),
+    ("DeleteJob", Some(Level::Open)),
+    ("ListJobs", Some(Level::List)),
+    ("Fix", Some(Level::Open)),
+    ("ListFixes", Some(Level::List)),
 ];
 
 /// The level `rpc` needs somewhere (`None`: none). An RPC missing from the list needs super,

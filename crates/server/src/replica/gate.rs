@@ -46,6 +46,11 @@ pub(crate) const WRITE_RPCS: &[&str] = &[
     "SaveGroup",
     "DeleteGroup",
     "SaveProtections",
+    // jobs
+    "SaveJobSpec",
+    "SaveJob",
+    "DeleteJob",
+    "Fix",
 ];
 
 /// RPCs a replica answers itself. `UpdateHave` writes only the replica's own have lists.
@@ -91,6 +96,11 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "ListGroups",
     "GetProtections",
     "Protects",
+    // jobs
+    "GetJobSpec",
+    "GetJob",
+    "ListJobs",
+    "ListFixes",
 ];
 
 /// Reads of the opened-files state that a replica forwarding writes sends to the primary too:
