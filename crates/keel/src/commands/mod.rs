@@ -10,6 +10,7 @@ pub(crate) mod configure;
 mod diff;
 pub(crate) mod generate;
 mod integrate;
+pub(crate) mod jobs;
 mod labels;
 pub(crate) mod log_report;
 pub(crate) mod login;
@@ -146,5 +147,11 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Users => users::users(&mut s).await,
         C::Configure(cmd) => configure::run(&mut s, cmd).await,
         C::Monitor(cmd) => monitor::run(&mut s, cmd).await,
+        C::Jobspec(args) => jobs::jobspec(&mut s, args).await,
+        C::Spec(args) => jobs::spec(&mut s, args).await,
+        C::Job(args) => jobs::job(&mut s, args).await,
+        C::Jobs(args) => jobs::jobs(&mut s, args).await,
+        C::Fix(args) => jobs::fix(&mut s, args).await,
+        C::Fixes(args) => jobs::fixes(&mut s, args).await,
     }
 }
