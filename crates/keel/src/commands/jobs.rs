@@ -121,7 +121,8 @@ fn read_stdin(what: &str) -> Result<String> {
 async fn fetch_spec(s: &Session) -> Result<(JobSpec, pb::JobSpecForm)> {
     let request = GetJobSpecRequest { caller: s.caller() };
     let form = s.check(s.client().get_job_spec(request).await)?;
-    let spec = JobSpec::parse(&form.text).context("the server sent a job spec that does not parse")?;
+    let spec =
+        JobSpec::parse(&form.text).context("the server sent a job spec that does not parse")?;
     Ok((spec, form))
 }
 
@@ -134,14 +135,19 @@ pub async fn jobspec(s: &mut Session, args: JobspecArgs) -> Result<()> {
     let text = spec_form(&form);
     if args.output {
         s.out.emit(
-            Record::new().s("text", &form.text).nz("Update", form.updated),
+            Record::new()
+                .s("text", &form.text)
+                .nz("Update", form.updated),
             text.trim_end(),
         );
         return Ok(());
     }
     let edited = edit_text(&text, "jobspec")?;
     if edited == text {
-        s.out.emit(Record::new().s("action", "unchanged"), "Job spec not changed.");
+        s.out.emit(
+            Record::new().s("action", "unchanged"),
+            "Job spec not changed.",
+        );
         return Ok(());
     }
     save_spec(s, &edited).await
@@ -194,7 +200,9 @@ async fn save_spec(s: &Session, text: &str) -> Result<()> {
     };
     let saved = s.check(s.client().save_job_spec(request).await)?;
     s.out.emit(
-        Record::new().s("action", "saved").n("Update", saved.updated),
+        Record::new()
+            .s("action", "saved")
+            .n("Update", saved.updated),
         "Job spec saved.",
     );
     Ok(())
@@ -202,7 +210,11 @@ async fn save_spec(s: &Session, text: &str) -> Result<()> {
 
 fn job_of(j: &pb::Job) -> Job {
     Job {
-        fields: j.fields.iter().map(|f| (f.name.clone(), f.value.clone())).collect(),
+        fields: j
+            .fields
+            .iter()
+            .map(|f| (f.name.clone(), f.value.clone()))
+            .collect(),
     }
 }
 
@@ -260,7 +272,9 @@ pub async fn job(s: &mut Session, args: JobArgs) -> Result<()> {
     let edited = edit_text(&text, "job")?;
     if edited == text {
         s.out.emit(
-            Record::new().s("Job", &current.name).s("action", "unchanged"),
+            Record::new()
+                .s("Job", &current.name)
+                .s("action", "unchanged"),
             format!("Job {} not changed.", current.name),
         );
         return Ok(());
@@ -324,7 +338,11 @@ fn job_line(spec: &JobSpec, j: &pb::Job, long: bool) -> String {
         None => String::new(),
     };
     let user = get(USER_CODE);
-    let by = if user.is_empty() { String::new() } else { format!(" by {user}") };
+    let by = if user.is_empty() {
+        String::new()
+    } else {
+        format!(" by {user}")
+    };
     let description = get(DESCRIPTION_CODE);
     let head = format!("{}{when}{by} *{}*", j.name, get(STATUS_CODE));
     if long {

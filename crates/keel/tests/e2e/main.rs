@@ -28,6 +28,7 @@ mod first_minutes;
 mod huge_pages;
 mod incremental_sync;
 mod interrupted_sync;
+mod jobs;
 mod labels;
 mod large_file;
 mod local_state;
