@@ -166,6 +166,8 @@ impl Service {
                 }
             }
             let name_field = spec.name_of(keel_core::job::spec::JOB_CODE).to_string();
+            // Refusals name the job as it was given (`new` until it is saved).
+            let given = job.name(&spec).to_string();
             if job.name(&spec).eq_ignore_ascii_case(NEW_JOB) {
                 let mut fresh = None;
                 for _ in 0..NEW_NAME_TRIES {
@@ -193,7 +195,7 @@ impl Service {
             let settled = job
                 .settle(&spec, old_job.as_ref(), &presets, force)
                 .map_err(|source| JobsError::BadJob {
-                    name: name.clone(),
+                    name: given.clone(),
                     source,
                 })?;
             store_job(txn, &spec, &settled, old.map_or(now, |o| o.created), now)
