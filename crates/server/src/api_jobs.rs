@@ -163,6 +163,7 @@ pub(crate) fn list_jobs(
         max: req.max,
         reverse: req.reverse,
         files: req.files,
+        include_integrated: req.include_integrated,
     };
     let svc = svc.clone();
     Ok(Response::new(streams.spawn(move |sink| {

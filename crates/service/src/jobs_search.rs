@@ -2,11 +2,13 @@
 //! (each term a range of index words; `&` intersects, `|` unites) and then tested exactly, or
 //! by the files their fixing changes touched.
 
+use crate::args::FileArg;
 use crate::jobs::{JobInfo, job_info, job_spec_of};
 use crate::{Caller, ChangesQuery, JobsError, Service, ServiceError};
+use keel_core::DepotPath;
 use keel_core::job::{Expr, Job, JobSpec};
 use keel_store::ReadTxn;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 /// What `jobs` lists.
 #[derive(Clone, Debug, Default)]
@@ -19,7 +21,13 @@ pub struct JobsQuery {
     pub reverse: bool,
     /// Only jobs fixed by changes that touched these files.
     pub files: Vec<String>,
+    /// With `files`: also jobs fixed by changes whose revisions were integrated into them
+    /// (`-i`), following integrations back through their sources.
+    pub include_integrated: bool,
 }
+
+/// How many integration sources `jobs -i` follows back at most.
+const MAX_INTEGRATION_SOURCES: usize = 10_000;
 
 impl Service {
     /// Lists the jobs `query` selects, handing each to `sink`.
@@ -46,6 +54,13 @@ impl Service {
         };
         if !query.files.is_empty() {
             let fixed = self.jobs_fixed_in_files(caller, snap.as_ref(), &query.files)?;
+            let fixed = if query.include_integrated {
+                let mut all = fixed;
+                all.extend(self.jobs_fixed_upstream(caller, snap.as_ref(), &who, &query.files)?);
+                all
+            } else {
+                fixed
+            };
             names = Some(match names {
                 Some(n) => n.intersection(&fixed).cloned().collect(),
                 None => fixed,
@@ -125,6 +140,73 @@ impl Service {
             changes.push(c.change);
             Ok(())
         })?;
+        let mut out = BTreeSet::new();
+        for change in changes {
+            out.extend(snap.fixes_of_change(change)?.into_iter().map(|f| f.job));
+        }
+        Ok(out)
+    }
+}
+
+impl Service {
+    /// The names of jobs fixed by changes whose revisions were integrated into `files`
+    /// (directly or through other integrations), for `jobs -i`.
+    fn jobs_fixed_upstream(
+        &self,
+        caller: &Caller,
+        snap: &dyn ReadTxn,
+        who: &crate::access::Access,
+        files: &[String],
+    ) -> Result<BTreeSet<String>, JobsError> {
+        let ws = self.optional_workspace(snap, caller)?;
+        let page = self.config.page_size.max(1);
+        // Source revisions (path, start, end]: integrated into the files, still to follow.
+        let mut queue: Vec<(DepotPath, u32, u32)> = Vec::new();
+        for text in files {
+            let arg = FileArg::parse(text, snap, ws.as_ref())?;
+            for scope in &arg.scopes {
+                let mut after: Option<String> = None;
+                loop {
+                    let rows = snap.head_revisions(scope, after.as_deref(), None, page)?;
+                    let full = rows.len() == page;
+                    after = rows.last().map(|r| r.path.as_str().to_string());
+                    for row in rows {
+                        who.scan()?;
+                        if arg.matches(row.path.as_str()) && who.lists(row.path.as_str()) {
+                            for integ in snap.integrations_into(&row.path)? {
+                                queue.push((integ.from_path, integ.from_start, integ.from_end));
+                            }
+                        }
+                    }
+                    if !full {
+                        break;
+                    }
+                }
+            }
+        }
+        let mut seen = HashSet::new();
+        let mut changes = BTreeSet::new();
+        let mut followed = 0;
+        while let Some((path, start, end)) = queue.pop() {
+            followed += 1;
+            if followed > MAX_INTEGRATION_SOURCES || !who.lists(path.as_str()) {
+                continue;
+            }
+            if !seen.insert((path.clone(), start, end)) {
+                continue;
+            }
+            for rev in snap.file_revisions(&path)? {
+                who.scan()?;
+                if rev.rev > start && rev.rev <= end {
+                    changes.insert(rev.change);
+                }
+            }
+            for integ in snap.integrations_into(&path)? {
+                if integ.to_rev > start && integ.to_rev <= end {
+                    queue.push((integ.from_path, integ.from_start, integ.from_end));
+                }
+            }
+        }
         let mut out = BTreeSet::new();
         for change in changes {
             out.extend(snap.fixes_of_change(change)?.into_iter().map(|f| f.job));

@@ -73,6 +73,9 @@ pub struct JobsArgs {
     /// List in reverse name order.
     #[arg(short = 'r')]
     pub reverse: bool,
+    /// With files: also jobs fixed by changes integrated into them.
+    #[arg(short = 'i', requires = "files")]
+    pub include_integrated: bool,
     /// Only jobs fixed by changes that touched these files.
     #[arg(value_name = "FILE")]
     pub files: Vec<String>,
@@ -316,6 +319,7 @@ pub async fn jobs(s: &mut Session, args: JobsArgs) -> Result<()> {
         max: args.max.unwrap_or(0),
         reverse: args.reverse,
         files,
+        include_integrated: args.include_integrated,
     };
     let reply = s.client().list_jobs(request).await;
     for j in s.all(reply).await? {

@@ -346,6 +346,28 @@ fn fixes_link_jobs_to_changes_and_submit_closes_them() {
 }
 
 #[test]
+fn jobs_i_follows_integrations_back_to_the_fixing_change() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "ws");
+    let job = new_job(&a, "Description:\n\tFixed on main.\n");
+    a.ok(&["change", "-d", "fix on main"]);
+    write(&a.cwd, "main/a.c", "fixed\n");
+    a.ok(&["add", "-c", "1", "main/a.c"]);
+    a.ok(&["fix", "-c", "1", &job]);
+    a.ok(&["submit", "-c", "1"]);
+    a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
+    a.ok(&["submit", "-d", "branch to rel"]);
+    let names = |args: &[&str]| -> Vec<String> {
+        a.json(args).iter().map(|j| str_field(j, "Job")).collect()
+    };
+    assert!(names(&["jobs", "//depot/rel/..."]).is_empty());
+    assert_eq!(names(&["jobs", "-i", "//depot/rel/..."]), [job.as_str()]);
+    assert_eq!(names(&["jobs", "-i", "//depot/main/..."]), [job.as_str()]);
+    let err = a.fail(&["jobs", "-i"]);
+    assert!(err.contains("FILE"), "{err}");
+}
+
+#[test]
 fn the_change_form_jobs_field_fixes_them_and_submit_closes_them() {
     let fx = Fixture::new();
     let a = fx.workspace("alice", "ws");
