@@ -6,7 +6,9 @@
 //! each command needs.
 
 use crate::access::protect;
-use crate::common::{Client, Fixture, str_field, write};
+use crate::common::{Client, Fixture, Server, str_field, write};
+use crate::replica::{replica_client, wait_for};
+use std::time::Duration;
 use std::os::unix::fs::PermissionsExt;
 
 fn stderr(out: &std::process::Output) -> String {
@@ -446,4 +448,30 @@ fn job_commands_need_their_protections() {
     let err = carol.fail(&["jobs"]);
     assert!(err.contains("needs list access"), "{err}");
     assert_eq!(alice.json(&["jobs"]).len(), 1);
+}
+
+#[test]
+fn a_replica_follows_jobs_and_fixes_and_refuses_to_change_them() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "ws");
+    let replica = Server::start_replica(&fx.dir.path().join("replica"), &fx.server.addr, &[])
+        .expect("replica starts");
+    let ra = replica_client(&replica, &a);
+    let job = new_job(&a, "Description:\n\tSeen on the replica.\n");
+    a.ok(&["change", "-d", "a change"]);
+    a.ok(&["fix", "-c", "1", &job]);
+    wait_for("the replica has the fix", Duration::from_secs(30), || {
+        match ra.json(&["fixes", "-j", &job]).len() {
+            1 => Ok(()),
+            n => Err(format!("{n} fixes on the replica")),
+        }
+    });
+    // Searched through the replica's own copy of the index.
+    assert_eq!(search(&ra, "replica status=open"), [job.as_str()]);
+    assert_eq!(ra.ok(&["jobspec", "-o"]), a.ok(&["jobspec", "-o"]));
+    let out = ra.run_stdin(&["job", "-i"], "Job:\tnew\nDescription:\n\tx\n");
+    assert!(stderr(&out).contains("read-only replica"), "{}", stderr(&out));
+    let err = ra.fail(&["fix", "-d", "-c", "1", &job]);
+    assert!(err.contains("read-only replica"), "{err}");
+    assert_eq!(a.json(&["jobs"]).len(), 1);
 }
