@@ -8,8 +8,8 @@
 use crate::access::protect;
 use crate::common::{Client, Fixture, Server, str_field, write};
 use crate::replica::{replica_client, wait_for};
-use std::time::Duration;
 use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
 
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -460,18 +460,53 @@ fn a_replica_follows_jobs_and_fixes_and_refuses_to_change_them() {
     let job = new_job(&a, "Description:\n\tSeen on the replica.\n");
     a.ok(&["change", "-d", "a change"]);
     a.ok(&["fix", "-c", "1", &job]);
-    wait_for("the replica has the fix", Duration::from_secs(30), || {
-        match ra.json(&["fixes", "-j", &job]).len() {
+    wait_for(
+        "the replica has the fix",
+        Duration::from_secs(30),
+        || match ra.json(&["fixes", "-j", &job]).len() {
             1 => Ok(()),
             n => Err(format!("{n} fixes on the replica")),
-        }
-    });
+        },
+    );
     // Searched through the replica's own copy of the index.
     assert_eq!(search(&ra, "replica status=open"), [job.as_str()]);
     assert_eq!(ra.ok(&["jobspec", "-o"]), a.ok(&["jobspec", "-o"]));
     let out = ra.run_stdin(&["job", "-i"], "Job:\tnew\nDescription:\n\tx\n");
-    assert!(stderr(&out).contains("read-only replica"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("read-only replica"),
+        "{}",
+        stderr(&out)
+    );
     let err = ra.fail(&["fix", "-d", "-c", "1", &job]);
     assert!(err.contains("read-only replica"), "{err}");
     assert_eq!(a.json(&["jobs"]).len(), 1);
+}
+
+/// A search reads the index entries of its terms and the jobs they name, not every job: under
+/// a MaxScanRows limit far below the number of jobs, a narrow search still answers while a
+/// listing of every job is stopped.
+#[test]
+fn a_search_reads_the_index_not_every_job() {
+    let fx = Fixture::new();
+    let alice = fx.workspace("alice", "ws");
+    let bob = fx.workspace("bob", "bws");
+    for i in 0..24 {
+        new_job(&alice, &format!("Description:\n\tRoutine chore {i}.\n"));
+    }
+    let needle = new_job(&alice, "Description:\n\tThe one needle.\n");
+    let out = alice.run_stdin(
+        &["group", "-i", "small"],
+        "Group:\tsmall\nMaxScanRows:\t10\nUsers:\n\tbob\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(search(&bob, "needle"), [needle.as_str()]);
+    assert_eq!(
+        search(&bob, "job=job000003 | needl*"),
+        ["job000003", needle.as_str()]
+    );
+    let err = bob.fail(&["jobs"]);
+    assert!(err.contains("Too many rows scanned (over 10)"), "{err}");
+    let err = bob.fail(&["jobs", "-e", "chore"]);
+    assert!(err.contains("Too many rows scanned (over 10)"), "{err}");
+    assert_eq!(alice.json(&["jobs", "-e", "chore"]).len(), 24);
 }
