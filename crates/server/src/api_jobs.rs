@@ -84,6 +84,7 @@ impl WireError for JobsError {
             JobsError::SpecNeedsSuper { .. } | JobsError::ForceNeedsAdmin { .. } => {
                 on(Code::PermissionDenied, R::NotPermitted, "")
             }
+            JobsError::NoFreeNumber { .. } => on(Code::FailedPrecondition, R::SpecExists, ""),
             JobsError::StoredSpec(_) => on(Code::Internal, R::Internal, ""),
             JobsError::Service(e) => e.code_and_detail(),
         }

@@ -177,8 +177,8 @@ impl Service {
                         break;
                     }
                 }
-                let fresh = fresh.ok_or_else(|| {
-                    JobsError::StoredSpec("no free jobNNNNNN name after 1000 tries".into())
+                let fresh = fresh.ok_or(JobsError::NoFreeNumber {
+                    tries: NEW_NAME_TRIES,
                 })?;
                 for (n, v) in &mut job.fields {
                     if n.eq_ignore_ascii_case(&name_field) {

@@ -25,7 +25,10 @@ pub enum JobsError {
     #[error("job '{name}' does not exist")]
     NoSuch { name: String },
     /// Deleting a job that changes fix.
-    #[error("job '{name}' is fixed by change {change} (and {more} more): remove its fixes first")]
+    #[error(
+        "job '{name}' is fixed by change {change}{}: remove its fixes first",
+        and_more(*more)
+    )]
     HasFixes {
         name: String,
         change: ChangeNumber,
@@ -43,6 +46,9 @@ pub enum JobsError {
     /// `fix -d` of a fix that does not exist.
     #[error("job '{job}' is not fixed by change {change}")]
     NoSuchFix { job: String, change: ChangeNumber },
+    /// Every `jobNNNNNN` name tried for a new job is taken.
+    #[error("no free job number: the next {tries} jobNNNNNN names are all taken")]
+    NoFreeNumber { tries: usize },
     /// The stored job spec no longer parses (written by another version).
     #[error("the stored job spec is unusable: {0}")]
     StoredSpec(String),
@@ -51,3 +57,11 @@ pub enum JobsError {
 }
 
 embeds_service_error!(JobsError);
+
+/// ` and N more` when there are more (fixes of a job).
+fn and_more(more: usize) -> String {
+    match more {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    }
+}
