@@ -266,6 +266,11 @@ fn candidates(
             Some(names)
         }
         Expr::And(a, b) => {
+            // When one side's words are in few jobs, those are the candidates: the other side
+            // is tested on their rows, not read from the index (`status=open & needle`).
+            if let Some(few) = fewer_side(snap, a, b, spec, page, scan)? {
+                return Ok(Some(few));
+            }
             match (
                 candidates(snap, a, spec, page, scan)?,
                 candidates(snap, b, spec, page, scan)?,
@@ -288,4 +293,46 @@ fn candidates(
         }
         Expr::Not(_) => None,
     })
+}
+
+/// The first probe of an `&`'s sides reads this many index entries of each.
+const FIRST_PROBE: usize = 16;
+
+/// For `a & b` where a side is a term: the jobs of the side whose words are in fewer jobs, when
+/// that is at most `page` jobs, found by reading both sides' index entries in step (16, then
+/// 256, ... up to `page`), so a narrow side is found without reading all of a broad one.
+fn fewer_side(
+    snap: &dyn ReadTxn,
+    a: &Expr,
+    b: &Expr,
+    spec: &JobSpec,
+    page: usize,
+    scan: &mut dyn FnMut() -> Result<(), ServiceError>,
+) -> Result<Option<BTreeSet<String>>, JobsError> {
+    let terms: Vec<_> = [a, b]
+        .into_iter()
+        .filter_map(|e| match e {
+            Expr::Term(t) => Some(t.index_range(spec)),
+            _ => None,
+        })
+        .collect();
+    if terms.is_empty() {
+        return Ok(None);
+    }
+    let mut cap = FIRST_PROBE.min(page);
+    loop {
+        for range in &terms {
+            let names = snap.jobs_by_word(range, None, cap + 1)?;
+            for _ in &names {
+                scan()?;
+            }
+            if names.len() <= cap {
+                return Ok(Some(names.into_iter().collect()));
+            }
+        }
+        if cap >= page {
+            return Ok(None);
+        }
+        cap = (cap * 16).min(page);
+    }
 }
