@@ -1,5 +1,7 @@
 //! Fuzzes the job expression parser (`jobs -e`): any text either parses or is refused with an
-//! error naming a position inside it; a parsed expression checks and matches without panicking.
+//! error naming a position inside it; a parsed expression checks and matches without panicking,
+//! and every term a job satisfies has one of the job's index words in its range (the index
+//! narrows a search, never loses a job).
 #![no_main]
 
 use keel_core::job::{Expr, ExprError, Job, JobSpec};
@@ -22,6 +24,13 @@ fuzz_target!(|data: &[u8]| {
                 ],
             };
             let _ = expr.matches(&job, &spec);
+            let words = job.index_words(&spec);
+            for term in expr.terms() {
+                if term.matches(&job, &spec) {
+                    let range = term.index_range(&spec);
+                    assert!(words.iter().any(|(f, w)| range.contains(f, w)), "{range:?}");
+                }
+            }
         }
         Err(ExprError::Empty) => assert!(text.trim().is_empty()),
         Err(

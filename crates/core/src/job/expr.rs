@@ -327,6 +327,19 @@ impl Expr {
         }
     }
 
+    /// The expression's terms, left to right.
+    pub fn terms(&self) -> Vec<&Term> {
+        match self {
+            Expr::Term(t) => vec![t],
+            Expr::And(a, b) | Expr::Or(a, b) => {
+                let mut out = a.terms();
+                out.extend(b.terms());
+                out
+            }
+            Expr::Not(a) => a.terms(),
+        }
+    }
+
     /// Whether `job` satisfies the expression (the exact test; the index only narrows).
     pub fn matches(&self, job: &Job, spec: &JobSpec) -> bool {
         match self {
@@ -351,8 +364,18 @@ pub struct WordRange {
 /// Above every word: an upper bound for a prefix.
 const TOP: char = '\u{10FFFF}';
 
+impl WordRange {
+    /// Whether the index entry (field, word) lies in the range.
+    pub fn contains(&self, field: &str, word: &str) -> bool {
+        self.field.as_deref().is_none_or(|f| f == field)
+            && word >= self.lo.as_str()
+            && self.hi.as_deref().is_none_or(|hi| word <= hi)
+    }
+}
+
 impl Term {
-    fn matches(&self, job: &Job, spec: &JobSpec) -> bool {
+    /// Whether `job` satisfies this term alone.
+    pub fn matches(&self, job: &Job, spec: &JobSpec) -> bool {
         match &self.field {
             None => spec
                 .fields
@@ -380,7 +403,9 @@ impl Term {
                                 Op::Ge => have >= lo,
                             }
                         }
-                        _ => glob(&self.value, &value.to_lowercase()),
+                        // A pattern that is no date (`2026/11/*`) matches the index form.
+                        (Some(have), None) => glob(&self.value, &date_key(&have)),
+                        _ => false,
                     },
                     (kind, Op::Eq) if kind.is_text() => text_matches(value, &self.value),
                     (_, Op::Eq) => glob(&self.value, &value.to_lowercase()),
@@ -458,15 +483,19 @@ fn literal_prefix(pattern: &str, text: bool) -> String {
 }
 
 /// Whether a text field's value matches a pattern: a pattern of one word matches any of its
-/// words; a longer one (a phrase, `"start-up"`) matches where the value holds it.
+/// words; a phrase (`"start-up"`, `"big trees"`) matches where the value has its words in a row.
 fn text_matches(value: &str, pattern: &str) -> bool {
-    if pattern.chars().all(|c| c == '*' || is_word_char(c)) {
-        field_words(FieldType::Text, value)
-            .iter()
-            .any(|w| glob(pattern, w))
-    } else {
-        glob(&format!("*{pattern}*"), &value.to_lowercase())
+    let words = field_words(FieldType::Text, value);
+    let wanted: Vec<&str> = pattern
+        .split(|c: char| c != '*' && !is_word_char(c))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if wanted.is_empty() {
+        return false;
     }
+    words
+        .windows(wanted.len())
+        .any(|run| run.iter().zip(&wanted).all(|(w, p)| glob(p, w)))
 }
 
 fn compare(word: &str, op: Op, value: &str) -> bool {
@@ -555,10 +584,27 @@ mod tests {
             ("user<alice", false),
             ("description=\"start-up\"", true),
             ("crashes*up", false),
+            ("\"on start\"", true),
+            ("\"start on\"", false),
+            ("\"tart-up\"", false),
+            ("date=2026/11/*", true),
             ("*", true),
         ];
+        let spec = JobSpec::default();
+        let words = j.index_words(&spec);
         for (expr, want) in cases {
             assert_eq!(check(expr, &j), want, "{expr}");
+            // The index narrows, never loses: a term the job satisfies has an entry of the
+            // job in its word range.
+            for term in Expr::parse(expr).expect("parses").terms() {
+                if term.matches(&j, &spec) {
+                    let range = term.index_range(&spec);
+                    assert!(
+                        words.iter().any(|(f, w)| range.contains(f, w)),
+                        "{expr}: {range:?} misses {words:?}"
+                    );
+                }
+            }
         }
     }
 
