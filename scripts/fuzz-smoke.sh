@@ -5,7 +5,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-20}"
-targets=(file_spec view_line path form merge store_model trigger_table protect_line)
+targets=(file_spec view_line path form merge store_model trigger_table protect_line job_expr)
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "installing cargo-fuzz" >&2

@@ -13,6 +13,7 @@ pub mod form;
 pub mod group;
 pub mod ids;
 pub mod integ;
+pub mod job;
 pub mod keyword;
 pub mod merge;
 pub mod options;

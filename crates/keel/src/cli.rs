@@ -283,6 +283,18 @@ pub enum ClientCommand {
     /// The commands the server runs now: `monitor show [-a] [-l]`, `monitor terminate ID`.
     #[command(subcommand)]
     Monitor(crate::commands::monitor::MonitorCmd),
+    /// Show or edit the job spec, the fields every job has (-o prints it, -i reads it).
+    Jobspec(crate::commands::jobs::JobspecArgs),
+    /// Show (-o) or save (-i) a spec's form by type: `spec -o job` (the job spec).
+    Spec(crate::commands::jobs::SpecArgs),
+    /// Create, edit, show (-o), save from stdin (-i) or delete (-d) a job.
+    Job(crate::commands::jobs::JobArgs),
+    /// List jobs, searched with -e EXPRESSION or by the files their changes touched.
+    Jobs(crate::commands::jobs::JobsArgs),
+    /// Link jobs to a change (-d: unlink); submitting it sets their status (-s, default closed).
+    Fix(crate::commands::jobs::FixArgs),
+    /// List fixes: jobs linked to changes (-j JOB, -c CHANGE, files).
+    Fixes(crate::commands::jobs::FixesArgs),
 }
 
 #[derive(Debug, Args)]

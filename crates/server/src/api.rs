@@ -1423,6 +1423,52 @@ impl pb::keel_server::Keel for Api {
         crate::api_probe::report_probe(&self.service, self.probe.clone(), req)
     }
 
+    async fn get_job_spec(
+        &self,
+        req: Request<pb::GetJobSpecRequest>,
+    ) -> Result<Response<pb::JobSpecForm>, Status> {
+        crate::api_jobs::get_job_spec(&self.service, req).await
+    }
+
+    async fn save_job_spec(
+        &self,
+        req: Request<pb::SaveJobSpecRequest>,
+    ) -> Result<Response<pb::JobSpecForm>, Status> {
+        crate::api_jobs::save_job_spec(&self.service, req).await
+    }
+
+    async fn get_job(&self, req: Request<pb::GetJobRequest>) -> Result<Response<pb::Job>, Status> {
+        crate::api_jobs::get_job(&self.service, req).await
+    }
+
+    async fn save_job(
+        &self,
+        req: Request<pb::SaveJobRequest>,
+    ) -> Result<Response<pb::Job>, Status> {
+        crate::api_jobs::save_job(&self.service, req).await
+    }
+
+    async fn delete_job(
+        &self,
+        req: Request<pb::DeleteJobRequest>,
+    ) -> Result<Response<pb::DeleteJobReply>, Status> {
+        crate::api_jobs::delete_job(&self.service, req).await
+    }
+
+    type ListJobsStream = ResponseStream<pb::Job>;
+    async fn list_jobs(&self, req: Request<pb::ListJobsRequest>) -> Stream<pb::Job> {
+        crate::api_jobs::list_jobs(&self.service, &self.streams, req)
+    }
+
+    async fn fix(&self, req: Request<pb::FixRequest>) -> Result<Response<pb::FixReply>, Status> {
+        crate::api_jobs::fix(&self.service, req).await
+    }
+
+    type ListFixesStream = ResponseStream<pb::FixEntry>;
+    async fn list_fixes(&self, req: Request<pb::ListFixesRequest>) -> Stream<pb::FixEntry> {
+        crate::api_jobs::list_fixes(&self.service, &self.streams, req)
+    }
+
     async fn get_group(
         &self,
         req: Request<pb::GetGroupRequest>,

@@ -6,6 +6,7 @@ mod api;
 mod api_access;
 mod api_auth;
 mod api_backup;
+mod api_jobs;
 mod api_labels;
 mod api_locks;
 mod api_monitor;

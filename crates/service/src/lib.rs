@@ -23,9 +23,13 @@ mod error;
 mod expand;
 mod groups;
 mod have_token;
+pub use keel_store::FixRow;
 pub use keel_store::failpoints;
 mod fileinfo;
+mod fixes;
 pub mod integrate;
+mod jobs;
+mod jobs_search;
 mod keep_revisions;
 mod labels;
 mod labelsync;
@@ -63,13 +67,16 @@ pub use config::ServiceConfig;
 pub use content::ContentOf;
 pub use dirs::DirsOptions;
 pub use error::{
-    AccessError, AuthError, ChangeError, DepotError, IntegrateError, LabelError, ObliterateError,
-    OpenError, ServiceError, ShelveError, SpecError, SpecKind, SubmitError, TriggerFailure,
-    TriggerFailureReason, UploadError,
+    AccessError, AuthError, ChangeError, DepotError, IntegrateError, JobsError, LabelError,
+    ObliterateError, OpenError, ServiceError, ShelveError, SpecError, SpecKind, SubmitError,
+    TriggerFailure, TriggerFailureReason, UploadError,
 };
+pub use fixes::{DEFAULT_FIX_STATUS, FixesQuery};
 pub use groups::GroupSpec;
 pub use have_token::{HaveListing, HavePart};
 pub use integrate::{IntegrateMode, IntegrateRequest};
+pub use jobs::{JobInfo, JobSpecInfo};
+pub use jobs_search::JobsQuery;
 pub use labels::DEFAULT_LABEL_VIEW;
 pub use labelsync::TagOptions;
 pub use monitor::MonitorAccess;

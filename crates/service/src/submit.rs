@@ -492,6 +492,10 @@ fn commit_in(
     }
     // Every open record of the change was submitted above.
     txn.delete_opened_in_change(plan.workspace, pending)?;
+    // Jobs the change fixes take their fix's status (`closed` unless `fix -s` said otherwise).
+    if change != 0 {
+        crate::fixes::close_fixed_jobs(txn, pending, number, now)?;
+    }
     Ok((number, renamed_from))
 }
 

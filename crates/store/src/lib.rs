@@ -33,9 +33,9 @@ pub use range::PathRange;
 pub use replica::{ReadOnlyStore, ReplicaApplyError};
 pub use root::{HAVE_DIR, JOURNAL_DIR, METADATA_FILE, RootStores, open_root};
 pub use rows::{
-    BranchRow, ChangeFilter, ChangeRow, ChangeStatus, DepotRow, GroupRow, HaveRow, IntegRow,
-    LabelRow, LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow, TicketRow, UserRow,
-    WebhookStateRow, WorkspaceRow,
+    BranchRow, ChangeFilter, ChangeRow, ChangeStatus, DepotRow, FixRow, GroupRow, HaveRow,
+    IntegRow, JobRow, LabelRow, LazyContent, OpenedRow, PendingInteg, RevisionRow, ShelvedRow,
+    TicketRow, UserRow, WebhookStateRow, WorkspaceRow,
 };
 pub use sqlite::{SqliteStore, WriterStats, mapped_read_faults};
 
@@ -268,6 +268,30 @@ pub trait ReadTxn {
     /// Bumped by every change to groups or protections: the same number twice means neither
     /// changed in between.
     fn access_version(&self) -> Result<u64, StoreError>;
+
+    /// The saved job spec's form text and when it was saved (`None`: the default spec).
+    fn job_spec(&self) -> Result<Option<(String, i64)>, StoreError>;
+    fn get_job(&self, name: &str) -> Result<Option<JobRow>, StoreError>;
+    /// Jobs in name order after `after`.
+    fn list_jobs(&self, after: Option<&str>, limit: usize) -> Result<Vec<JobRow>, StoreError>;
+    /// The names of jobs holding an index word in `range` (see `WriteTxn::put_job`), in name
+    /// order after `after`, each once.
+    fn jobs_by_word(
+        &self,
+        range: &keel_core::job::WordRange,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError>;
+    /// A job's fixes, newest change first. A job has few.
+    fn fixes_of_job(&self, job: &str) -> Result<Vec<FixRow>, StoreError>;
+    /// The jobs a change fixes, by job name. A change fixes few.
+    fn fixes_of_change(&self, change: ChangeNumber) -> Result<Vec<FixRow>, StoreError>;
+    /// Every fix, newest change first (then job name, descending), strictly before `before`.
+    fn list_fixes(
+        &self,
+        before: Option<(ChangeNumber, &str)>,
+        limit: usize,
+    ) -> Result<Vec<FixRow>, StoreError>;
 }
 
 /// The writer's view: reads see the transaction's own changes.
@@ -388,6 +412,19 @@ pub trait WriteTxn: ReadTxn {
     fn delete_group(&mut self, name: &str) -> Result<(), StoreError>;
     /// Replaces the whole protections table (bumps [`ReadTxn::access_version`]).
     fn put_protections(&mut self, lines: &[String]) -> Result<(), StoreError>;
+
+    /// Replaces the job spec's form text.
+    fn put_job_spec(&mut self, text: &str, updated: i64) -> Result<(), StoreError>;
+    /// Creates or replaces a job and replaces its index words: (field, word) pairs, lowercase.
+    fn put_job(&mut self, job: &JobRow, words: &[(String, String)]) -> Result<(), StoreError>;
+    /// Deletes a job and its index words; returns whether it existed.
+    fn delete_job(&mut self, name: &str) -> Result<bool, StoreError>;
+    /// Takes the next job number (for a job saved as `new`).
+    fn next_job_number(&mut self) -> Result<u64, StoreError>;
+    /// Creates or replaces the fix of (job, change).
+    fn put_fix(&mut self, fix: &FixRow) -> Result<(), StoreError>;
+    /// Deletes one fix; returns whether it existed.
+    fn delete_fix(&mut self, job: &str, change: ChangeNumber) -> Result<bool, StoreError>;
 }
 
 /// A job for the single writer. Returning `false` rolls the job's changes back; a job that

@@ -244,3 +244,27 @@ pub struct WebhookStateRow {
     /// What the last attempt got: `200 OK`, or why it failed.
     pub last_status: String,
 }
+
+/// A job: its field values by name (in the job spec's order) and its dates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobRow {
+    pub name: String,
+    pub fields: Vec<(String, String)>,
+    pub created: i64,
+    /// When the job was last saved.
+    pub updated: i64,
+    /// When the job was last saved or fixed.
+    pub accessed: i64,
+}
+
+/// A fix: a job linked to a change (pending or submitted), with the status the job takes when
+/// the change is submitted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FixRow {
+    pub job: String,
+    pub change: ChangeNumber,
+    pub user: String,
+    pub workspace: String,
+    pub date: i64,
+    pub status: String,
+}

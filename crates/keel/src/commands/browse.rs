@@ -115,7 +115,24 @@ pub async fn describe(s: &mut Session, args: DescribeArgs) -> Result<()> {
                     text.push_str(&format!("\n\t{line}"));
                 }
                 text.push('\n');
-                s.out.emit(change_record(&change), text);
+                // The jobs the change fixes (p4's `Jobs fixed ...`; `job0`, `jobstat0` in JSON).
+                let fixed = super::jobs::fixed_jobs(s, change.change).await?;
+                let mut record = change_record(&change);
+                for (i, job) in fixed.iter().enumerate() {
+                    record = record
+                        .s(&format!("job{i}"), &job.name)
+                        .s(&format!("jobstat{i}"), &job.status);
+                }
+                if !fixed.is_empty() {
+                    text.push_str("\nJobs fixed ...\n");
+                    for job in &fixed {
+                        text.push_str(&format!(
+                            "\n{} on {} by {} *{}*\n\n\t{}\n",
+                            job.name, job.date, job.user, job.status, job.summary
+                        ));
+                    }
+                }
+                s.out.emit(record, text);
             }
             Some(Body::File(file)) => {
                 if !files_started {

@@ -12,6 +12,7 @@ mod diff;
 pub(crate) mod generate;
 mod ignores;
 mod integrate;
+pub(crate) mod jobs;
 mod labels;
 mod locks;
 pub(crate) mod log_report;
@@ -161,5 +162,11 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Users => users::users(&mut s).await,
         C::Configure(cmd) => configure::run(&mut s, cmd).await,
         C::Monitor(cmd) => monitor::run(&mut s, cmd).await,
+        C::Jobspec(args) => jobs::jobspec(&mut s, args).await,
+        C::Spec(args) => jobs::spec(&mut s, args).await,
+        C::Job(args) => jobs::job(&mut s, args).await,
+        C::Jobs(args) => jobs::jobs(&mut s, args).await,
+        C::Fix(args) => jobs::fix(&mut s, args).await,
+        C::Fixes(args) => jobs::fixes(&mut s, args).await,
     }
 }

@@ -19,6 +19,8 @@ const PLACEHOLDER: &str = "<enter description here>";
 struct ChangeForm {
     description: String,
     files: Vec<String>,
+    /// The jobs the change fixes (its `Jobs:` field).
+    jobs: Vec<String>,
 }
 
 /// Opens a change form listing `opened` in $EDITOR and reads back the description and files.
@@ -30,6 +32,7 @@ fn edit_change_form(s: &Session, ws: &WorkspaceCtx, opened: &[FileRecord]) -> Re
             ("User".into(), vec![s.settings.user.clone()]),
             ("Status".into(), vec!["new".into()]),
             ("Description".into(), vec![PLACEHOLDER.into()]),
+            ("Jobs".into(), Vec::new()),
             (
                 "Files".into(),
                 opened.iter().map(|r| r.depot_file.clone()).collect(),
@@ -39,6 +42,7 @@ fn edit_change_form(s: &Session, ws: &WorkspaceCtx, opened: &[FileRecord]) -> Re
     let text = format!(
         "# A Keel change specification.\n\
          #  Description: What the change does (required).\n\
+         #  Jobs:        The jobs the change fixes, one per line (submitting closes them).\n\
          #  Files:       The opened files in the change; remove lines to leave files out.\n\n{}",
         form.render()
     );
@@ -60,7 +64,17 @@ fn edit_change_form(s: &Session, ws: &WorkspaceCtx, opened: &[FileRecord]) -> Re
         .map(|f| f.split_whitespace().next().unwrap_or("").to_string())
         .filter(|f| !f.is_empty())
         .collect();
-    Ok(ChangeForm { description, files })
+    let jobs = edited
+        .get("Jobs")
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|j| j.split_whitespace().next().map(String::from))
+        .collect();
+    Ok(ChangeForm {
+        description,
+        files,
+        jobs,
+    })
 }
 
 pub async fn change(s: &mut Session, args: ChangeArgs) -> Result<()> {
@@ -85,12 +99,12 @@ pub async fn change(s: &mut Session, args: ChangeArgs) -> Result<()> {
         return Ok(());
     }
     let ws = s.workspace().await?;
-    let (description, files) = match args.description {
-        Some(d) => (d, Vec::new()),
+    let (description, files, jobs) = match args.description {
+        Some(d) => (d, Vec::new(), Vec::new()),
         None => {
             let opened = ws.opened(&s.conn, Vec::new(), Some(0)).await?;
             let form = edit_change_form(s, &ws, &opened)?;
-            (form.description, form.files)
+            (form.description, form.files, form.jobs)
         }
     };
     let created = s.check(
@@ -110,6 +124,33 @@ pub async fn change(s: &mut Session, args: ChangeArgs) -> Result<()> {
             .s("action", "created"),
         format!("Change {} created.", created.change),
     );
+    fix_jobs(s, created.change, jobs).await
+}
+
+/// Links the jobs of a change form's `Jobs:` field to the (pending) change.
+async fn fix_jobs(s: &Session, change: u64, jobs: Vec<String>) -> Result<()> {
+    if jobs.is_empty() {
+        return Ok(());
+    }
+    let reply = s.check(
+        s.client()
+            .fix(keel_proto::v1::FixRequest {
+                caller: s.caller(),
+                change,
+                jobs,
+                ..Default::default()
+            })
+            .await,
+    )?;
+    for f in reply.fixes {
+        s.out.emit(
+            Record::new()
+                .s("Job", &f.job)
+                .n("Change", f.change)
+                .s("action", "fixed"),
+            format!("Job {} fixed by change {}.", f.job, f.change),
+        );
+    }
     Ok(())
 }
 
@@ -131,7 +172,8 @@ pub async fn submit(s: &mut Session, args: SubmitArgs) -> Result<()> {
         return finish_submit(s, &ws, 0, "", &SubmitPlan::default()).await;
     }
     let form = edit_change_form(s, &ws, &opened)?;
-    if form.files.len() == opened.len() {
+    // Jobs are fixed by a numbered change, so a form naming jobs takes the numbered route.
+    if form.files.len() == opened.len() && form.jobs.is_empty() {
         let plan = SubmitPlan::of_records(&ws, &opened)?;
         return finish_submit(s, &ws, 0, &form.description, &plan).await;
     }
@@ -153,6 +195,7 @@ pub async fn submit(s: &mut Session, args: SubmitArgs) -> Result<()> {
             })
             .await,
     )?;
+    fix_jobs(s, created.change, form.jobs).await?;
     let plan = SubmitPlan::of_change(&s.conn, &ws, created.change).await?;
     finish_submit(s, &ws, created.change, &form.description, &plan).await
 }

@@ -31,6 +31,7 @@ mod huge_pages;
 mod ignore_files;
 mod incremental_sync;
 mod interrupted_sync;
+mod jobs;
 mod keywords;
 mod labels;
 mod large_file;

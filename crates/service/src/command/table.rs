@@ -141,4 +141,14 @@ commands! {
     /// The webhooks table and its delivery state: super users only.
     GET_WEBHOOKS = "GetWebhooks", super_user, Read;
     SAVE_WEBHOOKS = "SaveWebhooks", super_user, Write;
+    /// Jobs and fixes: list to read, open to change a job or a fix, super for the job spec
+    /// (and admin for `job -f`, which the service checks).
+    GET_JOB_SPEC = "GetJobSpec", list, Read;
+    SAVE_JOB_SPEC = "SaveJobSpec", super_user, Write;
+    GET_JOB = "GetJob", list, Read;
+    SAVE_JOB = "SaveJob", open, Write;
+    DELETE_JOB = "DeleteJob", open, Write;
+    LIST_JOBS = "ListJobs", list, Read;
+    FIX = "Fix", open, Write;
+    LIST_FIXES = "ListFixes", list, Read;
 }

@@ -10,6 +10,7 @@ mod queries;
 mod schema;
 mod submit;
 pub use mapped::faults as mapped_read_faults;
+mod jobs;
 pub(crate) mod session;
 mod users;
 mod webhooks;

@@ -5,13 +5,14 @@ use super::codec::{
     self, BRANCH_COLUMNS, CHANGE_COLUMNS, DEPOT_COLUMNS, INTEG_COLUMNS, LABEL_COLUMNS,
     OPENED_COLUMNS, REVISION_COLUMNS, SHELVED_COLUMNS, WORKSPACE_COLUMNS,
 };
+use super::jobs;
 use super::pool::Snapshot;
 use super::submit;
 use super::users;
 use crate::{
-    BranchRow, ChangeFilter, ChangeRow, DepotRow, GroupRow, IntegRow, LabelRow, OpenedRow,
-    PathRange, ReadTxn, RevisionRow, ShelvedRow, StoreError, TicketRow, UserRow, WorkspaceRow,
-    WriteTxn,
+    BranchRow, ChangeFilter, ChangeRow, DepotRow, FixRow, GroupRow, IntegRow, JobRow, LabelRow,
+    OpenedRow, PathRange, ReadTxn, RevisionRow, ShelvedRow, StoreError, TicketRow, UserRow,
+    WorkspaceRow, WriteTxn,
 };
 use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine, TypemapLine, WebhookLine};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -120,6 +121,43 @@ fn num(change: ChangeNumber) -> i64 {
 }
 
 impl<T: HasConn> ReadTxn for T {
+    fn job_spec(&self) -> Result<Option<(String, i64)>, StoreError> {
+        jobs::job_spec(self.conn())
+    }
+
+    fn get_job(&self, name: &str) -> Result<Option<JobRow>, StoreError> {
+        jobs::get_job(self.conn(), name)
+    }
+
+    fn list_jobs(&self, after: Option<&str>, limit: usize) -> Result<Vec<JobRow>, StoreError> {
+        jobs::list_jobs(self.conn(), after, limit)
+    }
+
+    fn jobs_by_word(
+        &self,
+        range: &keel_core::job::WordRange,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        jobs::jobs_by_word(self.conn(), range, after, limit)
+    }
+
+    fn fixes_of_job(&self, job: &str) -> Result<Vec<FixRow>, StoreError> {
+        jobs::fixes_of_job(self.conn(), job)
+    }
+
+    fn fixes_of_change(&self, change: ChangeNumber) -> Result<Vec<FixRow>, StoreError> {
+        jobs::fixes_of_change(self.conn(), change)
+    }
+
+    fn list_fixes(
+        &self,
+        before: Option<(ChangeNumber, &str)>,
+        limit: usize,
+    ) -> Result<Vec<FixRow>, StoreError> {
+        jobs::list_fixes(self.conn(), before, limit)
+    }
+
     fn get_user(&self, name: &str) -> Result<Option<UserRow>, StoreError> {
         users::get_user(self.conn(), name)
     }
@@ -720,6 +758,31 @@ impl WriteTxn for Tx<'_> {
         state: &crate::WebhookStateRow,
     ) -> Result<(), StoreError> {
         super::webhooks::put_state(self.conn, name, state)
+    }
+
+    fn put_job_spec(&mut self, text: &str, updated: i64) -> Result<(), StoreError> {
+        jobs::put_job_spec(self.conn, text, updated)
+    }
+
+    fn put_job(&mut self, job: &JobRow, words: &[(String, String)]) -> Result<(), StoreError> {
+        jobs::put_job(self.conn, job, words)
+    }
+
+    fn delete_job(&mut self, name: &str) -> Result<bool, StoreError> {
+        jobs::delete_job(self.conn, name)
+    }
+
+    fn next_job_number(&mut self) -> Result<u64, StoreError> {
+        bump_counter(self.conn, "job")?;
+        read_counter(self.conn, "job")
+    }
+
+    fn put_fix(&mut self, fix: &FixRow) -> Result<(), StoreError> {
+        jobs::put_fix(self.conn, fix)
+    }
+
+    fn delete_fix(&mut self, job: &str, change: ChangeNumber) -> Result<bool, StoreError> {
+        jobs::delete_fix(self.conn, job, change)
     }
 
     fn replace_triggers(&mut self, table: &[TriggerLine]) -> Result<(), StoreError> {

@@ -242,8 +242,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE opened ADD COLUMN locked INTEGER NOT NULL DEFAULT 0;
     "#,
-    // migration for watch
-    // The webhooks table (`keel webhooks`), one row per line in table order (`seq`), and each
+    // 13: the webhooks table (`keel webhooks`), one row per line in table order (`seq`), and each
     // webhook's delivery state by name: the last change delivered and how the next is going.
     r#"
     CREATE TABLE webhooks (
@@ -262,6 +261,39 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         last_attempt INTEGER NOT NULL DEFAULT 0,
         last_status  TEXT NOT NULL DEFAULT ''
     );
+    "#,
+    // 14: jobs (bugs and change requests): the job spec (one row; none: the default spec),
+    // jobs with their values as a JSON list of (field, value), the word index `jobs -e`
+    // searches (lowercase words of text fields, whole values of the others, kept by `put_job`),
+    // and fixes linking jobs to changes.
+    r#"
+    CREATE TABLE job_spec (id INTEGER PRIMARY KEY CHECK (id = 1), text TEXT NOT NULL,
+        updated INTEGER NOT NULL);
+    CREATE TABLE jobs (
+        name TEXT PRIMARY KEY,
+        fields TEXT NOT NULL,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        accessed INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE job_words (
+        field TEXT NOT NULL,
+        word TEXT NOT NULL,
+        job TEXT NOT NULL,
+        PRIMARY KEY (field, word, job)
+    ) WITHOUT ROWID;
+    CREATE INDEX job_words_by_word ON job_words (word, job);
+    CREATE INDEX job_words_by_job ON job_words (job);
+    CREATE TABLE fixes (
+        job TEXT NOT NULL,
+        change INTEGER NOT NULL,
+        user TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        date INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        PRIMARY KEY (job, change)
+    ) WITHOUT ROWID;
+    CREATE INDEX fixes_by_change ON fixes (change, job);
     "#,
 ];
 
