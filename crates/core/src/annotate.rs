@@ -103,7 +103,9 @@ impl<T: Copy> Annotation<T> {
         let ops = edit_script(&old, lines);
         // Origins of the added lines, by new-side index, from the sources.
         let mut origin: Vec<Option<T>> = vec![None; lines.len()];
-        let mut pending = ops.iter().any(|op| op.tag != DiffTag::Equal && op.new_len > 0);
+        let mut pending = ops
+            .iter()
+            .any(|op| op.tag != DiffTag::Equal && op.new_len > 0);
         for source in sources {
             if !pending {
                 break;
@@ -127,7 +129,8 @@ impl<T: Copy> Annotation<T> {
                 }
             }
         }
-        let mut out = Vec::with_capacity(lines.len() + if self.keep_deleted { old.len() } else { 0 });
+        let mut out =
+            Vec::with_capacity(lines.len() + if self.keep_deleted { old.len() } else { 0 });
         let mut kept = std::mem::take(&mut self.lines).into_iter();
         // Copies removed lines up to the next alive one and returns that alive one.
         let keep_deleted = self.keep_deleted;
@@ -142,7 +145,12 @@ impl<T: Copy> Annotation<T> {
             }
             None
         };
+        // Within a changed block, removed lines come before the lines that replace them.
+        let mut added: Vec<AnnotatedLine<T>> = Vec::new();
         for op in &ops {
+            if op.tag == DiffTag::Equal {
+                out.append(&mut added);
+            }
             for _ in 0..op.old_len {
                 let Some(mut line) = next_alive(&mut out) else {
                     break;
@@ -157,7 +165,7 @@ impl<T: Copy> Annotation<T> {
             }
             if op.tag != DiffTag::Equal {
                 for j in op.new_start..op.new_start + op.new_len {
-                    out.push(AnnotatedLine {
+                    added.push(AnnotatedLine {
                         line: lines[j],
                         lower: origin[j].unwrap_or(tag),
                         upper: tag,
@@ -166,8 +174,9 @@ impl<T: Copy> Annotation<T> {
                 }
             }
         }
-        // Removed lines after the last alive one.
+        // Removed lines after the last alive one, then what the last block added.
         while next_alive(&mut out).is_some() {}
+        out.append(&mut added);
         self.lines = out;
     }
 }
@@ -244,7 +253,10 @@ mod tests {
             (&["a\nb\n"], &["1: a", "1: b"]),
             (&["a\nb\n", "a\nB\n"], &["1: a", "2: B"]),
             (&["a\n", "a\nb\n", "x\na\nb\n"], &["3: x", "1: a", "2: b"]),
-            (&["a\nb\nc\n", "a\nc\n", "a\nb\nc\n"], &["1: a", "3: b", "1: c"]),
+            (
+                &["a\nb\nc\n", "a\nc\n", "a\nb\nc\n"],
+                &["1: a", "3: b", "1: c"],
+            ),
             (&["a\n", "", "a\n"], &["3: a"]),
             (&["", "x"], &["2: x"]),
             (&["a\nb", "a\nb\n"], &["1: a", "1: b"]),
@@ -258,6 +270,8 @@ mod tests {
     fn all_keeps_removed_lines_in_place() {
         let got = annotate(&["a\nb\nc\n", "a\nc\n", "a\nc\nd\n"], true);
         assert_eq!(got, ["1-3: a", "1-1: b", "1-3: c", "3-3: d"]);
+        let got = annotate(&["a\nb\nc\n", "a\nB\nc\n"], true);
+        assert_eq!(got, ["1-2: a", "1-1: b", "2-2: B", "1-2: c"]);
     }
 
     #[test]
@@ -278,7 +292,13 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            [(10, "a"), (12, "theirs"), (10, "b"), (11, "c"), (21, "mine")]
+            [
+                (10, "a"),
+                (12, "theirs"),
+                (10, "b"),
+                (11, "c"),
+                (21, "mine")
+            ]
         );
     }
 

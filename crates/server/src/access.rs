@@ -92,6 +92,7 @@ pub(crate) const RPC_ACCESS: &[(&str, Option<Level>)] = &[
     ("MonitorShow", Some(Level::List)),
     ("MonitorTerminate", Some(Level::Super)),
     ("ReportProbe", Some(Level::List)),
+    ("Annotate", Some(Level::Read)),
 ];
 
 /// The level `rpc` needs somewhere (`None`: none). An RPC missing from the list needs super,

@@ -703,6 +703,18 @@ impl pb::keel_server::Keel for Api {
         })))
     }
 
+    type AnnotateStream = ResponseStream<pb::AnnotateMessage>;
+    async fn annotate(&self, req: Request<pb::AnnotateRequest>) -> Stream<pb::AnnotateMessage> {
+        let peer = Peer::of(&req);
+        let stream = crate::api_annotate::annotate(
+            self.service.clone(),
+            &self.streams,
+            &peer,
+            req.into_inner(),
+        )?;
+        Ok(Response::new(stream))
+    }
+
     type FilesStream = ResponseStream<pb::FileRecord>;
     async fn files(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);

@@ -152,6 +152,9 @@ impl WireError for ServiceError {
             }
             ServiceError::NoSuchFiles { arg } => not_found(R::NoSuchFiles, arg),
             ServiceError::OneFilePerSide { arg } => invalid(R::OneFilePerSide, arg),
+            ServiceError::TooLargeToAnnotate { file, .. } => {
+                (Code::FailedPrecondition, on_path(R::BadArgument, file))
+            }
             ServiceError::DirsPattern { arg } => invalid(R::DirsPattern, arg),
             ServiceError::OpenedNeedsWorkspace => {
                 (Code::InvalidArgument, detail(R::OpenedNeedsWorkspace))

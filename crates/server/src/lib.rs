@@ -4,6 +4,7 @@
 mod access;
 mod api;
 mod api_access;
+mod api_annotate;
 mod api_auth;
 mod api_backup;
 mod api_labels;

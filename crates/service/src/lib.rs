@@ -6,6 +6,7 @@
 //! grouped writer, planned on a snapshot first so the writer is held only to re-check and apply.
 
 mod access;
+pub mod annotate;
 mod args;
 mod auth;
 mod branches;
@@ -35,6 +36,7 @@ mod protections;
 pub mod records;
 mod reserved;
 pub mod resolve;
+mod rev_range;
 pub mod shelve;
 mod size_limits;
 mod submit;
@@ -47,6 +49,7 @@ pub mod verify;
 mod workspaces;
 
 pub use access::UserAccess;
+pub use annotate::{AnnotateFollow, AnnotateOptions, AnnotatePart, AnnotatedText, LineOrigin};
 pub use auth::{Credentials, PasswordCheckStats, SettingValue, TicketInfo, UserSpec};
 pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};

@@ -10,6 +10,7 @@ mod raw_rpc;
 mod access;
 mod access_auth;
 mod access_rpcs;
+mod annotate;
 mod audit;
 mod auth;
 mod auth_every_rpc;

@@ -91,6 +91,7 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "ListGroups",
     "GetProtections",
     "Protects",
+    "Annotate",
 ];
 
 /// Reads of the opened-files state that a replica forwarding writes sends to the primary too:

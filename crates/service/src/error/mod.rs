@@ -129,6 +129,9 @@ pub enum ServiceError {
     /// A file argument matched no file.
     #[error("{arg} - no such file(s)")]
     NoSuchFiles { arg: String },
+    /// A revision larger than the largest text `annotate` diffs (`max_diff_bytes`).
+    #[error("{file} - {size} bytes is too large to annotate (the limit is {limit} bytes)")]
+    TooLargeToAnnotate { file: String, size: u64, limit: u64 },
     /// A `diff2` side matched more than one file.
     #[error("{arg} - diff2 needs exactly one file per side")]
     OneFilePerSide { arg: String },

@@ -1,0 +1,65 @@
+//! The `Annotate` RPC: the service's annotation stream, lines batched into messages.
+
+use crate::access::authorize;
+use crate::convert::file;
+use crate::identity::Peer;
+use crate::streams::{ResponseStream, Sink, Streams};
+use keel_proto::v1 as pb;
+use keel_service::{AnnotateFollow, AnnotateOptions, AnnotatePart, Service, ServiceError};
+use std::sync::Arc;
+use tonic::Status;
+
+/// Lines sent per message.
+const LINES_PER_MESSAGE: usize = 512;
+
+pub(crate) fn annotate(
+    svc: Arc<Service>,
+    streams: &Streams,
+    peer: &Peer,
+    req: pb::AnnotateRequest,
+) -> Result<ResponseStream<pb::AnnotateMessage>, Status> {
+    let who = authorize(&svc, peer, req.caller.clone(), "Annotate")?;
+    let opts = AnnotateOptions {
+        all: req.all,
+        follow: match req.follow() {
+            pb::AnnotateFollow::None => AnnotateFollow::None,
+            pb::AnnotateFollow::Branches => AnnotateFollow::Branches,
+            pb::AnnotateFollow::All => AnnotateFollow::All,
+        },
+        binary_as_text: req.binary_as_text,
+    };
+    Ok(streams.spawn(move |sink: &Sink<pb::AnnotateMessage>| {
+        let mut pending = pb::AnnotateMessage::default();
+        let flush = |pending: &mut pb::AnnotateMessage| -> Result<(), ServiceError> {
+            if pending.file.is_none() && pending.lines.is_empty() {
+                return Ok(());
+            }
+            sink.send(std::mem::take(pending))
+        };
+        svc.annotate(&who, &req.files, opts, &mut |part| match part {
+            AnnotatePart::File { info, binary } => {
+                flush(&mut pending)?;
+                pending.file = Some(file(*info));
+                pending.binary = binary;
+                Ok(())
+            }
+            AnnotatePart::Line(line) => {
+                pending.lines.push(pb::AnnotateLine {
+                    text: line.text,
+                    lower_file: line.lower.path.to_string(),
+                    lower_rev: line.lower.rev,
+                    lower_change: line.lower.change.0,
+                    upper_rev: line.upper.rev,
+                    upper_change: line.upper.change.0,
+                    user: line.lower.user.clone(),
+                    time: line.lower.time.max(0) as u64,
+                });
+                if pending.lines.len() >= LINES_PER_MESSAGE {
+                    flush(&mut pending)?;
+                }
+                Ok(())
+            }
+        })?;
+        flush(&mut pending)
+    }))
+}
