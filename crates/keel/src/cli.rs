@@ -202,6 +202,8 @@ pub enum ClientCommand {
     /// Show each line of files with the revision (or change) that added it.
     #[command(visible_alias = "blame")]
     Annotate(crate::commands::annotate::AnnotateArgs),
+    /// Open the inverse of submitted revisions or changes (submit to roll them back).
+    Undo(crate::commands::undo::UndoArgs),
     /// Print file content.
     Print(PrintArgs),
     /// Diff workspace files against their have revisions.

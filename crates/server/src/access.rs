@@ -93,6 +93,7 @@ pub(crate) const RPC_ACCESS: &[(&str, Option<Level>)] = &[
     ("MonitorTerminate", Some(Level::Super)),
     ("ReportProbe", Some(Level::List)),
     ("Annotate", Some(Level::Read)),
+    ("Undo", Some(Level::Open)),
 ];
 
 /// The level `rpc` needs somewhere (`None`: none). An RPC missing from the list needs super,

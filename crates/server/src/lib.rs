@@ -13,6 +13,7 @@ mod api_probe;
 mod api_replication;
 mod api_shelves;
 mod api_triggers;
+mod api_undo;
 mod api_verify;
 mod audit;
 mod config;

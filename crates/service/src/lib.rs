@@ -43,6 +43,7 @@ mod submit;
 mod sync;
 mod sync_since;
 mod triggers;
+mod undo;
 mod upload;
 mod upload_pool;
 pub mod verify;
@@ -76,6 +77,7 @@ pub use shelve::ShelveSession;
 pub use submit::SubmitSession;
 pub use sync::{SyncAction, SyncEvent, SyncItem, SyncMark, SyncOptions, SyncTotals};
 pub use triggers::FormSpec;
+pub use undo::UndoRequest;
 pub use upload::Uploads;
 pub use verify::{
     Damage, StoredFile, VerifiedFile, VerifyEvent, VerifyOptions, VerifyOutcome, VerifyTotals,

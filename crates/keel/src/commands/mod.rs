@@ -30,6 +30,7 @@ mod submit;
 mod sync;
 pub(crate) mod triggers;
 pub(crate) mod trust;
+pub(crate) mod undo;
 pub(crate) mod users;
 pub(crate) mod verify;
 mod words;
@@ -115,6 +116,7 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Fstat(args) => browse::fstat(&mut s, args).await,
         C::Filelog(args) => browse::filelog(&mut s, args).await,
         C::Annotate(args) => annotate::annotate(&mut s, args).await,
+        C::Undo(args) => undo::undo(&mut s, args).await,
         C::Print(args) => browse::print(&mut s, args).await,
         C::Diff(args) => diff::diff(&mut s, args).await,
         C::Diff2(args) => diff::diff2(&mut s, args).await,

@@ -55,5 +55,6 @@ mod tls;
 mod transcripts;
 mod triggers;
 mod type_changes;
+mod undo;
 mod verify;
 mod workflow;

@@ -14,6 +14,7 @@ use tower_service::Service;
 
 /// RPCs that change the primary's metadata (or, like `Checkpoint`, act on its journal).
 pub(crate) const WRITE_RPCS: &[&str] = &[
+    "Undo",
     "CreateDepot",
     "SaveWorkspace",
     "DeleteWorkspace",
