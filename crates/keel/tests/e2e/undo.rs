@@ -50,6 +50,12 @@ fn an_edit_is_undone_by_an_edit_back_and_history_says_so() {
     assert_eq!(a.ok(&["print", "-q", "//depot/f.txt"]), "two\n");
     let log = a.ok(&["filelog", "//depot/f.txt"]);
     assert!(log.contains("... ... undid //depot/f.txt#3,#3"), "{log}");
+    let integrated = a.ok(&["integrated", "//depot/f.txt"]);
+    assert!(
+        integrated.contains("//depot/f.txt#4 - undid //depot/f.txt#3\n")
+            && integrated.contains("//depot/f.txt#3 - undone by //depot/f.txt#4"),
+        "{integrated}"
+    );
     // annotate sees the restored line as the undo's.
     assert_eq!(a.ok(&["annotate", "-q", "-c", "f.txt"]), "5: two\n");
 
