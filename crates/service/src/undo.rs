@@ -14,7 +14,7 @@ use crate::fileinfo::set_head;
 use crate::open::check_pending_change;
 use crate::rev_range::RangeArg;
 use crate::{Caller, FileInfo, FileOutcome, Service, ServiceError};
-use keel_core::{ChangeNumber, ChangeRef, FileAction, IntegHow, RevSpec, Right};
+use keel_core::{BaseType, ChangeNumber, ChangeRef, FileAction, IntegHow, RevSpec, Right};
 use keel_store::{LazyContent, OpenedRow, PendingInteg, RevisionRow};
 
 /// What `undo` is asked.
@@ -170,16 +170,11 @@ impl Service {
     ) -> Result<Option<(OpenedRow, FileInfo)>, ServiceError> {
         let path = &upper.path;
         let undone = format!("#{first},#{}", upper.rev);
-        if head.rev > upper.rev
-            && (head.digest != upper.digest || head.action.is_delete() != upper.action.is_delete())
-        {
-            return Err(ServiceError::UndoConflict {
-                path: path.to_string(),
-                undone,
-                later_rev: head.rev,
-                later_change: head.change,
-            });
-        }
+        // Later revisions changed the file again: the undo is merged into the head by resolve
+        // (theirs: the content before the range; base: the range's last revision), which only
+        // text that every side still has can do.
+        let later = head.rev > upper.rev
+            && (head.digest != upper.digest || head.action.is_delete() != upper.action.is_delete());
         if snap
             .opened_file(path)?
             .iter()
@@ -201,7 +196,18 @@ impl Service {
             .filter(|r| !r.action.is_delete());
         let have = self.have.get(ws.name(), path)?;
         let live = !head.action.is_delete();
+        let mergeable =
+            |r: &RevisionRow| !r.action.is_delete() && r.file_type.base == BaseType::Text;
+        if later && !(mergeable(head) && mergeable(upper) && before.is_some_and(mergeable)) {
+            return Err(ServiceError::UndoConflict {
+                path: path.to_string(),
+                undone,
+                later_rev: head.rev,
+                later_change: head.change,
+            });
+        }
         let (action, lazy, file_type) = match (live, before) {
+            (true, Some(_)) if later => (FileAction::Edit, None, head.file_type),
             (false, None) => return Ok(None),
             (true, Some(b)) if b.digest == head.digest && b.file_type == head.file_type => {
                 return Ok(None);
@@ -231,8 +237,8 @@ impl Service {
                 from_path: path.clone(),
                 from_start: first - 1,
                 from_end: upper.rev,
-                base: None,
-                resolved: true,
+                base: later.then(|| (path.clone(), upper.rev)),
+                resolved: !later,
                 how: Some(IntegHow::Undid),
             }),
         };
@@ -249,6 +255,7 @@ impl Service {
         info.source_file = Some(path.clone());
         info.source_start = first - 1;
         info.source_end = upper.rev;
+        info.unresolved = later;
         info.outcome = Some(FileOutcome::Opened);
         Ok(Some((row, info)))
     }

@@ -62,16 +62,23 @@ pub async fn undo(s: &mut Session, args: UndoArgs) -> Result<()> {
                 open_record(Some(&ws), &record)
                     .n("startFromRev", u64::from(record.source_start + 1))
                     .n("endFromRev", u64::from(record.source_end))
+                    .b("unresolved", record.unresolved)
             },
             || {
+                let resolve = if record.unresolved {
+                    "; later revisions changed it: resolve to merge the undo in"
+                } else {
+                    ""
+                };
                 format!(
-                    "{} - opened for {} (undo of {undone})",
+                    "{} - opened for {} (undo of {undone}{resolve})",
                     record.depot_file,
                     actions::name(record.action())
                 )
             },
         );
-        if !args.preview {
+        // A file to resolve keeps its head content until resolve merges the undo in.
+        if !args.preview && !record.unresolved {
             records.push(record);
         }
     }

@@ -113,11 +113,12 @@ fn preview_and_a_pending_change() {
 #[test]
 fn refusals_name_the_file_and_open_nothing() {
     let (fx, a) = history();
-    // A later revision changed f.txt after #2: undoing #2 alone needs a hand merge.
-    let err = a.fail(&["undo", "//depot/f.txt#2"]);
+    // g.txt was added in #1 and changed by no later revision; f.txt#1 added the file and
+    // later revisions changed it: a delete cannot be merged into them.
+    let err = a.fail(&["undo", "//depot/f.txt#1"]);
     assert!(
-        err.contains("//depot/f.txt - revision #3 (change 3) changed it after #2,#2")
-            && err.contains("resolve"),
+        err.contains("//depot/f.txt - revision #3 (change 3) changed it after #1,#1")
+            && err.contains("cannot be merged"),
         "{err}"
     );
     // One file already opened refuses the whole undo: g.txt is not opened either.
@@ -164,4 +165,47 @@ fn refusals_name_the_file_and_open_nothing() {
         "{err}"
     );
     assert!(opened(&carol).is_empty());
+}
+
+#[test]
+fn later_changes_are_merged_by_resolve() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    write(&a.cwd, "f.txt", "a\nb\nc\n");
+    a.ok(&["add", "f.txt"]);
+    a.ok(&["submit", "-d", "add"]);
+    submit_edit(&a, "f.txt", "A\nb\nc\n", "upper a");
+    submit_edit(&a, "f.txt", "A\nb\nC\n", "upper c");
+    // Undo #2 though #3 came after: opened for edit, to resolve; the file keeps the head.
+    let out = a.ok(&["undo", "//depot/f.txt#2"]);
+    assert!(
+        out.contains("//depot/f.txt - opened for edit (undo of #2,#2; later revisions changed it"),
+        "{out}"
+    );
+    assert_eq!(text(&a, "f.txt"), "A\nb\nC\n");
+    let err = a.fail(&["submit", "-d", "too early"]);
+    assert!(err.contains("resolve"), "{err}");
+    a.ok(&["resolve", "-am"]);
+    assert_eq!(text(&a, "f.txt"), "a\nb\nC\n");
+    a.ok(&["submit", "-d", "undo upper a"]);
+    assert_eq!(a.ok(&["print", "-q", "//depot/f.txt"]), "a\nb\nC\n");
+    let log = a.ok(&["filelog", "//depot/f.txt"]);
+    assert!(log.contains("... ... undid //depot/f.txt#2,#2"), "{log}");
+
+    // After #5 rewrites the line #3 changed, undoing #3 conflicts: resolve -am leaves it.
+    submit_edit(&a, "f.txt", "a\nb\nsee\n", "see");
+    a.ok(&["undo", "//depot/f.txt#3"]);
+    let out = a.run(&["resolve", "-am"]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains("conflict") || said.contains("skipped"),
+        "{said}"
+    );
+    assert_eq!(text(&a, "f.txt"), "a\nb\nsee\n");
+    let err = a.fail(&["submit", "-d", "unresolved"]);
+    assert!(err.contains("resolve"), "{err}");
 }

@@ -132,10 +132,12 @@ pub enum ServiceError {
     /// A revision larger than the largest text `annotate` diffs (`max_diff_bytes`).
     #[error("{file} - {size} bytes is too large to annotate (the limit is {limit} bytes)")]
     TooLargeToAnnotate { file: String, size: u64, limit: u64 },
-    /// `undo` of revisions a later revision changed again: inverting them needs a merge.
+    /// `undo` of revisions a later revision changed again where no merge can invert them
+    /// (a side is deleted or not text).
     #[error(
-        "{path} - revision #{later_rev} (change {later_change}) changed it after {undone}: \
-         undo that revision too, or edit the file by hand and resolve the difference"
+        "{path} - revision #{later_rev} (change {later_change}) changed it after {undone}, and \
+         a deleted or binary revision cannot be merged: undo that revision too, or edit the \
+         file by hand"
     )]
     UndoConflict {
         path: String,
