@@ -9,8 +9,11 @@ use keel_service::{AnnotateFollow, AnnotateOptions, AnnotatePart, Service, Servi
 use std::sync::Arc;
 use tonic::Status;
 
-/// Lines sent per message.
+/// Most lines sent per message.
 const LINES_PER_MESSAGE: usize = 512;
+/// A message is sent once its lines hold this many bytes of text (long lines stay well under
+/// the wire's message size limit).
+const BYTES_PER_MESSAGE: usize = 256 << 10;
 
 pub(crate) fn annotate(
     svc: Arc<Service>,
@@ -30,20 +33,24 @@ pub(crate) fn annotate(
     };
     Ok(streams.spawn(move |sink: &Sink<pb::AnnotateMessage>| {
         let mut pending = pb::AnnotateMessage::default();
-        let flush = |pending: &mut pb::AnnotateMessage| -> Result<(), ServiceError> {
-            if pending.file.is_none() && pending.lines.is_empty() {
-                return Ok(());
-            }
-            sink.send(std::mem::take(pending))
-        };
+        let mut bytes = 0;
+        let flush =
+            |pending: &mut pb::AnnotateMessage, bytes: &mut usize| -> Result<(), ServiceError> {
+                *bytes = 0;
+                if pending.file.is_none() && pending.lines.is_empty() {
+                    return Ok(());
+                }
+                sink.send(std::mem::take(pending))
+            };
         svc.annotate(&who, &req.files, opts, &mut |part| match part {
             AnnotatePart::File { info, binary } => {
-                flush(&mut pending)?;
+                flush(&mut pending, &mut bytes)?;
                 pending.file = Some(file(*info));
                 pending.binary = binary;
                 Ok(())
             }
             AnnotatePart::Line(line) => {
+                bytes += line.text.len();
                 pending.lines.push(pb::AnnotateLine {
                     text: line.text,
                     lower_file: line.lower.path.to_string(),
@@ -54,12 +61,12 @@ pub(crate) fn annotate(
                     user: line.lower.user.clone(),
                     time: line.lower.time.max(0) as u64,
                 });
-                if pending.lines.len() >= LINES_PER_MESSAGE {
-                    flush(&mut pending)?;
+                if pending.lines.len() >= LINES_PER_MESSAGE || bytes >= BYTES_PER_MESSAGE {
+                    flush(&mut pending, &mut bytes)?;
                 }
                 Ok(())
             }
         })?;
-        flush(&mut pending)
+        flush(&mut pending, &mut bytes)
     }))
 }

@@ -201,3 +201,22 @@ fn binary_files_need_t() {
         "1: x\0y\n1: z\n"
     );
 }
+
+#[test]
+fn many_long_lines_arrive_whole_and_in_order() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    // 1,500 lines of 1 KiB: several reply messages, split by line count and by size.
+    let lines: Vec<String> = (0..1500)
+        .map(|i| format!("{i:04}{}", "x".repeat(1020)))
+        .collect();
+    write(&a.cwd, "long.txt", lines.join("\n") + "\n");
+    a.ok(&["add", "long.txt"]);
+    a.ok(&["submit", "-d", "long"]);
+    let out = a.ok(&["annotate", "-q", "long.txt"]);
+    let got: Vec<&str> = out.lines().collect();
+    assert_eq!(got.len(), 1500);
+    for (i, line) in got.iter().enumerate() {
+        assert_eq!(*line, format!("1: {}", lines[i]), "line {i}");
+    }
+}
