@@ -42,6 +42,7 @@ pub fn integ_how(how: pb::IntegHow) -> Option<IntegHow> {
         pb::IntegHow::Ignored => Some(IntegHow::Ignored),
         pb::IntegHow::DeleteFrom => Some(IntegHow::DeleteFrom),
         pb::IntegHow::MovedFrom => Some(IntegHow::MovedFrom),
+        pb::IntegHow::Undid => Some(IntegHow::Undid),
     }
 }
 

@@ -13,10 +13,13 @@ pub enum IntegHow {
     Ignored,
     DeleteFrom,
     MovedFrom,
+    /// `undo`: the revision restores the file as it was before `(from_start, from_end]` of
+    /// itself (seen from those revisions: `undone by`).
+    Undid,
 }
 
 impl IntegHow {
-    const ALL: [IntegHow; 7] = [
+    const ALL: [IntegHow; 8] = [
         IntegHow::BranchFrom,
         IntegHow::CopyFrom,
         IntegHow::MergeFrom,
@@ -24,6 +27,7 @@ impl IntegHow {
         IntegHow::Ignored,
         IntegHow::DeleteFrom,
         IntegHow::MovedFrom,
+        IntegHow::Undid,
     ];
 
     /// The record as seen from the target (`branch from`, ..., `ignored`).
@@ -36,6 +40,7 @@ impl IntegHow {
             IntegHow::Ignored => "ignored",
             IntegHow::DeleteFrom => "delete from",
             IntegHow::MovedFrom => "moved from",
+            IntegHow::Undid => "undid",
         }
     }
 
@@ -49,6 +54,7 @@ impl IntegHow {
             IntegHow::Ignored => "ignored by",
             IntegHow::DeleteFrom => "delete into",
             IntegHow::MovedFrom => "moved into",
+            IntegHow::Undid => "undone by",
         }
     }
 

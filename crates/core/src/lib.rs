@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod action;
+pub mod annotate;
 pub mod auth;
 pub mod calendar;
 pub mod diff;
@@ -29,6 +30,7 @@ pub mod view;
 pub mod webhook;
 
 pub use action::FileAction;
+pub use annotate::{AnnotatedLine, Annotation, LineId, LineTable};
 pub use auth::{SecurityLevel, SettingError, TicketBinding, UserType, password_is_strong};
 pub use calendar::civil_from_days;
 pub use diff::unified_diff;

@@ -128,6 +128,7 @@ impl Command {
                     | C::Dirs(_)
                     | C::Fstat(_)
                     | C::Filelog(_)
+                    | C::Annotate(_)
                     | C::Resolved(_)
                     | C::Integrated(_)
                     | C::Obliterate(_)
@@ -210,6 +211,11 @@ pub enum ClientCommand {
     Fstat(FilesRequiredArgs),
     /// Show the revision history of files.
     Filelog(FilelogArgs),
+    /// Show each line of files with the revision (or change) that added it.
+    #[command(visible_alias = "blame")]
+    Annotate(crate::commands::annotate::AnnotateArgs),
+    /// Open the inverse of submitted revisions or changes (submit to roll them back).
+    Undo(crate::commands::undo::UndoArgs),
     /// Print file content.
     Print(PrintArgs),
     /// Diff workspace files against their have revisions.

@@ -772,6 +772,26 @@ impl pb::keel_server::Keel for Api {
         )))
     }
 
+    type UndoStream = ResponseStream<pb::FileRecord>;
+    async fn undo(&self, req: Request<pb::UndoRequest>) -> Stream<pb::FileRecord> {
+        let peer = Peer::of(&req);
+        let stream =
+            crate::api_undo::undo(self.service.clone(), &self.streams, &peer, req.into_inner())?;
+        Ok(Response::new(stream))
+    }
+
+    type AnnotateStream = ResponseStream<pb::AnnotateMessage>;
+    async fn annotate(&self, req: Request<pb::AnnotateRequest>) -> Stream<pb::AnnotateMessage> {
+        let peer = Peer::of(&req);
+        let stream = crate::api_annotate::annotate(
+            self.service.clone(),
+            &self.streams,
+            &peer,
+            req.into_inner(),
+        )?;
+        Ok(Response::new(stream))
+    }
+
     type FilesStream = ResponseStream<pb::FileRecord>;
     async fn files(&self, req: Request<pb::FilesRequest>) -> Stream<pb::FileRecord> {
         let peer = Peer::of(&req);

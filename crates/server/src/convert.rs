@@ -167,6 +167,16 @@ impl WireError for ServiceError {
             }
             ServiceError::NoSuchFiles { arg } => not_found(R::NoSuchFiles, arg),
             ServiceError::OneFilePerSide { arg } => invalid(R::OneFilePerSide, arg),
+            ServiceError::UndoConflict { path, .. } | ServiceError::UndoNotSynced { path, .. } => {
+                (Code::FailedPrecondition, on_path(R::BadArgument, path))
+            }
+            ServiceError::UndoAlreadyOpened { path } => {
+                (Code::FailedPrecondition, on_path(R::BadArgument, path))
+            }
+            ServiceError::UndoNotInView { path, .. } => invalid(R::BadArgument, path),
+            ServiceError::TooLargeToAnnotate { file, .. } => {
+                (Code::FailedPrecondition, on_path(R::BadArgument, file))
+            }
             ServiceError::DirsPattern { arg } => invalid(R::DirsPattern, arg),
             ServiceError::OpenedNeedsWorkspace => {
                 (Code::InvalidArgument, detail(R::OpenedNeedsWorkspace))
@@ -1003,6 +1013,7 @@ fn integ_how(how: Option<IntegHow>) -> pb::IntegHow {
         Some(IntegHow::Ignored) => pb::IntegHow::Ignored,
         Some(IntegHow::DeleteFrom) => pb::IntegHow::DeleteFrom,
         Some(IntegHow::MovedFrom) => pb::IntegHow::MovedFrom,
+        Some(IntegHow::Undid) => pb::IntegHow::Undid,
     }
 }
 

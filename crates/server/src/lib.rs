@@ -4,6 +4,7 @@
 mod access;
 mod api;
 mod api_access;
+mod api_annotate;
 mod api_auth;
 mod api_backup;
 mod api_jobs;
@@ -15,6 +16,7 @@ mod api_replication;
 mod api_shelves;
 mod api_triggers;
 mod api_typemap;
+mod api_undo;
 mod api_verify;
 mod api_watch;
 mod api_webhooks;

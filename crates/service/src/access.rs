@@ -110,6 +110,11 @@ impl Access {
         self.user.allows(Right::List, path)
     }
 
+    /// Whether the caller may read `path`'s content.
+    pub(crate) fn allows_read(&self, path: &str) -> bool {
+        self.user.allows(Right::Read, path)
+    }
+
     /// `right` on `path`, or a refusal naming the file and the right.
     pub(crate) fn require(&self, right: Right, path: &str) -> Result<(), ServiceError> {
         if self.user.allows(right, path) {

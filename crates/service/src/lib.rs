@@ -6,6 +6,7 @@
 //! grouped writer, planned on a snapshot first so the writer is held only to re-check and apply.
 
 mod access;
+pub mod annotate;
 mod args;
 mod auth;
 mod branches;
@@ -43,6 +44,7 @@ mod protections;
 pub mod records;
 mod reserved;
 pub mod resolve;
+mod rev_range;
 pub mod shelve;
 mod size_limits;
 mod submit;
@@ -50,6 +52,7 @@ mod sync;
 mod sync_since;
 mod triggers;
 mod typemap;
+mod undo;
 mod upload;
 mod upload_pool;
 pub mod verify;
@@ -59,6 +62,7 @@ mod workspace_clone;
 mod workspaces;
 
 pub use access::UserAccess;
+pub use annotate::{AnnotateFollow, AnnotateOptions, AnnotatePart, AnnotatedText, LineOrigin};
 pub use auth::{Credentials, PasswordCheckStats, ProvenTicket, SettingValue, TicketInfo, UserSpec};
 pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
@@ -89,6 +93,7 @@ pub use shelve::ShelveSession;
 pub use submit::SubmitSession;
 pub use sync::{SyncAction, SyncEvent, SyncItem, SyncMark, SyncOptions, SyncTotals};
 pub use triggers::FormSpec;
+pub use undo::UndoRequest;
 pub use upload::Uploads;
 pub use verify::{
     Damage, StoredFile, VerifiedFile, VerifyEvent, VerifyOptions, VerifyOutcome, VerifyTotals,

@@ -96,13 +96,18 @@ impl Service {
         for row in rows {
             let integ = row.integ.as_ref().expect("filtered on integ");
             let mut info = from_opened(&row, Some(&ws));
+            let theirs_rev = theirs_rev(integ);
             let theirs = snap
-                .revision(&integ.from_path, integ.from_end)?
+                .revision(&integ.from_path, theirs_rev)?
                 .ok_or_else(|| IntegrateError::SourceGone {
                     path: integ.from_path.to_string(),
-                    rev: integ.from_end,
+                    rev: theirs_rev,
                 })?;
             set_head(&mut info, &theirs);
+            if integ.how == Some(IntegHow::Undid) {
+                info.source_start = theirs_rev.saturating_sub(1);
+                info.source_end = theirs_rev;
+            }
             if let Some((base_path, base_rev)) = &integ.base
                 && *base_rev > 0
                 && let Some(base) = snap.revision(base_path, *base_rev)?
@@ -141,9 +146,11 @@ impl Service {
             }
         };
         let mut integ = row.integ.clone().expect("filtered on integ");
-        let theirs = snap.revision(&integ.from_path, integ.from_end)?;
+        let theirs = snap.revision(&integ.from_path, theirs_rev(&integ))?;
         integ.resolved = true;
-        if integ.from_path == row.path {
+        if integ.how == Some(IntegHow::Undid) {
+            // An undo merged into later revisions: it still records what it undid.
+        } else if integ.from_path == row.path {
             // A resolve scheduled by sync: the file is now based on the head it merged.
             row.base_rev = integ.from_end;
             integ.how = None;
@@ -272,5 +279,16 @@ impl Service {
             }
         }
         Ok(())
+    }
+}
+
+/// The revision a resolve takes as "theirs": the integration's newest source revision, or for
+/// an undo (`undid` `(from_start, from_end]` of the file itself) the one before the undone
+/// revisions, merged into the head with the last undone revision as base.
+fn theirs_rev(integ: &keel_store::PendingInteg) -> u32 {
+    if integ.how == Some(IntegHow::Undid) {
+        integ.from_start
+    } else {
+        integ.from_end
     }
 }

@@ -617,7 +617,13 @@ fn integration_record(
     to_rev: u32,
     uploaded: bool,
 ) -> Result<Option<IntegRow>, ServiceError> {
-    if let Some(integ) = open.integ.as_ref().filter(|i| i.from_path != open.path) {
+    // A record from the file itself is a resolve sync scheduled, which leaves none, or an
+    // undo, which leaves `undid`.
+    if let Some(integ) = open
+        .integ
+        .as_ref()
+        .filter(|i| i.from_path != open.path || i.how == Some(IntegHow::Undid))
+    {
         let how = match integ.how {
             Some(IntegHow::CopyFrom | IntegHow::BranchFrom) if uploaded => IntegHow::EditFrom,
             Some(how) => how,

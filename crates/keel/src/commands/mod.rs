@@ -2,6 +2,7 @@
 
 pub(crate) mod access;
 mod admin;
+pub(crate) mod annotate;
 pub(crate) mod backup;
 pub(crate) mod bench;
 mod branches;
@@ -34,6 +35,7 @@ mod sync;
 pub(crate) mod triggers;
 pub(crate) mod trust;
 pub(crate) mod typemap;
+pub(crate) mod undo;
 pub(crate) mod users;
 pub(crate) mod verify;
 mod watch;
@@ -127,6 +129,8 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Dirs(args) => browse::dirs(&mut s, args).await,
         C::Fstat(args) => browse::fstat(&mut s, args).await,
         C::Filelog(args) => browse::filelog(&mut s, args).await,
+        C::Annotate(args) => annotate::annotate(&mut s, args).await,
+        C::Undo(args) => undo::undo(&mut s, args).await,
         C::Print(args) => browse::print(&mut s, args).await,
         C::Diff(args) => diff::diff(&mut s, args).await,
         C::Diff2(args) => diff::diff2(&mut s, args).await,

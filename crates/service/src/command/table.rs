@@ -151,4 +151,9 @@ commands! {
     LIST_JOBS = "ListJobs", list, Read;
     FIX = "Fix", open, Write;
     LIST_FIXES = "ListFixes", list, Read;
+    /// Annotate reads the file and the integration sources it follows (those the caller
+    /// may read).
+    ANNOTATE = "Annotate", read, Read;
+    /// Undo opens the inverse of submitted work for submit.
+    UNDO = "Undo", open, Write;
 }

@@ -144,6 +144,31 @@ pub enum ServiceError {
     /// A file argument matched no file.
     #[error("{arg} - no such file(s)")]
     NoSuchFiles { arg: String },
+    /// A revision larger than the largest text `annotate` diffs (`max_diff_bytes`).
+    #[error("{file} - {size} bytes is too large to annotate (the limit is {limit} bytes)")]
+    TooLargeToAnnotate { file: String, size: u64, limit: u64 },
+    /// `undo` of revisions a later revision changed again where no merge can invert them
+    /// (a side is deleted or not text).
+    #[error(
+        "{path} - revision #{later_rev} (change {later_change}) changed it after {undone}, and \
+         a deleted or binary revision cannot be merged: undo that revision too, or edit the \
+         file by hand"
+    )]
+    UndoConflict {
+        path: String,
+        undone: String,
+        later_rev: u32,
+        later_change: ChangeNumber,
+    },
+    /// `undo` of a file the workspace already has open.
+    #[error("{path} - already opened in this workspace; submit or revert it first")]
+    UndoAlreadyOpened { path: String },
+    /// `undo` of a file outside the workspace view.
+    #[error("{path} - not in the view of workspace '{workspace}'")]
+    UndoNotInView { path: String, workspace: String },
+    /// `undo` of a file the workspace does not have at its head revision.
+    #[error("{path} - the workspace has #{have}, not the head #{head}; sync it first")]
+    UndoNotSynced { path: String, have: u32, head: u32 },
     /// A `diff2` side matched more than one file.
     #[error("{arg} - diff2 needs exactly one file per side")]
     OneFilePerSide { arg: String },

@@ -65,8 +65,8 @@ static WITH_NEW_CONTENT: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// `INSERT … SELECT` of the integration records of a change's records without new content:
-/// a pending integration from another file leaves its record when it has one (`integ_how`
-/// set by resolve); otherwise a `move/add` leaves `moved from` its `move/delete`'s base revision.
+/// a pending integration from another file (or an undo of the file's own revisions) leaves its
+/// record when it has one (`integ_how` set by resolve or undo); otherwise a `move/add` leaves `moved from` its `move/delete`'s base revision.
 /// `?5` set: records whose revision `base_rev + 1` already exists are skipped.
 static INSERT_INTEGRATIONS: LazyLock<String> = LazyLock::new(|| {
     format!(
@@ -80,13 +80,15 @@ static INSERT_INTEGRATIONS: LazyLock<String> = LazyLock::new(|| {
              AND f.change = o.change), 0) END, \
            CASE WHEN integ THEN integ_how ELSE '{moved}' END, \
            ?3 \
-         FROM (SELECT *, integ_from IS NOT NULL AND integ_from <> path AS integ FROM opened \
+         FROM (SELECT *, integ_from IS NOT NULL \
+                 AND (integ_from <> path OR integ_how = '{undid}') AS integ FROM opened \
                WHERE workspace = ?1 AND change = ?2 AND NOT {new}) o \
          WHERE CASE WHEN integ THEN coalesce(integ_how, '') <> '' \
                ELSE action = '{move_add}' AND move_file IS NOT NULL END \
            AND (?4 = 0 OR NOT EXISTS (SELECT 1 FROM revisions r \
                WHERE r.path = o.path AND r.rev = o.base_rev + 1))",
         moved = IntegHow::MovedFrom.as_str(),
+        undid = IntegHow::Undid.as_str(),
         move_add = FileAction::MoveAdd.as_str(),
         new = new_content(),
     )

@@ -1,0 +1,134 @@
+//! `undo`: open the inverse of submitted revisions, and put their earlier content in the
+//! workspace.
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+use clap::Args;
+use keel_client::actions;
+use keel_client::content::ContentStream;
+use keel_client::transfer::{self, LocalMode};
+use keel_proto::v1::{FileAction, FileRecord, UndoRequest};
+
+use super::records::open_record;
+use crate::listing::Listing;
+use crate::session::{AlreadyReported, Session};
+
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// Preview: list what would be opened; open nothing.
+    #[arg(short = 'n')]
+    pub preview: bool,
+    /// Open the files in this pending change (default: the default change).
+    #[arg(short = 'c', value_name = "CHANGE")]
+    pub change: Option<u64>,
+    /// What to undo: `@CHANGE`, `@A,@B`, `file#N`, `file#A,#B` or `file@A,@B`.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+}
+
+pub async fn undo(s: &mut Session, args: UndoArgs) -> Result<()> {
+    let ws = s.writing_workspace().await?;
+    // A bare change (range) means the files of the workspace's view in it.
+    let named: Vec<String> = args
+        .files
+        .iter()
+        .map(|f| {
+            if f.starts_with('@') {
+                format!("//{}/...{f}", ws.name)
+            } else {
+                f.clone()
+            }
+        })
+        .collect();
+    let files = s.file_args(&named).await?;
+    let reply = s
+        .client()
+        .undo(UndoRequest {
+            caller: s.caller(),
+            files,
+            preview: args.preview,
+            change: args.change.unwrap_or(0),
+        })
+        .await;
+    let mut stream = s.check(reply)?;
+    let mut records: Vec<FileRecord> = Vec::new();
+    let mut listing = Listing::new(s.out);
+    while let Some(record) = stream.message().await.map_err(|e| s.conn.status(e))? {
+        let undone = format!("#{},#{}", record.source_start + 1, record.source_end);
+        listing.item_with(
+            &format!("opened for {}", actions::name(record.action())),
+            || {
+                open_record(Some(&ws), &record)
+                    .n("startFromRev", u64::from(record.source_start + 1))
+                    .n("endFromRev", u64::from(record.source_end))
+                    .b("unresolved", record.unresolved)
+            },
+            || {
+                let resolve = if record.unresolved {
+                    "; later revisions changed it: resolve to merge the undo in"
+                } else {
+                    ""
+                };
+                format!(
+                    "{} - opened for {} (undo of {undone}{resolve})",
+                    record.depot_file,
+                    actions::name(record.action())
+                )
+            },
+        );
+        // A file to resolve keeps its head content until resolve merges the undo in.
+        if !args.preview && !record.unresolved {
+            records.push(record);
+        }
+    }
+    listing.finish();
+    // Deleted files leave the workspace; the others get the content from before the range.
+    let mut resolver = ws.resolver();
+    let mut wanted: HashMap<String, FileRecord> = HashMap::new();
+    for record in records {
+        if record.action() == FileAction::Delete {
+            if let Some(client_file) = ws.client_file_of(&record) {
+                transfer::remove_local(
+                    &ws.root,
+                    &resolver.resolve(&client_file)?,
+                    ws.options.rmdir,
+                )?;
+            }
+        } else {
+            wanted.insert(record.depot_file.clone(), record);
+        }
+    }
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let mut specs: Vec<String> = wanted
+        .values()
+        .map(|r| format!("{}#{}", r.depot_file, r.source_start))
+        .collect();
+    specs.sort();
+    let mut content = ContentStream::open_for(&s.conn, specs, "undo").await?;
+    let mut failed = false;
+    while let Some((file, header)) = content.next_file().await? {
+        let (Some(header), Some(record)) = (header, wanted.get(&file.depot_file)) else {
+            continue;
+        };
+        let client_file = ws.client_file_of(record).unwrap_or_default();
+        let mode = LocalMode::for_type(&record.file_type, true);
+        let result = match resolver.resolve(&client_file) {
+            Ok(local) => content.write_file(&header, local, mode).await,
+            Err(e) => Err(e),
+        };
+        if mode.symlink {
+            resolver.forget();
+        }
+        if let Err(e) = result {
+            s.out.error(e.to_string());
+            failed = true;
+        }
+    }
+    if failed {
+        return Err(AlreadyReported.into());
+    }
+    Ok(())
+}
