@@ -6,6 +6,7 @@
 pub mod action;
 pub mod auth;
 pub mod calendar;
+pub mod counter;
 pub mod diff;
 pub mod error_text;
 pub mod filetype;
@@ -27,6 +28,7 @@ pub mod view;
 pub use action::FileAction;
 pub use auth::{SecurityLevel, SettingError, TicketBinding, UserType, password_is_strong};
 pub use calendar::civil_from_days;
+pub use counter::{CounterError, CounterSpace};
 pub use diff::unified_diff;
 pub use error_text::error_chain;
 pub use filetype::{BaseType, FileType, FileTypeError, LocalKind, TypeChange, detect_base_type};

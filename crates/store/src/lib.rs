@@ -39,7 +39,7 @@ pub use rows::{
 };
 pub use sqlite::{SqliteStore, WriterStats, mapped_read_faults};
 
-use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine};
+use keel_core::{ChangeNumber, CounterSpace, DepotPath, Digest, TriggerLine};
 
 /// A consistent, read-only view of the metadata.
 ///
@@ -253,6 +253,15 @@ pub trait ReadTxn {
     /// Bumped by every change to groups or protections: the same number twice means neither
     /// changed in between.
     fn access_version(&self) -> Result<u64, StoreError>;
+    /// A counter's or key's stored value (`None`: never set, or deleted).
+    fn get_counter(&self, space: CounterSpace, name: &str) -> Result<Option<String>, StoreError>;
+    /// Stored counters or keys as (name, value), in name order, strictly after `after`.
+    fn list_counters(
+        &self,
+        space: CounterSpace,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, String)>, StoreError>;
 }
 
 /// The writer's view: reads see the transaction's own changes.
@@ -355,6 +364,15 @@ pub trait WriteTxn: ReadTxn {
     fn delete_group(&mut self, name: &str) -> Result<(), StoreError>;
     /// Replaces the whole protections table (bumps [`ReadTxn::access_version`]).
     fn put_protections(&mut self, lines: &[String]) -> Result<(), StoreError>;
+    /// Creates or replaces a counter or key.
+    fn put_counter(
+        &mut self,
+        space: CounterSpace,
+        name: &str,
+        value: &str,
+    ) -> Result<(), StoreError>;
+    /// Removes a counter or key; returns whether it was stored.
+    fn delete_counter(&mut self, space: CounterSpace, name: &str) -> Result<bool, StoreError>;
 }
 
 /// A job for the single writer. Returning `false` rolls the job's changes back; a job that

@@ -5,6 +5,7 @@ use super::codec::{
     self, BRANCH_COLUMNS, CHANGE_COLUMNS, DEPOT_COLUMNS, INTEG_COLUMNS, LABEL_COLUMNS,
     OPENED_COLUMNS, REVISION_COLUMNS, SHELVED_COLUMNS, WORKSPACE_COLUMNS,
 };
+use super::counters;
 use super::pool::Snapshot;
 use super::submit;
 use super::users;
@@ -13,7 +14,7 @@ use crate::{
     PathRange, ReadTxn, RevisionRow, ShelvedRow, StoreError, TicketRow, UserRow, WorkspaceRow,
     WriteTxn,
 };
-use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine};
+use keel_core::{ChangeNumber, CounterSpace, DepotPath, Digest, TriggerLine};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::sync::LazyLock;
 
@@ -120,6 +121,19 @@ fn num(change: ChangeNumber) -> i64 {
 }
 
 impl<T: HasConn> ReadTxn for T {
+    fn get_counter(&self, space: CounterSpace, name: &str) -> Result<Option<String>, StoreError> {
+        counters::get(self.conn(), space, name)
+    }
+
+    fn list_counters(
+        &self,
+        space: CounterSpace,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        counters::list(self.conn(), space, after, lim(limit))
+    }
+
     fn get_user(&self, name: &str) -> Result<Option<UserRow>, StoreError> {
         users::get_user(self.conn(), name)
     }
@@ -675,6 +689,19 @@ impl<T: HasConn> ReadTxn for T {
 }
 
 impl WriteTxn for Tx<'_> {
+    fn put_counter(
+        &mut self,
+        space: CounterSpace,
+        name: &str,
+        value: &str,
+    ) -> Result<(), StoreError> {
+        counters::put(self.conn, space, name, value)
+    }
+
+    fn delete_counter(&mut self, space: CounterSpace, name: &str) -> Result<bool, StoreError> {
+        counters::delete(self.conn, space, name)
+    }
+
     fn replace_triggers(&mut self, table: &[TriggerLine]) -> Result<(), StoreError> {
         self.conn
             .prepare_cached("DELETE FROM triggers")?

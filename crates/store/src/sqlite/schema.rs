@@ -228,6 +228,17 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE tickets ADD COLUMN address TEXT NOT NULL DEFAULT '';
     "#,
+    // migration for glue
+    // 11: counters and keys (`keel counter`, `keel key`): named values for scripts, one
+    // namespace each (`space` 0: counters, 1: keys). `counters` above is the server's own.
+    r#"
+    CREATE TABLE user_counters (
+        space INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (space, name)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.
