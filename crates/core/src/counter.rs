@@ -49,6 +49,45 @@ pub const MAX_NAME_LEN: usize = 1024;
 /// Longest value a counter or key may hold, in bytes.
 pub const MAX_VALUE_LEN: usize = 65_536;
 
+/// The server setting that hides keys from users below admin (`keys.hide`).
+pub const KEYS_HIDE: &str = "keys.hide";
+
+/// Who may see and set keys: `0` list reads and review sets; `1` reading needs admin too;
+/// `2` reading and setting need admin.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KeysHide {
+    #[default]
+    Open,
+    HideReads,
+    HideAll,
+}
+
+impl KeysHide {
+    pub fn parse(text: &str) -> Result<KeysHide, crate::SettingError> {
+        match text.trim() {
+            "0" => Ok(KeysHide::Open),
+            "1" => Ok(KeysHide::HideReads),
+            "2" => Ok(KeysHide::HideAll),
+            _ => Err(crate::SettingError::BadValue {
+                name: KEYS_HIDE.to_string(),
+                value: text.to_string(),
+                expected: "0, 1 or 2",
+            }),
+        }
+    }
+}
+
+impl fmt::Display for KeysHide {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = match self {
+            KeysHide::Open => 0,
+            KeysHide::HideReads => 1,
+            KeysHide::HideAll => 2,
+        };
+        write!(f, "{n}")
+    }
+}
+
 /// Why a name or a value was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CounterError {

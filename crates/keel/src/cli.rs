@@ -137,6 +137,10 @@ impl Command {
                     | C::Labelsync(_)
                     | C::Branch(_)
                     | C::Branches
+                    | C::Counter(_)
+                    | C::Counters(_)
+                    | C::Key(_)
+                    | C::Keys(_)
             ),
             _ => false,
         }
@@ -267,6 +271,16 @@ pub enum ClientCommand {
     /// The commands the server runs now: `monitor show [-a] [-l]`, `monitor terminate ID`.
     #[command(subcommand)]
     Monitor(crate::commands::monitor::MonitorCmd),
+    /// Print a counter, or set (NAME VALUE), delete (-d), increment (-i) or compare-and-set
+    /// (--from OLD --to NEW) it; `change` is the newest change number.
+    Counter(crate::commands::counters::CounterForceArgs),
+    /// List counters (-e FILTER with `*` wildcards, -m MAX).
+    Counters(crate::commands::counters::CountersArgs),
+    /// Print, set, delete (-d), increment (-i) or compare-and-set a key (counters' separate
+    /// namespace).
+    Key(crate::commands::counters::CounterArgs),
+    /// List keys (-e FILTER with `*` wildcards, -m MAX).
+    Keys(crate::commands::counters::CountersArgs),
 }
 
 #[derive(Debug, Args)]

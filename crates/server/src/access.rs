@@ -92,6 +92,10 @@ pub(crate) const RPC_ACCESS: &[(&str, Option<Level>)] = &[
     ("MonitorShow", Some(Level::List)),
     ("MonitorTerminate", Some(Level::Super)),
     ("ReportProbe", Some(Level::List)),
+    // Keys may need admin (`keys.hide`), and reserved counters super; the service checks.
+    ("GetCounter", Some(Level::List)),
+    ("UpdateCounter", Some(Level::Review)),
+    ("ListCounters", Some(Level::List)),
 ];
 
 /// The level `rpc` needs somewhere (`None`: none). An RPC missing from the list needs super,

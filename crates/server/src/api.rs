@@ -1310,6 +1310,28 @@ impl pb::keel_server::Keel for Api {
         crate::api_probe::report_probe(&self.service, self.probe.clone(), req)
     }
 
+    async fn get_counter(
+        &self,
+        req: Request<pb::GetCounterRequest>,
+    ) -> Result<Response<pb::CounterValue>, Status> {
+        crate::api_counters::get(self.service.clone(), req).await
+    }
+
+    async fn update_counter(
+        &self,
+        req: Request<pb::UpdateCounterRequest>,
+    ) -> Result<Response<pb::CounterValue>, Status> {
+        crate::api_counters::update(self.service.clone(), req).await
+    }
+
+    type ListCountersStream = ResponseStream<pb::CounterValue>;
+    async fn list_counters(
+        &self,
+        req: Request<pb::ListCountersRequest>,
+    ) -> Stream<pb::CounterValue> {
+        crate::api_counters::list(self.service.clone(), &self.streams, req)
+    }
+
     async fn get_group(
         &self,
         req: Request<pb::GetGroupRequest>,

@@ -6,6 +6,7 @@ mod api;
 mod api_access;
 mod api_auth;
 mod api_backup;
+mod api_counters;
 mod api_labels;
 mod api_monitor;
 mod api_probe;

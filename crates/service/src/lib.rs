@@ -14,6 +14,7 @@ pub mod changes;
 mod config;
 mod content;
 mod context;
+mod counters;
 mod depots;
 mod describe_shelf;
 mod dirs;
@@ -52,11 +53,12 @@ pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
 pub use config::ServiceConfig;
 pub use content::ContentOf;
+pub use counters::{CounterOp, CounterUpdate};
 pub use dirs::DirsOptions;
 pub use error::{
-    AccessError, AuthError, ChangeError, DepotError, IntegrateError, LabelError, ObliterateError,
-    OpenError, ServiceError, ShelveError, SpecError, SpecKind, SubmitError, TriggerFailure,
-    TriggerFailureReason, UploadError,
+    AccessError, AuthError, ChangeError, CounterOpError, DepotError, IntegrateError, LabelError,
+    ObliterateError, OpenError, ServiceError, ShelveError, SpecError, SpecKind, SubmitError,
+    TriggerFailure, TriggerFailureReason, UploadError,
 };
 pub use groups::GroupSpec;
 pub use have_token::{HaveListing, HavePart};

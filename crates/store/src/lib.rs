@@ -253,6 +253,8 @@ pub trait ReadTxn {
     /// Bumped by every change to groups or protections: the same number twice means neither
     /// changed in between.
     fn access_version(&self) -> Result<u64, StoreError>;
+    /// The last changelist number handed out as this snapshot sees it (the `change` counter).
+    fn change_counter(&self) -> Result<ChangeNumber, StoreError>;
     /// A counter's or key's stored value (`None`: never set, or deleted).
     fn get_counter(&self, space: CounterSpace, name: &str) -> Result<Option<String>, StoreError>;
     /// Stored counters or keys as (name, value), in name order, strictly after `after`.

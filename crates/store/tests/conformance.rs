@@ -783,6 +783,7 @@ fn counters_and_keys_are_separate_paged_namespaces() {
         Some("key value")
     );
     assert_eq!(snap.get_counter(Key, "b").expect("get"), None);
+    assert_eq!(snap.change_counter().expect("change"), ChangeNumber(0));
     let first = snap.list_counters(Counter, None, 2).expect("list");
     assert_eq!(
         first,

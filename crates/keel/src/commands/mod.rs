@@ -7,6 +7,7 @@ pub(crate) mod bench;
 mod branches;
 mod browse;
 pub(crate) mod configure;
+pub(crate) mod counters;
 mod diff;
 pub(crate) mod generate;
 mod integrate;
@@ -146,5 +147,9 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Users => users::users(&mut s).await,
         C::Configure(cmd) => configure::run(&mut s, cmd).await,
         C::Monitor(cmd) => monitor::run(&mut s, cmd).await,
+        C::Counter(args) => counters::counter(&mut s, args).await,
+        C::Counters(args) => counters::counters(&mut s, args).await,
+        C::Key(args) => counters::key(&mut s, args).await,
+        C::Keys(args) => counters::keys(&mut s, args).await,
     }
 }

@@ -22,6 +22,7 @@ mod config;
 mod configuration_page;
 mod content_access;
 mod content_store;
+mod counters;
 mod crash;
 mod faults;
 mod first_minutes;

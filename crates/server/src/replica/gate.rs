@@ -46,6 +46,7 @@ pub(crate) const WRITE_RPCS: &[&str] = &[
     "SaveGroup",
     "DeleteGroup",
     "SaveProtections",
+    "UpdateCounter",
 ];
 
 /// RPCs a replica answers itself. `UpdateHave` writes only the replica's own have lists.
@@ -91,6 +92,8 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "ListGroups",
     "GetProtections",
     "Protects",
+    "GetCounter",
+    "ListCounters",
 ];
 
 /// Reads of the opened-files state that a replica forwarding writes sends to the primary too:

@@ -121,6 +121,14 @@ fn num(change: ChangeNumber) -> i64 {
 }
 
 impl<T: HasConn> ReadTxn for T {
+    fn change_counter(&self) -> Result<ChangeNumber, StoreError> {
+        let value: i64 = self
+            .conn()
+            .prepare_cached("SELECT value FROM counters WHERE name = 'change'")?
+            .query_row([], |r| r.get(0))?;
+        Ok(ChangeNumber(value as u64))
+    }
+
     fn get_counter(&self, space: CounterSpace, name: &str) -> Result<Option<String>, StoreError> {
         counters::get(self.conn(), space, name)
     }

@@ -1,0 +1,143 @@
+//! The counter and key RPCs (`GetCounter`, `UpdateCounter`, `ListCounters`) and the wire form
+//! of their refusals.
+
+use crate::access::authorize;
+use crate::convert::WireError;
+use crate::identity::Peer;
+use crate::streams::{ResponseStream, Streams, blocking};
+use keel_core::CounterSpace;
+use keel_proto::v1 as pb;
+use keel_service::{CounterOp, CounterOpError, CounterUpdate, Service};
+use std::sync::Arc;
+use tonic::{Code, Request, Response, Status};
+
+type Reply<T> = Result<Response<T>, Status>;
+
+fn space(wire: i32) -> Result<CounterSpace, Status> {
+    match pb::CounterSpace::try_from(wire) {
+        Ok(pb::CounterSpace::Counter) => Ok(CounterSpace::Counter),
+        Ok(pb::CounterSpace::Key) => Ok(CounterSpace::Key),
+        Err(_) => Err(Status::invalid_argument(format!(
+            "unknown counter space {wire} (0: counters, 1: keys)"
+        ))),
+    }
+}
+
+fn update_to_wire(u: CounterUpdate) -> pb::CounterValue {
+    pb::CounterValue {
+        name: u.name,
+        deleted: u.value.is_none(),
+        value: u.value.unwrap_or_else(|| "0".to_string()),
+        previous: u.previous,
+    }
+}
+
+pub(crate) async fn get(
+    svc: Arc<Service>,
+    req: Request<pb::GetCounterRequest>,
+) -> Reply<pb::CounterValue> {
+    let peer = Peer::of(&req);
+    let req = req.into_inner();
+    let who = authorize(&svc, &peer, req.caller, "GetCounter")?;
+    let space = space(req.space)?;
+    let value = blocking(move || {
+        svc.get_counter(&who, space, &req.name)
+            .map(|v| (req.name, v))
+    })
+    .await?;
+    Ok(Response::new(pb::CounterValue {
+        name: value.0,
+        value: value.1,
+        ..Default::default()
+    }))
+}
+
+pub(crate) async fn update(
+    svc: Arc<Service>,
+    req: Request<pb::UpdateCounterRequest>,
+) -> Reply<pb::CounterValue> {
+    use pb::update_counter_request::Op;
+    let peer = Peer::of(&req);
+    let req = req.into_inner();
+    let who = authorize(&svc, &peer, req.caller, "UpdateCounter")?;
+    let space = space(req.space)?;
+    let op = match req.op {
+        Some(Op::Set(value)) => CounterOp::Set(value),
+        Some(Op::Delete(true)) => CounterOp::Delete,
+        Some(Op::Increment(true)) => CounterOp::Increment,
+        Some(Op::CompareAndSet(c)) => CounterOp::CompareAndSet {
+            from: c.from,
+            to: c.to,
+        },
+        Some(Op::Delete(false) | Op::Increment(false)) | None => {
+            return Err(Status::invalid_argument(
+                "UpdateCounter needs an operation: set, delete, increment or compare_and_set",
+            ));
+        }
+    };
+    let force = req.force;
+    let name = req.name;
+    let update = blocking(move || svc.update_counter(&who, space, &name, op, force)).await?;
+    tracing::info!(counter = update.name, ?space, "counter updated");
+    Ok(Response::new(update_to_wire(update)))
+}
+
+pub(crate) fn list(
+    svc: Arc<Service>,
+    streams: &Streams,
+    req: Request<pb::ListCountersRequest>,
+) -> Reply<ResponseStream<pb::CounterValue>> {
+    let peer = Peer::of(&req);
+    let req = req.into_inner();
+    let who = authorize(&svc, &peer, req.caller, "ListCounters")?;
+    let space = space(req.space)?;
+    let filter = (!req.filter.is_empty()).then_some(req.filter);
+    let max = usize::try_from(req.max).unwrap_or(usize::MAX);
+    Ok(Response::new(streams.spawn(move |sink| {
+        svc.list_counters(&who, space, filter.as_deref(), max, &mut |name, value| {
+            sink.send(pb::CounterValue {
+                name,
+                value,
+                ..Default::default()
+            })
+        })
+    })))
+}
+
+impl WireError for CounterOpError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use pb::ErrorReason as R;
+        let on = |reason: R, name: &str| pb::ErrorDetail {
+            reason: reason as i32,
+            path: name.to_string(),
+            ..Default::default()
+        };
+        match self {
+            CounterOpError::Invalid(_) => (Code::InvalidArgument, on(R::BadCounter, "")),
+            CounterOpError::ChangeCounter => {
+                (Code::FailedPrecondition, on(R::CounterProtected, "change"))
+            }
+            CounterOpError::Protected { name } => {
+                (Code::FailedPrecondition, on(R::CounterProtected, name))
+            }
+            CounterOpError::ForceNeedsSuper { name } => {
+                (Code::PermissionDenied, on(R::NotPermitted, name))
+            }
+            CounterOpError::Denied { needed, .. } => (
+                Code::PermissionDenied,
+                pb::ErrorDetail {
+                    action: needed.to_string(),
+                    ..on(R::PermissionDenied, "")
+                },
+            ),
+            CounterOpError::NotExpected { name, .. } => {
+                (Code::FailedPrecondition, on(R::CounterNotExpected, name))
+            }
+            CounterOpError::Service(e) => e.code_and_detail(),
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, CounterOpError::Service(e) if e.is_cancelled())
+    }
+}
