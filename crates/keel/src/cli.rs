@@ -141,6 +141,8 @@ impl Command {
                     | C::Counters(_)
                     | C::Key(_)
                     | C::Keys(_)
+                    | C::Review(_)
+                    | C::Reviews(_)
             ),
             _ => false,
         }
@@ -281,6 +283,11 @@ pub enum ClientCommand {
     Key(crate::commands::counters::CounterArgs),
     /// List keys (-e FILTER with `*` wildcards, -m MAX).
     Keys(crate::commands::counters::CountersArgs),
+    /// List submitted changes for a review daemon: all, from -c CHANGE, or after the value of
+    /// counter -t NAME (`-c N -t NAME` sets the counter).
+    Review(crate::commands::counters::ReviewArgs),
+    /// List the users whose Reviews field covers the files of change -c N or the files given.
+    Reviews(crate::commands::counters::ReviewsArgs),
 }
 
 #[derive(Debug, Args)]

@@ -96,6 +96,8 @@ pub(crate) const RPC_ACCESS: &[(&str, Option<Level>)] = &[
     ("GetCounter", Some(Level::List)),
     ("UpdateCounter", Some(Level::Review)),
     ("ListCounters", Some(Level::List)),
+    ("Review", Some(Level::Review)),
+    ("Reviews", Some(Level::List)),
 ];
 
 /// The level `rpc` needs somewhere (`None`: none). An RPC missing from the list needs super,

@@ -1332,6 +1332,16 @@ impl pb::keel_server::Keel for Api {
         crate::api_counters::list(self.service.clone(), &self.streams, req)
     }
 
+    type ReviewStream = ResponseStream<pb::ReviewChange>;
+    async fn review(&self, req: Request<pb::ReviewRequest>) -> Stream<pb::ReviewChange> {
+        crate::api_counters::review(self.service.clone(), &self.streams, req)
+    }
+
+    type ReviewsStream = ResponseStream<pb::User>;
+    async fn reviews(&self, req: Request<pb::ReviewsRequest>) -> Stream<pb::User> {
+        crate::api_counters::reviews(self.service.clone(), &self.streams, req)
+    }
+
     async fn get_group(
         &self,
         req: Request<pb::GetGroupRequest>,

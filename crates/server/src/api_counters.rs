@@ -1,13 +1,14 @@
-//! The counter and key RPCs (`GetCounter`, `UpdateCounter`, `ListCounters`) and the wire form
-//! of their refusals.
+//! The counter and key RPCs (`GetCounter`, `UpdateCounter`, `ListCounters`), the review
+//! daemon's (`Review`, `Reviews`), and the wire form of their refusals.
 
 use crate::access::authorize;
 use crate::convert::WireError;
 use crate::identity::Peer;
 use crate::streams::{ResponseStream, Streams, blocking};
+use keel_core::ChangeNumber;
 use keel_core::CounterSpace;
 use keel_proto::v1 as pb;
-use keel_service::{CounterOp, CounterOpError, CounterUpdate, Service};
+use keel_service::{CounterOp, CounterOpError, CounterUpdate, ReviewFrom, Service};
 use std::sync::Arc;
 use tonic::{Code, Request, Response, Status};
 
@@ -99,6 +100,62 @@ pub(crate) fn list(
                 name,
                 value,
                 ..Default::default()
+            })
+        })
+    })))
+}
+
+pub(crate) fn review(
+    svc: Arc<Service>,
+    streams: &Streams,
+    req: Request<pb::ReviewRequest>,
+) -> Reply<ResponseStream<pb::ReviewChange>> {
+    let peer = Peer::of(&req);
+    let req = req.into_inner();
+    let who = authorize(&svc, &peer, req.caller, "Review")?;
+    let from = match (req.change, req.counter.is_empty()) {
+        (0, true) => ReviewFrom::All,
+        (n, true) => ReviewFrom::Change(ChangeNumber(n)),
+        (0, false) => ReviewFrom::Counter(req.counter),
+        (_, false) => {
+            return Err(Status::invalid_argument(
+                "Review takes a change or a counter, not both (set the counter with UpdateCounter)",
+            ));
+        }
+    };
+    Ok(Response::new(streams.spawn(move |sink| {
+        svc.review_changes(&who, from, &mut |c| {
+            sink.send(pb::ReviewChange {
+                change: c.change.0,
+                user: c.user,
+                email: c.email,
+                full_name: c.full_name,
+            })
+        })
+    })))
+}
+
+pub(crate) fn reviews(
+    svc: Arc<Service>,
+    streams: &Streams,
+    req: Request<pb::ReviewsRequest>,
+) -> Reply<ResponseStream<pb::User>> {
+    let peer = Peer::of(&req);
+    let req = req.into_inner();
+    let who = authorize(&svc, &peer, req.caller, "Reviews")?;
+    let change = (req.change != 0).then_some(ChangeNumber(req.change));
+    Ok(Response::new(streams.spawn(move |sink| {
+        svc.reviewers(&who, change, &req.files, &mut |u| {
+            sink.send(pb::User {
+                name: u.name,
+                email: u.email,
+                full_name: u.full_name,
+                r#type: u.user_type.as_str().to_string(),
+                updated: u.updated,
+                accessed: u.accessed,
+                // As `users` shows it: never whether a password is set, nor the field.
+                has_password: false,
+                reviews: Vec::new(),
             })
         })
     })))

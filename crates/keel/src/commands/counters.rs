@@ -1,12 +1,13 @@
 //! `counter`/`counters` and `key`/`keys`: named values scripts keep on the server (read, set,
-//! delete, atomic increment, compare-and-set), as `p4 counter` and `p4 key` do.
+//! delete, atomic increment, compare-and-set), as `p4 counter` and `p4 key` do; and `review`/
+//! `reviews`, which review daemons call with the `review` counter.
 
 use anyhow::{Result, bail};
 use clap::Args;
 use keel_proto::v1::update_counter_request::Op;
 use keel_proto::v1::{
     CompareAndSet, CounterSpace, CounterValue, GetCounterRequest, ListCountersRequest,
-    UpdateCounterRequest,
+    ReviewRequest, ReviewsRequest, UpdateCounterRequest,
 };
 
 use crate::output::Record;
@@ -157,6 +158,96 @@ async fn list(s: &mut Session, space: CounterSpace, args: CountersArgs) -> Resul
         s.out.emit(
             Record::new().s(word, &name).s("value", &value),
             format!("{name} = {value}"),
+        );
+    }
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// List this change and every later submitted change.
+    #[arg(short = 'c', value_name = "CHANGE")]
+    pub change: Option<u64>,
+    /// List the submitted changes after this counter's value; with -c, set the counter to
+    /// CHANGE instead (and list nothing).
+    #[arg(short = 't', value_name = "COUNTER")]
+    pub counter: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewsArgs {
+    /// Users reviewing a file of this submitted change.
+    #[arg(short = 'c', value_name = "CHANGE")]
+    pub change: Option<u64>,
+    /// Users reviewing any of these files.
+    pub files: Vec<String>,
+}
+
+/// `review [-c N] [-t COUNTER]`: what a review daemon reads (`-c N -t COUNTER` sets the
+/// counter, as `counter COUNTER N` does).
+pub async fn review(s: &mut Session, args: ReviewArgs) -> Result<()> {
+    if let (Some(change), Some(counter)) = (args.change, &args.counter) {
+        let request = UpdateCounterRequest {
+            caller: s.caller(),
+            space: CounterSpace::Counter as i32,
+            name: counter.clone(),
+            op: Some(Op::Set(change.to_string())),
+            force: false,
+        };
+        let done = s.check(s.client().update_counter(request).await)?;
+        s.out.emit(
+            Record::new()
+                .s("counter", &done.name)
+                .s("value", &done.value)
+                .s("action", "set"),
+            format!("Counter {} set.", done.name),
+        );
+        return Ok(());
+    }
+    let request = ReviewRequest {
+        caller: s.caller(),
+        change: args.change.unwrap_or(0),
+        counter: args.counter.unwrap_or_default(),
+    };
+    let reply = s.client().review(request).await;
+    let mut stream = s.check(reply)?;
+    while let Some(c) = stream.message().await.map_err(|e| s.conn.status(e))? {
+        s.out.emit(
+            Record::new()
+                .n("change", c.change)
+                .s("user", &c.user)
+                .s("email", &c.email)
+                .s("name", &c.full_name),
+            format!(
+                "Change {} {} <{}> ({})",
+                c.change, c.user, c.email, c.full_name
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `reviews [-c N] [FILE...]`: the users who review those files.
+pub async fn reviews(s: &mut Session, args: ReviewsArgs) -> Result<()> {
+    let files = if args.files.is_empty() {
+        Vec::new()
+    } else {
+        s.file_args(&args.files).await?
+    };
+    let request = ReviewsRequest {
+        caller: s.caller(),
+        change: args.change.unwrap_or(0),
+        files,
+    };
+    let reply = s.client().reviews(request).await;
+    let mut stream = s.check(reply)?;
+    while let Some(u) = stream.message().await.map_err(|e| s.conn.status(e))? {
+        s.out.emit(
+            Record::new()
+                .s("user", &u.name)
+                .s("email", &u.email)
+                .s("name", &u.full_name),
+            format!("{} <{}> ({})", u.name, u.email, u.full_name),
         );
     }
     Ok(())

@@ -151,5 +151,7 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Counters(args) => counters::counters(&mut s, args).await,
         C::Key(args) => counters::key(&mut s, args).await,
         C::Keys(args) => counters::keys(&mut s, args).await,
+        C::Review(args) => counters::review(&mut s, args).await,
+        C::Reviews(args) => counters::reviews(&mut s, args).await,
     }
 }

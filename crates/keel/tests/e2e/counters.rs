@@ -197,3 +197,107 @@ fn a_replica_follows_counters_and_keys() {
     assert!(err.contains("replica"), "{err}");
     assert_eq!(value(&c, &["counter", "review"]), "42");
 }
+
+/// A review daemon's round: `reviews` finds the users whose Reviews cover a change's files,
+/// `review -t review` lists the changes after the `review` counter, and `review -c N -t
+/// review` moves the counter on.
+#[test]
+fn review_daemon_reads_changes_after_its_counter_and_their_reviewers() {
+    let fx = Fixture::new();
+    let ws = fx.workspace("alice", "ws");
+    let bob = fx.server.client("bob", "", fx.dir.path());
+    let carol = fx.server.client("carol", "", fx.dir.path());
+    let form = |name: &str, reviews: &[&str]| {
+        let mut text = format!("User: {name}\nEmail: {name}@example.com\nFullName: {name} R.\n");
+        if !reviews.is_empty() {
+            text.push_str(&format!("Reviews:\n\t{}\n", reviews.join("\n\t")));
+        }
+        text
+    };
+    let save = |c: &Client, text: &str| c.run_stdin(&["user", "-i"], text);
+    assert!(
+        save(
+            &bob,
+            &form("bob", &["//depot/src/...", "-//depot/src/gen/..."])
+        )
+        .status
+        .success()
+    );
+    assert!(
+        save(&carol, &form("carol", &["//depot/doc/..."]))
+            .status
+            .success()
+    );
+    assert!(save(&ws, &form("alice", &[])).status.success());
+    let shown = bob.json(&["user", "-o", "bob"]);
+    assert_eq!(str_field(&shown[0], "Reviews1"), "-//depot/src/gen/...");
+    // A Reviews line that is no depot path is refused, naming the field; nothing is saved.
+    let out = save(&bob, &form("bob", &["+//depot/x/..."]));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Reviews"), "{err}");
+    assert_eq!(
+        str_field(&bob.json(&["user", "-o", "bob"])[0], "Reviews0"),
+        "//depot/src/..."
+    );
+
+    for (file, text) in [
+        ("src/a.c", "a\n"),
+        ("doc/readme", "r\n"),
+        ("src/gen/x.c", "x\n"),
+    ] {
+        write(&ws.cwd, file, text);
+        ws.ok(&["add", file]);
+        ws.ok(&["submit", "-d", file]);
+    }
+    let users = |args: &[&str]| -> Vec<String> {
+        ws.json(args).iter().map(|r| str_field(r, "user")).collect()
+    };
+    assert_eq!(users(&["reviews", "-c", "1"]), ["bob"]);
+    assert_eq!(users(&["reviews", "-c", "2"]), ["carol"]);
+    assert!(users(&["reviews", "-c", "3"]).is_empty());
+    assert_eq!(users(&["reviews", "//depot/..."]), ["bob", "carol"]);
+    assert_eq!(
+        users(&["reviews", "//depot/src/gen/..."]),
+        Vec::<String>::new()
+    );
+    assert_eq!(users(&["reviews"]), ["bob", "carol"]);
+    assert_eq!(
+        ws.ok(&["reviews", "-c", "1"]),
+        "bob <bob@example.com> (bob R.)\n"
+    );
+    let err = ws.fail(&["reviews", "-c", "99"]);
+    assert!(err.contains("change 99 does not exist"), "{err}");
+
+    let changes = |args: &[&str]| -> Vec<String> {
+        ws.json(args)
+            .iter()
+            .map(|r| str_field(r, "change"))
+            .collect()
+    };
+    assert_eq!(changes(&["review", "-t", "review"]), ["1", "2", "3"]);
+    assert_eq!(
+        ws.ok(&["review", "-c", "3"]),
+        "Change 3 alice <alice@example.com> (alice R.)\n"
+    );
+    ws.ok(&["counter", "review", "1"]);
+    assert_eq!(changes(&["review", "-t", "review"]), ["2", "3"]);
+    ws.ok(&["review", "-c", "3", "-t", "review"]);
+    assert_eq!(value(&ws, &["counter", "review"]), "3");
+    assert!(changes(&["review", "-t", "review"]).is_empty());
+    ws.ok(&["counter", "review", "soon"]);
+    let err = ws.fail(&["review", "-t", "review"]);
+    assert!(err.contains("not a change number"), "{err}");
+
+    // `review` needs review access; `reviews` only list.
+    protect(&ws, &["write user * * //...", "super user alice * //..."]);
+    let err = bob.fail(&["review"]);
+    assert!(err.contains("needs review access"), "{err}");
+    assert_eq!(
+        bob.json(&["reviews", "-c", "2"])
+            .iter()
+            .map(|r| str_field(r, "user"))
+            .collect::<Vec<_>>(),
+        ["carol"]
+    );
+}

@@ -94,6 +94,8 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "Protects",
     "GetCounter",
     "ListCounters",
+    "Review",
+    "Reviews",
 ];
 
 /// Reads of the opened-files state that a replica forwarding writes sends to the primary too:

@@ -231,6 +231,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // migration for glue
     // 11: counters and keys (`keel counter`, `keel key`): named values for scripts, one
     // namespace each (`space` 0: counters, 1: keys). `counters` above is the server's own.
+    // And users' `Reviews` field (newline-separated depot patterns) for `reviews`.
     r#"
     CREATE TABLE user_counters (
         space INTEGER NOT NULL,
@@ -238,6 +239,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         value TEXT NOT NULL,
         PRIMARY KEY (space, name)
     ) WITHOUT ROWID;
+    ALTER TABLE users ADD COLUMN reviews TEXT NOT NULL DEFAULT '';
     "#,
 ];
 
