@@ -143,6 +143,7 @@ impl Command {
                     | C::Keys(_)
                     | C::Review(_)
                     | C::Reviews(_)
+                    | C::Interchanges(_)
             ),
             _ => false,
         }
@@ -288,6 +289,8 @@ pub enum ClientCommand {
     Review(crate::commands::counters::ReviewArgs),
     /// List the users whose Reviews field covers the files of change -c N or the files given.
     Reviews(crate::commands::counters::ReviewsArgs),
+    /// List the submitted changes not yet integrated from FROM into TO (or through -b BRANCH).
+    Interchanges(crate::commands::interchanges::InterchangesArgs),
 }
 
 #[derive(Debug, Args)]

@@ -1342,6 +1342,11 @@ impl pb::keel_server::Keel for Api {
         crate::api_counters::reviews(self.service.clone(), &self.streams, req)
     }
 
+    type InterchangesStream = ResponseStream<pb::Interchange>;
+    async fn interchanges(&self, req: Request<pb::InterchangesRequest>) -> Stream<pb::Interchange> {
+        crate::api_counters::interchanges(self.service.clone(), &self.streams, req)
+    }
+
     async fn get_group(
         &self,
         req: Request<pb::GetGroupRequest>,

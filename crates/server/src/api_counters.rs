@@ -1,5 +1,5 @@
 //! The counter and key RPCs (`GetCounter`, `UpdateCounter`, `ListCounters`), the review
-//! daemon's (`Review`, `Reviews`), and the wire form of their refusals.
+//! daemon's (`Review`, `Reviews`), `Interchanges`, and the wire form of their refusals.
 
 use crate::access::authorize;
 use crate::convert::WireError;
@@ -8,7 +8,9 @@ use crate::streams::{ResponseStream, Streams, blocking};
 use keel_core::ChangeNumber;
 use keel_core::CounterSpace;
 use keel_proto::v1 as pb;
-use keel_service::{CounterOp, CounterOpError, CounterUpdate, ReviewFrom, Service};
+use keel_service::{
+    CounterOp, CounterOpError, CounterUpdate, IntegrateRequest, ReviewFrom, Service,
+};
 use std::sync::Arc;
 use tonic::{Code, Request, Response, Status};
 
@@ -156,6 +158,38 @@ pub(crate) fn reviews(
                 // As `users` shows it: never whether a password is set, nor the field.
                 has_password: false,
                 reviews: Vec::new(),
+            })
+        })
+    })))
+}
+
+pub(crate) fn interchanges(
+    svc: Arc<Service>,
+    streams: &Streams,
+    req: Request<pb::InterchangesRequest>,
+) -> Reply<ResponseStream<pb::Interchange>> {
+    let peer = Peer::of(&req);
+    let req = req.into_inner();
+    let who = authorize(&svc, &peer, req.caller, "Interchanges")?;
+    let with_files = req.with_files;
+    let query = IntegrateRequest {
+        from: req.from,
+        to: req.to,
+        branch: req.branch,
+        reverse: req.reverse,
+        files: req.files,
+        preview: true,
+        change: 0,
+    };
+    Ok(Response::new(streams.spawn(move |sink| {
+        svc.interchanges(&who, &query, with_files, &mut |i| {
+            sink.send(pb::Interchange {
+                change: Some(crate::convert::change(i.change)),
+                files: i
+                    .files
+                    .into_iter()
+                    .map(|(path, rev)| format!("{path}#{rev}"))
+                    .collect(),
             })
         })
     })))

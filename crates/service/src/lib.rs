@@ -25,6 +25,7 @@ mod have_token;
 pub use keel_store::failpoints;
 mod fileinfo;
 pub mod integrate;
+mod interchanges;
 mod labels;
 mod labelsync;
 mod monitor;
@@ -64,6 +65,7 @@ pub use error::{
 pub use groups::GroupSpec;
 pub use have_token::{HaveListing, HavePart};
 pub use integrate::{IntegrateMode, IntegrateRequest};
+pub use interchanges::{Interchange, PendingIntegration};
 pub use labels::DEFAULT_LABEL_VIEW;
 pub use labelsync::TagOptions;
 pub use monitor::MonitorAccess;

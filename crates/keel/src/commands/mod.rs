@@ -11,6 +11,7 @@ pub(crate) mod counters;
 mod diff;
 pub(crate) mod generate;
 mod integrate;
+pub(crate) mod interchanges;
 mod labels;
 pub(crate) mod log_report;
 pub(crate) mod login;
@@ -153,5 +154,6 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Keys(args) => counters::keys(&mut s, args).await,
         C::Review(args) => counters::review(&mut s, args).await,
         C::Reviews(args) => counters::reviews(&mut s, args).await,
+        C::Interchanges(args) => interchanges::interchanges(&mut s, args).await,
     }
 }

@@ -42,6 +42,7 @@ mod replica_content;
 mod replica_fetch;
 mod replica_opened;
 mod replica_seed;
+mod script_glue;
 mod security_files;
 mod security_limits;
 mod security_login;

@@ -96,6 +96,7 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "ListCounters",
     "Review",
     "Reviews",
+    "Interchanges",
 ];
 
 /// Reads of the opened-files state that a replica forwarding writes sends to the primary too:

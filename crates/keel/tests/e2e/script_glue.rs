@@ -1,0 +1,100 @@
+//! End-to-end: the commands scripts call beside counters: `interchanges` (the changes not yet
+//! integrated, under FROM TO or a branch spec), with its refusals and the protections.
+
+use crate::access::protect;
+use crate::common::{Client, Fixture, str_field, write};
+
+fn edit(c: &Client, rel: &str, content: &str, desc: &str) {
+    c.ok(&["edit", rel]);
+    write(&c.cwd, rel, content);
+    c.ok(&["submit", "-d", desc]);
+}
+
+fn change_numbers(c: &Client, args: &[&str]) -> Vec<String> {
+    c.json(args)
+        .iter()
+        .map(|r| str_field(r, "change"))
+        .collect()
+}
+
+#[test]
+fn interchanges_lists_what_integrate_would_still_bring() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    write(&a.cwd, "main/a.txt", "a1\n");
+    write(&a.cwd, "main/b.txt", "b1\n");
+    a.ok(&["add", "main/..."]);
+    a.ok(&["submit", "-d", "main line"]); // 1
+    a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
+    a.ok(&["submit", "-d", "branch rel"]); // 2
+    let both = ["//depot/main/...", "//depot/rel/..."];
+    let mut args = vec!["interchanges"];
+    args.extend(both);
+    assert!(change_numbers(&a, &args).is_empty(), "all integrated");
+
+    edit(&a, "main/a.txt", "a2\n", "fix a\nwith a second line"); // 3
+    write(&a.cwd, "main/c.txt", "c1\n");
+    a.ok(&["add", "main/c.txt"]);
+    a.ok(&["submit", "-d", "add c"]); // 4
+    edit(&a, "rel/b.txt", "b-rel\n", "rel only"); // 5
+    assert_eq!(change_numbers(&a, &args), ["3", "4"]);
+    let text = a.ok(&args);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].starts_with("Change 3 on "), "{text}");
+    assert!(lines[0].ends_with(" by alice@a 'fix a'"), "{text}");
+    let long = a.ok(&["interchanges", "-l", both[0], both[1]]);
+    assert!(long.contains("\n\tfix a\n\twith a second line\n"), "{long}");
+    let with_files = a.json(&["interchanges", "-f", both[0], both[1]]);
+    assert_eq!(
+        with_files[0]["files"],
+        serde_json::json!(["//depot/main/a.txt#2"])
+    );
+    assert_eq!(
+        with_files[1]["files"],
+        serde_json::json!(["//depot/main/c.txt#1"])
+    );
+
+    // Integrating one file leaves only the other change.
+    a.ok(&["integrate", "//depot/main/a.txt", "//depot/rel/a.txt"]);
+    a.ok(&["resolve", "-am"]);
+    a.ok(&["submit", "-d", "merge a"]); // 6
+    assert_eq!(change_numbers(&a, &args), ["4"]);
+
+    // The same through a branch spec; -r asks the other way (rel's own change 5, and the
+    // merge 6 that main never took back).
+    a.ok(&[
+        "branch",
+        "create",
+        "rel",
+        "--view",
+        "//depot/main/... //depot/rel/...",
+    ]);
+    assert_eq!(change_numbers(&a, &["interchanges", "-b", "rel"]), ["4"]);
+    assert_eq!(
+        change_numbers(&a, &["interchanges", "-b", "rel", "//depot/rel/a.txt"]),
+        Vec::<String>::new()
+    );
+    let back = change_numbers(&a, &["interchanges", "-b", "rel", "-r"]);
+    assert!(back.contains(&"5".to_string()), "{back:?}");
+    assert!(!back.contains(&"4".to_string()), "{back:?}");
+
+    // Refusals name what is wrong.
+    let err = a.fail(&["interchanges", "//depot/main/..."]);
+    assert!(err.contains("FROM TO"), "{err}");
+    let err = a.fail(&["interchanges", "-b", "nosuch"]);
+    assert!(err.contains("nosuch"), "{err}");
+
+    // A user who may not list the source sees no change of it.
+    protect(
+        &a,
+        &[
+            "write user * * //...",
+            "list user bob * -//depot/main/c.txt",
+            "super user alice * //...",
+        ],
+    );
+    let bob = fx.server.client("bob", "", fx.dir.path());
+    assert!(change_numbers(&bob, &args).is_empty());
+    assert_eq!(change_numbers(&a, &args), ["4"]);
+}
