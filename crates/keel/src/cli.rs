@@ -144,6 +144,7 @@ impl Command {
                     | C::Review(_)
                     | C::Reviews(_)
                     | C::Interchanges(_)
+                    | C::Cstat(_)
             ),
             _ => false,
         }
@@ -291,6 +292,9 @@ pub enum ClientCommand {
     Reviews(crate::commands::counters::ReviewsArgs),
     /// List the submitted changes not yet integrated from FROM into TO (or through -b BRANCH).
     Interchanges(crate::commands::interchanges::InterchangesArgs),
+    /// For each change touching the files, whether this workspace has it synced: have, need
+    /// or partial.
+    Cstat(crate::commands::interchanges::CstatArgs),
 }
 
 #[derive(Debug, Args)]

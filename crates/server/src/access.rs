@@ -99,6 +99,7 @@ pub(crate) const RPC_ACCESS: &[(&str, Option<Level>)] = &[
     ("Review", Some(Level::Review)),
     ("Reviews", Some(Level::List)),
     ("Interchanges", Some(Level::List)),
+    ("Cstat", Some(Level::List)),
 ];
 
 /// The level `rpc` needs somewhere (`None`: none). An RPC missing from the list needs super,

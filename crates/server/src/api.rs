@@ -1347,6 +1347,11 @@ impl pb::keel_server::Keel for Api {
         crate::api_counters::interchanges(self.service.clone(), &self.streams, req)
     }
 
+    type CstatStream = ResponseStream<pb::ChangeSyncState>;
+    async fn cstat(&self, req: Request<pb::CstatRequest>) -> Stream<pb::ChangeSyncState> {
+        crate::api_counters::cstat(self.service.clone(), &self.streams, req)
+    }
+
     async fn get_group(
         &self,
         req: Request<pb::GetGroupRequest>,

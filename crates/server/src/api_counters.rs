@@ -1,5 +1,6 @@
 //! The counter and key RPCs (`GetCounter`, `UpdateCounter`, `ListCounters`), the review
-//! daemon's (`Review`, `Reviews`), `Interchanges`, and the wire form of their refusals.
+//! daemon's (`Review`, `Reviews`), `Interchanges`, `Cstat`, and the wire form of their
+//! refusals.
 
 use crate::access::authorize;
 use crate::convert::WireError;
@@ -190,6 +191,24 @@ pub(crate) fn interchanges(
                     .into_iter()
                     .map(|(path, rev)| format!("{path}#{rev}"))
                     .collect(),
+            })
+        })
+    })))
+}
+
+pub(crate) fn cstat(
+    svc: Arc<Service>,
+    streams: &Streams,
+    req: Request<pb::CstatRequest>,
+) -> Reply<ResponseStream<pb::ChangeSyncState>> {
+    let peer = Peer::of(&req);
+    let req = req.into_inner();
+    let who = authorize(&svc, &peer, req.caller, "Cstat")?;
+    Ok(Response::new(streams.spawn(move |sink| {
+        svc.cstat(&who, &req.files, &mut |change, state| {
+            sink.send(pb::ChangeSyncState {
+                change: change.0,
+                status: state.as_str().to_string(),
             })
         })
     })))

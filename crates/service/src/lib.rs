@@ -15,6 +15,7 @@ mod config;
 mod content;
 mod context;
 mod counters;
+mod cstat;
 mod depots;
 mod describe_shelf;
 mod dirs;
@@ -56,6 +57,7 @@ pub use changes::{ChangesQuery, DescribePart};
 pub use config::ServiceConfig;
 pub use content::ContentOf;
 pub use counters::{CounterOp, CounterUpdate};
+pub use cstat::ChangeSync;
 pub use dirs::DirsOptions;
 pub use error::{
     AccessError, AuthError, ChangeError, CounterOpError, DepotError, IntegrateError, LabelError,

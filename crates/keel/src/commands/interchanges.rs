@@ -1,5 +1,6 @@
 //! `interchanges`: the submitted changes not yet integrated from a source into a target (FROM
-//! TO, or `-b BRANCH [-r]`), oldest first, as `p4 interchanges` lists them.
+//! TO, or `-b BRANCH [-r]`), oldest first, as `p4 interchanges` lists them; and `cstat`, the
+//! same changes-of-files question asked of the workspace's have list.
 
 use anyhow::{Result, bail};
 use clap::Args;
@@ -72,6 +73,32 @@ pub async fn interchanges(s: &mut Session, args: InterchangesArgs) -> Result<()>
             record = record.v("files", serde_json::Value::from(item.files.clone()));
         }
         s.out.emit(record, text);
+    }
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+pub struct CstatArgs {
+    /// Files (default: the whole workspace).
+    pub files: Vec<String>,
+}
+
+/// `cstat [FILES]`: each change touching the files, and whether this workspace has it.
+pub async fn cstat(s: &mut Session, args: CstatArgs) -> Result<()> {
+    let files = s.file_args_or_all(&args.files).await?;
+    let request = keel_proto::v1::CstatRequest {
+        caller: s.caller(),
+        files,
+    };
+    let reply = s.client().cstat(request).await;
+    let mut stream = s.check(reply)?;
+    while let Some(state) = stream.message().await.map_err(|e| s.conn.status(e))? {
+        s.out.emit(
+            crate::output::Record::new()
+                .n("change", state.change)
+                .s("status", &state.status),
+            format!("... change {}\n... status {}\n", state.change, state.status),
+        );
     }
     Ok(())
 }

@@ -155,5 +155,6 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Review(args) => counters::review(&mut s, args).await,
         C::Reviews(args) => counters::reviews(&mut s, args).await,
         C::Interchanges(args) => interchanges::interchanges(&mut s, args).await,
+        C::Cstat(args) => interchanges::cstat(&mut s, args).await,
     }
 }

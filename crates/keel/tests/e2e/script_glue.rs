@@ -98,3 +98,61 @@ fn interchanges_lists_what_integrate_would_still_bring() {
     assert!(change_numbers(&bob, &args).is_empty());
     assert_eq!(change_numbers(&a, &args), ["4"]);
 }
+
+/// `cstat` says, for each change touching the files, whether the workspace has it synced.
+#[test]
+fn cstat_reports_have_need_and_partial_from_the_have_list() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    write(&a.cwd, "a.txt", "a1\n");
+    a.ok(&["add", "a.txt"]);
+    a.ok(&["submit", "-d", "a"]); // 1
+    write(&a.cwd, "b.txt", "b1\n");
+    a.ok(&["add", "b.txt"]);
+    a.ok(&["submit", "-d", "b"]); // 2
+    let b = fx.workspace("bob", "b");
+    b.ok(&["sync", "//depot/...@1"]);
+    let states = |c: &Client, args: &[&str]| -> Vec<(String, String)> {
+        let mut all = vec!["cstat"];
+        all.extend_from_slice(args);
+        c.json(&all)
+            .iter()
+            .map(|r| (str_field(r, "change"), str_field(r, "status")))
+            .collect()
+    };
+    let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(x, y)| (x.to_string(), y.to_string()))
+            .collect()
+    };
+    assert_eq!(states(&b, &[]), pairs(&[("1", "have"), ("2", "need")]));
+
+    a.ok(&["edit", "a.txt", "b.txt"]);
+    write(&a.cwd, "a.txt", "a2\n");
+    write(&a.cwd, "b.txt", "b2\n");
+    a.ok(&["submit", "-d", "both"]); // 3
+    b.ok(&["sync", "//depot/a.txt"]);
+    assert_eq!(
+        states(&b, &[]),
+        pairs(&[("1", "have"), ("2", "need"), ("3", "partial")])
+    );
+    assert_eq!(
+        states(&b, &["//depot/a.txt"]),
+        pairs(&[("1", "have"), ("3", "have")])
+    );
+    a.ok(&["delete", "b.txt"]);
+    a.ok(&["submit", "-d", "drop b"]); // 4
+    b.ok(&["sync"]);
+    assert_eq!(
+        states(&b, &[]),
+        pairs(&[("1", "have"), ("2", "have"), ("3", "have"), ("4", "have")])
+    );
+    assert_eq!(
+        b.ok(&["cstat", "//depot/a.txt"]),
+        "... change 1\n... status have\n\n... change 3\n... status have\n\n"
+    );
+    // Without a workspace there is no have list to read.
+    let nobody = fx.server.client("carol", "", fx.dir.path());
+    let err = nobody.fail(&["cstat", "//depot/..."]);
+    assert!(err.contains("workspace"), "{err}");
+}

@@ -97,6 +97,7 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "Review",
     "Reviews",
     "Interchanges",
+    "Cstat",
 ];
 
 /// Reads of the opened-files state that a replica forwarding writes sends to the primary too:
