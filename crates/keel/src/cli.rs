@@ -145,6 +145,7 @@ impl Command {
                     | C::Reviews(_)
                     | C::Interchanges(_)
                     | C::Cstat(_)
+                    | C::Sizes(_)
             ),
             _ => false,
         }
@@ -295,6 +296,9 @@ pub enum ClientCommand {
     /// For each change touching the files, whether this workspace has it synced: have, need
     /// or partial.
     Cstat(crate::commands::interchanges::CstatArgs),
+    /// Sizes of file revisions from the server's metadata (-a all revisions, -s totals, -b
+    /// BLOCKSIZE, -H human-readable).
+    Sizes(crate::commands::sizes::SizesArgs),
 }
 
 #[derive(Debug, Args)]

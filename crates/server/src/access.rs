@@ -100,6 +100,7 @@ pub(crate) const RPC_ACCESS: &[(&str, Option<Level>)] = &[
     ("Reviews", Some(Level::List)),
     ("Interchanges", Some(Level::List)),
     ("Cstat", Some(Level::List)),
+    ("Sizes", Some(Level::List)),
 ];
 
 /// The level `rpc` needs somewhere (`None`: none). An RPC missing from the list needs super,

@@ -1352,6 +1352,11 @@ impl pb::keel_server::Keel for Api {
         crate::api_counters::cstat(self.service.clone(), &self.streams, req)
     }
 
+    type SizesStream = ResponseStream<pb::SizeEntry>;
+    async fn sizes(&self, req: Request<pb::SizesRequest>) -> Stream<pb::SizeEntry> {
+        crate::api_counters::sizes(self.service.clone(), &self.streams, req)
+    }
+
     async fn get_group(
         &self,
         req: Request<pb::GetGroupRequest>,

@@ -1,6 +1,6 @@
 //! The counter and key RPCs (`GetCounter`, `UpdateCounter`, `ListCounters`), the review
-//! daemon's (`Review`, `Reviews`), `Interchanges`, `Cstat`, and the wire form of their
-//! refusals.
+//! daemon's (`Review`, `Reviews`), `Interchanges`, `Cstat`, `Sizes`, and the wire form of
+//! their refusals.
 
 use crate::access::authorize;
 use crate::convert::WireError;
@@ -209,6 +209,32 @@ pub(crate) fn cstat(
             sink.send(pb::ChangeSyncState {
                 change: change.0,
                 status: state.as_str().to_string(),
+            })
+        })
+    })))
+}
+
+pub(crate) fn sizes(
+    svc: Arc<Service>,
+    streams: &Streams,
+    req: Request<pb::SizesRequest>,
+) -> Reply<ResponseStream<pb::SizeEntry>> {
+    let peer = Peer::of(&req);
+    let req = req.into_inner();
+    let who = authorize(&svc, &peer, req.caller, "Sizes")?;
+    let options = keel_service::SizesOptions {
+        all_revisions: req.all_revisions,
+        summary: req.summary,
+        block_size: req.block_size,
+    };
+    Ok(Response::new(streams.spawn(move |sink| {
+        svc.sizes(&who, &req.files, options, &mut |e| {
+            sink.send(pb::SizeEntry {
+                path: e.path,
+                rev: e.rev,
+                files: e.files,
+                bytes: e.bytes,
+                blocks: e.blocks,
             })
         })
     })))

@@ -29,8 +29,7 @@ impl Service {
     /// `cstat FILE...`: the changes that touched the selected files, oldest first, with how
     /// much of each the caller's workspace has synced. A revision counts as had when the have
     /// list holds it or a later one; every revision of a file deleted at head, when the file is
-    /// absent. Holds one
-    /// counter pair per change until the files have been read.
+    /// absent. Holds one counter pair per change until the files have been read.
     pub fn cstat(
         &self,
         caller: &Caller,

@@ -26,6 +26,7 @@ mod resolve;
 mod revert;
 pub(crate) mod serve;
 pub(crate) mod shelve;
+pub(crate) mod sizes;
 mod spec_form;
 mod submit;
 mod sync;
@@ -156,5 +157,6 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Reviews(args) => counters::reviews(&mut s, args).await,
         C::Interchanges(args) => interchanges::interchanges(&mut s, args).await,
         C::Cstat(args) => interchanges::cstat(&mut s, args).await,
+        C::Sizes(args) => sizes::sizes(&mut s, args).await,
     }
 }

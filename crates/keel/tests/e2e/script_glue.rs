@@ -1,5 +1,6 @@
 //! End-to-end: the commands scripts call beside counters: `interchanges` (the changes not yet
-//! integrated, under FROM TO or a branch spec), with its refusals and the protections.
+//! integrated, under FROM TO or a branch spec), `cstat` (have/need/partial per change) and
+//! `sizes` (from metadata), with their refusals and the protections.
 
 use crate::access::protect;
 use crate::common::{Client, Fixture, str_field, write};
@@ -155,4 +156,67 @@ fn cstat_reports_have_need_and_partial_from_the_have_list() {
     let nobody = fx.server.client("carol", "", fx.dir.path());
     let err = nobody.fail(&["cstat", "//depot/..."]);
     assert!(err.contains("workspace"), "{err}");
+}
+
+/// `sizes` reads sizes from metadata: per revision, every revision (-a), totals (-s), blocks.
+#[test]
+fn sizes_per_revision_all_revisions_and_totals() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    write(&a.cwd, "d/one.txt", "x".repeat(100));
+    write(&a.cwd, "d/two.bin", vec![7u8; 5000]);
+    a.ok(&["add", "d/..."]);
+    a.ok(&["submit", "-d", "two files"]);
+    edit(&a, "d/one.txt", &"y".repeat(300), "grow one");
+    write(&a.cwd, "gone.txt", "z");
+    a.ok(&["add", "gone.txt"]);
+    a.ok(&["submit", "-d", "gone"]);
+    a.ok(&["delete", "gone.txt"]);
+    a.ok(&["submit", "-d", "delete gone"]);
+
+    assert_eq!(
+        a.ok(&["sizes", "//depot/d/..."]),
+        "//depot/d/one.txt#2 300 bytes\n//depot/d/two.bin#1 5000 bytes\n"
+    );
+    let all = a.json(&["sizes", "-a", "//depot/d/one.txt"]);
+    let revs: Vec<(String, String)> = all
+        .iter()
+        .map(|r| (str_field(r, "rev"), str_field(r, "fileSize")))
+        .collect();
+    assert_eq!(
+        revs,
+        [
+            ("1".to_string(), "100".to_string()),
+            ("2".to_string(), "300".to_string())
+        ]
+    );
+    // Deleted revisions have no content: the deleted file adds nothing.
+    assert_eq!(
+        a.ok(&["sizes", "-s", "-b", "1024", "//depot/..."]),
+        "//depot/... 2 files 5300 bytes 6 blocks\n"
+    );
+    assert_eq!(
+        a.ok(&["sizes", "-s", "-a", "//depot/..."]),
+        "//depot/... 4 files 5401 bytes\n"
+    );
+    assert_eq!(
+        a.ok(&["sizes", "-H", "//depot/d/two.bin"]),
+        "//depot/d/two.bin#1 4.9K\n"
+    );
+    let err = a.fail(&["sizes", "-b", "0", "//depot/..."]);
+    assert!(err.contains("block size"), "{err}");
+    // Files a user may not list are not counted.
+    protect(
+        &a,
+        &[
+            "write user * * //...",
+            "list user bob * -//depot/d/two.bin",
+            "super user alice * //...",
+        ],
+    );
+    let bob = fx.server.client("bob", "", fx.dir.path());
+    assert_eq!(
+        bob.ok(&["sizes", "-s", "//depot/..."]),
+        "//depot/... 1 files 300 bytes\n"
+    );
 }

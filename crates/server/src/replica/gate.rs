@@ -98,6 +98,7 @@ pub(crate) const READ_RPCS: &[&str] = &[
     "Reviews",
     "Interchanges",
     "Cstat",
+    "Sizes",
 ];
 
 /// Reads of the opened-files state that a replica forwarding writes sends to the primary too:
