@@ -59,6 +59,9 @@ pub enum Command {
     Proxy(ProxyArgs),
     /// Trust an ssl: server's certificate fingerprint (like p4 trust): -y, -l, -d, -f.
     Trust(crate::commands::trust::TrustArgs),
+    /// List the login tickets in your tickets file (KEEL_TICKETS or ~/.keel_tickets), like p4
+    /// tickets; talks to no server.
+    Tickets,
     /// Group limit MaxResults: a command stopped with "Request too large" would have returned
     /// more rows (files, changes, groups, ...) than the most permissive MaxResults of your
     /// groups allows. Narrow the file arguments (//depot/proj/... instead of //...), or ask an

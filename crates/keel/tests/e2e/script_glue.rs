@@ -1,6 +1,6 @@
 //! End-to-end: the commands scripts call beside counters: `interchanges` (the changes not yet
 //! integrated, under FROM TO or a branch spec), `cstat` (have/need/partial per change) and
-//! `sizes` (from metadata), with their refusals and the protections.
+//! `sizes` (from metadata), with their refusals and the protections, and `tickets`.
 
 use crate::access::protect;
 use crate::common::{Client, Fixture, str_field, write};
@@ -219,4 +219,39 @@ fn sizes_per_revision_all_revisions_and_totals() {
         bob.ok(&["sizes", "-s", "//depot/..."]),
         "//depot/... 1 files 300 bytes\n"
     );
+}
+
+/// `tickets` lists the tickets file `login` wrote, without talking to a server.
+#[test]
+fn tickets_lists_the_tickets_file() {
+    let fx = Fixture::new();
+    let bob = fx.server.client("bob", "", fx.dir.path());
+    let file = fx.dir.path().join("tickets");
+    let env = [("KEEL_TICKETS", file.to_str().expect("utf-8 path"))];
+    let run = |args: &[&str], stdin: &str| {
+        let out = bob.run_with(args, &env, stdin);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(run(&["tickets"], ""), "", "no file yet: no tickets");
+    run(&["passwd"], "Bob-Pass-w0rd\nBob-Pass-w0rd\n");
+    run(&["login"], "Bob-Pass-w0rd\n");
+    let listed = run(&["tickets"], "");
+    let prefix = format!("{} (bob) ", fx.server.addr);
+    assert!(listed.starts_with(&prefix), "{listed}");
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+    let json = run(&["--json", "tickets"], "");
+    let record: serde_json::Value = serde_json::from_str(json.trim()).expect("JSON");
+    assert_eq!(str_field(&record, "user"), "bob");
+    assert_eq!(
+        listed.trim_end(),
+        format!("{prefix}{}", str_field(&record, "ticket"))
+    );
+    // The server going away does not matter: the file is read locally.
+    drop(fx.server);
+    assert_eq!(run(&["tickets"], ""), listed);
 }
