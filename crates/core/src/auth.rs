@@ -269,8 +269,10 @@ mod tests {
         let unknown = check_setting("colour", "blue").expect_err("unknown");
         assert_eq!(
             unknown.to_string(),
-            "unknown setting 'colour' (known: security, auth.tickets.bind)"
+            "unknown setting 'colour' (known: security, auth.tickets.bind, keys.hide)"
         );
+        assert_eq!(check_setting("keys.hide", " 2"), Ok("2".to_string()));
+        assert!(check_setting("keys.hide", "3").is_err());
         assert_eq!(check_setting(TICKETS_BIND, " on"), Ok("on".to_string()));
         assert!(check_setting(TICKETS_BIND, "yes").is_err());
         let three = SecurityLevel::from_number(3).expect("level");
