@@ -62,6 +62,9 @@ pub enum Command {
     /// List the login tickets in your tickets file (KEEL_TICKETS or ~/.keel_tickets), like p4
     /// tickets; talks to no server.
     Tickets,
+    /// List the client settings in effect (server, user, workspace, ...) and where each came
+    /// from: a flag, the environment, a .keel file or the default (like p4 set).
+    Set,
     /// Group limit MaxResults: a command stopped with "Request too large" would have returned
     /// more rows (files, changes, groups, ...) than the most permissive MaxResults of your
     /// groups allows. Narrow the file arguments (//depot/proj/... instead of //...), or ask an

@@ -81,6 +81,7 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         Command::Generate(what) => return generate::run(what),
         Command::Trust(args) => return trust::run(&cli, args).await,
         Command::Tickets => return login::list_tickets(&cli),
+        Command::Set => return login::list_settings(&cli),
         Command::MaxResults
         | Command::MaxScanRows
         | Command::MaxLockTime

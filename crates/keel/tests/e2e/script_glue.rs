@@ -1,6 +1,7 @@
 //! End-to-end: the commands scripts call beside counters: `interchanges` (the changes not yet
 //! integrated, under FROM TO or a branch spec), `cstat` (have/need/partial per change) and
-//! `sizes` (from metadata), with their refusals and the protections, and `tickets`.
+//! `sizes` (from metadata), with their refusals and the protections, and the local `tickets`
+//! and `set`.
 
 use crate::access::protect;
 use crate::common::{Client, Fixture, str_field, write};
@@ -254,4 +255,29 @@ fn tickets_lists_the_tickets_file() {
     // The server going away does not matter: the file is read locally.
     drop(fx.server);
     assert_eq!(run(&["tickets"], ""), listed);
+}
+
+/// `set` says where each client setting came from: a flag, the environment or a `.keel` file.
+#[test]
+fn set_lists_settings_and_their_sources() {
+    let fx = Fixture::new();
+    let dir = fx.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join(".keel"), "KEEL_WORKSPACE=from-file\n").expect(".keel");
+    let c = fx.server.client("alice", "", &dir);
+    let records = c.json(&["set"]);
+    let find = |name: &str| {
+        records
+            .iter()
+            .find(|r| str_field(r, "name") == name)
+            .map(|r| (str_field(r, "value"), str_field(r, "source")))
+    };
+    assert_eq!(
+        find("KEEL_SERVER"),
+        Some((fx.server.addr.clone(), "env".into()))
+    );
+    let file = format!("config {}", dir.join(".keel").display());
+    assert_eq!(find("KEEL_WORKSPACE"), Some(("from-file".into(), file)));
+    let text = c.ok(&["--user", "bob", "set"]);
+    assert!(text.contains("KEEL_USER=bob (flag)\n"), "{text}");
 }
