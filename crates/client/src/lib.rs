@@ -22,6 +22,7 @@ pub mod path_order;
 pub mod paths;
 pub mod probe;
 pub mod refusal;
+pub mod setting_sources;
 pub mod shelve;
 mod state_file;
 pub mod stream;

@@ -48,6 +48,12 @@ impl TicketFile {
         }
     }
 
+    /// Every stored ticket as (server, user, ticket), in file order (none when the file does
+    /// not exist).
+    pub fn list(&self) -> Result<Vec<(String, String, String)>> {
+        self.entries()
+    }
+
     /// The ticket stored for `user` on `server`.
     pub fn get(&self, server: &str, user: &str) -> Result<Option<String>> {
         Ok(self

@@ -174,6 +174,12 @@ pub const SETTINGS: &[SettingInfo] = &[
                       issued to: auto (from security level 3 on), on or off; login -a always \
                       asks for a ticket valid from every address",
     },
+    SettingInfo {
+        name: crate::counter::KEYS_HIDE,
+        default: "0",
+        description: "who may see and set keys (`keel key`): 0 list access reads and review \
+                      access sets them; 1 reading needs admin; 2 reading and setting need admin",
+    },
 ];
 
 /// Checks `value` for setting `name`, returning it normalised.
@@ -181,6 +187,7 @@ pub fn check_setting(name: &str, value: &str) -> Result<String, SettingError> {
     match name {
         SECURITY => SecurityLevel::parse(value).map(|l| l.to_string()),
         TICKETS_BIND => TicketBinding::parse(value).map(|b| b.as_str().to_string()),
+        crate::counter::KEYS_HIDE => crate::counter::KeysHide::parse(value).map(|h| h.to_string()),
         _ => Err(SettingError::Unknown {
             name: name.to_string(),
         }),
@@ -262,8 +269,10 @@ mod tests {
         let unknown = check_setting("colour", "blue").expect_err("unknown");
         assert_eq!(
             unknown.to_string(),
-            "unknown setting 'colour' (known: security, auth.tickets.bind)"
+            "unknown setting 'colour' (known: security, auth.tickets.bind, keys.hide)"
         );
+        assert_eq!(check_setting("keys.hide", " 2"), Ok("2".to_string()));
+        assert!(check_setting("keys.hide", "3").is_err());
         assert_eq!(check_setting(TICKETS_BIND, " on"), Ok("on".to_string()));
         assert!(check_setting(TICKETS_BIND, "yes").is_err());
         let three = SecurityLevel::from_number(3).expect("level");

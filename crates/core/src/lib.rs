@@ -7,6 +7,7 @@ pub mod action;
 pub mod annotate;
 pub mod auth;
 pub mod calendar;
+pub mod counter;
 pub mod diff;
 pub mod error_text;
 pub mod filetype;
@@ -33,6 +34,7 @@ pub use action::FileAction;
 pub use annotate::{AnnotatedLine, Annotation, LineId, LineTable};
 pub use auth::{SecurityLevel, SettingError, TicketBinding, UserType, password_is_strong};
 pub use calendar::civil_from_days;
+pub use counter::{CounterError, CounterSpace};
 pub use diff::unified_diff;
 pub use error_text::error_chain;
 pub use filetype::{

@@ -59,6 +59,12 @@ pub enum Command {
     Proxy(ProxyArgs),
     /// Trust an ssl: server's certificate fingerprint (like p4 trust): -y, -l, -d, -f.
     Trust(crate::commands::trust::TrustArgs),
+    /// List the login tickets in your tickets file (KEEL_TICKETS or ~/.keel_tickets), like p4
+    /// tickets; talks to no server.
+    Tickets,
+    /// List the client settings in effect (server, user, workspace, ...) and where each came
+    /// from: a flag, the environment, a .keel file or the default (like p4 set).
+    Set,
     /// Group limit MaxResults: a command stopped with "Request too large" would have returned
     /// more rows (files, changes, groups, ...) than the most permissive MaxResults of your
     /// groups allows. Narrow the file arguments (//depot/proj/... instead of //...), or ask an
@@ -138,6 +144,15 @@ impl Command {
                     | C::Labelsync(_)
                     | C::Branch(_)
                     | C::Branches
+                    | C::Counter(_)
+                    | C::Counters(_)
+                    | C::Key(_)
+                    | C::Keys(_)
+                    | C::Review(_)
+                    | C::Reviews(_)
+                    | C::Interchanges(_)
+                    | C::Cstat(_)
+                    | C::Sizes(_)
             ),
             _ => false,
         }
@@ -301,6 +316,29 @@ pub enum ClientCommand {
     Fix(crate::commands::jobs::FixArgs),
     /// List fixes: jobs linked to changes (-j JOB, -c CHANGE, files).
     Fixes(crate::commands::jobs::FixesArgs),
+    /// Print a counter, or set (NAME VALUE), delete (-d), increment (-i) or compare-and-set
+    /// (--from OLD --to NEW) it; `change` is the newest change number.
+    Counter(crate::commands::counters::CounterForceArgs),
+    /// List counters (-e FILTER with `*` wildcards, -m MAX).
+    Counters(crate::commands::counters::CountersArgs),
+    /// Print, set, delete (-d), increment (-i) or compare-and-set a key (counters' separate
+    /// namespace).
+    Key(crate::commands::counters::CounterArgs),
+    /// List keys (-e FILTER with `*` wildcards, -m MAX).
+    Keys(crate::commands::counters::CountersArgs),
+    /// List submitted changes for a review daemon: all, from -c CHANGE, or after the value of
+    /// counter -t NAME (`-c N -t NAME` sets the counter).
+    Review(crate::commands::counters::ReviewArgs),
+    /// List the users whose Reviews field covers the files of change -c N or the files given.
+    Reviews(crate::commands::counters::ReviewsArgs),
+    /// List the submitted changes not yet integrated from FROM into TO (or through -b BRANCH).
+    Interchanges(crate::commands::interchanges::InterchangesArgs),
+    /// For each change touching the files, whether this workspace has it synced: have, need
+    /// or partial.
+    Cstat(crate::commands::interchanges::CstatArgs),
+    /// Sizes of file revisions from the server's metadata (-a all revisions, -s totals, -b
+    /// BLOCKSIZE, -H human-readable).
+    Sizes(crate::commands::sizes::SizesArgs),
 }
 
 #[derive(Debug, Args)]

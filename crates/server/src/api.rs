@@ -1489,6 +1489,53 @@ impl pb::keel_server::Keel for Api {
         crate::api_jobs::list_fixes(&self.service, &self.streams, req)
     }
 
+    async fn get_counter(
+        &self,
+        req: Request<pb::GetCounterRequest>,
+    ) -> Result<Response<pb::CounterValue>, Status> {
+        crate::api_counters::get(self.service.clone(), req).await
+    }
+
+    async fn update_counter(
+        &self,
+        req: Request<pb::UpdateCounterRequest>,
+    ) -> Result<Response<pb::CounterValue>, Status> {
+        crate::api_counters::update(self.service.clone(), req).await
+    }
+
+    type ListCountersStream = ResponseStream<pb::CounterValue>;
+    async fn list_counters(
+        &self,
+        req: Request<pb::ListCountersRequest>,
+    ) -> Stream<pb::CounterValue> {
+        crate::api_counters::list(self.service.clone(), &self.streams, req)
+    }
+
+    type ReviewStream = ResponseStream<pb::ReviewChange>;
+    async fn review(&self, req: Request<pb::ReviewRequest>) -> Stream<pb::ReviewChange> {
+        crate::api_counters::review(self.service.clone(), &self.streams, req)
+    }
+
+    type ReviewsStream = ResponseStream<pb::User>;
+    async fn reviews(&self, req: Request<pb::ReviewsRequest>) -> Stream<pb::User> {
+        crate::api_counters::reviews(self.service.clone(), &self.streams, req)
+    }
+
+    type InterchangesStream = ResponseStream<pb::Interchange>;
+    async fn interchanges(&self, req: Request<pb::InterchangesRequest>) -> Stream<pb::Interchange> {
+        crate::api_counters::interchanges(self.service.clone(), &self.streams, req)
+    }
+
+    type CstatStream = ResponseStream<pb::ChangeSyncState>;
+    async fn cstat(&self, req: Request<pb::CstatRequest>) -> Stream<pb::ChangeSyncState> {
+        crate::api_counters::cstat(self.service.clone(), &self.streams, req)
+    }
+
+    type SizesStream = ResponseStream<pb::SizeEntry>;
+    async fn sizes(&self, req: Request<pb::SizesRequest>) -> Stream<pb::SizeEntry> {
+        crate::api_counters::sizes(self.service.clone(), &self.streams, req)
+    }
+
     async fn get_group(
         &self,
         req: Request<pb::GetGroupRequest>,

@@ -33,6 +33,7 @@ fn user_to_wire(u: UserSpec) -> pb::User {
         updated: u.updated,
         accessed: u.accessed,
         has_password: u.has_password,
+        reviews: u.reviews,
     }
 }
 
@@ -44,6 +45,7 @@ fn user_from_wire(u: pb::User) -> Result<UserSpec, Status> {
         email: u.email,
         full_name: u.full_name,
         user_type,
+        reviews: u.reviews,
         ..UserSpec::default()
     })
 }

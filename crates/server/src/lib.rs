@@ -7,6 +7,7 @@ mod api_access;
 mod api_annotate;
 mod api_auth;
 mod api_backup;
+mod api_counters;
 mod api_jobs;
 mod api_labels;
 mod api_locks;

@@ -503,7 +503,7 @@ fn targets_untouched(snap: &dyn ReadTxn, scopes: &[PathRange]) -> Result<bool, S
 }
 
 /// The source→target mapping, the source revision spec and the text naming it in messages.
-fn mapping_of(
+pub(crate) fn mapping_of(
     snap: &dyn ReadTxn,
     req: &IntegrateRequest,
 ) -> Result<(View, Option<keel_core::RevSpec>, String), IntegrateError> {

@@ -17,6 +17,8 @@ mod commit_signal;
 mod config;
 mod content;
 mod context;
+mod counters;
+mod cstat;
 mod depots;
 mod describe_shelf;
 mod dirs;
@@ -29,6 +31,7 @@ pub use keel_store::failpoints;
 mod fileinfo;
 mod fixes;
 pub mod integrate;
+mod interchanges;
 mod jobs;
 mod jobs_search;
 mod keep_revisions;
@@ -45,8 +48,10 @@ pub mod records;
 mod reserved;
 pub mod resolve;
 mod rev_range;
+mod reviews;
 pub mod shelve;
 mod size_limits;
+mod sizes;
 mod submit;
 mod sync;
 mod sync_since;
@@ -69,16 +74,19 @@ pub use changes::{ChangesQuery, DescribePart};
 pub use commit_signal::CommitListener;
 pub use config::ServiceConfig;
 pub use content::ContentOf;
+pub use counters::{CounterOp, CounterUpdate};
+pub use cstat::ChangeSync;
 pub use dirs::DirsOptions;
 pub use error::{
-    AccessError, AuthError, ChangeError, DepotError, IntegrateError, JobsError, LabelError,
-    ObliterateError, OpenError, ServiceError, ShelveError, SpecError, SpecKind, SubmitError,
-    TriggerFailure, TriggerFailureReason, UploadError,
+    AccessError, AuthError, ChangeError, CounterOpError, DepotError, IntegrateError, JobsError,
+    LabelError, ObliterateError, OpenError, ServiceError, ShelveError, SpecError, SpecKind,
+    SubmitError, TriggerFailure, TriggerFailureReason, UploadError,
 };
 pub use fixes::{DEFAULT_FIX_STATUS, FixesQuery};
 pub use groups::GroupSpec;
 pub use have_token::{HaveListing, HavePart};
 pub use integrate::{IntegrateMode, IntegrateRequest};
+pub use interchanges::{Interchange, PendingIntegration};
 pub use jobs::{JobInfo, JobSpecInfo};
 pub use jobs_search::JobsQuery;
 pub use labels::DEFAULT_LABEL_VIEW;
@@ -89,7 +97,9 @@ pub use open::{OpenAction, OpenRequest};
 pub use protections::{ProtectEntry, ProtectionsTable, ProtectsQuery};
 pub use records::*;
 pub use resolve::{IntegInfo, ResolveOutcome};
+pub use reviews::{ReviewChange, ReviewFrom};
 pub use shelve::ShelveSession;
+pub use sizes::{SizeEntry, SizesOptions};
 pub use submit::SubmitSession;
 pub use sync::{SyncAction, SyncEvent, SyncItem, SyncMark, SyncOptions, SyncTotals};
 pub use triggers::FormSpec;

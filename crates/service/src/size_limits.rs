@@ -172,6 +172,7 @@ impl Service {
                 Field::text("User", &user.name),
                 Field::text("Email", &user.email),
                 Field::text("FullName", &user.full_name),
+                Field::lines("Reviews", &user.reviews),
             ],
         )
     }

@@ -64,6 +64,7 @@ fn a_service_type_no_super_user_set_grants_nothing() {
             accessed: now,
             password_hash: None,
             type_set_by: None,
+            reviews: Vec::new(),
         })
         .map_err(ServiceError::from)
     })

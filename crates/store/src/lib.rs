@@ -39,7 +39,9 @@ pub use rows::{
 };
 pub use sqlite::{SqliteStore, WriterStats, mapped_read_faults};
 
-use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine, TypemapLine, WebhookLine};
+use keel_core::{
+    ChangeNumber, CounterSpace, DepotPath, Digest, TriggerLine, TypemapLine, WebhookLine,
+};
 
 /// A consistent, read-only view of the metadata.
 ///
@@ -292,6 +294,17 @@ pub trait ReadTxn {
         before: Option<(ChangeNumber, &str)>,
         limit: usize,
     ) -> Result<Vec<FixRow>, StoreError>;
+    /// The last changelist number handed out as this snapshot sees it (the `change` counter).
+    fn change_counter(&self) -> Result<ChangeNumber, StoreError>;
+    /// A counter's or key's stored value (`None`: never set, or deleted).
+    fn get_counter(&self, space: CounterSpace, name: &str) -> Result<Option<String>, StoreError>;
+    /// Stored counters or keys as (name, value), in name order, strictly after `after`.
+    fn list_counters(
+        &self,
+        space: CounterSpace,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, String)>, StoreError>;
 }
 
 /// The writer's view: reads see the transaction's own changes.
@@ -425,6 +438,15 @@ pub trait WriteTxn: ReadTxn {
     fn put_fix(&mut self, fix: &FixRow) -> Result<(), StoreError>;
     /// Deletes one fix; returns whether it existed.
     fn delete_fix(&mut self, job: &str, change: ChangeNumber) -> Result<bool, StoreError>;
+    /// Creates or replaces a counter or key.
+    fn put_counter(
+        &mut self,
+        space: CounterSpace,
+        name: &str,
+        value: &str,
+    ) -> Result<(), StoreError>;
+    /// Removes a counter or key; returns whether it was stored.
+    fn delete_counter(&mut self, space: CounterSpace, name: &str) -> Result<bool, StoreError>;
 }
 
 /// A job for the single writer. Returning `false` rolls the job's changes back; a job that

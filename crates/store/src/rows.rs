@@ -49,6 +49,9 @@ pub struct UserRow {
     /// The super user who set `user_type`; `None` for `standard`, and for a type stored before
     /// Keel recorded the setter (such a type grants nothing until a super user saves it).
     pub type_set_by: Option<String>,
+    /// The depot paths whose changes the user reviews (the spec's `Reviews` field), one
+    /// pattern per entry, `-` excluding; `reviews` and review daemons read it.
+    pub reviews: Vec<String>,
 }
 
 impl UserRow {

@@ -1006,3 +1006,59 @@ fn tickets_of_lists_a_users_live_tickets_newest_first() {
     assert_eq!(hashes("bob", 40, 10), [4]);
     assert!(hashes("carol", 40, 10).is_empty());
 }
+
+/// Counters and keys are two namespaces of name-ordered values: a write is seen by later
+/// snapshots, not by an older one; deleting reports whether the name was stored; listings
+/// page in name order.
+#[test]
+fn counters_and_keys_are_separate_paged_namespaces() {
+    use keel_core::CounterSpace::{Counter, Key};
+    let (_dir, store) = open();
+    let before = store.snapshot().expect("snapshot");
+    write(store.as_ref(), |txn| {
+        txn.put_counter(Counter, "b", "2")?;
+        txn.put_counter(Counter, "a", "1")?;
+        txn.put_counter(Counter, "c", "three")?;
+        txn.put_counter(Key, "a", "key value")?;
+        Ok::<_, StoreError>(())
+    })
+    .expect("write");
+    assert_eq!(before.get_counter(Counter, "a").expect("get"), None);
+    drop(before);
+    let snap = store.snapshot().expect("snapshot");
+    assert_eq!(
+        snap.get_counter(Counter, "a").expect("get").as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        snap.get_counter(Key, "a").expect("get").as_deref(),
+        Some("key value")
+    );
+    assert_eq!(snap.get_counter(Key, "b").expect("get"), None);
+    assert_eq!(snap.change_counter().expect("change"), ChangeNumber(0));
+    let first = snap.list_counters(Counter, None, 2).expect("list");
+    assert_eq!(
+        first,
+        vec![
+            ("a".to_string(), "1".to_string()),
+            ("b".to_string(), "2".to_string())
+        ]
+    );
+    let rest = snap.list_counters(Counter, Some("b"), 2).expect("list");
+    assert_eq!(rest, vec![("c".to_string(), "three".to_string())]);
+    assert_eq!(snap.list_counters(Key, None, 10).expect("list").len(), 1);
+    drop(snap);
+    let (gone, again) = write(store.as_ref(), |txn| {
+        let gone = txn.delete_counter(Counter, "a")?;
+        let again = txn.delete_counter(Counter, "a")?;
+        Ok::<_, StoreError>((gone, again))
+    })
+    .expect("delete");
+    assert!(gone && !again);
+    let snap = store.snapshot().expect("snapshot");
+    assert_eq!(snap.get_counter(Counter, "a").expect("get"), None);
+    assert_eq!(
+        snap.get_counter(Key, "a").expect("get").as_deref(),
+        Some("key value")
+    );
+}

@@ -11,7 +11,7 @@ pub enum ProtectError {
     #[error("protections line {line}: expected 'MODE user|group NAME HOST PATH', got {text:?}")]
     Fields { line: usize, text: String },
     #[error(
-        "protections line {line}: unknown mode '{mode}' (list, read, open, write, admin, super, =read, =open, =write, =branch)"
+        "protections line {line}: unknown mode '{mode}' (list, read, open, write, review, admin, super, =read, =open, =write, =branch)"
     )]
     Mode { line: usize, mode: String },
     #[error("protections line {line}: expected 'user' or 'group', got '{kind}'")]

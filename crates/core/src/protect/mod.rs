@@ -2,7 +2,7 @@
 //! apply to one user at one address, and answering "may this user do X to this file".
 //!
 //! A line is `MODE user|group NAME HOST [-]PATH`. A mode is an access level (`list`, `read`,
-//! `open`, `write`, `admin`, `super`: each includes the ones before it) or a single right
+//! `open`, `write`, `review`, `admin`, `super`: each includes the ones before it) or a single right
 //! (`=read`, `=open`, `=write`, `=branch`). An inclusion line grants what its mode grants; an
 //! exclusion line (path with a leading `-`) takes away the mode's level and every level above
 //! it (so `list ... -//x/...` removes all access), or, for a `=right`, that right only. For
@@ -32,6 +32,8 @@ pub enum Right {
     Open,
     /// Submit it (and lock it).
     Write,
+    /// Review-daemon commands: set counters and keys, `review`.
+    Review,
     /// Administrative commands (obliterate, verify, ...).
     Admin,
     /// Super-user commands (protect, checkpoint, depot, group).
@@ -51,6 +53,7 @@ impl Right {
             Right::Branch => "branch",
             Right::Open => "open",
             Right::Write => "write",
+            Right::Review => "review",
             Right::Admin => "admin",
             Right::Super => "super",
         }
@@ -70,17 +73,19 @@ pub enum Level {
     Read,
     Open,
     Write,
+    Review,
     Admin,
     Super,
 }
 
 impl Level {
     /// Every level, lowest first.
-    pub const ALL: [Level; 6] = [
+    pub const ALL: [Level; 7] = [
         Level::List,
         Level::Read,
         Level::Open,
         Level::Write,
+        Level::Review,
         Level::Admin,
         Level::Super,
     ];
@@ -92,6 +97,7 @@ impl Level {
             Level::Read => Right::Read,
             Level::Open => Right::Open,
             Level::Write => Right::Write,
+            Level::Review => Right::Review,
             Level::Admin => Right::Admin,
             Level::Super => Right::Super,
         }
@@ -115,6 +121,7 @@ impl Level {
         for (level, right) in [
             (Level::Open, Right::Open),
             (Level::Write, Right::Write),
+            (Level::Review, Right::Review),
             (Level::Admin, Right::Admin),
             (Level::Super, Right::Super),
         ] {

@@ -348,3 +348,28 @@ fn only_wildcards_is_every_host() {
         Ok(HostPattern::Glob(_))
     ));
 }
+
+/// `review` lies between `write` and `admin`: it grants write and the review right (counters,
+/// keys, `review`), and `admin` and `super` include it; a `review` exclusion takes it (and
+/// admin, super) away but leaves write.
+#[test]
+fn review_sits_between_write_and_admin() {
+    let table = [
+        "review user rd * //...",
+        "admin user ad * //...",
+        "write user wr * //...",
+        "admin user half * //...",
+        "review user half * -//...",
+    ];
+    let lines = parse_table(&table).expect("parses");
+    let of = |user: &str| UserProtections::compile(&lines, user, &[], None);
+    assert!(of("rd").allows_anywhere(Right::Review));
+    assert!(of("rd").allows(Right::Write, "//depot/a"));
+    assert!(!of("rd").allows_anywhere(Right::Admin));
+    assert_eq!(of("rd").max_level(), Some(Level::Review));
+    assert!(of("ad").allows_anywhere(Right::Review));
+    assert!(!of("wr").allows_anywhere(Right::Review));
+    assert!(!of("half").allows(Right::Review, "//depot/a"));
+    assert!(of("half").allows(Right::Write, "//depot/a"));
+    assert_eq!(Level::parse("review"), Some(Level::Review));
+}

@@ -19,7 +19,7 @@ use crate::cli::{
 use crate::output::{Record, date, date_time, first_line};
 use crate::session::Session;
 
-pub(super) fn change_record(change: &Change) -> Record {
+pub(crate) fn change_record(change: &Change) -> Record {
     Record::new()
         .n("change", change.change)
         .n("time", change.time)

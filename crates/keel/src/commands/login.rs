@@ -249,3 +249,50 @@ fn now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
 }
+
+/// `tickets`: the tickets file's lines as `SERVER (USER) TICKET`, read locally.
+pub fn list_tickets(cli: &crate::cli::Cli) -> Result<()> {
+    let out = crate::output::Out {
+        quiet: cli.quiet,
+        ..crate::output::Out::new(cli.json)
+    };
+    let file = keel_client::tickets::TicketFile::locate(&|name| std::env::var(name).ok())
+        .context("no tickets file: set KEEL_TICKETS or HOME")?;
+    for (server, user, ticket) in file.list()? {
+        out.emit(
+            crate::output::Record::new()
+                .s("server", &server)
+                .s("user", &user)
+                .s("ticket", &ticket),
+            format!("{server} ({user}) {ticket}"),
+        );
+    }
+    Ok(())
+}
+
+/// `set`: the client settings in effect and where each came from, read locally.
+pub fn list_settings(cli: &crate::cli::Cli) -> Result<()> {
+    let out = crate::output::Out {
+        quiet: cli.quiet,
+        ..crate::output::Out::new(cli.json)
+    };
+    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
+    let overrides = keel_client::Overrides {
+        server: cli.server.clone(),
+        user: cli.user.clone(),
+        workspace: cli.workspace.clone(),
+    };
+    let sources = keel_client::setting_sources::setting_sources(&overrides, &cwd, &|name| {
+        std::env::var(name).ok()
+    })?;
+    for s in sources {
+        out.emit(
+            crate::output::Record::new()
+                .s("name", s.name)
+                .s("value", &s.value)
+                .s("source", &s.source),
+            format!("{}={} ({})", s.name, s.value, s.source),
+        );
+    }
+    Ok(())
+}

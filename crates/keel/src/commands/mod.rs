@@ -9,10 +9,12 @@ mod branches;
 mod browse;
 mod clean;
 pub(crate) mod configure;
+pub(crate) mod counters;
 mod diff;
 pub(crate) mod generate;
 mod ignores;
 mod integrate;
+pub(crate) mod interchanges;
 pub(crate) mod jobs;
 mod labels;
 mod locks;
@@ -29,6 +31,7 @@ mod resolve;
 mod revert;
 pub(crate) mod serve;
 pub(crate) mod shelve;
+pub(crate) mod sizes;
 mod spec_form;
 mod submit;
 mod sync;
@@ -87,6 +90,8 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         Command::Proxy(args) => return proxy::run(args, cli.json).await,
         Command::Generate(what) => return generate::run(what),
         Command::Trust(args) => return trust::run(&cli, args).await,
+        Command::Tickets => return login::list_tickets(&cli),
+        Command::Set => return login::list_settings(&cli),
         Command::MaxResults
         | Command::MaxScanRows
         | Command::MaxLockTime
@@ -172,5 +177,14 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Jobs(args) => jobs::jobs(&mut s, args).await,
         C::Fix(args) => jobs::fix(&mut s, args).await,
         C::Fixes(args) => jobs::fixes(&mut s, args).await,
+        C::Counter(args) => counters::counter(&mut s, args).await,
+        C::Counters(args) => counters::counters(&mut s, args).await,
+        C::Key(args) => counters::key(&mut s, args).await,
+        C::Keys(args) => counters::keys(&mut s, args).await,
+        C::Review(args) => counters::review(&mut s, args).await,
+        C::Reviews(args) => counters::reviews(&mut s, args).await,
+        C::Interchanges(args) => interchanges::interchanges(&mut s, args).await,
+        C::Cstat(args) => interchanges::cstat(&mut s, args).await,
+        C::Sizes(args) => sizes::sizes(&mut s, args).await,
     }
 }

@@ -117,14 +117,19 @@ impl SpecKind for User {
 
     /// Perforce `user -o` / `users` tagged field names.
     fn record(&self) -> Record {
-        Record::new()
+        let mut record = Record::new()
             .s("User", &self.name)
             .s("Email", &self.email)
             .s("FullName", &self.full_name)
             .s("Type", &self.r#type)
             .nz("Update", self.updated.max(0) as u64)
             .nz("Access", self.accessed.max(0) as u64)
-            .s("Password", if self.has_password { "enabled" } else { "" })
+            .s("Password", if self.has_password { "enabled" } else { "" });
+        // Perforce's tagged form: `Reviews0`, `Reviews1`, ...
+        for (i, line) in self.reviews.iter().enumerate() {
+            record = record.s(&format!("Reviews{i}"), line);
+        }
+        record
     }
 
     fn list_line(&self) -> String {
@@ -149,6 +154,7 @@ impl SpecKind for User {
             ("Email".to_string(), single(&self.email)),
             ("FullName".to_string(), single(&self.full_name)),
             ("Type".to_string(), single(&self.r#type)),
+            ("Reviews".to_string(), self.reviews.clone()),
         ]);
         format!(
             "# A Keel user specification.\n\
@@ -158,6 +164,7 @@ impl SpecKind for User {
              #  Email:    The user's email address.\n\
              #  FullName: The user's full name.\n\
              #  Type:     standard, service (replicas, proxies) or operator.\n\
+             #  Reviews:  Depot paths whose changes you review, one per line (-excludes).\n\
              # The password is set with `keel passwd`.\n\n{}",
             Form { fields }.render()
         )
@@ -213,6 +220,7 @@ fn parse_form(text: &str, original: &User) -> Result<User> {
         email: form.one("Email"),
         full_name: form.one("FullName"),
         r#type: kind.as_str().to_string(),
+        reviews: form.lines("Reviews"),
         ..original.clone()
     })
 }
@@ -231,6 +239,7 @@ mod tests {
             updated: 1_700_000_000,
             accessed: 1_700_000_100,
             has_password: true,
+            reviews: vec!["//depot/src/...".into(), "-//depot/src/gen/...".into()],
         };
         assert_eq!(
             parse_form(&spec.render_form(), &spec).expect("parses"),

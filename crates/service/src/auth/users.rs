@@ -19,6 +19,8 @@ pub struct UserSpec {
     /// When the user last ran a command.
     pub accessed: i64,
     pub has_password: bool,
+    /// The depot paths whose changes the user reviews (`Reviews`; `-` excludes).
+    pub reviews: Vec<String>,
 }
 
 impl From<UserRow> for UserSpec {
@@ -31,6 +33,7 @@ impl From<UserRow> for UserSpec {
             updated: r.updated,
             accessed: r.accessed,
             has_password: r.password_hash.is_some(),
+            reviews: r.reviews,
         }
     }
 }
@@ -114,6 +117,10 @@ impl Service {
         force: bool,
     ) -> Result<UserSpec, AuthError> {
         self.check_user_form(&spec)?;
+        crate::labels::label_view(&spec.reviews).map_err(|reason| AuthError::BadUser {
+            user: spec.name.clone(),
+            reason: format!("user {}: Reviews: {reason}", spec.name),
+        })?;
         self.touch_user(caller)?;
         let name = crate::context::user_name(&spec.name).map_err(|e| AuthError::BadUser {
             user: spec.name.clone(),
@@ -147,6 +154,7 @@ impl Service {
                 accessed: old.as_ref().map_or(now, |o| o.accessed),
                 password_hash: old.and_then(|o| o.password_hash),
                 type_set_by,
+                reviews: spec.reviews,
             };
             txn.put_user(&row)?;
             Ok(UserSpec::from(row))

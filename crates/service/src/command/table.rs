@@ -38,6 +38,7 @@ macro_rules! commands {
     (@level read) => { Some(Level::Read) };
     (@level open) => { Some(Level::Open) };
     (@level write) => { Some(Level::Write) };
+    (@level review) => { Some(Level::Review) };
     (@level admin) => { Some(Level::Admin) };
     (@level super_user) => { Some(Level::Super) };
 }
@@ -156,4 +157,14 @@ commands! {
     ANNOTATE = "Annotate", read, Read;
     /// Undo opens the inverse of submitted work for submit.
     UNDO = "Undo", open, Write;
+    /// Counters and keys: list to read, review to set (the service checks `keys.hide`).
+    GET_COUNTER = "GetCounter", list, Read;
+    UPDATE_COUNTER = "UpdateCounter", review, Write;
+    LIST_COUNTERS = "ListCounters", list, Read;
+    /// `review` lists changes for review daemons (and moves their counter).
+    REVIEW = "Review", review, Read;
+    REVIEWS = "Reviews", list, Read;
+    INTERCHANGES = "Interchanges", list, Read;
+    CSTAT = "Cstat", list, Read;
+    SIZES = "Sizes", list, Read;
 }

@@ -5,6 +5,7 @@
 mod access;
 mod auth;
 mod change;
+mod counter;
 mod depot;
 mod integrate;
 mod job;
@@ -20,6 +21,7 @@ mod upload;
 pub use access::AccessError;
 pub use auth::AuthError;
 pub use change::ChangeError;
+pub use counter::CounterOpError;
 pub use depot::DepotError;
 pub use integrate::IntegrateError;
 pub use job::JobsError;

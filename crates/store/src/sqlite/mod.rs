@@ -4,6 +4,7 @@ mod access;
 mod bulk_journal;
 mod checkpoint;
 mod codec;
+mod counters;
 mod mapped;
 mod pool;
 mod queries;

@@ -5,6 +5,7 @@ use super::codec::{
     self, BRANCH_COLUMNS, CHANGE_COLUMNS, DEPOT_COLUMNS, INTEG_COLUMNS, LABEL_COLUMNS,
     OPENED_COLUMNS, REVISION_COLUMNS, SHELVED_COLUMNS, WORKSPACE_COLUMNS,
 };
+use super::counters;
 use super::jobs;
 use super::pool::Snapshot;
 use super::submit;
@@ -14,7 +15,9 @@ use crate::{
     OpenedRow, PathRange, ReadTxn, RevisionRow, ShelvedRow, StoreError, TicketRow, UserRow,
     WorkspaceRow, WriteTxn,
 };
-use keel_core::{ChangeNumber, DepotPath, Digest, TriggerLine, TypemapLine, WebhookLine};
+use keel_core::{
+    ChangeNumber, CounterSpace, DepotPath, Digest, TriggerLine, TypemapLine, WebhookLine,
+};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::sync::LazyLock;
 
@@ -156,6 +159,27 @@ impl<T: HasConn> ReadTxn for T {
         limit: usize,
     ) -> Result<Vec<FixRow>, StoreError> {
         jobs::list_fixes(self.conn(), before, limit)
+    }
+
+    fn change_counter(&self) -> Result<ChangeNumber, StoreError> {
+        let value: i64 = self
+            .conn()
+            .prepare_cached("SELECT value FROM counters WHERE name = 'change'")?
+            .query_row([], |r| r.get(0))?;
+        Ok(ChangeNumber(value as u64))
+    }
+
+    fn get_counter(&self, space: CounterSpace, name: &str) -> Result<Option<String>, StoreError> {
+        counters::get(self.conn(), space, name)
+    }
+
+    fn list_counters(
+        &self,
+        space: CounterSpace,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        counters::list(self.conn(), space, after, lim(limit))
     }
 
     fn get_user(&self, name: &str) -> Result<Option<UserRow>, StoreError> {
@@ -783,6 +807,19 @@ impl WriteTxn for Tx<'_> {
 
     fn delete_fix(&mut self, job: &str, change: ChangeNumber) -> Result<bool, StoreError> {
         jobs::delete_fix(self.conn, job, change)
+    }
+
+    fn put_counter(
+        &mut self,
+        space: CounterSpace,
+        name: &str,
+        value: &str,
+    ) -> Result<(), StoreError> {
+        counters::put(self.conn, space, name, value)
+    }
+
+    fn delete_counter(&mut self, space: CounterSpace, name: &str) -> Result<bool, StoreError> {
+        counters::delete(self.conn, space, name)
     }
 
     fn replace_triggers(&mut self, table: &[TriggerLine]) -> Result<(), StoreError> {

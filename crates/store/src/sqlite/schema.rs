@@ -295,6 +295,18 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX fixes_by_change ON fixes (change, job);
     "#,
+    // 15: counters and keys (`keel counter`, `keel key`): named values for scripts, one
+    // namespace each (`space` 0: counters, 1: keys). `counters` above is the server's own.
+    // And users' `Reviews` field (newline-separated depot patterns) for `reviews`.
+    r#"
+    CREATE TABLE user_counters (
+        space INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (space, name)
+    ) WITHOUT ROWID;
+    ALTER TABLE users ADD COLUMN reviews TEXT NOT NULL DEFAULT '';
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.

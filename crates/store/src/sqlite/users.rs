@@ -7,7 +7,7 @@ use keel_core::UserType;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 const USER_COLUMNS: &str =
-    "name, email, full_name, type, created, updated, accessed, password_hash, type_set_by";
+    "name, email, full_name, type, created, updated, accessed, password_hash, type_set_by, reviews";
 
 fn user(r: &Row) -> rusqlite::Result<UserRow> {
     let kind: String = r.get(3)?;
@@ -27,6 +27,12 @@ fn user(r: &Row) -> rusqlite::Result<UserRow> {
         accessed: r.get(6)?,
         password_hash: r.get(7)?,
         type_set_by: r.get(8)?,
+        reviews: r
+            .get::<_, String>(9)?
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect(),
     })
 }
 
@@ -63,7 +69,7 @@ pub(crate) fn list_users(
 
 pub(crate) fn put_user(conn: &Connection, u: &UserRow) -> Result<(), StoreError> {
     let sql = format!(
-        "INSERT OR REPLACE INTO users ({USER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+        "INSERT OR REPLACE INTO users ({USER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
     );
     conn.prepare_cached(&sql)?.execute(params![
         u.name,
@@ -74,7 +80,8 @@ pub(crate) fn put_user(conn: &Connection, u: &UserRow) -> Result<(), StoreError>
         u.updated,
         u.accessed,
         u.password_hash,
-        u.type_set_by
+        u.type_set_by,
+        u.reviews.join("\n")
     ])?;
     Ok(())
 }
