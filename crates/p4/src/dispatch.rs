@@ -1,8 +1,9 @@
 //! The P4 verbs: every command the front end answers, with the server command it runs (its row
 //! in `keel_service::command`'s table, which says the level it needs and whether it writes),
 //! whether it needs a login, and the one path every command takes before it runs: the login,
-//! then the server's [`CommandGate`] (a read-only replica's refusal of writes, the monitor, the
-//! protections, and at the end the command log and metrics), exactly as a gRPC call. A command
+//! then the server's [`CommandGate`](keel_service::command::CommandGate) (a read-only
+//! replica's refusal of writes, the monitor, the protections, and at the end the command log
+//! and metrics), exactly as a gRPC call. A command
 //! not in the table gets the client's usual unknown-command error.
 //!
 //! The map from verbs to rows is the front end's: one verb may run different rows by its

@@ -7,7 +7,7 @@ use keel_core::{ChangeNumber, DepotPath};
 use std::sync::OnceLock;
 
 /// The function told of every submitted change, once its commit is visible to readers, with
-/// the change's files when it has at most [`MAX_PATHS`] (`None` otherwise).
+/// the change's files when it has at most `MAX_PATHS` (256) paths (`None` otherwise).
 pub type CommitListener = Box<dyn Fn(ChangeNumber, Option<&[DepotPath]>) + Send + Sync>;
 
 /// Most paths of a change the listener is given.
