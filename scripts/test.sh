@@ -68,7 +68,7 @@ case "$p4venv" in /*) export KEEL_P4PYTHON="$p4venv/bin/python" ;; esac
 step "cargo test (with the slow end-to-end cases: KEEL_SLOW_TESTS=1)"
 KEEL_SLOW_TESTS=1 cargo test --workspace --locked
 
-step "vcs-compare smoke (Keel, svn and git on a 300-file tree, one round; at most 5 minutes)"
+step "vcs-compare smoke (Keel, svn and git on a 300-file tree and a 50-revision annotate, one round; at most 5 minutes)"
 if [ -z "$keel_bin" ]; then
   cargo build -p keel --locked
   # Wherever cargo puts its builds (CARGO_TARGET_DIR, build.target-dir): cargo says.
@@ -76,7 +76,7 @@ if [ -z "$keel_bin" ]; then
     python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
   keel_bin="$target_dir/debug/keel"
 fi
-timeout 300 scripts/vcs-compare --small --rounds 1 --no-write --keel "$keel_bin"
+timeout 300 scripts/vcs-compare --small --rounds 1 --annotate-revs 50 --no-write --keel "$keel_bin"
 
 step "Debian package: built, installed with dpkg -i, run as packaged, purged (as root)"
 if [ "$(id -u)" = 0 ]; then
