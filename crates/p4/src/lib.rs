@@ -14,6 +14,7 @@ pub mod commands;
 pub mod conn;
 pub mod dates;
 pub mod dispatch;
+pub mod filespec;
 pub mod flags;
 pub mod server;
 mod session;
