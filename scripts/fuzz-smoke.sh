@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Short cargo-fuzz run of every target (keel-core parsers, the store model); exits non-zero on any crash.
+# Short cargo-fuzz run of every target (keel-core parsers, the store model, the P4 wire decoder); exits non-zero on any crash.
 # Usage: FUZZ_SECONDS=20 scripts/fuzz-smoke.sh   (needs a rustup toolchain named `nightly`)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-20}"
-targets=(file_spec view_line path form merge store_model trigger_table protect_line job_expr)
+targets=(file_spec view_line path form merge store_model trigger_table protect_line job_expr p4_message)
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "installing cargo-fuzz" >&2

@@ -213,29 +213,67 @@ impl Service {
                     continue;
                 }
             };
+            let admits =
+                |path: &str| arg.matches(path) && selection.admits(path) && who.lists(path);
             for scope in &arg.scopes {
                 let mut before = bound.map(|b| ChangeNumber(b.0 + 1));
                 let mut taken = 0;
                 'scan: loop {
                     let rows = snap.range_changes(scope, before, page)?;
                     let full = rows.len() == page;
-                    for (change, path) in rows {
-                        before = Some(change);
+                    // A full page may end inside a change: that change's paths are read again
+                    // from its start on the next page (or, when it fills the page alone,
+                    // through its own revisions), so no path of it goes unlooked-at.
+                    let straddling = if full { rows.last().map(|r| r.0) } else { None };
+                    let mut settled = 0;
+                    for (change, path) in &rows {
+                        if Some(*change) == straddling {
+                            break;
+                        }
+                        settled += 1;
+                        before = Some(*change);
                         who.scan()?;
-                        if arg.matches(path.as_str())
-                            && selection.admits(path.as_str())
-                            && who.lists(path.as_str())
-                            && seen.insert(change)
-                        {
-                            found.push(change);
+                        if admits(path.as_str()) && seen.insert(*change) {
+                            found.push(*change);
                             taken += 1;
                             if taken >= max {
                                 break 'scan;
                             }
                         }
                     }
-                    if !full {
+                    let Some(last) = straddling else {
                         break;
+                    };
+                    if settled > 0 {
+                        before = Some(ChangeNumber(last.0 + 1));
+                        continue;
+                    }
+                    // One change fills the page: look through its own revisions.
+                    before = Some(last);
+                    if seen.contains(&last) {
+                        continue;
+                    }
+                    let mut after: Option<DepotPath> = None;
+                    'change: loop {
+                        let revs =
+                            snap.change_revisions(last, after.as_ref().map(|p| p.as_str()), page)?;
+                        let more = revs.len() == page;
+                        for rev in revs {
+                            who.scan()?;
+                            if scope.contains(rev.path.as_str()) && admits(rev.path.as_str()) {
+                                seen.insert(last);
+                                found.push(last);
+                                taken += 1;
+                                break 'change;
+                            }
+                            after = Some(rev.path);
+                        }
+                        if !more {
+                            break;
+                        }
+                    }
+                    if taken >= max {
+                        break 'scan;
                     }
                 }
             }

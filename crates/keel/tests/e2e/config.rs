@@ -139,3 +139,37 @@ fn a_tuned_server_serves_intact_content() {
         );
     }
 }
+
+/// `changes FILES` reads its scope a page at a time; a change whose paths straddle a page
+/// boundary (or fill a whole page) is still found by a path on the far side of it.
+#[test]
+fn changes_of_files_find_a_change_across_page_boundaries() {
+    let (dir, root) = root_with("[service]\npage_size = 2\n");
+    let fx = Fixture {
+        server: Server::start_at(&root).expect("server starts"),
+        dir,
+    };
+    let a = fx.workspace("alice", "a");
+    for name in ["a.txt", "b.txt", "c.txt", "z.c"] {
+        write(&a.cwd, name, name.as_bytes().to_vec());
+    }
+    a.ok(&["add", "..."]);
+    a.ok(&["submit", "-d", "one wide change"]);
+    write(&a.cwd, "d.txt", b"d".to_vec());
+    a.ok(&["add", "d.txt"]);
+    a.ok(&["submit", "-d", "a text file"]);
+    write(&a.cwd, "y.c", b"y".to_vec());
+    a.ok(&["add", "y.c"]);
+    a.ok(&["submit", "-d", "a c file"]);
+
+    let changes = |spec: &str| -> Vec<u64> {
+        a.json(&["changes", spec])
+            .iter()
+            .map(|c| c["change"].as_u64().expect("change number"))
+            .collect()
+    };
+    // Change 1's paths are a.txt, b.txt, c.txt, z.c: only its last one is a .c file.
+    assert_eq!(changes("//depot/*.c"), [3, 1]);
+    assert_eq!(changes("//depot/....txt"), [2, 1]);
+    assert_eq!(changes("//depot/z.c"), [1]);
+}
