@@ -2,7 +2,9 @@
 //! user, in `KEEL_TICKETS` or else `~/.keel_tickets`. It is only ever replaced whole: the new
 //! content goes to a temporary file created 0600 beside it, which is synced and renamed over
 //! it, so a crash leaves the old file or the new one and the tickets are never readable by
-//! other users.
+//! other users. Each change reads, edits and replaces the file holding an exclusive lock on a
+//! `.lock` file beside it, so two logins at once (two shells, a build's parallel jobs) never
+//! lose each other's ticket.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -65,22 +67,43 @@ impl TicketFile {
 
     /// Stores (replaces) the ticket of `user` on `server`.
     pub fn set(&self, server: &str, user: &str, ticket: &str) -> Result<()> {
-        let mut entries = self.entries()?;
-        entries.retain(|(s, u, _)| !(s == server && u == user));
-        entries.push((server.to_string(), user.to_string(), ticket.to_string()));
-        self.write(&entries)
+        self.locked(|| {
+            let mut entries = self.entries()?;
+            entries.retain(|(s, u, _)| !(s == server && u == user));
+            entries.push((server.to_string(), user.to_string(), ticket.to_string()));
+            self.write(&entries)
+        })
     }
 
     /// Forgets the ticket of `user` on `server`; returns whether there was one.
     pub fn remove(&self, server: &str, user: &str) -> Result<bool> {
-        let mut entries = self.entries()?;
-        let before = entries.len();
-        entries.retain(|(s, u, _)| !(s == server && u == user));
-        if entries.len() == before {
-            return Ok(false);
-        }
-        self.write(&entries)?;
-        Ok(true)
+        self.locked(|| {
+            let mut entries = self.entries()?;
+            let before = entries.len();
+            entries.retain(|(s, u, _)| !(s == server && u == user));
+            if entries.len() == before {
+                return Ok(false);
+            }
+            self.write(&entries)?;
+            Ok(true)
+        })
+    }
+
+    /// Runs `edit` holding the exclusive lock on the file's `.lock` companion (the tickets
+    /// file itself is replaced by renames, so it cannot carry the lock).
+    fn locked<T>(&self, edit: impl FnOnce() -> Result<T>) -> Result<T> {
+        let mut name = self.path.clone().into_os_string();
+        name.push(".lock");
+        let lock_path = PathBuf::from(name);
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let lock = options.open(&lock_path).at(&lock_path)?;
+        lock.lock().at(&lock_path)?;
+        let out = edit();
+        drop(lock);
+        out
     }
 
     fn write(&self, entries: &[Entry]) -> Result<()> {
@@ -107,6 +130,26 @@ impl TicketFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn logins_at_once_keep_every_ticket() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = TicketFile {
+            path: dir.path().join("tickets"),
+        };
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let file = &file;
+                s.spawn(move || {
+                    for i in 0..10 {
+                        let user = format!("u{t}-{i}");
+                        file.set("h:1", &user, "T").expect("write");
+                    }
+                });
+            }
+        });
+        assert_eq!(file.list().expect("read").len(), 80);
+    }
 
     #[test]
     fn tickets_are_kept_per_server_and_user_in_a_private_file() {
