@@ -65,6 +65,22 @@ fi
 export KEEL_P4PYTHON="$PWD/$p4venv/bin/python"
 case "$p4venv" in /*) export KEEL_P4PYTHON="$p4venv/bin/python" ;; esac
 
+step "P4Java from Maven Central for the P4 conformance suite (target/p4java/lib)"
+# crates/keel/tests/e2e/p4java.rs compiles tests/p4java/Drive.java against these jars and runs
+# it; it fails, never skips, without them. A JDK and Maven are installed when missing.
+if ! command -v javac >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jdk-headless maven >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jdk-headless maven >/dev/null
+  fi
+fi
+p4java_lib="$(cd "${CARGO_TARGET_DIR:-target}" 2>/dev/null && pwd || echo "$PWD/target")/p4java/lib"
+if ! ls "$p4java_lib"/p4java-*.jar >/dev/null 2>&1; then
+  mvn -q -f crates/keel/tests/p4java/pom.xml dependency:copy-dependencies -DoutputDirectory="$p4java_lib"
+fi
+export KEEL_P4JAVA_LIB="$p4java_lib"
+
 step "cargo test (with the slow end-to-end cases: KEEL_SLOW_TESTS=1)"
 KEEL_SLOW_TESTS=1 cargo test --workspace --locked
 

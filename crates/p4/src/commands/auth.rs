@@ -48,17 +48,21 @@ pub const COMMANDS: &[Command] = &[
     },
 ];
 
-/// The function name the client calls back with a typed answer.
-const PROMPT_REPLY: &str = "dm-PromptReply";
+/// The function names the client calls back with a typed answer: `login`'s and `passwd`'s.
+/// They must be names every client knows: P4Java refuses to call back a function outside its
+/// fixed table, and picks the answer (password, old or new) by the name and the prompt's text.
+const LOGIN_REPLY: &str = "dm-Login";
+const PASSWD_REPLY: &str = "dm-Passwd";
 
-/// Asks the client to prompt its user (no echo) and returns what was typed.
-async fn prompt(cmd: &mut Cmd, text: &str) -> Result<String, CmdError> {
+/// Asks the client to prompt its user (no echo) and returns what was typed; the client calls
+/// back `reply`.
+async fn prompt(cmd: &mut Cmd, text: &str, reply: &str) -> Result<String, CmdError> {
     let m = Message::new()
         .with("data", text)
         .with("noecho", "")
-        .with("confirm", PROMPT_REPLY)
+        .with("confirm", reply)
         .with("func", "client-Prompt");
-    let reply = cmd.ask(&m, PROMPT_REPLY).await?;
+    let reply = cmd.ask(&m, reply).await?;
     Ok(reply.text("data").unwrap_or_default())
 }
 
@@ -123,7 +127,7 @@ async fn login(cmd: &mut Cmd) -> CmdResult {
         return Ok(());
     }
     check_password_channel(cmd)?;
-    let password = prompt(cmd, "Enter password: ").await?;
+    let password = prompt(cmd, "Enter password: ", LOGIN_REPLY).await?;
     let all_hosts = flags.has('a');
     let issued = cmd
         .call(move |svc, caller| svc.login(caller, &password, all_hosts))
@@ -209,12 +213,12 @@ async fn passwd(cmd: &mut Cmd) -> CmdResult {
         false
     };
     let old = if has_password {
-        prompt(cmd, "Enter old password: ").await?
+        prompt(cmd, "Enter old password: ", PASSWD_REPLY).await?
     } else {
         String::new()
     };
-    let new = prompt(cmd, "Enter new password: ").await?;
-    let again = prompt(cmd, "Re-enter new password: ").await?;
+    let new = prompt(cmd, "Enter new password: ", PASSWD_REPLY).await?;
+    let again = prompt(cmd, "Re-enter new password: ", PASSWD_REPLY).await?;
     if new != again {
         return Err(CmdError::Report(Report::failed(
             Generic::Usage,
