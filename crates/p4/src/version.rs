@@ -10,12 +10,14 @@ pub const PROTOCOL_LEVEL: u32 = 59;
 /// The release the version string names: at least 2005.2, which P4Java requires.
 pub const RELEASE: &str = "2026.1";
 
-/// The build number the version string names (the package version as one number).
+/// The build number the version string names: the release date as `YYYYMMDD`. Tools compare
+/// this field with the change numbers of the releases that brought a feature (P4Python's own
+/// suite wants at least 1398982, 2016.1's second patch), so it must read as a current build.
 pub fn build() -> u32 {
-    let parse = |s: &str| s.parse::<u32>().unwrap_or(0);
-    parse(env!("CARGO_PKG_VERSION_MAJOR")) * 10_000
-        + parse(env!("CARGO_PKG_VERSION_MINOR")) * 100
-        + parse(env!("CARGO_PKG_VERSION_PATCH"))
+    RELEASE_DATE
+        .replace('/', "")
+        .parse()
+        .expect("RELEASE_DATE is YYYY/MM/DD")
 }
 
 /// The date the version string carries.
@@ -33,7 +35,7 @@ pub fn platform() -> &'static str {
     }
 }
 
-/// `Keel/LINUX26X86_64/2026.1/100 (2026/11/28)`.
+/// `Keel/LINUX26X86_64/2026.1/20261128 (2026/11/28)`.
 pub fn server_version() -> String {
     format!("Keel/{}/{RELEASE}/{} ({RELEASE_DATE})", platform(), build())
 }
@@ -53,7 +55,8 @@ mod tests {
         assert!(year_n >= 20052);
         // The change number, then ` (YYYY/MM/DD)`.
         let change = parts[3].split(' ').next().expect("change");
-        assert!(change.parse::<u32>().is_ok(), "{v}");
+        let change: u32 = change.parse().expect("change number");
+        assert!(change >= 1_398_982, "{v}");
         assert!(v.ends_with(')') && v.contains(" ("));
     }
 }
