@@ -1,5 +1,6 @@
 //! browse: concurrent clients drilling down random paths of a deep tree (Dirs level by level,
-//! then Fstat of a file, then Filelog of it) with no think time.
+//! then Fstat of a file, then Filelog of it) with no think time; with a P4 address, the same
+//! clients then browse through the P4 front end for as long, and the report shows both.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -27,20 +28,74 @@ pub struct Config {
     pub access: AccessMode,
     /// With `access` secure: the tickets file the logins are kept in and reused from.
     pub tickets: Option<PathBuf>,
+    /// The server's P4 listener: browse through it too, after the native clients.
+    pub p4: Option<String>,
 }
 
 /// One client's tallies.
 #[derive(Default)]
-struct Tally {
-    dirs: Windows,
-    fstat: Windows,
-    filelog: Windows,
-    dirs_lat: Latencies,
-    fstat_lat: Latencies,
-    filelog_lat: Latencies,
-    browses: u64,
-    paths: HashSet<u64>,
-    samples: Vec<Sample>,
+pub(crate) struct Tally {
+    pub(crate) dirs: Windows,
+    pub(crate) fstat: Windows,
+    pub(crate) filelog: Windows,
+    pub(crate) dirs_lat: Latencies,
+    pub(crate) fstat_lat: Latencies,
+    pub(crate) filelog_lat: Latencies,
+    pub(crate) browses: u64,
+    pub(crate) paths: HashSet<u64>,
+    pub(crate) samples: Vec<Sample>,
+}
+
+impl Tally {
+    fn merge(&mut self, t: Tally) {
+        self.dirs.merge(&t.dirs);
+        self.fstat.merge(&t.fstat);
+        self.filelog.merge(&t.filelog);
+        self.dirs_lat.extend(&t.dirs_lat);
+        self.fstat_lat.extend(&t.fstat_lat);
+        self.filelog_lat.extend(&t.filelog_lat);
+        self.browses += t.browses;
+        self.paths.extend(t.paths);
+        self.samples.extend(t.samples);
+    }
+
+    /// Sets this tally's figures on `report`, each key prefixed with `prefix`.
+    fn report(&self, report: &mut Report, prefix: &str, seconds: u64, elapsed: Duration) {
+        let whole = seconds.max(1) as usize;
+        let key = |k: &str| format!("{prefix}{k}");
+        report
+            .set(
+                &key("duration_s"),
+                (elapsed.as_secs_f64() * 100.0).round() / 100.0,
+            )
+            .set(&key("browses"), self.browses)
+            .set(&key("unique_paths"), self.paths.len() as u64)
+            .set(&key("dirs_calls"), self.dirs_lat.len() as u64)
+            .set(&key("fstat_calls"), self.fstat_lat.len() as u64)
+            .set(&key("filelog_calls"), self.filelog_lat.len() as u64)
+            .set(&key("max_dirs_per_s"), self.dirs.max_per_second(whole))
+            .set(&key("max_fstat_per_s"), self.fstat.max_per_second(whole))
+            .set(
+                &key("max_filelog_per_s"),
+                self.filelog.max_per_second(whole),
+            )
+            .set(
+                &key("mean_dirs_per_s"),
+                rate(self.dirs_lat.len() as u64, elapsed),
+            )
+            .set(&key("dirs_p50_ms"), ms(self.dirs_lat.percentile(50.0)))
+            .set(&key("dirs_p99_ms"), ms(self.dirs_lat.percentile(99.0)))
+            .set(&key("fstat_p50_ms"), ms(self.fstat_lat.percentile(50.0)))
+            .set(&key("fstat_p99_ms"), ms(self.fstat_lat.percentile(99.0)))
+            .set(
+                &key("filelog_p50_ms"),
+                ms(self.filelog_lat.percentile(50.0)),
+            )
+            .set(
+                &key("filelog_p99_ms"),
+                ms(self.filelog_lat.percentile(99.0)),
+            );
+    }
 }
 
 /// Runs the workload against the server at `addr`.
@@ -70,41 +125,40 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     }
     let mut all = Tally::default();
     for t in rpc::join_clients("browse", tasks).await? {
-        all.dirs.merge(&t.dirs);
-        all.fstat.merge(&t.fstat);
-        all.filelog.merge(&t.filelog);
-        all.dirs_lat.extend(&t.dirs_lat);
-        all.fstat_lat.extend(&t.fstat_lat);
-        all.filelog_lat.extend(&t.filelog_lat);
-        all.browses += t.browses;
-        all.paths.extend(t.paths);
-        all.samples.extend(t.samples);
+        all.merge(t);
     }
     let elapsed = start.elapsed();
-    let whole = config.seconds.max(1) as usize;
     report
         .set("files", config.files)
-        .set("clients", config.clients)
-        .set(
-            "duration_s",
-            (elapsed.as_secs_f64() * 100.0).round() / 100.0,
-        )
-        .set("browses", all.browses)
-        .set("unique_paths", all.paths.len() as u64)
-        .set("dirs_calls", all.dirs_lat.len() as u64)
-        .set("fstat_calls", all.fstat_lat.len() as u64)
-        .set("filelog_calls", all.filelog_lat.len() as u64)
-        .set("max_dirs_per_s", all.dirs.max_per_second(whole))
-        .set("max_fstat_per_s", all.fstat.max_per_second(whole))
-        .set("max_filelog_per_s", all.filelog.max_per_second(whole))
-        .set("mean_dirs_per_s", rate(all.dirs_lat.len() as u64, elapsed))
-        .set("dirs_p50_ms", ms(all.dirs_lat.percentile(50.0)))
-        .set("dirs_p99_ms", ms(all.dirs_lat.percentile(99.0)))
-        .set("fstat_p50_ms", ms(all.fstat_lat.percentile(50.0)))
-        .set("fstat_p99_ms", ms(all.fstat_lat.percentile(99.0)))
-        .set("filelog_p50_ms", ms(all.filelog_lat.percentile(50.0)))
-        .set("filelog_p99_ms", ms(all.filelog_lat.percentile(99.0)));
-    report.samples = all.samples;
+        .set("clients", config.clients);
+    all.report(&mut report, "", config.seconds, elapsed);
+    report.samples = std::mem::take(&mut all.samples);
+    if let Some(p4) = &config.p4 {
+        if config.access != AccessMode::Open {
+            return Err(BenchError::Check(
+                "browse through the P4 listener runs with open access only".into(),
+            ));
+        }
+        let start = Instant::now();
+        let deadline = start + Duration::from_secs(config.seconds.max(1));
+        let mut tasks = Vec::new();
+        for (c, user) in (0u32..).zip(&users) {
+            let (p4, user, shape) = (p4.clone(), user.clone(), shape.clone());
+            tasks.push(tokio::spawn(async move {
+                crate::p4_browse::client(&p4, &user, shape, c, start, deadline).await
+            }));
+        }
+        let mut p4_all = Tally::default();
+        for t in rpc::join_clients("browse through P4", tasks).await? {
+            p4_all.merge(t);
+        }
+        let p4_elapsed = start.elapsed();
+        p4_all.report(&mut report, "p4_", config.seconds, p4_elapsed);
+        let per_s = |t: &Tally, d: Duration| t.browses as f64 / d.as_secs_f64().max(1e-9);
+        let ratio = per_s(&p4_all, p4_elapsed) / per_s(&all, elapsed).max(1e-9);
+        report.set("p4_vs_native_browses", (ratio * 1000.0).round() / 1000.0);
+        report.samples.extend(p4_all.samples);
+    }
     Ok(report)
 }
 

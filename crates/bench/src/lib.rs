@@ -22,6 +22,8 @@ pub mod limits;
 pub mod lockjam;
 pub mod log_report;
 pub mod logins;
+pub mod p4_browse;
+pub mod p4_client;
 pub mod ping;
 pub mod proxy;
 pub mod replica;

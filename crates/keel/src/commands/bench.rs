@@ -190,6 +190,49 @@ pub struct BrowseArgs {
     pub seconds: u64,
     #[command(flatten)]
     pub access: AccessArgs,
+    #[command(flatten)]
+    pub p4: P4Args,
+}
+
+/// Whether `browse` and `sync` also run through the P4 front end.
+#[derive(Debug, Clone, Args)]
+pub struct P4Args {
+    /// Also run the workload through the server's P4 listener (the bench's own P4 protocol
+    /// client), after the native clients, and report both; a started server gets
+    /// `--p4-listen 127.0.0.1:0`.
+    #[arg(long)]
+    pub p4: bool,
+    /// With --server: the P4 listener of that server (implies --p4).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub p4_server: Option<String>,
+}
+
+impl P4Args {
+    fn wanted(&self) -> bool {
+        self.p4 || self.p4_server.is_some()
+    }
+}
+
+/// The P4 address a started server printed in its ready line (`P4 clients on ADDR`).
+fn p4_address(target: &Target, args: &P4Args) -> Result<Option<String>> {
+    if !args.wanted() {
+        return Ok(None);
+    }
+    if let Some(addr) = &args.p4_server {
+        return Ok(Some(addr.clone()));
+    }
+    let line = &target.ready_line;
+    match line.split_once("P4 clients on ") {
+        Some((_, rest)) => Ok(Some(
+            rest.split([',', ')', ' '])
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+        )),
+        None => bail!(
+            "--p4 needs the server's P4 listener: with --server, name it with --p4-server HOST:PORT"
+        ),
+    }
 }
 
 /// How the clients of `browse` and `sync` reach the server.
@@ -384,6 +427,13 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 // Passwords checked are read from the server's own metrics.
                 serve_args.push("--metrics-listen=127.0.0.1:0".to_string());
             }
+            let p4 = match &args.workload {
+                Workload::Browse(b) => b.p4.wanted(),
+                _ => false,
+            };
+            if p4 {
+                serve_args.push("--p4-listen=127.0.0.1:0".to_string());
+            }
             let launch = keel_bench::server::Launch {
                 root,
                 listen: args.tls.then(|| "ssl:127.0.0.1:0".to_string()),
@@ -409,6 +459,7 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 generate,
                 access: b.access.mode(),
                 tickets: b.access.tickets.clone(),
+                p4: p4_address(&target, &b.p4)?,
             };
             browse::run(addr, &config).await?
         }

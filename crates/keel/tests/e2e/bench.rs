@@ -53,6 +53,27 @@ fn browse_reports_browses_and_rates() {
     assert!(n(&r, "max_dirs_per_s") > 0.0 && n(&r, "max_filelog_per_s") > 0.0);
 }
 
+/// `--p4`: the same clients browse through the P4 listener too, and the report shows both.
+#[test]
+fn browse_through_the_p4_listener_reports_beside_native() {
+    let r = bench(&[
+        "browse",
+        "--files",
+        "300",
+        "--seconds",
+        "1",
+        "--clients",
+        "2",
+        "--p4",
+    ]);
+    assert!(n(&r, "browses") > 0.0, "{r}");
+    assert!(n(&r, "p4_browses") > 0.0, "{r}");
+    assert!(n(&r, "p4_dirs_calls") >= 5.0 * n(&r, "p4_browses"), "{r}");
+    assert!(n(&r, "p4_fstat_calls") >= n(&r, "p4_browses"), "{r}");
+    assert!(n(&r, "p4_filelog_p50_ms") > 0.0, "{r}");
+    assert!(n(&r, "p4_vs_native_browses") > 0.0, "{r}");
+}
+
 #[test]
 fn ping_counts_every_call() {
     let dir = tempfile::tempdir().expect("temp dir");

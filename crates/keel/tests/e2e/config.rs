@@ -151,14 +151,14 @@ fn changes_of_files_find_a_change_across_page_boundaries() {
     };
     let a = fx.workspace("alice", "a");
     for name in ["a.txt", "b.txt", "c.txt", "z.c"] {
-        write(&a.cwd, name, name.as_bytes().to_vec());
+        write(&a.cwd, name, name.as_bytes());
     }
     a.ok(&["add", "..."]);
     a.ok(&["submit", "-d", "one wide change"]);
-    write(&a.cwd, "d.txt", b"d".to_vec());
+    write(&a.cwd, "d.txt", b"d");
     a.ok(&["add", "d.txt"]);
     a.ok(&["submit", "-d", "a text file"]);
-    write(&a.cwd, "y.c", b"y".to_vec());
+    write(&a.cwd, "y.c", b"y");
     a.ok(&["add", "y.c"]);
     a.ok(&["submit", "-d", "a c file"]);
 
