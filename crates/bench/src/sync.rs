@@ -1,5 +1,7 @@
 //! sync: one full sync of the tree into an empty workspace, then concurrent clients each
-//! syncing a random subtree into a fresh workspace (real Sync RPC + client writes).
+//! syncing a random subtree into a fresh workspace (real Sync RPC + client writes); with a P4
+//! address, the same two phases again through the P4 front end (the bench's own P4 client
+//! writing the files), reported beside native.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -32,6 +34,8 @@ pub struct Config {
     pub access: AccessMode,
     /// With `access` secure: the tickets file the logins are kept in and reused from.
     pub tickets: Option<PathBuf>,
+    /// The server's P4 listener: sync through it too, after the native clients.
+    pub p4: Option<String>,
 }
 
 /// What a workload of whole-tree syncs starts from: the tree generated (when asked), a fresh
@@ -84,14 +88,79 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     let ticket = logins.ticket(SYNCER).map(str::to_string);
     report.set("access", config.access.as_str());
 
-    // One sync of the whole tree into an empty workspace.
-    let full = sync_fresh(
+    native_or_p4(
         addr,
+        None,
         &shape,
-        temp.path(),
-        &format!("bsf{nonce}"),
-        "",
+        &temp,
+        nonce,
         ticket.as_deref(),
+        config,
+        &mut report,
+    )
+    .await?;
+    if let Some(p4) = &config.p4 {
+        if config.access != AccessMode::Open {
+            return Err(BenchError::Check(
+                "sync through the P4 listener runs with open access only".into(),
+            ));
+        }
+        native_or_p4(
+            addr,
+            Some(p4),
+            &shape,
+            &temp,
+            nonce,
+            None,
+            config,
+            &mut report,
+        )
+        .await?;
+        let ratio = |key: &str| {
+            let number = |k: &str| report.get(k).and_then(serde_json::Value::as_f64);
+            let (native, p4) = (number(key), number(&format!("p4_{key}")));
+            match (native, p4) {
+                (Some(n), Some(p)) if n > 0.0 => (p / n * 1000.0).round() / 1000.0,
+                _ => 0.0,
+            }
+        };
+        let full = ratio("full_sync_mb_per_s");
+        let aggregate = ratio("aggregate_mb_per_s");
+        report
+            .set("p4_vs_native_full_sync", full)
+            .set("p4_vs_native_aggregate", aggregate);
+    }
+    Ok(report)
+}
+
+/// The full sync and the concurrent phase, natively or (with `p4`) through the P4 listener,
+/// whose figures are keyed `p4_...`.
+#[allow(clippy::too_many_arguments)]
+async fn native_or_p4(
+    addr: &str,
+    p4: Option<&String>,
+    shape: &Shape,
+    temp: &tempfile::TempDir,
+    nonce: u64,
+    ticket: Option<&str>,
+    config: &Config,
+    report: &mut Report,
+) -> Result<()> {
+    let (prefix, tag) = match p4 {
+        Some(_) => ("p4_", "p"),
+        None => ("", ""),
+    };
+    let key = |k: &str| format!("{prefix}{k}");
+    let p4 = p4.cloned();
+    // One sync of the whole tree into an empty workspace.
+    let full = sync_via(
+        addr,
+        p4.as_deref(),
+        shape,
+        temp.path(),
+        &format!("bsf{tag}{nonce}"),
+        "",
+        ticket,
     )
     .await?;
     let expected_bytes = shape.head_bytes(0..shape.files);
@@ -102,11 +171,11 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
         )));
     }
     report
-        .set("files", full.totals.files)
-        .set("bytes", full.totals.bytes)
-        .set("full_sync_ms", ms(full.latency))
+        .set(&key("files"), full.totals.files)
+        .set(&key("bytes"), full.totals.bytes)
+        .set(&key("full_sync_ms"), ms(full.latency))
         .set(
-            "full_sync_mb_per_s",
+            &key("full_sync_mb_per_s"),
             rate(full.totals.bytes / 1_000_000, full.latency),
         );
 
@@ -118,7 +187,8 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
         let shape = shape.clone();
         let dir = temp.path().to_path_buf();
         let rounds = config.rounds.max(1);
-        let ticket = ticket.clone();
+        let ticket = ticket.map(str::to_string);
+        let p4 = p4.clone();
         tasks.push(tokio::spawn(async move {
             let mut rng = Rng::derive(shape.seed, 2000 + u64::from(c));
             let groups = shape
@@ -131,9 +201,17 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
                 let g = rng.below(groups);
                 let sub = format!("a{}/b{}/c{}/", g / 100, g / 10 % 10, g % 10);
                 let began = Instant::now();
-                let name = format!("bs{nonce}c{c}r{r}");
-                let synced =
-                    sync_fresh(&addr, &shape, &dir, &name, &sub, ticket.as_deref()).await?;
+                let name = format!("bs{tag}{nonce}c{c}r{r}");
+                let synced = sync_via(
+                    &addr,
+                    p4.as_deref(),
+                    &shape,
+                    &dir,
+                    &name,
+                    &sub,
+                    ticket.as_deref(),
+                )
+                .await?;
                 out.push((c, began, synced));
             }
             Ok::<_, BenchError>(out)
@@ -148,7 +226,7 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
             syncs += 1;
             latencies.push(synced.latency);
             report.samples.push(Sample {
-                op: "sync",
+                op: if p4.is_some() { "p4_sync" } else { "sync" },
                 client: c,
                 start: began.duration_since(start),
                 latency: synced.latency,
@@ -158,18 +236,80 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     let wall = start.elapsed();
     report
         .set("clients", config.clients)
-        .set("concurrent_syncs", syncs)
-        .set("concurrent_files", files)
-        .set("concurrent_bytes", bytes)
-        .set("concurrent_wall_ms", ms(wall))
-        .set("aggregate_mb_per_s", rate(bytes / 1_000_000, wall))
-        .set("sync_p50_ms", ms(latencies.percentile(50.0)))
-        .set("sync_p99_ms", ms(latencies.percentile(99.0)));
-    Ok(report)
+        .set(&key("concurrent_syncs"), syncs)
+        .set(&key("concurrent_files"), files)
+        .set(&key("concurrent_bytes"), bytes)
+        .set(&key("concurrent_wall_ms"), ms(wall))
+        .set(&key("aggregate_mb_per_s"), rate(bytes / 1_000_000, wall))
+        .set(&key("sync_p50_ms"), ms(latencies.percentile(50.0)))
+        .set(&key("sync_p99_ms"), ms(latencies.percentile(99.0)));
+    Ok(())
 }
 
 /// The user the syncing clients act as.
 pub(crate) const SYNCER: &str = "syncer";
+
+/// [`sync_fresh`], or with `p4` the same through the P4 listener.
+async fn sync_via(
+    addr: &str,
+    p4: Option<&str>,
+    shape: &Shape,
+    dir: &Path,
+    name: &str,
+    sub: &str,
+    ticket: Option<&str>,
+) -> Result<Synced> {
+    match p4 {
+        Some(p4) => sync_fresh_p4(addr, p4, shape, dir, name, sub).await,
+        None => sync_fresh(addr, shape, dir, name, sub, ticket).await,
+    }
+}
+
+/// Creates workspace `name` (natively, as [`sync_fresh`] does) and syncs `sub` into it through
+/// the P4 listener at `p4` with the bench's own P4 client, which writes the files; then deletes
+/// the workspace and its files.
+async fn sync_fresh_p4(
+    addr: &str,
+    p4: &str,
+    shape: &Shape,
+    dir: &Path,
+    name: &str,
+    sub: &str,
+) -> Result<Synced> {
+    let conn = access::connect(addr, SYNCER, name, None).await?;
+    let root = dir.join(name);
+    std::fs::create_dir_all(&root)
+        .map_err(|e| BenchError::io(format!("mkdir {}", root.display()), e))?;
+    rpc::save_workspace(
+        &conn,
+        name,
+        &root,
+        vec![format!("{}/... //{name}/...", shape.prefix)],
+    )
+    .await?;
+    let mut p4conn = crate::p4_client::P4Conn::connect(p4, SYNCER, name, &root).await?;
+    let began = Instant::now();
+    let reply = p4conn
+        .run("sync", &[&format!("//{name}/{sub}...")], true)
+        .await?;
+    let latency = began.elapsed();
+    conn.client()
+        .delete_workspace(DeleteWorkspaceRequest {
+            caller: conn.caller(),
+            name: name.to_string(),
+        })
+        .await
+        .map_err(|s| BenchError::rpc(format!("deleting workspace {name}"), s))?;
+    let _ = std::fs::remove_dir_all(&root);
+    Ok(Synced {
+        totals: SyncTotals {
+            files: reply.files_written,
+            bytes: reply.bytes_written,
+            ..SyncTotals::default()
+        },
+        latency,
+    })
+}
 
 /// Creates workspace `name` rooted in a new directory under `dir`, syncs `sub` (a subtree of
 /// the shape, empty = all) into it as [`SYNCER`] sending `ticket`, then deletes the workspace

@@ -321,6 +321,8 @@ pub struct SyncArgs {
     pub work_dir: Option<PathBuf>,
     #[command(flatten)]
     pub access: AccessArgs,
+    #[command(flatten)]
+    pub p4: P4Args,
 }
 
 #[derive(Debug, Args)]
@@ -429,6 +431,7 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
             }
             let p4 = match &args.workload {
                 Workload::Browse(b) => b.p4.wanted(),
+                Workload::Sync(s) => s.p4.wanted(),
                 _ => false,
             };
             if p4 {
@@ -484,6 +487,7 @@ pub async fn run(args: &BenchArgs, global_server: Option<&str>, json: bool) -> R
                 work_dir: s.work_dir.clone(),
                 access: s.access.mode(),
                 tickets: s.access.tickets.clone(),
+                p4: p4_address(&target, &s.p4)?,
             };
             sync::run(addr, &config).await?
         }

@@ -148,6 +148,28 @@ fn sync_writes_the_whole_dataset() {
     assert!(n(&r, "sync_p99_ms") >= n(&r, "sync_p50_ms"));
 }
 
+/// `--p4`: the same full and concurrent syncs through the P4 listener write the same files.
+#[test]
+fn sync_through_the_p4_listener_writes_the_same_dataset() {
+    let r = bench(&[
+        "sync",
+        "--files",
+        "120",
+        "--file-size",
+        "2000",
+        "--clients",
+        "2",
+        "--rounds",
+        "2",
+        "--p4",
+    ]);
+    assert_eq!(n(&r, "p4_files"), n(&r, "files"), "{r}");
+    assert_eq!(n(&r, "p4_bytes"), n(&r, "bytes"), "{r}");
+    assert_eq!(n(&r, "p4_concurrent_syncs"), 4.0, "{r}");
+    assert!(n(&r, "p4_concurrent_files") > 0.0, "{r}");
+    assert!(n(&r, "p4_sync_p99_ms") >= n(&r, "p4_sync_p50_ms"), "{r}");
+}
+
 #[test]
 fn loop_times_status_edit_submit_and_update_through_the_cli() {
     let r = bench(&[
