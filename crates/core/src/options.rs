@@ -1,4 +1,5 @@
-//! The workspace `Options:` field (`noallwrite clobber normdir modtime`, plus `locked`).
+//! The workspace `Options:` field (`noallwrite clobber normdir modtime`, plus `locked` and
+//! `compress`).
 
 use std::fmt;
 
@@ -27,6 +28,10 @@ pub struct WorkspaceOptions {
     /// anyone else (a super user with force) may only edit or delete the spec. Written only
     /// when set, so specs without it read as before.
     pub locked: bool,
+    /// `compress`: P4 clients working in this workspace get a compressed connection (the
+    /// P4 front end's link compression); Keel's own protocol compresses content itself.
+    /// Written only when set.
+    pub compress: bool,
 }
 
 const NAMES: [&str; 4] = ["allwrite", "clobber", "rmdir", "modtime"];
@@ -38,7 +43,18 @@ impl WorkspaceOptions {
         let mut values = [false; 4];
         let mut seen = [false; 4];
         let mut locked = None;
+        let mut compress = None;
         for word in text.split_whitespace() {
+            if word == "compress" || word == "nocompress" {
+                if compress.is_some() {
+                    return Err(OptionsError::Repeated {
+                        text: text.to_string(),
+                        word: word.to_string(),
+                    });
+                }
+                compress = Some(word == "compress");
+                continue;
+            }
             if word == "locked" || word == "unlocked" {
                 if locked.is_some() {
                     return Err(OptionsError::Repeated {
@@ -77,6 +93,7 @@ impl WorkspaceOptions {
             rmdir,
             modtime,
             locked: locked.unwrap_or(false),
+            compress: compress.unwrap_or(false),
         })
     }
 }
@@ -91,6 +108,9 @@ impl fmt::Display for WorkspaceOptions {
         }
         if self.locked {
             f.write_str(" locked")?;
+        }
+        if self.compress {
+            f.write_str(" compress")?;
         }
         Ok(())
     }
@@ -141,7 +161,24 @@ mod tests {
             rmdir,
             modtime,
             locked: false,
+            compress: false,
         }
+    }
+
+    #[test]
+    fn compress_is_kept_and_written_only_when_set() {
+        let o = WorkspaceOptions::parse("allwrite compress").expect("parses");
+        assert!(o.compress && o.allwrite);
+        assert_eq!(
+            o.to_string(),
+            "allwrite noclobber normdir nomodtime compress"
+        );
+        assert!(
+            !WorkspaceOptions::parse("nocompress")
+                .expect("parses")
+                .compress
+        );
+        assert!(WorkspaceOptions::parse("compress nocompress").is_err());
     }
 
     #[test]

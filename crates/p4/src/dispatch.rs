@@ -86,6 +86,28 @@ pub fn flags(cmd: &Cmd, command: &Command) -> Result<Flags, CmdError> {
     })
 }
 
+/// Starts link compression when the command's workspace asks for it (its `compress` option),
+/// once per connection.
+async fn compress_if_asked(cmd: &mut Cmd) -> Result<(), crate::conn::ConnError> {
+    if cmd.conn.compressing() || cmd.caller.workspace.is_empty() {
+        return Ok(());
+    }
+    let name = cmd.caller.workspace.clone();
+    let wants = cmd
+        .call(move |svc, caller| {
+            svc.get_workspace(caller, &name)
+                .ok()
+                .and_then(|w| keel_core::WorkspaceOptions::parse(&w.options).ok())
+                .is_some_and(|o| o.compress)
+        })
+        .await
+        .unwrap_or(false);
+    if wants {
+        cmd.conn.start_compression().await?;
+    }
+    Ok(())
+}
+
 /// Runs `command` for `cmd`: the caller let in (when the command needs a login), then begun
 /// through the server's gate (a refusal there is the command's error), then run and ended
 /// with its outcome; an error is sent as the command's last line.
@@ -130,6 +152,10 @@ pub async fn run(cmd: &mut Cmd, command: &'static Command) -> CmdResult {
             )));
         }
     };
+    if let Err(e) = compress_if_asked(cmd).await {
+        run.fail(&e.to_string());
+        return Err(CmdError::Conn(e));
+    }
     let outcome = (command.run)(cmd).await;
     match &outcome {
         Ok(()) => run.end(Ok(())),

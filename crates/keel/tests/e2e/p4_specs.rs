@@ -129,7 +129,7 @@ fn client_forms_keel_cannot_honour_are_refused_naming_the_field() {
     };
     let r = s.drive(&[
         json!({"method": "save_client", "args": [with("SubmitOptions", "revertunchanged")]}),
-        json!({"method": "save_client", "args": [with("Options", "compress")]}),
+        json!({"method": "save_client", "args": [with("LineEnd", "crlf")]}),
         json!({"input": "Client:\talice_ws\nColour:\tred\n", "cmd": ["client", "-i"]}),
         json!({"cmd": ["clients"]}),
     ]);
@@ -141,7 +141,7 @@ fn client_forms_keel_cannot_honour_are_refused_naming_the_field() {
         r[0]
     );
     assert!(
-        r[1]["errors"].to_string().contains("Options 'compress'"),
+        r[1]["errors"].to_string().contains("LineEnd 'crlf'"),
         "{:?}",
         r[1]
     );

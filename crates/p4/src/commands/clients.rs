@@ -76,31 +76,28 @@ pub const CLIENT: SpecDef = SpecDef {
     ],
 };
 
-/// Keel's options as P4 clients write them (`compress` is always off).
+/// Keel's options as P4 clients write them.
 fn p4_options(options: &str) -> String {
     let o = WorkspaceOptions::parse(options).unwrap_or_default();
     let no = |on: bool| if on { "" } else { "no" };
     format!(
-        "{}allwrite {}clobber nocompress {} {}modtime {}rmdir",
+        "{}allwrite {}clobber {}compress {} {}modtime {}rmdir",
         no(o.allwrite),
         no(o.clobber),
+        no(o.compress),
         if o.locked { "locked" } else { "unlocked" },
         no(o.modtime),
         no(o.rmdir)
     )
 }
 
-/// P4 options as Keel reads them: `nocompress` dropped, `compress` refused.
-fn keel_options(name: &str, options: &str) -> Result<String, CmdError> {
-    let mut words = Vec::new();
-    for word in options.split_whitespace() {
-        match word {
-            "nocompress" => {}
-            "compress" => return Err(unsupported(name, "Options", word)),
-            other => words.push(other),
-        }
-    }
-    Ok(words.join(" "))
+/// P4 options as Keel reads them (`nocompress`, the default, dropped).
+fn keel_options(options: &str) -> String {
+    options
+        .split_whitespace()
+        .filter(|w| *w != "nocompress")
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn unsupported(name: &str, field: &str, value: &str) -> CmdError {
@@ -184,7 +181,7 @@ async fn client(cmd: &mut Cmd) -> CmdResult {
             host: one(&form, "Host"),
             root: one(&form, "Root"),
             description: lines(&form, "Description").join("\n"),
-            options: keel_options(&name, &one(&form, "Options"))?,
+            options: keel_options(&one(&form, "Options")),
             view: lines(&form, "View")
                 .into_iter()
                 .filter(|l| !l.trim().is_empty())
@@ -348,13 +345,13 @@ mod tests {
             "noallwrite clobber nocompress unlocked modtime normdir"
         );
         assert_eq!(
-            keel_options(
-                "ws",
-                "noallwrite noclobber nocompress unlocked nomodtime normdir"
-            )
-            .expect("accepted"),
+            keel_options("noallwrite noclobber nocompress unlocked nomodtime normdir"),
             "noallwrite noclobber unlocked nomodtime normdir"
         );
-        assert!(keel_options("ws", "compress").is_err());
+        assert_eq!(keel_options("allwrite compress"), "allwrite compress");
+        assert_eq!(
+            p4_options("allwrite noclobber normdir nomodtime compress"),
+            "allwrite noclobber compress unlocked nomodtime normdir"
+        );
     }
 }
