@@ -59,6 +59,10 @@ pub mod number {
     pub const REPLICA: u32 = 9;
     pub const NO_SUCH: u32 = 10;
     pub const FORM: u32 = 11;
+    // p4browse
+    pub const NO_SUCH_FILES: u32 = 12;
+    pub const NOT_IN_VIEW: u32 = 13;
+    pub const NO_SUCH_CHANGE: u32 = 14;
 }
 
 /// A service failure as the client shows it.

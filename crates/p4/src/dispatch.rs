@@ -47,6 +47,11 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::clients::COMMANDS.iter().map(copy));
         all.extend(commands::depots::COMMANDS.iter().map(copy));
         all.extend(commands::counters::COMMANDS.iter().map(copy));
+        // p4browse
+        all.extend(commands::changes::COMMANDS.iter().map(copy));
+        all.extend(commands::files::COMMANDS.iter().map(copy));
+        all.extend(commands::workspace_files::COMMANDS.iter().map(copy));
+        all.extend(commands::history::COMMANDS.iter().map(copy));
         all
     })
 }

@@ -2,9 +2,14 @@
 //! handler) for the table in `crate::dispatch`.
 
 pub mod auth;
+pub mod changes;
 pub mod clients;
 pub mod counters;
 pub mod depots;
+pub mod fileargs;
+pub mod files;
 pub mod forms;
+pub mod history;
 pub mod info;
 pub mod users;
+pub mod workspace_files;
