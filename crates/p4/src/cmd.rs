@@ -123,6 +123,9 @@ pub struct Cmd {
     pub(crate) failed: bool,
     /// The ticket the command's caller proved, when it proved one.
     pub(crate) proven: Option<ProvenTicket>,
+    /// The running command's counters (set once the gate began it), which every service
+    /// call enters so its rows count for the command in the monitor and the log.
+    pub(crate) counters: Option<Arc<keel_service::command::CommandCounters>>,
 }
 
 impl Cmd {
@@ -150,16 +153,20 @@ impl Cmd {
     {
         let service = self.server.service.clone();
         let caller = self.caller.clone();
+        let counters = self.counters.clone();
         async move {
-            tokio::task::spawn_blocking(move || f(&service, &caller))
-                .await
-                .map_err(|e| {
-                    CmdError::Report(Report::failed(
-                        Generic::Fault,
-                        number::INTERNAL,
-                        format!("the command failed inside the server: {e}"),
-                    ))
-                })
+            tokio::task::spawn_blocking(move || {
+                let _entered = keel_service::command::enter(counters);
+                f(&service, &caller)
+            })
+            .await
+            .map_err(|e| {
+                CmdError::Report(Report::failed(
+                    Generic::Fault,
+                    number::INTERNAL,
+                    format!("the command failed inside the server: {e}"),
+                ))
+            })
         }
     }
 

@@ -67,6 +67,35 @@ fn copy(c: &Command) -> Command {
     }
 }
 
+/// The rows of the spec verbs whose `-o` only reads (so a read-only replica answers it and
+/// the protections ask only what reading asks).
+const READ_ROWS: &[(&str, &rows::Command)] = &[
+    ("client", rows::GET_WORKSPACE),
+    ("workspace", rows::GET_WORKSPACE),
+    ("user", rows::GET_USER),
+    ("label", rows::GET_LABEL),
+    ("branch", rows::GET_BRANCH),
+    ("group", rows::GET_GROUP),
+    ("protect", rows::GET_PROTECTIONS),
+    ("triggers", rows::GET_TRIGGERS),
+    ("typemap", rows::GET_TYPEMAP),
+    ("jobspec", rows::GET_JOB_SPEC),
+    ("job", rows::GET_JOB),
+];
+
+/// The row `command` runs with `args`: a spec verb's `-o` its reading row, `counter NAME`
+/// the reading one, else its own.
+pub fn row_of(command: &Command, args: &[String]) -> &'static rows::Command {
+    if command.name == "counter" {
+        return commands::counters::counter_row(args);
+    }
+    let output_only = args.iter().any(|a| a == "-o");
+    match READ_ROWS.iter().find(|(name, _)| *name == command.name) {
+        Some((_, read)) if output_only => read,
+        _ => command.row,
+    }
+}
+
 /// The command named `name`.
 pub fn find(name: &str) -> Option<&'static Command> {
     table().iter().find(|c| c.name == name)
@@ -105,6 +134,7 @@ pub async fn run(cmd: &mut Cmd, command: &'static Command) -> CmdResult {
         connection: cmd.peer.client,
     };
     let gate = cmd.server.gate.clone();
+    let row = row_of(command, &cmd.args);
     if command.login
         && let Err(e) = cmd.authenticate().await
     {
@@ -112,10 +142,10 @@ pub async fn run(cmd: &mut Cmd, command: &'static Command) -> CmdResult {
             CmdError::Report(r) => r.rendered(),
             CmdError::Conn(c) => c.to_string(),
         };
-        gate.refused_login(command.row, start, &reason);
+        gate.refused_login(row, start, &reason);
         return Err(e);
     }
-    let run = match gate.begin(command.row, start) {
+    let run = match gate.begin(row, start) {
         Ok(run) => run,
         Err(e) => {
             let number = match e {
@@ -135,7 +165,20 @@ pub async fn run(cmd: &mut Cmd, command: &'static Command) -> CmdResult {
             )));
         }
     };
+    cmd.counters = Some(run.counters());
+    let bytes = |cmd: &Cmd| {
+        (
+            cmd.conn.bytes_in,
+            cmd.conn.bytes_out + cmd.conn.queued() as u64,
+        )
+    };
+    let (in0, out0) = bytes(cmd);
     let outcome = (command.run)(cmd).await;
+    let (in1, out1) = bytes(cmd);
+    // The request itself was read before the command began.
+    let request = (cmd.req.encode().len() + crate::wire::frame::HEADER_LEN) as u64;
+    run.add_bytes(request + in1.saturating_sub(in0), out1.saturating_sub(out0));
+    cmd.counters = None;
     match &outcome {
         Ok(()) => run.end(Ok(())),
         Err(CmdError::Report(r)) => run.fail(&r.rendered()),

@@ -43,6 +43,7 @@ mod log_report;
 mod metrics;
 mod monitor;
 mod obliterate;
+mod p4_admin;
 mod p4_auth;
 mod p4_browse;
 mod p4_gate;

@@ -1,0 +1,128 @@
+//! P4 clients' admin commands and the front end's accounting, through P4Python: `counter`
+//! and `counters` over the server's counters, spec `-o` answered by a read-only replica
+//! (a read, not a write), and P4 commands' bytes and rows in the command log.
+
+use crate::common::{Server, str_field, workspace_on, write};
+use crate::p4_harness::{P4Server, drive, ok, raised};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+#[test]
+fn counters_are_read_set_incremented_and_deleted() {
+    let s = P4Server::start();
+    let r = s.drive(&[
+        json!({"cmd": ["counter", "review", "41"], "tagged": false}),
+        json!({"cmd": ["counter", "-i", "review"], "tagged": false}),
+        json!({"cmd": ["counter", "review"]}),
+        json!({"cmd": ["counters"], "tagged": false}),
+        json!({"cmd": ["counters", "-e", "rev*"]}),
+        json!({"cmd": ["counter", "-d", "review"], "tagged": false}),
+        json!({"cmd": ["counter", "review"], "tagged": false}),
+        json!({"cmd": ["counter", "change", "9"]}),
+        json!({"cmd": ["counter", "-d", "-i", "x"]}),
+        json!({"cmd": ["counter", "bad name!", "1"]}),
+    ]);
+    assert_eq!(ok(&r[0]), &json!(["Counter review set."]));
+    assert_eq!(ok(&r[1]), &json!(["42"]));
+    assert_eq!(ok(&r[2]), &json!([{"counter": "review", "value": "42"}]));
+    assert_eq!(ok(&r[3]), &json!(["review = 42"]));
+    assert_eq!(ok(&r[4]), &json!([{"counter": "review", "value": "42"}]));
+    assert_eq!(ok(&r[5]), &json!(["Counter review deleted."]));
+    assert_eq!(ok(&r[6]), &json!(["0"]));
+    assert!(raised(&r[7]).contains("cannot be set"), "{:?}", r[7]);
+    assert!(
+        raised(&r[8]).contains("cannot be used together"),
+        "{:?}",
+        r[8]
+    );
+    assert!(raised(&r[9]).contains("bad name!"), "{:?}", r[9]);
+}
+
+#[test]
+fn a_replica_answers_spec_output_and_refuses_spec_input() {
+    let s = P4Server::start();
+    let dir = tempfile::tempdir().expect("replica dir");
+    let replica = Server::start_replica(
+        &dir.path().join("replica"),
+        &s.server.addr,
+        &["--p4-listen", "127.0.0.1:0"],
+    )
+    .expect("replica starts");
+    let line = replica.ready_line().to_string();
+    let port = line
+        .split_once("P4 clients on ")
+        .and_then(|(_, rest)| rest.split([',', ')', ' ']).next())
+        .unwrap_or_else(|| panic!("no P4 address in {line}"))
+        .to_string();
+    let home = tempfile::tempdir().expect("client home");
+    let root = home.path().join("ws").display().to_string();
+    let r = drive(
+        &port,
+        home.path(),
+        &[
+            json!({"cmd": ["user", "-o"]}),
+            json!({"cmd": ["client", "-o"]}),
+            json!({"cmd": ["counter", "change"], "tagged": false}),
+            json!({"method": "save_client", "args": [{
+                "Client": "alice_ws", "Owner": "alice", "Root": root,
+                "View": ["//depot/... //alice_ws/..."]
+            }]}),
+            json!({"cmd": ["counter", "review", "1"]}),
+        ],
+    );
+    assert_eq!(ok(&r[0])[0]["User"], "alice");
+    assert_eq!(ok(&r[1])[0]["Client"], "alice_ws");
+    assert_eq!(ok(&r[2]), &json!(["0"]));
+    assert!(raised(&r[3]).contains("replica"), "{:?}", r[3]);
+    assert!(raised(&r[4]).contains("replica"), "{:?}", r[4]);
+}
+
+/// The command log's records once one satisfies `want` (bounded wait).
+fn log_until(s: &P4Server, want: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let path = s.server.root.join("logs/commands.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let lines: Vec<Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        if lines.iter().any(&want) {
+            return lines;
+        }
+        assert!(Instant::now() < deadline, "no such record in:\n{text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn p4_commands_count_their_bytes_and_rows_in_the_command_log() {
+    let s = P4Server::start();
+    let ws = workspace_on(&s.server, s.home.path(), "alice", "alice_ws");
+    write(&ws.cwd, "a.txt", "a\n");
+    ws.ok(&["add", "a.txt"]);
+    ws.ok(&["submit", "-d", "one"]);
+    let r = s.drive(&[
+        json!({"cmd": ["files", "//depot/..."]}),
+        json!({"cmd": ["counter", "review", "7"]}),
+    ]);
+    ok(&r[0]);
+    ok(&r[1]);
+    let p4 = |l: &Value, command: &str| {
+        str_field(l, "command") == command && str_field(l, "program").contains("keel-p4-suite")
+    };
+    let lines = log_until(&s, |l| p4(l, "UpdateCounter"));
+    let files = lines
+        .iter()
+        .find(|l| p4(l, "Files"))
+        .expect("the files record");
+    let number = |l: &Value, k: &str| l[k].as_u64().unwrap_or_else(|| panic!("{k} in {l}"));
+    assert!(number(files, "bytes_sent") > 0, "{files}");
+    assert!(number(files, "bytes_received") > 0, "{files}");
+    assert!(number(files, "rows_read") > 0, "{files}");
+    let set = lines
+        .iter()
+        .find(|l| p4(l, "UpdateCounter"))
+        .expect("the counter record");
+    assert!(number(set, "rows_written") > 0, "{set}");
+}
