@@ -52,6 +52,7 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::files::COMMANDS.iter().map(copy));
         all.extend(commands::workspace_files::COMMANDS.iter().map(copy));
         all.extend(commands::history::COMMANDS.iter().map(copy));
+        all.extend(commands::labels::COMMANDS.iter().map(copy));
         all
     })
 }

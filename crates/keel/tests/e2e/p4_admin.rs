@@ -126,3 +126,63 @@ fn p4_commands_count_their_bytes_and_rows_in_the_command_log() {
         .expect("the counter record");
     assert!(number(set, "rows_written") > 0, "{set}");
 }
+
+#[test]
+fn label_and_branch_specs_fetch_save_list_and_delete() {
+    let s = P4Server::start();
+    let r = s.drive(&[
+        json!({"method": "fetch_label", "args": ["rel1"]}),
+        json!({"method": "save_label", "args": [{
+            "Label": "rel1", "Owner": "alice", "Description": "Release one\n",
+            "Options": "unlocked", "View": ["//depot/main/..."]
+        }]}),
+        json!({"method": "fetch_label", "args": ["rel1"]}),
+        json!({"cmd": ["labels"]}),
+        json!({"cmd": ["labels"], "tagged": false}),
+        json!({"cmd": ["label", "-o", "rel1"], "tagged": false}),
+        json!({"cmd": ["label", "-d", "rel1"], "tagged": false}),
+        json!({"method": "save_branch", "args": [{
+            "Branch": "main-rel", "Owner": "alice", "Description": "Main to rel\n",
+            "Options": "unlocked", "View": ["//depot/main/... //depot/rel/..."]
+        }]}),
+        json!({"method": "fetch_branch", "args": ["main-rel"]}),
+        json!({"cmd": ["branches", "-e", "main*"]}),
+        json!({"cmd": ["branches", "-u", "bob"]}),
+        json!({"cmd": ["branch", "-d", "main-rel"], "tagged": false}),
+        json!({"cmd": ["branch", "main-rel"]}),
+        json!({"cmd": ["label", "-d", "nope"]}),
+    ]);
+    let fresh = ok(&r[0]);
+    assert_eq!(fresh["spec_class"], "Spec", "{fresh}");
+    assert_eq!(fresh["Label"], "rel1");
+    assert_eq!(fresh["View"], json!(["//depot/..."]));
+    assert_eq!(ok(&r[1]), &json!(["Label rel1 saved."]));
+    let saved = ok(&r[2]);
+    assert_eq!(saved["spec_class"], "Spec");
+    assert_eq!(saved["View"], json!(["//depot/main/..."]));
+    assert_eq!(saved["Description"], "Release one\n");
+    let labels = ok(&r[3]).as_array().expect("labels").clone();
+    assert_eq!(labels.len(), 1);
+    assert_eq!(labels[0]["label"], "rel1");
+    assert_eq!(labels[0]["Owner"], "alice");
+    let line = ok(&r[4])[0].as_str().expect("line").to_string();
+    assert!(
+        line.starts_with("Label rel1 ") && line.ends_with(" 'Release one'"),
+        "{line}"
+    );
+    let form = ok(&r[5])[0].as_str().expect("form").to_string();
+    assert!(
+        form.contains("Label:\trel1\n") && form.contains("\t//depot/main/..."),
+        "{form}"
+    );
+    assert_eq!(ok(&r[6]), &json!(["Label rel1 deleted."]));
+    assert_eq!(ok(&r[7]), &json!(["Branch main-rel saved."]));
+    let b = ok(&r[8]);
+    assert_eq!(b["spec_class"], "Spec");
+    assert_eq!(b["View"], json!(["//depot/main/... //depot/rel/..."]));
+    assert_eq!(ok(&r[9])[0]["branch"], "main-rel");
+    assert_eq!(ok(&r[10]), &json!([]));
+    assert_eq!(ok(&r[11]), &json!(["Branch main-rel deleted."]));
+    assert!(raised(&r[12]).contains("use -o and -i"), "{:?}", r[12]);
+    assert!(raised(&r[13]).contains("nope"), "{:?}", r[13]);
+}

@@ -11,5 +11,6 @@ pub mod files;
 pub mod forms;
 pub mod history;
 pub mod info;
+pub mod labels;
 pub mod users;
 pub mod workspace_files;
