@@ -53,6 +53,7 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::workspace_files::COMMANDS.iter().map(copy));
         all.extend(commands::history::COMMANDS.iter().map(copy));
         all.extend(commands::labels::COMMANDS.iter().map(copy));
+        all.extend(commands::access::COMMANDS.iter().map(copy));
         all
     })
 }

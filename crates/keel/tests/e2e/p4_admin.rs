@@ -186,3 +186,45 @@ fn label_and_branch_specs_fetch_save_list_and_delete() {
     assert!(raised(&r[12]).contains("use -o and -i"), "{:?}", r[12]);
     assert!(raised(&r[13]).contains("nope"), "{:?}", r[13]);
 }
+
+#[test]
+fn protects_lists_the_lines_that_apply_and_the_highest_level() {
+    let s = P4Server::start();
+    let alice = s.server.client("alice", "", s.home.path());
+    crate::access::protect(
+        &alice,
+        &[
+            "super user alice * //...",
+            "write user bob * //depot/main/...",
+            "write group devs * //depot/dev/...",
+            "list user bob * -//depot/main/secret/...",
+        ],
+    );
+    let r = s.drive(&[
+        json!({"cmd": ["protects"], "user": "bob"}),
+        json!({"cmd": ["protects", "-m"], "tagged": false}),
+        json!({"cmd": ["protects", "-a"], "user": "alice"}),
+        json!({"cmd": ["protects", "-u", "bob"], "tagged": false}),
+        json!({"cmd": ["protects", "-a"], "user": "bob"}),
+    ]);
+    let bob = ok(&r[0]).as_array().expect("lines").clone();
+    assert_eq!(bob.len(), 2, "{bob:?}");
+    assert_eq!(bob[0]["perm"], "write");
+    assert_eq!(bob[0]["user"], "bob");
+    assert_eq!(bob[0]["host"], "*");
+    assert_eq!(bob[0]["depotFile"], "//depot/main/...");
+    assert_eq!(bob[1]["depotFile"], "//depot/main/secret/...");
+    assert_eq!(bob[1]["unmap"], "");
+    assert_eq!(ok(&r[1]), &json!(["write"]));
+    let all = ok(&r[2]).as_array().expect("all").clone();
+    assert_eq!(all.len(), 4);
+    assert_eq!(all[2]["isgroup"], "");
+    assert_eq!(
+        ok(&r[3]),
+        &json!([
+            "write user bob * //depot/main/...",
+            "list user bob * -//depot/main/secret/..."
+        ])
+    );
+    assert!(raised(&r[4]).contains("super"), "{:?}", r[4]);
+}

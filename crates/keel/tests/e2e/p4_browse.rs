@@ -248,6 +248,9 @@ fn filelog_and_diff2_show_history_and_differences() {
         json!({"cmd": ["diff2", "-q", "//depot/main/a.txt", "//depot/rel/a.txt"]}),
         json!({"cmd": ["diff2", "//depot/main/a.txt", "//depot/none"]}),
         json!({"cmd": ["filelog", "//depot/none"]}),
+        json!({"cmd": ["integrated", "//depot/rel/a.txt"], "tagged": false}),
+        json!({"cmd": ["integrated", "//depot/main/a.txt"]}),
+        json!({"cmd": ["integrated", "//depot/main/bin.dat", "//depot/none"], "tagged": false}),
     ]);
     let log = &records(ok(&r[0]))[0];
     assert_eq!(log["depotFile"], "//depot/main/a.txt");
@@ -295,6 +298,19 @@ fn filelog_and_diff2_show_history_and_differences() {
     );
     assert_eq!(r[7]["warnings"], json!(["//depot/none - no such file(s)."]));
     assert_eq!(r[8]["warnings"], json!(["//depot/none - no such file(s)."]));
+    assert_eq!(
+        ok(&r[9]),
+        &json!(["//depot/rel/a.txt#1 - branch from //depot/main/a.txt#1,#2"])
+    );
+    let into = &records(ok(&r[10]))[0];
+    assert_eq!(into["how"], "branch into");
+    assert_eq!(into["fromFile"], "//depot/rel/a.txt");
+    assert_eq!(into["change"], "3");
+    assert_eq!(records(ok(&r[11])).len(), 1);
+    assert_eq!(
+        r[11]["warnings"],
+        json!(["//depot/none - no such file(s)."])
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The commands, one file per group. Each file lists its commands (name, access, flags,
 //! handler) for the table in `crate::dispatch`.
 
+pub mod access;
 pub mod auth;
 pub mod changes;
 pub mod clients;
