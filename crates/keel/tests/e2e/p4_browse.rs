@@ -309,7 +309,7 @@ fn filelog_and_diff2_show_history_and_differences() {
     assert_eq!(records(ok(&r[11])).len(), 1);
     assert_eq!(
         r[11]["warnings"],
-        json!(["//depot/none - no such file(s)."])
+        json!(["//depot/none - no file(s) integrated."])
     );
 }
 
