@@ -54,6 +54,7 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::history::COMMANDS.iter().map(copy));
         all.extend(commands::labels::COMMANDS.iter().map(copy));
         all.extend(commands::access::COMMANDS.iter().map(copy));
+        all.extend(commands::admin::COMMANDS.iter().map(copy));
         all
     })
 }

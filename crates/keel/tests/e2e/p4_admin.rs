@@ -228,3 +228,55 @@ fn protects_lists_the_lines_that_apply_and_the_highest_level() {
     );
     assert!(raised(&r[4]).contains("super"), "{:?}", r[4]);
 }
+
+#[test]
+fn tag_labelsync_protect_and_groups() {
+    let s = P4Server::start();
+    let ws = workspace_on(&s.server, s.home.path(), "alice", "alice_ws");
+    write(&ws.cwd, "a.txt", "a\n");
+    write(&ws.cwd, "b.txt", "b\n");
+    ws.ok(&["add", "a.txt", "b.txt"]);
+    ws.ok(&["submit", "-d", "two"]);
+    let r = s.drive(&[
+        json!({"method": "save_label", "args": [{"Label": "rel1", "Owner": "alice", "View": ["//depot/..."]}]}),
+        json!({"cmd": ["tag", "-l", "rel1", "//depot/a.txt"], "tagged": false}),
+        json!({"cmd": ["files", "//depot/...@rel1"]}),
+        json!({"cmd": ["labelsync", "-n", "-l", "rel1"]}),
+        json!({"cmd": ["labelsync", "-l", "rel1"], "tagged": false}),
+        json!({"cmd": ["tag", "//depot/a.txt"]}),
+        json!({"cmd": ["protect", "-o"]}),
+        json!({"cmd": ["protect", "-i"], "input": {"Protections": [
+            "super user alice * //...", "write group devs * //depot/..."
+        ]}, "tagged": false}),
+        json!({"cmd": ["protect", "-o"], "tagged": false}),
+        json!({"cmd": ["protect", "-i"], "input": {"Protections": ["bogus line"]}}),
+        json!({"cmd": ["groups"]}),
+        json!({"cmd": ["protect", "-o"], "user": "bob"}),
+    ]);
+    ok(&r[0]);
+    assert_eq!(ok(&r[1]), &json!(["//depot/a.txt#1 - added"]));
+    let labelled = ok(&r[2]).as_array().expect("files").clone();
+    assert_eq!(labelled.len(), 1);
+    assert_eq!(labelled[0]["depotFile"], "//depot/a.txt");
+    assert_eq!(
+        ok(&r[3]),
+        &json!([{"depotFile": "//depot/b.txt", "rev": "1", "action": "added"}])
+    );
+    assert_eq!(ok(&r[4]), &json!(["//depot/b.txt#1 - added"]));
+    assert!(raised(&r[5]).contains("-l label"), "{:?}", r[5]);
+    let form = &ok(&r[6])[0];
+    assert!(form["Protections"].is_array(), "{form}");
+    assert_eq!(ok(&r[7]), &json!(["Protections saved."]));
+    let text = ok(&r[8])[0].as_str().expect("form").to_string();
+    assert!(text.contains("\twrite group devs * //depot/..."), "{text}");
+    assert!(raised(&r[9]).contains("bogus"), "{:?}", r[9]);
+    assert_eq!(ok(&r[10]), &json!([]));
+    assert!(raised(&r[11]).contains("super"), "{:?}", r[11]);
+    let after = s.drive(&[json!({"cmd": ["protect", "-o"]})]);
+    let lines = &ok(&after[0])[0]["Protections"];
+    assert_eq!(
+        lines.as_array().map(Vec::len),
+        Some(2),
+        "unchanged: {lines}"
+    );
+}

@@ -2,6 +2,7 @@
 //! handler) for the table in `crate::dispatch`.
 
 pub mod access;
+pub mod admin;
 pub mod auth;
 pub mod changes;
 pub mod clients;
