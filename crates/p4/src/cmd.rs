@@ -59,6 +59,10 @@ pub mod number {
     pub const REPLICA: u32 = 9;
     pub const NO_SUCH: u32 = 10;
     pub const FORM: u32 = 11;
+    // p4browse
+    pub const NO_SUCH_FILES: u32 = 12;
+    pub const NOT_IN_VIEW: u32 = 13;
+    pub const NO_SUCH_CHANGE: u32 = 14;
 }
 
 /// A service failure as the client shows it.
@@ -119,6 +123,9 @@ pub struct Cmd {
     pub(crate) failed: bool,
     /// The ticket the command's caller proved, when it proved one.
     pub(crate) proven: Option<ProvenTicket>,
+    /// The running command's counters (set once the gate began it), which every service
+    /// call enters so its rows count for the command in the monitor and the log.
+    pub(crate) counters: Option<Arc<keel_service::command::CommandCounters>>,
 }
 
 impl Cmd {
@@ -146,16 +153,20 @@ impl Cmd {
     {
         let service = self.server.service.clone();
         let caller = self.caller.clone();
+        let counters = self.counters.clone();
         async move {
-            tokio::task::spawn_blocking(move || f(&service, &caller))
-                .await
-                .map_err(|e| {
-                    CmdError::Report(Report::failed(
-                        Generic::Fault,
-                        number::INTERNAL,
-                        format!("the command failed inside the server: {e}"),
-                    ))
-                })
+            tokio::task::spawn_blocking(move || {
+                let _entered = keel_service::command::enter(counters);
+                f(&service, &caller)
+            })
+            .await
+            .map_err(|e| {
+                CmdError::Report(Report::failed(
+                    Generic::Fault,
+                    number::INTERNAL,
+                    format!("the command failed inside the server: {e}"),
+                ))
+            })
         }
     }
 

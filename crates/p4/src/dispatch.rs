@@ -47,6 +47,14 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::clients::COMMANDS.iter().map(copy));
         all.extend(commands::depots::COMMANDS.iter().map(copy));
         all.extend(commands::counters::COMMANDS.iter().map(copy));
+        // p4browse
+        all.extend(commands::changes::COMMANDS.iter().map(copy));
+        all.extend(commands::files::COMMANDS.iter().map(copy));
+        all.extend(commands::workspace_files::COMMANDS.iter().map(copy));
+        all.extend(commands::history::COMMANDS.iter().map(copy));
+        all.extend(commands::labels::COMMANDS.iter().map(copy));
+        all.extend(commands::access::COMMANDS.iter().map(copy));
+        all.extend(commands::admin::COMMANDS.iter().map(copy));
         all
     })
 }
@@ -59,6 +67,35 @@ fn copy(c: &Command) -> Command {
         flags: c.flags,
         usage: c.usage,
         run: c.run,
+    }
+}
+
+/// The rows of the spec verbs whose `-o` only reads (so a read-only replica answers it and
+/// the protections ask only what reading asks).
+const READ_ROWS: &[(&str, &rows::Command)] = &[
+    ("client", rows::GET_WORKSPACE),
+    ("workspace", rows::GET_WORKSPACE),
+    ("user", rows::GET_USER),
+    ("label", rows::GET_LABEL),
+    ("branch", rows::GET_BRANCH),
+    ("group", rows::GET_GROUP),
+    ("protect", rows::GET_PROTECTIONS),
+    ("triggers", rows::GET_TRIGGERS),
+    ("typemap", rows::GET_TYPEMAP),
+    ("jobspec", rows::GET_JOB_SPEC),
+    ("job", rows::GET_JOB),
+];
+
+/// The row `command` runs with `args`: a spec verb's `-o` its reading row, `counter NAME`
+/// the reading one, else its own.
+pub fn row_of(command: &Command, args: &[String]) -> &'static rows::Command {
+    if command.name == "counter" {
+        return commands::counters::counter_row(args);
+    }
+    let output_only = args.iter().any(|a| a == "-o");
+    match READ_ROWS.iter().find(|(name, _)| *name == command.name) {
+        Some((_, read)) if output_only => read,
+        _ => command.row,
     }
 }
 
@@ -94,10 +131,10 @@ async fn compress_if_asked(cmd: &mut Cmd) -> Result<(), crate::conn::ConnError> 
     }
     let name = cmd.caller.workspace.clone();
     let wants = cmd
-        .call(move |svc, caller| {
-            svc.get_workspace(caller, &name)
+        .call(move |svc, _| {
+            svc.workspace_options(&name)
                 .ok()
-                .and_then(|w| keel_core::WorkspaceOptions::parse(&w.options).ok())
+                .flatten()
                 .is_some_and(|o| o.compress)
         })
         .await
@@ -122,6 +159,7 @@ pub async fn run(cmd: &mut Cmd, command: &'static Command) -> CmdResult {
         connection: cmd.peer.client,
     };
     let gate = cmd.server.gate.clone();
+    let row = row_of(command, &cmd.args);
     if command.login
         && let Err(e) = cmd.authenticate().await
     {
@@ -129,10 +167,10 @@ pub async fn run(cmd: &mut Cmd, command: &'static Command) -> CmdResult {
             CmdError::Report(r) => r.rendered(),
             CmdError::Conn(c) => c.to_string(),
         };
-        gate.refused_login(command.row, start, &reason);
+        gate.refused_login(row, start, &reason);
         return Err(e);
     }
-    let run = match gate.begin(command.row, start) {
+    let run = match gate.begin(row, start) {
         Ok(run) => run,
         Err(e) => {
             let number = match e {
@@ -156,7 +194,20 @@ pub async fn run(cmd: &mut Cmd, command: &'static Command) -> CmdResult {
         run.fail(&e.to_string());
         return Err(CmdError::Conn(e));
     }
+    cmd.counters = Some(run.counters());
+    let bytes = |cmd: &Cmd| {
+        (
+            cmd.conn.bytes_in,
+            cmd.conn.bytes_out + cmd.conn.queued() as u64,
+        )
+    };
+    let (in0, out0) = bytes(cmd);
     let outcome = (command.run)(cmd).await;
+    let (in1, out1) = bytes(cmd);
+    // The request itself was read before the command began.
+    let request = (cmd.req.encode().len() + crate::wire::frame::HEADER_LEN) as u64;
+    run.add_bytes(request + in1.saturating_sub(in0), out1.saturating_sub(out0));
+    cmd.counters = None;
     match &outcome {
         Ok(()) => run.end(Ok(())),
         Err(CmdError::Report(r)) => run.fail(&r.rendered()),

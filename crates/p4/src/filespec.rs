@@ -60,17 +60,20 @@ pub fn is_depot_syntax(arg: &str) -> bool {
 impl Place {
     /// The place of `cmd`: its caller's workspace (loaded for its root) and the `cwd` the
     /// client sent.
-    pub async fn of(cmd: &Cmd) -> Result<Place, CmdError> {
+    pub fn of(cmd: &Cmd) -> impl Future<Output = Result<Place, CmdError>> + Send + 'static {
+        // Nothing of `cmd` is held across the wait (a command is not shared between threads).
         let name = cmd.caller.workspace.clone();
         let lookup = name.clone();
-        let spec = cmd
-            .call(move |svc, caller| svc.get_workspace(caller, &lookup))
-            .await??;
-        Ok(Place {
-            workspace: name,
-            root: spec.root,
-            cwd: cmd.req.text("cwd").unwrap_or_default(),
-        })
+        let cwd = cmd.req.text("cwd").unwrap_or_default();
+        let spec = cmd.call(move |svc, caller| svc.get_workspace(caller, &lookup));
+        async move {
+            let spec = spec.await??;
+            Ok(Place {
+                workspace: name,
+                root: spec.root,
+                cwd,
+            })
+        }
     }
 
     /// Whether the client's paths are Windows paths (a drive letter or `\` in root or cwd).

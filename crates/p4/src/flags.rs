@@ -79,6 +79,14 @@ impl Flags {
         self.set.iter().any(|(f, _)| *f == c)
     }
 
+    /// Every value of `-c VALUE`, in order (`fstat -Ol -Op`).
+    pub fn values(&self, c: char) -> impl Iterator<Item = &str> {
+        self.set
+            .iter()
+            .filter(move |(f, _)| *f == c)
+            .filter_map(|(_, v)| v.as_deref())
+    }
+
     /// The value of the last `-c VALUE`.
     pub fn value(&self, c: char) -> Option<&str> {
         self.set

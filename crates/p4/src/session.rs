@@ -117,6 +117,7 @@ async fn command(
         tagged,
         failed: false,
         proven: None,
+        counters: None,
         req,
     };
     let outcome = match dispatch::find(&cmd.name) {

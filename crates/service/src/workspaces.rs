@@ -164,6 +164,20 @@ impl Service {
         ))
     }
 
+    /// The options of workspace `name` (`None` when there is no such workspace), read without
+    /// counting as a use of the server (no user is created or touched): what a front end asks
+    /// before a command runs, such as whether its P4 connection is to be compressed.
+    pub fn workspace_options(
+        &self,
+        name: &str,
+    ) -> Result<Option<keel_core::WorkspaceOptions>, ServiceError> {
+        let Ok(name) = crate::context::workspace_name(name) else {
+            return Ok(None);
+        };
+        let snap = self.meta.snapshot()?;
+        Ok(snap.get_workspace(&name)?.map(|row| row.options))
+    }
+
     pub fn list_workspaces(
         &self,
         caller: &Caller,

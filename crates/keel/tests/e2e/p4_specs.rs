@@ -179,7 +179,7 @@ fn depots_and_counters() {
     assert_eq!(ok(&r[4])[0]["value"], "0");
     assert_eq!(ok(&r[5]), &json!(["0"]));
     assert!(
-        r[6]["errors"].to_string().contains("read-only"),
+        r[6]["errors"].to_string().contains("cannot be set"),
         "{:?}",
         r[6]
     );

@@ -224,7 +224,7 @@ async fn client(cmd: &mut Cmd) -> CmdResult {
 }
 
 /// Whether `name` matches a `clients -e` filter (`*` any run of characters).
-fn matches(filter: &str, name: &str, fold: bool) -> bool {
+pub(crate) fn matches(filter: &str, name: &str, fold: bool) -> bool {
     let (f, n) = if fold {
         (filter.to_lowercase(), name.to_lowercase())
     } else {

@@ -1,49 +1,54 @@
-//! `counters` and `counter NAME`: the `change` counter (the highest change number) that
-//! clients read; other counters read 0, as unset counters do, and setting one is refused.
+//! `counters [-e filter] [-m max]` and `counter [-f] [-d | -i] name [value]`: the server's
+//! counters (the `change` counter is the newest change's number), read and set through the
+//! service's counters. Reading runs the `GetCounter` row (a replica answers it), setting the
+//! `UpdateCounter` row.
 
-use crate::cmd::{Cmd, CmdResult, usage};
+use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
 use crate::dispatch::{self, Command};
-use keel_service::ChangesQuery;
+use crate::wire::report::{Generic, Report};
+use keel_core::CounterSpace;
 use keel_service::command as rows;
+use keel_service::{CounterOp, CounterOpError};
 
 pub const COMMANDS: &[Command] = &[
     Command {
         name: "counters",
-        row: rows::CHANGES,
+        row: rows::LIST_COUNTERS,
         login: true,
-        flags: "",
-        usage: "counters",
+        flags: "e: m:",
+        usage: "counters [ -e nameFilter -m max ]",
         run: |c| Box::pin(counters(c)),
     },
     Command {
         name: "counter",
-        row: rows::CHANGES,
+        row: rows::UPDATE_COUNTER,
         login: true,
-        flags: "",
-        usage: "counter name",
+        flags: "f d i v",
+        usage: "counter [ -f ] [ -d | -i ] name [ value ]",
         run: |c| Box::pin(counter(c)),
     },
 ];
 
-/// The highest change number (0 before the first change).
-fn change_counter(
-    cmd: &Cmd,
-) -> impl std::future::Future<Output = Result<u64, crate::cmd::CmdError>> + Send + 'static {
-    let newest = cmd.call(|svc, caller| {
-        let mut newest = None;
-        let query = ChangesQuery {
-            max: 1,
-            ..ChangesQuery::default()
-        };
-        svc.changes(caller, &query, &mut |c| {
-            newest = Some(c.change);
-            Ok(())
-        })
-        .map(|()| newest)
-    });
-    async move {
-        let newest = newest.await??;
-        Ok(newest.map_or(0, |c| c.to_string().parse().unwrap_or(0)))
+/// The row `counter` runs with `args`: reading a counter (a name alone) or changing it.
+pub fn counter_row(args: &[String]) -> &'static rows::Command {
+    let changes = args
+        .iter()
+        .any(|a| a.starts_with('-') && a.len() > 1 && a[1..].chars().any(|c| c == 'd' || c == 'i'));
+    let words = args.iter().filter(|a| !a.starts_with('-')).count();
+    match changes || words > 1 {
+        true => rows::UPDATE_COUNTER,
+        false => rows::GET_COUNTER,
+    }
+}
+
+fn counter_error(e: CounterOpError) -> CmdError {
+    match e {
+        CounterOpError::Service(s) => s.into(),
+        other => CmdError::Report(Report::failed(
+            Generic::Illegal,
+            number::SERVICE,
+            other.to_string(),
+        )),
     }
 }
 
@@ -53,17 +58,40 @@ async fn counters(cmd: &mut Cmd) -> CmdResult {
     if !flags.rest.is_empty() {
         return Err(usage(format!("Usage: {}", command.usage)));
     }
-    let change = change_counter(cmd).await?;
-    if change == 0 {
-        return Ok(());
-    }
-    if cmd.tagged {
-        cmd.stat([
-            ("counter", "change".to_string()),
-            ("value", change.to_string()),
-        ]);
-    } else {
-        cmd.info(format!("change = {change}"));
+    let max: usize = match flags.value('m') {
+        Some(m) => m
+            .parse()
+            .map_err(|_| usage(format!("-m {m}: the maximum must be a number")))?,
+        None => 0,
+    };
+    let filter = flags.value('e').map(str::to_string);
+    let listed = cmd
+        .call(move |svc, caller| {
+            let mut out = Vec::new();
+            svc.list_counters(
+                caller,
+                CounterSpace::Counter,
+                filter.as_deref(),
+                max,
+                &mut |n, v| {
+                    out.push((n, v));
+                    Ok(())
+                },
+            )
+            .map(|()| out)
+        })
+        .await?
+        .map_err(counter_error)?;
+    for (name, value) in listed {
+        // Before the first change the change counter is 0: not set, so not listed.
+        if name == "change" && value == "0" {
+            continue;
+        }
+        if cmd.tagged {
+            cmd.stat([("counter", name), ("value", value)]);
+        } else {
+            cmd.info(format!("{name} = {value}"));
+        }
     }
     Ok(())
 }
@@ -71,22 +99,63 @@ async fn counters(cmd: &mut Cmd) -> CmdResult {
 async fn counter(cmd: &mut Cmd) -> CmdResult {
     let command = dispatch::find("counter").expect("counter is in the table");
     let flags = dispatch::flags(cmd, command)?;
-    let [name] = flags.rest.as_slice() else {
-        if flags.rest.len() > 1 {
-            return Err(usage(
-                "Setting counters is not supported by this server; counters are read-only.",
-            ));
+    let (name, value) = match flags.rest.as_slice() {
+        [name] => (name.clone(), None),
+        [name, value] if !flags.has('d') && !flags.has('i') => (name.clone(), Some(value.clone())),
+        _ => return Err(usage(format!("Usage: {}", command.usage))),
+    };
+    let op = match (flags.has('d'), flags.has('i'), value) {
+        (true, true, _) => return Err(usage("-d and -i cannot be used together.")),
+        (true, false, _) => Some(CounterOp::Delete),
+        (false, true, _) => Some(CounterOp::Increment),
+        (false, false, Some(v)) => Some(CounterOp::Set(v)),
+        (false, false, None) => None,
+    };
+    let force = flags.has('f');
+    let lookup = name.clone();
+    let Some(op) = op else {
+        let value = cmd
+            .call(move |svc, caller| svc.get_counter(caller, CounterSpace::Counter, &lookup))
+            .await?
+            .map_err(counter_error)?;
+        if cmd.tagged {
+            cmd.stat([("counter", name), ("value", value)]);
+        } else {
+            cmd.info(value);
         }
-        return Err(usage(format!("Usage: {}", command.usage)));
+        return Ok(());
     };
-    let value = match name.as_str() {
-        "change" => change_counter(cmd).await?,
-        _ => 0,
-    };
-    if cmd.tagged {
-        cmd.stat([("counter", name.clone()), ("value", value.to_string())]);
+    let deleting = matches!(op, CounterOp::Delete);
+    let incrementing = matches!(op, CounterOp::Increment);
+    let done = cmd
+        .call(move |svc, caller| {
+            svc.update_counter(caller, CounterSpace::Counter, &lookup, op, force)
+        })
+        .await?
+        .map_err(counter_error)?;
+    let value = done.value.clone().unwrap_or_default();
+    if cmd.tagged && !deleting {
+        cmd.stat([("counter", name), ("value", value)]);
+    } else if deleting {
+        cmd.info(format!("Counter {name} deleted."));
+    } else if incrementing {
+        cmd.info(value);
     } else {
-        cmd.info(value.to_string());
+        cmd.info(format!("Counter {name} set."));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reading_a_counter_runs_the_reading_row() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(counter_row(&args(&["review"])).name, "GetCounter");
+        assert_eq!(counter_row(&args(&["review", "3"])).name, "UpdateCounter");
+        assert_eq!(counter_row(&args(&["-i", "review"])).name, "UpdateCounter");
+        assert_eq!(counter_row(&args(&["-fd", "review"])).name, "UpdateCounter");
+    }
 }

@@ -1,10 +1,18 @@
 //! The commands, one file per group. Each file lists its commands (name, access, flags,
 //! handler) for the table in `crate::dispatch`.
 
+pub mod access;
+pub mod admin;
 pub mod auth;
+pub mod changes;
 pub mod clients;
 pub mod counters;
 pub mod depots;
+pub mod fileargs;
+pub mod files;
 pub mod forms;
+pub mod history;
 pub mod info;
+pub mod labels;
 pub mod users;
+pub mod workspace_files;

@@ -14,6 +14,9 @@ mod gate;
 mod table;
 
 pub use gate::{CommandGate, CommandRun, CommandStart, Failure, PlainGate, RunHooks};
+/// A front end's threads working for a command enter its counters (rows read and written,
+/// writer time), as the gRPC layer's do.
+pub use keel_store::command::{CommandCounters, Entered, enter};
 pub use table::*;
 
 use crate::{Caller, Service, ServiceError};
