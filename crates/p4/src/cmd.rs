@@ -59,6 +59,9 @@ pub mod number {
     pub const REPLICA: u32 = 9;
     pub const NO_SUCH: u32 = 10;
     pub const FORM: u32 = 11;
+    // p4sync
+    pub const UP_TO_DATE: u32 = 40;
+    pub const PRINT_NONE: u32 = 41;
 }
 
 /// A service failure as the client shows it.

@@ -47,6 +47,9 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::clients::COMMANDS.iter().map(copy));
         all.extend(commands::depots::COMMANDS.iter().map(copy));
         all.extend(commands::counters::COMMANDS.iter().map(copy));
+        // p4sync
+        all.extend(commands::sync::COMMANDS.iter().map(copy));
+        all.extend(commands::print::COMMANDS.iter().map(copy));
         all
     })
 }

@@ -7,4 +7,6 @@ pub mod counters;
 pub mod depots;
 pub mod forms;
 pub mod info;
+pub mod print;
+pub mod sync;
 pub mod users;
