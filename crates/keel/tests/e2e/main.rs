@@ -48,6 +48,7 @@ mod p4_gate;
 mod p4_harness;
 mod p4_session;
 mod p4_specs;
+mod p4_sync;
 mod proxy;
 mod purged_types;
 mod replica;
