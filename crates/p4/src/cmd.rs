@@ -61,7 +61,7 @@ pub mod number {
     pub const FORM: u32 = 11;
     // p4sync
     pub const UP_TO_DATE: u32 = 40;
-    pub const PRINT_NONE: u32 = 41;
+    pub const NOT_OPENED: u32 = 41;
 }
 
 /// A service failure as the client shows it.

@@ -50,6 +50,7 @@ pub fn table() -> &'static [Command] {
         // p4sync
         all.extend(commands::sync::COMMANDS.iter().map(copy));
         all.extend(commands::print::COMMANDS.iter().map(copy));
+        all.extend(commands::revert::COMMANDS.iter().map(copy));
         all
     })
 }

@@ -317,3 +317,76 @@ fn files_the_protections_table_hides_are_not_synced_or_printed() {
     let e = raised(&r[2]);
     assert!(e.contains("//depot/secret/s"), "{e}");
 }
+
+#[test]
+fn revert_restores_have_revisions_and_a_keeps_only_unchanged_files() {
+    let s = P4Server::start();
+    depot(&s);
+    let (save, root) = p4_client(&s, DEFAULT);
+    let r = s.drive(&[save, json!({"cmd": ["sync"]})]);
+    ok(&r[1]);
+    // alice opens files in alice_ws with the native CLI: a.txt edited and changed, b.bin
+    // opened for edit and left as it was, run.sh deleted, n.txt added.
+    let native = s.server.client("alice", "alice_ws", &root);
+    native.ok(&["edit", "a.txt", "bin/b.bin"]);
+    std::fs::write(root.join("a.txt"), "changed\n").unwrap();
+    native.ok(&["delete", "run.sh"]);
+    write(&root, "n.txt", "new\n");
+    native.ok(&["add", "n.txt"]);
+    assert!(!root.join("run.sh").exists());
+    let r = s.drive(&[
+        json!({"cmd": ["revert", "-n", "//..."], "tagged": false}),
+        json!({"cmd": ["revert", "-a"]}),
+        json!({"cmd": ["revert", root.join("a.txt").display().to_string(), root.join("n.txt").display().to_string()], "tagged": false}),
+        json!({"cmd": ["revert", "-k", "//depot/run.sh"], "tagged": false}),
+        json!({"cmd": ["revert", "//depot/a.txt"], "tagged": false}),
+        json!({"cmd": ["revert"]}),
+    ]);
+    let mut preview: Vec<String> = ok(&r[0])
+        .as_array()
+        .expect("lines")
+        .iter()
+        .map(|l| l.as_str().unwrap_or_default().to_string())
+        .collect();
+    preview.sort();
+    assert_eq!(
+        preview,
+        [
+            "//depot/a.txt#2 - was edit, reverted",
+            "//depot/bin/b.bin#1 - was edit, reverted",
+            "//depot/n.txt#none - was add, abandoned",
+            "//depot/run.sh#1 - was delete, reverted",
+        ]
+    );
+    // -a: only the unchanged edit.
+    let unchanged = ok(&r[1]).as_array().expect("records").clone();
+    assert_eq!(unchanged.len(), 1, "{unchanged:?}");
+    assert_eq!(unchanged[0]["depotFile"], "//depot/bin/b.bin");
+    assert_eq!(unchanged[0]["oldAction"], "edit");
+    assert_eq!(mode(&root.join("bin/b.bin")), 0o444);
+    // Local arguments; the edit is put back read-only, the added file stays.
+    assert_eq!(
+        ok(&r[2]),
+        &json!([
+            "//depot/a.txt#2 - was edit, reverted",
+            "//depot/n.txt#none - was add, abandoned"
+        ])
+    );
+    assert_eq!(std::fs::read(root.join("a.txt")).unwrap(), b"one\ntwo\n");
+    assert_eq!(mode(&root.join("a.txt")), 0o444);
+    assert_eq!(std::fs::read(root.join("n.txt")).unwrap(), b"new\n");
+    // -k: the delete is given up and the workspace is left alone.
+    assert_eq!(
+        ok(&r[3]),
+        &json!(["//depot/run.sh#1 - was delete, reverted"])
+    );
+    assert!(!root.join("run.sh").exists());
+    // Nothing opened any more: a warning, and a bare revert is a usage error.
+    assert_eq!(ok(&r[4]), &json!([]));
+    assert_eq!(
+        r[4]["warnings"],
+        json!(["//depot/a.txt - file(s) not opened on this client."])
+    );
+    assert!(raised(&r[5]).contains("Missing file argument"), "{:?}", r[5]);
+    assert_eq!(native.json(&["opened"]), Vec::<Value>::new());
+}

@@ -8,5 +8,6 @@ pub mod depots;
 pub mod forms;
 pub mod info;
 pub mod print;
+pub mod revert;
 pub mod sync;
 pub mod users;

@@ -65,6 +65,19 @@ pub fn local_of(place: &Place, client_file: &str) -> String {
     place.local(&full).unwrap_or(full)
 }
 
+/// The file arguments of a command that works in the workspace, in the service's syntax:
+/// `//...` (every depot, which the service has no name for) is the workspace's whole view,
+/// which is all such a command can touch.
+pub fn workspace_args(place: &Place, rest: &[String]) -> Result<Vec<String>, CmdError> {
+    let mut args = place.args_or_all(rest)?;
+    for a in &mut args {
+        if let Some(rev) = a.strip_prefix("//...") {
+            *a = format!("//{}/...{rev}", place.workspace);
+        }
+    }
+    Ok(args)
+}
+
 /// The untagged wording of a sync action.
 fn wording(action: SyncAction) -> &'static str {
     match action {
@@ -95,7 +108,7 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
     let quiet = flags.has('q');
     let (spec, place) = workspace(cmd).await?;
     let options = WorkspaceOptions::parse(&spec.options).unwrap_or_default();
-    let mut args = place.args_or_all(&flags.rest)?;
+    let mut args = workspace_args(&place, &flags.rest)?;
     // A bare sync from the root (or from outside it) is the whole view: the service's
     // fastest form (its have-list mark applies).
     if flags.rest.is_empty() && args == [format!("//{}/...", place.workspace)] {
