@@ -51,6 +51,7 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::sync::COMMANDS.iter().map(copy));
         all.extend(commands::print::COMMANDS.iter().map(copy));
         all.extend(commands::revert::COMMANDS.iter().map(copy));
+        all.extend(commands::unshelve::COMMANDS.iter().map(copy));
         all
     })
 }

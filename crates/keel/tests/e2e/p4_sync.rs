@@ -390,3 +390,80 @@ fn revert_restores_have_revisions_and_a_keeps_only_unchanged_files() {
     assert!(raised(&r[5]).contains("Missing file argument"), "{:?}", r[5]);
     assert_eq!(native.json(&["opened"]), Vec::<Value>::new());
 }
+
+#[test]
+fn unshelve_writes_shelved_content_and_a_declined_file_is_not_left_opened() {
+    let s = P4Server::start();
+    let w = depot(&s);
+    w.ok(&["edit", "a.txt"]);
+    write(&w.cwd, "a.txt", "shelved\n");
+    write(&w.cwd, "s.txt", "shelved new\n");
+    w.ok(&["add", "s.txt"]);
+    let shelved = w.ok(&["shelve", "--description", "wip"]);
+    assert!(shelved.contains('3'), "the shelf is change 3: {shelved}");
+    let (save, root) = p4_client(&s, DEFAULT);
+    let r = s.drive(&[save, json!({"cmd": ["sync"]})]);
+    ok(&r[1]);
+    std::fs::write(root.join("s.txt"), "mine\n").unwrap();
+    let r = s.drive(&[
+        json!({"cmd": ["print", "-q", "//depot/a.txt@=3"], "tagged": false}),
+        json!({"cmd": ["unshelve", "-s", "3"], "tagged": false}),
+    ]);
+    let printed: String = ok(&r[0])
+        .as_array()
+        .expect("output")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(printed, "shelved\n");
+    // s.txt's place holds a writable file the client will not replace without -f.
+    assert_eq!(
+        r[1]["errors"],
+        json!([format!(
+            "Can't clobber writable file {}",
+            root.join("s.txt").display()
+        )])
+    );
+    let mut lines: Vec<String> = r[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["severity"] == 1)
+        .map(|m| str_field(m, "text"))
+        .collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            "//depot/a.txt#2 - unshelved, opened for edit",
+            "//depot/s.txt#0 - unshelved, opened for add"
+        ]
+    );
+    assert_eq!(std::fs::read(root.join("a.txt")).unwrap(), b"shelved\n");
+    assert_eq!(mode(&root.join("a.txt")), 0o644);
+    assert_eq!(std::fs::read(root.join("s.txt")).unwrap(), b"mine\n");
+    let native = s.server.client("alice", "alice_ws", &root);
+    let opened = |c: &Client| {
+        let mut o: Vec<String> = c
+            .json(&["opened"])
+            .iter()
+            .map(|r| str_field(r, "depotFile"))
+            .collect();
+        o.sort();
+        o
+    };
+    assert_eq!(opened(&native), ["//depot/a.txt"]);
+    // With -f the file is replaced and opened.
+    let r = s.drive(&[
+        json!({"cmd": ["unshelve", "-s", "3", "-f", "//depot/s.txt"]}),
+        json!({"cmd": ["unshelve", "-s", "99"]}),
+        json!({"cmd": ["unshelve"]}),
+    ]);
+    let rec = &ok(&r[0])[0];
+    assert_eq!(rec["depotFile"], "//depot/s.txt");
+    assert_eq!(rec["action"], "add");
+    assert_eq!(std::fs::read(root.join("s.txt")).unwrap(), b"shelved new\n");
+    assert_eq!(opened(&native), ["//depot/a.txt", "//depot/s.txt"]);
+    assert!(raised(&r[1]).contains("99"), "{:?}", r[1]);
+    assert!(raised(&r[2]).contains("Missing -s"), "{:?}", r[2]);
+}

@@ -10,4 +10,5 @@ pub mod info;
 pub mod print;
 pub mod revert;
 pub mod sync;
+pub mod unshelve;
 pub mod users;
