@@ -40,7 +40,11 @@ fn p4_client(s: &P4Server, options: &str) -> (Value, PathBuf) {
 const DEFAULT: &str = "noallwrite noclobber nocompress unlocked nomodtime normdir";
 
 fn mode(p: &Path) -> u32 {
-    std::fs::metadata(p).expect("file exists").permissions().mode() & 0o777
+    std::fs::metadata(p)
+        .expect("file exists")
+        .permissions()
+        .mode()
+        & 0o777
 }
 
 /// alice_ws's have list through the native CLI: `depotFile#rev`, sorted.
@@ -105,7 +109,10 @@ fn sync_writes_files_with_their_bytes_and_modes_and_records_the_have_list() {
     );
 
     assert_eq!(std::fs::read(root.join("a.txt")).unwrap(), b"one\ntwo\n");
-    assert_eq!(std::fs::read(root.join("bin/b.bin")).unwrap(), bytes(7, 3000));
+    assert_eq!(
+        std::fs::read(root.join("bin/b.bin")).unwrap(),
+        bytes(7, 3000)
+    );
     assert_eq!(mode(&root.join("a.txt")), 0o444);
     assert_eq!(mode(&root.join("bin/b.bin")), 0o444);
     assert_eq!(mode(&root.join("run.sh")), 0o555);
@@ -134,7 +141,10 @@ fn sync_writes_files_with_their_bytes_and_modes_and_records_the_have_list() {
     );
     ok(&r[3]);
     assert!(!root.join("a.txt").exists(), "-k wrote no file");
-    assert_eq!(std::fs::read(root.join("bin/b.bin")).unwrap(), bytes(7, 3000));
+    assert_eq!(
+        std::fs::read(root.join("bin/b.bin")).unwrap(),
+        bytes(7, 3000)
+    );
     assert_eq!(have(&s), ["//depot/a.txt#2", "//depot/run.sh#1"]);
 }
 
@@ -169,16 +179,16 @@ fn a_writable_file_is_not_clobbered_and_a_declined_write_is_not_recorded() {
     );
     // The user's files are as they left them, and the have list does not claim the revisions.
     assert_eq!(std::fs::read(&a).unwrap(), b"mine\n");
-    assert_eq!(
-        std::fs::read(root.join("new.txt")).unwrap(),
-        b"also mine\n"
-    );
+    assert_eq!(std::fs::read(root.join("new.txt")).unwrap(), b"also mine\n");
     assert_eq!(
         have(&s),
         ["//depot/a.txt#1", "//depot/bin/b.bin#1", "//depot/run.sh#1"]
     );
     // With `clobber` the same sync replaces them and records them.
-    let (save, _) = p4_client(&s, "noallwrite clobber nocompress unlocked nomodtime normdir");
+    let (save, _) = p4_client(
+        &s,
+        "noallwrite clobber nocompress unlocked nomodtime normdir",
+    );
     let r = s.drive(&[save, json!({"cmd": ["sync"], "tagged": false})]);
     assert_eq!(ok(&r[1]).as_array().expect("lines").len(), 2, "{:?}", r[1]);
     assert_eq!(std::fs::read(&a).unwrap(), b"one\ntwo\n");
@@ -255,7 +265,11 @@ fn print_shows_headers_and_content_and_writes_files_with_o() {
     assert_eq!(quiet, "one\ntwo\n");
     ok(&r[4]);
     assert_eq!(std::fs::read(&out).unwrap(), bytes(7, 3000));
-    assert!(raised(&r[5]).contains("//depot/nothing.txt - no such file(s)"), "{:?}", r[5]);
+    assert!(
+        raised(&r[5]).contains("//depot/nothing.txt - no such file(s)"),
+        "{:?}",
+        r[5]
+    );
     assert!(raised(&r[6]).contains("Invalid option: -a."), "{:?}", r[6]);
     // print wrote nothing into the workspace.
     assert!(!root.join("a.txt").exists());
@@ -279,12 +293,19 @@ fn a_large_binary_file_syncs_whole_and_bad_revisions_are_errors() {
         json!({"cmd": ["sync", "/elsewhere/f"]}),
     ]);
     ok(&r[1]);
-    assert!(std::fs::read(root.join("big.bin")).unwrap() == big, "the big file's bytes");
+    assert!(
+        std::fs::read(root.join("big.bin")).unwrap() == big,
+        "the big file's bytes"
+    );
     assert_eq!(have(&s), ["//depot/big.bin#1"]);
     assert!(raised(&r[2]).contains("nosuchlabel"), "{:?}", r[2]);
     assert!(raised(&r[3]).contains("#x"), "{:?}", r[3]);
     assert!(raised(&r[4]).contains("-k and -p"), "{:?}", r[4]);
-    assert!(raised(&r[5]).contains("not under client's root"), "{:?}", r[5]);
+    assert!(
+        raised(&r[5]).contains("not under client's root"),
+        "{:?}",
+        r[5]
+    );
 }
 
 #[test]
@@ -297,7 +318,10 @@ fn files_the_protections_table_hides_are_not_synced_or_printed() {
     w.ok(&["submit", "-d", "two"]);
     protect(
         &w,
-        &["super user alice * //...", "read user bob * //depot/pub/..."],
+        &[
+            "super user alice * //...",
+            "read user bob * //depot/pub/...",
+        ],
     );
     let root = s.home.path().join("bobws");
     let r = s.drive(&[
@@ -311,7 +335,10 @@ fn files_the_protections_table_hides_are_not_synced_or_printed() {
     ok(&r[0]);
     assert_eq!(
         ok(&r[1]),
-        &json!([format!("//depot/pub/a#1 - added as {}", root.join("pub/a").display())])
+        &json!([format!(
+            "//depot/pub/a#1 - added as {}",
+            root.join("pub/a").display()
+        )])
     );
     assert!(!root.join("secret/s").exists());
     let e = raised(&r[2]);
@@ -387,7 +414,11 @@ fn revert_restores_have_revisions_and_a_keeps_only_unchanged_files() {
         r[4]["warnings"],
         json!(["//depot/a.txt - file(s) not opened on this client."])
     );
-    assert!(raised(&r[5]).contains("Missing file argument"), "{:?}", r[5]);
+    assert!(
+        raised(&r[5]).contains("Missing file argument"),
+        "{:?}",
+        r[5]
+    );
     assert_eq!(native.json(&["opened"]), Vec::<Value>::new());
 }
 

@@ -148,9 +148,9 @@ async fn print(cmd: &mut Cmd) -> CmdResult {
         }
     }
     drop(rx);
-    let produced = producer.await.map_err(|e| {
-        to_client::transfer_failed(format!("print failed inside the server: {e}"))
-    })?;
+    let produced = producer
+        .await
+        .map_err(|e| to_client::transfer_failed(format!("print failed inside the server: {e}")))?;
     if let Some(e) = failure {
         return Err(e);
     }

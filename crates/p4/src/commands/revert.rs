@@ -35,7 +35,11 @@ pub const COMMANDS: &[Command] = &[Command {
 const CHECKED: &str = "dm-KeelChecked";
 
 fn open_error(e: keel_service::OpenError) -> CmdError {
-    CmdError::Report(Report::failed(Generic::Usage, number::SERVICE, e.to_string()))
+    CmdError::Report(Report::failed(
+        Generic::Usage,
+        number::SERVICE,
+        e.to_string(),
+    ))
 }
 
 async fn revert(cmd: &mut Cmd) -> CmdResult {
@@ -45,7 +49,9 @@ async fn revert(cmd: &mut Cmd) -> CmdResult {
         None => None,
         Some("default") => Some(ChangeRef::Default),
         Some(n) => Some(ChangeRef::from_number(n.parse().map_err(|_| {
-            usage(format!("-c {n}: the changelist must be a number or 'default'"))
+            usage(format!(
+                "-c {n}: the changelist must be a number or 'default'"
+            ))
         })?)),
     };
     if flags.rest.is_empty() && change.is_none() && !flags.has('a') {
@@ -146,42 +152,45 @@ async fn write_back(
     let service = cmd.service().clone();
     let caller = cmd.caller.clone();
     let jobs: Vec<FileInfo> = restore.iter().map(|(f, _)| f.clone()).collect();
-    let producer = tokio::task::spawn_blocking(move || -> Result<(), keel_service::ServiceError> {
-        for (i, f) in jobs.iter().enumerate() {
-            let Some(digest) = f.head_digest else { continue };
-            let of = ContentOf {
-                depot_file: f.depot_file.to_string(),
-                rev: f.have_rev,
-            };
-            let blob = service.content(&caller, &digest.to_hex(), Some(&of))?;
-            let content = Content {
-                compressed: false,
-                size: f.head_size,
-                digest,
-                blob,
-            };
-            let which = f
-                .head_type
-                .map(|t| t.expanded_keywords())
-                .unwrap_or_default();
-            let depot = f.depot_file.to_string();
-            let keywords = (which != keel_core::Keywords::None).then(|| {
-                (
-                    which,
-                    KeywordValues {
-                        depot_file: &depot,
-                        rev: f.have_rev,
-                        change: f.head_change.map(|c| c.0).unwrap_or_default(),
-                        time: f.head_time,
-                        author: "",
-                    },
-                )
-            });
-            let what = format!("{}#{}", f.depot_file, f.have_rev);
-            send_content(&tx, i, &what, content, keywords)?;
-        }
-        Ok(())
-    });
+    let producer =
+        tokio::task::spawn_blocking(move || -> Result<(), keel_service::ServiceError> {
+            for (i, f) in jobs.iter().enumerate() {
+                let Some(digest) = f.head_digest else {
+                    continue;
+                };
+                let of = ContentOf {
+                    depot_file: f.depot_file.to_string(),
+                    rev: f.have_rev,
+                };
+                let blob = service.content(&caller, &digest.to_hex(), Some(&of))?;
+                let content = Content {
+                    compressed: false,
+                    size: f.head_size,
+                    digest,
+                    blob,
+                };
+                let which = f
+                    .head_type
+                    .map(|t| t.expanded_keywords())
+                    .unwrap_or_default();
+                let depot = f.depot_file.to_string();
+                let keywords = (which != keel_core::Keywords::None).then(|| {
+                    (
+                        which,
+                        KeywordValues {
+                            depot_file: &depot,
+                            rev: f.have_rev,
+                            change: f.head_change.map(|c| c.0).unwrap_or_default(),
+                            time: f.head_time,
+                            author: "",
+                        },
+                    )
+                });
+                let what = format!("{}#{}", f.depot_file, f.have_rev);
+                send_content(&tx, i, &what, content, keywords)?;
+            }
+            Ok(())
+        });
     let mut writing = false;
     let mut failure = None;
     while let Some(piece) = rx.recv().await {
@@ -221,9 +230,9 @@ async fn write_back(
         }
     }
     drop(rx);
-    let produced = producer.await.map_err(|e| {
-        to_client::transfer_failed(format!("revert failed inside the server: {e}"))
-    })?;
+    let produced = producer
+        .await
+        .map_err(|e| to_client::transfer_failed(format!("revert failed inside the server: {e}")))?;
     if let Some(e) = failure {
         return Err(e);
     }

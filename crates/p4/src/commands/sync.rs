@@ -85,7 +85,9 @@ fn wording(action: SyncAction) -> &'static str {
         SyncAction::Updated => " - updating ",
         SyncAction::Refreshed => " - refreshing ",
         SyncAction::Deleted => " - deleted as ",
-        SyncAction::Resolve => " - is opened and not being changed; must resolve before submitting: ",
+        SyncAction::Resolve => {
+            " - is opened and not being changed; must resolve before submitting: "
+        }
     }
 }
 
@@ -134,46 +136,47 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
     let caller = cmd.caller.clone();
     let files = args.clone();
     let transfer = !opts.preview && !opts.have_only;
-    let producer = tokio::task::spawn_blocking(move || -> Result<SyncTotals, keel_service::ServiceError> {
-        service.sync(&caller, &files, opts, &mut |event| {
-            let item = event.item;
-            match event.content.filter(|_| transfer) {
-                Some(content) => {
-                    let what = format!("{}#{}", item.depot_file, item.rev);
-                    let which = item
-                        .file_type
-                        .map(|t| t.expanded_keywords())
-                        .unwrap_or_default();
-                    let depot = item.depot_file.to_string();
-                    let author = item.author.clone();
-                    let (rev, change, time) = (item.rev, item.change, item.time);
-                    let keywords = (which != keel_core::Keywords::None).then(|| {
-                        (
-                            which,
-                            KeywordValues {
-                                depot_file: &depot,
-                                rev,
-                                change,
-                                time,
-                                author: &author,
-                            },
-                        )
-                    });
-                    send_content(&tx, item, &what, content, keywords)
+    let producer =
+        tokio::task::spawn_blocking(move || -> Result<SyncTotals, keel_service::ServiceError> {
+            service.sync(&caller, &files, opts, &mut |event| {
+                let item = event.item;
+                match event.content.filter(|_| transfer) {
+                    Some(content) => {
+                        let what = format!("{}#{}", item.depot_file, item.rev);
+                        let which = item
+                            .file_type
+                            .map(|t| t.expanded_keywords())
+                            .unwrap_or_default();
+                        let depot = item.depot_file.to_string();
+                        let author = item.author.clone();
+                        let (rev, change, time) = (item.rev, item.change, item.time);
+                        let keywords = (which != keel_core::Keywords::None).then(|| {
+                            (
+                                which,
+                                KeywordValues {
+                                    depot_file: &depot,
+                                    rev,
+                                    change,
+                                    time,
+                                    author: &author,
+                                },
+                            )
+                        });
+                        send_content(&tx, item, &what, content, keywords)
+                    }
+                    None => {
+                        tx.blocking_send(Piece::Head {
+                            head: item,
+                            size: 0,
+                            md5: None,
+                        })
+                        .map_err(|_| keel_service::ServiceError::Cancelled)?;
+                        tx.blocking_send(Piece::End)
+                            .map_err(|_| keel_service::ServiceError::Cancelled)
+                    }
                 }
-                None => {
-                    tx.blocking_send(Piece::Head {
-                        head: item,
-                        size: 0,
-                        md5: None,
-                    })
-                    .map_err(|_| keel_service::ServiceError::Cancelled)?;
-                    tx.blocking_send(Piece::End)
-                        .map_err(|_| keel_service::ServiceError::Cancelled)
-                }
-            }
-        })
-    });
+            })
+        });
 
     let mut out = ToClient::new();
     // Files recorded without a transfer (`-k`).
@@ -199,8 +202,14 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
                             rev: head.rev,
                         });
                     } else if head.action == SyncAction::Deleted {
-                        out.delete(cmd, &local, !options.clobber, options.rmdir, &echo_of(&head))
-                            .await?;
+                        out.delete(
+                            cmd,
+                            &local,
+                            !options.clobber,
+                            options.rmdir,
+                            &echo_of(&head),
+                        )
+                        .await?;
                     } else if let Some(t) = head.file_type {
                         let f = Outgoing {
                             local,

@@ -55,7 +55,13 @@ async fn unshelve(cmd: &mut Cmd) -> CmdResult {
     let opened = cmd
         .call(move |svc, caller| svc.unshelve(caller, shelf, target, &files))
         .await?
-        .map_err(|e| CmdError::Report(Report::failed(Generic::Usage, number::SERVICE, e.to_string())))?;
+        .map_err(|e| {
+            CmdError::Report(Report::failed(
+                Generic::Usage,
+                number::SERVICE,
+                e.to_string(),
+            ))
+        })?;
 
     let mut out = ToClient::new();
     let mut writes: Vec<(FileInfo, String)> = Vec::new();
@@ -86,7 +92,8 @@ async fn unshelve(cmd: &mut Cmd) -> CmdResult {
         }
         if action.is_delete() {
             let echo: Echo = vec![("keelFile".into(), f.depot_file.to_string())];
-            out.delete(cmd, &local, !force, options.rmdir, &echo).await?;
+            out.delete(cmd, &local, !force, options.rmdir, &echo)
+                .await?;
         } else if f.head_digest.is_some() {
             writes.push((f.clone(), local));
         }
@@ -96,21 +103,24 @@ async fn unshelve(cmd: &mut Cmd) -> CmdResult {
     let service = cmd.service().clone();
     let caller = cmd.caller.clone();
     let jobs: Vec<FileInfo> = writes.iter().map(|(f, _)| f.clone()).collect();
-    let producer = tokio::task::spawn_blocking(move || -> Result<(), keel_service::ServiceError> {
-        for (i, f) in jobs.iter().enumerate() {
-            let Some(digest) = f.head_digest else { continue };
-            let blob = service.content(&caller, &digest.to_hex(), None)?;
-            let content = Content {
-                compressed: false,
-                size: f.head_size,
-                digest,
-                blob,
-            };
-            let what = format!("{}@={}", f.depot_file, shelf.0);
-            send_content(&tx, i, &what, content, None)?;
-        }
-        Ok(())
-    });
+    let producer =
+        tokio::task::spawn_blocking(move || -> Result<(), keel_service::ServiceError> {
+            for (i, f) in jobs.iter().enumerate() {
+                let Some(digest) = f.head_digest else {
+                    continue;
+                };
+                let blob = service.content(&caller, &digest.to_hex(), None)?;
+                let content = Content {
+                    compressed: false,
+                    size: f.head_size,
+                    digest,
+                    blob,
+                };
+                let what = format!("{}@={}", f.depot_file, shelf.0);
+                send_content(&tx, i, &what, content, None)?;
+            }
+            Ok(())
+        });
     let mut failure = None;
     let mut writing = false;
     let mut current = 0usize;
@@ -170,7 +180,11 @@ async fn unshelve(cmd: &mut Cmd) -> CmdResult {
         cmd.call(move |svc, caller| svc.revert(caller, &declined, false, &[]))
             .await?
             .map_err(|e| {
-                CmdError::Report(Report::failed(Generic::Fault, number::SERVICE, e.to_string()))
+                CmdError::Report(Report::failed(
+                    Generic::Fault,
+                    number::SERVICE,
+                    e.to_string(),
+                ))
             })?;
     }
     produced.map_err(CmdError::from)
