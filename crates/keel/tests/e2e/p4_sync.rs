@@ -498,3 +498,35 @@ fn unshelve_writes_shelved_content_and_a_declined_file_is_not_left_opened() {
     assert!(raised(&r[1]).contains("99"), "{:?}", r[1]);
     assert!(raised(&r[2]).contains("Missing -s"), "{:?}", r[2]);
 }
+
+#[test]
+fn sync_takes_local_paths_and_leaves_opened_files_to_resolve() {
+    let s = P4Server::start();
+    let w = depot(&s);
+    let (save, root) = p4_client(&s, DEFAULT);
+    let a = root.join("a.txt");
+    let r = s.drive(&[
+        save,
+        json!({"cmd": ["sync", "-q", format!("{}#1", a.display())]}),
+    ]);
+    assert_eq!(ok(&r[1]), &json!([]), "-q prints nothing");
+    assert_eq!(std::fs::read(&a).unwrap(), b"one\n");
+    // alice opens a.txt#1 in alice_ws; the head moves on to #3 meanwhile.
+    let native = s.server.client("alice", "alice_ws", &root);
+    native.ok(&["edit", "a.txt"]);
+    std::fs::write(&a, "my edit\n").unwrap();
+    w.ok(&["edit", "a.txt"]);
+    write(&w.cwd, "a.txt", "three\n");
+    w.ok(&["submit", "-d", "third"]);
+    let r = s.drive(&[json!({"cmd": ["sync", a.display().to_string()], "tagged": false})]);
+    assert_eq!(
+        ok(&r[0]),
+        &json!([format!(
+            "//depot/a.txt#3 - is opened and not being changed; must resolve before submitting: {}",
+            a.display()
+        )])
+    );
+    // The user's edit is untouched; the have list moved to the head the resolve is against.
+    assert_eq!(std::fs::read(&a).unwrap(), b"my edit\n");
+    assert_eq!(have(&s), ["//depot/a.txt#3"]);
+}
