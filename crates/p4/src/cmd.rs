@@ -62,6 +62,7 @@ pub mod number {
     // p4sync
     pub const UP_TO_DATE: u32 = 40;
     pub const NOT_OPENED: u32 = 41;
+    pub const NOTHING_TO_INTEGRATE: u32 = 42;
 }
 
 /// A service failure as the client shows it.

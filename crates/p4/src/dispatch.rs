@@ -52,6 +52,7 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::print::COMMANDS.iter().map(copy));
         all.extend(commands::revert::COMMANDS.iter().map(copy));
         all.extend(commands::unshelve::COMMANDS.iter().map(copy));
+        all.extend(commands::integrate::COMMANDS.iter().map(copy));
         all
     })
 }

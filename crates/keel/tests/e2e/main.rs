@@ -44,6 +44,7 @@ mod metrics;
 mod monitor;
 mod obliterate;
 mod p4_auth;
+mod p4_branching;
 mod p4_gate;
 mod p4_harness;
 mod p4_session;

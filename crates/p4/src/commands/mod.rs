@@ -7,6 +7,7 @@ pub mod counters;
 pub mod depots;
 pub mod forms;
 pub mod info;
+pub mod integrate;
 pub mod print;
 pub mod revert;
 pub mod sync;

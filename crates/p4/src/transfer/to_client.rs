@@ -375,3 +375,86 @@ mod tests {
         assert_eq!(client_type(&t("text+kw")), "0");
     }
 }
+
+/// One stored file to write to the client (see [`write_files`]).
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// How it is written; `size` and `md5` are filled in from the content.
+    pub file: Outgoing,
+    /// The stored content and the revision it is the content of (for the access check).
+    pub digest: keel_core::Digest,
+    pub size: u64,
+    pub of: Option<keel_service::ContentOf>,
+    /// Variables the client's answer carries back.
+    pub echo: Echo,
+}
+
+/// Writes each job's stored content to the client through `out` (answers are read as they
+/// come; call [`ToClient::finish`] afterwards).
+pub async fn write_files(
+    cmd: &mut Cmd,
+    out: &mut ToClient,
+    jobs: Vec<Job>,
+) -> Result<(), CmdError> {
+    if jobs.is_empty() {
+        return Ok(());
+    }
+    let (tx, mut rx) = mpsc::channel::<Piece<usize>>(16);
+    let service = cmd.service().clone();
+    let caller = cmd.caller.clone();
+    let wanted: Vec<(keel_core::Digest, u64, Option<keel_service::ContentOf>)> = jobs
+        .iter()
+        .map(|j| (j.digest, j.size, j.of.clone()))
+        .collect();
+    let producer = tokio::task::spawn_blocking(move || -> Result<(), ServiceError> {
+        for (i, (digest, size, of)) in wanted.into_iter().enumerate() {
+            let what = match &of {
+                Some(o) => format!("{}#{}", o.depot_file, o.rev),
+                None => digest.to_hex(),
+            };
+            let blob = service.content(&caller, &digest.to_hex(), of.as_ref())?;
+            let content = Content {
+                compressed: false,
+                size,
+                digest,
+                blob,
+            };
+            send_content(&tx, i, &what, content, None)?;
+        }
+        Ok(())
+    });
+    let mut current: Option<usize> = None;
+    let mut failure = None;
+    while let Some(piece) = rx.recv().await {
+        let step = async {
+            match piece {
+                Piece::Head { head, size, md5 } => {
+                    let mut f = jobs[head].file.clone();
+                    f.size = size;
+                    f.md5 = md5;
+                    out.open(cmd, &f);
+                    current = Some(head);
+                }
+                Piece::Data(data) => out.write(cmd, &data).await?,
+                Piece::End => {
+                    if let Some(i) = current.take() {
+                        out.close(cmd, &jobs[i].echo).await?;
+                    }
+                }
+            }
+            Ok::<(), CmdError>(())
+        };
+        if let Err(e) = step.await {
+            failure = Some(e);
+            break;
+        }
+    }
+    drop(rx);
+    let produced = producer
+        .await
+        .map_err(|e| transfer_failed(format!("writing files failed inside the server: {e}")))?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    produced.map_err(CmdError::from)
+}
