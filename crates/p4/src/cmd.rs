@@ -63,6 +63,8 @@ pub mod number {
     pub const UP_TO_DATE: u32 = 40;
     pub const NOT_OPENED: u32 = 41;
     pub const NOTHING_TO_INTEGRATE: u32 = 42;
+    pub const MERGE_NEEDED: u32 = 43;
+    pub const NOTHING_TO_RESOLVE: u32 = 44;
 }
 
 /// A service failure as the client shows it.

@@ -85,4 +85,31 @@ fn integrate_copy_and_merge_open_targets_and_write_branched_content() {
     let opened = native.json(&["opened"]);
     assert_eq!(str_field(&opened[0], "action"), "integrate");
     assert!(raised(&r[1]).contains("nosuchbranch"), "{:?}", r[1]);
+
+    // resolve: the workspace file is the base (a.txt#3), so a safe resolve takes theirs and
+    // writes it; then nothing is left to resolve.
+    let r = s.drive(&[
+        json!({"cmd": ["resolve"], "tagged": false}),
+        json!({"cmd": ["resolve", "-n"], "tagged": false}),
+        json!({"cmd": ["resolve", "-as"], "tagged": false}),
+        json!({"cmd": ["resolve", "-at"], "tagged": false}),
+    ]);
+    assert!(raised(&r[0]).contains("Interactive resolve"), "{:?}", r[0]);
+    assert_eq!(
+        ok(&r[1]),
+        &json!([format!("{} - merging //depot/a.txt#4", br.display())])
+    );
+    assert_eq!(
+        ok(&r[2]),
+        &json!([
+            format!("{} - merging //depot/a.txt#4", br.display()),
+            format!("{} - copy from //depot/a.txt", br.display())
+        ])
+    );
+    assert_eq!(std::fs::read(&br).unwrap(), b"four\n");
+    assert_eq!(ok(&r[3]), &json!([]));
+    assert_eq!(r[3]["warnings"], json!(["No file(s) to resolve."]));
+    native.ok(&["submit", "-d", "merged"]);
+    let head = native.json(&["print", "//depot/br/a.txt"]);
+    assert_eq!(str_field(&head[0], "content"), "four\n");
 }

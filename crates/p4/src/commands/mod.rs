@@ -9,6 +9,7 @@ pub mod forms;
 pub mod info;
 pub mod integrate;
 pub mod print;
+pub mod resolve;
 pub mod revert;
 pub mod sync;
 pub mod unshelve;
