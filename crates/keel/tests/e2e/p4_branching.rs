@@ -113,3 +113,56 @@ fn integrate_copy_and_merge_open_targets_and_write_branched_content() {
     let head = native.json(&["print", "//depot/br/a.txt"]);
     assert_eq!(str_field(&head[0], "content"), "four\n");
 }
+
+#[test]
+fn a_file_changed_on_both_sides_is_left_to_merge_and_ay_keeps_yours() {
+    let s = P4Server::start();
+    let w = workspace_on(&s.server, s.home.path(), "alice", "w");
+    write(&w.cwd, "a.txt", "base\n");
+    w.ok(&["add", "a.txt"]);
+    w.ok(&["submit", "-d", "first"]);
+    let root = s.home.path().join("p4ws");
+    let br = root.join("br/a.txt");
+    let r = s.drive(&[
+        json!({"method": "save_client", "args": [{
+            "Client": "alice_ws", "Owner": "alice", "Root": root.display().to_string(),
+            "View": ["//depot/... //alice_ws/..."]
+        }]}),
+        json!({"cmd": ["integrate", "//depot/a.txt", "//depot/br/a.txt"]}),
+    ]);
+    ok(&r[1]);
+    let native = s.server.client("alice", "alice_ws", &root);
+    native.ok(&["submit", "-d", "branch"]);
+    // Both sides change: the branch in alice_ws, the trunk in w.
+    native.ok(&["edit", "br/a.txt"]);
+    std::fs::write(&br, "mine\n").unwrap();
+    native.ok(&["submit", "-d", "branch edit"]);
+    w.ok(&["edit", "a.txt"]);
+    write(&w.cwd, "a.txt", "theirs\n");
+    w.ok(&["submit", "-d", "trunk edit"]);
+    let r = s.drive(&[
+        json!({"cmd": ["merge", "//depot/a.txt", "//depot/br/a.txt"], "tagged": false}),
+        json!({"cmd": ["resolve", "-as"], "tagged": false}),
+        json!({"cmd": ["resolve", "-ay"], "tagged": false}),
+    ]);
+    ok(&r[0]);
+    assert_eq!(
+        r[1]["warnings"],
+        json!([format!(
+            "{} - needs a three-way merge, which this server does not do: resolve it with -at \
+             or -ay, or with Keel's own client.",
+            br.display()
+        )])
+    );
+    assert_eq!(
+        ok(&r[2]),
+        &json!([
+            format!("{} - merging //depot/a.txt#2", br.display()),
+            format!("{} - ignored //depot/a.txt", br.display())
+        ])
+    );
+    assert_eq!(std::fs::read(&br).unwrap(), b"mine\n");
+    native.ok(&["submit", "-d", "kept mine"]);
+    let head = native.json(&["print", "//depot/br/a.txt"]);
+    assert_eq!(str_field(&head[0], "content"), "mine\n");
+}
