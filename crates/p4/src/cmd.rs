@@ -63,6 +63,12 @@ pub mod number {
     pub const NO_SUCH_FILES: u32 = 12;
     pub const NOT_IN_VIEW: u32 = 13;
     pub const NO_SUCH_CHANGE: u32 = 14;
+    // p4sync
+    pub const UP_TO_DATE: u32 = 40;
+    pub const NOT_OPENED: u32 = 41;
+    pub const NOTHING_TO_INTEGRATE: u32 = 42;
+    pub const MERGE_NEEDED: u32 = 43;
+    pub const NOTHING_TO_RESOLVE: u32 = 44;
 }
 
 /// A service failure as the client shows it.

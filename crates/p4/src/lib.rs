@@ -19,6 +19,7 @@ pub mod flags;
 pub mod server;
 mod session;
 pub mod tickets;
+pub mod transfer;
 pub mod version;
 pub mod wire;
 

@@ -1,0 +1,168 @@
+//! P4 clients' branching commands through P4Python: `integrate` (branching a file, its content
+//! written to the workspace), `copy` onto an existing target (content written), `merge`
+//! (opened for integrate, left to resolve), previews and errors, checked on disk and through
+//! the native CLI.
+
+use crate::common::{str_field, workspace_on, write};
+use crate::p4_harness::{P4Server, ok, raised};
+use serde_json::json;
+use std::os::unix::fs::PermissionsExt;
+
+#[test]
+fn integrate_copy_and_merge_open_targets_and_write_branched_content() {
+    let s = P4Server::start();
+    let w = workspace_on(&s.server, s.home.path(), "alice", "w");
+    write(&w.cwd, "a.txt", "one\n");
+    w.ok(&["add", "a.txt"]);
+    w.ok(&["submit", "-d", "first"]);
+    w.ok(&["edit", "a.txt"]);
+    write(&w.cwd, "a.txt", "one\ntwo\n");
+    w.ok(&["submit", "-d", "second"]);
+    let root = s.home.path().join("p4ws");
+    let br = root.join("br/a.txt");
+    let r = s.drive(&[
+        json!({"method": "save_client", "args": [{
+            "Client": "alice_ws", "Owner": "alice", "Root": root.display().to_string(),
+            "View": ["//depot/... //alice_ws/..."]
+        }]}),
+        json!({"cmd": ["integrate", "-n", "//depot/a.txt", "//depot/br/a.txt"], "tagged": false}),
+        json!({"cmd": ["integrate", "//depot/a.txt", "//depot/br/a.txt"]}),
+        json!({"cmd": ["integrate", "//depot/a.txt"]}),
+    ]);
+    ok(&r[0]);
+    assert_eq!(
+        ok(&r[1]),
+        &json!(["//depot/br/a.txt#1 - branch/sync from //depot/a.txt#1,#2"])
+    );
+    let rec = &ok(&r[2])[0];
+    assert_eq!(rec["depotFile"], "//depot/br/a.txt");
+    assert_eq!(rec["action"], "branch");
+    assert_eq!(rec["fromFile"], "//depot/a.txt");
+    assert_eq!(rec["endFromRev"], "2");
+    assert_eq!(std::fs::read(&br).unwrap(), b"one\ntwo\n");
+    assert_eq!(
+        std::fs::metadata(&br).unwrap().permissions().mode() & 0o200,
+        0o200,
+        "an opened file is writable"
+    );
+    assert!(raised(&r[3]).contains("Usage: integrate"), "{:?}", r[3]);
+
+    let native = s.server.client("alice", "alice_ws", &root);
+    let opened = native.json(&["opened"]);
+    assert_eq!(opened.len(), 1);
+    assert_eq!(str_field(&opened[0], "action"), "branch");
+    native.ok(&["submit", "-d", "branch"]);
+
+    // copy onto the existing target: its content is written.
+    w.ok(&["edit", "a.txt"]);
+    write(&w.cwd, "a.txt", "three\n");
+    w.ok(&["submit", "-d", "third"]);
+    let r = s.drive(&[
+        json!({"cmd": ["sync"]}),
+        json!({"cmd": ["copy", "//depot/a.txt", "//depot/br/a.txt"], "tagged": false}),
+    ]);
+    ok(&r[0]);
+    assert_eq!(
+        ok(&r[1]),
+        &json!(["//depot/br/a.txt#1 - sync/integrate from //depot/a.txt#3"])
+    );
+    assert_eq!(std::fs::read(&br).unwrap(), b"three\n");
+    native.ok(&["submit", "-d", "copy"]);
+
+    // merge: opened for integrate, the workspace file left for the resolve.
+    w.ok(&["edit", "a.txt"]);
+    write(&w.cwd, "a.txt", "four\n");
+    w.ok(&["submit", "-d", "fourth"]);
+    let r = s.drive(&[
+        json!({"cmd": ["merge", "//depot/a.txt", "//depot/br/a.txt"], "tagged": false}),
+        json!({"cmd": ["merge", "-b", "nosuchbranch"]}),
+    ]);
+    assert_eq!(
+        ok(&r[0]),
+        &json!(["//depot/br/a.txt#2 - integrate from //depot/a.txt#4"])
+    );
+    assert_eq!(std::fs::read(&br).unwrap(), b"three\n");
+    let opened = native.json(&["opened"]);
+    assert_eq!(str_field(&opened[0], "action"), "integrate");
+    assert!(raised(&r[1]).contains("nosuchbranch"), "{:?}", r[1]);
+
+    // resolve: the workspace file is the base (a.txt#3), so a safe resolve takes theirs and
+    // writes it; then nothing is left to resolve.
+    let r = s.drive(&[
+        json!({"cmd": ["resolve"], "tagged": false}),
+        json!({"cmd": ["resolve", "-n"], "tagged": false}),
+        json!({"cmd": ["resolve", "-as"], "tagged": false}),
+        json!({"cmd": ["resolve", "-at"], "tagged": false}),
+    ]);
+    assert!(raised(&r[0]).contains("Interactive resolve"), "{:?}", r[0]);
+    assert_eq!(
+        ok(&r[1]),
+        &json!([format!("{} - merging //depot/a.txt#4", br.display())])
+    );
+    assert_eq!(
+        ok(&r[2]),
+        &json!([
+            format!("{} - merging //depot/a.txt#4", br.display()),
+            format!("{} - copy from //depot/a.txt", br.display())
+        ])
+    );
+    assert_eq!(std::fs::read(&br).unwrap(), b"four\n");
+    assert_eq!(ok(&r[3]), &json!([]));
+    assert_eq!(r[3]["warnings"], json!(["No file(s) to resolve."]));
+    native.ok(&["submit", "-d", "merged"]);
+    let head = native.json(&["print", "//depot/br/a.txt"]);
+    assert_eq!(str_field(&head[0], "content"), "four\n");
+}
+
+#[test]
+fn a_file_changed_on_both_sides_is_left_to_merge_and_ay_keeps_yours() {
+    let s = P4Server::start();
+    let w = workspace_on(&s.server, s.home.path(), "alice", "w");
+    write(&w.cwd, "a.txt", "base\n");
+    w.ok(&["add", "a.txt"]);
+    w.ok(&["submit", "-d", "first"]);
+    let root = s.home.path().join("p4ws");
+    let br = root.join("br/a.txt");
+    let r = s.drive(&[
+        json!({"method": "save_client", "args": [{
+            "Client": "alice_ws", "Owner": "alice", "Root": root.display().to_string(),
+            "View": ["//depot/... //alice_ws/..."]
+        }]}),
+        json!({"cmd": ["integrate", "//depot/a.txt", "//depot/br/a.txt"]}),
+    ]);
+    ok(&r[1]);
+    let native = s.server.client("alice", "alice_ws", &root);
+    native.ok(&["submit", "-d", "branch"]);
+    // Both sides change: the branch in alice_ws, the trunk in w.
+    native.ok(&["edit", "br/a.txt"]);
+    std::fs::write(&br, "mine\n").unwrap();
+    native.ok(&["submit", "-d", "branch edit"]);
+    w.ok(&["edit", "a.txt"]);
+    write(&w.cwd, "a.txt", "theirs\n");
+    w.ok(&["submit", "-d", "trunk edit"]);
+    let r = s.drive(&[
+        json!({"cmd": ["merge", "//depot/a.txt", "//depot/br/a.txt"], "tagged": false}),
+        json!({"cmd": ["resolve", "-as"], "tagged": false}),
+        json!({"cmd": ["resolve", "-ay"], "tagged": false}),
+    ]);
+    ok(&r[0]);
+    assert_eq!(
+        r[1]["warnings"],
+        json!([format!(
+            "{} - needs a three-way merge, which this server does not do: resolve it with -at \
+             or -ay, or with Keel's own client.",
+            br.display()
+        )])
+    );
+    assert_eq!(
+        ok(&r[2]),
+        &json!([
+            format!("{} - merging //depot/a.txt#2", br.display()),
+            format!("{} - ignored //depot/a.txt", br.display())
+        ])
+    );
+    assert_eq!(std::fs::read(&br).unwrap(), b"mine\n");
+    native.ok(&["submit", "-d", "kept mine"]);
+    let head = native.json(&["print", "//depot/br/a.txt"]);
+    assert_eq!(str_field(&head[0], "content"), "mine\n");
+}

@@ -1,0 +1,345 @@
+//! `sync [-f -k -n -p -q] [file[revRange]...]` and `flush` (`sync -k`): the workspace brought
+//! to the revisions asked for, files written to the client through [`crate::transfer::to_client`]
+//! and the have list recorded only for the files the client confirmed it wrote (or deleted).
+//!
+//! Output as P4 users and scripts read it: `//depot/a#2 - updating /ws/a`, ` - added as `,
+//! ` - deleted as `, ` - refreshing `; nothing to do is the warning `... - file(s)
+//! up-to-date.`; tagged, one record per file (`depotFile clientFile rev action fileSize
+//! change`, the first also `totalFileSize totalFileCount`).
+
+use crate::cmd::{Cmd, CmdError, CmdResult, number};
+use crate::dispatch::{self, Command};
+use crate::filespec::Place;
+use crate::transfer::to_client::{
+    self, Echo, Outgoing, Piece, ToClient, client_type, echoed, send_content,
+};
+use crate::wire::report::{Generic, Report, Severity};
+use keel_core::WorkspaceOptions;
+use keel_core::keyword::KeywordValues;
+use keel_service::command as rows;
+use keel_service::{HaveEntry, SyncAction, SyncItem, SyncOptions, SyncTotals, WorkspaceSpec};
+use tokio::sync::mpsc;
+
+pub const COMMANDS: &[Command] = &[
+    Command {
+        name: "sync",
+        row: rows::SYNC,
+        login: true,
+        flags: "f k n p q",
+        usage: "sync [ -f -k -n -p -q ] [ file[revRange] ... ]",
+        run: |c| Box::pin(sync(c, false)),
+    },
+    Command {
+        name: "flush",
+        row: rows::SYNC,
+        login: true,
+        flags: "f n q",
+        usage: "flush [ -f -n -q ] [ file[revRange] ... ]",
+        run: |c| Box::pin(sync(c, true)),
+    },
+];
+
+/// The caller's workspace: its spec (root and options) and the place its paths map in.
+pub async fn workspace(cmd: &mut Cmd) -> Result<(WorkspaceSpec, Place), CmdError> {
+    let name = cmd.caller.workspace.clone();
+    let lookup = name.clone();
+    let spec = cmd
+        .call(move |svc, caller| svc.get_workspace(caller, &lookup))
+        .await??;
+    let place = Place {
+        workspace: name,
+        root: spec.root.clone(),
+        cwd: cmd.req.text("cwd").unwrap_or_default(),
+    };
+    Ok((spec, place))
+}
+
+/// The local path of a path the service gives relative to the workspace root (or in
+/// workspace syntax).
+pub fn local_of(place: &Place, client_file: &str) -> String {
+    let full = if client_file.starts_with("//") {
+        client_file.to_string()
+    } else {
+        format!("//{}/{}", place.workspace, client_file)
+    };
+    place.local(&full).unwrap_or(full)
+}
+
+/// The file arguments of a command that works in the workspace, in the service's syntax:
+/// `//...` (every depot, which the service has no name for) is the workspace's whole view,
+/// which is all such a command can touch.
+pub fn workspace_args(place: &Place, rest: &[String]) -> Result<Vec<String>, CmdError> {
+    let mut args = place.args_or_all(rest)?;
+    for a in &mut args {
+        if let Some(rev) = a.strip_prefix("//...") {
+            *a = format!("//{}/...{rev}", place.workspace);
+        }
+    }
+    Ok(args)
+}
+
+/// The untagged wording of a sync action.
+fn wording(action: SyncAction) -> &'static str {
+    match action {
+        SyncAction::Added => " - added as ",
+        SyncAction::Updated => " - updating ",
+        SyncAction::Refreshed => " - refreshing ",
+        SyncAction::Deleted => " - deleted as ",
+        SyncAction::Resolve => {
+            " - is opened and not being changed; must resolve before submitting: "
+        }
+    }
+}
+
+async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
+    let command = dispatch::find(if flush { "flush" } else { "sync" }).expect("in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    let opts = SyncOptions {
+        preview: flags.has('n'),
+        force: flags.has('f'),
+        have_only: flush || flags.has('k'),
+        populate_only: flags.has('p'),
+    };
+    if opts.have_only && opts.populate_only {
+        return Err(crate::cmd::usage(format!(
+            "-k and -p cannot be combined: one records the have list without files, the other \
+             writes files without the have list.\nUsage: {}",
+            command.usage
+        )));
+    }
+    let quiet = flags.has('q');
+    let (spec, place) = workspace(cmd).await?;
+    let options = WorkspaceOptions::parse(&spec.options).unwrap_or_default();
+    let mut args = workspace_args(&place, &flags.rest)?;
+    // A bare sync from the root (or from outside it) is the whole view: the service's
+    // fastest form (its have-list mark applies).
+    if flags.rest.is_empty() && args == [format!("//{}/...", place.workspace)] {
+        args.clear();
+    }
+
+    // Tagged output gives the totals in the first record: a preview pass counts them.
+    let mut totals_first = None;
+    if cmd.tagged && !quiet {
+        let files = args.clone();
+        let preview = SyncOptions {
+            preview: true,
+            ..opts
+        };
+        let t = cmd
+            .call(move |svc, caller| svc.sync(caller, &files, preview, &mut |_| Ok(())))
+            .await??;
+        totals_first = Some((t.files, t.bytes));
+    }
+
+    let (tx, mut rx) = mpsc::channel::<Piece<SyncItem>>(16);
+    let service = cmd.service().clone();
+    let caller = cmd.caller.clone();
+    let files = args.clone();
+    let transfer = !opts.preview && !opts.have_only;
+    let producer =
+        tokio::task::spawn_blocking(move || -> Result<SyncTotals, keel_service::ServiceError> {
+            service.sync(&caller, &files, opts, &mut |event| {
+                let item = event.item;
+                match event.content.filter(|_| transfer) {
+                    Some(content) => {
+                        let what = format!("{}#{}", item.depot_file, item.rev);
+                        let which = item
+                            .file_type
+                            .map(|t| t.expanded_keywords())
+                            .unwrap_or_default();
+                        let depot = item.depot_file.to_string();
+                        let author = item.author.clone();
+                        let (rev, change, time) = (item.rev, item.change, item.time);
+                        let keywords = (which != keel_core::Keywords::None).then(|| {
+                            (
+                                which,
+                                KeywordValues {
+                                    depot_file: &depot,
+                                    rev,
+                                    change,
+                                    time,
+                                    author: &author,
+                                },
+                            )
+                        });
+                        send_content(&tx, item, &what, content, keywords)
+                    }
+                    None => {
+                        tx.blocking_send(Piece::Head {
+                            head: item,
+                            size: 0,
+                            md5: None,
+                        })
+                        .map_err(|_| keel_service::ServiceError::Cancelled)?;
+                        tx.blocking_send(Piece::End)
+                            .map_err(|_| keel_service::ServiceError::Cancelled)
+                    }
+                }
+            })
+        });
+
+    let mut out = ToClient::new();
+    // Files recorded without a transfer (`-k`).
+    let mut recorded: Vec<HaveEntry> = Vec::new();
+    let mut count = 0u64;
+    let mut current: Option<(SyncItem, bool)> = None;
+    let mut failure: Option<CmdError> = None;
+    while let Some(piece) = rx.recv().await {
+        let step = async {
+            match piece {
+                Piece::Head { head, size, md5 } => {
+                    count += 1;
+                    let local = local_of(&place, &head.client_file);
+                    if !quiet {
+                        announce(cmd, &head, &local, count == 1, totals_first);
+                    }
+                    let mut writing = false;
+                    if opts.preview || head.action == SyncAction::Resolve {
+                        // Nothing to transfer or record.
+                    } else if opts.have_only {
+                        recorded.push(HaveEntry {
+                            depot_file: head.depot_file.to_string(),
+                            rev: head.rev,
+                        });
+                    } else if head.action == SyncAction::Deleted {
+                        out.delete(
+                            cmd,
+                            &local,
+                            !options.clobber,
+                            options.rmdir,
+                            &echo_of(&head),
+                        )
+                        .await?;
+                    } else if let Some(t) = head.file_type {
+                        let f = Outgoing {
+                            local,
+                            type_code: client_type(&t),
+                            writable: options.allwrite || t.writable,
+                            time: (options.modtime || t.modtime).then_some(head.time),
+                            noclobber: !options.clobber,
+                            size,
+                            md5,
+                        };
+                        out.open(cmd, &f);
+                        writing = true;
+                    }
+                    current = Some((head, writing));
+                }
+                Piece::Data(data) => {
+                    if let Some((_, true)) = &current {
+                        out.write(cmd, &data).await?;
+                    }
+                }
+                Piece::End => {
+                    if let Some((head, true)) = current.take() {
+                        out.close(cmd, &echo_of(&head)).await?;
+                    }
+                }
+            }
+            Ok::<(), CmdError>(())
+        };
+        if let Err(e) = step.await {
+            failure = Some(e);
+            break;
+        }
+    }
+    drop(rx);
+    let produced = producer.await.map_err(|e| {
+        to_client::transfer_failed(format!("the sync failed inside the server: {e}"))
+    })?;
+    if let Some(CmdError::Conn(e)) = failure {
+        return Err(CmdError::Conn(e));
+    }
+    out.finish(cmd).await?;
+
+    // The have list: what the client confirmed (and `-k`'s files), never a declined file.
+    let mut entries = recorded;
+    if !opts.populate_only && !opts.preview {
+        for echo in &out.confirmed {
+            if let Some(entry) = have_entry(echo) {
+                entries.push(entry);
+            }
+        }
+    }
+    let mark = match &produced {
+        Ok(t) if out.declined.is_empty() && failure.is_none() => t.mark.clone(),
+        _ => None,
+    };
+    if !entries.is_empty() || mark.is_some() {
+        cmd.call(move |svc, caller| svc.update_have(caller, entries, mark, 0))
+            .await??;
+    }
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let totals = produced?;
+    if totals.files == 0 {
+        up_to_date(cmd, &flags.rest);
+    }
+    Ok(())
+}
+
+fn echo_of(item: &SyncItem) -> Echo {
+    let rev = match item.action {
+        SyncAction::Deleted => 0,
+        _ => item.rev,
+    };
+    vec![
+        ("keelFile".to_string(), item.depot_file.to_string()),
+        ("keelRev".to_string(), rev.to_string()),
+    ]
+}
+
+fn have_entry(echo: &Echo) -> Option<HaveEntry> {
+    Some(HaveEntry {
+        depot_file: echoed(echo, "keelFile")?.to_string(),
+        rev: echoed(echo, "keelRev")?.parse().ok()?,
+    })
+}
+
+/// The file's record (tagged) or line (untagged).
+fn announce(cmd: &mut Cmd, item: &SyncItem, local: &str, first: bool, totals: Option<(u64, u64)>) {
+    if cmd.tagged {
+        let mut fields = vec![
+            ("depotFile", item.depot_file.to_string()),
+            ("clientFile", local.to_string()),
+            ("rev", item.rev.to_string()),
+            ("action", item.action.as_str().to_string()),
+        ];
+        if item.action != SyncAction::Deleted {
+            fields.push(("fileSize", item.size.to_string()));
+            fields.push(("change", item.change.to_string()));
+        }
+        if first && let Some((files, bytes)) = totals {
+            fields.push(("totalFileSize", bytes.to_string()));
+            fields.push(("totalFileCount", files.to_string()));
+        }
+        cmd.stat(fields);
+    } else {
+        cmd.report(
+            Report::new(Severity::Info, Generic::None, 0)
+                .arg("depotFile", item.depot_file.as_str())
+                .text("#")
+                .arg("rev", item.rev.to_string())
+                .text(wording(item.action))
+                .arg("clientFile", local),
+        );
+    }
+}
+
+/// The warning for a sync with nothing to do.
+fn up_to_date(cmd: &mut Cmd, args: &[String]) {
+    if args.is_empty() {
+        cmd.report(
+            Report::new(Severity::Warn, Generic::Empty, number::UP_TO_DATE)
+                .text("File(s) up-to-date."),
+        );
+    }
+    for arg in args {
+        cmd.report(
+            Report::new(Severity::Warn, Generic::Empty, number::UP_TO_DATE)
+                .arg("argc", arg)
+                .text(" - file(s) up-to-date."),
+        );
+    }
+}

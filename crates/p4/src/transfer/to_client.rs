@@ -1,0 +1,460 @@
+//! Files written to the client: `client-OpenFile`, `client-WriteFile` in chunks and
+//! `client-CloseFile`, then `client-Ack`, which the client answers by calling the server's
+//! confirm function when the file is safely in place and the decline function when it could
+//! not write it (a writable file it may not clobber, a digest that did not match, a full
+//! disk). Only confirmed files count as written: the caller records the have list from
+//! [`ToClient::confirmed`] alone.
+//!
+//! The content comes from the service on a blocking thread ([`Piece`]s through a bounded
+//! channel, so a slow client holds the reader back), is read whole up to
+//! [`DIGEST_LIMIT`] bytes so its MD5 goes with `client-OpenFile` (the client checks it as it
+//! writes), and at most [`WINDOW`] files are sent before the server reads the client's answers,
+//! so neither side's socket buffers fill with unread messages.
+
+use crate::cmd::{Cmd, CmdError, number};
+use crate::conn::ConnError;
+use crate::wire::message::Message;
+use crate::wire::report::{Generic, Report};
+use keel_core::keyword::{self, KeywordValues};
+use keel_core::{BaseType, FileType, Keywords};
+use keel_service::{Content, ServiceError};
+use md5::{Digest as _, Md5};
+use std::io::Read;
+use tokio::sync::mpsc;
+
+/// Bytes in one `client-WriteFile` (and one `client-OutputText`).
+pub const CHUNK: usize = 64 * 1024;
+/// Files up to this size are read whole before they are sent, so their MD5 travels with them
+/// and the client verifies what it wrote; larger files stream without one.
+pub const DIGEST_LIMIT: u64 = 64 << 20;
+/// Files sent before the server waits for the client's answers.
+pub const WINDOW: usize = 32;
+/// Bytes queued before they are written to the socket.
+const FLUSH_AT: usize = 256 * 1024;
+
+/// The functions the client calls back after `client-Ack`.
+pub const CONFIRM: &str = "dm-KeelWritten";
+pub const DECLINE: &str = "dm-KeelNotWritten";
+
+/// The client-side type code of a file type (`LookupType` in the client): one hex digit,
+/// `0` text, `1` binary, `+2` executable, `4` symlink. UTF-8 files go as text and UTF-16
+/// files as binary: Keel stores both byte for byte, so the client must not translate them.
+pub fn client_type(t: &FileType) -> &'static str {
+    match (t.base, t.executable) {
+        (BaseType::Symlink, _) => "4",
+        (BaseType::Text | BaseType::Utf8, false) => "0",
+        (BaseType::Text | BaseType::Utf8, true) => "2",
+        (BaseType::Binary | BaseType::Utf16, false) => "1",
+        (BaseType::Binary | BaseType::Utf16, true) => "3",
+    }
+}
+
+/// Whether a type's content is shown as text (`client-OutputText`) by `print`.
+pub fn is_text(t: &FileType) -> bool {
+    t.base.is_line_text()
+}
+
+/// One stage of a file on its way from the store to the client.
+#[derive(Debug)]
+pub enum Piece<H> {
+    /// A file begins: what it is, and its length and MD5 (uppercase hex) when known.
+    Head {
+        head: H,
+        size: u64,
+        md5: Option<String>,
+    },
+    /// The next bytes of the current file.
+    Data(Vec<u8>),
+    /// The current file is complete (or a head without content, such as a delete, is done).
+    End,
+}
+
+/// Sends `head` and then `content` (named `what` in errors) (keywords expanded when `keywords` says so) as pieces;
+/// runs on the blocking thread the service's callback runs on. Fails with `Cancelled` when the
+/// connection's side stopped reading.
+pub fn send_content<H>(
+    tx: &mpsc::Sender<Piece<H>>,
+    head: H,
+    what: &str,
+    content: Content,
+    keywords: Option<(Keywords, KeywordValues<'_>)>,
+) -> Result<(), ServiceError> {
+    let send = |p: Piece<H>| tx.blocking_send(p).map_err(|_| ServiceError::Cancelled);
+    let mut reader = content
+        .blob
+        .into_content_reader()
+        .map_err(|e| read_failed(what, e.to_string()))?;
+    let whole = content.size <= DIGEST_LIMIT || keywords.is_some();
+    if whole {
+        let mut data = Vec::with_capacity(content.size.min(DIGEST_LIMIT) as usize);
+        reader
+            .read_to_end(&mut data)
+            .map_err(|e| read_failed(what, e.to_string()))?;
+        if let Some((which, values)) = keywords {
+            data = keyword::expand(&data, which, &values).into_owned();
+        }
+        let md5 = hex::encode_upper(Md5::digest(&data));
+        send(Piece::Head {
+            head,
+            size: data.len() as u64,
+            md5: Some(md5),
+        })?;
+        for chunk in data.chunks(CHUNK) {
+            send(Piece::Data(chunk.to_vec()))?;
+        }
+    } else {
+        send(Piece::Head {
+            head,
+            size: content.size,
+            md5: None,
+        })?;
+        loop {
+            let mut buf = vec![0u8; CHUNK];
+            let n = reader
+                .read(&mut buf)
+                .map_err(|e| read_failed(what, e.to_string()))?;
+            if n == 0 {
+                break;
+            }
+            buf.truncate(n);
+            send(Piece::Data(buf))?;
+        }
+    }
+    send(Piece::End)
+}
+
+fn read_failed(what: &str, reason: String) -> ServiceError {
+    ServiceError::ContentUnreadable {
+        file: what.to_string(),
+        reason,
+    }
+}
+
+/// How a file is written to the client.
+#[derive(Debug, Clone, Default)]
+pub struct Outgoing {
+    /// The local path (the client's own syntax).
+    pub local: String,
+    /// The client-side type code ([`client_type`]).
+    pub type_code: &'static str,
+    /// Left writable (`allwrite`, `+w`, a file opened, a file printed with `-o`).
+    pub writable: bool,
+    /// The modification time to set (seconds since the epoch), for `modtime` and `+m`.
+    pub time: Option<i64>,
+    /// The client refuses to replace a writable file (the workspace's `noclobber`).
+    pub noclobber: bool,
+    /// Length of the content and its MD5 (uppercase hex), when known.
+    pub size: u64,
+    pub md5: Option<String>,
+}
+
+/// Variables the client echoes back with its answer, naming the file.
+pub type Echo = Vec<(String, String)>;
+
+/// Files being written to the client and the client's answers so far.
+#[derive(Default)]
+pub struct ToClient {
+    /// Files sent whose answer has not been read.
+    outstanding: usize,
+    /// Whether a file is open on the client.
+    open: bool,
+    /// The echoes of files the client wrote (or deleted).
+    pub confirmed: Vec<Echo>,
+    /// The echoes of files it could not.
+    pub declined: Vec<Echo>,
+}
+
+const HANDLE: &str = "keel";
+
+impl ToClient {
+    pub fn new() -> ToClient {
+        ToClient::default()
+    }
+
+    /// Opens `f` on the client.
+    pub fn open(&mut self, cmd: &mut Cmd, f: &Outgoing) {
+        let mut m = Message::new();
+        m.set("path", &f.local);
+        m.set("handle", HANDLE);
+        m.set("type", f.type_code);
+        if f.writable {
+            m.set("perms", "rw");
+        }
+        if let Some(t) = f.time {
+            m.set("time", t.max(0).to_string());
+        }
+        if f.noclobber {
+            m.set("noclobber", "1");
+        }
+        m.set("fileSize", f.size.to_string());
+        m.set("serverSize", f.size.to_string());
+        if let Some(d) = &f.md5
+            && f.type_code != "4"
+        {
+            m.set("digest", d);
+        }
+        m.set("func", "client-OpenFile");
+        cmd.conn.send(&m);
+        self.open = true;
+    }
+
+    /// Sends the next bytes of the open file.
+    pub async fn write(&mut self, cmd: &mut Cmd, data: &[u8]) -> Result<(), CmdError> {
+        for chunk in data.chunks(CHUNK) {
+            let m = Message::new()
+                .with("handle", HANDLE)
+                .with("data", chunk)
+                .with("func", "client-WriteFile");
+            cmd.conn.send(&m);
+            if cmd.conn.queued() >= FLUSH_AT {
+                cmd.conn.flush().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the open file (the client moves it into place) and asks whether it was written;
+    /// the answer carries `echo` back.
+    pub async fn close(&mut self, cmd: &mut Cmd, echo: &Echo) -> Result<(), CmdError> {
+        let m = Message::new()
+            .with("handle", HANDLE)
+            .with("commit", "")
+            .with("func", "client-CloseFile");
+        cmd.conn.send(&m);
+        self.open = false;
+        let mut ack = Message::new();
+        ack.set("handle", HANDLE);
+        for (k, v) in echo {
+            ack.set(k, v);
+        }
+        ack.set("confirm", CONFIRM);
+        ack.set("decline", DECLINE);
+        ack.set("func", "client-Ack");
+        cmd.conn.send(&ack);
+        self.sent(cmd).await
+    }
+
+    /// Deletes a workspace file (refused by the client for a writable file under
+    /// `noclobber`), the empty directories above it too with `rmdir`.
+    pub async fn delete(
+        &mut self,
+        cmd: &mut Cmd,
+        local: &str,
+        noclobber: bool,
+        rmdir: bool,
+        echo: &Echo,
+    ) -> Result<(), CmdError> {
+        let mut m = Message::new();
+        m.set("path", local);
+        m.set("handle", HANDLE);
+        if noclobber {
+            m.set("noclobber", "1");
+        }
+        if rmdir {
+            m.set("rmdir", "1");
+        }
+        for (k, v) in echo {
+            m.set(k, v);
+        }
+        m.set("confirm", CONFIRM);
+        m.set("decline", DECLINE);
+        m.set("func", "client-DeleteFile");
+        cmd.conn.send(&m);
+        self.sent(cmd).await
+    }
+
+    /// Sets a workspace file's permissions (`rw` or `ro`; the type code keeps its exec bit).
+    pub async fn chmod(
+        &mut self,
+        cmd: &mut Cmd,
+        local: &str,
+        type_code: &str,
+        writable: bool,
+        echo: &Echo,
+    ) -> Result<(), CmdError> {
+        let mut m = Message::new();
+        m.set("path", local);
+        m.set("type", type_code);
+        m.set("perms", if writable { "rw" } else { "ro" });
+        for (k, v) in echo {
+            m.set(k, v);
+        }
+        m.set("confirm", CONFIRM);
+        m.set("func", "client-ChmodFile");
+        cmd.conn.send(&m);
+        self.sent(cmd).await
+    }
+
+    async fn sent(&mut self, cmd: &mut Cmd) -> Result<(), CmdError> {
+        self.outstanding += 1;
+        if self.outstanding >= WINDOW {
+            self.settle(cmd, WINDOW / 2).await?;
+        }
+        Ok(())
+    }
+
+    /// Reads the client's answers until at most `keep` are unread.
+    async fn settle(&mut self, cmd: &mut Cmd, keep: usize) -> Result<(), CmdError> {
+        if self.outstanding > keep {
+            cmd.conn.flush().await?;
+        }
+        while self.outstanding > keep {
+            let wait = cmd.server.options.reply_timeout;
+            let reply = tokio::time::timeout(wait, cmd.conn.read_command())
+                .await
+                .map_err(|_| ConnError::NoReply {
+                    expected: CONFIRM.to_string(),
+                    waited_ms: wait.as_millis() as u64,
+                })??;
+            let echo: Echo = reply
+                .vars()
+                .iter()
+                .filter(|(k, _)| k.starts_with(b"keel"))
+                .map(|(k, v)| {
+                    (
+                        String::from_utf8_lossy(k).into_owned(),
+                        String::from_utf8_lossy(v).into_owned(),
+                    )
+                })
+                .collect();
+            match reply.func().as_deref() {
+                Some(CONFIRM) => self.confirmed.push(echo),
+                Some(DECLINE) => self.declined.push(echo),
+                f => {
+                    return Err(CmdError::Conn(ConnError::Unexpected {
+                        func: f.unwrap_or_default().to_string(),
+                        expected: CONFIRM.to_string(),
+                    }));
+                }
+            }
+            self.outstanding -= 1;
+        }
+        Ok(())
+    }
+
+    /// Reads every answer still due (call once everything is sent).
+    pub async fn finish(&mut self, cmd: &mut Cmd) -> Result<(), CmdError> {
+        if self.open {
+            // A transfer cut short: the client drops the partial file.
+            let m = Message::new()
+                .with("handle", HANDLE)
+                .with("func", "client-CloseFile");
+            cmd.conn.send(&m);
+            self.open = false;
+        }
+        self.settle(cmd, 0).await
+    }
+}
+
+/// The value of `name` in an echo.
+pub fn echoed<'a>(echo: &'a Echo, name: &str) -> Option<&'a str> {
+    echo.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// A failure to produce a file's content as the client shows it.
+pub fn transfer_failed(text: impl AsRef<str>) -> CmdError {
+    CmdError::Report(Report::failed(Generic::Fault, number::INTERNAL, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_codes_are_the_clients() {
+        let t = |s: &str| FileType::parse(s).expect("a type");
+        assert_eq!(client_type(&t("text")), "0");
+        assert_eq!(client_type(&t("binary")), "1");
+        assert_eq!(client_type(&t("text+x")), "2");
+        assert_eq!(client_type(&t("binary+x")), "3");
+        assert_eq!(client_type(&t("symlink")), "4");
+        assert_eq!(client_type(&t("utf8")), "0");
+        assert_eq!(client_type(&t("utf16")), "1");
+        assert_eq!(client_type(&t("text+kw")), "0");
+    }
+}
+
+/// One stored file to write to the client (see [`write_files`]).
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// How it is written; `size` and `md5` are filled in from the content.
+    pub file: Outgoing,
+    /// The stored content and the revision it is the content of (for the access check).
+    pub digest: keel_core::Digest,
+    pub size: u64,
+    pub of: Option<keel_service::ContentOf>,
+    /// Variables the client's answer carries back.
+    pub echo: Echo,
+}
+
+/// Writes each job's stored content to the client through `out` (answers are read as they
+/// come; call [`ToClient::finish`] afterwards).
+pub async fn write_files(
+    cmd: &mut Cmd,
+    out: &mut ToClient,
+    jobs: Vec<Job>,
+) -> Result<(), CmdError> {
+    if jobs.is_empty() {
+        return Ok(());
+    }
+    let (tx, mut rx) = mpsc::channel::<Piece<usize>>(16);
+    let service = cmd.service().clone();
+    let caller = cmd.caller.clone();
+    let wanted: Vec<(keel_core::Digest, u64, Option<keel_service::ContentOf>)> = jobs
+        .iter()
+        .map(|j| (j.digest, j.size, j.of.clone()))
+        .collect();
+    let producer = tokio::task::spawn_blocking(move || -> Result<(), ServiceError> {
+        for (i, (digest, size, of)) in wanted.into_iter().enumerate() {
+            let what = match &of {
+                Some(o) => format!("{}#{}", o.depot_file, o.rev),
+                None => digest.to_hex(),
+            };
+            let blob = service.content(&caller, &digest.to_hex(), of.as_ref())?;
+            let content = Content {
+                compressed: false,
+                size,
+                digest,
+                blob,
+            };
+            send_content(&tx, i, &what, content, None)?;
+        }
+        Ok(())
+    });
+    let mut current: Option<usize> = None;
+    let mut failure = None;
+    while let Some(piece) = rx.recv().await {
+        let step = async {
+            match piece {
+                Piece::Head { head, size, md5 } => {
+                    let mut f = jobs[head].file.clone();
+                    f.size = size;
+                    f.md5 = md5;
+                    out.open(cmd, &f);
+                    current = Some(head);
+                }
+                Piece::Data(data) => out.write(cmd, &data).await?,
+                Piece::End => {
+                    if let Some(i) = current.take() {
+                        out.close(cmd, &jobs[i].echo).await?;
+                    }
+                }
+            }
+            Ok::<(), CmdError>(())
+        };
+        if let Err(e) = step.await {
+            failure = Some(e);
+            break;
+        }
+    }
+    drop(rx);
+    let produced = producer
+        .await
+        .map_err(|e| transfer_failed(format!("writing files failed inside the server: {e}")))?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    produced.map_err(CmdError::from)
+}
