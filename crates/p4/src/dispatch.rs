@@ -47,6 +47,8 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::clients::COMMANDS.iter().map(copy));
         all.extend(commands::depots::COMMANDS.iter().map(copy));
         all.extend(commands::counters::COMMANDS.iter().map(copy));
+        // p4submit
+        all.extend(commands::open::COMMANDS.iter().map(copy));
         all
     })
 }

@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod client_ops;
 pub mod cmd;
 pub mod commands;
 pub mod conn;

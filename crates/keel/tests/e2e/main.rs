@@ -46,6 +46,7 @@ mod obliterate;
 mod p4_auth;
 mod p4_gate;
 mod p4_harness;
+mod p4_open_submit;
 mod p4_session;
 mod p4_specs;
 mod proxy;

@@ -8,3 +8,6 @@ pub mod depots;
 pub mod forms;
 pub mod info;
 pub mod users;
+// p4submit
+pub mod open;
+pub mod workspace;

@@ -1,0 +1,118 @@
+//! P4 clients' daily loop through P4Python: `add` (the client detecting types), `edit`,
+//! `delete`, `opened`, `reopen`, `move`, `submit` (content sent by the client and checked),
+//! `change` forms and `shelve`, tagged and untagged, with the refusals a client shows.
+
+use crate::p4_harness::{P4Server, ok};
+use serde_json::{Value, json};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// A server and the workspace `alice_ws` rooted at `home/ws`, saved through P4Python.
+fn with_workspace() -> (P4Server, PathBuf) {
+    let s = P4Server::start();
+    let root = s.home.path().join("ws");
+    std::fs::create_dir_all(&root).expect("root");
+    let r = s.drive(&[save_client(&root)]);
+    assert_eq!(ok(&r[0]), &json!(["Client alice_ws saved."]));
+    (s, root)
+}
+
+fn save_client(root: &Path) -> Value {
+    json!({"method": "save_client", "args": [{
+        "Client": "alice_ws", "Owner": "alice", "Root": root.display().to_string(),
+        "Options": "noallwrite noclobber nocompress unlocked nomodtime normdir",
+        "View": ["//depot/... //alice_ws/..."]
+    }]})
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).expect("file").permissions().mode() & 0o777
+}
+
+fn errors(r: &Value) -> String {
+    format!("{} {}", r["errors"], r["exception"])
+}
+
+#[test]
+fn add_detects_types_and_opened_lists_what_is_open() {
+    let (s, root) = with_workspace();
+    std::fs::write(root.join("a.txt"), "hello\n").expect("a");
+    std::fs::write(root.join("b.bin"), [0u8, 1, 2, 255, 0, 7]).expect("b");
+    std::fs::write(root.join("run.sh"), "#!/bin/sh\necho hi\n").expect("sh");
+    std::fs::set_permissions(root.join("run.sh"), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod");
+    let cwd = root.display().to_string();
+    let r = s.drive(&[
+        json!({"cwd": cwd, "cmd": ["add", "a.txt", "b.bin", "run.sh"]}),
+        json!({"cmd": ["opened"]}),
+        json!({"cmd": ["opened"], "tagged": false}),
+        json!({"cmd": ["add", root.join("a.txt").display().to_string()], "tagged": false}),
+        json!({"cmd": ["add", root.join("x@y").display().to_string()]}),
+        json!({"cmd": ["add", "//depot/missing.txt"], "tagged": false}),
+        json!({"cmd": ["reopen", "-t", "binary", root.join("a.txt").display().to_string()], "tagged": false}),
+        json!({"cmd": ["opened", "-a"]}),
+    ]);
+    let added = ok(&r[0]).as_array().expect("records").clone();
+    assert_eq!(added.len(), 3, "{added:?}");
+    let by = |p: &str| {
+        added
+            .iter()
+            .find(|a| a["depotFile"] == p)
+            .unwrap_or_else(|| panic!("{p} in {added:?}"))
+            .clone()
+    };
+    assert_eq!(by("//depot/a.txt")["type"], "text");
+    assert_eq!(by("//depot/a.txt")["action"], "add");
+    assert_eq!(by("//depot/a.txt")["workRev"], "1");
+    assert_eq!(
+        by("//depot/a.txt")["clientFile"],
+        root.join("a.txt").display().to_string()
+    );
+    assert_eq!(by("//depot/b.bin")["type"], "binary");
+    assert_eq!(by("//depot/run.sh")["type"], "text+x");
+    let opened = ok(&r[1]).as_array().expect("opened").clone();
+    assert_eq!(opened.len(), 3);
+    let first = &opened[0];
+    for key in [
+        "depotFile",
+        "clientFile",
+        "rev",
+        "haveRev",
+        "action",
+        "change",
+        "type",
+        "user",
+        "client",
+    ] {
+        assert!(first.get(key).is_some(), "{key} in {first}");
+    }
+    assert_eq!(first["clientFile"], "//alice_ws/a.txt");
+    assert_eq!(first["change"], "default");
+    assert_eq!(first["user"], "alice");
+    let lines = ok(&r[2]).as_array().expect("lines").clone();
+    assert!(
+        lines.contains(&json!("//depot/a.txt#1 - add default change (text)")),
+        "{lines:?}"
+    );
+    // Adding again: already opened, said as P4 servers say it.
+    assert_eq!(
+        ok(&r[3]),
+        &json!(["//depot/a.txt#1 - currently opened for add"])
+    );
+    // Wildcard characters need -f.
+    assert!(errors(&r[4]).contains("wildcards"), "{}", r[4]);
+    // A missing file: the client says so itself, and it is opened as text.
+    let missing = root.join("missing.txt").display().to_string();
+    assert_eq!(
+        ok(&r[5]),
+        &json!([
+            format!("{missing} - missing, assuming text."),
+            "//depot/missing.txt#1 - opened for add"
+        ])
+    );
+    assert_eq!(
+        ok(&r[6]),
+        &json!(["//depot/a.txt#1 - reopened; type binary"])
+    );
+    assert_eq!(ok(&r[7]).as_array().expect("all").len(), 4);
+}
