@@ -49,6 +49,7 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::counters::COMMANDS.iter().map(copy));
         // p4submit
         all.extend(commands::open::COMMANDS.iter().map(copy));
+        all.extend(commands::submit::COMMANDS.iter().map(copy));
         all
     })
 }

@@ -20,6 +20,7 @@ pub mod flags;
 pub mod server;
 mod session;
 pub mod tickets;
+pub mod upload;
 pub mod version;
 pub mod wire;
 

@@ -116,3 +116,109 @@ fn add_detects_types_and_opened_lists_what_is_open() {
     );
     assert_eq!(ok(&r[7]).as_array().expect("all").len(), 4);
 }
+
+#[test]
+fn submit_sends_content_then_change_forms_and_shelves() {
+    let (s, root) = with_workspace();
+    let (a, b) = (root.join("a.txt"), root.join("b.bin"));
+    std::fs::write(&a, "one\n").expect("a");
+    // 100 kB that is not text: more than one of the client's chunks.
+    let big: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&b, &big).expect("b");
+    let (ap, bp) = (a.display().to_string(), b.display().to_string());
+    let r = s.drive(&[
+        json!({"cmd": ["add", &ap, &bp]}),
+        json!({"cmd": ["submit", "-d", "first"]}),
+        json!({"cmd": ["edit", &ap], "tagged": false}),
+    ]);
+    assert_eq!(ok(&r[0]).as_array().expect("added").len(), 2);
+    let submitted = ok(&r[1]).as_array().expect("submit").clone();
+    assert_eq!(
+        submitted.last().expect("last")["submittedChange"],
+        "1",
+        "{submitted:?}"
+    );
+    assert!(
+        submitted
+            .iter()
+            .any(|f| f["depotFile"] == "//depot/b.bin" && f["rev"] == "1" && f["action"] == "add"),
+        "{submitted:?}"
+    );
+    assert_eq!(ok(&r[2]), &json!(["//depot/a.txt#1 - opened for edit"]));
+    // Edit made the file writable.
+    assert_eq!(mode(&a) & 0o200, 0o200);
+    std::fs::write(&a, "one\ntwo\n").expect("a2");
+    let r = s.drive(&[
+        json!({"cmd": ["submit", "-d", "second"], "tagged": false}),
+        json!({"cmd": ["print", "-q", "//depot/b.bin"]}),
+        json!({"cmd": ["delete", &bp], "tagged": false}),
+        json!({"method": "fetch_change"}),
+    ]);
+    assert_eq!(
+        ok(&r[0]),
+        &json!([
+            "Change 2 created with 1 open file(s).",
+            "Submitting change 2.",
+            "Locking 1 files ...",
+            "edit //depot/a.txt#2",
+            "Change 2 submitted."
+        ])
+    );
+    // After submit the client's file is read-only again.
+    assert_eq!(mode(&a) & 0o222, 0, "{:o}", mode(&a));
+    assert_eq!(ok(&r[2]), &json!(["//depot/b.bin#1 - opened for delete"]));
+    assert!(!b.exists(), "delete removed the client's file");
+    let form = ok(&r[3]).clone();
+    assert_eq!(form["spec_class"], "Spec", "{form}");
+    assert_eq!(form["Change"], "new");
+    assert_eq!(form["Files"], json!(["//depot/b.bin"]));
+    let r = s.drive(&[
+        json!({"method": "save_change", "args": [{
+            "Change": "new", "Description": "drop b\n", "Files": ["//depot/b.bin"]
+        }]}),
+        json!({"cmd": ["change", "-o", "3"], "tagged": false}),
+        json!({"cmd": ["edit", &ap]}),
+        json!({"cmd": ["reopen", "-c", "3", &ap], "tagged": false}),
+        json!({"cmd": ["shelve", "-c", "3"], "tagged": false}),
+        json!({"cmd": ["shelve", "-d", "-c", "3"], "tagged": false}),
+        json!({"method": "save_change", "args": [{
+            "Change": "3", "Description": "drop b, edit a\n",
+            "Files": ["//depot/b.bin", "//depot/a.txt"]
+        }]}),
+        json!({"cmd": ["submit", "-c", "3"]}),
+        json!({"cmd": ["opened"], "tagged": false}),
+        json!({"cmd": ["submit", "-d", "nothing"], "tagged": false}),
+    ]);
+    assert_eq!(ok(&r[0]), &json!(["Change 3 created."]));
+    let text = ok(&r[1])[0].as_str().expect("form").to_string();
+    assert!(
+        text.contains("Change:\t3\n") && text.contains("Status:\tpending\n"),
+        "{text}"
+    );
+    assert_eq!(
+        ok(&r[3]),
+        &json!(["//depot/a.txt#2 - reopened; change 3"])
+    );
+    assert_eq!(
+        ok(&r[4]),
+        &json!([
+            "Shelving files for change 3.",
+            "edit //depot/a.txt#2",
+            "delete //depot/b.bin#1",
+            "Change 3 files shelved."
+        ])
+    );
+    assert_eq!(
+        ok(&r[5]).as_array().expect("lines").last(),
+        Some(&json!("Shelved change 3 deleted."))
+    );
+    assert_eq!(ok(&r[6]), &json!(["Change 3 updated."]));
+    let done = ok(&r[7]).as_array().expect("submit").clone();
+    assert_eq!(done.last().expect("last")["submittedChange"], "3");
+    assert!(r[8]["warnings"].to_string().contains("not opened"), "{}", r[8]);
+    assert!(
+        r[9]["errors"].to_string().contains("No files to submit"),
+        "{}",
+        r[9]
+    );
+}

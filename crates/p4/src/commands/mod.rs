@@ -10,4 +10,5 @@ pub mod info;
 pub mod users;
 // p4submit
 pub mod open;
+pub mod submit;
 pub mod workspace;
