@@ -114,9 +114,7 @@ pub async fn rename(cmd: &mut Cmd, from: &str, to: &str, t: FileType) -> Result<
         .with("confirm", CONFIRM)
         .with("func", "client-MoveFile");
     let replies = exchange(cmd, &[m]).await?;
-    Ok(replies
-        .iter()
-        .any(|r| r.func().as_deref() == Some(CONFIRM)))
+    Ok(replies.iter().any(|r| r.func().as_deref() == Some(CONFIRM)))
 }
 
 /// Sends `msgs` and a fence, and returns every call the client made before the fence's.

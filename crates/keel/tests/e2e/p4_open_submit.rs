@@ -195,10 +195,7 @@ fn submit_sends_content_then_change_forms_and_shelves() {
         text.contains("Change:\t3\n") && text.contains("Status:\tpending\n"),
         "{text}"
     );
-    assert_eq!(
-        ok(&r[3]),
-        &json!(["//depot/a.txt#2 - reopened; change 3"])
-    );
+    assert_eq!(ok(&r[3]), &json!(["//depot/a.txt#2 - reopened; change 3"]));
     assert_eq!(
         ok(&r[4]),
         &json!([
@@ -215,10 +212,127 @@ fn submit_sends_content_then_change_forms_and_shelves() {
     assert_eq!(ok(&r[6]), &json!(["Change 3 updated."]));
     let done = ok(&r[7]).as_array().expect("submit").clone();
     assert_eq!(done.last().expect("last")["submittedChange"], "3");
-    assert!(r[8]["warnings"].to_string().contains("not opened"), "{}", r[8]);
+    assert!(
+        r[8]["warnings"].to_string().contains("not opened"),
+        "{}",
+        r[8]
+    );
     assert!(
         r[9]["errors"].to_string().contains("No files to submit"),
         "{}",
         r[9]
     );
+}
+
+#[test]
+fn a_client_killed_mid_upload_leaves_the_change_pending_and_nothing_submitted() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let (s, root) = with_workspace();
+    let (a, pipe) = (root.join("a.txt"), root.join("slow.bin"));
+    std::fs::write(&a, "a\n").expect("a");
+    std::fs::write(&pipe, "placeholder\n").expect("slow");
+    let (ap, pp) = (a.display().to_string(), pipe.display().to_string());
+    let r = s.drive(&[json!({"cmd": ["add", &ap, &pp]})]);
+    assert_eq!(ok(&r[0]).as_array().expect("added").len(), 2);
+    // The second file becomes a pipe: the client's read of it blocks after what the test
+    // writes, so the client is killed mid-upload, deterministically.
+    std::fs::remove_file(&pipe).expect("rm");
+    let made = Command::new("mkfifo").arg(&pipe).status().expect("mkfifo");
+    assert!(made.success());
+    let mut child = Command::new(crate::p4_harness::p4python())
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/p4/drive.py"))
+        .current_dir(s.home.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", s.home.path())
+        .env("P4PORT", &s.port)
+        .env("P4TICKETS", s.home.path().join("tickets"))
+        .env("P4ENVIRO", s.home.path().join("enviro"))
+        .env("P4CONFIG", "")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start P4Python");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(
+            json!([{"cmd": ["submit", "-d", "interrupted"]}])
+                .to_string()
+                .as_bytes(),
+        )
+        .expect("steps");
+    // Opening the pipe for writing waits for the client to open it for reading; a write of
+    // more than the pipe holds returns once the client has read (and sent) most of it.
+    let mut writer = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&pipe)
+        .expect("open the pipe");
+    writer.write_all(&vec![b'x'; 1 << 20]).expect("fed");
+    child.kill().expect("kill the client");
+    child.wait().expect("reaped");
+    drop(writer);
+    std::fs::remove_file(&pipe).expect("rm pipe");
+    std::fs::write(&pipe, "now whole\n").expect("slow again");
+    let r = s.drive(&[
+        json!({"cmd": ["opened"]}),
+        json!({"cmd": ["submit", "-c", "1"], "tagged": false}),
+    ]);
+    // The change the submit made stays pending with both files; nothing was submitted.
+    let opened = ok(&r[0]).as_array().expect("opened").clone();
+    assert_eq!(opened.len(), 2, "{opened:?}");
+    assert!(opened.iter().all(|f| f["change"] == "1"), "{opened:?}");
+    assert_eq!(
+        ok(&r[1]),
+        &json!([
+            "Submitting change 1.",
+            "Locking 2 files ...",
+            "add //depot/a.txt#1",
+            "add //depot/slow.bin#1",
+            "Change 1 submitted."
+        ])
+    );
+}
+
+#[test]
+fn protections_refuse_opening_and_submitting_and_change_nothing() {
+    let s = P4Server::start();
+    let admin = s.server.client("alice", "", s.home.path());
+    let form = "Protections:\n\tsuper user alice * //...\n\topen user bob * //...\n";
+    let out = admin.run_stdin(&["protect", "-i"], form);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let root = s.home.path().join("bobws");
+    std::fs::create_dir_all(&root).expect("root");
+    std::fs::write(root.join("f.txt"), "f\n").expect("f");
+    let f = root.join("f.txt").display().to_string();
+    let r = s.drive(&[
+        json!({"user": "bob", "client": "bob_ws", "method": "save_client", "args": [{
+            "Client": "bob_ws", "Owner": "bob", "Root": root.display().to_string(),
+            "View": ["//depot/... //bob_ws/..."]
+        }]}),
+        json!({"user": "bob", "client": "bob_ws", "cmd": ["add", &f]}),
+        json!({"user": "bob", "client": "bob_ws", "cmd": ["submit", "-d", "no"]}),
+        json!({"user": "bob", "client": "bob_ws", "cmd": ["opened"]}),
+        json!({"user": "carol", "client": "bob_ws", "cmd": ["edit", &f]}),
+    ]);
+    ok(&r[0]);
+    assert_eq!(ok(&r[1]).as_array().expect("added").len(), 1);
+    assert!(
+        errors(&r[2]).to_lowercase().contains("permission")
+            || errors(&r[2]).to_lowercase().contains("protect"),
+        "{}",
+        r[2]
+    );
+    // Refused at the gate: the file is still opened in the default changelist.
+    let opened = ok(&r[3]).as_array().expect("opened").clone();
+    assert_eq!(opened.len(), 1);
+    assert_eq!(opened[0]["change"], "default");
+    assert!(r[4].get("exception").is_some(), "{}", r[4]);
 }

@@ -105,10 +105,7 @@ fn report_opened(cmd: &mut Cmd, work: &Work, info: &FileInfo) {
             ("clientFile", local),
             ("workRev", rev.to_string()),
             ("action", action.to_string()),
-            (
-                "type",
-                info.file_type.unwrap_or(FileType::TEXT).to_string(),
-            ),
+            ("type", info.file_type.unwrap_or(FileType::TEXT).to_string()),
         ];
         if outcome == FileOutcome::AlreadyOpened {
             fields.push(("alreadyOpened", String::new()));
@@ -131,7 +128,10 @@ async fn add(cmd: &mut Cmd) -> CmdResult {
     let command = dispatch::find("add").expect("add is in the table");
     let flags = dispatch::flags(cmd, command)?;
     if flags.rest.is_empty() {
-        return Err(usage(format!("Missing file arguments.\nUsage: {}", command.usage)));
+        return Err(usage(format!(
+            "Missing file arguments.\nUsage: {}",
+            command.usage
+        )));
     }
     if flags.has('n') {
         return Err(no_preview("add"));
@@ -235,7 +235,10 @@ async fn edit_or_delete(cmd: &mut Cmd, name: &'static str, action: OpenAction) -
     let command = dispatch::find(name).expect("in the table");
     let flags = dispatch::flags(cmd, command)?;
     if flags.rest.is_empty() {
-        return Err(usage(format!("Missing file arguments.\nUsage: {}", command.usage)));
+        return Err(usage(format!(
+            "Missing file arguments.\nUsage: {}",
+            command.usage
+        )));
     }
     if flags.has('n') {
         return Err(no_preview(name));
@@ -336,9 +339,14 @@ async fn opened(cmd: &mut Cmd) -> CmdResult {
         let what = if flags.rest.is_empty() {
             "File(s) not opened on this client.".to_string()
         } else {
-            format!("{} - file(s) not opened on this client.", flags.rest.join(" "))
+            format!(
+                "{} - file(s) not opened on this client.",
+                flags.rest.join(" ")
+            )
         };
-        cmd.report(Report::new(Severity::Warn, Generic::Empty, crate::cmd::number::SERVICE).text(what));
+        cmd.report(
+            Report::new(Severity::Warn, Generic::Empty, crate::cmd::number::SERVICE).text(what),
+        );
         return Ok(());
     }
     for f in listed {
@@ -352,7 +360,14 @@ async fn opened(cmd: &mut Cmd) -> CmdResult {
             }
             fields.extend([
                 ("rev", rev.to_string()),
-                ("haveRev", if f.have_rev > 0 { f.have_rev.to_string() } else { "none".to_string() }),
+                (
+                    "haveRev",
+                    if f.have_rev > 0 {
+                        f.have_rev.to_string()
+                    } else {
+                        "none".to_string()
+                    },
+                ),
                 ("action", action.to_string()),
                 ("change", f.change.to_string()),
                 ("type", t.to_string()),
@@ -448,7 +463,10 @@ async fn move_file(cmd: &mut Cmd) -> CmdResult {
                 Some(t) => {
                     let target: Vec<String> = moved
                         .iter()
-                        .filter(|m| m.action == Some(FileAction::MoveAdd) || m.action == Some(FileAction::Add))
+                        .filter(|m| {
+                            m.action == Some(FileAction::MoveAdd)
+                                || m.action == Some(FileAction::Add)
+                        })
                         .map(|m| m.depot_file.to_string())
                         .collect();
                     svc.reopen(caller, &target, None, Some(t))?;
@@ -482,9 +500,18 @@ async fn move_file(cmd: &mut Cmd) -> CmdResult {
         if cmd.tagged {
             cmd.stat([
                 ("depotFile", m.depot_file.to_string()),
-                ("clientFile", m.client_file.as_deref().map(|r| work.local_of_rel(r)).unwrap_or_default()),
+                (
+                    "clientFile",
+                    m.client_file
+                        .as_deref()
+                        .map(|r| work.local_of_rel(r))
+                        .unwrap_or_default(),
+                ),
                 ("workRev", rev.to_string()),
-                ("action", m.action.unwrap_or(FileAction::MoveAdd).to_string()),
+                (
+                    "action",
+                    m.action.unwrap_or(FileAction::MoveAdd).to_string(),
+                ),
                 ("fromFile", source),
             ]);
         } else {

@@ -82,7 +82,11 @@ pub const CHANGE: SpecDef = SpecDef {
 };
 
 fn failed(e: impl std::fmt::Display) -> CmdError {
-    CmdError::Report(Report::failed(Generic::NotYet, number::SERVICE, e.to_string()))
+    CmdError::Report(Report::failed(
+        Generic::NotYet,
+        number::SERVICE,
+        e.to_string(),
+    ))
 }
 
 fn info_line(cmd: &mut Cmd, text: String) {
@@ -169,11 +173,7 @@ async fn submit(cmd: &mut Cmd) -> CmdResult {
             };
             (description_of(&form), Some(form_files(&form)), numbered)
         } else {
-            (
-                flags.value('d').unwrap_or_default().to_string(),
-                None,
-                None,
-            )
+            (flags.value('d').unwrap_or_default().to_string(), None, None)
         };
         if description.trim().is_empty() {
             return Err(usage("Change description missing.  You must enter one."));
@@ -271,11 +271,7 @@ async fn submit_change(
             ("locked", opened.len().to_string()),
         ]);
     }
-    let expected: Vec<String> = session
-        .uploads()
-        .expected()
-        .map(str::to_string)
-        .collect();
+    let expected: Vec<String> = session.uploads().expected().map(str::to_string).collect();
     let to_send = files_to_send(work, &opened, &expected)?;
     let session = upload::receive(cmd, session, SubmitSession::uploads, &to_send).await?;
     let (result, files) = cmd
@@ -322,7 +318,10 @@ async fn submit_change(
         }
         cmd.stat(fields);
     } else if let Some(from) = result.renamed_from {
-        info_line(cmd, format!("Change {from} renamed change {submitted} and submitted."));
+        info_line(
+            cmd,
+            format!("Change {from} renamed change {submitted} and submitted."),
+        );
     } else {
         info_line(cmd, format!("Change {submitted} submitted."));
     }
@@ -390,16 +389,19 @@ async fn change(cmd: &mut Cmd) -> CmdResult {
         let files = form_files(&form);
         let target = match one(&form, "Change").as_str() {
             "new" | "" => None,
-            n => Some(ChangeNumber(
-                n.parse::<u64>()
-                    .map_err(|_| usage(format!("Change '{n}': not a change number.")))?,
-            )),
+            n => Some(ChangeNumber(n.parse::<u64>().map_err(|_| {
+                usage(format!("Change '{n}': not a change number."))
+            })?)),
         };
         let saved = cmd
             .call(move |svc, caller| svc.save_change(caller, target, &description, &files))
             .await?
             .map_err(failed)?;
-        let verb = if target.is_some() { "updated" } else { "created" };
+        let verb = if target.is_some() {
+            "updated"
+        } else {
+            "created"
+        };
         info_line(cmd, format!("Change {} {verb}.", saved.change));
         return Ok(());
     }
@@ -410,10 +412,7 @@ async fn change(cmd: &mut Cmd) -> CmdResult {
             v.push(("Client", vec![cmd.caller.workspace.clone()]));
             v.push(("User", vec![cmd.caller.user.clone()]));
             v.push(("Status", vec!["new".to_string()]));
-            v.push((
-                "Description",
-                vec!["<enter description here>".to_string()],
-            ));
+            v.push(("Description", vec!["<enter description here>".to_string()]));
             v.push((
                 "Files",
                 opened.iter().map(|f| f.depot_file.to_string()).collect(),
@@ -442,11 +441,13 @@ async fn change(cmd: &mut Cmd) -> CmdResult {
                         v.push(("User", vec![c.user.clone()]));
                         v.push((
                             "Status",
-                            vec![match c.status {
-                                ChangeStatus::Pending => "pending",
-                                _ => "submitted",
-                            }
-                            .to_string()],
+                            vec![
+                                match c.status {
+                                    ChangeStatus::Pending => "pending",
+                                    _ => "submitted",
+                                }
+                                .to_string(),
+                            ],
                         ));
                         v.push((
                             "Description",
@@ -523,9 +524,11 @@ async fn shelve(cmd: &mut Cmd) -> CmdResult {
                     n.parse::<u64>()
                         .map_err(|_| usage(format!("Change '{n}': not a change number.")))?,
                 );
-                cmd.call(move |svc, caller| svc.save_change(caller, Some(n), &description, &listed))
-                    .await?
-                    .map_err(failed)?;
+                cmd.call(move |svc, caller| {
+                    svc.save_change(caller, Some(n), &description, &listed)
+                })
+                .await?
+                .map_err(failed)?;
                 n
             }
         }
@@ -544,11 +547,7 @@ async fn shelve(cmd: &mut Cmd) -> CmdResult {
         })
         .await?
         .map_err(failed)?;
-    let expected: Vec<String> = session
-        .uploads()
-        .expected()
-        .map(str::to_string)
-        .collect();
+    let expected: Vec<String> = session.uploads().expected().map(str::to_string).collect();
     let to_send = files_to_send(&work, &opened, &expected)?;
     if !cmd.tagged {
         info_line(cmd, format!("Shelving files for change {change}."));

@@ -138,7 +138,10 @@ mod tests {
     #[test]
     fn change_flags_name_default_or_a_number() {
         assert_eq!(change_arg(None).unwrap(), None);
-        assert_eq!(change_arg(Some("default")).unwrap(), Some(ChangeRef::Default));
+        assert_eq!(
+            change_arg(Some("default")).unwrap(),
+            Some(ChangeRef::Default)
+        );
         assert_eq!(
             change_arg(Some("7")).unwrap(),
             Some(ChangeRef::from_number(7))
