@@ -49,6 +49,7 @@ mod p4_harness;
 mod p4_open_submit;
 mod p4_session;
 mod p4_specs;
+mod p4_state;
 mod proxy;
 mod purged_types;
 mod replica;
