@@ -50,6 +50,7 @@ pub fn table() -> &'static [Command] {
         // p4submit
         all.extend(commands::open::COMMANDS.iter().map(copy));
         all.extend(commands::submit::COMMANDS.iter().map(copy));
+        all.extend(commands::diff::COMMANDS.iter().map(copy));
         all
     })
 }

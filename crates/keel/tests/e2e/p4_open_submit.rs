@@ -336,3 +336,40 @@ fn protections_refuse_opening_and_submitting_and_change_nothing() {
     assert_eq!(opened[0]["change"], "default");
     assert!(r[4].get("exception").is_some(), "{}", r[4]);
 }
+
+#[test]
+fn diff_compares_on_the_client() {
+    let (s, root) = with_workspace();
+    let (a, b) = (root.join("a.txt"), root.join("b.txt"));
+    std::fs::write(&a, "one\n").expect("a");
+    std::fs::write(&b, "bee\n").expect("b");
+    let (ap, bp) = (a.display().to_string(), b.display().to_string());
+    let r = s.drive(&[
+        json!({"cmd": ["add", &ap, &bp]}),
+        json!({"cmd": ["submit", "-d", "first"]}),
+        json!({"cmd": ["edit", &ap]}),
+    ]);
+    ok(&r[2]);
+    std::fs::write(&a, "one\ntwo\n").expect("a2");
+    // b is not opened: made writable and changed behind the server's back.
+    std::fs::set_permissions(&b, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    std::fs::write(&b, "changed\n").expect("b2");
+    let r = s.drive(&[
+        json!({"cmd": ["diff", "-du"], "tagged": false}),
+        json!({"cmd": ["diff", "-sa"], "tagged": false}),
+        json!({"cmd": ["diff", "-se"], "tagged": false}),
+        json!({"cmd": ["diff", "-se"]}),
+        json!({"cmd": ["diff", "-sx"], "tagged": false}),
+    ]);
+    let text = ok(&r[0]).to_string();
+    assert!(
+        text.contains(&format!("==== //depot/a.txt#1 - {ap} ====")),
+        "{text}"
+    );
+    assert!(text.contains("+two"), "{text}");
+    assert!(!text.contains("b.txt"), "only opened files: {text}");
+    assert_eq!(ok(&r[1]), &json!([ap]));
+    assert_eq!(ok(&r[2]), &json!([bp]));
+    assert_eq!(ok(&r[3])[0]["depotFile"], "//depot/b.txt");
+    assert!(errors(&r[4]).contains("-sx"), "{}", r[4]);
+}

@@ -9,6 +9,7 @@ pub mod forms;
 pub mod info;
 pub mod users;
 // p4submit
+pub mod diff;
 pub mod open;
 pub mod submit;
 pub mod workspace;
