@@ -373,3 +373,58 @@ fn diff_compares_on_the_client() {
     assert_eq!(ok(&r[3])[0]["depotFile"], "//depot/b.txt");
     assert!(errors(&r[4]).contains("-sx"), "{}", r[4]);
 }
+
+#[test]
+fn previews_move_and_keep_flags() {
+    let (s, root) = with_workspace();
+    let (a, b, n) = (root.join("a.txt"), root.join("b.txt"), root.join("new.txt"));
+    std::fs::write(&a, "a\n").expect("a");
+    std::fs::write(&b, "b\n").expect("b");
+    std::fs::write(&n, "n\n").expect("n");
+    let p = |x: &Path| x.display().to_string();
+    let moved = root.join("moved.txt");
+    let r = s.drive(&[
+        json!({"cmd": ["add", "-n", p(&a)], "tagged": false}),
+        json!({"cmd": ["opened"], "tagged": false}),
+        json!({"cmd": ["add", p(&a), p(&b)]}),
+        json!({"cmd": ["submit", "-d", "two files"]}),
+        json!({"cmd": ["edit", "-n", p(&a)], "tagged": false}),
+        json!({"cmd": ["delete", "-k", p(&b)], "tagged": false}),
+        json!({"cmd": ["edit", p(&a)]}),
+        json!({"cmd": ["move", p(&a), p(&moved)], "tagged": false}),
+        json!({"cmd": ["move", "-n", p(&moved), p(&n)], "tagged": false}),
+        json!({"cmd": ["opened"], "tagged": false}),
+        json!({"cmd": ["edit", "//depot/nowhere.txt"], "tagged": false}),
+        json!({"cmd": ["add", "-c", "99", p(&n)], "tagged": false}),
+    ]);
+    assert_eq!(ok(&r[0]), &json!(["//depot/a.txt#1 - opened for add"]));
+    // The preview opened nothing.
+    assert!(
+        r[1]["warnings"].to_string().contains("not opened"),
+        "{}",
+        r[1]
+    );
+    assert_eq!(ok(&r[4]), &json!(["//depot/a.txt#1 - opened for edit"]));
+    // delete -k left the client's (read-only) file in place.
+    assert_eq!(mode(&b) & 0o222, 0);
+    assert_eq!(ok(&r[5]), &json!(["//depot/b.txt#1 - opened for delete"]));
+    assert!(b.exists());
+    assert_eq!(
+        ok(&r[7]),
+        &json!(["//depot/moved.txt#1 - moved from //depot/a.txt"])
+    );
+    assert!(moved.exists() && !a.exists(), "the client renamed its file");
+    assert_eq!(mode(&moved) & 0o200, 0o200, "still writable: opened");
+    assert!(errors(&r[8]).contains("move -n"), "{}", r[8]);
+    let lines = ok(&r[9]).as_array().expect("opened").clone();
+    assert!(
+        lines.contains(&json!(
+            "//depot/a.txt#1 - move/delete default change (text)"
+        )) && lines.contains(&json!(
+            "//depot/moved.txt#1 - move/add default change (text)"
+        )),
+        "{lines:?}"
+    );
+    assert!(errors(&r[10]).contains("no such file"), "{}", r[10]);
+    assert!(errors(&r[11]).contains("99"), "{}", r[11]);
+}

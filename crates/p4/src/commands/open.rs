@@ -82,10 +82,11 @@ fn type_flag(value: Option<&str>) -> Result<Option<TypeChange>, CmdError> {
         .transpose()
 }
 
-/// The refusal of `-n` (a preview the service cannot make without opening).
+/// The refusal of `move -n` (the service previews opens, not moves).
 fn no_preview(name: &str) -> CmdError {
     usage(format!(
-        "{name} -n: this server opens files only for real; run `opened` afterwards to see them."
+        "{name} -n: this server previews add, edit and delete, not {name}; run `opened` after \
+         the {name} to see it."
     ))
 }
 
@@ -132,9 +133,6 @@ async fn add(cmd: &mut Cmd) -> CmdResult {
             "Missing file arguments.\nUsage: {}",
             command.usage
         )));
-    }
-    if flags.has('n') {
-        return Err(no_preview("add"));
     }
     let change = change_arg(flags.value('c'))?.unwrap_or_default();
     let file_type = type_flag(flags.value('t'))?;
@@ -203,8 +201,12 @@ async fn add(cmd: &mut Cmd) -> CmdResult {
         file_type,
         add_types: types,
     };
+    let preview = flags.has('n');
     let opened = cmd
-        .call(move |svc, caller| svc.open(caller, OpenAction::Add, req))
+        .call(move |svc, caller| match preview {
+            true => svc.open_preview(caller, OpenAction::Add, req),
+            false => svc.open(caller, OpenAction::Add, req),
+        })
         .await?
         .map_err(open_error)?;
     for info in &opened {
@@ -240,9 +242,6 @@ async fn edit_or_delete(cmd: &mut Cmd, name: &'static str, action: OpenAction) -
             command.usage
         )));
     }
-    if flags.has('n') {
-        return Err(no_preview(name));
-    }
     let change = change_arg(flags.value('c'))?.unwrap_or_default();
     let file_type = type_flag(flags.value('t'))?;
     let work = Work::load(cmd).await?;
@@ -253,11 +252,16 @@ async fn edit_or_delete(cmd: &mut Cmd, name: &'static str, action: OpenAction) -
         file_type,
         add_types: Vec::new(),
     };
+    let preview = flags.has('n');
     let opened = cmd
-        .call(move |svc, caller| svc.open(caller, action, req))
+        .call(move |svc, caller| match preview {
+            true => svc.open_preview(caller, action, req),
+            false => svc.open(caller, action, req),
+        })
         .await?
         .map_err(open_error)?;
-    let keep = flags.has('k');
+    // A preview touches no client file.
+    let keep = flags.has('k') || preview;
     for info in &opened {
         if !keep
             && info.outcome == Some(FileOutcome::Opened)
