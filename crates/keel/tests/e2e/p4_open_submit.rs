@@ -428,3 +428,52 @@ fn previews_move_and_keep_flags() {
     assert!(errors(&r[10]).contains("no such file"), "{}", r[10]);
     assert!(errors(&r[11]).contains("99"), "{}", r[11]);
 }
+
+#[test]
+fn submit_and_shelve_take_change_forms() {
+    let (s, root) = with_workspace();
+    let (a, b) = (root.join("a.txt"), root.join("b.txt"));
+    std::fs::write(&a, "a\n").expect("a");
+    std::fs::write(&b, "b\n").expect("b");
+    let p = |x: &Path| x.display().to_string();
+    let r = s.drive(&[
+        json!({"cmd": ["add", p(&a), p(&b)]}),
+        // P4Python's run_submit(spec) sends the form with -i: only the listed file goes.
+        json!({"method": "run_submit", "args": [{
+            "Change": "new", "Description": "only a\n", "Files": ["//depot/a.txt"]
+        }]}),
+        json!({"cmd": ["shelve", "-i"], "input": {
+            "Change": "new", "Description": "park b\n", "Files": ["//depot/b.txt"]
+        }, "tagged": false}),
+        json!({"cmd": ["opened"]}),
+        json!({"cmd": ["submit", "-i"], "input": {"Change": "new", "Description": ""}}),
+        json!({"cmd": ["change", "-d", "2"], "tagged": false}),
+    ]);
+    let done = ok(&r[1]).as_array().expect("submit").clone();
+    assert_eq!(
+        done.last().expect("last")["submittedChange"],
+        "1",
+        "{done:?}"
+    );
+    assert!(
+        done.iter()
+            .all(|f| f.get("depotFile").is_none_or(|d| d == "//depot/a.txt")),
+        "{done:?}"
+    );
+    assert_eq!(
+        ok(&r[2]),
+        &json!([
+            "Change 2 created.",
+            "Shelving files for change 2.",
+            "add //depot/b.txt#1",
+            "Change 2 files shelved."
+        ])
+    );
+    let opened = ok(&r[3]).as_array().expect("opened").clone();
+    assert_eq!(opened.len(), 1);
+    assert_eq!(opened[0]["depotFile"], "//depot/b.txt");
+    assert_eq!(opened[0]["change"], "2");
+    assert!(errors(&r[4]).contains("Description"), "{}", r[4]);
+    // A change with files (and a shelf) cannot be deleted; it stays.
+    assert!(r[5].get("exception").is_some(), "{}", r[5]);
+}
