@@ -477,3 +477,133 @@ fn submit_and_shelve_take_change_forms() {
     // A change with files (and a shelf) cannot be deleted; it stays.
     assert!(r[5].get("exception").is_some(), "{}", r[5]);
 }
+
+/// A P4 message as the wire carries it: a 5-byte header, then `name\0 len value\0` variables.
+fn frame(vars: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (name, value) in vars {
+        body.extend_from_slice(name.as_bytes());
+        body.push(0);
+        body.extend_from_slice(&(value.len() as u32).to_le_bytes());
+        body.extend_from_slice(value);
+        body.push(0);
+    }
+    let len = (body.len() as u32).to_le_bytes();
+    let mut out = vec![len[0] ^ len[1] ^ len[2] ^ len[3]];
+    out.extend_from_slice(&len);
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Reads one message's variables.
+fn read_message(stream: &mut std::net::TcpStream) -> Vec<(String, Vec<u8>)> {
+    use std::io::Read;
+    let mut header = [0u8; 5];
+    stream.read_exact(&mut header).expect("header");
+    let len = u32::from_le_bytes([header[1], header[2], header[3], header[4]]) as usize;
+    let mut body = vec![0u8; len];
+    stream.read_exact(&mut body).expect("body");
+    let mut vars = Vec::new();
+    let mut at = 0;
+    while at < body.len() {
+        let end = at + body[at..].iter().position(|b| *b == 0).expect("name");
+        let name = String::from_utf8_lossy(&body[at..end]).into_owned();
+        let n = u32::from_le_bytes(body[end + 1..end + 5].try_into().expect("len")) as usize;
+        vars.push((name, body[end + 5..end + 5 + n].to_vec()));
+        at = end + 5 + n + 1;
+    }
+    vars
+}
+
+#[test]
+fn content_that_does_not_match_its_digest_submits_nothing() {
+    use std::io::Write;
+    let (s, root) = with_workspace();
+    let a = root.join("a.txt");
+    std::fs::write(&a, "real content\n").expect("a");
+    let r = s.drive(&[json!({"cmd": ["add", a.display().to_string()]})]);
+    ok(&r[0]);
+    // A client of the test's own, which sends content and claims another digest.
+    let mut stream = std::net::TcpStream::connect(&s.port).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .expect("timeout");
+    let cwd = root.display().to_string();
+    stream
+        .write_all(&frame(&[("client", b"100"), ("func", b"protocol")]))
+        .expect("protocol");
+    stream
+        .write_all(&frame(&[
+            ("", b"-d"),
+            ("", b"lying client"),
+            ("prog", b"raw-test"),
+            ("client", b"alice_ws"),
+            ("user", b"alice"),
+            ("host", b"p4host"),
+            ("cwd", cwd.as_bytes()),
+            ("func", b"user-submit"),
+        ]))
+        .expect("submit");
+    let mut lines = Vec::new();
+    for _ in 0..100 {
+        let vars = read_message(&mut stream);
+        let get = |n: &str| {
+            vars.iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        let func = String::from_utf8_lossy(&get("func")).into_owned();
+        let text = |n: &str| String::from_utf8_lossy(&get(n)).into_owned();
+        let echo = |extra: &[(&str, &[u8])], call: &str| {
+            let mut all: Vec<(&str, &[u8])> = vars
+                .iter()
+                .filter(|(k, _)| k != "func")
+                .map(|(k, v)| (k.as_str(), v.as_slice()))
+                .collect();
+            all.extend_from_slice(extra);
+            all.push(("func", call.as_bytes()));
+            frame(&all)
+        };
+        match func.as_str() {
+            "client-SendFile" => {
+                let content = b"real content\n";
+                let mut out = echo(&[("fileSize", b"13")], &text("open"));
+                out.extend(frame(&[
+                    ("handle", &get("handle")),
+                    ("data", content),
+                    ("func", text("write").as_bytes()),
+                ]));
+                // The MD5 of something else.
+                out.extend(echo(
+                    &[
+                        ("fileSize", b"13"),
+                        ("digest", b"0123456789ABCDEF0123456789ABCDEF"),
+                    ],
+                    &text("confirm"),
+                ));
+                stream.write_all(&out).expect("send");
+            }
+            "client-Ack" => stream.write_all(&echo(&[], &text("confirm"))).expect("ack"),
+            "client-Message" => lines.push(text("fmt0")),
+            "release" => break,
+            _ => {}
+        }
+    }
+    let all = lines.join("\n");
+    assert!(
+        all.contains("is not what the client sent") && all.contains("Submit failed"),
+        "{all}"
+    );
+    drop(stream);
+    // The change stays pending with its file; the real client then submits it whole.
+    let r = s.drive(&[
+        json!({"cmd": ["opened"]}),
+        json!({"cmd": ["submit", "-c", "1"]}),
+    ]);
+    let opened = ok(&r[0]).as_array().expect("opened").clone();
+    assert_eq!(opened.len(), 1);
+    assert_eq!(opened[0]["change"], "1");
+    let done = ok(&r[1]).as_array().expect("submit").clone();
+    assert_eq!(done.last().expect("last")["submittedChange"], "1");
+}
