@@ -607,3 +607,31 @@ fn content_that_does_not_match_its_digest_submits_nothing() {
     let done = ok(&r[1]).as_array().expect("submit").clone();
     assert_eq!(done.last().expect("last")["submittedChange"], "1");
 }
+
+#[test]
+fn the_typemap_and_t_apply_to_files_p4_clients_add() {
+    let (s, root) = with_workspace();
+    let admin = s.server.client("alice", "", s.home.path());
+    let out = admin.run_stdin(&["typemap", "-i"], "TypeMap:\n\tbinary+l //depot/....dat\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p = |n: &str| {
+        let f = root.join(n);
+        std::fs::write(&f, "plain text\n").expect("file");
+        f.display().to_string()
+    };
+    let (dat, txt, forced) = (p("a.dat"), p("b.txt"), p("c.txt"));
+    let r = s.drive(&[
+        json!({"cmd": ["add", &dat, &txt]}),
+        json!({"cmd": ["add", "-t", "+x", &forced]}),
+        json!({"cmd": ["add", "-t", "nonsense", &forced]}),
+    ]);
+    let added = ok(&r[0]).as_array().expect("added").clone();
+    assert_eq!(added[0]["type"], "binary+l", "{added:?}");
+    assert_eq!(added[1]["type"], "text", "{added:?}");
+    assert_eq!(ok(&r[1])[0]["type"], "text+x");
+    assert!(errors(&r[2]).contains("nonsense"), "{}", r[2]);
+}
