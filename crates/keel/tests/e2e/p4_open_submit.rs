@@ -635,3 +635,49 @@ fn the_typemap_and_t_apply_to_files_p4_clients_add() {
     assert_eq!(ok(&r[1])[0]["type"], "text+x");
     assert!(errors(&r[2]).contains("nonsense"), "{}", r[2]);
 }
+
+#[test]
+fn submit_of_named_files_and_opened_filters() {
+    let (s, root) = with_workspace();
+    let p = |n: &str| {
+        let f = root.join(n);
+        std::fs::write(&f, format!("{n}\n")).expect("file");
+        f.display().to_string()
+    };
+    let (a, b, c) = (p("a.txt"), p("b.txt"), p("c.txt"));
+    let r = s.drive(&[
+        json!({"cmd": ["add", &a, &b, &c]}),
+        json!({"cmd": ["submit", "-d", "only b", &b], "tagged": false}),
+        json!({"cmd": ["opened", "-m", "1"]}),
+        json!({"cmd": ["opened", "-u", "bob"]}),
+        json!({"cmd": ["opened", "-C", "alice_ws", "-a"]}),
+        json!({"cmd": ["opened", "-C", "other_ws"]}),
+        json!({"cmd": ["opened", "-c", "default", &c], "tagged": false}),
+    ]);
+    assert_eq!(
+        ok(&r[1]),
+        &json!([
+            "Change 1 created with 1 open file(s).",
+            "Submitting change 1.",
+            "Locking 1 files ...",
+            "add //depot/b.txt#1",
+            "Change 1 submitted."
+        ])
+    );
+    assert_eq!(ok(&r[2]).as_array().expect("m").len(), 1);
+    assert!(
+        r[3]["warnings"].to_string().contains("not opened"),
+        "{}",
+        r[3]
+    );
+    assert_eq!(ok(&r[4]).as_array().expect("C").len(), 2);
+    assert!(
+        r[5]["warnings"].to_string().contains("not opened"),
+        "{}",
+        r[5]
+    );
+    assert_eq!(
+        ok(&r[6]),
+        &json!(["//depot/c.txt#1 - add default change (text)"])
+    );
+}
