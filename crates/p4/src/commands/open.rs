@@ -312,10 +312,8 @@ async fn opened(cmd: &mut Cmd) -> CmdResult {
     // File arguments map through the caller's workspace when it has one.
     let work = match Work::load(cmd).await {
         Ok(w) => Some(w),
-        Err(e) if all => {
-            let _ = e;
-            None
-        }
+        // `-a` lists every workspace's files: the caller needs none of its own.
+        Err(_) if all => None,
         Err(e) => return Err(e),
     };
     let files = match &work {
