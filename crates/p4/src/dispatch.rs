@@ -50,6 +50,8 @@ pub fn table() -> &'static [Command] {
         // p4submit
         all.extend(commands::open::COMMANDS.iter().map(copy));
         all.extend(commands::submit::COMMANDS.iter().map(copy));
+        all.extend(commands::change::COMMANDS.iter().map(copy));
+        all.extend(commands::shelve::COMMANDS.iter().map(copy));
         all.extend(commands::diff::COMMANDS.iter().map(copy));
         all
     })

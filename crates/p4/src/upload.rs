@@ -10,10 +10,11 @@
 
 use crate::client_ops::{self, BATCH, FENCE};
 use crate::cmd::{Cmd, CmdError, number};
+use crate::commands::workspace::Work;
 use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report};
 use keel_core::FileType;
-use keel_service::{Service, ServiceError, Uploads};
+use keel_service::{FileInfo, Service, ServiceError, Uploads};
 use md5::{Digest as _, Md5};
 use std::sync::Arc;
 
@@ -214,4 +215,30 @@ async fn finish<S: Send + 'static>(
     })
     .await
     .map(|(s, ())| s)
+}
+
+/// The local file and type of each depot file the service expects content for.
+pub fn files_to_send(
+    work: &Work,
+    opened: &[FileInfo],
+    expected: &[String],
+) -> Result<Vec<ToSend>, CmdError> {
+    expected
+        .iter()
+        .map(|depot| {
+            let f = opened
+                .iter()
+                .find(|f| f.depot_file.as_str() == depot)
+                .ok_or_else(|| refused(format!("{depot} - not opened in this change")))?;
+            let rel = f
+                .client_file
+                .as_deref()
+                .ok_or_else(|| refused(format!("{depot} - file(s) not in client view.")))?;
+            Ok(ToSend {
+                depot_file: depot.clone(),
+                local: work.local_of_rel(rel),
+                file_type: f.file_type.unwrap_or(FileType::TEXT),
+            })
+        })
+        .collect()
 }

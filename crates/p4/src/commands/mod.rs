@@ -9,7 +9,9 @@ pub mod forms;
 pub mod info;
 pub mod users;
 // p4submit
+pub mod change;
 pub mod diff;
 pub mod open;
+pub mod shelve;
 pub mod submit;
 pub mod workspace;
