@@ -62,6 +62,12 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::unshelve::COMMANDS.iter().map(copy));
         all.extend(commands::integrate::COMMANDS.iter().map(copy));
         all.extend(commands::resolve::COMMANDS.iter().map(copy));
+        // p4submit
+        all.extend(commands::open::COMMANDS.iter().map(copy));
+        all.extend(commands::submit::COMMANDS.iter().map(copy));
+        all.extend(commands::change::COMMANDS.iter().map(copy));
+        all.extend(commands::shelve::COMMANDS.iter().map(copy));
+        all.extend(commands::diff::COMMANDS.iter().map(copy));
         all
     })
 }

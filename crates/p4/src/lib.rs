@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod client_ops;
 pub mod cmd;
 pub mod commands;
 pub mod conn;
@@ -20,6 +21,7 @@ pub mod server;
 mod session;
 pub mod tickets;
 pub mod transfer;
+pub mod upload;
 pub mod version;
 pub mod wire;
 

@@ -156,23 +156,7 @@ impl Service {
         req: OpenRequest,
     ) -> Result<Vec<FileInfo>, OpenError> {
         self.touch_user(caller)?;
-        let (plan, timer) = {
-            let snap = self.meta.snapshot()?;
-            let who = self.access_of(caller)?;
-            let ws = self.caller_workspace(snap.as_ref(), caller)?;
-            check_pending_change(snap.as_ref(), &ws, req.change.number())?;
-            let plan = match action {
-                OpenAction::Add => self.plan_add(snap.as_ref(), &who, &ws, caller, &req)?,
-                OpenAction::Edit | OpenAction::Delete => {
-                    self.plan_edit_delete(snap.as_ref(), &who, &ws, caller, action, &req)?
-                }
-            };
-            for (row, _) in &plan {
-                who.require(Right::Open, row.path.as_str())?;
-            }
-            who.check_open_files(plan.len())?;
-            (plan, who.lock_timer())
-        };
+        let (plan, timer) = self.plan_open(caller, action, &req)?;
         keel_store::write(self.meta.as_ref(), move |txn| {
             let timer = timer.start();
             let opened = if action == OpenAction::Add {
@@ -183,6 +167,46 @@ impl Service {
             timer.check()?;
             Ok(opened)
         })
+    }
+
+    /// What [`Service::open`] would open, checked as it checks (rights, names, the view, the
+    /// have list, the head) on a snapshot, opening nothing (`add -n`, `edit -n`, `delete -n`).
+    /// Files already opened in this workspace are not looked at: the open would say so.
+    pub fn open_preview(
+        &self,
+        caller: &Caller,
+        action: OpenAction,
+        req: OpenRequest,
+    ) -> Result<Vec<FileInfo>, OpenError> {
+        let (plan, _) = self.plan_open(caller, action, &req)?;
+        Ok(plan.into_iter().map(|(_, info)| info).collect())
+    }
+
+    /// The open records `open` writes, planned on a snapshot.
+    #[allow(clippy::type_complexity)]
+    fn plan_open(
+        &self,
+        caller: &Caller,
+        action: OpenAction,
+        req: &OpenRequest,
+    ) -> Result<(Vec<(OpenedRow, FileInfo)>, crate::access::LockTimer), OpenError> {
+        {
+            let snap = self.meta.snapshot()?;
+            let who = self.access_of(caller)?;
+            let ws = self.caller_workspace(snap.as_ref(), caller)?;
+            check_pending_change(snap.as_ref(), &ws, req.change.number())?;
+            let plan = match action {
+                OpenAction::Add => self.plan_add(snap.as_ref(), &who, &ws, caller, req)?,
+                OpenAction::Edit | OpenAction::Delete => {
+                    self.plan_edit_delete(snap.as_ref(), &who, &ws, caller, action, req)?
+                }
+            };
+            for (row, _) in &plan {
+                who.require(Right::Open, row.path.as_str())?;
+            }
+            who.check_open_files(plan.len())?;
+            Ok((plan, who.lock_timer()))
+        }
     }
 
     fn plan_add(

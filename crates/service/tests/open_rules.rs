@@ -580,3 +580,47 @@ fn reopen_rules() {
         },
     ]);
 }
+
+// p4submit
+#[test]
+fn open_preview_refuses_as_open_and_opens_nothing() {
+    use keel_service::OpenRequest;
+    let request = |files: &[&str]| OpenRequest {
+        files: strings(files),
+        ..OpenRequest::default()
+    };
+    let w = World::new();
+    synced(&w);
+    // What edit would open, named as edit names it; nothing is opened.
+    let got = w
+        .service
+        .open_preview(&w.bob, OpenAction::Edit, request(&["//depot/a"]))
+        .expect("previewed");
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].depot_file, "//depot/a");
+    assert_eq!(got[0].action, Some(FileAction::Edit));
+    assert_eq!(got[0].outcome, Some(FileOutcome::Opened));
+    let added = w
+        .service
+        .open_preview(&w.bob, OpenAction::Add, request(&["//depot/new"]))
+        .expect("previewed");
+    assert_eq!(added[0].action, Some(FileAction::Add));
+    assert!(w.opened(&w.bob).is_empty(), "a preview opens nothing");
+    // The refusals are open's own.
+    let refused = w
+        .service
+        .open_preview(&w.bob, OpenAction::Add, request(&["//depot/a"]))
+        .expect_err("refused");
+    assert!(
+        matches!(refused, OpenError::AddExisting { ref path, head_rev: 1 } if path == "//depot/a"),
+        "{refused:?}"
+    );
+    let refused = w
+        .service
+        .open_preview(&w.bob, OpenAction::Edit, request(&["//depot/none"]))
+        .expect_err("refused");
+    assert!(
+        matches!(refused, OpenError::NoSuchFiles { .. }),
+        "{refused:?}"
+    );
+}

@@ -115,22 +115,35 @@ pub fn drive(port: &str, home: &Path, steps: &[Value]) -> Vec<Value> {
         .expect("stdin")
         .write_all(json!(steps).to_string().as_bytes())
         .expect("steps written");
-    // Bounded: a hang in the server fails the test instead of stalling the suite.
+    // The output is read while the driver runs (a large result would otherwise fill the pipe
+    // and stall it). Bounded: a hang in the server fails the test instead of stalling the suite.
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let _ = pipe.read_to_end(&mut out);
+            out
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
     let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().expect("wait").is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
         if Instant::now() > deadline {
             let _ = child.kill();
             panic!("P4Python did not finish its {} steps in 60 s", steps.len());
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("output");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    };
+    let stdout = stdout.join().expect("stdout reader");
+    let stderr = stderr.join().expect("stderr reader");
+    let stdout = String::from_utf8_lossy(&stdout);
     assert!(
-        out.status.success(),
-        "the P4Python driver failed ({}):\nstdout: {stdout}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+        status.success(),
+        "the P4Python driver failed ({status}):\nstdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&stderr)
     );
     let results: Vec<Value> = stdout
         .lines()

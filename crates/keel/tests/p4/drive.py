@@ -9,6 +9,7 @@ A step is an object:
                                       connection settings (a change reconnects)
   "new": true                         a fresh connection before the step
   "input": ...                        p4.input (text, dict or list)
+  "cwd": "DIR"                        p4.cwd for this step (relative file arguments)
 The printed object carries "result" (the output, specs as dicts with "spec_class" naming the
 type), "errors", "warnings", "messages" (severity and generic code of each), and "exception"
 when one was raised. A step never stops the script: the next step runs on a fresh
@@ -81,6 +82,8 @@ def main():
             p4.tagged = step.get("tagged", True)
             if "input" in step:
                 p4.input = step["input"]
+            if "cwd" in step:
+                p4.cwd = step["cwd"]
             if "method" in step:
                 result = getattr(p4, step["method"])(*step.get("args", []))
             else:

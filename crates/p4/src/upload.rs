@@ -1,0 +1,244 @@
+//! Content from the client's workspace into the service's upload step (submit and shelve):
+//! `client-SendFile` for each file, the client calling back `open`, then `write` with chunks
+//! (which carry only `handle` and `data`), then `confirm` with the MD5 digest and size it
+//! computed (or `decline` when it could not read the file).
+//!
+//! The front end hashes what arrives (MD5 to check the client's claim, the store's digest for
+//! the service) and hands it to [`keel_service::Uploads`] in slices of at most [`SLICE`] bytes,
+//! each on a blocking thread. Any failure (a digest that does not match, a file the client
+//! could not read, a broken connection) drops the session: nothing is submitted or shelved.
+
+use crate::client_ops::{self, BATCH, FENCE};
+use crate::cmd::{Cmd, CmdError, number};
+use crate::commands::workspace::Work;
+use crate::wire::message::Message;
+use crate::wire::report::{Generic, Report};
+use keel_core::FileType;
+use keel_service::{FileInfo, Service, ServiceError, Uploads};
+use md5::{Digest as _, Md5};
+use std::sync::Arc;
+
+/// Bytes gathered before they are handed to the service.
+pub const SLICE: usize = 1 << 20;
+
+const OPEN: &str = "dm-KeelSendOpen";
+const WRITE: &str = "dm-KeelSendWrite";
+const SENT: &str = "dm-KeelSendDone";
+const FAILED: &str = "dm-KeelSendFailed";
+
+/// One file the client must send.
+#[derive(Debug, Clone)]
+pub struct ToSend {
+    pub depot_file: String,
+    pub local: String,
+    pub file_type: FileType,
+}
+
+/// The file being received.
+struct Receiving {
+    depot_file: String,
+    md5: Md5,
+    store: blake3::Hasher,
+    size: u64,
+    buffer: Vec<u8>,
+}
+
+/// Runs `f` with the session on a blocking thread and hands the session back.
+async fn on_session<S, T>(
+    svc: &Arc<Service>,
+    mut session: S,
+    uploads: fn(&mut S) -> &mut Uploads,
+    f: impl FnOnce(&mut Uploads, &Service) -> Result<T, ServiceError> + Send + 'static,
+) -> Result<(S, T), CmdError>
+where
+    S: Send + 'static,
+    T: Send + 'static,
+{
+    let svc = svc.clone();
+    let (session, result) = tokio::task::spawn_blocking(move || {
+        let r = f(uploads(&mut session), &svc);
+        (session, r)
+    })
+    .await
+    .map_err(|e| {
+        CmdError::Report(Report::failed(
+            Generic::Fault,
+            number::INTERNAL,
+            format!("the upload failed inside the server: {e}"),
+        ))
+    })?;
+    Ok((session, result?))
+}
+
+fn refused(text: String) -> CmdError {
+    CmdError::Report(Report::failed(Generic::NotYet, number::SERVICE, text))
+}
+
+/// Asks the client for every file of `files` and feeds their content to `session`'s uploads;
+/// the session back once every file arrived whole and checked.
+pub async fn receive<S: Send + 'static>(
+    cmd: &mut Cmd,
+    mut session: S,
+    uploads: fn(&mut S) -> &mut Uploads,
+    files: &[ToSend],
+) -> Result<S, CmdError> {
+    let svc = cmd.service().clone();
+    for batch in files.chunks(BATCH) {
+        for (i, f) in batch.iter().enumerate() {
+            cmd.conn.send(
+                &Message::new()
+                    .with("path", &f.local)
+                    .with("type", client_ops::type_code(f.file_type))
+                    .with("handle", format!("keel{i}"))
+                    .with("keelDepotFile", &f.depot_file)
+                    .with("open", OPEN)
+                    .with("write", WRITE)
+                    .with("confirm", SENT)
+                    .with("decline", FAILED)
+                    .with("func", "client-SendFile"),
+            );
+        }
+        client_ops::send_fence(cmd);
+        let mut current: Option<Receiving> = None;
+        loop {
+            let m = client_ops::next_reply(cmd, FENCE).await?;
+            let func = m.func().unwrap_or_default();
+            if func == FENCE {
+                break;
+            }
+            let step = match func.as_str() {
+                OPEN => {
+                    let depot_file = m.text("keelDepotFile").unwrap_or_default();
+                    let path = depot_file.clone();
+                    current = Some(Receiving {
+                        depot_file,
+                        md5: Md5::new(),
+                        store: blake3::Hasher::new(),
+                        size: 0,
+                        buffer: Vec::new(),
+                    });
+                    on_session(&svc, session, uploads, move |u, svc| {
+                        u.begin_file(svc, &path)
+                    })
+                    .await
+                    .map(|(s, ())| s)
+                }
+                WRITE => {
+                    let data = m.get("data").unwrap_or_default();
+                    match current.as_mut() {
+                        Some(r) => {
+                            r.md5.update(data);
+                            r.store.update(data);
+                            r.size += data.len() as u64;
+                            r.buffer.extend_from_slice(data);
+                            if r.buffer.len() >= SLICE {
+                                let slice = std::mem::take(&mut r.buffer);
+                                on_session(&svc, session, uploads, move |u, svc| {
+                                    u.write_chunk(svc, &slice)
+                                })
+                                .await
+                                .map(|(s, ())| s)
+                            } else {
+                                Ok(session)
+                            }
+                        }
+                        None => Err(refused(
+                            "The client sent file content before opening its file.".into(),
+                        )),
+                    }
+                }
+                SENT => match current.take() {
+                    Some(r) => finish(&svc, session, uploads, r, &m).await,
+                    None => Err(refused(
+                        "The client ended a file it had not opened.".to_string(),
+                    )),
+                },
+                FAILED => Err(refused(format!(
+                    "{} - the client could not read its file {}; nothing was changed.",
+                    m.text("keelDepotFile").unwrap_or_default(),
+                    m.text("path").unwrap_or_default()
+                ))),
+                other => Err(refused(format!(
+                    "The client called {other:?} while sending files."
+                ))),
+            };
+            match step {
+                Ok(s) => session = s,
+                // The session is gone with the failed step: nothing is kept. The rest of the
+                // batch is read and dropped, so the connection stays in step with the client.
+                Err(e) => {
+                    loop {
+                        let m = client_ops::next_reply(cmd, FENCE).await?;
+                        if m.func().as_deref() == Some(FENCE) {
+                            break;
+                        }
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(session)
+}
+
+/// Ends one file: what arrived must be what the client says it sent.
+async fn finish<S: Send + 'static>(
+    svc: &Arc<Service>,
+    session: S,
+    uploads: fn(&mut S) -> &mut Uploads,
+    r: Receiving,
+    m: &Message,
+) -> Result<S, CmdError> {
+    let Receiving {
+        depot_file,
+        md5,
+        store,
+        size,
+        buffer,
+    } = r;
+    let got = hex::encode_upper(md5.finalize());
+    let claimed = m.text("digest").unwrap_or_default();
+    let claimed_size = m.text("fileSize").and_then(|s| s.parse::<u64>().ok());
+    if !claimed.eq_ignore_ascii_case(&got) || claimed_size.is_some_and(|s| s != size) {
+        return Err(refused(format!(
+            "{depot_file} - the content the server received (MD5 {got}, {size} bytes) is not \
+             what the client sent (MD5 {claimed}, {} bytes); nothing was changed.",
+            claimed_size.map_or("unknown".to_string(), |s| s.to_string())
+        )));
+    }
+    let digest = store.finalize().to_hex().to_string();
+    on_session(svc, session, uploads, move |u, svc| {
+        if !buffer.is_empty() {
+            u.write_chunk(svc, &buffer)?;
+        }
+        u.end_file(svc, &digest, size)
+    })
+    .await
+    .map(|(s, ())| s)
+}
+
+/// The local file and type of each depot file the service expects content for.
+pub fn files_to_send(
+    work: &Work,
+    opened: &[FileInfo],
+    expected: &[String],
+) -> Result<Vec<ToSend>, CmdError> {
+    expected
+        .iter()
+        .map(|depot| {
+            let f = opened
+                .iter()
+                .find(|f| f.depot_file.as_str() == depot)
+                .ok_or_else(|| refused(format!("{depot} - not opened in this change")))?;
+            let rel = f
+                .client_file
+                .as_deref()
+                .ok_or_else(|| refused(format!("{depot} - file(s) not in client view.")))?;
+            Ok(ToSend {
+                depot_file: depot.clone(),
+                local: work.local_of_rel(rel),
+                file_type: f.file_type.unwrap_or(FileType::TEXT),
+            })
+        })
+        .collect()
+}
