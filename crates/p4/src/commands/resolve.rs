@@ -131,6 +131,7 @@ async fn resolve(cmd: &mut Cmd) -> CmdResult {
                         rev: f.head_rev,
                     }),
                     echo: vec![("keelFile".into(), f.depot_file.to_string())],
+                    keywords: None,
                 }),
                 None => {
                     // Theirs is a deleted revision: nothing to write.
