@@ -127,6 +127,7 @@ async fn integrate(cmd: &mut Cmd, verb: &'static str, mode: IntegrateMode) -> Cm
                     rev: f.source_end,
                 }),
                 echo,
+                keywords: None,
             });
         }
     }

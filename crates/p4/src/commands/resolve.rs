@@ -9,7 +9,6 @@
 use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
 use crate::commands::sync::{local_of, workspace, workspace_args};
 use crate::dispatch::{self, Command};
-use crate::filespec::Place;
 use crate::transfer::to_client::{Echo, Job, Outgoing, ToClient, client_type, echoed, write_files};
 use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report, Severity};
@@ -113,7 +112,7 @@ async fn resolve(cmd: &mut Cmd) -> CmdResult {
         let choice = match mode {
             Mode::Theirs => Some(ResolveOutcome::Theirs),
             Mode::Yours => Some(ResolveOutcome::Yours),
-            Mode::Safe | Mode::Auto => safe_choice(cmd, &place, f, &local).await?,
+            Mode::Safe | Mode::Auto => safe_choice(cmd, f, &local).await?,
         };
         match choice {
             Some(ResolveOutcome::Theirs) => match f.head_digest {
@@ -131,6 +130,7 @@ async fn resolve(cmd: &mut Cmd) -> CmdResult {
                         rev: f.head_rev,
                     }),
                     echo: vec![("keelFile".into(), f.depot_file.to_string())],
+                    keywords: None,
                 }),
                 None => {
                     // Theirs is a deleted revision: nothing to write.
@@ -207,7 +207,6 @@ async fn done(
 /// theirs is the base, `None` when both changed.
 async fn safe_choice(
     cmd: &mut Cmd,
-    _place: &Place,
     f: &FileInfo,
     local: &str,
 ) -> Result<Option<ResolveOutcome>, CmdError> {

@@ -12,15 +12,13 @@ use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
 use crate::commands::sync::{local_of, workspace, workspace_args};
 use crate::dispatch::{self, Command};
 use crate::transfer::to_client::{
-    self, Echo, Outgoing, Piece, ToClient, client_type, send_content,
+    Echo, Job, Keyworded, Outgoing, ToClient, client_type, write_files,
 };
 use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report, Severity};
-use keel_core::keyword::KeywordValues;
 use keel_core::{ChangeRef, FileAction, WorkspaceOptions};
 use keel_service::command as rows;
-use keel_service::{Content, ContentOf, FileInfo, ListOptions};
-use tokio::sync::mpsc;
+use keel_service::{ContentOf, FileInfo, ListOptions};
 
 pub const COMMANDS: &[Command] = &[Command {
     name: "revert",
@@ -145,98 +143,39 @@ async fn write_back(
     restore: Vec<(FileInfo, String)>,
     options: &WorkspaceOptions,
 ) -> CmdResult {
-    if restore.is_empty() {
-        return Ok(());
-    }
-    let (tx, mut rx) = mpsc::channel::<Piece<usize>>(16);
-    let service = cmd.service().clone();
-    let caller = cmd.caller.clone();
-    let jobs: Vec<FileInfo> = restore.iter().map(|(f, _)| f.clone()).collect();
-    let producer =
-        tokio::task::spawn_blocking(move || -> Result<(), keel_service::ServiceError> {
-            for (i, f) in jobs.iter().enumerate() {
-                let Some(digest) = f.head_digest else {
-                    continue;
-                };
-                let of = ContentOf {
+    let jobs = restore
+        .into_iter()
+        .filter_map(|(f, local)| {
+            let digest = f.head_digest?;
+            let t = f.head_type.or(f.file_type);
+            let which = t.map(|t| t.expanded_keywords()).unwrap_or_default();
+            Some(Job {
+                file: Outgoing {
+                    local,
+                    type_code: t.as_ref().map(client_type).unwrap_or("0"),
+                    writable: options.allwrite || t.is_some_and(|t| t.writable),
+                    time: (options.modtime || t.is_some_and(|t| t.modtime)).then_some(f.head_time),
+                    ..Outgoing::default()
+                },
+                digest,
+                size: f.head_size,
+                of: Some(ContentOf {
                     depot_file: f.depot_file.to_string(),
                     rev: f.have_rev,
-                };
-                let blob = service.content(&caller, &digest.to_hex(), Some(&of))?;
-                let content = Content {
-                    compressed: false,
-                    size: f.head_size,
-                    digest,
-                    blob,
-                };
-                let which = f
-                    .head_type
-                    .map(|t| t.expanded_keywords())
-                    .unwrap_or_default();
-                let depot = f.depot_file.to_string();
-                let keywords = (which != keel_core::Keywords::None).then(|| {
-                    (
-                        which,
-                        KeywordValues {
-                            depot_file: &depot,
-                            rev: f.have_rev,
-                            change: f.head_change.map(|c| c.0).unwrap_or_default(),
-                            time: f.head_time,
-                            author: "",
-                        },
-                    )
-                });
-                let what = format!("{}#{}", f.depot_file, f.have_rev);
-                send_content(&tx, i, &what, content, keywords)?;
-            }
-            Ok(())
-        });
-    let mut writing = false;
-    let mut failure = None;
-    while let Some(piece) = rx.recv().await {
-        let step = async {
-            match piece {
-                Piece::Head { head, size, md5 } => {
-                    let (f, local) = &restore[head];
-                    let t = f.head_type.or(f.file_type);
-                    out.open(
-                        cmd,
-                        &Outgoing {
-                            local: local.clone(),
-                            type_code: t.as_ref().map(client_type).unwrap_or("0"),
-                            writable: options.allwrite || t.is_some_and(|t| t.writable),
-                            time: (options.modtime || t.is_some_and(|t| t.modtime))
-                                .then_some(f.head_time),
-                            noclobber: false,
-                            size,
-                            md5,
-                        },
-                    );
-                    writing = true;
-                }
-                Piece::Data(data) => out.write(cmd, &data).await?,
-                Piece::End => {
-                    if writing {
-                        out.close(cmd, &Vec::new()).await?;
-                        writing = false;
-                    }
-                }
-            }
-            Ok::<(), CmdError>(())
-        };
-        if let Err(e) = step.await {
-            failure = Some(e);
-            break;
-        }
-    }
-    drop(rx);
-    let produced = producer
-        .await
-        .map_err(|e| to_client::transfer_failed(format!("revert failed inside the server: {e}")))?;
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    produced.map_err(CmdError::from)
+                }),
+                echo: Vec::new(),
+                keywords: (which != keel_core::Keywords::None).then(|| Keyworded {
+                    which,
+                    depot_file: f.depot_file.to_string(),
+                    rev: f.have_rev,
+                    change: f.head_change.map(|c| c.0).unwrap_or_default(),
+                    time: f.head_time,
+                    author: String::new(),
+                }),
+            })
+        })
+        .collect();
+    write_files(cmd, out, jobs).await
 }
 
 /// The files opened for edit whose workspace copy the client says is its have revision, with

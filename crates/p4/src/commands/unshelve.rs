@@ -7,14 +7,11 @@
 use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
 use crate::commands::sync::{local_of, workspace, workspace_args};
 use crate::dispatch::{self, Command};
-use crate::transfer::to_client::{
-    self, Echo, Outgoing, Piece, ToClient, client_type, echoed, send_content,
-};
+use crate::transfer::to_client::{Echo, Job, Outgoing, ToClient, client_type, echoed, write_files};
 use crate::wire::report::{Generic, Report, Severity};
 use keel_core::{ChangeNumber, ChangeRef, FileAction, WorkspaceOptions};
+use keel_service::FileInfo;
 use keel_service::command as rows;
-use keel_service::{Content, FileInfo};
-use tokio::sync::mpsc;
 
 pub const COMMANDS: &[Command] = &[Command {
     name: "unshelve",
@@ -99,76 +96,29 @@ async fn unshelve(cmd: &mut Cmd) -> CmdResult {
         }
     }
 
-    let (tx, mut rx) = mpsc::channel::<Piece<usize>>(16);
-    let service = cmd.service().clone();
-    let caller = cmd.caller.clone();
-    let jobs: Vec<FileInfo> = writes.iter().map(|(f, _)| f.clone()).collect();
-    let producer =
-        tokio::task::spawn_blocking(move || -> Result<(), keel_service::ServiceError> {
-            for (i, f) in jobs.iter().enumerate() {
-                let Some(digest) = f.head_digest else {
-                    continue;
-                };
-                let blob = service.content(&caller, &digest.to_hex(), None)?;
-                let content = Content {
-                    compressed: false,
-                    size: f.head_size,
-                    digest,
-                    blob,
-                };
-                let what = format!("{}@={}", f.depot_file, shelf.0);
-                send_content(&tx, i, &what, content, None)?;
-            }
-            Ok(())
-        });
-    let mut failure = None;
-    let mut writing = false;
-    let mut current = 0usize;
-    while let Some(piece) = rx.recv().await {
-        let step = async {
-            match piece {
-                Piece::Head { head, size, md5 } => {
-                    let (f, local) = &writes[head];
-                    let t = f.file_type.or(f.head_type);
-                    out.open(
-                        cmd,
-                        &Outgoing {
-                            local: local.clone(),
-                            type_code: t.as_ref().map(client_type).unwrap_or("0"),
-                            writable: true,
-                            time: None,
-                            noclobber: !force,
-                            size,
-                            md5,
-                        },
-                    );
-                    writing = true;
-                    current = head;
-                }
-                Piece::Data(data) => out.write(cmd, &data).await?,
-                Piece::End => {
-                    if writing {
-                        let (f, _) = &writes[current];
-                        let echo: Echo = vec![("keelFile".into(), f.depot_file.to_string())];
-                        out.close(cmd, &echo).await?;
-                        writing = false;
-                    }
-                }
-            }
-            Ok::<(), CmdError>(())
-        };
-        if let Err(e) = step.await {
-            failure = Some(e);
-            break;
-        }
-    }
-    drop(rx);
-    let produced = producer.await.map_err(|e| {
-        to_client::transfer_failed(format!("unshelve failed inside the server: {e}"))
-    })?;
-    if let Some(e) = failure {
-        return Err(e);
-    }
+    let jobs = writes
+        .into_iter()
+        .filter_map(|(f, local)| {
+            let digest = f.head_digest?;
+            let t = f.file_type.or(f.head_type);
+            Some(Job {
+                file: Outgoing {
+                    local,
+                    type_code: t.as_ref().map(client_type).unwrap_or("0"),
+                    writable: true,
+                    noclobber: !force,
+                    ..Outgoing::default()
+                },
+                digest,
+                size: f.head_size,
+                of: None,
+                echo: vec![("keelFile".into(), f.depot_file.to_string())],
+                keywords: None,
+            })
+        })
+        .collect();
+    // Answers are read whatever happens, so a declined file is known.
+    let written = write_files(cmd, &mut out, jobs).await;
     out.finish(cmd).await?;
     // A file the client could not write is not left opened.
     let declined: Vec<String> = out
@@ -187,5 +137,5 @@ async fn unshelve(cmd: &mut Cmd) -> CmdResult {
                 ))
             })?;
     }
-    produced.map_err(CmdError::from)
+    written
 }

@@ -387,6 +387,19 @@ pub struct Job {
     pub of: Option<keel_service::ContentOf>,
     /// Variables the client's answer carries back.
     pub echo: Echo,
+    /// The keywords to expand (`+k` files), with what they expand to.
+    pub keywords: Option<Keyworded>,
+}
+
+/// What a `+k` file's keywords expand to (owned, to travel to the reading thread).
+#[derive(Debug, Clone)]
+pub struct Keyworded {
+    pub which: Keywords,
+    pub depot_file: String,
+    pub rev: u32,
+    pub change: u64,
+    pub time: i64,
+    pub author: String,
 }
 
 /// Writes each job's stored content to the client through `out` (answers are read as they
@@ -402,12 +415,18 @@ pub async fn write_files(
     let (tx, mut rx) = mpsc::channel::<Piece<usize>>(16);
     let service = cmd.service().clone();
     let caller = cmd.caller.clone();
-    let wanted: Vec<(keel_core::Digest, u64, Option<keel_service::ContentOf>)> = jobs
+    type Wanted = (
+        keel_core::Digest,
+        u64,
+        Option<keel_service::ContentOf>,
+        Option<Keyworded>,
+    );
+    let wanted: Vec<Wanted> = jobs
         .iter()
-        .map(|j| (j.digest, j.size, j.of.clone()))
+        .map(|j| (j.digest, j.size, j.of.clone(), j.keywords.clone()))
         .collect();
     let producer = tokio::task::spawn_blocking(move || -> Result<(), ServiceError> {
-        for (i, (digest, size, of)) in wanted.into_iter().enumerate() {
+        for (i, (digest, size, of, k)) in wanted.into_iter().enumerate() {
             let what = match &of {
                 Some(o) => format!("{}#{}", o.depot_file, o.rev),
                 None => digest.to_hex(),
@@ -419,7 +438,19 @@ pub async fn write_files(
                 digest,
                 blob,
             };
-            send_content(&tx, i, &what, content, None)?;
+            let keywords = k.as_ref().map(|k| {
+                (
+                    k.which,
+                    KeywordValues {
+                        depot_file: &k.depot_file,
+                        rev: k.rev,
+                        change: k.change,
+                        time: k.time,
+                        author: &k.author,
+                    },
+                )
+            });
+            send_content(&tx, i, &what, content, keywords)?;
         }
         Ok(())
     });
