@@ -14,5 +14,6 @@ pub mod forms;
 pub mod history;
 pub mod info;
 pub mod labels;
+pub mod maintenance;
 pub mod users;
 pub mod workspace_files;
