@@ -356,3 +356,31 @@ fn protections_hide_files_from_the_read_commands() {
     let refused = raised(&r[4]);
     assert!(refused.contains("Fstat needs list access"), "{refused}");
 }
+
+#[test]
+fn resolved_lists_the_opened_files_whose_integration_is_resolved() {
+    let s = P4Server::start();
+    let ws = history(&s);
+    ws.ok(&["edit", "main/a.txt"]);
+    write(&ws.cwd, "main/a.txt", "one\ntwo\nthree\n");
+    ws.ok(&["submit", "-d", "third"]);
+    ws.ok(&["integrate", "//depot/main/a.txt", "//depot/rel/a.txt"]);
+    let before = s.drive(&[json!({"cmd": ["resolved"]})]);
+    ws.ok(&["resolve", "-am"]);
+    let root = ws.cwd.display().to_string();
+    let r = s.drive(&[
+        json!({"cmd": ["resolved"]}),
+        json!({"cmd": ["resolved", "//depot/rel/..."], "tagged": false}),
+    ]);
+    assert_eq!(ok(&before[0]), &json!([]), "nothing resolved yet");
+    let rec = &records(ok(&r[0]))[0];
+    assert_eq!(rec["toFile"], "//depot/rel/a.txt");
+    assert_eq!(rec["fromFile"], "//depot/main/a.txt");
+    assert_eq!(rec["endFromRev"], "3");
+    assert_eq!(
+        ok(&r[1]),
+        &json!([format!(
+            "{root}/rel/a.txt - resolved from //depot/main/a.txt#3"
+        )])
+    );
+}
