@@ -345,3 +345,37 @@ fn verify_obliterate_and_triggers() {
     assert!(raised(&r[9]).contains("broken"), "{:?}", r[9]);
     assert!(raised(&r[10]).contains("admin"), "{:?}", r[10]);
 }
+
+#[test]
+fn group_specs_fetch_save_list_and_delete() {
+    let s = P4Server::start();
+    let r = s.drive(&[
+        json!({"method": "fetch_group", "args": ["devs"]}),
+        json!({"cmd": ["group", "-i"], "input": {
+            "Group": "devs", "MaxResults": "5000", "Timeout": "unlimited",
+            "Owners": ["alice"], "Users": ["bob", "carol"]
+        }, "tagged": false}),
+        json!({"method": "fetch_group", "args": ["devs"]}),
+        json!({"cmd": ["groups"]}),
+        json!({"cmd": ["groups", "-u", "carol"], "tagged": false}),
+        json!({"cmd": ["group", "-i"], "input": {"Group": "devs", "MaxResults": "lots"}}),
+        json!({"cmd": ["group", "-d", "devs"], "tagged": false}),
+        json!({"cmd": ["groups"]}),
+    ]);
+    let fresh = ok(&r[0]);
+    assert_eq!(fresh["spec_class"], "Spec", "{fresh}");
+    assert_eq!(fresh["Group"], "devs");
+    assert_eq!(ok(&r[1]), &json!(["Group devs saved."]));
+    let saved = ok(&r[2]);
+    assert_eq!(saved["MaxResults"], "5000");
+    assert_eq!(saved["Timeout"], "unlimited");
+    assert_eq!(saved["Users"], json!(["bob", "carol"]));
+    assert_eq!(saved["Owners"], json!(["alice"]));
+    let groups = ok(&r[3]).as_array().expect("groups").clone();
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0]["group"], "devs");
+    assert_eq!(ok(&r[4]), &json!(["devs"]));
+    assert!(raised(&r[5]).contains("MaxResults 'lots'"), "{:?}", r[5]);
+    assert_eq!(ok(&r[6]), &json!(["Group devs deleted."]));
+    assert_eq!(ok(&r[7]), &json!([]));
+}
