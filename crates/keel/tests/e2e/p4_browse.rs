@@ -384,3 +384,28 @@ fn resolved_lists_the_opened_files_whose_integration_is_resolved() {
         )])
     );
 }
+
+#[test]
+fn changes_s_shelved_lists_pending_changes_with_a_shelf() {
+    let s = P4Server::start();
+    let ws = history(&s);
+    ws.ok(&["edit", "main/a.txt"]);
+    write(&ws.cwd, "main/a.txt", "shelved\n");
+    ws.ok(&["shelve", "--description", "on the shelf", "main/a.txt"]);
+    ws.ok(&["revert", "main/a.txt"]);
+    ws.ok(&["change", "-d", "empty pending"]);
+    let r = s.drive(&[
+        json!({"cmd": ["changes", "-s", "shelved"]}),
+        json!({"cmd": ["changes", "-s", "pending"]}),
+        json!({"cmd": ["describe", "-S", "-s", "4"]}),
+    ]);
+    let shelved: Vec<Value> = records(ok(&r[0]))
+        .iter()
+        .map(|c| c["change"].clone())
+        .collect();
+    assert_eq!(shelved, [json!("4")]);
+    assert_eq!(records(ok(&r[1])).len(), 2);
+    let d = &records(ok(&r[2]))[0];
+    assert_eq!(d["depotFile"], json!(["//depot/main/a.txt"]));
+    assert_eq!(d["shelved"], "");
+}
