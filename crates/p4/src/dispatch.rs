@@ -68,6 +68,7 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::change::COMMANDS.iter().map(copy));
         all.extend(commands::shelve::COMMANDS.iter().map(copy));
         all.extend(commands::diff::COMMANDS.iter().map(copy));
+        all.extend(commands::maintenance::COMMANDS.iter().map(copy));
         all
     })
 }
@@ -227,4 +228,29 @@ pub async fn run(cmd: &mut Cmd, command: &'static Command) -> CmdResult {
         Err(CmdError::Conn(c)) => run.fail(&c.to_string()),
     }
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_verb_is_in_the_table_once() {
+        let mut names: Vec<&str> = table().iter().map(|c| c.name).collect();
+        let all = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all, "a verb is in the table twice");
+        for verb in [
+            "info",
+            "sync",
+            "submit",
+            "changes",
+            "print",
+            "fstat",
+            "integrate",
+        ] {
+            assert!(find(verb).is_some(), "{verb} is missing");
+        }
+    }
 }

@@ -280,3 +280,102 @@ fn tag_labelsync_protect_and_groups() {
         "unchanged: {lines}"
     );
 }
+
+#[test]
+fn verify_obliterate_and_triggers() {
+    let s = P4Server::start();
+    let ws = workspace_on(&s.server, s.home.path(), "alice", "alice_ws");
+    write(&ws.cwd, "a.txt", "a\n");
+    write(&ws.cwd, "gone.txt", "g\n");
+    ws.ok(&["add", "a.txt", "gone.txt"]);
+    ws.ok(&["submit", "-d", "two"]);
+    crate::access::protect(&ws, &["super user alice * //...", "write user bob * //..."]);
+    let r = s.drive(&[
+        json!({"cmd": ["verify", "//depot/..."], "tagged": false}),
+        json!({"cmd": ["verify", "-q", "//depot/..."]}),
+        json!({"cmd": ["verify", "//depot/a.txt"]}),
+        json!({"cmd": ["obliterate", "//depot/gone.txt"], "tagged": false}),
+        json!({"cmd": ["files", "//depot/gone.txt"]}),
+        json!({"cmd": ["obliterate", "-y", "//depot/gone.txt"], "tagged": false}),
+        json!({"cmd": ["files", "//depot/gone.txt"]}),
+        json!({"cmd": ["triggers", "-i"], "input": {"Triggers": [
+            "check change-submit //depot/... \"true\""
+        ]}, "tagged": false}),
+        json!({"cmd": ["triggers", "-o"]}),
+        json!({"cmd": ["triggers", "-i"], "input": {"Triggers": ["broken"]}}),
+        json!({"cmd": ["obliterate", "-y", "//depot/a.txt"], "user": "bob", "client": ""}),
+    ]);
+    let lines = ok(&r[0]).as_array().expect("lines").clone();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines[0]
+            .as_str()
+            .unwrap()
+            .starts_with("//depot/a.txt#1 - add change 1 (text) "),
+        "{lines:?}"
+    );
+    assert_eq!(ok(&r[1]), &json!([]), "nothing damaged");
+    let rec = &ok(&r[2])[0];
+    assert_eq!(rec["depotFile"], "//depot/a.txt");
+    assert_eq!(rec["fileSize"], "2");
+    let report = ok(&r[3]).as_array().expect("report").clone();
+    assert_eq!(report[0], "//depot/gone.txt#1 - purged");
+    assert!(
+        report
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("report mode")),
+        "{report:?}"
+    );
+    assert_eq!(
+        ok(&r[4]).as_array().map(Vec::len),
+        Some(1),
+        "report mode keeps the file"
+    );
+    assert_eq!(ok(&r[5])[0], "//depot/gone.txt#1 - purged");
+    assert_eq!(
+        r[6]["warnings"],
+        json!(["//depot/gone.txt - no such file(s)."])
+    );
+    assert_eq!(ok(&r[7]), &json!(["Triggers saved."]));
+    let form = &ok(&r[8])[0];
+    assert_eq!(
+        form["Triggers"],
+        json!(["check change-submit //depot/... \"true\""])
+    );
+    assert!(raised(&r[9]).contains("broken"), "{:?}", r[9]);
+    assert!(raised(&r[10]).contains("admin"), "{:?}", r[10]);
+}
+
+#[test]
+fn group_specs_fetch_save_list_and_delete() {
+    let s = P4Server::start();
+    let r = s.drive(&[
+        json!({"method": "fetch_group", "args": ["devs"]}),
+        json!({"cmd": ["group", "-i"], "input": {
+            "Group": "devs", "MaxResults": "5000", "Timeout": "unlimited",
+            "Owners": ["alice"], "Users": ["bob", "carol"]
+        }, "tagged": false}),
+        json!({"method": "fetch_group", "args": ["devs"]}),
+        json!({"cmd": ["groups"]}),
+        json!({"cmd": ["groups", "-u", "carol"], "tagged": false}),
+        json!({"cmd": ["group", "-i"], "input": {"Group": "devs", "MaxResults": "lots"}}),
+        json!({"cmd": ["group", "-d", "devs"], "tagged": false}),
+        json!({"cmd": ["groups"]}),
+    ]);
+    let fresh = ok(&r[0]);
+    assert_eq!(fresh["spec_class"], "Spec", "{fresh}");
+    assert_eq!(fresh["Group"], "devs");
+    assert_eq!(ok(&r[1]), &json!(["Group devs saved."]));
+    let saved = ok(&r[2]);
+    assert_eq!(saved["MaxResults"], "5000");
+    assert_eq!(saved["Timeout"], "unlimited");
+    assert_eq!(saved["Users"], json!(["bob", "carol"]));
+    assert_eq!(saved["Owners"], json!(["alice"]));
+    let groups = ok(&r[3]).as_array().expect("groups").clone();
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0]["group"], "devs");
+    assert_eq!(ok(&r[4]), &json!(["devs"]));
+    assert!(raised(&r[5]).contains("MaxResults 'lots'"), "{:?}", r[5]);
+    assert_eq!(ok(&r[6]), &json!(["Group devs deleted."]));
+    assert_eq!(ok(&r[7]), &json!([]));
+}

@@ -356,3 +356,56 @@ fn protections_hide_files_from_the_read_commands() {
     let refused = raised(&r[4]);
     assert!(refused.contains("Fstat needs list access"), "{refused}");
 }
+
+#[test]
+fn resolved_lists_the_opened_files_whose_integration_is_resolved() {
+    let s = P4Server::start();
+    let ws = history(&s);
+    ws.ok(&["edit", "main/a.txt"]);
+    write(&ws.cwd, "main/a.txt", "one\ntwo\nthree\n");
+    ws.ok(&["submit", "-d", "third"]);
+    ws.ok(&["integrate", "//depot/main/a.txt", "//depot/rel/a.txt"]);
+    let before = s.drive(&[json!({"cmd": ["resolved"]})]);
+    ws.ok(&["resolve", "-am"]);
+    let root = ws.cwd.display().to_string();
+    let r = s.drive(&[
+        json!({"cmd": ["resolved"]}),
+        json!({"cmd": ["resolved", "//depot/rel/..."], "tagged": false}),
+    ]);
+    assert_eq!(ok(&before[0]), &json!([]), "nothing resolved yet");
+    let rec = &records(ok(&r[0]))[0];
+    assert_eq!(rec["toFile"], "//depot/rel/a.txt");
+    assert_eq!(rec["fromFile"], "//depot/main/a.txt");
+    assert_eq!(rec["endFromRev"], "3");
+    assert_eq!(
+        ok(&r[1]),
+        &json!([format!(
+            "{root}/rel/a.txt - resolved from //depot/main/a.txt#3"
+        )])
+    );
+}
+
+#[test]
+fn changes_s_shelved_lists_pending_changes_with_a_shelf() {
+    let s = P4Server::start();
+    let ws = history(&s);
+    ws.ok(&["edit", "main/a.txt"]);
+    write(&ws.cwd, "main/a.txt", "shelved\n");
+    ws.ok(&["shelve", "--description", "on the shelf", "main/a.txt"]);
+    ws.ok(&["revert", "main/a.txt"]);
+    ws.ok(&["change", "-d", "empty pending"]);
+    let r = s.drive(&[
+        json!({"cmd": ["changes", "-s", "shelved"]}),
+        json!({"cmd": ["changes", "-s", "pending"]}),
+        json!({"cmd": ["describe", "-S", "-s", "4"]}),
+    ]);
+    let shelved: Vec<Value> = records(ok(&r[0]))
+        .iter()
+        .map(|c| c["change"].clone())
+        .collect();
+    assert_eq!(shelved, [json!("4")]);
+    assert_eq!(records(ok(&r[1])).len(), 2);
+    let d = &records(ok(&r[2]))[0];
+    assert_eq!(d["depotFile"], json!(["//depot/main/a.txt"]));
+    assert_eq!(d["shelved"], "");
+}

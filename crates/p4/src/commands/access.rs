@@ -1,6 +1,7 @@
-//! `protects` (`-a -u -g -h -m`, an optional file) and `integrated`: the protections lines that
-//! apply (or the highest level, `-m`), and the integration records of files in both
-//! directions (`branch from`, `branch into`).
+//! `protects` (`-a -u -g -h -m`, an optional file), `integrated` and `resolved`: the
+//! protections lines that apply (or the highest level, `-m`), the integration records of files
+//! in both directions (`branch from`, `branch into`), and the workspace's opened files whose
+//! integration is resolved and not yet submitted.
 
 use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
 use crate::commands::fileargs::{self, Arg};
@@ -26,7 +27,47 @@ pub const COMMANDS: &[Command] = &[
         usage: "integrated [ -r ] file ...",
         run: |c| Box::pin(integrated(c)),
     },
+    Command {
+        name: "resolved",
+        row: rows::RESOLVED,
+        login: true,
+        flags: "o",
+        usage: "resolved [ -o ] [ file ... ]",
+        run: |c| Box::pin(resolved(c)),
+    },
 ];
+
+async fn resolved(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("resolved").expect("resolved is in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    let (args, place) = fileargs::map(cmd, &flags.rest, false).await?;
+    let place = fileargs::place_if_any(cmd, place).await;
+    let files: Vec<String> = args.into_iter().map(|a| a.keel).collect();
+    let found = cmd
+        .call(move |svc, caller| svc.resolved(caller, &files))
+        .await??;
+    for f in found {
+        let Some(from) = &f.source_file else { continue };
+        let local = fileargs::local_path(place.as_ref(), &f).unwrap_or_default();
+        let revs = if f.source_start + 1 >= f.source_end {
+            format!("#{}", f.source_end)
+        } else {
+            format!("#{},#{}", f.source_start + 1, f.source_end)
+        };
+        if cmd.tagged {
+            cmd.stat([
+                ("path", local),
+                ("toFile", f.depot_file.to_string()),
+                ("fromFile", from.to_string()),
+                ("startFromRev", f.source_start.to_string()),
+                ("endFromRev", f.source_end.to_string()),
+            ]);
+        } else {
+            cmd.info(format!("{local} - resolved from {from}{revs}"));
+        }
+    }
+    Ok(())
+}
 
 async fn protects(cmd: &mut Cmd) -> CmdResult {
     let command = dispatch::find("protects").expect("protects is in the table");

@@ -1,5 +1,5 @@
 //! `tag` and `labelsync` (a label's files), `protect -o/-i` (the protections table as a form
-//! with `specdef`) and `groups [-u user]`.
+//! with `specdef`), `groups [-u user]` and `group -o/-i/-d`.
 
 use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
 use crate::commands::fileargs;
@@ -7,6 +7,7 @@ use crate::commands::forms;
 use crate::dispatch::{self, Command};
 use crate::wire::report::{Generic, Report};
 use crate::wire::specdef::{Field, Kind, SpecDef, lines};
+use keel_core::{GroupLimits, Limit};
 use keel_service::command as rows;
 use keel_service::{LabelEntryAction, LabelFileChange, TagOptions};
 
@@ -42,6 +43,14 @@ pub const COMMANDS: &[Command] = &[
         flags: "u: i v m: g",
         usage: "groups [ -m max ] [ -u user ]",
         run: |c| Box::pin(groups(c)),
+    },
+    Command {
+        name: "group",
+        row: rows::SAVE_GROUP,
+        login: true,
+        flags: "o i d a A F",
+        usage: "group [ -d | -o | -i ] groupname",
+        run: |c| Box::pin(group(c)),
     },
 ];
 
@@ -225,5 +234,129 @@ async fn groups(cmd: &mut Cmd) -> CmdResult {
             cmd.info(&g.name);
         }
     }
+    Ok(())
+}
+
+/// The group form.
+pub const GROUP: SpecDef = SpecDef {
+    kind: "group",
+    comment: "# A Keel group specification.\n#\n#  Group:       The group name.\n#  \
+              MaxResults:  Rows a command may return (unset, unlimited or a number).\n#  \
+              MaxScanRows: Rows a command may scan.\n#  MaxLockTime: Milliseconds a command \
+              may hold the writer.\n#  MaxOpenFiles: Files one command may open.\n#  \
+              Timeout:     Seconds a login ticket lasts.\n#  Subgroups:   Groups within \
+              this group.\n#  Owners:      Users who may edit this group.\n#  Users:       \
+              The group's members.\n\n",
+    fields: &[
+        group_field("Group", 401, Kind::Word, true),
+        group_field("MaxResults", 402, Kind::Word, false),
+        group_field("MaxScanRows", 403, Kind::Word, false),
+        group_field("MaxLockTime", 407, Kind::Word, false),
+        group_field("MaxOpenFiles", 413, Kind::Word, false),
+        group_field("Timeout", 406, Kind::Word, false),
+        group_field("Subgroups", 404, Kind::LineList, false),
+        group_field("Owners", 408, Kind::LineList, false),
+        group_field("Users", 405, Kind::LineList, false),
+    ],
+};
+
+const fn group_field(name: &'static str, code: u16, kind: Kind, rq: bool) -> Field {
+    Field {
+        name,
+        code,
+        kind,
+        required: rq,
+        read_only: false,
+        len: 32,
+        values: "",
+    }
+}
+
+fn group_values(g: &keel_service::GroupSpec) -> crate::wire::specdef::Values {
+    let l = &g.limits;
+    vec![
+        ("Group", vec![g.name.clone()]),
+        ("MaxResults", vec![l.max_results.to_string()]),
+        ("MaxScanRows", vec![l.max_scan_rows.to_string()]),
+        ("MaxLockTime", vec![l.max_lock_time.to_string()]),
+        ("MaxOpenFiles", vec![l.max_open_files.to_string()]),
+        ("Timeout", vec![l.timeout.to_string()]),
+        ("Subgroups", g.subgroups.clone()),
+        ("Owners", g.owners.clone()),
+        ("Users", g.users.clone()),
+    ]
+}
+
+fn limit(form: &crate::wire::specdef::Values, field: &str) -> Result<Limit, CmdError> {
+    let text = crate::wire::specdef::one(form, field);
+    Limit::parse(text.trim()).map_err(|e| {
+        CmdError::Report(Report::failed(
+            Generic::Usage,
+            number::FORM,
+            format!("Error in group specification: {field} '{text}': {e}"),
+        ))
+    })
+}
+
+async fn group(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("group").expect("group is in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    let modes = ['o', 'i', 'd'].iter().filter(|f| flags.has(**f)).count();
+    let name = flags.rest.first().cloned().unwrap_or_default();
+    if modes != 1 || flags.rest.len() > 1 || (name.is_empty() && !flags.has('i')) {
+        return Err(usage(format!(
+            "group: use -o, -i or -d with a group name (this server edits no forms itself).\n\
+             Usage: {}",
+            command.usage
+        )));
+    }
+    if flags.has('d') {
+        let target = name.clone();
+        cmd.call(move |svc, caller| svc.delete_group(caller, &target))
+            .await?
+            .map_err(|e| refused(Generic::Usage, e))?;
+        cmd.info(format!("Group {name} deleted."));
+        return Ok(());
+    }
+    if flags.has('i') {
+        let form = forms::receive(cmd, &GROUP).await?;
+        let name = crate::wire::specdef::one(&form, "Group");
+        let spec = keel_service::GroupSpec {
+            name: name.clone(),
+            users: lines(&form, "Users"),
+            subgroups: lines(&form, "Subgroups"),
+            owners: lines(&form, "Owners"),
+            limits: GroupLimits {
+                max_results: limit(&form, "MaxResults")?,
+                max_scan_rows: limit(&form, "MaxScanRows")?,
+                max_lock_time: limit(&form, "MaxLockTime")?,
+                max_open_files: limit(&form, "MaxOpenFiles")?,
+                timeout: limit(&form, "Timeout")?,
+            },
+            updated: 0,
+        };
+        cmd.call(move |svc, caller| svc.save_group(caller, spec))
+            .await?
+            .map_err(|e| refused(Generic::Usage, e))?;
+        cmd.info(format!("Group {name} saved."));
+        return Ok(());
+    }
+    let lookup = name.clone();
+    let found = cmd
+        .call(move |svc, caller| svc.get_group(caller, &lookup))
+        .await?;
+    let spec = match found {
+        Ok(g) => g,
+        Err(keel_service::AccessError::NoSuchGroup { .. }) => keel_service::GroupSpec {
+            name,
+            users: Vec::new(),
+            subgroups: Vec::new(),
+            owners: Vec::new(),
+            limits: GroupLimits::default(),
+            updated: 0,
+        },
+        Err(e) => return Err(refused(Generic::Protect, e)),
+    };
+    forms::send(cmd, &GROUP, &group_values(&spec));
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! `changes` (`-m -s -l -L -t -u -c --me`, file arguments with `@a,@b` ranges) and `describe`
+//! `changes` (`-m -s pending|submitted|shelved -l -L -t -u -c --me`, file arguments with `@a,@b` ranges) and `describe`
 //! (`-s -S -du`): changes listed newest first and described with their files, tagged
 //! (`change time user client status changeType desc`, `depotFile0 action0 ...`) or as the lines
 //! P4 clients print.
@@ -89,19 +89,16 @@ async fn changes(cmd: &mut Cmd) -> CmdResult {
     let status = match flags.value('s') {
         None => None,
         Some("pending") => Some(ChangeStatus::Pending),
+        // `-s shelved`: pending changes, those with a shelf kept below.
         Some("submitted") => Some(ChangeStatus::Submitted),
-        Some("shelved") => {
-            return Err(usage(
-                "-s shelved: listing shelved changes is not supported by this server; \
-                 list pending changes (-s pending) and describe -S them.",
-            ));
-        }
+        Some("shelved") => Some(ChangeStatus::Pending),
         Some(other) => {
             return Err(usage(format!(
                 "-s {other}: the status must be pending, submitted or shelved."
             )));
         }
     };
+    let shelved_only = flags.value('s') == Some("shelved");
     let user = match (me, flags.value('u')) {
         (true, Some(_)) => return Err(usage("--me and -u cannot be used together.")),
         (true, None) => cmd.caller.user.clone(),
@@ -120,8 +117,12 @@ async fn changes(cmd: &mut Cmd) -> CmdResult {
     }
     let query = ChangesQuery {
         files,
-        // A lower bound is applied here, so the service lists them all.
-        max: if lowest.is_some() { 0 } else { max },
+        // A lower bound and `-s shelved` are applied here, so the service lists them all.
+        max: if lowest.is_some() || shelved_only {
+            0
+        } else {
+            max
+        },
         status,
         user,
         workspace: flags.value('c').unwrap_or_default().to_string(),
@@ -130,13 +131,31 @@ async fn changes(cmd: &mut Cmd) -> CmdResult {
     let listed = cmd
         .call(move |svc, caller| {
             let mut out = Vec::new();
-            let result = svc.changes(caller, &query, &mut |c| {
-                if lowest.is_none_or(|l| c.change.0 >= l) && out.len() < limit {
+            svc.changes(caller, &query, &mut |c| {
+                if lowest.is_none_or(|l| c.change.0 >= l) && (shelved_only || out.len() < limit) {
                     out.push(c);
                 }
                 Ok(())
-            });
-            result.map(|()| out)
+            })?;
+            if shelved_only {
+                // A shelved change: a pending one with files on its shelf.
+                let mut kept = Vec::new();
+                for c in out {
+                    if kept.len() >= limit {
+                        break;
+                    }
+                    let mut files = 0usize;
+                    svc.describe_shelved(caller, c.change, true, &mut |p| {
+                        files += usize::from(matches!(p, DescribePart::File(_)));
+                        Ok(())
+                    })?;
+                    if files > 0 {
+                        kept.push(c);
+                    }
+                }
+                out = kept;
+            }
+            Ok(out)
         })
         .await?;
     let listed = match listed {

@@ -66,9 +66,14 @@ async fn files(cmd: &mut Cmd) -> CmdResult {
         let got = cmd
             .call(move |svc, caller| {
                 let mut out = Vec::new();
+                // The service stops at `-m` itself unless `-e` leaves some files out.
+                let cap = match (no_deleted, u32::try_from(left)) {
+                    (false, Ok(n)) => n,
+                    _ => 0,
+                };
                 let opts = ListOptions {
                     all_revisions: all,
-                    max: 0,
+                    max: cap,
                 };
                 svc.files(caller, &[keel], opts, &mut |f| {
                     if out.len() < left

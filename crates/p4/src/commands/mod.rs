@@ -15,6 +15,7 @@ pub mod history;
 pub mod info;
 pub mod integrate;
 pub mod labels;
+pub mod maintenance;
 pub mod print;
 pub mod resolve;
 pub mod revert;
