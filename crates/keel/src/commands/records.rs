@@ -3,6 +3,7 @@
 use super::words::outcome_text;
 use keel_client::WorkspaceCtx;
 use keel_client::actions;
+use keel_client::ops::Revision;
 use keel_proto::v1::FileAction;
 use keel_proto::v1::FileRecord;
 
@@ -133,4 +134,34 @@ pub fn head_record(record: &FileRecord) -> Record {
         .n("time", record.head_time)
         .n("fileSize", record.head_size)
         .s("digest", &record.head_digest)
+}
+
+/// [`head_line`] of a library record: `//depot/x#3 - edit change 7 (text)`.
+pub fn revision_line(rev: &Revision) -> String {
+    format!(
+        "{}{} - {} change {} ({})",
+        rev.depot_file,
+        rev_text(rev.rev),
+        action_name(rev.action),
+        rev.change,
+        rev.file_type
+    )
+}
+
+/// [`head_record`] of a library record.
+pub fn revision_record(rev: &Revision) -> Record {
+    Record::new()
+        .s("depotFile", &rev.depot_file)
+        .n("rev", u64::from(rev.rev))
+        .n("change", rev.change)
+        .s("action", action_name(rev.action))
+        .s("type", &rev.file_type)
+        .n("time", rev.time)
+        .n("fileSize", rev.size)
+        .s("digest", &rev.digest)
+}
+
+/// An action's Perforce name; empty when there is none.
+pub fn action_name(action: Option<keel_core::FileAction>) -> &'static str {
+    action.map_or("", |a| a.as_str())
 }
