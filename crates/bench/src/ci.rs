@@ -325,7 +325,9 @@ async fn subscribe_all(
 
 /// Each plan's newest change now.
 async fn known_now(conn: &Connection, plans: u32) -> Result<Vec<u64>> {
-    let paths: Vec<SincePath> = (0..plans).map(|p| SincePath::new(plan_path(p), 0)).collect();
+    let paths: Vec<SincePath> = (0..plans)
+        .map(|p| SincePath::new(plan_path(p), 0))
+        .collect();
     let mut known = vec![0; plans as usize];
     let mut found = ops::changes_since(conn, &paths, 1).await?;
     while let Some(hit) = found.next().await? {
