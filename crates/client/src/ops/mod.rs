@@ -23,12 +23,16 @@
 //! ```
 
 mod changes;
+mod counters;
 mod describe;
 mod files;
 mod records;
 mod watch;
 
 pub use changes::{ChangeSince, ChangesQuery, SincePath, changes, changes_since};
+pub use counters::{
+    Counter, CounterOp, CounterUpdate, CounterUpdated, Space, counter, counters, update_counter,
+};
 pub use describe::{DescribeItem, DescribeQuery, describe};
 pub use files::{FilesQuery, files};
 pub use records::{ChangeSummary, QueryError, Records, Revision};
