@@ -23,6 +23,7 @@
 //! ```
 
 mod changes;
+mod clone;
 mod counters;
 mod describe;
 mod files;
@@ -30,6 +31,7 @@ mod records;
 mod watch;
 
 pub use changes::{ChangeSince, ChangesQuery, SincePath, changes, changes_since};
+pub use clone::{CloneError, CloneQuery, Cloned, clone_workspace};
 pub use counters::{
     Counter, CounterOp, CounterUpdate, CounterUpdated, Space, counter, counters, update_counter,
 };
