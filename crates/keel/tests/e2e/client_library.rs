@@ -171,3 +171,54 @@ fn a_subscription_opened_before_a_submit_delivers_it() {
         "{refused:?}"
     );
 }
+
+#[test]
+fn a_build_agent_clones_a_prebuilt_workspace() {
+    let fx = Fixture::new();
+    let ws = fx.workspace("alice", "alice-ws");
+    submit(&ws, "app/main.c", "one");
+    write(&ws.cwd, "out/app.o", "built\n");
+    let root = fx.dir.path().join("agent-1");
+    let done = runtime().block_on(async {
+        let conn = connect(&ws).await;
+        let query = ops::CloneQuery {
+            source: "alice-ws".into(),
+            name: "agent-1".into(),
+            root: root.clone(),
+            host: None,
+            description: None,
+            with_untracked: true,
+        };
+        let mut failures = Vec::new();
+        let done = ops::clone_workspace(&conn, query, |file, e| {
+            failures.push(format!("{file}: {e}"))
+        })
+        .await
+        .expect("clone");
+        assert!(failures.is_empty(), "{failures:?}");
+        done
+    });
+    assert_eq!((done.name.as_str(), done.files, done.failed), ("agent-1", 1, 0));
+    assert_eq!(done.untracked, 1);
+    assert_eq!(crate::common::read(&root, "app/main.c"), b"one\n");
+    assert_eq!(crate::common::read(&root, "out/app.o"), b"built\n");
+    // A second clone into the same, now filled, root is refused, naming it.
+    let refused = runtime().block_on(async {
+        let conn = connect(&ws).await;
+        let query = ops::CloneQuery {
+            source: "alice-ws".into(),
+            name: "agent-2".into(),
+            root: root.clone(),
+            host: None,
+            description: None,
+            with_untracked: false,
+        };
+        ops::clone_workspace(&conn, query, |_, _| {})
+            .await
+            .expect_err("not empty")
+    });
+    assert!(
+        matches!(&refused, ops::CloneError::RootNotEmpty(r) if r == &root),
+        "{refused:?}"
+    );
+}
