@@ -198,7 +198,10 @@ fn a_build_agent_clones_a_prebuilt_workspace() {
         assert!(failures.is_empty(), "{failures:?}");
         done
     });
-    assert_eq!((done.name.as_str(), done.files, done.failed), ("agent-1", 1, 0));
+    assert_eq!(
+        (done.name.as_str(), done.files, done.failed),
+        ("agent-1", 1, 0)
+    );
     assert_eq!(done.untracked, 1);
     assert_eq!(crate::common::read(&root, "app/main.c"), b"one\n");
     assert_eq!(crate::common::read(&root, "out/app.o"), b"built\n");
