@@ -72,6 +72,7 @@ mod clone;
 mod counters;
 mod describe;
 mod files;
+mod opened;
 mod records;
 mod watch;
 
@@ -82,5 +83,6 @@ pub use counters::{
 };
 pub use describe::{DescribeItem, DescribeQuery, describe};
 pub use files::{FilesQuery, files};
+pub use opened::{OpenedFile, OpenedQuery, opened};
 pub use records::{ChangeSummary, QueryError, Records, Revision};
 pub use watch::{Watch, WatchError, WatchEvent, WatchQuery, WatchedChange};
