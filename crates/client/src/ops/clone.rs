@@ -82,6 +82,16 @@ pub enum CloneError {
     Stopped(String),
 }
 
+impl CloneError {
+    /// The connection's or server's error inside, if any (for its refusal).
+    pub fn client_error(&self) -> Option<&crate::Error> {
+        match self {
+            CloneError::Call(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
 /// Makes the clone `query` asks for; `fetch_failed` hears of each file fetched from the server
 /// that could not be written (the clone goes on; [`Cloned::failed`] counts them).
 pub async fn clone_workspace(

@@ -23,6 +23,16 @@ pub enum QueryError {
     UnknownPath { index: u32, asked: usize },
 }
 
+impl QueryError {
+    /// The connection's or server's error inside, if that is what it is (for its refusal).
+    pub fn client_error(&self) -> Option<&crate::Error> {
+        match self {
+            QueryError::Call(e) => Some(e),
+            QueryError::UnknownPath { .. } => None,
+        }
+    }
+}
+
 /// One change as a listing shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChangeSummary {

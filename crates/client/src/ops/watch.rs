@@ -75,6 +75,16 @@ pub enum WatchError {
     Ended { retries: u32 },
 }
 
+impl WatchError {
+    /// The connection's or server's error inside, if any (for its refusal).
+    pub fn client_error(&self) -> Option<&crate::Error> {
+        match self {
+            WatchError::Refused(e) | WatchError::GaveUp { source: e, .. } => Some(e),
+            WatchError::Ended { .. } => None,
+        }
+    }
+}
+
 /// A subscription: call [`Watch::next`] for each change.
 pub struct Watch {
     conn: Connection,

@@ -99,10 +99,11 @@ pub async fn describe(s: &mut Session, args: DescribeArgs) -> Result<()> {
         summary: args.summary,
         shelved: args.shelved,
     };
-    let mut items = ops::describe(&s.conn, query).await?;
+    // Read whole first, as `files`: a refused description prints nothing but the refusal.
+    let items = ops::describe(&s.conn, query).await?.all().await?;
     let mut files_started = false;
     let mut diffs_started = false;
-    while let Some(item) = items.next().await? {
+    for item in items {
         match item {
             DescribeItem::Change(change) => {
                 let pending = if change.status == Some(keel_core::ChangeStatus::Pending) {
@@ -177,10 +178,11 @@ pub async fn files(s: &mut Session, args: FilesListArgs) -> Result<()> {
         max: args.max.unwrap_or(0),
         include_deleted: args.include_deleted,
     };
-    // Printed as they arrive.
-    let mut revisions = ops::files(&s.conn, query).await?;
-    while let Some(rev) = revisions.next().await? {
-        s.out.emit(revision_record(&rev), revision_line(&rev));
+    // Read whole first: a listing the server stops part way (a `maxresults` limit) prints
+    // nothing but the refusal.
+    let revisions = ops::files(&s.conn, query).await?.all().await?;
+    for rev in &revisions {
+        s.out.emit(revision_record(rev), revision_line(rev));
     }
     Ok(())
 }

@@ -334,20 +334,19 @@ pub async fn opened(s: &mut Session, args: OpenedArgs) -> Result<()> {
     } else {
         None
     };
-    let mut files = ops::opened(&s.conn, query).await?;
+    // Read whole first, as `files`: a listing the server stops part way prints nothing.
+    let files = ops::opened(&s.conn, query).await?.all().await?;
+    if files.is_empty() {
+        s.out.note("File(s) not opened.");
+    }
     let show_owner = args.all || args.user.is_some();
-    let mut any = false;
-    while let Some(file) = files.next().await? {
-        any = true;
+    for file in &files {
         let mut json =
-            opened_file_record(ws.as_deref(), &file).n("haveRev", u64::from(file.have_rev));
+            opened_file_record(ws.as_deref(), file).n("haveRev", u64::from(file.have_rev));
         if file.locked {
             json = json.b("locked", true);
         }
-        s.out.emit(json, opened_file_line(&file, show_owner));
-    }
-    if !any {
-        s.out.note("File(s) not opened.");
+        s.out.emit(json, opened_file_line(file, show_owner));
     }
     Ok(())
 }
