@@ -4,7 +4,7 @@
 use keel_proto::v1::IntegrateMode;
 use std::time::{Duration, Instant};
 
-use keel_proto::v1::{ChangesRequest, IntegrateRequest};
+use keel_proto::v1::IntegrateRequest;
 
 use crate::dataset::{self, Shape};
 use crate::error::{BenchError, Result};
@@ -140,23 +140,10 @@ pub async fn branch(conn: &keel_client::Connection, from: &str, to: &str) -> Res
 
 /// The newest change number (0 on an empty server), used to name fresh branches.
 pub async fn head_change(conn: &keel_client::Connection) -> Result<u64> {
-    let mut stream = conn
-        .client()
-        .changes(ChangesRequest {
-            caller: conn.caller(),
-            max: 1,
-            ..ChangesRequest::default()
-        })
-        .await
-        .map_err(|s| BenchError::rpc("changes -m 1", s))?
-        .into_inner();
-    let mut head = 0;
-    while let Some(change) = stream
-        .message()
-        .await
-        .map_err(|s| BenchError::rpc("changes -m 1", s))?
-    {
-        head = head.max(change.change);
-    }
-    Ok(head)
+    let query = keel_client::ops::ChangesQuery {
+        max: 1,
+        ..Default::default()
+    };
+    let newest = keel_client::ops::changes(conn, query).await?.all().await?;
+    Ok(newest.iter().map(|c| c.number.0).max().unwrap_or(0))
 }

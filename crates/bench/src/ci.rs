@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use keel_client::Connection;
-use keel_proto::v1::{ChangesRequest, ChangesSince, OpenAction, WatchRequest};
+use keel_client::ops::{self, SincePath, Watch, WatchEvent, WatchQuery};
+use keel_proto::v1::OpenAction;
 
 use crate::error::{BenchError, Result};
 use crate::report::Report;
@@ -295,26 +296,16 @@ async fn subscribe_all(
 ) -> Result<Vec<tokio::task::JoinHandle<()>>> {
     let mut tasks = Vec::new();
     for plan in 0..plans {
-        let reply = conn
-            .client()
-            .watch(WatchRequest {
-                caller: conn.caller(),
-                files: vec![plan_path(plan)],
-                from_now: true,
-                ..Default::default()
-            })
-            .await
-            .map_err(|s| BenchError::rpc("watch", s))?;
-        let mut stream = reply.into_inner();
-        // The first message says where the subscription starts: it is open.
-        stream
-            .message()
-            .await
-            .map_err(|s| BenchError::rpc("watch", s))?;
+        let mut watch = Watch::new(conn, WatchQuery::new(vec![plan_path(plan)]));
+        // Open before any submit: every later change is delivered.
+        watch.open().await?;
         let (committed, seen) = (committed.clone(), seen.clone());
         tasks.push(tokio::spawn(async move {
-            while let Ok(Some(message)) = stream.message().await {
-                let Some(file) = message.files.first() else {
+            while let Ok(event) = watch.next().await {
+                let WatchEvent::Change(change) = event else {
+                    continue;
+                };
+                let Some(file) = change.files.first() else {
                     continue;
                 };
                 let at = committed
@@ -334,32 +325,14 @@ async fn subscribe_all(
 
 /// Each plan's newest change now.
 async fn known_now(conn: &Connection, plans: u32) -> Result<Vec<u64>> {
-    let since: Vec<ChangesSince> = (0..plans)
-        .map(|p| ChangesSince {
-            file: plan_path(p),
-            since: 0,
-        })
+    let paths: Vec<SincePath> = (0..plans)
+        .map(|p| SincePath::new(plan_path(p), 0))
         .collect();
     let mut known = vec![0; plans as usize];
-    let reply = conn
-        .client()
-        .changes(ChangesRequest {
-            caller: conn.caller(),
-            max: 1,
-            since,
-            ..Default::default()
-        })
-        .await
-        .map_err(|s| BenchError::rpc("changes --since", s))?;
-    let mut stream = reply.into_inner();
-    while let Some(change) = stream
-        .message()
-        .await
-        .map_err(|s| BenchError::rpc("changes --since", s))?
-    {
-        if let Some(slot) = known.get_mut(change.since_index as usize) {
-            *slot = (*slot).max(change.change);
-        }
+    let mut found = ops::changes_since(conn, &paths, 1).await?;
+    while let Some(hit) = found.next().await? {
+        let slot = &mut known[hit.path];
+        *slot = (*slot).max(hit.change.number.0);
     }
     Ok(known)
 }
@@ -377,33 +350,17 @@ async fn poll_batch(
     let began = Instant::now();
     while began.elapsed() < span {
         let next = Instant::now() + poll;
-        let since: Vec<ChangesSince> = (0..plans)
-            .map(|p| ChangesSince {
-                file: plan_path(p),
-                since: known[p as usize],
-            })
+        let paths: Vec<SincePath> = (0..plans)
+            .map(|p| SincePath::new(plan_path(p), known[p as usize]))
             .collect();
-        let reply = conn
-            .client()
-            .changes(ChangesRequest {
-                caller: conn.caller(),
-                since,
-                ..Default::default()
-            })
-            .await
-            .map_err(|s| BenchError::rpc("changes --since", s))?;
-        let mut stream = reply.into_inner();
+        let mut found = ops::changes_since(&conn, &paths, 0).await?;
         let mut newest = known.clone();
-        while let Some(change) = stream
-            .message()
-            .await
-            .map_err(|s| BenchError::rpc("changes --since", s))?
-        {
-            if let Some(delay) = delay_of(&committed, change.change) {
+        while let Some(hit) = found.next().await? {
+            if let Some(delay) = delay_of(&committed, hit.change.number.0) {
                 delays.push(delay);
             }
-            let slot = &mut newest[change.since_index as usize];
-            *slot = (*slot).max(change.change);
+            let slot = &mut newest[hit.path];
+            *slot = (*slot).max(hit.change.number.0);
         }
         known = newest;
         tokio::time::sleep_until(next.into()).await;

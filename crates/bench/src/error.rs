@@ -6,6 +6,12 @@ pub enum BenchError {
     /// A client-library call failed (connection, transfer, workspace).
     #[error(transparent)]
     Client(#[from] keel_client::Error),
+    /// A client-library query failed.
+    #[error(transparent)]
+    Query(#[from] keel_client::ops::QueryError),
+    /// A client-library subscription failed.
+    #[error(transparent)]
+    Watch(#[from] keel_client::ops::WatchError),
     /// The server refused an RPC.
     #[error("{context}: {status}")]
     Rpc {

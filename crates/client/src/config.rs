@@ -48,14 +48,15 @@ pub struct Settings {
 
 impl Settings {
     /// Resolves settings from the real process environment and file system.
+    /// `/etc/hostname` and the password database are read only when nothing else names the
+    /// host or the user (a small command's fixed cost).
     pub fn resolve(overrides: &Overrides, cwd: &Path) -> Result<Settings> {
-        let hostname_file = std::fs::read_to_string("/etc/hostname").ok();
         resolve_with(
             overrides,
             cwd,
             &|name| std::env::var(name).ok(),
-            hostname_file.as_deref(),
-            os_user().as_deref(),
+            &|| std::fs::read_to_string("/etc/hostname").ok(),
+            &os_user,
         )
     }
 }
@@ -76,13 +77,14 @@ pub fn os_user() -> Option<String> {
 }
 
 /// Resolves settings with an injectable environment lookup, `/etc/hostname` content and OS
-/// user name (the password database's entry for this process's uid).
+/// user name (the password database's entry for this process's uid); the last two are asked
+/// for only when needed.
 pub fn resolve_with(
     overrides: &Overrides,
     cwd: &Path,
     env: &dyn Fn(&str) -> Option<String>,
-    hostname_file: Option<&str>,
-    os_user: Option<&str>,
+    hostname_file: &dyn Fn() -> Option<String>,
+    os_user: &dyn Fn() -> Option<String>,
 ) -> Result<Settings> {
     let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
     let (file_values, config_file) = match find_config_file(cwd) {
@@ -102,15 +104,14 @@ pub fn resolve_with(
     let user = pick(&overrides.user, "KEEL_USER")
         .or_else(|| env("USER"))
         .or_else(|| env("USERNAME"))
-        .or_else(|| os_user.map(String::from))
+        .or_else(os_user)
         .ok_or(Error::NoUser)?;
     let workspace = pick(&overrides.workspace, "KEEL_WORKSPACE");
     let host = pick(&None, "KEEL_HOST")
         .or_else(|| {
-            hostname_file
-                .map(str::trim)
+            hostname_file()
+                .map(|h| h.trim().to_string())
                 .filter(|h| !h.is_empty())
-                .map(String::from)
         })
         .or_else(|| env("HOSTNAME"))
         .unwrap_or_else(|| "localhost".into());
@@ -284,8 +285,8 @@ mod tests {
                 &case.flags,
                 &nested,
                 &env_of(case.env),
-                case.hostname,
-                Some("osuser"),
+                &|| case.hostname.map(String::from),
+                &|| Some("osuser".to_string()),
             )
             .unwrap_or_else(|e| panic!("{}: {e}", case.name));
             let want = case.want;
@@ -305,8 +306,14 @@ mod tests {
     #[test]
     fn no_user_anywhere_is_an_error_not_a_made_up_name() {
         let dir = tempfile::tempdir().unwrap();
-        let err =
-            resolve_with(&Overrides::default(), dir.path(), &env_of(&[]), None, None).unwrap_err();
+        let err = resolve_with(
+            &Overrides::default(),
+            dir.path(),
+            &env_of(&[]),
+            &|| None,
+            &|| None,
+        )
+        .unwrap_err();
         assert!(matches!(err, Error::NoUser), "{err}");
         assert!(err.to_string().contains("-u NAME"), "{err}");
     }
@@ -342,7 +349,8 @@ mod tests {
             (flags(None, Some("bob")), None),
         ];
         for (overrides, want) in cases {
-            let got = resolve_with(&overrides, dir.path(), &env_of(RUN), None, None).unwrap();
+            let got =
+                resolve_with(&overrides, dir.path(), &env_of(RUN), &|| None, &|| None).unwrap();
             assert_eq!(got.ticket.as_deref(), want, "{overrides:?}");
         }
     }

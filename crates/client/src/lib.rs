@@ -18,6 +18,7 @@ pub mod ignore_rules;
 pub mod keywords;
 pub mod landing;
 pub mod local_state;
+pub mod ops;
 pub mod path_order;
 pub mod paths;
 pub mod probe;

@@ -55,11 +55,27 @@ pub fn transport_hint(error: &keel_tls::ConnectError) -> String {
     }
 }
 
+/// The client library's connection or server error that `cause` is or wraps (the typed
+/// operations' errors wrap it).
+pub fn client_error_of<'a>(
+    cause: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a keel_client::Error> {
+    use keel_client::ops::{CloneError, QueryError, WatchError};
+    if let Some(e) = cause.downcast_ref::<keel_client::Error>() {
+        return Some(e);
+    }
+    if let Some(e) = cause.downcast_ref::<QueryError>() {
+        return e.client_error();
+    }
+    if let Some(e) = cause.downcast_ref::<WatchError>() {
+        return e.client_error();
+    }
+    cause.downcast_ref::<CloneError>()?.client_error()
+}
+
 /// An error's whole message (`{e:#}`) with the hint for the refusal inside it, if any.
 pub fn with_hint(e: &anyhow::Error) -> String {
-    let client_error = e
-        .chain()
-        .find_map(|cause| cause.downcast_ref::<keel_client::Error>());
+    let client_error = e.chain().find_map(client_error_of);
     let hint = match client_error {
         Some(keel_client::Error::Transport(why)) => Some(transport_hint(why)),
         Some(other) => other.refusal().and_then(hint),

@@ -322,6 +322,11 @@ impl SubmitSession {
             .commits
             .committed(number, paths.as_deref().filter(|_| listed.is_ok()));
         listed?;
+        // The submitter's next sync need not look at this change, nor at older ones when
+        // nothing else in its view changed since its have list was marked.
+        if let Err(e) = service.advance_mark(&result.workspace, number) {
+            tracing::warn!(change = number.0, error = %e, "moving the sync mark failed");
+        }
         // `+S`/`+Sn` files: older revisions' content goes. The change is submitted whatever
         // happens here; content queued and not yet deleted is purged at the next start.
         if let Err(e) = service.reclaim_beyond_keep(kept) {

@@ -18,7 +18,7 @@ use crate::context::WorkspaceCtx;
 use crate::sync::{FilePlan, SyncEvent, SyncMark, SyncOptions, Tally};
 use crate::{Service, ServiceError};
 use keel_core::{ChangeNumber, ChangeStatus, DepotPath};
-use keel_store::{ChangeFilter, HaveState, OpenedRow, ReadTxn};
+use keel_store::{ChangeFilter, HaveMark, HaveState, OpenedRow, ReadTxn};
 use std::collections::{BTreeSet, HashMap};
 
 /// What a whole-view sync knows about its have list and the store when it starts.
@@ -133,6 +133,64 @@ impl Service {
             from: mark.change,
             scanned: (marking.last + 1).saturating_sub(mark.change),
         }))
+    }
+
+    /// After `change` was submitted from `workspace` and its files recorded in the have list
+    /// (keeping the mark): moves the mark past `change` when no other change from the mark's
+    /// on touched the workspace's view, so the next sync looks at nothing older. The have
+    /// list then holds every file of the view as of `change`: the files the mark vouched for,
+    /// untouched since, and the change's own. A have-list write since the submit's own (the
+    /// write counter), another view or an obliterate leaves the mark where it was.
+    pub(crate) fn advance_mark(
+        &self,
+        workspace: &str,
+        change: ChangeNumber,
+    ) -> Result<bool, ServiceError> {
+        let state = self.have.state(workspace)?;
+        let Some(mark) = &state.mark else {
+            return Ok(false);
+        };
+        if mark.change > change.0 || change.0 - mark.change >= self.config.sync_since_max_changes {
+            return Ok(false);
+        }
+        let snap = self.meta.snapshot()?;
+        let Some(row) = snap.get_workspace(workspace)? else {
+            return Ok(false);
+        };
+        let ws = WorkspaceCtx::new(row)?;
+        if mark.view != ws.row.view.join("\n") || mark.removed != snap.revisions_removed()? {
+            return Ok(false);
+        }
+        let page = self.config.page_size;
+        let mut revisions = 0u64;
+        for other in mark.change..change.0 {
+            let mut after: Option<DepotPath> = None;
+            loop {
+                let rows = snap.change_revisions(
+                    ChangeNumber(other),
+                    after.as_ref().map(|p| p.as_str()),
+                    page,
+                )?;
+                let full = rows.len() == page;
+                revisions += rows.len() as u64;
+                if revisions > self.config.sync_since_max_files
+                    || rows.iter().any(|r| ws.client_file(&r.path).is_some())
+                {
+                    return Ok(false);
+                }
+                after = rows.last().map(|r| r.path.clone());
+                if !full {
+                    break;
+                }
+            }
+        }
+        drop(snap);
+        let moved = HaveMark {
+            change: change.0 + 1,
+            removed: mark.removed,
+            view: mark.view.clone(),
+        };
+        Ok(self.have.set_mark(workspace, &moved, state.writes)?)
     }
 
     /// Plans the changed files against head, as the full merge would.

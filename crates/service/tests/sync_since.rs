@@ -277,3 +277,23 @@ fn the_rescan_starts_after_a_submitted_newest_change() {
     assert_eq!(plan, Vec::new());
     assert_eq!(since, Some(newest + 1));
 }
+
+#[test]
+fn an_own_submit_moves_the_mark_past_it_unless_another_change_came_first() {
+    let w = start();
+    let own = w.bump(&w.bob, &["//depot/b"]);
+    let (plan, since) = whole(&w);
+    assert_eq!(plan, Vec::new());
+    assert_eq!(
+        since,
+        Some(own + 1),
+        "nothing up to bob's change is looked at"
+    );
+    // Ann's change in bob's view before his next submit: the mark stays before hers.
+    let hers = w.bump(&w.ann, &["//depot/a"]);
+    w.bump(&w.bob, &["//depot/b"]);
+    let (plan, since) = whole(&w);
+    assert_eq!(plan, merged(&w));
+    assert_eq!(plan.len(), 1, "{plan:?}");
+    assert!(since.is_some_and(|s| s <= hers), "{since:?}");
+}

@@ -5,12 +5,11 @@ use keel_client::actions;
 use keel_client::content::ContentStream;
 use keel_client::transfer::LocalMode;
 use keel_proto::v1::FileAction;
-use keel_proto::v1::describe_message::Body;
-use keel_proto::v1::{
-    Change, ChangeStatus, ChangesRequest, DescribeRequest, DirsRequest, FilesRequest,
-};
+use keel_proto::v1::{Change, DirsRequest, FilesRequest};
 
-use super::records::{head_line, head_record, local_of};
+use super::records::{
+    action_name, head_line, head_record, local_of, revision_line, revision_record,
+};
 use super::words::{change_status_word, integrations_text};
 use crate::cli::{
     ChangesArgs, DescribeArgs, DirsArgs, FilelogArgs, FilesListArgs, FilesRequiredArgs, PrintArgs,
@@ -18,6 +17,7 @@ use crate::cli::{
 };
 use crate::output::{Record, date, date_time, first_line};
 use crate::session::Session;
+use keel_client::ops::{self, ChangeSummary, DescribeItem};
 
 pub(crate) fn change_record(change: &Change) -> Record {
     Record::new()
@@ -29,38 +29,50 @@ pub(crate) fn change_record(change: &Change) -> Record {
         .s("desc", &change.description)
 }
 
+/// [`change_record`] of a library record.
+pub(crate) fn summary_record(change: &ChangeSummary) -> Record {
+    Record::new()
+        .n("change", change.number.0)
+        .n("time", change.time)
+        .s("user", &change.user)
+        .s("client", &change.workspace)
+        .s("status", status_word(change.status))
+        .s("desc", &change.description)
+}
+
+fn status_word(status: Option<keel_core::ChangeStatus>) -> &'static str {
+    match status {
+        Some(keel_core::ChangeStatus::Pending) => "pending",
+        Some(keel_core::ChangeStatus::Submitted) => "submitted",
+        None => "unspecified",
+    }
+}
+
 pub async fn changes(s: &mut Session, args: ChangesArgs) -> Result<()> {
     if args.since.is_some() || args.since_file.is_some() {
         return super::watch::changes_since(s, args).await;
     }
-    let files = s.file_args(&args.files).await?;
-    let reply = s
-        .client()
-        .changes(ChangesRequest {
-            caller: s.caller(),
-            files,
-            max: args.max.unwrap_or(0),
-            status: match args.status {
-                None => ChangeStatus::Unspecified,
-                Some(StatusArg::Pending) => ChangeStatus::Pending,
-                Some(StatusArg::Submitted) => ChangeStatus::Submitted,
-            } as i32,
-            user: args.user.unwrap_or_default(),
-            workspace: args.workspace.unwrap_or_default(),
-            since: Vec::new(),
-        })
-        .await;
+    let query = ops::ChangesQuery {
+        paths: s.file_args(&args.files).await?,
+        max: args.max.unwrap_or(0),
+        status: args.status.map(|status| match status {
+            StatusArg::Pending => keel_core::ChangeStatus::Pending,
+            StatusArg::Submitted => keel_core::ChangeStatus::Submitted,
+        }),
+        user: args.user,
+        workspace: args.workspace,
+    };
     // Printed as they arrive: a listing of many long descriptions is never held whole.
-    let mut stream = s.check(reply)?;
-    while let Some(change) = stream.message().await.map_err(|e| s.conn.status(e))? {
-        let pending = if change.status() == ChangeStatus::Pending {
+    let mut changes = ops::changes(&s.conn, query).await?;
+    while let Some(change) = changes.next().await? {
+        let pending = if change.status == Some(keel_core::ChangeStatus::Pending) {
             "*pending* "
         } else {
             ""
         };
         let head = format!(
             "Change {} on {} by {}@{} {pending}",
-            change.change,
+            change.number,
             date(change.time),
             change.user,
             change.workspace,
@@ -76,37 +88,32 @@ pub async fn changes(s: &mut Session, args: ChangesArgs) -> Result<()> {
                 text
             }
         };
-        s.out.emit(change_record(&change), text);
+        s.out.emit(summary_record(&change), text);
     }
     Ok(())
 }
 
 pub async fn describe(s: &mut Session, args: DescribeArgs) -> Result<()> {
-    let messages = s
-        .all(
-            s.client()
-                .describe(DescribeRequest {
-                    caller: s.caller(),
-                    change: args.change,
-                    summary: args.summary,
-                    shelved: args.shelved,
-                })
-                .await,
-        )
-        .await?;
+    let query = ops::DescribeQuery {
+        change: keel_core::ChangeNumber(args.change),
+        summary: args.summary,
+        shelved: args.shelved,
+    };
+    // Read whole first, as `files`: a refused description prints nothing but the refusal.
+    let items = ops::describe(&s.conn, query).await?.all().await?;
     let mut files_started = false;
     let mut diffs_started = false;
-    for message in messages {
-        match message.body {
-            Some(Body::Change(change)) => {
-                let pending = if change.status() == ChangeStatus::Pending {
+    for item in items {
+        match item {
+            DescribeItem::Change(change) => {
+                let pending = if change.status == Some(keel_core::ChangeStatus::Pending) {
                     " *pending*"
                 } else {
                     ""
                 };
                 let mut text = format!(
                     "Change {} by {}@{} on {}{pending}\n",
-                    change.change,
+                    change.number,
                     change.user,
                     change.workspace,
                     date_time(change.time)
@@ -116,8 +123,8 @@ pub async fn describe(s: &mut Session, args: DescribeArgs) -> Result<()> {
                 }
                 text.push('\n');
                 // The jobs the change fixes (p4's `Jobs fixed ...`; `job0`, `jobstat0` in JSON).
-                let fixed = super::jobs::fixed_jobs(s, change.change).await?;
-                let mut record = change_record(&change);
+                let fixed = super::jobs::fixed_jobs(s, change.number.0).await?;
+                let mut record = summary_record(&change);
                 for (i, job) in fixed.iter().enumerate() {
                     record = record
                         .s(&format!("job{i}"), &job.name)
@@ -134,7 +141,7 @@ pub async fn describe(s: &mut Session, args: DescribeArgs) -> Result<()> {
                 }
                 s.out.emit(record, text);
             }
-            Some(Body::File(file)) => {
+            DescribeItem::File(file) => {
                 if !files_started {
                     s.out.text(if args.shelved {
                         "Shelved files ...\n"
@@ -143,13 +150,13 @@ pub async fn describe(s: &mut Session, args: DescribeArgs) -> Result<()> {
                     });
                     files_started = true;
                 }
-                let action = actions::name(actions::effective(&file));
+                let action = action_name(file.action);
                 s.out.emit(
-                    head_record(&file).s("action", action),
-                    format!("... {}#{} {action}", file.depot_file, file.head_rev),
+                    revision_record(&file),
+                    format!("... {}#{} {action}", file.depot_file, file.rev),
                 );
             }
-            Some(Body::Diff(diff)) => {
+            DescribeItem::Diff(diff) => {
                 if !diffs_started {
                     s.out.text("\nDifferences ...");
                     diffs_started = true;
@@ -159,30 +166,23 @@ pub async fn describe(s: &mut Session, args: DescribeArgs) -> Result<()> {
                     format!("\n{}", diff.trim_end_matches('\n')),
                 );
             }
-            None => {}
         }
     }
     Ok(())
 }
 
 pub async fn files(s: &mut Session, args: FilesListArgs) -> Result<()> {
-    let files = s.file_args(&args.files).await?;
-    let records = s
-        .all(
-            s.client()
-                .files(FilesRequest {
-                    caller: s.caller(),
-                    files,
-                    all_revisions: args.all,
-                    max: args.max.unwrap_or(0),
-                    include_deleted: args.include_deleted,
-                    ..Default::default()
-                })
-                .await,
-        )
-        .await?;
-    for record in &records {
-        s.out.emit(head_record(record), head_line(record));
+    let query = ops::FilesQuery {
+        paths: s.file_args(&args.files).await?,
+        all_revisions: args.all,
+        max: args.max.unwrap_or(0),
+        include_deleted: args.include_deleted,
+    };
+    // Read whole first: a listing the server stops part way (a `maxresults` limit) prints
+    // nothing but the refusal.
+    let revisions = ops::files(&s.conn, query).await?.all().await?;
+    for rev in &revisions {
+        s.out.emit(revision_record(rev), revision_line(rev));
     }
     Ok(())
 }

@@ -4,11 +4,8 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use keel_proto::v1::update_counter_request::Op;
-use keel_proto::v1::{
-    CompareAndSet, CounterSpace, CounterValue, GetCounterRequest, ListCountersRequest,
-    ReviewRequest, ReviewsRequest, UpdateCounterRequest,
-};
+use keel_client::ops::{self, Counter, CounterOp, CounterUpdate, Space};
+use keel_proto::v1::{ReviewRequest, ReviewsRequest};
 
 use crate::output::Record;
 use crate::session::Session;
@@ -59,33 +56,33 @@ pub struct CountersArgs {
     pub max: Option<u64>,
 }
 
-fn noun(space: CounterSpace) -> (&'static str, &'static str) {
+fn noun(space: Space) -> (&'static str, &'static str) {
     match space {
-        CounterSpace::Counter => ("counter", "Counter"),
-        CounterSpace::Key => ("key", "Key"),
+        Space::Counter => ("counter", "Counter"),
+        Space::Key => ("key", "Key"),
     }
 }
 
 /// `counter [-f] ...`.
 pub async fn counter(s: &mut Session, args: CounterForceArgs) -> Result<()> {
-    run(s, CounterSpace::Counter, args.args, args.force).await
+    run(s, Space::Counter, args.args, args.force).await
 }
 
 /// `key ...`.
 pub async fn key(s: &mut Session, args: CounterArgs) -> Result<()> {
-    run(s, CounterSpace::Key, args, false).await
+    run(s, Space::Key, args, false).await
 }
 
-async fn run(s: &mut Session, space: CounterSpace, args: CounterArgs, force: bool) -> Result<()> {
+async fn run(s: &mut Session, space: Space, args: CounterArgs, force: bool) -> Result<()> {
     let (word, title) = noun(space);
     let op = match (&args.value, &args.from, &args.to) {
-        _ if args.delete => Some(Op::Delete(true)),
-        _ if args.increment => Some(Op::Increment(true)),
-        (Some(value), _, _) => Some(Op::Set(value.clone())),
-        (None, Some(from), Some(to)) => Some(Op::CompareAndSet(CompareAndSet {
+        _ if args.delete => Some(CounterOp::Delete),
+        _ if args.increment => Some(CounterOp::Increment),
+        (Some(value), _, _) => Some(CounterOp::Set(value.clone())),
+        (None, Some(from), Some(to)) => Some(CounterOp::CompareAndSet {
             from: from.clone(),
             to: to.clone(),
-        })),
+        }),
         (None, None, None) => None,
         _ => bail!("--from and --to go together"),
     };
@@ -93,35 +90,33 @@ async fn run(s: &mut Session, space: CounterSpace, args: CounterArgs, force: boo
         if force || args.previous {
             bail!("-f and -v go with a change ({word} NAME VALUE, -d, -i or --from/--to)");
         }
-        let request = GetCounterRequest {
-            caller: s.caller(),
-            space: space as i32,
-            name: args.name,
-        };
-        let got = s.check(s.client().get_counter(request).await)?;
+        let got = ops::counter(&s.conn, space, &args.name).await?;
         s.out.emit(
             Record::new().s(word, &got.name).s("value", &got.value),
             &got.value,
         );
         return Ok(());
     };
-    let increment = matches!(op, Op::Increment(_));
-    let request = UpdateCounterRequest {
-        caller: s.caller(),
-        space: space as i32,
+    let increment = op == CounterOp::Increment;
+    let update = CounterUpdate {
+        space,
         name: args.name,
-        op: Some(op),
+        op,
         force,
     };
-    let done = s.check(s.client().update_counter(request).await)?;
-    let action = if done.deleted { "deleted" } else { "set" };
+    let done = ops::update_counter(&s.conn, update).await?;
+    let action = if done.value.is_none() {
+        "deleted"
+    } else {
+        "set"
+    };
     let mut record = Record::new().s(word, &done.name);
-    if !done.deleted {
-        record = record.s("value", &done.value);
+    if let Some(value) = &done.value {
+        record = record.s("value", value);
     }
     record = record.s("previous", &done.previous).s("action", action);
     let mut text = if increment {
-        done.value.clone()
+        done.value.clone().unwrap_or_default()
     } else {
         format!("{title} {} {action}.", done.name)
     };
@@ -134,27 +129,24 @@ async fn run(s: &mut Session, space: CounterSpace, args: CounterArgs, force: boo
 
 /// `counters [-e FILTER] [-m MAX]`.
 pub async fn counters(s: &mut Session, args: CountersArgs) -> Result<()> {
-    list(s, CounterSpace::Counter, args).await
+    list(s, Space::Counter, args).await
 }
 
 /// `keys [-e FILTER] [-m MAX]`.
 pub async fn keys(s: &mut Session, args: CountersArgs) -> Result<()> {
-    list(s, CounterSpace::Key, args).await
+    list(s, Space::Key, args).await
 }
 
-async fn list(s: &mut Session, space: CounterSpace, args: CountersArgs) -> Result<()> {
+async fn list(s: &mut Session, space: Space, args: CountersArgs) -> Result<()> {
     let (word, _) = noun(space);
-    let request = ListCountersRequest {
-        caller: s.caller(),
-        space: space as i32,
-        filter: args.filter.unwrap_or_default(),
-        max: args.max.unwrap_or(0),
-    };
-    let reply = s.client().list_counters(request).await;
-    let mut stream = s.check(reply)?;
-    while let Some(CounterValue { name, value, .. }) =
-        stream.message().await.map_err(|e| s.conn.status(e))?
-    {
+    let mut values = ops::counters(
+        &s.conn,
+        space,
+        args.filter.as_deref(),
+        args.max.unwrap_or(0),
+    )
+    .await?;
+    while let Some(Counter { name, value }) = values.next().await? {
         s.out.emit(
             Record::new().s(word, &name).s("value", &value),
             format!("{name} = {value}"),
@@ -187,18 +179,18 @@ pub struct ReviewsArgs {
 /// counter, as `counter COUNTER N` does).
 pub async fn review(s: &mut Session, args: ReviewArgs) -> Result<()> {
     if let (Some(change), Some(counter)) = (args.change, &args.counter) {
-        let request = UpdateCounterRequest {
-            caller: s.caller(),
-            space: CounterSpace::Counter as i32,
+        let update = CounterUpdate {
+            space: Space::Counter,
             name: counter.clone(),
-            op: Some(Op::Set(change.to_string())),
+            op: CounterOp::Set(change.to_string()),
             force: false,
         };
-        let done = s.check(s.client().update_counter(request).await)?;
+        let done = ops::update_counter(&s.conn, update).await?;
+        let value = done.value.unwrap_or_default();
         s.out.emit(
             Record::new()
                 .s("counter", &done.name)
-                .s("value", &done.value)
+                .s("value", &value)
                 .s("action", "set"),
             format!("Counter {} set.", done.name),
         );

@@ -8,12 +8,13 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use keel_client::add_walk::{WalkIgnore, WalkedFile, walk_files, walked_type};
 use keel_client::ignore_rules::{self, IgnoreConfig};
+use keel_client::ops::{self, OpenedQuery};
 use keel_client::workspace_scan::detect_type;
 use keel_client::{WorkspaceCtx, paths, transfer};
 use keel_core::PathPattern;
-use keel_proto::v1::{FileRecord, MoveRequest, OpenRequest, OpenedRequest, ReopenRequest};
+use keel_proto::v1::{FileRecord, MoveRequest, OpenRequest, ReopenRequest};
 
-use super::records::{list_opened, open_record, opened_line};
+use super::records::{list_opened, opened_file_line, opened_file_record};
 use crate::cli::{AddArgs, ChangeFilesArgs, MoveArgs, OpenArgs, OpenedArgs};
 use crate::session::Session;
 
@@ -322,37 +323,30 @@ pub async fn reopen(s: &mut Session, args: OpenArgs) -> Result<()> {
 }
 
 pub async fn opened(s: &mut Session, args: OpenedArgs) -> Result<()> {
-    let files = s.file_args(&args.files).await?;
+    let query = OpenedQuery {
+        paths: s.file_args(&args.files).await?,
+        all_workspaces: args.all,
+        user: args.user.clone(),
+        change: args.change,
+    };
     let ws = if s.settings.workspace.is_some() {
         Some(s.workspace().await?)
     } else {
         None
     };
-    let records = s
-        .all(
-            s.client()
-                .opened(OpenedRequest {
-                    caller: s.caller(),
-                    files,
-                    all_workspaces: args.all,
-                    user: args.user.clone().unwrap_or_default(),
-                    change: args.change.unwrap_or(0),
-                    filter_change: args.change.is_some(),
-                    content_only: false,
-                })
-                .await,
-        )
-        .await?;
-    if records.is_empty() {
+    // Read whole first, as `files`: a listing the server stops part way prints nothing.
+    let files = ops::opened(&s.conn, query).await?.all().await?;
+    if files.is_empty() {
         s.out.note("File(s) not opened.");
     }
     let show_owner = args.all || args.user.is_some();
-    for record in &records {
-        let mut json = open_record(ws.as_deref(), record).n("haveRev", u64::from(record.have_rev));
-        if record.locked {
+    for file in &files {
+        let mut json =
+            opened_file_record(ws.as_deref(), file).n("haveRev", u64::from(file.have_rev));
+        if file.locked {
             json = json.b("locked", true);
         }
-        s.out.emit(json, opened_line(record, show_owner));
+        s.out.emit(json, opened_file_line(file, show_owner));
     }
     Ok(())
 }

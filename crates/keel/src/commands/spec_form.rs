@@ -39,8 +39,7 @@ pub(crate) trait SpecKind: Sized {
 
 /// Whether a failed request was refused as NotFound.
 pub(crate) fn is_not_found(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<keel_client::Error>()
-        .and_then(keel_client::Error::code)
+    crate::hints::client_error_of(e.as_ref()).and_then(keel_client::Error::code)
         == Some(tonic::Code::NotFound)
 }
 

@@ -3,130 +3,74 @@
 //! each of many paths, what was submitted after its own change number, in one call).
 
 use anyhow::{Context, Result, bail};
-use keel_client::actions;
-use keel_proto::v1::{Change, ChangesRequest, ChangesSince, WatchMessage, WatchRequest};
-use std::time::Duration;
+use keel_client::ops::{
+    self, ChangeSummary, SincePath, Watch, WatchEvent, WatchQuery, WatchedChange,
+};
 
-use super::browse::change_record;
-use super::records::head_record;
+use super::browse::summary_record;
+use super::records::{action_name, revision_record};
 use crate::cli::{ChangesArgs, WatchArgs};
 use crate::output::{date, first_line};
 use crate::session::Session;
 
-/// Longest wait between two reconnects.
-const MAX_BACKOFF: Duration = Duration::from_secs(5);
-
 pub async fn watch(s: &mut Session, args: WatchArgs) -> Result<()> {
-    let files = s.file_args(&args.files).await?;
-    // `None`: from now on; after the first message, the last change delivered.
-    let mut since = args.since;
-    let mut delivered = 0u64;
-    let mut failures = 0u32;
     if args.count == Some(0) {
         return Ok(());
     }
+    let query = WatchQuery {
+        paths: s.file_args(&args.files).await?,
+        since: args.since,
+        retries: args.retries,
+    };
+    let mut watch = Watch::new(&s.conn, query);
+    let mut delivered = 0u64;
     loop {
-        let reply = s
-            .client()
-            .watch(WatchRequest {
-                caller: s.caller(),
-                files: files.clone(),
-                since: since.unwrap_or(0),
-                from_now: since.is_none(),
-            })
-            .await;
-        let status = match reply {
-            Ok(stream) => {
-                let mut stream = stream.into_inner();
-                loop {
-                    match stream.message().await {
-                        Ok(Some(message)) => {
-                            failures = 0;
-                            since = Some(message.since);
-                            if message.change.is_some() {
-                                print_change(s, &message);
-                                delivered += 1;
-                                if args.count.is_some_and(|n| delivered >= n) {
-                                    return Ok(());
-                                }
-                            }
-                        }
-                        Ok(None) => break None,
-                        Err(status) => break Some(status),
-                    }
+        match watch.next().await? {
+            WatchEvent::Change(change) => {
+                print_change(s, &change);
+                delivered += 1;
+                if args.count.is_some_and(|n| delivered >= n) {
+                    return Ok(());
                 }
             }
-            Err(status) => Some(status),
-        };
-        // A refusal (rights, a bad path) is final; a lost connection or a stopping server
-        // is waited out, and the subscription resumes after the last change printed.
-        if let Some(status) = &status
-            && !retryable(status.code())
-        {
-            return Err(s.conn.status(status.clone()).into());
+            WatchEvent::Reconnecting { wait, after } => s.out.note(format!(
+                "connection lost; reconnecting in {} ms (resuming after change {after})",
+                wait.as_millis(),
+            )),
         }
-        failures += 1;
-        if failures > args.retries {
-            match status {
-                Some(status) => {
-                    return Err(anyhow::Error::from(s.conn.status(status))
-                        .context(format!("gave up after {} reconnects", args.retries)));
-                }
-                None => bail!(
-                    "the server ended the subscription; gave up after {} reconnects",
-                    args.retries
-                ),
-            }
-        }
-        let wait = (Duration::from_millis(200) * failures).min(MAX_BACKOFF);
-        s.out.note(format!(
-            "connection lost; reconnecting in {} ms (resuming after change {})",
-            wait.as_millis(),
-            since.unwrap_or(0)
-        ));
-        tokio::time::sleep(wait).await;
     }
 }
 
-fn retryable(code: tonic::Code) -> bool {
-    use tonic::Code;
-    matches!(
-        code,
-        Code::Unavailable | Code::Unknown | Code::Cancelled | Code::Aborted
-    )
-}
-
-fn print_change(s: &Session, message: &WatchMessage) {
-    let Some(change) = &message.change else {
-        return;
-    };
-    let files: Vec<serde_json::Value> = message
+fn print_change(s: &Session, watched: &WatchedChange) {
+    let change = &watched.change;
+    let files: Vec<serde_json::Value> = watched
         .files
         .iter()
-        .map(|f| {
-            let action = actions::name(actions::effective(f));
-            serde_json::Value::Object(head_record(f).s("action", action).into_map())
-        })
+        .map(|f| serde_json::Value::Object(revision_record(f).into_map()))
         .collect();
     let mut text = format!(
         "Change {} on {} by {}@{} '{}'",
-        change.change,
+        change.number,
         date(change.time),
         change.user,
         change.workspace,
         first_line(&change.description)
     );
-    for f in &message.files {
-        let action = actions::name(actions::effective(f));
-        text.push_str(&format!("\n... {}#{} {action}", f.depot_file, f.head_rev));
+    for f in &watched.files {
+        text.push_str(&format!(
+            "\n... {}#{} {}",
+            f.depot_file,
+            f.rev,
+            action_name(f.action)
+        ));
     }
-    if message.more_files {
+    if watched.more_files {
         text.push_str("\n... (more files)");
     }
     s.out.emit(
-        change_record(change)
+        summary_record(change)
             .v("files", serde_json::Value::Array(files))
-            .b("moreFiles", message.more_files),
+            .b("moreFiles", watched.more_files),
         text,
     );
 }
@@ -149,48 +93,30 @@ pub async fn changes_since(s: &mut Session, args: ChangesArgs) -> Result<()> {
     };
     let texts: Vec<String> = specs.iter().map(|(f, _)| f.clone()).collect();
     let resolved = s.file_args(&texts).await?;
-    let since: Vec<ChangesSince> = resolved
-        .iter()
+    let paths: Vec<SincePath> = resolved
+        .into_iter()
         .zip(&specs)
-        .map(|(file, (_, n))| ChangesSince {
-            file: file.clone(),
-            since: *n,
-        })
+        .map(|(file, (_, n))| SincePath::new(file, *n))
         .collect();
-    let reply = s
-        .client()
-        .changes(ChangesRequest {
-            caller: s.caller(),
-            max: args.max.unwrap_or(0),
-            since,
-            ..Default::default()
-        })
-        .await;
-    let mut stream = s.check(reply)?;
-    while let Some(change) = stream.message().await.map_err(|e| s.conn.status(e))? {
-        let Some((path, n)) = specs.get(change.since_index as usize) else {
-            bail!(
-                "the server answered for path number {}, but only {} were asked",
-                change.since_index,
-                specs.len()
-            );
-        };
-        print_since(s, path, *n, &change);
+    let mut found = ops::changes_since(&s.conn, &paths, args.max.unwrap_or(0)).await?;
+    while let Some(hit) = found.next().await? {
+        let (path, n) = &specs[hit.path];
+        print_since(s, path, *n, &hit.change);
     }
     Ok(())
 }
 
-fn print_since(s: &Session, path: &str, since: u64, change: &Change) {
+fn print_since(s: &Session, path: &str, since: u64, change: &ChangeSummary) {
     let text = format!(
         "{path} Change {} on {} by {}@{} '{}'",
-        change.change,
+        change.number,
         date(change.time),
         change.user,
         change.workspace,
         first_line(&change.description)
     );
     s.out.emit(
-        change_record(change).s("path", path).n("since", since),
+        summary_record(change).s("path", path).n("since", since),
         text,
     );
 }

@@ -20,6 +20,7 @@ mod branch_70k;
 mod branching;
 mod changes_since;
 mod clean;
+mod client_library;
 mod commands;
 mod config;
 mod configuration_page;

@@ -473,3 +473,61 @@ fn an_allwrite_update_reads_no_whole_have_list() {
         .collect();
     assert!(have_reads.is_empty(), "{have_reads:?}");
 }
+
+/// A submit moves the submitting workspace's sync mark past its change when nothing else in
+/// its view changed since the mark: the command log shows the next sync reading no row (not
+/// even the submitted files), where a change by someone else since is read file by file and a
+/// forced sync reads the whole have list.
+#[test]
+fn the_sync_after_an_own_submit_reads_no_have_list() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start_at(&dir.path().join("root")).expect("starts");
+    let a = workspace_on(&server, dir.path(), "alice", "wa");
+    let b = workspace_on(&server, dir.path(), "bob", "wb");
+    for i in 0..20 {
+        crate::common::write(&a.cwd, &format!("f{i}.txt"), format!("{i}\n"));
+    }
+    a.ok(&["add", "..."]);
+    a.ok(&["submit", "-d", "twenty"]);
+    b.ok(&["sync"]);
+    b.ok(&["edit", "f1.txt", "f2.txt", "f3.txt"]);
+    for i in 1..4 {
+        crate::common::write(&b.cwd, &format!("f{i}.txt"), format!("{i} by bob\n"));
+    }
+    b.ok(&["submit", "-d", "bob's three"]);
+    b.ok(&["sync"]);
+    // Someone else's change in the view: the next sync looks at its file, and bob's own
+    // submit after it leaves the mark where it was.
+    a.ok(&["sync"]);
+    a.ok(&["edit", "f9.txt"]);
+    crate::common::write(&a.cwd, "f9.txt", "9 by alice\n");
+    a.ok(&["submit", "-d", "alice's one"]);
+    b.ok(&["edit", "f4.txt"]);
+    crate::common::write(&b.cwd, "f4.txt", "4 by bob\n");
+    b.ok(&["submit", "-d", "bob's one"]);
+    b.ok(&["sync"]);
+    b.ok(&["sync", "-f"]);
+    assert_eq!(crate::common::read(&b.cwd, "f9.txt"), b"9 by alice\n");
+    let log = server.root.join("logs/commands.jsonl");
+    let wb_syncs = |lines: &[serde_json::Value]| -> Vec<u64> {
+        lines
+            .iter()
+            .filter(|r| str_field(r, "command") == "Sync" && str_field(r, "workspace") == "wb")
+            .map(|r| field(r, "rows_read").as_u64().expect("rows_read"))
+            .collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut lines = log_until(&log, |_| true);
+    while wb_syncs(&lines).len() < 4 {
+        assert!(Instant::now() < deadline, "bob's syncs are not all logged");
+        std::thread::sleep(Duration::from_millis(20));
+        lines = log_until(&log, |_| true);
+    }
+    let rows = wb_syncs(&lines);
+    // The first sync and the forced one read every file; after bob's own submit, nothing;
+    // after alice's change and bob's, their two files.
+    assert!(rows[0] >= 20, "{rows:?}");
+    assert_eq!(rows[1], 0, "{rows:?}");
+    assert_eq!(rows[2], 2, "{rows:?}");
+    assert!(rows[3] >= 20, "{rows:?}");
+}

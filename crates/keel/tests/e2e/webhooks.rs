@@ -363,3 +363,60 @@ fn a_bad_line_is_refused_by_number_and_only_super_users_see_the_table() {
         "bob changed nothing"
     );
 }
+
+/// The "receiver down for a minute", with the retry knobs making a minute a couple of
+/// seconds: the server keeps retrying (back-off between 100 and 300 ms) without a restart and
+/// without holding up submits; once the receiver is up, each change arrives exactly once, in
+/// order, signed.
+#[test]
+fn a_receiver_down_for_a_while_gets_each_change_once_when_it_is_up() {
+    let dir = tempfile::tempdir().expect("temp");
+    let (_server, alice) = setup(dir.path());
+    let port = TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let out = save_table(
+        &alice,
+        &[format!("later //depot/... http://127.0.0.1:{port}/ k3y")],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c1 = submit(&alice, "x/one", "one");
+    let c2 = submit(&alice, "x/two", "two");
+    // Down long enough for several attempts (bounded wait).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let failing = loop {
+        let status = alice.json(&["webhooks", "--status"]);
+        if status[0]["failures"].as_u64().unwrap_or(0) >= 4 || Instant::now() > deadline {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        failing[0]["failures"].as_u64().expect("failures") >= 4,
+        "{failing:?}"
+    );
+    let receiver = Receiver::start(
+        TcpListener::bind(("127.0.0.1", port)).expect("rebind"),
+        vec![],
+    );
+    let c3 = submit(&alice, "x/three", "three");
+    receiver.wait_ok(3);
+    // Give a duplicate the time to show up (bounded), then count.
+    std::thread::sleep(Duration::from_millis(700));
+    let got = receiver.got.lock().expect("lock").clone();
+    let changes: Vec<u64> = got
+        .iter()
+        .map(|d| d.json()["change"]["number"].as_u64().expect("number"))
+        .collect();
+    assert_eq!(changes, vec![c1, c2, c3], "each once, in order");
+    for d in &got {
+        let signature = d.header("x-keel-signature").expect("signed");
+        assert_eq!(signature, format!("sha256={}", hmac_hex("k3y", &d.body)));
+    }
+}

@@ -1,0 +1,88 @@
+//! One typed function per server operation, for programs (a CI server, the `keel` command
+//! line) that ask Keel questions: typed arguments, typed records read as the server streams
+//! them, and an error type per family. Nothing here exposes a wire type.
+//!
+//! The examples below are the CI use cases; `crates/keel/tests/e2e/client_library.rs` runs
+//! the same calls against a real server. Every example connects the way the `keel` command
+//! does (`KEEL_SERVER`, `KEEL_USER`, `KEEL_WORKSPACE`, a `.keel` file, the tickets file).
+//!
+//! What changed under many paths, each since its own change, in one round trip:
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use keel_client::ops::{self, SincePath};
+//! use keel_client::{Connection, Overrides, Settings};
+//!
+//! let settings = Settings::resolve(&Overrides::default(), &std::env::current_dir()?)?;
+//! let conn = Connection::connect(&settings).await?;
+//! let plans = [
+//!     SincePath::new("//depot/app/...", 120),
+//!     SincePath::new("//depot/lib/...", 97),
+//! ];
+//! let mut found = ops::changes_since(&conn, &plans, 0).await?;
+//! while let Some(hit) = found.next().await? {
+//!     println!("{} changed in {}", plans[hit.path].path, hit.change.number);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Subscribing to the changes under a path (resumed after the last change seen when the
+//! connection drops):
+//!
+//! ```no_run
+//! # async fn example(conn: keel_client::Connection) -> Result<(), Box<dyn std::error::Error>> {
+//! use keel_client::ops::{Watch, WatchEvent, WatchQuery};
+//!
+//! let mut watch = Watch::new(&conn, WatchQuery::new(vec!["//depot/app/...".into()]));
+//! watch.open().await?; // every change submitted from here on is delivered
+//! loop {
+//!     match watch.next().await? {
+//!         WatchEvent::Change(c) => println!("build {} ({} files)", c.change.number, c.files.len()),
+//!         WatchEvent::Reconnecting { wait, after } => {
+//!             eprintln!("reconnecting in {wait:?}, resuming after {after}")
+//!         }
+//!     }
+//! }
+//! # }
+//! ```
+//!
+//! Cloning a prebuilt workspace for a new build agent:
+//!
+//! ```no_run
+//! # async fn example(conn: keel_client::Connection) -> Result<(), Box<dyn std::error::Error>> {
+//! use keel_client::ops::{self, CloneQuery};
+//!
+//! let query = CloneQuery {
+//!     source: "ci-built".into(),
+//!     name: "agent-7".into(),
+//!     root: "/build/agent-7".into(),
+//!     host: None,
+//!     description: None,
+//!     with_untracked: true, // take the build outputs too
+//! };
+//! let done = ops::clone_workspace(&conn, query, |file, e| eprintln!("{file}: {e}")).await?;
+//! println!("{} files, {} hard-linked", done.files, done.hard_linked);
+//! # Ok(())
+//! # }
+//! ```
+
+mod changes;
+mod clone;
+mod counters;
+mod describe;
+mod files;
+mod opened;
+mod records;
+mod watch;
+
+pub use changes::{ChangeSince, ChangesQuery, SincePath, changes, changes_since};
+pub use clone::{CloneError, CloneQuery, Cloned, clone_workspace};
+pub use counters::{
+    Counter, CounterOp, CounterUpdate, CounterUpdated, Space, counter, counters, update_counter,
+};
+pub use describe::{DescribeItem, DescribeQuery, describe};
+pub use files::{FilesQuery, files};
+pub use opened::{OpenedFile, OpenedQuery, opened};
+pub use records::{ChangeSummary, QueryError, Records, Revision};
+pub use watch::{Watch, WatchError, WatchEvent, WatchQuery, WatchedChange};
