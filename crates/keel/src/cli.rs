@@ -153,6 +153,7 @@ impl Command {
                     | C::Interchanges(_)
                     | C::Cstat(_)
                     | C::Sizes(_)
+                    | C::Grep(_)
             ),
             _ => false,
         }
@@ -339,6 +340,9 @@ pub enum ClientCommand {
     /// Sizes of file revisions from the server's metadata (-a all revisions, -s totals, -b
     /// BLOCKSIZE, -H human-readable).
     Sizes(crate::commands::sizes::SizesArgs),
+    /// Search stored revisions for lines matching -e PATTERN (-a all revisions, -i, -F, -n,
+    /// -v, -l/-L, -A/-B/-C context, -t binary files too, -s no warnings).
+    Grep(crate::commands::grep::GrepArgs),
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@ mod api_annotate;
 mod api_auth;
 mod api_backup;
 mod api_counters;
+mod api_grep;
 mod api_jobs;
 mod api_labels;
 mod api_locks;

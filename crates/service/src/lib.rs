@@ -24,6 +24,7 @@ mod describe_shelf;
 mod dirs;
 mod error;
 mod expand;
+mod grep;
 mod groups;
 mod have_token;
 pub use keel_store::FixRow;
@@ -83,6 +84,7 @@ pub use error::{
     SubmitError, TriggerFailure, TriggerFailureReason, UploadError,
 };
 pub use fixes::{DEFAULT_FIX_STATUS, FixesQuery};
+pub use grep::{GrepLineKind, GrepList, GrepOptions, GrepPart, GrepSkip};
 pub use groups::GroupSpec;
 pub use have_token::{HaveListing, HavePart};
 pub use integrate::{IntegrateMode, IntegrateRequest};

@@ -32,6 +32,7 @@ mod revert;
 pub(crate) mod serve;
 pub(crate) mod shelve;
 pub(crate) mod sizes;
+pub(crate) mod grep;
 mod spec_form;
 mod submit;
 mod sync;
@@ -186,5 +187,6 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Interchanges(args) => interchanges::interchanges(&mut s, args).await,
         C::Cstat(args) => interchanges::cstat(&mut s, args).await,
         C::Sizes(args) => sizes::sizes(&mut s, args).await,
+        C::Grep(args) => grep::grep(&mut s, args).await,
     }
 }

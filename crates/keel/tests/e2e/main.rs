@@ -28,6 +28,7 @@ mod content_store;
 mod counters;
 mod crash;
 mod faults;
+mod grep;
 mod first_minutes;
 mod huge_pages;
 mod ignore_files;

@@ -167,4 +167,7 @@ commands! {
     INTERCHANGES = "Interchanges", list, Read;
     CSTAT = "Cstat", list, Read;
     SIZES = "Sizes", list, Read;
+    // day30
+    /// Grep reads the content of each file it searches.
+    GREP = "Grep", read, Read;
 }
