@@ -154,6 +154,7 @@ impl Command {
                     | C::Cstat(_)
                     | C::Sizes(_)
                     | C::Grep(_)
+                    | C::Populate(_)
             ),
             _ => false,
         }
@@ -343,6 +344,9 @@ pub enum ClientCommand {
     /// Search stored revisions for lines matching -e PATTERN (-a all revisions, -i, -F, -n,
     /// -v, -l/-L, -A/-B/-C context, -t binary files too, -s no warnings).
     Grep(crate::commands::grep::GrepArgs),
+    /// Branch files into the depot as one submitted change, without a workspace: FROM TO or
+    /// -b BRANCH (-d description, -n preview, -o list files, -f deleted files too, -r reverse).
+    Populate(crate::commands::populate::PopulateArgs),
 }
 
 #[derive(Debug, Args)]

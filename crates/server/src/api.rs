@@ -1541,6 +1541,11 @@ impl pb::keel_server::Keel for Api {
         crate::api_grep::grep(self.service.clone(), &self.streams, req)
     }
 
+    type PopulateStream = ResponseStream<pb::PopulatedFile>;
+    async fn populate(&self, req: Request<pb::PopulateRequest>) -> Stream<pb::PopulatedFile> {
+        crate::api_populate::populate(self.service.clone(), &self.streams, req)
+    }
+
     async fn get_group(
         &self,
         req: Request<pb::GetGroupRequest>,

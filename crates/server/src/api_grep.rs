@@ -5,7 +5,9 @@ use crate::identity::Peer;
 use crate::streams::{ResponseStream, Sink, Streams};
 use keel_proto::v1 as pb;
 use keel_service::command;
-use keel_service::{GrepLineKind, GrepList, GrepOptions, GrepPart, GrepSkip, Service, ServiceError};
+use keel_service::{
+    GrepLineKind, GrepList, GrepOptions, GrepPart, GrepSkip, Service, ServiceError,
+};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 

@@ -494,6 +494,13 @@ impl WireError for IntegrateError {
             IntegrateError::NoLongerNeedsResolve { path } => {
                 precondition(R::NoLongerNeedsResolve, path)
             }
+            IntegrateError::PopulateTargetExists { path, rev } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    rev: *rev,
+                    ..on_path(R::AddExisting, path)
+                },
+            ),
             IntegrateError::SourceGone { path, rev } => (
                 Code::NotFound,
                 pb::ErrorDetail {

@@ -13,6 +13,7 @@ mod api_jobs;
 mod api_labels;
 mod api_locks;
 mod api_monitor;
+mod api_populate;
 mod api_probe;
 mod api_replication;
 mod api_shelves;

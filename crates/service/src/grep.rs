@@ -312,7 +312,10 @@ mod tests {
                 (9, Match),
             ]
         );
-        assert_eq!(kinds(text, "x", false, 0, 0), vec![(2, Match), (5, Match), (9, Match)]);
+        assert_eq!(
+            kinds(text, "x", false, 0, 0),
+            vec![(2, Match), (5, Match), (9, Match)]
+        );
         assert_eq!(kinds("x\ny\n", "x", true, 0, 0), vec![(2, Match)]);
     }
 

@@ -122,7 +122,8 @@ pub async fn grep(s: &mut Session, args: GrepArgs) -> Result<()> {
                     {
                         s.out.text("--");
                     }
-                    s.out.emit(line_record(&hit, kind), line_text(&hit, kind, args.numbers));
+                    s.out
+                        .emit(line_record(&hit, kind), line_text(&hit, kind, args.numbers));
                     last = Some((hit.depot_file.clone(), hit.rev, hit.line));
                 }
             }

@@ -12,6 +12,7 @@ pub(crate) mod configure;
 pub(crate) mod counters;
 mod diff;
 pub(crate) mod generate;
+pub(crate) mod grep;
 mod ignores;
 mod integrate;
 pub(crate) mod interchanges;
@@ -23,6 +24,7 @@ pub(crate) mod login;
 pub(crate) mod monitor;
 pub(crate) mod obliterate;
 mod open;
+pub(crate) mod populate;
 pub(crate) mod probe;
 mod proxy;
 mod reconcile;
@@ -32,7 +34,6 @@ mod revert;
 pub(crate) mod serve;
 pub(crate) mod shelve;
 pub(crate) mod sizes;
-pub(crate) mod grep;
 mod spec_form;
 mod submit;
 mod sync;
@@ -188,5 +189,6 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Cstat(args) => interchanges::cstat(&mut s, args).await,
         C::Sizes(args) => sizes::sizes(&mut s, args).await,
         C::Grep(args) => grep::grep(&mut s, args).await,
+        C::Populate(args) => populate::populate(&mut s, args).await,
     }
 }

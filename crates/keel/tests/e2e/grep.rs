@@ -11,13 +11,21 @@ fn grep_prints_matching_lines_with_context_and_revisions() {
     let fx = Fixture::new();
     let a = fx.workspace("alice", "a");
     write(&a.cwd, "src/a.c", "int main() {\n  return 0;\n}\n");
-    write(&a.cwd, "src/b.c", "void helper();\n// TODO: fix\nint x;\nint y;\n");
+    write(
+        &a.cwd,
+        "src/b.c",
+        "void helper();\n// TODO: fix\nint x;\nint y;\n",
+    );
     write(&a.cwd, "src/blob.bin", "main\0main\n");
     a.ok(&["add", "src/a.c", "src/b.c"]);
     a.ok(&["add", "-t", "binary", "src/blob.bin"]);
     a.ok(&["submit", "-d", "first"]); // 1
     a.ok(&["edit", "src/a.c"]);
-    write(&a.cwd, "src/a.c", "int main() {\n  helper();\n  return 1;\n}\n");
+    write(
+        &a.cwd,
+        "src/a.c",
+        "int main() {\n  helper();\n  return 1;\n}\n",
+    );
     a.ok(&["submit", "-d", "second"]); // 2
 
     assert_eq!(
@@ -30,7 +38,17 @@ fn grep_prints_matching_lines_with_context_and_revisions() {
     );
     // Context lines use `-`, separate groups are split by `--`.
     assert_eq!(
-        a.ok(&["grep", "-n", "-C", "1", "-e", "TODO", "-e", "^int y", "//depot/src/b.c"]),
+        a.ok(&[
+            "grep",
+            "-n",
+            "-C",
+            "1",
+            "-e",
+            "TODO",
+            "-e",
+            "^int y",
+            "//depot/src/b.c"
+        ]),
         "//depot/src/b.c#1-1-void helper();\n//depot/src/b.c#1:2:// TODO: fix\n\
          //depot/src/b.c#1-3-int x;\n//depot/src/b.c#1:4:int y;\n"
     );
@@ -64,7 +82,10 @@ fn grep_prints_matching_lines_with_context_and_revisions() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).is_empty());
     let warning = String::from_utf8_lossy(&out.stderr);
-    assert!(warning.contains("//depot/src/blob.bin#1 - binary file skipped"), "{warning}");
+    assert!(
+        warning.contains("//depot/src/blob.bin#1 - binary file skipped"),
+        "{warning}"
+    );
     let found = a.json(&["grep", "-t", "-n", "-e", "main", "//depot/src/blob.bin"]);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(str_field(&found[0], "depotFile"), "//depot/src/blob.bin");
@@ -116,8 +137,17 @@ fn grep_refuses_bad_patterns_missing_files_and_users_without_read() {
     let err = bob.fail(&["grep", "-e", "secret", "//depot/hidden/..."]);
     assert!(err.contains("//depot/hidden/b.txt"), "{err}");
     // A user with no access at all is refused before anything is read.
-    protect(&a, &["read user bob * //depot/open/...", "super user alice * //..."]);
+    protect(
+        &a,
+        &[
+            "read user bob * //depot/open/...",
+            "super user alice * //...",
+        ],
+    );
     let carol = fx.server.client("carol", "", fx.dir.path());
     let err = carol.fail(&["grep", "-e", "secret", "//depot/..."]);
-    assert!(err.contains("protect") || err.contains("permission"), "{err}");
+    assert!(
+        err.contains("protect") || err.contains("permission"),
+        "{err}"
+    );
 }
