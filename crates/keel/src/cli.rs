@@ -338,8 +338,8 @@ pub enum ClientCommand {
     /// For each change touching the files, whether this workspace has it synced: have, need
     /// or partial.
     Cstat(crate::commands::interchanges::CstatArgs),
-    /// Sizes of file revisions from the server's metadata (-a all revisions, -s totals, -b
-    /// BLOCKSIZE, -H human-readable).
+    /// Sizes of file revisions from the server's metadata (-a all revisions, -s totals, -z lazy
+    /// copies counted once, -b BLOCKSIZE, -H human-readable).
     Sizes(crate::commands::sizes::SizesArgs),
     /// Search stored revisions for lines matching -e PATTERN (-a all revisions, -i, -F, -n,
     /// -v, -l/-L, -A/-B/-C context, -t binary files too, -s no warnings).

@@ -147,3 +147,47 @@ fn populate_refuses_bad_input_and_users_without_write() {
         "1 files branched (change 3).\n"
     );
 }
+
+/// `sizes -z` counts each stored content once: a populated (lazy-copied) branch adds nothing.
+#[test]
+fn sizes_z_counts_lazy_copies_once() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    write(&a.cwd, "main/a.txt", "x".repeat(100));
+    write(&a.cwd, "main/b.txt", "y".repeat(40));
+    a.ok(&["add", "main/..."]);
+    a.ok(&["submit", "-d", "main"]);
+    a.ok(&["populate", "//depot/main/...", "//depot/rel/..."]);
+    a.ok(&["sync"]);
+    a.ok(&["edit", "rel/b.txt"]);
+    write(&a.cwd, "rel/b.txt", "z".repeat(7));
+    a.ok(&["submit", "-d", "change rel"]);
+
+    assert_eq!(
+        a.ok(&["sizes", "-s", "//depot/..."]),
+        "//depot/... 4 files 247 bytes\n"
+    );
+    // The copies of a.txt and b.txt#1 share their sources' content.
+    assert_eq!(
+        a.ok(&["sizes", "-s", "-z", "//depot/..."]),
+        "//depot/... 3 files 147 bytes\n"
+    );
+    assert_eq!(
+        a.ok(&["sizes", "-s", "-a", "-z", "//depot/..."]),
+        "//depot/... 3 files 147 bytes\n"
+    );
+    assert_eq!(
+        a.ok(&["sizes", "-s", "-a", "//depot/..."]),
+        "//depot/... 5 files 287 bytes\n"
+    );
+    let per_file = a.json(&["sizes", "-z", "//depot/..."]);
+    let listed: Vec<String> = per_file.iter().map(|r| str_field(r, "depotFile")).collect();
+    assert_eq!(
+        listed,
+        [
+            "//depot/main/a.txt",
+            "//depot/main/b.txt",
+            "//depot/rel/b.txt"
+        ]
+    );
+}
