@@ -114,7 +114,8 @@ fn compile(opts: &GrepOptions) -> Result<Regex, ServiceError> {
 
 fn bad_pattern(pattern: &str, e: &regex::Error) -> ServiceError {
     let detail = e.to_string();
-    let last = detail.lines().last().unwrap_or_default().trim().to_string();
+    let last = detail.lines().last().unwrap_or_default().trim();
+    let last = last.strip_prefix("error:").unwrap_or(last).trim();
     ServiceError::BadArgument {
         arg: pattern.to_string(),
         reason: format!("grep: bad pattern '{pattern}': {last}"),
