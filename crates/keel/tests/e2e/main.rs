@@ -11,6 +11,7 @@ mod access;
 mod access_auth;
 mod access_rpcs;
 mod annotate;
+mod annotate_whitespace;
 mod audit;
 mod auth;
 mod auth_every_rpc;
