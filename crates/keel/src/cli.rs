@@ -555,6 +555,10 @@ pub struct UnlockArgs {
     /// Unlock the files named whoever holds them (admin).
     #[arg(short = 'f', requires = "files")]
     pub force: bool,
+    /// Release the locks and exclusive (+l) opens left by deleted users or workspaces
+    /// (admin; default: every depot).
+    #[arg(short = 'x', conflicts_with_all = ["force", "change"])]
+    pub orphaned: bool,
     /// Files to unlock (default: every file the workspace has locked).
     pub files: Vec<String>,
 }

@@ -43,6 +43,7 @@ mod monitor;
 pub mod obliterate;
 pub mod open;
 mod opened_change;
+mod orphaned_locks;
 mod paging;
 mod populate;
 mod protections;

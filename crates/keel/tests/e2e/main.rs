@@ -45,6 +45,7 @@ mod log_report;
 mod metrics;
 mod monitor;
 mod obliterate;
+mod orphaned_locks;
 mod p4_auth;
 mod p4_gate;
 mod p4_harness;
