@@ -47,6 +47,7 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::clients::COMMANDS.iter().map(copy));
         all.extend(commands::depots::COMMANDS.iter().map(copy));
         all.extend(commands::counters::COMMANDS.iter().map(copy));
+        all.extend(commands::day::COMMANDS.iter().map(copy));
         all
     })
 }

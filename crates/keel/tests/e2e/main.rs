@@ -47,6 +47,7 @@ mod monitor;
 mod obliterate;
 mod orphaned_locks;
 mod p4_auth;
+mod p4_day;
 mod p4_gate;
 mod p4_harness;
 mod p4_session;

@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod clients;
 pub mod counters;
+pub mod day;
 pub mod depots;
 pub mod forms;
 pub mod info;
