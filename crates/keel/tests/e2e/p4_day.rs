@@ -63,3 +63,48 @@ fn grep_through_p4python() {
     );
     assert!(r[5]["errors"].to_string().contains("he(lper"), "{:?}", r[5]);
 }
+
+#[test]
+fn sizes_through_p4python() {
+    let s = P4Server::start();
+    let root = s.home.path().join("ws");
+    std::fs::create_dir_all(&root).expect("workspace root");
+    let a = s.server.client("alice", "ws", &root);
+    a.ok(&[
+        "workspace",
+        "create",
+        "ws",
+        "--root",
+        root.to_str().expect("utf-8 root"),
+        "--view",
+        "//depot/... //ws/...",
+    ]);
+    write(&root, "main/a.txt", "x".repeat(100));
+    a.ok(&["add", "main/a.txt"]);
+    a.ok(&["submit", "-d", "a"]);
+    a.ok(&["populate", "//depot/main/...", "//depot/rel/..."]);
+
+    let r = s.drive(&[
+        json!({"client": "ws", "cmd": ["sizes", "//depot/..."], "tagged": false}),
+        json!({"client": "ws", "cmd": ["sizes", "-s", "-z", "//depot/..."]}),
+        json!({"client": "ws", "cmd": ["sizes", "-s", "-b", "64", "//depot/..."], "tagged": false}),
+        json!({"client": "ws", "cmd": ["sizes", "-b", "0", "//depot/..."], "tagged": false}),
+    ]);
+    assert_eq!(
+        ok(&r[0]),
+        &json!([
+            "//depot/main/a.txt#1 100 bytes",
+            "//depot/rel/a.txt#1 100 bytes"
+        ])
+    );
+    let once = ok(&r[1]).as_array().expect("records").clone();
+    assert_eq!(once.len(), 1, "{once:?}");
+    assert_eq!(once[0]["path"], "//depot/...");
+    assert_eq!(once[0]["fileCount"], "1");
+    assert_eq!(once[0]["fileSize"], "100");
+    assert_eq!(
+        ok(&r[2]),
+        &json!(["//depot/... 2 files 200 bytes 4 blocks"])
+    );
+    assert!(r[3]["errors"].to_string().contains("-b 0"), "{:?}", r[3]);
+}

@@ -1,20 +1,113 @@
-//! Issue 30's commands for P4 clients: `grep` (the server searches stored revisions), tagged
-//! and untagged as P4 clients print them.
+//! Issue 30's commands for P4 clients: `grep` (the server searches stored revisions) and
+//! `sizes`, tagged and untagged as P4 clients print them.
 
 use crate::cmd::{Cmd, CmdResult, usage};
 use crate::dispatch::{self, Command};
 use crate::filespec::{Place, is_depot_syntax};
 use keel_service::command as rows;
-use keel_service::{GrepLineKind, GrepList, GrepOptions, GrepPart};
+use keel_service::{GrepLineKind, GrepList, GrepOptions, GrepPart, SizesOptions};
 
-pub const COMMANDS: &[Command] = &[Command {
-    name: "grep",
-    row: rows::GREP,
-    login: true,
-    flags: "a i n v l L t s F e: A: B: C:",
-    usage: "grep [ -a -i -n -A <num> -B <num> -C <num> -t -s (-v|-l|-L) (-F|-G) ] -e <pattern> <filespec>...",
-    run: |c| Box::pin(grep(c)),
-}];
+pub const COMMANDS: &[Command] = &[
+    Command {
+        name: "grep",
+        row: rows::GREP,
+        login: true,
+        flags: "a i n v l L t s F e: A: B: C:",
+        usage: "grep [ -a -i -n -A <num> -B <num> -C <num> -t -s (-v|-l|-L) (-F|-G) ] -e <pattern> <filespec>...",
+        run: |c| Box::pin(grep(c)),
+    },
+    Command {
+        name: "sizes",
+        row: rows::SIZES,
+        login: true,
+        flags: "a s z b:",
+        usage: "sizes [-a -s -z] [-b blocksize] file[revRange] ...",
+        run: |c| Box::pin(sizes(c)),
+    },
+];
+
+/// The file arguments in the service's syntax: depot syntax as it is, local paths mapped
+/// through the caller's workspace.
+async fn keel_files(cmd: &mut Cmd, args: &[String]) -> Result<Vec<String>, crate::cmd::CmdError> {
+    if args.iter().all(|a| is_depot_syntax(a)) {
+        return Ok(args.to_vec());
+    }
+    // `Place::of` holds the command across its await, which a handler's future (Send)
+    // cannot: the same lookup, with only owned values held.
+    let workspace = cmd.caller.workspace.clone();
+    let cwd = cmd.req.text("cwd").unwrap_or_default();
+    let lookup = workspace.clone();
+    let spec = cmd
+        .call(move |svc, caller| svc.get_workspace(caller, &lookup))
+        .await??;
+    let place = Place {
+        workspace,
+        root: spec.root,
+        cwd,
+    };
+    Ok(place.args_or_all(args)?)
+}
+
+async fn sizes(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("sizes").expect("sizes is in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    let block_size = match flags.value('b') {
+        None => 0,
+        Some(v) => match v.parse::<u64>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                return Err(usage(format!(
+                    "Invalid option value: -b {v} (a block size of at least 1 byte)."
+                )));
+            }
+        },
+    };
+    let options = SizesOptions {
+        all_revisions: flags.has('a'),
+        summary: flags.has('s'),
+        block_size,
+        once: flags.has('z'),
+    };
+    let files = keel_files(cmd, &flags.rest).await?;
+    let entries = cmd
+        .call(move |svc, caller| {
+            let mut entries = Vec::new();
+            svc.sizes(caller, &files, options, &mut |e| {
+                entries.push(e);
+                Ok(())
+            })
+            .map(|()| entries)
+        })
+        .await??;
+    for e in entries {
+        let blocks = (block_size > 0).then(|| e.blocks.to_string());
+        if cmd.tagged {
+            let mut fields = match options.summary {
+                true => vec![
+                    ("path", e.path.clone()),
+                    ("fileCount", e.files.to_string()),
+                    ("fileSize", e.bytes.to_string()),
+                ],
+                false => vec![
+                    ("depotFile", e.path.clone()),
+                    ("rev", e.rev.to_string()),
+                    ("fileSize", e.bytes.to_string()),
+                ],
+            };
+            if let Some(b) = blocks {
+                fields.push(("blockCount", b));
+            }
+            cmd.stat(fields);
+        } else {
+            let blocks = blocks.map(|b| format!(" {b} blocks")).unwrap_or_default();
+            cmd.info(match options.summary {
+                true => format!("{} {} files {} bytes{blocks}", e.path, e.files, e.bytes),
+                false => format!("{}#{} {} bytes{blocks}", e.path, e.rev, e.bytes),
+            });
+        }
+    }
+    Ok(())
+}
 
 /// A context count (`-A 3`), refused naming the flag when it is not a number.
 fn count(flags: &crate::flags::Flags, c: char) -> Result<Option<u32>, crate::cmd::CmdError> {
@@ -55,29 +148,7 @@ async fn grep(cmd: &mut Cmd) -> CmdResult {
         after: count(&flags, 'A')?.unwrap_or(context),
         binary_as_text: flags.has('t'),
     };
-    let files = if flags.rest.iter().all(|a| is_depot_syntax(a)) {
-        flags.rest.clone()
-    } else {
-        // `Place::of` holds the command across its await, which a handler's future (Send)
-        // cannot: the same lookup, with only owned values held.
-        let workspace = cmd.caller.workspace.clone();
-        let cwd = cmd.req.text("cwd").unwrap_or_default();
-        let lookup = workspace.clone();
-        let spec = cmd
-            .call(move |svc, caller| svc.get_workspace(caller, &lookup))
-            .await??;
-        let place = Place {
-            workspace,
-            root: spec.root,
-            cwd,
-        };
-        flags
-            .rest
-            .iter()
-            .map(|a| place.to_keel(a))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| usage(e.to_string()))?
-    };
+    let files = keel_files(cmd, &flags.rest).await?;
     let parts = cmd
         .call(move |svc, caller| {
             let mut parts = Vec::new();
