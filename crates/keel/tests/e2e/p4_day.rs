@@ -108,3 +108,58 @@ fn sizes_through_p4python() {
     );
     assert!(r[3]["errors"].to_string().contains("-b 0"), "{:?}", r[3]);
 }
+
+#[test]
+fn annotate_through_p4python() {
+    let s = P4Server::start();
+    let root = s.home.path().join("ws");
+    std::fs::create_dir_all(&root).expect("workspace root");
+    let a = s.server.client("alice", "ws", &root);
+    a.ok(&[
+        "workspace",
+        "create",
+        "ws",
+        "--root",
+        root.to_str().expect("utf-8 root"),
+        "--view",
+        "//depot/... //ws/...",
+    ]);
+    write(&root, "a.txt", "one\ntwo\n");
+    a.ok(&["add", "a.txt"]);
+    a.ok(&["submit", "-d", "first"]);
+    a.ok(&["edit", "a.txt"]);
+    write(&root, "a.txt", "one\n  two\nthree\n");
+    a.ok(&["submit", "-d", "second"]);
+
+    let r = s.drive(&[
+        json!({"cmd": ["annotate", "//depot/a.txt"], "tagged": false}),
+        json!({"cmd": ["annotate", "//depot/a.txt"]}),
+        json!({"cmd": ["annotate", "-q", "-dw", "//depot/a.txt"], "tagged": false}),
+        json!({"cmd": ["annotate", "-dx", "//depot/a.txt"], "tagged": false}),
+        json!({"cmd": ["annotate", "//depot/nothing.txt"], "tagged": false}),
+    ]);
+    assert_eq!(
+        ok(&r[0]),
+        &json!([
+            "//depot/a.txt#2 - edit change 2 (text)",
+            "1: one",
+            "2:   two",
+            "2: three"
+        ])
+    );
+    let tagged = ok(&r[1]).as_array().expect("records").clone();
+    assert_eq!(tagged.len(), 4, "{tagged:?}");
+    assert_eq!(tagged[0]["depotFile"], "//depot/a.txt");
+    assert_eq!(tagged[0]["rev"], "2");
+    assert_eq!(tagged[0]["change"], "2");
+    assert_eq!(tagged[1]["lower"], "1");
+    assert_eq!(tagged[1]["upper"], "2");
+    assert_eq!(tagged[1]["data"], "one\n");
+    assert_eq!(ok(&r[2]), &json!(["1: one", "1:   two", "2: three"]));
+    assert!(r[3]["errors"].to_string().contains("-dx"), "{:?}", r[3]);
+    assert!(
+        r[4]["errors"].to_string().contains("//depot/nothing.txt"),
+        "{:?}",
+        r[4]
+    );
+}

@@ -1,11 +1,15 @@
-//! Issue 30's commands for P4 clients: `grep` (the server searches stored revisions) and
-//! `sizes`, tagged and untagged as P4 clients print them.
+//! Issue 30's commands for P4 clients: `annotate`, `grep` (the server searches stored
+//! revisions) and `sizes`, tagged and untagged as P4 clients print them.
 
 use crate::cmd::{Cmd, CmdResult, usage};
 use crate::dispatch::{self, Command};
 use crate::filespec::{Place, is_depot_syntax};
+use keel_core::LineCompare;
 use keel_service::command as rows;
-use keel_service::{GrepLineKind, GrepList, GrepOptions, GrepPart, SizesOptions};
+use keel_service::{
+    AnnotateFollow, AnnotateOptions, AnnotatePart, GrepLineKind, GrepList, GrepOptions, GrepPart,
+    SizesOptions,
+};
 
 pub const COMMANDS: &[Command] = &[
     Command {
@@ -15,6 +19,14 @@ pub const COMMANDS: &[Command] = &[
         flags: "a i n v l L t s F e: A: B: C:",
         usage: "grep [ -a -i -n -A <num> -B <num> -C <num> -t -s (-v|-l|-L) (-F|-G) ] -e <pattern> <filespec>...",
         run: |c| Box::pin(grep(c)),
+    },
+    Command {
+        name: "annotate",
+        row: rows::ANNOTATE,
+        login: true,
+        flags: "a c i I q t u d:",
+        usage: "annotate [ -a -c -I -i -q -t -u -db -dw -dl ] file[revRange] ...",
+        run: |c| Box::pin(annotate(c)),
     },
     Command {
         name: "sizes",
@@ -204,6 +216,133 @@ async fn grep(cmd: &mut Cmd) -> CmdResult {
             // Revisions not searched (binary without -t, too large) are left out, as `-s`
             // would; the native CLI reports them.
             GrepPart::Skipped { .. } => {}
+        }
+    }
+    Ok(())
+}
+
+async fn annotate(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("annotate").expect("annotate is in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    if flags.rest.is_empty() || (flags.has('I') && (flags.has('i') || flags.has('a'))) {
+        return Err(usage(format!("Usage: {}", command.usage)));
+    }
+    let compare = match flags.value('d') {
+        None => LineCompare::Exact,
+        Some("b") => LineCompare::WhitespaceChanges,
+        Some("w") => LineCompare::AllWhitespace,
+        Some("l") => LineCompare::LineEndings,
+        Some(other) => {
+            return Err(usage(format!(
+                "Invalid option: -d{other}.\nUsage: {}",
+                command.usage
+            )));
+        }
+    };
+    let follow = if flags.has('I') {
+        AnnotateFollow::All
+    } else if flags.has('i') {
+        AnnotateFollow::Branches
+    } else {
+        AnnotateFollow::None
+    };
+    let opts = AnnotateOptions {
+        all: flags.has('a'),
+        follow,
+        binary_as_text: flags.has('t'),
+        compare,
+    };
+    let files = keel_files(cmd, &flags.rest).await?;
+    // Lines as owned values (the service's origins are shared `Rc`s, which stay on its thread).
+    enum Out {
+        File(Vec<(&'static str, String)>, String),
+        Line {
+            lower: (u32, u64),
+            upper: (u32, u64),
+            user: String,
+            time: i64,
+            text: String,
+        },
+    }
+    let parts = cmd
+        .call(move |svc, caller| {
+            let mut parts = Vec::new();
+            svc.annotate(caller, &files, opts, &mut |p| {
+                parts.push(match p {
+                    AnnotatePart::File { info, .. } => {
+                        let action = info.head_action.map(|a| a.to_string()).unwrap_or_default();
+                        let file_type = info.head_type.map(|t| t.to_string()).unwrap_or_default();
+                        let change = info.head_change.map_or(0, |c| c.0);
+                        let header = format!(
+                            "{}#{} - {action} change {change} ({file_type})",
+                            info.depot_file, info.head_rev
+                        );
+                        Out::File(
+                            vec![
+                                ("depotFile", info.depot_file.to_string()),
+                                ("rev", info.head_rev.to_string()),
+                                ("change", change.to_string()),
+                                ("action", action),
+                                ("type", file_type),
+                                ("time", info.head_time.to_string()),
+                            ],
+                            header,
+                        )
+                    }
+                    AnnotatePart::Line(line) => Out::Line {
+                        lower: (line.lower.rev, line.lower.change.0),
+                        upper: (line.upper.rev, line.upper.change.0),
+                        user: line.lower.user.clone(),
+                        time: line.lower.time,
+                        text: line.text,
+                    },
+                });
+                Ok(())
+            })
+            .map(|()| parts)
+        })
+        .await??;
+    let by_change = flags.has('c') || follow != AnnotateFollow::None;
+    let pick = |(rev, change): (u32, u64)| if by_change { change } else { u64::from(rev) };
+    for part in parts {
+        match part {
+            Out::File(fields, header) => {
+                if cmd.tagged {
+                    cmd.stat(fields);
+                } else if !flags.has('q') {
+                    cmd.info(header);
+                }
+            }
+            Out::Line {
+                lower,
+                upper,
+                user,
+                time,
+                text,
+            } => {
+                let (lower, upper) = (pick(lower), pick(upper));
+                if cmd.tagged {
+                    let mut fields = vec![
+                        ("lower", lower.to_string()),
+                        ("upper", upper.to_string()),
+                        ("data", format!("{text}\n")),
+                    ];
+                    if flags.has('u') {
+                        fields.push(("user", user));
+                        fields.push(("time", time.to_string()));
+                    }
+                    cmd.stat(fields);
+                } else {
+                    let origin = match flags.has('a') {
+                        true => format!("{lower}-{upper}"),
+                        false => lower.to_string(),
+                    };
+                    cmd.info(match flags.has('u') {
+                        true => format!("{origin}: {user} {} {text}", crate::dates::date(time)),
+                        false => format!("{origin}: {text}"),
+                    });
+                }
+            }
         }
     }
     Ok(())
