@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use crate::LineCompare;
 use similar::algorithms::{Capture, diff};
 use similar::{Algorithm, DiffTag};
 
@@ -22,11 +23,20 @@ pub struct LineId(u32);
 pub struct LineTable {
     ids: HashMap<Rc<str>, LineId>,
     texts: Vec<Rc<str>>,
+    compare: LineCompare,
 }
 
 impl LineTable {
     pub fn new() -> LineTable {
         LineTable::default()
+    }
+
+    /// A table in which lines equal under `compare` are one line (its text: the first met).
+    pub fn comparing(compare: LineCompare) -> LineTable {
+        LineTable {
+            compare,
+            ..LineTable::default()
+        }
     }
 
     /// The text of a line, without its terminator.
@@ -44,13 +54,18 @@ impl LineTable {
     }
 
     fn intern(&mut self, line: &str) -> LineId {
-        if let Some(id) = self.ids.get(line) {
+        let key = self.compare.key(line);
+        if let Some(id) = self.ids.get(key.as_ref()) {
             return *id;
         }
         let id = LineId(u32::try_from(self.texts.len()).expect("fewer than 2^32 distinct lines"));
         let text: Rc<str> = Rc::from(line);
         self.texts.push(text.clone());
-        self.ids.insert(text, id);
+        let key = match key {
+            std::borrow::Cow::Borrowed(key) if key.len() == line.len() => text,
+            key => Rc::from(key.as_ref()),
+        };
+        self.ids.insert(key, id);
         id
     }
 }

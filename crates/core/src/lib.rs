@@ -17,6 +17,7 @@ pub mod ids;
 pub mod integ;
 pub mod job;
 pub mod keyword;
+mod line_compare;
 pub mod merge;
 pub mod options;
 pub mod path;
@@ -47,6 +48,7 @@ pub use ids::{
 };
 pub use integ::{IntegEdge, IntegHow, ancestors, pending_range, select_base};
 pub use keyword::KeywordValues;
+pub use line_compare::LineCompare;
 pub use merge::{MergeOutcome, merge3};
 pub use options::{OptionsError, SpecLock, WorkspaceOptions};
 pub use path::{ClientPath, DepotPath, PathError};

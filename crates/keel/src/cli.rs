@@ -153,6 +153,8 @@ impl Command {
                     | C::Interchanges(_)
                     | C::Cstat(_)
                     | C::Sizes(_)
+                    | C::Grep(_)
+                    | C::Populate(_)
             ),
             _ => false,
         }
@@ -336,9 +338,15 @@ pub enum ClientCommand {
     /// For each change touching the files, whether this workspace has it synced: have, need
     /// or partial.
     Cstat(crate::commands::interchanges::CstatArgs),
-    /// Sizes of file revisions from the server's metadata (-a all revisions, -s totals, -b
-    /// BLOCKSIZE, -H human-readable).
+    /// Sizes of file revisions from the server's metadata (-a all revisions, -s totals, -z lazy
+    /// copies counted once, -b BLOCKSIZE, -H human-readable).
     Sizes(crate::commands::sizes::SizesArgs),
+    /// Search stored revisions for lines matching -e PATTERN (-a all revisions, -i, -F, -n,
+    /// -v, -l/-L, -A/-B/-C context, -t binary files too, -s no warnings).
+    Grep(crate::commands::grep::GrepArgs),
+    /// Branch files into the depot as one submitted change, without a workspace: FROM TO or
+    /// -b BRANCH (-d description, -n preview, -o list files, -f deleted files too, -r reverse).
+    Populate(crate::commands::populate::PopulateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -547,6 +555,10 @@ pub struct UnlockArgs {
     /// Unlock the files named whoever holds them (admin).
     #[arg(short = 'f', requires = "files")]
     pub force: bool,
+    /// Release the locks and exclusive (+l) opens left by deleted users or workspaces
+    /// (admin; default: every depot).
+    #[arg(short = 'x', conflicts_with_all = ["force", "change"])]
+    pub orphaned: bool,
     /// Files to unlock (default: every file the workspace has locked).
     pub files: Vec<String>,
 }

@@ -1536,6 +1536,16 @@ impl pb::keel_server::Keel for Api {
         crate::api_counters::sizes(self.service.clone(), &self.streams, req)
     }
 
+    type GrepStream = ResponseStream<pb::GrepMessage>;
+    async fn grep(&self, req: Request<pb::GrepRequest>) -> Stream<pb::GrepMessage> {
+        crate::api_grep::grep(self.service.clone(), &self.streams, req)
+    }
+
+    type PopulateStream = ResponseStream<pb::PopulatedFile>;
+    async fn populate(&self, req: Request<pb::PopulateRequest>) -> Stream<pb::PopulatedFile> {
+        crate::api_populate::populate(self.service.clone(), &self.streams, req)
+    }
+
     async fn get_group(
         &self,
         req: Request<pb::GetGroupRequest>,

@@ -4,6 +4,7 @@ use crate::access::authorize;
 use crate::convert::file;
 use crate::identity::Peer;
 use crate::streams::{ResponseStream, Sink, Streams};
+use keel_core::LineCompare;
 use keel_proto::v1 as pb;
 use keel_service::command;
 use keel_service::{AnnotateFollow, AnnotateOptions, AnnotatePart, Service, ServiceError};
@@ -31,6 +32,12 @@ pub(crate) fn annotate(
             pb::AnnotateFollow::All => AnnotateFollow::All,
         },
         binary_as_text: req.binary_as_text,
+        compare: match req.whitespace() {
+            pb::AnnotateWhitespace::Exact => LineCompare::Exact,
+            pb::AnnotateWhitespace::LineEndings => LineCompare::LineEndings,
+            pb::AnnotateWhitespace::Changes => LineCompare::WhitespaceChanges,
+            pb::AnnotateWhitespace::All => LineCompare::AllWhitespace,
+        },
     };
     Ok(streams.spawn(move |sink: &Sink<pb::AnnotateMessage>| {
         let mut pending = pb::AnnotateMessage::default();

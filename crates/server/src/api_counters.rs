@@ -227,6 +227,7 @@ pub(crate) fn sizes(
         all_revisions: req.all_revisions,
         summary: req.summary,
         block_size: req.block_size,
+        once: req.once,
     };
     Ok(Response::new(streams.spawn(move |sink| {
         svc.sizes(&who, &req.files, options, &mut |e| {

@@ -33,5 +33,8 @@ pub(crate) async fn unlock(
     let change = req
         .filter_change
         .then_some(ChangeRef::from_number(req.change));
+    if req.orphaned {
+        return blocking(move || svc.unlock_orphaned(&who, &req.files)).await;
+    }
     blocking(move || svc.unlock(&who, &req.files, change, req.force)).await
 }

@@ -494,6 +494,14 @@ impl WireError for IntegrateError {
             IntegrateError::NoLongerNeedsResolve { path } => {
                 precondition(R::NoLongerNeedsResolve, path)
             }
+            // Not AddExisting: its remedy (`edit`) is not populate's (`integrate`).
+            IntegrateError::PopulateTargetExists { path, rev } => (
+                Code::FailedPrecondition,
+                pb::ErrorDetail {
+                    rev: *rev,
+                    ..on_path(R::BadArgument, path)
+                },
+            ),
             IntegrateError::SourceGone { path, rev } => (
                 Code::NotFound,
                 pb::ErrorDetail {

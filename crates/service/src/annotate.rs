@@ -16,7 +16,9 @@ use crate::args::FileArg;
 use crate::fileinfo::from_revision;
 use crate::rev_range::RangeArg;
 use crate::{Caller, FileInfo, Service, ServiceError};
-use keel_core::{Annotation, BaseType, ChangeNumber, DepotPath, IntegHow, LineTable, Right};
+use keel_core::{
+    Annotation, BaseType, ChangeNumber, DepotPath, IntegHow, LineCompare, LineTable, Right,
+};
 use keel_store::{ReadTxn, RevisionRow};
 
 /// Which integration records `annotate` follows into their sources.
@@ -52,6 +54,10 @@ pub struct AnnotateOptions {
     pub follow: AnnotateFollow,
     /// `-t`: annotate binary files as text too.
     pub binary_as_text: bool,
+    /// `-db`, `-dw`, `-dl`: which differences between lines are not changes. A line then
+    /// keeps the origin of the first revision that had it in any such form, and shows the
+    /// text of the annotated revision.
+    pub compare: LineCompare,
 }
 
 /// The revision a line came from (or, for an annotation's upper end, the last that had it).
@@ -153,7 +159,7 @@ impl Service {
                         snap: snap.as_ref(),
                         who: &who,
                         opts,
-                        table: LineTable::new(),
+                        table: LineTable::comparing(opts.compare),
                         origins: Vec::new(),
                         users: HashMap::new(),
                         sources: HashMap::new(),
@@ -161,11 +167,25 @@ impl Service {
                     };
                     let follow = range.lower.is_none();
                     let ann = self.annotate_revs(&mut walk, &revs, first, opts.all, follow)?;
+                    // Lines that compare equal share the text first met: the annotated
+                    // revision's own lines are shown as it has them.
+                    let own = match opts.compare {
+                        LineCompare::Exact => None,
+                        _ => self.revision_text(Some(&rev))?,
+                    };
+                    let mut own_lines = own
+                        .as_deref()
+                        .map(|t| t.strip_suffix('\n').unwrap_or(t).split('\n'));
                     for line in ann.lines() {
+                        let mine = match own_lines.as_mut() {
+                            Some(lines) if line.alive => lines.next(),
+                            _ => None,
+                        };
+                        let text = mine.unwrap_or_else(|| walk.table.text(line.line));
                         sink(AnnotatePart::Line(AnnotatedText {
                             lower: walk.origins[line.lower].clone(),
                             upper: walk.origins[line.upper].clone(),
-                            text: walk.table.text(line.line).to_string(),
+                            text: text.to_string(),
                         }))?;
                     }
                     Ok(())

@@ -1,9 +1,11 @@
 //! `sizes`: the sizes of file revisions from their stored metadata (no content is read), per
-//! revision or summed per argument, in bytes or in blocks of a given size.
+//! revision or summed per argument, in bytes or in blocks of a given size; with `-z` each
+//! stored content counts once (lazy copies add nothing).
 
 use crate::args::FileArg;
 use crate::{Caller, Service, ServiceError};
-use keel_core::DepotPath;
+use keel_core::{DepotPath, Digest};
+use std::collections::HashSet;
 
 /// What `sizes` reports: one revision, or (with `summary`) one argument's total.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,6 +30,9 @@ pub struct SizesOptions {
     pub summary: bool,
     /// `-b N`: also count blocks of N bytes (0: none).
     pub block_size: u64,
+    /// `-z`: count each stored content once: a lazy copy (a revision whose content another
+    /// revision already counted here holds) adds nothing.
+    pub once: bool,
 }
 
 impl Service {
@@ -59,7 +64,16 @@ impl Service {
                 bytes: 0,
                 blocks: 0,
             };
-            let mut count = |path: &DepotPath, rev: u32, bytes: u64| -> Result<(), ServiceError> {
+            // `-z`: the contents counted so far under this argument.
+            let mut seen: HashSet<Digest> = HashSet::new();
+            let mut count = |path: &DepotPath,
+                             rev: u32,
+                             digest: Option<Digest>,
+                             bytes: u64|
+             -> Result<(), ServiceError> {
+                if options.once && digest.is_some_and(|d| !seen.insert(d)) {
+                    return Ok(());
+                }
                 if options.summary {
                     total.files += 1;
                     total.bytes += bytes;
@@ -78,7 +92,7 @@ impl Service {
             self.for_each_selected(snap.as_ref(), &who, &arg, have_of, &mut |head| {
                 if !options.all_revisions {
                     if !head.action.is_delete() {
-                        count(&head.path, head.rev, head.size)?;
+                        count(&head.path, head.rev, head.digest, head.size)?;
                     }
                     return Ok(());
                 }
@@ -87,7 +101,7 @@ impl Service {
                 for rev in revisions.into_iter().filter(|r| r.rev <= head.rev) {
                     who.scan()?;
                     if !rev.action.is_delete() {
-                        count(&rev.path, rev.rev, rev.size)?;
+                        count(&rev.path, rev.rev, rev.digest, rev.size)?;
                     }
                 }
                 Ok(())

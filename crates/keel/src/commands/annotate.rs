@@ -2,7 +2,9 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use keel_proto::v1::{AnnotateFollow, AnnotateLine, AnnotateRequest, FileRecord};
+use keel_proto::v1::{
+    AnnotateFollow, AnnotateLine, AnnotateRequest, AnnotateWhitespace, FileRecord,
+};
 
 use super::records::{head_line, head_record};
 use crate::output::{Record, date};
@@ -32,6 +34,10 @@ pub struct AnnotateArgs {
     /// Annotate binary files as text too.
     #[arg(short = 't')]
     pub text: bool,
+    /// Which differences are not changes: -db the amount of whitespace, -dw all whitespace,
+    /// -dl line endings.
+    #[arg(short = 'd', value_name = "b|w|l")]
+    pub diff: Option<String>,
     /// Files, each with an optional revision or range (`file#3`, `file#3,#5`, `file@10,@20`).
     #[arg(required = true)]
     pub files: Vec<String>,
@@ -41,6 +47,13 @@ pub async fn annotate(s: &mut Session, args: AnnotateArgs) -> Result<()> {
     if args.files.iter().any(|f| f.trim().is_empty()) {
         bail!("annotate: an empty file argument");
     }
+    let whitespace = match args.diff.as_deref() {
+        None => AnnotateWhitespace::Exact,
+        Some("b") => AnnotateWhitespace::Changes,
+        Some("w") => AnnotateWhitespace::All,
+        Some("l") => AnnotateWhitespace::LineEndings,
+        Some(other) => bail!("annotate: -d{other}: not a diff option (-db, -dw or -dl)"),
+    };
     let files = s.file_args(&args.files).await?;
     let follow = if args.integrations {
         AnnotateFollow::All
@@ -57,6 +70,7 @@ pub async fn annotate(s: &mut Session, args: AnnotateArgs) -> Result<()> {
             all: args.all,
             follow: follow as i32,
             binary_as_text: args.text,
+            whitespace: whitespace as i32,
         })
         .await;
     let mut stream = s.check(reply)?;

@@ -28,7 +28,7 @@ pub async fn lock(s: &mut Session, args: LockArgs) -> Result<()> {
 }
 
 pub async fn unlock(s: &mut Session, args: UnlockArgs) -> Result<()> {
-    let ws = if args.force {
+    let ws = if args.force || args.orphaned {
         None
     } else {
         Some(s.writing_workspace().await?)
@@ -43,6 +43,7 @@ pub async fn unlock(s: &mut Session, args: UnlockArgs) -> Result<()> {
                     change: args.change.unwrap_or(0),
                     filter_change: args.change.is_some(),
                     force: args.force,
+                    orphaned: args.orphaned,
                 })
                 .await,
         )

@@ -12,6 +12,7 @@ pub(crate) mod configure;
 pub(crate) mod counters;
 mod diff;
 pub(crate) mod generate;
+pub(crate) mod grep;
 mod ignores;
 mod integrate;
 pub(crate) mod interchanges;
@@ -23,6 +24,7 @@ pub(crate) mod login;
 pub(crate) mod monitor;
 pub(crate) mod obliterate;
 mod open;
+pub(crate) mod populate;
 pub(crate) mod probe;
 mod proxy;
 mod reconcile;
@@ -186,5 +188,7 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Interchanges(args) => interchanges::interchanges(&mut s, args).await,
         C::Cstat(args) => interchanges::cstat(&mut s, args).await,
         C::Sizes(args) => sizes::sizes(&mut s, args).await,
+        C::Grep(args) => grep::grep(&mut s, args).await,
+        C::Populate(args) => populate::populate(&mut s, args).await,
     }
 }

@@ -1,4 +1,4 @@
-//! `sizes [-a] [-s] [-b N] [-h] FILES`: revision sizes from the server's metadata, per
+//! `sizes [-a] [-s] [-z] [-b N] [-h] FILES`: revision sizes from the server's metadata, per
 //! revision or summed per argument (`p4 sizes`).
 
 use anyhow::{Result, bail};
@@ -19,6 +19,10 @@ pub struct SizesArgs {
     /// Also count blocks of this many bytes (each revision rounded up).
     #[arg(short = 'b', value_name = "BLOCKSIZE")]
     pub block_size: Option<u64>,
+    /// Count each stored content once: lazy copies (branched files not changed since) add
+    /// nothing.
+    #[arg(short = 'z')]
+    pub once: bool,
     /// Human-readable sizes (K, M, G, T).
     #[arg(short = 'H', long = "human")]
     pub human: bool,
@@ -52,6 +56,7 @@ pub async fn sizes(s: &mut Session, args: SizesArgs) -> Result<()> {
         all_revisions: args.all,
         summary: args.summary,
         block_size: args.block_size.unwrap_or(0),
+        once: args.once,
     };
     let reply = s.client().sizes(request).await;
     let mut stream = s.check(reply)?;

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod changes;
 pub mod clients;
 pub mod counters;
+pub mod day;
 pub mod depots;
 pub mod fileargs;
 pub mod files;

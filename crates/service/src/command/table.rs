@@ -167,4 +167,10 @@ commands! {
     INTERCHANGES = "Interchanges", list, Read;
     CSTAT = "Cstat", list, Read;
     SIZES = "Sizes", list, Read;
+    // day30
+    /// Grep reads the content of each file it searches.
+    GREP = "Grep", read, Read;
+    /// Populate branches into the depot and submits: write on each target, branch on each
+    /// source (which the service checks per file).
+    POPULATE = "Populate", write, Write;
 }

@@ -70,6 +70,9 @@ pub enum IntegrateError {
     /// The file was resolved (or reverted) meanwhile.
     #[error("{path} - no longer needs a resolve")]
     NoLongerNeedsResolve { path: String },
+    /// `populate`: a target already has a live revision (populate only creates files).
+    #[error("{path} - can't populate: the target already exists (#{rev})")]
+    PopulateTargetExists { path: String, rev: u32 },
     #[error(transparent)]
     Service(ServiceError),
 }
