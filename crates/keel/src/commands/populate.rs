@@ -28,7 +28,7 @@ pub struct PopulateArgs {
     /// A branch spec mapping sources to targets.
     #[arg(short = 'b', value_name = "BRANCH")]
     pub branch: Option<String>,
-    /// FROMFILE[REV] TOFILE, or with -b the target files to limit to.
+    /// FROMFILE TOFILE (FROMFILE may carry a revision), or with -b the target files to limit to.
     pub files: Vec<String>,
 }
 
