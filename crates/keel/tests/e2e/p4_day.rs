@@ -163,3 +163,54 @@ fn annotate_through_p4python() {
         r[4]
     );
 }
+
+/// `fixes` (which P4Java runs when it refreshes or submits a change), tagged and untagged, and
+/// nothing at all for a change that fixes no job.
+#[test]
+fn fixes_through_p4python() {
+    let s = P4Server::start();
+    let root = s.home.path().join("ws");
+    std::fs::create_dir_all(&root).expect("workspace root");
+    let a = s.server.client("alice", "ws", &root);
+    a.ok(&[
+        "workspace",
+        "create",
+        "ws",
+        "--root",
+        root.to_str().expect("utf-8 root"),
+        "--view",
+        "//depot/... //ws/...",
+    ]);
+    let out = a.run_stdin(
+        &["job", "-i"],
+        "Job:\tnew\nDescription:\n\tCrash on start.\n",
+    );
+    assert!(out.status.success(), "job -i");
+    write(&root, "main.c", "int main() { return 0; }\n");
+    a.ok(&["add", "main.c"]);
+    a.ok(&["submit", "-d", "no job"]);
+    a.ok(&["change", "-d", "fix the crash"]);
+    a.ok(&["edit", "-c", "2", "main.c"]);
+    a.ok(&["fix", "-c", "2", "job000001"]);
+
+    let r = s.drive(&[
+        json!({"cmd": ["fixes", "-c", "2"]}),
+        json!({"cmd": ["fixes", "-j", "job000001"], "tagged": false}),
+        json!({"cmd": ["fixes", "-c", "1"]}),
+        json!({"cmd": ["fixes", "-c", "two"], "tagged": false}),
+    ]);
+    let fix = &ok(&r[0])[0];
+    assert_eq!(fix["Job"], "job000001");
+    assert_eq!(fix["Change"], "2");
+    assert_eq!(fix["User"], "alice");
+    assert_eq!(fix["Client"], "ws");
+    assert_eq!(fix["Status"], "closed");
+    let line = ok(&r[1])[0].as_str().expect("line").to_string();
+    assert!(
+        line.starts_with("job000001 fixed by change 2 on ")
+            && line.ends_with(" by alice@ws (closed)"),
+        "{line}"
+    );
+    assert_eq!(ok(&r[2]), &json!([]));
+    assert!(r[3]["errors"].to_string().contains("'two'"), "{:?}", r[3]);
+}

@@ -158,3 +158,44 @@ fn p4java_connects_proves_a_ticket_and_manages_clients() {
     assert_eq!(read["clients"], 1);
     assert_eq!(step(&steps, "disconnect")["connected"], false);
 }
+
+#[test]
+fn p4java_runs_a_ci_plugins_loop_add_submit_changes_sync_print_fstat_filelog() {
+    let s = P4Server::start();
+    let ticket = ticket_of_alice(&s);
+    let steps = drive(&s.port, "daily", &ticket);
+
+    let first = step(&steps, "add and submit");
+    assert_eq!(first["status"], "SUBMITTED", "{first}");
+    assert_eq!(
+        first["submitted"],
+        json!([
+            "//depot/src/a.txt#1 add",
+            "//depot/src/b.bin#1 add",
+            "INFO: Submitted as change 1"
+        ])
+    );
+    assert_eq!(
+        step(&steps, "changes")["changes"],
+        json!(["1 alice first files"])
+    );
+    let synced = step(&steps, "sync a second workspace");
+    assert_eq!(
+        synced["synced"],
+        json!(["//depot/src/a.txt#1 added", "//depot/src/b.bin#1 added"])
+    );
+    assert_eq!(synced["content"], "alpha\n");
+    assert_eq!(step(&steps, "print")["content"], "alpha\n");
+    assert_eq!(
+        step(&steps, "fstat")["files"],
+        json!(["//depot/src/a.txt#1 text", "//depot/src/b.bin#1 binary"])
+    );
+    assert_eq!(
+        step(&steps, "edit and submit")["submitted"],
+        json!(["//depot/src/a.txt#2 edit", "INFO: Submitted as change 2"])
+    );
+    assert_eq!(
+        step(&steps, "filelog")["revisions"],
+        json!(["#2 edit 2", "#1 add 1"])
+    );
+}

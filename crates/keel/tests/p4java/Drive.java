@@ -230,7 +230,7 @@ public class Drive {
         });
         step("print", out -> {
             try (InputStream in = server.getFileContents(FileSpecBuilder.makeFileSpecList("//depot/src/a.txt"),
-                    new GetFileContentsOptions().setDontAnnotateFiles(true))) {
+                    new GetFileContentsOptions().setNoHeaderLine(true))) {
                 ByteArrayOutputStream b = new ByteArrayOutputStream();
                 in.transferTo(b);
                 put(out, "content", b.toString(StandardCharsets.UTF_8));

@@ -11,6 +11,7 @@ pub mod day;
 pub mod depots;
 pub mod fileargs;
 pub mod files;
+pub mod fixes;
 pub mod forms;
 pub mod history;
 pub mod info;

@@ -28,8 +28,30 @@ pub const COMMANDS: &[Command] = &[Command {
     run: |c| Box::pin(print(c)),
 }];
 
+/// Takes `--offset=N` and `--size=N` out of the arguments (P4Java sends `--offset=0
+/// --size=0`, the whole file); a part of a file is refused, naming the option.
+fn take_whole_range(cmd: &mut Cmd) -> CmdResult {
+    let mut kept = Vec::with_capacity(cmd.args.len());
+    for arg in std::mem::take(&mut cmd.args) {
+        match arg.split_once('=') {
+            Some((opt @ ("--offset" | "--size"), value)) => {
+                if value != "0" {
+                    return Err(usage(format!(
+                        "{opt}={value}: printing part of a file is not supported; \
+                         print the whole file (--offset=0 --size=0, or neither)."
+                    )));
+                }
+            }
+            _ => kept.push(arg),
+        }
+    }
+    cmd.args = kept;
+    Ok(())
+}
+
 async fn print(cmd: &mut Cmd) -> CmdResult {
     let command = dispatch::find("print").expect("print is in the table");
+    take_whole_range(cmd)?;
     let flags = dispatch::flags(cmd, command)?;
     if flags.rest.is_empty() {
         return Err(usage(format!(
