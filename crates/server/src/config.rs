@@ -171,6 +171,10 @@ pub struct ServerConfig {
     /// from addresses other than loopback. Off: passwords travel only over `ssl:`, from
     /// loopback or over `--p4-stdio` (default false).
     pub p4_plain_passwords: bool,
+    /// How long `keel serve --p4-stdio` waits for the root while another process holds it
+    /// (the previous connection of an `rsh:` port still exiting, or another connection being
+    /// served), in milliseconds; 0 refuses at once (default 10000).
+    pub p4_stdio_lock_wait_ms: u64,
     /// The metadata store.
     pub store: StoreConfig,
     /// The service layer.
@@ -236,6 +240,7 @@ impl Default for ServerConfig {
             p4_listen: String::new(),
             p4_max_message_bytes: 16 << 20,
             p4_plain_passwords: false,
+            p4_stdio_lock_wait_ms: 10_000,
             store: StoreConfig::default(),
             service: ServiceConfig::default(),
             blob: BlobConfig::default(),

@@ -594,8 +594,9 @@ pub(crate) fn proto_rpcs() -> Vec<&'static str> {
 
 /// `keel serve --p4-stdio`: serves one P4 client connection on stdin and stdout (what an
 /// `rsh:` port starts for each connection), over the store under `root`, then returns. The
-/// root is locked meanwhile like a server's; commands are refused on a root a running server
-/// holds. No monitor or command log: the connection is the process.
+/// root is locked meanwhile like a server's: it waits up to `p4_stdio_lock_wait_ms` for a root
+/// another process holds (the previous connection exiting), then refuses. No monitor or
+/// command log: the connection is the process.
 pub async fn serve_p4_stdio(root: PathBuf, config: ServerConfig) -> Result<(), ServeError> {
     std::fs::create_dir_all(&root).map_err(|source| ServeError::Root {
         path: root.clone(),
@@ -605,7 +606,9 @@ pub async fn serve_p4_stdio(root: PathBuf, config: ServerConfig) -> Result<(), S
         path: root.clone(),
         source,
     })?;
-    let _lock = lock::RootLock::acquire(&root)?;
+    // An rsh: port starts a process per connection; the previous one may still be exiting.
+    let wait = std::time::Duration::from_millis(config.p4_stdio_lock_wait_ms);
+    let _lock = lock::RootLock::acquire_waiting(&root, wait)?;
     let stores = open_root(&root, &config.store)?;
     let blobs: Arc<dyn keel_blob::BlobStore> =
         Arc::new(FsBlobStore::open_with(root.join("content"), &config.blob)?);

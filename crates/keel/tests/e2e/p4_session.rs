@@ -209,3 +209,83 @@ fn ssl_with_trust_shows_the_fingerprint_the_server_printed() {
     assert!(trusted.contains(&fingerprint), "{trusted}");
     assert_eq!(ok(&r[1])[0]["serverCertFingerprint"], fingerprint.as_str());
 }
+
+/// An `rsh:` connection whose root another `--p4-stdio` process still holds (the previous
+/// connection exiting) waits for it; with `p4_stdio_lock_wait_ms = 0` it is refused at once,
+/// naming the holder.
+#[test]
+fn an_rsh_connection_waits_for_the_previous_one_to_leave_the_root() {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("server");
+    let port = format!(
+        "rsh:{} serve --p4-stdio --root {}",
+        crate::common::KEEL,
+        root.display()
+    );
+    // First connection: creates the root and leaves.
+    let r = crate::p4_harness::drive(&port, dir.path(), &[json!({"cmd": ["info"]})]);
+    ok(&r[0]);
+    // A process serving a connection that has not ended holds the root for a second.
+    let mut holder = Command::new(crate::common::KEEL)
+        .args(["serve", "--p4-stdio", "--root"])
+        .arg(&root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("holder starts");
+    let lock = root.join("server.lock");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !std::fs::read_to_string(&lock)
+        .unwrap_or_default()
+        .contains(&holder.id().to_string())
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the holder never took the root"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let stdin = holder.stdin.take().expect("stdin");
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        drop(stdin);
+    });
+    let r = crate::p4_harness::drive(&port, dir.path(), &[json!({"cmd": ["info"]})]);
+    assert!(ok(&r[0])[0]["serverRoot"].as_str().is_some());
+    release.join().expect("released");
+    holder.wait().expect("holder exits");
+
+    // Without waiting, a held root is refused at once.
+    std::fs::write(root.join("keel.toml"), "p4_stdio_lock_wait_ms = 0\n").expect("toml");
+    let mut holder = Command::new(crate::common::KEEL)
+        .args(["serve", "--p4-stdio", "--root"])
+        .arg(&root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("holder starts");
+    while !std::fs::read_to_string(&lock)
+        .unwrap_or_default()
+        .contains(&holder.id().to_string())
+    {
+        assert!(std::time::Instant::now() < deadline + std::time::Duration::from_secs(10));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = Command::new(crate::common::KEEL)
+        .args(["serve", "--p4-stdio", "--root"])
+        .arg(&root)
+        .stdin(Stdio::null())
+        .output()
+        .expect("second process");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("already using") && err.contains(&format!("pid {}", holder.id())),
+        "{err}"
+    );
+    drop(holder.stdin.take());
+    holder.wait().expect("holder exits");
+}
