@@ -290,7 +290,7 @@ async fn sync_fresh_p4(
     let mut p4conn = crate::p4_client::P4Conn::connect(p4, SYNCER, name, &root).await?;
     let began = Instant::now();
     let reply = p4conn
-        .run("sync", &[&format!("//{name}/{sub}...")], true)
+        .run("sync", &[&format!("//{name}/{sub}...")], false)
         .await?;
     let latency = began.elapsed();
     conn.client()
