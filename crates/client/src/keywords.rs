@@ -96,3 +96,19 @@ pub fn hash_unexpanded(path: &Path, form: StoredForm) -> Result<[u8; 32]> {
         other => Ok(*blake3::hash(&other?).as_bytes()),
     }
 }
+
+/// Refuses, naming it, a `utf16` workspace file that is not valid UTF-16 (a symlink is not
+/// read).
+pub fn check_utf16(path: &Path) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Ok(());
+    }
+    read_unexpanded(
+        path,
+        StoredForm {
+            keywords: Keywords::None,
+            utf16: true,
+        },
+    )
+    .map(drop)
+}

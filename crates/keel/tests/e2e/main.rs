@@ -38,6 +38,7 @@ mod incremental_sync;
 mod interrupted_sync;
 mod jobs;
 mod keywords;
+mod types_m_utf16;
 mod labels;
 mod large_file;
 mod local_state;
