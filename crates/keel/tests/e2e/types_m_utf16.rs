@@ -128,3 +128,30 @@ fn invalid_utf16_is_refused_by_name_and_nothing_is_submitted() {
     assert!(err.contains("odd.txt") && err.contains("not valid UTF-16"), "{err}");
     assert_eq!(a.json(&["opened"]).len(), 2, "odd.txt was not opened");
 }
+
+#[test]
+fn utf16_merges_take_a_side_and_stay_utf16() {
+    let fx = Fixture::new();
+    let a = fx.workspace("alice", "a");
+    write(&a.cwd, "main/notes.txt", utf16le_bom("base\n"));
+    a.ok(&["add", "main/notes.txt"]);
+    a.ok(&["submit", "-d", "base"]);
+    a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
+    a.ok(&["submit", "-d", "branch"]);
+    assert_eq!(read(&a.cwd, "rel/notes.txt"), utf16le_bom("base\n"));
+    for (file, text) in [("main/notes.txt", "main \u{e9}\n"), ("rel/notes.txt", "rel\n")] {
+        a.ok(&["edit", file]);
+        write(&a.cwd, file, utf16le_bom(text));
+        a.ok(&["submit", "-d", text]);
+    }
+    a.ok(&["merge", "//depot/main/...", "//depot/rel/..."]);
+    let err = a.fail(&["resolve", "-am"]);
+    assert!(err.contains("skipped"), "{err}");
+    a.ok(&["resolve", "-at"]);
+    assert_eq!(read(&a.cwd, "rel/notes.txt"), utf16le_bom("main \u{e9}\n"));
+    a.ok(&["submit", "-d", "take main"]);
+    assert_eq!(
+        str_field(&fstat(&a, "//depot/rel/notes.txt"), "digest"),
+        blake3::hash("main \u{e9}\n".as_bytes()).to_hex().to_string()
+    );
+}
