@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use keel_proto::v1::content_message::Body;
 use keel_proto::v1::{ContentHeader, ContentMessage, FileRecord, FilesRequest};
 
-use keel_core::keyword::expand;
 use keel_core::KeywordValues;
+use keel_core::keyword::expand;
 
 use crate::connect::Connection;
 use crate::error::{Error, IoContext, Result};
@@ -141,7 +141,12 @@ impl ContentStream {
             time: i64::try_from(record.head_time).unwrap_or(i64::MAX),
             author: &record.user,
         };
-        Ok(raw_and_values(raw, &values, form_of(&record.head_type), workspace))
+        Ok(raw_and_values(
+            raw,
+            &values,
+            form_of(&record.head_type),
+            workspace,
+        ))
     }
 
     /// Reads the current file's content into memory.

@@ -58,13 +58,22 @@ fn utf16_files_are_stored_as_utf8_and_synced_as_utf16() {
     assert_eq!(read(&b.cwd, "doc/notes.txt"), utf16le_bom(TEXT));
     assert_eq!(b.ok(&["print", "-q", "//depot/doc/notes.txt"]), TEXT);
     let out = b.cwd.join("printed.txt");
-    b.ok(&["print", "-q", "-o", out.to_str().unwrap(), "//depot/doc/notes.txt"]);
+    b.ok(&[
+        "print",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+        "//depot/doc/notes.txt",
+    ]);
     assert_eq!(std::fs::read(&out).unwrap(), utf16le_bom(TEXT));
     std::fs::remove_file(&out).unwrap();
 
     // Untouched, it is no change to status, reconcile or diff.
     let status = b.json(&["status"]);
-    assert!(status.is_empty(), "untouched utf16 file seen as changed: {status:?}");
+    assert!(
+        status.is_empty(),
+        "untouched utf16 file seen as changed: {status:?}"
+    );
     assert!(b.json(&["reconcile", "-n"]).is_empty());
     b.ok(&["edit", "doc/notes.txt"]);
     assert!(b.json(&["diff"]).is_empty(), "no change before the edit");
@@ -111,7 +120,10 @@ fn invalid_utf16_is_refused_by_name_and_nothing_is_submitted() {
     assert!(err.contains("0xD800"), "{err}");
     write(&a.cwd, "good.txt", b"\xFF\xFEa");
     let err = a.fail(&["submit", "-d", "broken"]);
-    assert!(err.contains("good.txt") && err.contains("odd number of bytes"), "{err}");
+    assert!(
+        err.contains("good.txt") && err.contains("odd number of bytes"),
+        "{err}"
+    );
 
     // Nothing was submitted: both files are still at #1, still opened in the default change.
     for file in ["//depot/good.txt", "//depot/plain.txt"] {
@@ -125,7 +137,10 @@ fn invalid_utf16_is_refused_by_name_and_nothing_is_submitted() {
     // A new file typed utf16 that is not UTF-16 is refused too, naming it.
     write(&a.cwd, "odd.txt", b"abc");
     let err = a.fail(&["add", "-t", "utf16", "odd.txt"]);
-    assert!(err.contains("odd.txt") && err.contains("not valid UTF-16"), "{err}");
+    assert!(
+        err.contains("odd.txt") && err.contains("not valid UTF-16"),
+        "{err}"
+    );
     assert_eq!(a.json(&["opened"]).len(), 2, "odd.txt was not opened");
 }
 
@@ -139,7 +154,10 @@ fn utf16_merges_take_a_side_and_stay_utf16() {
     a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
     a.ok(&["submit", "-d", "branch"]);
     assert_eq!(read(&a.cwd, "rel/notes.txt"), utf16le_bom("base\n"));
-    for (file, text) in [("main/notes.txt", "main \u{e9}\n"), ("rel/notes.txt", "rel\n")] {
+    for (file, text) in [
+        ("main/notes.txt", "main \u{e9}\n"),
+        ("rel/notes.txt", "rel\n"),
+    ] {
         a.ok(&["edit", file]);
         write(&a.cwd, file, utf16le_bom(text));
         a.ok(&["submit", "-d", text]);
@@ -152,6 +170,8 @@ fn utf16_merges_take_a_side_and_stay_utf16() {
     a.ok(&["submit", "-d", "take main"]);
     assert_eq!(
         str_field(&fstat(&a, "//depot/rel/notes.txt"), "digest"),
-        blake3::hash("main \u{e9}\n".as_bytes()).to_hex().to_string()
+        blake3::hash("main \u{e9}\n".as_bytes())
+            .to_hex()
+            .to_string()
     );
 }
