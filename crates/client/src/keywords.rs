@@ -112,3 +112,49 @@ pub fn check_utf16(path: &Path) -> Result<()> {
     )
     .map(drop)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_follow_the_type() {
+        assert_eq!(form_of("text"), StoredForm::PLAIN);
+        assert_eq!(form_of("not a type"), StoredForm::PLAIN);
+        assert!(form_of("utf16+x").utf16);
+        assert_eq!(form_of("xutf16").keywords, Keywords::None);
+        assert_eq!(form_of("ktext").keywords, Keywords::All);
+        assert!(!form_of("ktext").utf16);
+    }
+
+    #[test]
+    fn utf16_files_read_back_as_stored_or_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let values = KeywordValues {
+            depot_file: "//depot/a.txt",
+            rev: 1,
+            change: 1,
+            time: 0,
+            author: "ana",
+        };
+        let form = form_of("utf16");
+        let good = dir.path().join("good.txt");
+        std::fs::write(&good, to_workspace(b"h\xC3\xA9\n".to_vec(), form, &values)).unwrap();
+        assert_eq!(std::fs::read(&good).unwrap(), b"\xFF\xFEh\0\xE9\0\n\0");
+        assert_eq!(read_unexpanded(&good, form).unwrap(), b"h\xC3\xA9\n");
+        check_utf16(&good).unwrap();
+
+        let bad = dir.path().join("bad.txt");
+        std::fs::write(&bad, b"\xFF\xFEh").unwrap();
+        let err = check_utf16(&bad).unwrap_err().to_string();
+        assert!(
+            err.contains("bad.txt") && err.contains("odd number"),
+            "{err}"
+        );
+        // Hashing for a comparison does not fail: the raw bytes differ from any revision.
+        assert_eq!(
+            hash_unexpanded(&bad, form).unwrap(),
+            *blake3::hash(b"\xFF\xFEh").as_bytes()
+        );
+    }
+}
