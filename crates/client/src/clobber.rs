@@ -42,7 +42,7 @@ impl ClobberCheck {
         file: &SyncFile,
         local: &Path,
     ) -> Result<bool> {
-        let keywords = crate::keywords::keywords_of(&file.file_type);
+        let keywords = crate::keywords::form_of(&file.file_type);
         let Some(local_digest) = transfer::hash_local_as(local, keywords)? else {
             return Ok(true);
         };

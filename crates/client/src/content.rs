@@ -1,5 +1,6 @@
 //! Reading file content from the server (the Print stream): decompress, verify, deliver.
-//! A keyword file's (`+k`) content is delivered expanded, as `print` and a workspace show it.
+//! A keyword file's (`+k`) content is delivered expanded, as `print` and a workspace show it;
+//! a `utf16` file's is delivered as stored (UTF-8) to readers and written as UTF-16 to files.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -7,19 +8,19 @@ use std::path::{Path, PathBuf};
 use keel_proto::v1::content_message::Body;
 use keel_proto::v1::{ContentHeader, ContentMessage, FileRecord, FilesRequest};
 
+use keel_core::KeywordValues;
 use keel_core::keyword::expand;
-use keel_core::{KeywordValues, Keywords};
 
 use crate::connect::Connection;
 use crate::error::{Error, IoContext, Result};
-use crate::keywords::keywords_of;
+use crate::keywords::{StoredForm, form_of};
 use crate::stream::PeekStream;
 use crate::transfer::{ContentDecoder, IncomingFile, LocalMode};
 
 /// A Print stream read file by file.
 pub struct ContentStream {
     stream: PeekStream<ContentMessage>,
-    /// The current file's record when its keywords are expanded.
+    /// The current file's record when its workspace form is not its stored form.
     keyworded: Option<FileRecord>,
 }
 
@@ -63,7 +64,7 @@ impl ContentStream {
             match message.body {
                 Some(Body::File(record)) => {
                     self.keyworded =
-                        (keywords_of(&record.head_type) != Keywords::None).then(|| record.clone());
+                        (form_of(&record.head_type) != StoredForm::PLAIN).then(|| record.clone());
                     let header = match self.stream.next().await? {
                         Some(ContentMessage {
                             body: Some(Body::Header(h)),
@@ -106,7 +107,7 @@ impl ContentStream {
         label: &Path,
     ) -> Result<(W, u64)> {
         if let Some(record) = self.keyworded.take() {
-            let expanded = self.expanded(&record, header, label).await?;
+            let expanded = self.expanded(&record, header, label, false).await?;
             let mut sink = sink;
             sink.write_all(&expanded).at(label)?;
             return Ok((sink, expanded.len() as u64));
@@ -118,12 +119,14 @@ impl ContentStream {
         decoder.finish(label)
     }
 
-    /// A keyword file's content, verified as stored, then expanded for `record`'s revision.
+    /// A keyword or `utf16` file's content, verified as stored, then expanded for `record`'s
+    /// revision (and, for a `workspace` file, converted to its workspace form).
     async fn expanded(
         &mut self,
         record: &FileRecord,
         header: &ContentHeader,
         label: &Path,
+        workspace: bool,
     ) -> Result<Vec<u8>> {
         let mut decoder =
             ContentDecoder::new(Vec::new(), header.compressed, &header.digest).at(label)?;
@@ -138,7 +141,12 @@ impl ContentStream {
             time: i64::try_from(record.head_time).unwrap_or(i64::MAX),
             author: &record.user,
         };
-        Ok(expand(&raw, keywords_of(&record.head_type), &values).into_owned())
+        Ok(raw_and_values(
+            raw,
+            &values,
+            form_of(&record.head_type),
+            workspace,
+        ))
     }
 
     /// Reads the current file's content into memory.
@@ -158,7 +166,7 @@ impl ContentStream {
         mode: LocalMode,
     ) -> Result<u64> {
         if let Some(record) = self.keyworded.take() {
-            let expanded = self.expanded(&record, header, &target).await?;
+            let expanded = self.expanded(&record, header, &target, true).await?;
             let mut incoming = IncomingFile::begin(target, false, "", mode)?;
             incoming.write_chunk(&expanded)?;
             return incoming.finish();
@@ -176,5 +184,20 @@ impl ContentStream {
             Some(e) => Err(e),
             None => incoming.finish(),
         }
+    }
+}
+
+/// Stored content `raw` expanded for `values`: as the workspace holds it when `workspace`,
+/// else with keywords expanded only (`utf16` text stays UTF-8, for display and diff).
+fn raw_and_values(
+    raw: Vec<u8>,
+    values: &KeywordValues<'_>,
+    form: StoredForm,
+    workspace: bool,
+) -> Vec<u8> {
+    if workspace {
+        crate::keywords::to_workspace(raw, form, values)
+    } else {
+        expand(&raw, form.keywords, values).into_owned()
     }
 }

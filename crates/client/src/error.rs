@@ -80,6 +80,9 @@ pub enum Error {
         expected: String,
         actual: String,
     },
+    /// A `utf16` workspace file is not valid UTF-16: it is neither added nor submitted.
+    #[error("{}: utf16 file {reason}", path.display())]
+    NotUtf16 { path: PathBuf, reason: String },
     /// A file argument could not be understood.
     #[error("{arg}: {reason}")]
     BadArgument { arg: String, reason: String },

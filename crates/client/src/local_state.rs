@@ -327,7 +327,7 @@ impl LocalState {
         have_rev: u32,
         path: impl FnOnce() -> PathBuf,
         stat: &FileStat,
-        keywords: keel_core::Keywords,
+        keywords: crate::keywords::StoredForm,
     ) -> Result<[u8; 32]> {
         let stat = *stat;
         let mut hint = self.hint;
@@ -349,7 +349,7 @@ impl LocalState {
         }
         // A keyword file's entry holds the digest of its un-expanded content: what it is
         // compared with (the stored revision's) is of that form too.
-        let digest = if keywords == keel_core::Keywords::None || stat.is_symlink() {
+        let digest = if keywords == crate::keywords::StoredForm::PLAIN || stat.is_symlink() {
             hash_file(&path(), stat.is_symlink(), &mut rec.buf)?
         } else {
             crate::keywords::hash_unexpanded(&path(), keywords)?
@@ -671,7 +671,7 @@ mod tests {
                 1,
                 path,
                 &FileStat::of(&meta),
-                keel_core::Keywords::None,
+                crate::keywords::StoredForm::PLAIN,
             )
             .unwrap();
         let older = FileStat::of(&meta).newest_ns() < rec.started_ns;
@@ -687,7 +687,7 @@ mod tests {
                 1,
                 path,
                 &FileStat::of(&meta),
-                keel_core::Keywords::None,
+                crate::keywords::StoredForm::PLAIN,
             )
             .unwrap();
         assert!(
@@ -718,7 +718,7 @@ mod tests {
                 1,
                 path,
                 &FileStat::of(&moved),
-                keel_core::Keywords::None,
+                crate::keywords::StoredForm::PLAIN,
             )
             .unwrap();
         assert_eq!(rec.hashed, 1);
@@ -745,7 +745,7 @@ mod tests {
                 1,
                 path,
                 &FileStat::of(&meta),
-                keel_core::Keywords::None,
+                crate::keywords::StoredForm::PLAIN,
             )
             .unwrap();
         assert_eq!(digest, *blake3::hash(b"hello").as_bytes());
@@ -762,7 +762,7 @@ mod tests {
                 1,
                 path,
                 &FileStat::of(&meta),
-                keel_core::Keywords::None,
+                crate::keywords::StoredForm::PLAIN,
             )
             .unwrap();
         assert_eq!(rec.hashed, 1);
@@ -779,7 +779,7 @@ mod tests {
                 2,
                 path,
                 &FileStat::of(&meta),
-                keel_core::Keywords::None,
+                crate::keywords::StoredForm::PLAIN,
             )
             .unwrap();
         assert_eq!(rec.hashed, 1);
@@ -799,7 +799,7 @@ mod tests {
                 2,
                 path,
                 &FileStat::of(&meta),
-                keel_core::Keywords::None,
+                crate::keywords::StoredForm::PLAIN,
             )
             .unwrap();
         assert_eq!(rec.hashed, 2);

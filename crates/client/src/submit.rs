@@ -90,7 +90,7 @@ impl SubmitPlan {
     pub fn keyword_files(&self) -> impl Iterator<Item = &str> {
         self.uploads
             .iter()
-            .filter(|u| u.keywords != keel_core::Keywords::None)
+            .filter(|u| u.keywords != crate::keywords::StoredForm::PLAIN)
             .map(|u| u.depot_file.as_str())
     }
 

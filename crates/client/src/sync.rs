@@ -1,8 +1,8 @@
 //! The sync driver: consumes the Sync stream, hands files to the writers, reports them in
 //! stream order and records the have list for the files in place.
 
-use crate::keywords::{expanded_for_sync, keywords_of};
-use keel_core::{FileType, Keywords};
+use crate::keywords::{StoredForm, expanded_for_sync, form_of};
+use keel_core::FileType;
 use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 
@@ -254,8 +254,9 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
             fresh,
         };
         let tuning = *self.conn.tuning();
-        if !mode.symlink && keywords_of(&event.file.file_type) != Keywords::None {
-            // A keyword file is received whole, verified as stored, and written expanded.
+        if !mode.symlink && form_of(&event.file.file_type) != StoredForm::PLAIN {
+            // A keyword or utf16 file is received whole, verified as stored, and written in
+            // its workspace form.
             let mut stored = Vec::new();
             while let Some(chunk) = next_chunk(stream).await? {
                 stored.extend_from_slice(&chunk);

@@ -469,7 +469,7 @@ pub fn read_for_upload(
 /// form that is stored), in one piece.
 pub fn read_for_upload_as(
     path: &Path,
-    keywords: keel_core::Keywords,
+    keywords: crate::keywords::StoredForm,
     chunk: usize,
     mut each: impl FnMut(Vec<u8>) -> bool,
 ) -> Result<(String, u64)> {
@@ -477,7 +477,7 @@ pub fn read_for_upload_as(
         .at(path)?
         .file_type()
         .is_symlink();
-    if keywords == keel_core::Keywords::None || symlink {
+    if keywords == crate::keywords::StoredForm::PLAIN || symlink {
         return read_for_upload(path, chunk, each);
     }
     let plain = crate::keywords::read_unexpanded(path, keywords)?;
@@ -493,8 +493,8 @@ pub fn read_for_upload_as(
 
 /// [`hash_local`] of a file whose type expands `keywords`: the digest of its un-expanded
 /// content, the form that is stored.
-pub fn hash_local_as(path: &Path, keywords: keel_core::Keywords) -> Result<Option<String>> {
-    if keywords == keel_core::Keywords::None {
+pub fn hash_local_as(path: &Path, keywords: crate::keywords::StoredForm) -> Result<Option<String>> {
+    if keywords == crate::keywords::StoredForm::PLAIN {
         return hash_local(path);
     }
     match std::fs::symlink_metadata(path) {

@@ -13,7 +13,7 @@
 //! connection with `ENHANCE_YOUR_CALM` ("too_many_data_frames") and the client sees a broken
 //! pipe.
 
-use crate::keywords::keywords_of;
+use crate::keywords::form_of;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -128,7 +128,7 @@ pub struct Upload {
     pub depot_file: String,
     pub local: PathBuf,
     /// The keywords the file's type expands: its content is sent un-expanded.
-    pub keywords: keel_core::Keywords,
+    pub keywords: crate::keywords::StoredForm,
 }
 
 /// Decides, one opened record at a time, which files' content must be sent: content-carrying
@@ -176,7 +176,7 @@ impl<'a> Planner<'a> {
             if self.in_missing_dir(&local) {
                 return Ok(None);
             }
-            match transfer::hash_local_as(&local, keywords_of(&record.file_type))? {
+            match transfer::hash_local_as(&local, form_of(&record.file_type))? {
                 None => {
                     self.note_missing(&local);
                     return Ok(None);
@@ -190,7 +190,7 @@ impl<'a> Planner<'a> {
         self.uploads.push(Upload {
             depot_file: record.depot_file.clone(),
             local: local.clone(),
-            keywords: keywords_of(&record.file_type),
+            keywords: form_of(&record.file_type),
         });
         Ok(Some(local))
     }

@@ -124,7 +124,7 @@ pub fn scan(
                     file.have_rev,
                     local,
                     meta,
-                    crate::keywords::keywords_of(file.file_type),
+                    crate::keywords::form_of(file.file_type),
                 )?;
                 if new_type.is_some() || digest != have_digest {
                     let mut edit = entry(&file, local());

@@ -28,6 +28,7 @@ pub mod resolve;
 pub mod spec;
 pub mod trigger;
 pub mod typemap;
+pub mod utf16;
 pub mod view;
 pub mod webhook;
 

@@ -83,7 +83,7 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
             record.have_rev,
             || local.clone(),
             &FileStat::of(&meta),
-            keel_client::keywords::keywords_of(&record.head_type),
+            keel_client::keywords::form_of(&record.head_type),
         )?;
         if !blake3::Hash::from(digest)
             .to_hex()
@@ -108,6 +108,12 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
             let label = format!("{}{}", record.depot_file, rev_text(record.have_rev));
             let old = content.read_all(&header, &label).await?;
             let new = std::fs::read(local).unwrap_or_default();
+            // A utf16 file is compared as the UTF-8 text it is stored as.
+            let new = if keel_client::keywords::form_of(&record.head_type).utf16 {
+                keel_core::utf16::from_workspace(&new).unwrap_or(new)
+            } else {
+                new
+            };
             outputs.push((label, local.display().to_string(), record.clone(), old, new));
         }
         outputs.sort_by(|a, b| a.0.cmp(&b.0));

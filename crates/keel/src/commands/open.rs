@@ -112,6 +112,7 @@ pub async fn add(s: &mut Session, args: AddArgs) -> Result<()> {
     locals.dedup_by(|a, b| a.local == b.local);
     let mut files = Vec::with_capacity(locals.len());
     let mut types = Vec::with_capacity(locals.len());
+    let mut in_view = Vec::with_capacity(locals.len());
     for file in &locals {
         if ws.depot_of_client(&file.rel).is_none() {
             if expanded {
@@ -124,11 +125,13 @@ pub async fn add(s: &mut Session, args: AddArgs) -> Result<()> {
             Some(walked) => walked_type(walked)?,
             None => detect_type(&file.local)?,
         });
+        in_view.push(file.local.as_path());
     }
     if files.is_empty() {
         s.out.note("No files to add.");
         return Ok(());
     }
+    check_utf16_adds(&in_view, &types, args.file_type.as_deref())?;
     let records = open_files(
         s,
         OpenAction::Add,
@@ -139,6 +142,23 @@ pub async fn add(s: &mut Session, args: AddArgs) -> Result<()> {
     )
     .await?;
     list_opened(s.out, Some(&ws), &records);
+    Ok(())
+}
+
+/// Refuses the whole add, before anything is opened, when a file that would be added as
+/// `utf16` (detected so, or by `-t`) is not valid UTF-16. `locals[i]` was detected as
+/// `types[i]`.
+fn check_utf16_adds(locals: &[&Path], types: &[String], file_type: Option<&str>) -> Result<()> {
+    let change = file_type.and_then(|t| keel_core::TypeChange::parse(t).ok());
+    for (file, detected) in locals.iter().zip(types) {
+        let Ok(detected) = keel_core::FileType::parse(detected) else {
+            continue;
+        };
+        let effective = change.map_or(detected, |c| c.apply(detected));
+        if effective.base == keel_core::BaseType::Utf16 {
+            keel_client::keywords::check_utf16(file)?;
+        }
+    }
     Ok(())
 }
 

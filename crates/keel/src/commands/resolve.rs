@@ -105,6 +105,14 @@ pub async fn resolve(s: &mut Session, args: ResolveArgs) -> Result<()> {
             Some(fetch(s, format!("{}#{}", task.base_file, task.base_rev)).await?)
         };
         let yours = std::fs::read(&local).unwrap_or_default();
+        // A utf16 file is resolved as the UTF-8 text it is stored as, and written back as
+        // UTF-16.
+        let utf16 = keel_client::keywords::form_of(&task.file_type).utf16;
+        let yours = if utf16 {
+            keel_core::utf16::from_workspace(&yours).unwrap_or(yours)
+        } else {
+            yours
+        };
         let sides = Sides {
             base,
             theirs,
@@ -126,6 +134,11 @@ pub async fn resolve(s: &mut Session, args: ResolveArgs) -> Result<()> {
             Ok((result, outcome)) => {
                 let word = resolve_word(outcome);
                 if let Some(bytes) = result {
+                    let bytes = if utf16 {
+                        keel_core::utf16::to_workspace(&bytes)
+                    } else {
+                        bytes
+                    };
                     transfer::make_writable(&local).ok();
                     std::fs::write(&local, bytes)
                         .with_context(|| format!("writing {}", local.display()))?;

@@ -40,7 +40,7 @@ pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
                 let Some(client_file) = ws.client_file_of(record) else {
                     continue;
                 };
-                let keywords = keel_client::keywords::keywords_of(&record.file_type);
+                let keywords = keel_client::keywords::form_of(&record.file_type);
                 let local = transfer::hash_local_as(&ws.local(&client_file)?, keywords)?;
                 if let (Some(local), Some(have)) = (local, have.get(&record.depot_file))
                     && local.eq_ignore_ascii_case(have)

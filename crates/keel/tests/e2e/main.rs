@@ -84,6 +84,7 @@ mod transcripts;
 mod triggers;
 mod type_changes;
 mod typemap;
+mod types_m_utf16;
 mod undo;
 mod verify;
 mod watch;
