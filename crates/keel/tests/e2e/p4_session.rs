@@ -169,14 +169,24 @@ fn commands_the_protections_table_refuses_are_refused_but_info_is_not() {
     // Read access includes list.
     assert!(ok(&r[3]).as_array().is_some());
     // The refusals reached the command log like any command's, under the row `users` runs.
-    let log =
-        std::fs::read_to_string(s.server.root.join("logs/commands.jsonl")).unwrap_or_default();
-    assert!(
-        log.lines().any(|l| l.contains("\"command\":\"ListUsers\"")
-            && l.contains("\"user\":\"bob\"")
-            && l.contains("\"code\":\"PERMISSION_DENIED\"")),
-        "{log}"
-    );
+    // The log is written after the reply, so wait for the line (bounded).
+    let path = s.server.root.join("logs/commands.jsonl");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let log = std::fs::read_to_string(&path).unwrap_or_default();
+        if log.lines().any(|l| {
+            l.contains("\"command\":\"ListUsers\"")
+                && l.contains("\"user\":\"bob\"")
+                && l.contains("\"code\":\"PERMISSION_DENIED\"")
+        }) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no refused ListUsers record for bob in:\n{log}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 #[test]
