@@ -71,6 +71,7 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::maintenance::COMMANDS.iter().map(copy));
         all.extend(commands::day::COMMANDS.iter().map(copy));
         all.extend(commands::fixes::COMMANDS.iter().map(copy));
+        all.extend(commands::monitor::COMMANDS.iter().map(copy));
         all
     })
 }

@@ -242,3 +242,99 @@ pub fn files_to_send(
         })
         .collect()
 }
+
+/// Asks the client for each of `files` (`client-SendFile`, as [`receive`]) and keeps what
+/// arrives in memory, checked against the MD5 and size the client states: the workspace
+/// files ("yours") a merge reads. A file over `limit` bytes or one the client could not read
+/// fails the whole call, naming the file.
+pub async fn receive_whole(
+    cmd: &mut Cmd,
+    files: &[ToSend],
+    limit: u64,
+) -> Result<Vec<(String, Vec<u8>)>, CmdError> {
+    let mut got = Vec::with_capacity(files.len());
+    for batch in files.chunks(BATCH) {
+        for (i, f) in batch.iter().enumerate() {
+            cmd.conn.send(
+                &Message::new()
+                    .with("path", &f.local)
+                    .with("type", client_ops::type_code(f.file_type))
+                    .with("handle", format!("keel{i}"))
+                    .with("keelDepotFile", &f.depot_file)
+                    .with("open", OPEN)
+                    .with("write", WRITE)
+                    .with("confirm", SENT)
+                    .with("decline", FAILED)
+                    .with("func", "client-SendFile"),
+            );
+        }
+        client_ops::send_fence(cmd);
+        let mut current: Option<(String, Vec<u8>)> = None;
+        let mut failure: Option<CmdError> = None;
+        loop {
+            let m = client_ops::next_reply(cmd, FENCE).await?;
+            let func = m.func().unwrap_or_default();
+            if func == FENCE {
+                break;
+            }
+            if failure.is_some() {
+                // Read and drop the rest of the batch, so the connection stays in step.
+                continue;
+            }
+            match func.as_str() {
+                OPEN => current = Some((m.text("keelDepotFile").unwrap_or_default(), Vec::new())),
+                WRITE => match current.as_mut() {
+                    Some((depot, data)) => {
+                        data.extend_from_slice(m.get("data").unwrap_or_default());
+                        if data.len() as u64 > limit {
+                            failure = Some(refused(format!(
+                                "{depot} - the workspace file is larger than {limit} bytes, \
+                                 too large to merge; nothing was changed."
+                            )));
+                        }
+                    }
+                    None => {
+                        failure = Some(refused(
+                            "The client sent file content before opening its file.".into(),
+                        ))
+                    }
+                },
+                SENT => match current.take() {
+                    Some((depot, data)) => {
+                        let md5 = hex::encode_upper(Md5::digest(&data));
+                        let claimed = m.text("digest").unwrap_or_default();
+                        if claimed.eq_ignore_ascii_case(&md5) {
+                            got.push((depot, data));
+                        } else {
+                            failure = Some(refused(format!(
+                                "{depot} - the content the server received (MD5 {md5}) is not \
+                                 what the client sent (MD5 {claimed}); nothing was changed."
+                            )));
+                        }
+                    }
+                    None => {
+                        failure = Some(refused(
+                            "The client ended a file it had not opened.".to_string(),
+                        ))
+                    }
+                },
+                FAILED => {
+                    failure = Some(refused(format!(
+                        "{} - the client could not read its file {}; nothing was changed.",
+                        m.text("keelDepotFile").unwrap_or_default(),
+                        m.text("path").unwrap_or_default()
+                    )))
+                }
+                other => {
+                    failure = Some(refused(format!(
+                        "The client called {other:?} while sending files."
+                    )))
+                }
+            }
+        }
+        if let Some(e) = failure {
+            return Err(e);
+        }
+    }
+    Ok(got)
+}

@@ -89,6 +89,28 @@ impl CommandGate for ServerGate {
             Some((tonic::Code::Unauthenticated, reason.to_string())),
         );
     }
+
+    fn running(&self) -> Vec<keel_service::command::RunningCommand> {
+        self.registry
+            .running()
+            .iter()
+            .map(|run| {
+                let who = run.who.get().cloned().unwrap_or_default();
+                keel_service::command::RunningCommand {
+                    id: run.id,
+                    user: who.user,
+                    command: run.command.clone(),
+                    args: run.args(),
+                    elapsed: run.elapsed(),
+                    terminated: run.is_terminated(),
+                    workspace: who.workspace,
+                    host: who.host,
+                    address: run.address.get().map(|a| a.to_string()).unwrap_or_default(),
+                    program: run.program.clone(),
+                }
+            })
+            .collect()
+    }
 }
 
 /// One command the gate began.

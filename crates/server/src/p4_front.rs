@@ -39,6 +39,10 @@ impl CommandGate for P4Gate {
     fn refused_login(&self, command: &'static Command, start: CommandStart, reason: &str) {
         self.gate.refused_login(command, start, reason);
     }
+
+    fn running(&self) -> Vec<keel_service::command::RunningCommand> {
+        self.gate.running()
+    }
 }
 
 /// Serves the P4 listener's connections until the stream of accepted ones ends.

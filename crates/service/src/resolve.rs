@@ -1,8 +1,8 @@
 //! Resolve bookkeeping: which opened files wait for a resolve (with their source, theirs and
 //! base revisions), recording a file's resolution, `resolved`, and `integrated` history.
 //!
-//! The merge itself runs on the client, which holds "yours" (the workspace file); the pure
-//! decision lives in `keel_core::resolve`.
+//! The merge itself runs where "yours" is: in Keel's client (the workspace file), or in the P4
+//! front end after the P4 client sent it; the pure decision lives in `keel_core::resolve`.
 
 use crate::args::FileArg;
 

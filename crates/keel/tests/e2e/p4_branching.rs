@@ -149,8 +149,8 @@ fn a_file_changed_on_both_sides_is_left_to_merge_and_ay_keeps_yours() {
     assert_eq!(
         r[1]["warnings"],
         json!([format!(
-            "{} - needs a three-way merge, which this server does not do: resolve it with -at \
-             or -ay, or with Keel's own client.",
+            "{} - resolve skipped (changed on both sides, which -as does not merge: use -am or \
+             -af).",
             br.display()
         )])
     );
@@ -165,4 +165,86 @@ fn a_file_changed_on_both_sides_is_left_to_merge_and_ay_keeps_yours() {
     native.ok(&["submit", "-d", "kept mine"]);
     let head = native.json(&["print", "//depot/br/a.txt"]);
     assert_eq!(str_field(&head[0], "content"), "mine\n");
+}
+
+#[test]
+fn am_merges_a_file_changed_on_both_sides_and_af_forces_a_conflict_with_markers() {
+    let s = P4Server::start();
+    let w = workspace_on(&s.server, s.home.path(), "alice", "w");
+    write(&w.cwd, "a.txt", "1\n2\n3\n4\n5\n");
+    write(&w.cwd, "b.txt", "one\n");
+    w.ok(&["add", "a.txt", "b.txt"]);
+    w.ok(&["submit", "-d", "first"]);
+    let root = s.home.path().join("p4ws");
+    let (a, b) = (root.join("br/a.txt"), root.join("br/b.txt"));
+    let r = s.drive(&[
+        json!({"method": "save_client", "args": [{
+            "Client": "alice_ws", "Owner": "alice", "Root": root.display().to_string(),
+            "View": ["//depot/... //alice_ws/..."]
+        }]}),
+        json!({"cmd": ["integrate", "//depot/...", "//depot/br/..."]}),
+    ]);
+    ok(&r[1]);
+    let native = s.server.client("alice", "alice_ws", &root);
+    native.ok(&["submit", "-d", "branch"]);
+    // The branch changes a.txt's last line and b.txt's only line; the trunk a.txt's first
+    // line (no overlap: a clean merge) and b.txt's line otherwise (a conflict).
+    native.ok(&["edit", "br/a.txt", "br/b.txt"]);
+    std::fs::write(&a, "1\n2\n3\n4\nfive\n").unwrap();
+    std::fs::write(&b, "mine\n").unwrap();
+    native.ok(&["submit", "-d", "branch edit"]);
+    w.ok(&["edit", "a.txt", "b.txt"]);
+    write(&w.cwd, "a.txt", "one\n2\n3\n4\n5\n");
+    write(&w.cwd, "b.txt", "theirs\n");
+    w.ok(&["submit", "-d", "trunk edit"]);
+    let r = s.drive(&[
+        json!({"cmd": ["merge", "//depot/...", "//depot/br/..."], "tagged": false}),
+        json!({"cmd": ["resolve", "-am"], "tagged": false}),
+    ]);
+    ok(&r[0]);
+    let said = ok(&r[1]).as_array().expect("lines").clone();
+    for line in [
+        format!("{} - merging //depot/a.txt#2", a.display()),
+        format!("{} - merging //depot/b.txt#2", b.display()),
+        "Diff chunks: 1 yours + 1 theirs + 0 both + 0 conflicting".to_string(),
+        "Diff chunks: 0 yours + 0 theirs + 0 both + 1 conflicting".to_string(),
+        format!("{} - merge from //depot/a.txt", a.display()),
+    ] {
+        assert!(said.contains(&json!(line)), "{line} not in {said:?}");
+    }
+    assert_eq!(
+        r[1]["warnings"],
+        json!([format!(
+            "{} - resolve skipped (conflicts: edit the file and use -ay, or use -af).",
+            b.display()
+        )])
+    );
+    // Both sides' changes are in a.txt; b.txt is untouched and still waits for a resolve.
+    assert_eq!(std::fs::read(&a).unwrap(), b"one\n2\n3\n4\nfive\n");
+    assert_eq!(std::fs::read(&b).unwrap(), b"mine\n");
+    let r = s.drive(&[
+        json!({"cmd": ["resolve", "-n"], "tagged": false}),
+        json!({"cmd": ["resolve", "-af"], "tagged": false}),
+        json!({"cmd": ["resolve", "-n"], "tagged": false}),
+    ]);
+    assert_eq!(
+        ok(&r[0]),
+        &json!([format!("{} - merging //depot/b.txt#2", b.display())])
+    );
+    assert_eq!(
+        ok(&r[1]),
+        &json!([
+            format!("{} - merging //depot/b.txt#2", b.display()),
+            "Diff chunks: 0 yours + 0 theirs + 0 both + 1 conflicting",
+            format!("{} - merge from //depot/b.txt", b.display()),
+        ])
+    );
+    let marked = ">>>> ORIGINAL\none\n==== THEIRS\ntheirs\n==== YOURS\nmine\n<<<<\n";
+    assert_eq!(std::fs::read_to_string(&b).unwrap(), marked);
+    assert_eq!(r[2]["warnings"], json!(["No file(s) to resolve."]));
+    native.ok(&["submit", "-d", "merged"]);
+    let head = native.json(&["print", "//depot/br/a.txt"]);
+    assert_eq!(str_field(&head[0], "content"), "one\n2\n3\n4\nfive\n");
+    let head = native.json(&["print", "//depot/br/b.txt"]);
+    assert_eq!(str_field(&head[0], "content"), marked);
 }

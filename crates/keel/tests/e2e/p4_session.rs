@@ -169,14 +169,24 @@ fn commands_the_protections_table_refuses_are_refused_but_info_is_not() {
     // Read access includes list.
     assert!(ok(&r[3]).as_array().is_some());
     // The refusals reached the command log like any command's, under the row `users` runs.
-    let log =
-        std::fs::read_to_string(s.server.root.join("logs/commands.jsonl")).unwrap_or_default();
-    assert!(
-        log.lines().any(|l| l.contains("\"command\":\"ListUsers\"")
-            && l.contains("\"user\":\"bob\"")
-            && l.contains("\"code\":\"PERMISSION_DENIED\"")),
-        "{log}"
-    );
+    // The log is written after the reply, so wait for the line (bounded).
+    let path = s.server.root.join("logs/commands.jsonl");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let log = std::fs::read_to_string(&path).unwrap_or_default();
+        if log.lines().any(|l| {
+            l.contains("\"command\":\"ListUsers\"")
+                && l.contains("\"user\":\"bob\"")
+                && l.contains("\"code\":\"PERMISSION_DENIED\"")
+        }) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no refused ListUsers record for bob in:\n{log}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 #[test]
@@ -288,4 +298,71 @@ fn an_rsh_connection_waits_for_the_previous_one_to_leave_the_root() {
     );
     drop(holder.stdin.take());
     holder.wait().expect("holder exits");
+}
+
+#[test]
+fn monitor_show_lists_the_running_commands_and_details_need_super() {
+    let s = P4Server::start();
+    // No protections table yet: everyone is a super user and sees the details.
+    let r = s.drive(&[
+        json!({"cmd": ["monitor", "show"]}),
+        json!({"cmd": ["monitor", "show", "-a", "-l", "-e"]}),
+        json!({"cmd": ["monitor", "show", "-a"], "tagged": false}),
+    ]);
+    // The monitor's own command is running while it lists.
+    let own = |rows: &serde_json::Value| {
+        rows.as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["command"] == "MonitorShow" && r["owner"] == "alice")
+            .cloned()
+            .unwrap_or_else(|| panic!("no MonitorShow of alice in {rows}"))
+    };
+    let plain = own(ok(&r[0]));
+    assert_eq!(plain["status"], "R", "{plain}");
+    assert!(
+        plain["id"].as_str().expect("id").parse::<u64>().is_ok(),
+        "{plain}"
+    );
+    assert!(
+        plain["time"].as_str().expect("time").starts_with("00:00:"),
+        "{plain}"
+    );
+    assert!(plain.get("args").is_none(), "{plain}");
+    let detailed = own(ok(&r[1]));
+    assert_eq!(detailed["args"], "show -a -l -e", "{detailed}");
+    assert_eq!(detailed["client"], "alice_ws", "{detailed}");
+    assert!(
+        detailed["prog"].as_str().expect("prog").contains("P4PY"),
+        "{detailed}"
+    );
+    let lines = ok(&r[2]).to_string();
+    assert!(
+        lines.contains(" R alice    00:00:0") && lines.contains("MonitorShow show -a"),
+        "{lines}"
+    );
+
+    // With a protections table, a user without super lists but sees no details.
+    let admin = s.server.client("admin", "", s.home.path());
+    crate::access::protect(
+        &admin,
+        &["super user admin * //...", "write user alice * //..."],
+    );
+    let r = s.drive(&[
+        json!({"cmd": ["monitor", "show"]}),
+        json!({"cmd": ["monitor", "show", "-a"]}),
+        json!({"cmd": ["monitor", "terminate", "1"]}),
+        json!({"cmd": ["monitor"]}),
+        json!({"cmd": ["monitor", "show", "-x"]}),
+    ]);
+    assert_eq!(own(ok(&r[0]))["status"], "R");
+    let e = raised(&r[1]);
+    assert!(
+        e.contains("user alice") && e.contains("monitor show -a/-l needs super"),
+        "{e}"
+    );
+    let e = raised(&r[2]);
+    assert!(e.contains("monitor terminate is not supported"), "{e}");
+    assert!(raised(&r[3]).contains("Missing subcommand"), "{:?}", r[3]);
+    assert!(raised(&r[4]).contains("Usage: monitor show"), "{:?}", r[4]);
 }

@@ -38,6 +38,34 @@ pub trait CommandGate: Send + Sync {
     fn refused_login(&self, command: &'static Command, start: CommandStart, reason: &str) {
         let _ = (command, start, reason);
     }
+
+    /// The commands running now, as the gate's monitor knows them (none for a gate that keeps
+    /// no monitor).
+    fn running(&self) -> Vec<RunningCommand> {
+        Vec::new()
+    }
+}
+
+/// A running command as the monitor shows it (`monitor show`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunningCommand {
+    /// The monitor's id of the command.
+    pub id: u64,
+    /// Who runs it (empty until the caller is known).
+    pub user: String,
+    /// The command table row's name (`Info`, `ListUsers`).
+    pub command: String,
+    /// Its arguments in words.
+    pub args: String,
+    /// Time since it began.
+    pub elapsed: std::time::Duration,
+    /// Whether `monitor terminate` has marked it.
+    pub terminated: bool,
+    /// The caller's workspace, host, network address and client program.
+    pub workspace: String,
+    pub host: String,
+    pub address: String,
+    pub program: String,
 }
 
 /// What the gate that began a command does while it runs and when it ends.

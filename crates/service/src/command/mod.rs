@@ -13,7 +13,9 @@
 mod gate;
 mod table;
 
-pub use gate::{CommandGate, CommandRun, CommandStart, Failure, PlainGate, RunHooks};
+pub use gate::{
+    CommandGate, CommandRun, CommandStart, Failure, PlainGate, RunHooks, RunningCommand,
+};
 /// A front end's threads working for a command enter its counters (rows read and written,
 /// writer time), as the gRPC layer's do.
 pub use keel_store::command::{CommandCounters, Entered, enter};
