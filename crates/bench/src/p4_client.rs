@@ -136,6 +136,11 @@ impl P4Conn {
     }
 
     async fn receive(&mut self) -> Result<Message> {
+        // Answers queued since the last read go out before waiting for more (not one write
+        // per answer).
+        if self.read.buffer().is_empty() {
+            self.flush().await?;
+        }
         let mut header = [0u8; 5];
         self.read
             .read_exact(&mut header)
@@ -186,6 +191,7 @@ impl P4Conn {
         self.flush().await?;
         let mut reply = Reply::default();
         let mut open: HashMap<String, Open> = HashMap::new();
+        let mut made_dirs: std::collections::HashSet<PathBuf> = Default::default();
         let mut error: Option<String> = None;
         loop {
             let m = self.receive().await?;
@@ -201,7 +207,6 @@ impl P4Conn {
                         }
                     }
                     self.send(&answer.with("func", "flush2")).await?;
-                    self.flush().await?;
                 }
                 "client-FstatInfo" => reply.records.push(
                     m.vars
@@ -246,7 +251,7 @@ impl P4Conn {
                 "client-CloseFile" => {
                     let handle = m.text("handle").unwrap_or_default();
                     if let Some(f) = open.remove(&handle) {
-                        write_file(&f)?;
+                        write_file(&f, &mut made_dirs)?;
                         reply.files_written += 1;
                         reply.bytes_written += f.data.len() as u64;
                     }
@@ -279,8 +284,7 @@ impl P4Conn {
                 answer = answer.with(n, v);
             }
         }
-        self.send(&answer.with("func", confirm)).await?;
-        self.flush().await
+        self.send(&answer.with("func", confirm)).await
     }
 }
 
@@ -308,10 +312,13 @@ fn render(m: &Message) -> String {
     out
 }
 
-fn write_file(f: &Open) -> Result<()> {
-    if let Some(dir) = f.path.parent() {
+fn write_file(f: &Open, made_dirs: &mut std::collections::HashSet<PathBuf>) -> Result<()> {
+    if let Some(dir) = f.path.parent()
+        && !made_dirs.contains(dir)
+    {
         std::fs::create_dir_all(dir)
             .map_err(|e| BenchError::io(format!("mkdir {}", dir.display()), e))?;
+        made_dirs.insert(dir.to_path_buf());
     }
     std::fs::write(&f.path, &f.data)
         .map_err(|e| BenchError::io(format!("writing {}", f.path.display()), e))
