@@ -71,6 +71,8 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::maintenance::COMMANDS.iter().map(copy));
         all.extend(commands::day::COMMANDS.iter().map(copy));
         all.extend(commands::fixes::COMMANDS.iter().map(copy));
+        // p4jobs
+        all.extend(commands::jobs::COMMANDS.iter().map(copy));
         all
     })
 }

@@ -32,3 +32,5 @@ pub mod open;
 pub mod shelve;
 pub mod submit;
 pub mod workspace;
+// p4jobs
+pub mod jobs;

@@ -1,0 +1,181 @@
+//! P4 clients' job commands through P4Python (issue 30 through the issue-29 front end):
+//! `jobspec -o`, `job -o/-i/-d` (P4Python's `fetch_job`/`save_job`), `jobs` with job
+//! expressions, file arguments, `-l -r -m`, and `fix`/`fix -d`, tagged and untagged; refusals
+//! for bad input and for users whose protections do not reach. Content is set up with the
+//! native CLI.
+
+use crate::common::write;
+use crate::p4_harness::{P4Server, ok, raised};
+use serde_json::{Value, json};
+
+/// The names of the jobs in tagged `jobs` output.
+fn names(result: &Value) -> Vec<String> {
+    ok(result)
+        .as_array()
+        .expect("records")
+        .iter()
+        .map(|j| j["Job"].as_str().expect("Job field").to_string())
+        .collect()
+}
+
+#[test]
+fn jobs_job_jobspec_and_fix_through_p4python() {
+    let s = P4Server::start();
+    let root = s.home.path().join("ws");
+    std::fs::create_dir_all(&root).expect("workspace root");
+    let a = s.server.client("alice", "ws", &root);
+    a.ok(&[
+        "workspace",
+        "create",
+        "ws",
+        "--root",
+        root.to_str().expect("utf-8 root"),
+        "--view",
+        "//depot/... //ws/...",
+    ]);
+    let out = a.run_stdin(
+        &["job", "-i"],
+        "Job:\tnew\nDescription:\n\tBuild is slow.\n\tIt takes an hour.\n",
+    );
+    assert!(out.status.success(), "job -i");
+    write(&root, "main.c", "int main() { return 0; }\n");
+    a.ok(&["add", "main.c"]);
+    a.ok(&["submit", "-d", "first"]);
+
+    let r = s.drive(&[
+        json!({"cmd": ["jobspec", "-o"]}),
+        json!({"cmd": ["jobspec", "-o"], "tagged": false}),
+        json!({"method": "fetch_job", "args": []}),
+        json!({"method": "save_job", "args": [{
+            "Job": "new", "Status": "open", "User": "alice",
+            "Description": "Crash on start.\n"}]}),
+        json!({"cmd": ["job", "-o", "job000002"]}),
+        json!({"cmd": ["job", "-o", "job000002"], "tagged": false}),
+        json!({"cmd": ["jobs", "-e", "Status=open"]}),
+        json!({"cmd": ["jobs", "-e", "crash", "-m", "1"], "tagged": false}),
+        json!({"cmd": ["jobs", "-r"], "tagged": false}),
+        json!({"cmd": ["jobs", "-l", "-e", "job=job000001"], "tagged": false}),
+        json!({"cmd": ["fix", "-c", "1", "job000002"], "tagged": false}),
+        json!({"cmd": ["jobs", "-e", "status=closed"]}),
+        json!({"cmd": ["jobs", "//depot/..."]}),
+        json!({"cmd": ["fix", "-d", "-c", "1", "job000002"], "tagged": false}),
+        json!({"cmd": ["fixes", "-j", "job000002"]}),
+    ]);
+    let spec = ok(&r[0])[0].clone();
+    assert_eq!(spec["Fields"][0], "101 Job word 32 required", "{spec}");
+    assert_eq!(spec["Values"][0], "Status open/suspended/closed", "{spec}");
+    let text = ok(&r[1])[0].as_str().expect("form text").to_string();
+    assert!(
+        text.contains("Fields:\n\t101 Job word 32 required"),
+        "{text}"
+    );
+    let fresh = ok(&r[2]);
+    assert_eq!(fresh["Job"], "new", "{fresh}");
+    assert_eq!(fresh["Status"], "open", "{fresh}");
+    assert_eq!(fresh["User"], "alice", "{fresh}");
+    assert!(
+        r[3].to_string().contains("Job job000002 saved."),
+        "{:?}",
+        r[3]
+    );
+    let saved = ok(&r[4])[0].clone();
+    assert_eq!(saved["Job"], "job000002");
+    assert_eq!(saved["Description"], "Crash on start.\n");
+    // The specdef made it a spec object, as P4Python's fetch_job returns.
+    assert_eq!(saved["spec_class"], "Spec", "{saved}");
+    let form = ok(&r[5])[0].as_str().expect("form").to_string();
+    assert!(form.contains("Job:\tjob000002\n"), "{form}");
+    assert!(form.contains("Status:\topen\n"), "{form}");
+    assert!(form.contains("Crash on start."), "{form}");
+    assert_eq!(names(&r[6]), ["job000001", "job000002"]);
+    let line = ok(&r[7])[0].as_str().expect("line").to_string();
+    assert!(line.starts_with("job000002 on "), "{line}");
+    assert!(
+        line.ends_with(" by alice *open* 'Crash on start.'"),
+        "{line}"
+    );
+    assert_eq!(ok(&r[7]).as_array().expect("lines").len(), 1);
+    let reversed = ok(&r[8]).as_array().expect("lines").clone();
+    assert_eq!(reversed.len(), 2);
+    assert!(
+        reversed[0]
+            .as_str()
+            .expect("line")
+            .starts_with("job000002 ")
+    );
+    let long = ok(&r[9])[0].as_str().expect("line").to_string();
+    assert!(
+        long.contains("\n\tBuild is slow.\n\tIt takes an hour."),
+        "{long}"
+    );
+    assert_eq!(
+        ok(&r[10]),
+        &json!(["job000002 fixed by change 1 (closed)."])
+    );
+    assert_eq!(names(&r[11]), ["job000002"]);
+    assert_eq!(names(&r[12]), ["job000002"]);
+    assert_eq!(ok(&r[13]), &json!(["Deleted fix job000002 by change 1."]));
+    assert_eq!(ok(&r[14]), &json!([]));
+}
+
+#[test]
+fn job_refusals_name_what_was_wrong_and_change_nothing() {
+    let s = P4Server::start();
+    let root = s.home.path().join("ws");
+    std::fs::create_dir_all(&root).expect("workspace root");
+    let a = s.server.client("alice", "ws", &root);
+    a.ok(&[
+        "workspace",
+        "create",
+        "ws",
+        "--root",
+        root.to_str().expect("utf-8 root"),
+        "--view",
+        "//depot/... //ws/...",
+    ]);
+    let out = a.run_stdin(&["job", "-i"], "Job:\tnew\nDescription:\n\tFirst.\n");
+    assert!(out.status.success(), "job -i");
+    write(&root, "main.c", "int main() { return 0; }\n");
+    a.ok(&["add", "main.c"]);
+    a.ok(&["submit", "-d", "first"]);
+    crate::access::protect(&a, &["super user alice * //...", "list user carol * //..."]);
+
+    let r = s.drive(&[
+        json!({"cmd": ["jobs", "-e", "status=(open"], "tagged": false}),
+        json!({"cmd": ["jobs", "-e", "colour=red"], "tagged": false}),
+        json!({"cmd": ["job", "-i"], "input": "Job:\tnew\nColour:\tred\nDescription:\n\tx\n"}),
+        json!({"cmd": ["fix", "-s", "bogus", "-c", "1", "job000001"], "tagged": false}),
+        json!({"cmd": ["fix", "job000001"], "tagged": false}),
+        json!({"cmd": ["fix", "-c", "1", "job000009"], "tagged": false}),
+        json!({"cmd": ["job"], "tagged": false}),
+        json!({"cmd": ["jobs", "-m", "many"], "tagged": false}),
+        json!({"cmd": ["fix", "-c", "1", "job000001"], "user": "carol", "client": "", "tagged": false}),
+        json!({"cmd": ["job", "-i"], "input": {"Job": "new", "Description": "Sneaky.\n"}}),
+        json!({"cmd": ["job", "-d", "job000001"], "tagged": false}),
+        json!({"cmd": ["jobs"], "user": "alice", "client": "ws"}),
+        json!({"cmd": ["fixes"]}),
+        json!({"cmd": ["job", "-d", "job000001"], "tagged": false}),
+        json!({"cmd": ["jobs"], "tagged": false}),
+    ]);
+    assert!(raised(&r[0]).contains("\"(\" at position 8"), "{:?}", r[0]);
+    assert!(
+        raised(&r[1]).to_lowercase().contains("colour"),
+        "{:?}",
+        r[1]
+    );
+    assert!(raised(&r[2]).contains("Colour"), "{:?}", r[2]);
+    assert!(raised(&r[3]).contains("bogus"), "{:?}", r[3]);
+    assert!(raised(&r[4]).contains("-c"), "{:?}", r[4]);
+    assert!(raised(&r[5]).contains("job000009"), "{:?}", r[5]);
+    assert!(raised(&r[6]).contains("use -o and -i"), "{:?}", r[6]);
+    assert!(raised(&r[7]).contains("many"), "{:?}", r[7]);
+    for refused in &r[8..=10] {
+        let text = raised(refused);
+        assert!(text.contains("permission"), "{text}");
+    }
+    // Nothing the refusals touched changed: one job, no fixes.
+    assert_eq!(names(&r[11]), ["job000001"]);
+    assert_eq!(ok(&r[12]), &json!([]));
+    assert_eq!(ok(&r[13]), &json!(["Job job000001 deleted."]));
+    assert_eq!(ok(&r[14]), &json!([]));
+}
