@@ -179,3 +179,67 @@ fn job_refusals_name_what_was_wrong_and_change_nothing() {
     assert_eq!(ok(&r[13]), &json!(["Job job000001 deleted."]));
     assert_eq!(ok(&r[14]), &json!([]));
 }
+
+#[test]
+fn keys_and_typemap_through_p4python() {
+    let s = P4Server::start();
+    let a = s.server.client("alice", "", s.home.path());
+    crate::access::protect(&a, &["super user alice * //...", "list user carol * //..."]);
+    let r = s.drive(&[
+        json!({"cmd": ["key", "build", "41"], "tagged": false}),
+        json!({"cmd": ["key", "-i", "build"], "tagged": false}),
+        json!({"cmd": ["key", "build"]}),
+        json!({"cmd": ["key", "release", "r1"], "tagged": false}),
+        json!({"cmd": ["keys"], "tagged": false}),
+        json!({"cmd": ["keys", "-e", "rel*"]}),
+        json!({"cmd": ["keys", "-m", "1"], "tagged": false}),
+        json!({"cmd": ["key", "-d", "release"], "tagged": false}),
+        json!({"cmd": ["counters"], "tagged": false}),
+        json!({"method": "save_typemap", "args": [{"TypeMap": [
+            "binary //depot/....png", "text+k //depot/....c"]}]}),
+        json!({"method": "fetch_typemap", "args": []}),
+        json!({"cmd": ["typemap", "-o"], "tagged": false}),
+        json!({"cmd": ["typemap", "-i"], "input": {"TypeMap": [
+            "binary //depot/....png", "nosuchtype //depot/....x"]}}),
+        json!({"cmd": ["keys", "-m", "lots"], "tagged": false}),
+        json!({"cmd": ["key", "-d", "-i", "build"], "tagged": false}),
+        json!({"cmd": ["key", "build", "1"], "user": "carol", "tagged": false}),
+        json!({"cmd": ["typemap", "-i"], "input": {"TypeMap": ["text //..."]}}),
+        json!({"cmd": ["key", "build"], "tagged": false}),
+        json!({"cmd": ["typemap", "-o"], "user": "alice"}),
+    ]);
+    assert_eq!(ok(&r[0]), &json!(["Key build set."]));
+    assert_eq!(ok(&r[1]), &json!(["42"]));
+    assert_eq!(ok(&r[2]), &json!([{"key": "build", "value": "42"}]));
+    assert_eq!(ok(&r[4]), &json!(["build = 42", "release = r1"]));
+    assert_eq!(ok(&r[5]), &json!([{"key": "release", "value": "r1"}]));
+    assert_eq!(ok(&r[6]), &json!(["build = 42"]));
+    assert_eq!(ok(&r[7]), &json!(["Key release deleted."]));
+    // Keys are not counters.
+    let counters = ok(&r[8]).to_string();
+    assert!(!counters.contains("build"), "{counters}");
+    assert!(r[9].to_string().contains("Typemap saved."), "{:?}", r[9]);
+    let fetched = ok(&r[10]);
+    assert_eq!(
+        fetched["TypeMap"],
+        json!(["binary //depot/....png", "text+k //depot/....c"]),
+        "{fetched}"
+    );
+    let form = ok(&r[11])[0].as_str().expect("form").to_string();
+    assert!(
+        form.contains("TypeMap:\n\tbinary //depot/....png\n"),
+        "{form}"
+    );
+    let bad = raised(&r[12]);
+    assert!(bad.contains("nosuchtype"), "{bad}");
+    assert!(raised(&r[13]).contains("lots"), "{:?}", r[13]);
+    assert!(raised(&r[14]).contains("-d and -i"), "{:?}", r[14]);
+    assert!(raised(&r[15]).contains("permission"), "{:?}", r[15]);
+    assert!(raised(&r[16]).contains("permission"), "{:?}", r[16]);
+    // carol can read what she cannot change; the refused saves changed nothing.
+    assert_eq!(ok(&r[17]), &json!(["42"]));
+    assert_eq!(
+        ok(&r[18])[0]["TypeMap"],
+        json!(["binary //depot/....png", "text+k //depot/....c"])
+    );
+}

@@ -33,4 +33,5 @@ pub mod shelve;
 pub mod submit;
 pub mod workspace;
 // p4jobs
+pub mod glue;
 pub mod jobs;
