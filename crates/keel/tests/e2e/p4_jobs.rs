@@ -243,3 +243,71 @@ fn keys_and_typemap_through_p4python() {
         json!(["binary //depot/....png", "text+k //depot/....c"])
     );
 }
+
+#[test]
+fn lock_cstat_and_reviews_through_p4python() {
+    let s = P4Server::start();
+    let root = s.home.path().join("ws");
+    std::fs::create_dir_all(&root).expect("workspace root");
+    let a = s.server.client("alice", "ws", &root);
+    a.ok(&[
+        "workspace",
+        "create",
+        "ws",
+        "--root",
+        root.to_str().expect("utf-8 root"),
+        "--view",
+        "//depot/... //ws/...",
+    ]);
+    write(&root, "a.c", "one\n");
+    write(&root, "b.c", "two\n");
+    a.ok(&["add", "a.c", "b.c"]);
+    a.ok(&["submit", "-d", "first"]);
+    a.ok(&["edit", "a.c"]);
+    let bob = s.server.client("bob", "", s.home.path());
+    let form = "User: bob\nEmail: bob@example.com\nFullName: Bob R.\nReviews:\n\t//depot/a.c\n";
+    assert!(bob.run_stdin(&["user", "-i"], form).status.success());
+    crate::access::protect(&a, &["super user alice * //...", "list user carol * //..."]);
+
+    let r = s.drive(&[
+        json!({"cmd": ["lock", "//depot/a.c"], "client": "ws", "tagged": false}),
+        json!({"cmd": ["lock"]}),
+        json!({"cmd": ["unlock"], "tagged": false}),
+        json!({"cmd": ["unlock", "//depot/b.c"], "tagged": false}),
+        json!({"cmd": ["lock", "-c", "abc"], "tagged": false}),
+        json!({"cmd": ["cstat", "//depot/..."]}),
+        json!({"cmd": ["review"], "tagged": false}),
+        json!({"cmd": ["review", "-c", "2"]}),
+        json!({"cmd": ["reviews", "//depot/a.c"], "tagged": false}),
+        json!({"cmd": ["reviews", "-c", "1"]}),
+        json!({"cmd": ["review", "-c", "x"], "tagged": false}),
+        json!({"cmd": ["lock", "//depot/a.c"], "user": "carol", "client": "", "tagged": false}),
+        json!({"cmd": ["unlock", "-f", "//depot/a.c"], "tagged": false}),
+        json!({"cmd": ["opened"], "user": "alice", "client": "ws"}),
+    ]);
+    assert_eq!(ok(&r[0]), &json!(["//depot/a.c#1 - locked"]));
+    assert_eq!(
+        ok(&r[1]),
+        &json!([{"depotFile": "//depot/a.c", "rev": "1", "action": "locked"}])
+    );
+    assert_eq!(ok(&r[2]), &json!(["//depot/a.c#1 - unlocked"]));
+    assert!(
+        raised(&r[3]).contains("//depot/b.c - file(s) not opened"),
+        "{:?}",
+        r[3]
+    );
+    assert!(raised(&r[4]).contains("-c abc"), "{:?}", r[4]);
+    assert_eq!(ok(&r[5]), &json!([{"change": "1", "status": "have"}]));
+    let line = ok(&r[6])[0].as_str().expect("line").to_string();
+    assert!(line.starts_with("Change 1 alice "), "{line}");
+    assert_eq!(ok(&r[7]), &json!([]));
+    assert_eq!(ok(&r[8]), &json!(["bob <bob@example.com> (Bob R.)"]));
+    assert_eq!(ok(&r[9])[0]["user"], "bob");
+    assert!(raised(&r[10]).contains("-c x"), "{:?}", r[10]);
+    // carol (list access) may neither lock nor force an unlock; the file stays unlocked.
+    assert!(raised(&r[11]).contains("permission"), "{:?}", r[11]);
+    assert!(raised(&r[12]).contains("permission"), "{:?}", r[12]);
+    let opened = &ok(&r[13])[0];
+    assert_eq!(opened["depotFile"], "//depot/a.c");
+    assert!(opened.get("ourLock").is_none(), "{opened}");
+}

@@ -1,15 +1,19 @@
 //! The commands scripts call: `keys [-e filter] [-m max]` and `key [-d | -i] name [value]`
 //! over the service's keys (the counters' own name space), and `typemap -o/-i`, the typemap
-//! as a form with a `specdef` (P4Python's `fetch_typemap`/`save_typemap`).
+//! as a form with a `specdef` (P4Python's `fetch_typemap`/`save_typemap`); `lock`/`unlock`
+//! of opened files (`//depot/a#1 - locked`), `cstat` (which changes the workspace has),
+//! `review` (changes after a change or counter) and `reviews` (who reviews files).
 
 use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
+use crate::commands::fileargs;
 use crate::commands::forms;
 use crate::dispatch::{self, Command};
+use crate::wire::report::Severity;
 use crate::wire::report::{Generic, Report};
 use crate::wire::specdef::{Field, Kind, SpecDef, Values, lines};
-use keel_core::CounterSpace;
+use keel_core::{ChangeNumber, ChangeRef, CounterSpace};
 use keel_service::command as rows;
-use keel_service::{CounterOp, CounterOpError};
+use keel_service::{CounterOp, CounterOpError, FileInfo, ReviewFrom};
 
 pub const COMMANDS: &[Command] = &[
     Command {
@@ -35,6 +39,46 @@ pub const COMMANDS: &[Command] = &[
         flags: "o i",
         usage: "typemap [ -o | -i ]",
         run: |c| Box::pin(typemap(c)),
+    },
+    Command {
+        name: "lock",
+        row: rows::LOCK,
+        login: true,
+        flags: "c:",
+        usage: "lock [ -c changelist# ] [ file ... ]",
+        run: |c| Box::pin(lock(c)),
+    },
+    Command {
+        name: "unlock",
+        row: rows::UNLOCK,
+        login: true,
+        flags: "c: f",
+        usage: "unlock [ -c changelist# ] [ -f ] [ file ... ]",
+        run: |c| Box::pin(unlock(c)),
+    },
+    Command {
+        name: "cstat",
+        row: rows::CSTAT,
+        login: true,
+        flags: "",
+        usage: "cstat [ file[revRange] ... ]",
+        run: |c| Box::pin(cstat(c)),
+    },
+    Command {
+        name: "review",
+        row: rows::REVIEW,
+        login: true,
+        flags: "c: t:",
+        usage: "review [ -c changelist# ] [ -t counter ]",
+        run: |c| Box::pin(review(c)),
+    },
+    Command {
+        name: "reviews",
+        row: rows::REVIEWS,
+        login: true,
+        flags: "c:",
+        usage: "reviews [ -c changelist# ] [ file ... ]",
+        run: |c| Box::pin(reviews(c)),
     },
 ];
 
@@ -174,5 +218,207 @@ async fn typemap(cmd: &mut Cmd) -> CmdResult {
     let table = cmd.call(|svc, caller| svc.typemap(caller)).await??;
     let values: Values = vec![("TypeMap", table.iter().map(|l| l.to_string()).collect())];
     forms::send(cmd, &TYPEMAP, &values);
+    Ok(())
+}
+
+/// The `-c` of `lock`/`unlock`: a change number or `default`.
+fn change_flag(value: Option<&str>) -> Result<Option<ChangeRef>, CmdError> {
+    Ok(match value {
+        None => None,
+        Some("default") => Some(ChangeRef::Default),
+        Some(n) => Some(ChangeRef::from_number(n.parse().map_err(|_| {
+            usage(format!(
+                "-c {n}: the changelist must be a number or 'default'"
+            ))
+        })?)),
+    })
+}
+
+/// A change number flag (`-c N`), refused by name when it is not one.
+fn number_flag(value: Option<&str>, flag: char) -> Result<Option<ChangeNumber>, CmdError> {
+    value
+        .map(|n| {
+            n.parse()
+                .map(ChangeNumber)
+                .map_err(|_| usage(format!("-{flag} {n}: not a change number")))
+        })
+        .transpose()
+}
+
+/// The depot paths the file arguments name (depot syntax needs no workspace).
+async fn depot_args(cmd: &mut Cmd, args: &[String]) -> Result<Vec<String>, CmdError> {
+    let (mapped, _) = fileargs::map(cmd, args, false).await?;
+    Ok(mapped.into_iter().map(|a| a.keel).collect())
+}
+
+/// `//depot/a#1 - locked` (tagged: `depotFile`, `rev`, `action`): the revision the file was
+/// opened at (an opened record's `head_rev`), `none` for an add.
+fn announce_lock(cmd: &mut Cmd, f: &FileInfo, what: &str) {
+    let rev = match f.head_rev {
+        0 => "none".to_string(),
+        n => n.to_string(),
+    };
+    if cmd.tagged {
+        cmd.stat([
+            ("depotFile", f.depot_file.to_string()),
+            ("rev", rev),
+            ("action", what.to_string()),
+        ]);
+    } else {
+        cmd.info(format!("{}#{rev} - {what}", f.depot_file));
+    }
+}
+
+/// The warning that nothing the arguments name is opened (or locked).
+fn nothing(cmd: &mut Cmd, args: &[String], what: &str) {
+    let path = if args.is_empty() {
+        "[all files]".to_string()
+    } else {
+        args.join(" ")
+    };
+    cmd.report(
+        Report::new(Severity::Warn, Generic::Empty, number::NOT_OPENED)
+            .arg("path", path)
+            .text(format!(" - {what}")),
+    );
+}
+
+async fn lock(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("lock").expect("lock is in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    let change = change_flag(flags.value('c'))?;
+    let files = depot_args(cmd, &flags.rest).await?;
+    let locked = cmd
+        .call(move |svc, caller| svc.lock(caller, &files, change))
+        .await??;
+    if locked.is_empty() {
+        nothing(cmd, &flags.rest, "file(s) not opened on this client.");
+    }
+    for f in &locked {
+        announce_lock(cmd, f, "locked");
+    }
+    Ok(())
+}
+
+async fn unlock(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("unlock").expect("unlock is in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    let change = change_flag(flags.value('c'))?;
+    let files = depot_args(cmd, &flags.rest).await?;
+    let force = flags.has('f');
+    let unlocked = cmd
+        .call(move |svc, caller| svc.unlock(caller, &files, change, force))
+        .await??;
+    if unlocked.is_empty() {
+        nothing(cmd, &flags.rest, "file(s) not locked.");
+    }
+    for f in &unlocked {
+        announce_lock(cmd, f, "unlocked");
+    }
+    Ok(())
+}
+
+async fn cstat(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("cstat").expect("cstat is in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    let args = if flags.rest.is_empty() {
+        vec!["//...".to_string()]
+    } else {
+        flags.rest.clone()
+    };
+    let files = depot_args(cmd, &args).await?;
+    let found = cmd
+        .call(move |svc, caller| {
+            let mut out = Vec::new();
+            svc.cstat(caller, &files, &mut |change, sync| {
+                out.push((change, sync));
+                Ok(())
+            })
+            .map(|()| out)
+        })
+        .await??;
+    for (change, sync) in found {
+        if cmd.tagged {
+            cmd.stat([
+                ("change", change.0.to_string()),
+                ("status", sync.as_str().to_string()),
+            ]);
+        } else {
+            cmd.info(format!(
+                "... change {}\n... status {}",
+                change.0,
+                sync.as_str()
+            ));
+        }
+    }
+    Ok(())
+}
+
+async fn review(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("review").expect("review is in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    if !flags.rest.is_empty() {
+        return Err(usage(format!("Usage: {}", command.usage)));
+    }
+    let from = match (number_flag(flags.value('c'), 'c')?, flags.value('t')) {
+        (Some(_), Some(_)) => return Err(usage("-c and -t cannot be used together.")),
+        (Some(n), None) => ReviewFrom::Change(n),
+        (None, Some(counter)) => ReviewFrom::Counter(counter.to_string()),
+        (None, None) => ReviewFrom::All,
+    };
+    let found = cmd
+        .call(move |svc, caller| {
+            let mut out = Vec::new();
+            svc.review_changes(caller, from, &mut |c| {
+                out.push(c);
+                Ok(())
+            })
+            .map(|()| out)
+        })
+        .await??;
+    for c in found {
+        if cmd.tagged {
+            cmd.stat([
+                ("change", c.change.0.to_string()),
+                ("user", c.user.clone()),
+                ("email", c.email.clone()),
+                ("name", c.full_name.clone()),
+            ]);
+        } else {
+            cmd.info(format!(
+                "Change {} {} <{}> ({})",
+                c.change.0, c.user, c.email, c.full_name
+            ));
+        }
+    }
+    Ok(())
+}
+
+async fn reviews(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("reviews").expect("reviews is in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    let change = number_flag(flags.value('c'), 'c')?;
+    let files = depot_args(cmd, &flags.rest).await?;
+    let found = cmd
+        .call(move |svc, caller| {
+            let mut out = Vec::new();
+            svc.reviewers(caller, change, &files, &mut |u| {
+                out.push(u);
+                Ok(())
+            })
+            .map(|()| out)
+        })
+        .await??;
+    for u in found {
+        if cmd.tagged {
+            cmd.stat([
+                ("user", u.name.clone()),
+                ("email", u.email.clone()),
+                ("name", u.full_name.clone()),
+            ]);
+        } else {
+            cmd.info(format!("{} <{}> ({})", u.name, u.email, u.full_name));
+        }
+    }
     Ok(())
 }
