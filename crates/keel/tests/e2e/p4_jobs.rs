@@ -311,3 +311,73 @@ fn lock_cstat_and_reviews_through_p4python() {
     assert_eq!(opened["depotFile"], "//depot/a.c");
     assert!(opened.get("ourLock").is_none(), "{opened}");
 }
+
+#[test]
+fn interchanges_through_p4python() {
+    let s = P4Server::start();
+    let root = s.home.path().join("ws");
+    std::fs::create_dir_all(&root).expect("workspace root");
+    let a = s.server.client("alice", "ws", &root);
+    a.ok(&[
+        "workspace",
+        "create",
+        "ws",
+        "--root",
+        root.to_str().expect("utf-8 root"),
+        "--view",
+        "//depot/... //ws/...",
+    ]);
+    write(&root, "main/a.c", "one\n");
+    a.ok(&["add", "main/a.c"]);
+    a.ok(&["submit", "-d", "first"]); // 1
+    a.ok(&["integrate", "//depot/main/...", "//depot/rel/..."]);
+    a.ok(&["submit", "-d", "branch rel"]); // 2
+    a.ok(&["edit", "main/a.c"]);
+    write(&root, "main/a.c", "two\n");
+    a.ok(&["submit", "-d", "fix a\nwith a second line"]); // 3
+    crate::access::protect(
+        &a,
+        &[
+            "super user alice * //...",
+            "list user carol * //depot/rel/...",
+        ],
+    );
+
+    let r = s.drive(&[
+        json!({"cmd": ["interchanges", "//depot/main/...", "//depot/rel/..."], "client": "ws"}),
+        json!({"cmd": ["interchanges", "//depot/main/...", "//depot/rel/..."], "tagged": false}),
+        json!({"cmd": ["interchanges", "-l", "-f", "//depot/main/...", "//depot/rel/..."],
+               "tagged": false}),
+        json!({"cmd": ["interchanges", "-f", "//depot/main/...", "//depot/rel/..."]}),
+        json!({"cmd": ["interchanges", "//depot/rel/...", "//depot/main/..."]}),
+        json!({"cmd": ["interchanges", "//depot/main/..."], "tagged": false}),
+        json!({"cmd": ["interchanges", "-b", "nosuch"], "tagged": false}),
+        json!({"cmd": ["interchanges", "//depot/main/...", "//depot/rel/..."],
+               "user": "carol", "client": ""}),
+    ]);
+    let found = ok(&r[0]).as_array().expect("records").clone();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["change"], "3");
+    assert_eq!(found[0]["user"], "alice");
+    assert_eq!(found[0]["client"], "ws");
+    let line = ok(&r[1])[0].as_str().expect("line").to_string();
+    assert!(line.starts_with("Change 3 on "), "{line}");
+    assert!(
+        line.ends_with(" by alice@ws 'fix a with a second line'"),
+        "{line}"
+    );
+    let long = ok(&r[2])[0].as_str().expect("line").to_string();
+    assert!(long.contains("\n\tfix a\n\twith a second line\n"), "{long}");
+    assert!(long.ends_with("\n//depot/main/a.c#2"), "{long}");
+    // P4Python gathers depotFile0.. and rev0.. into lists.
+    assert_eq!(ok(&r[3])[0]["depotFile"], json!(["//depot/main/a.c"]));
+    assert_eq!(ok(&r[3])[0]["rev"], json!(["2"]));
+    // The other way: rel's own branching change, which main never took back.
+    let back: Vec<&Value> = ok(&r[4]).as_array().expect("records").iter().collect();
+    assert_eq!(back.len(), 1, "{back:?}");
+    assert_eq!(back[0]["change"], "2");
+    assert!(raised(&r[5]).contains("Usage: interchanges"), "{:?}", r[5]);
+    assert!(raised(&r[6]).contains("nosuch"), "{:?}", r[6]);
+    // carol may not list the source: she sees no change of it.
+    assert_eq!(ok(&r[7]), &json!([]));
+}

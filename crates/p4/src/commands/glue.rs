@@ -2,7 +2,8 @@
 //! over the service's keys (the counters' own name space), and `typemap -o/-i`, the typemap
 //! as a form with a `specdef` (P4Python's `fetch_typemap`/`save_typemap`); `lock`/`unlock`
 //! of opened files (`//depot/a#1 - locked`), `cstat` (which changes the workspace has),
-//! `review` (changes after a change or counter) and `reviews` (who reviews files).
+//! `review` (changes after a change or counter), `reviews` (who reviews files) and
+//! `interchanges` (changes not yet integrated from a source to a target).
 
 use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
 use crate::commands::fileargs;
@@ -13,7 +14,9 @@ use crate::wire::report::{Generic, Report};
 use crate::wire::specdef::{Field, Kind, SpecDef, Values, lines};
 use keel_core::{ChangeNumber, ChangeRef, CounterSpace};
 use keel_service::command as rows;
-use keel_service::{CounterOp, CounterOpError, FileInfo, ReviewFrom};
+use keel_service::{
+    CounterOp, CounterOpError, FileInfo, IntegrateError, IntegrateRequest, Interchange, ReviewFrom,
+};
 
 pub const COMMANDS: &[Command] = &[
     Command {
@@ -79,6 +82,14 @@ pub const COMMANDS: &[Command] = &[
         flags: "c:",
         usage: "reviews [ -c changelist# ] [ file ... ]",
         run: |c| Box::pin(reviews(c)),
+    },
+    Command {
+        name: "interchanges",
+        row: rows::INTERCHANGES,
+        login: true,
+        flags: "b: r l f",
+        usage: "interchanges [ -f -l -r ] { fromFile toFile | -b branch [ toFile ... ] }",
+        run: |c| Box::pin(interchanges(c)),
     },
 ];
 
@@ -419,6 +430,88 @@ async fn reviews(cmd: &mut Cmd) -> CmdResult {
         } else {
             cmd.info(format!("{} <{}> ({})", u.name, u.email, u.full_name));
         }
+    }
+    Ok(())
+}
+
+async fn interchanges(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("interchanges").expect("interchanges is in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    let mut req = IntegrateRequest {
+        reverse: flags.has('r'),
+        preview: true,
+        ..IntegrateRequest::default()
+    };
+    match (flags.value('b'), flags.rest.as_slice()) {
+        (Some(branch), rest) => {
+            req.branch = branch.to_string();
+            req.files = depot_args(cmd, rest).await?;
+        }
+        (None, [_, _]) if !flags.has('r') => {
+            let paths = depot_args(cmd, &flags.rest).await?;
+            req.from = paths[0].clone();
+            req.to = paths[1].clone();
+        }
+        _ => return Err(usage(format!("Usage: {}", command.usage))),
+    }
+    let with_files = flags.has('f');
+    let found = cmd
+        .call(move |svc, caller| {
+            let mut out: Vec<Interchange> = Vec::new();
+            svc.interchanges(caller, &req, with_files, &mut |i| {
+                out.push(i);
+                Ok(())
+            })
+            .map(|()| out)
+        })
+        .await?
+        .map_err(|e| match e {
+            IntegrateError::Service(s) => s.into(),
+            other => CmdError::Report(Report::failed(
+                Generic::Usage,
+                number::SERVICE,
+                other.to_string(),
+            )),
+        })?;
+    let long = flags.has('l');
+    for i in found {
+        let c = &i.change;
+        if cmd.tagged {
+            let mut rec = vec![
+                ("change".to_string(), c.change.0.to_string()),
+                ("time".to_string(), c.time.to_string()),
+                ("user".to_string(), c.user.clone()),
+                ("client".to_string(), c.workspace.clone()),
+                ("status".to_string(), "submitted".to_string()),
+                (
+                    "desc".to_string(),
+                    fileargs::cut(&c.description, None, false),
+                ),
+            ];
+            for (n, (path, rev)) in i.files.iter().enumerate() {
+                rec.push((format!("depotFile{n}"), path.to_string()));
+                rec.push((format!("rev{n}"), rev.to_string()));
+            }
+            cmd.stat(rec);
+            continue;
+        }
+        let head = format!(
+            "Change {} on {} by {}@{}",
+            c.change.0,
+            crate::dates::date(c.time),
+            c.user,
+            c.workspace
+        );
+        let mut text = if long {
+            let body: String = c.description.lines().map(|l| format!("\n\t{l}")).collect();
+            format!("{head}\n{body}\n")
+        } else {
+            format!("{head} '{}'", fileargs::cut(&c.description, Some(31), true))
+        };
+        for (path, rev) in &i.files {
+            text.push_str(&format!("\n{path}#{rev}"));
+        }
+        cmd.info(text);
     }
     Ok(())
 }
