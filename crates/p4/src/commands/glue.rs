@@ -515,3 +515,21 @@ async fn interchanges(cmd: &mut Cmd) -> CmdResult {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::dispatch::{find, row_of};
+
+    #[test]
+    fn reading_a_key_runs_the_reading_row() {
+        let key = find("key").expect("key is in the table");
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(row_of(key, &args(&["build"])).name, "GetCounter");
+        assert_eq!(row_of(key, &args(&["build", "3"])).name, "UpdateCounter");
+        assert_eq!(row_of(key, &args(&["-d", "build"])).name, "UpdateCounter");
+        assert_eq!(
+            row_of(find("typemap").expect("typemap"), &args(&["-o"])).name,
+            "GetTypemap"
+        );
+    }
+}
