@@ -72,6 +72,9 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::day::COMMANDS.iter().map(copy));
         all.extend(commands::fixes::COMMANDS.iter().map(copy));
         all.extend(commands::monitor::COMMANDS.iter().map(copy));
+        // p4jobs
+        all.extend(commands::jobs::COMMANDS.iter().map(copy));
+        all.extend(commands::glue::COMMANDS.iter().map(copy));
         all
     })
 }
@@ -106,7 +109,7 @@ const READ_ROWS: &[(&str, &rows::Command)] = &[
 /// The row `command` runs with `args`: a spec verb's `-o` its reading row, `counter NAME`
 /// the reading one, else its own.
 pub fn row_of(command: &Command, args: &[String]) -> &'static rows::Command {
-    if command.name == "counter" {
+    if matches!(command.name, "counter" | "key") {
         return commands::counters::counter_row(args);
     }
     let output_only = args.iter().any(|a| a == "-o");

@@ -34,3 +34,6 @@ pub mod submit;
 pub mod workspace;
 // p4merge
 pub mod monitor;
+// p4jobs
+pub mod glue;
+pub mod jobs;
