@@ -8,18 +8,7 @@ use serde_json::json;
 #[test]
 fn grep_through_p4python() {
     let s = P4Server::start();
-    let root = s.home.path().join("ws");
-    std::fs::create_dir_all(&root).expect("workspace root");
-    let a = s.server.client("alice", "ws", &root);
-    a.ok(&[
-        "workspace",
-        "create",
-        "ws",
-        "--root",
-        root.to_str().expect("utf-8 root"),
-        "--view",
-        "//depot/... //ws/...",
-    ]);
+    let (a, root) = s.native_workspace();
     write(&root, "src/a.c", "int main() {\n  helper();\n}\n");
     write(&root, "src/b.c", "void helper();\n// TODO\n");
     a.ok(&["add", "src/a.c", "src/b.c"]);
@@ -67,18 +56,7 @@ fn grep_through_p4python() {
 #[test]
 fn sizes_through_p4python() {
     let s = P4Server::start();
-    let root = s.home.path().join("ws");
-    std::fs::create_dir_all(&root).expect("workspace root");
-    let a = s.server.client("alice", "ws", &root);
-    a.ok(&[
-        "workspace",
-        "create",
-        "ws",
-        "--root",
-        root.to_str().expect("utf-8 root"),
-        "--view",
-        "//depot/... //ws/...",
-    ]);
+    let (a, root) = s.native_workspace();
     write(&root, "main/a.txt", "x".repeat(100));
     a.ok(&["add", "main/a.txt"]);
     a.ok(&["submit", "-d", "a"]);
@@ -112,18 +90,7 @@ fn sizes_through_p4python() {
 #[test]
 fn annotate_through_p4python() {
     let s = P4Server::start();
-    let root = s.home.path().join("ws");
-    std::fs::create_dir_all(&root).expect("workspace root");
-    let a = s.server.client("alice", "ws", &root);
-    a.ok(&[
-        "workspace",
-        "create",
-        "ws",
-        "--root",
-        root.to_str().expect("utf-8 root"),
-        "--view",
-        "//depot/... //ws/...",
-    ]);
+    let (a, root) = s.native_workspace();
     write(&root, "a.txt", "one\ntwo\n");
     a.ok(&["add", "a.txt"]);
     a.ok(&["submit", "-d", "first"]);
@@ -169,18 +136,7 @@ fn annotate_through_p4python() {
 #[test]
 fn fixes_through_p4python() {
     let s = P4Server::start();
-    let root = s.home.path().join("ws");
-    std::fs::create_dir_all(&root).expect("workspace root");
-    let a = s.server.client("alice", "ws", &root);
-    a.ok(&[
-        "workspace",
-        "create",
-        "ws",
-        "--root",
-        root.to_str().expect("utf-8 root"),
-        "--view",
-        "//depot/... //ws/...",
-    ]);
+    let (a, root) = s.native_workspace();
     let out = a.run_stdin(
         &["job", "-i"],
         "Job:\tnew\nDescription:\n\tCrash on start.\n",

@@ -83,6 +83,24 @@ impl P4Server {
         }
     }
 
+    /// Alice's workspace `ws` (root `HOME/ws`, the whole depot) made with the native CLI, and
+    /// her native client in it: how tests set content up for the P4 clients to see.
+    pub fn native_workspace(&self) -> (crate::common::Client, PathBuf) {
+        let root = self.home.path().join("ws");
+        std::fs::create_dir_all(&root).expect("workspace root");
+        let a = self.server.client("alice", "ws", &root);
+        a.ok(&[
+            "workspace",
+            "create",
+            "ws",
+            "--root",
+            root.to_str().expect("utf-8 root"),
+            "--view",
+            "//depot/... //ws/...",
+        ]);
+        (a, root)
+    }
+
     /// Runs `steps` through P4Python at this server's P4 port; one result per step.
     pub fn drive(&self, steps: &[Value]) -> Vec<Value> {
         drive(&self.port, self.home.path(), steps)

@@ -21,18 +21,7 @@ fn names(result: &Value) -> Vec<String> {
 #[test]
 fn jobs_job_jobspec_and_fix_through_p4python() {
     let s = P4Server::start();
-    let root = s.home.path().join("ws");
-    std::fs::create_dir_all(&root).expect("workspace root");
-    let a = s.server.client("alice", "ws", &root);
-    a.ok(&[
-        "workspace",
-        "create",
-        "ws",
-        "--root",
-        root.to_str().expect("utf-8 root"),
-        "--view",
-        "//depot/... //ws/...",
-    ]);
+    let (a, root) = s.native_workspace();
     let out = a.run_stdin(
         &["job", "-i"],
         "Job:\tnew\nDescription:\n\tBuild is slow.\n\tIt takes an hour.\n",
@@ -121,18 +110,7 @@ fn jobs_job_jobspec_and_fix_through_p4python() {
 #[test]
 fn job_refusals_name_what_was_wrong_and_change_nothing() {
     let s = P4Server::start();
-    let root = s.home.path().join("ws");
-    std::fs::create_dir_all(&root).expect("workspace root");
-    let a = s.server.client("alice", "ws", &root);
-    a.ok(&[
-        "workspace",
-        "create",
-        "ws",
-        "--root",
-        root.to_str().expect("utf-8 root"),
-        "--view",
-        "//depot/... //ws/...",
-    ]);
+    let (a, root) = s.native_workspace();
     let out = a.run_stdin(&["job", "-i"], "Job:\tnew\nDescription:\n\tFirst.\n");
     assert!(out.status.success(), "job -i");
     write(&root, "main.c", "int main() { return 0; }\n");
@@ -247,18 +225,7 @@ fn keys_and_typemap_through_p4python() {
 #[test]
 fn lock_cstat_and_reviews_through_p4python() {
     let s = P4Server::start();
-    let root = s.home.path().join("ws");
-    std::fs::create_dir_all(&root).expect("workspace root");
-    let a = s.server.client("alice", "ws", &root);
-    a.ok(&[
-        "workspace",
-        "create",
-        "ws",
-        "--root",
-        root.to_str().expect("utf-8 root"),
-        "--view",
-        "//depot/... //ws/...",
-    ]);
+    let (a, root) = s.native_workspace();
     write(&root, "a.c", "one\n");
     write(&root, "b.c", "two\n");
     a.ok(&["add", "a.c", "b.c"]);
@@ -315,18 +282,7 @@ fn lock_cstat_and_reviews_through_p4python() {
 #[test]
 fn interchanges_through_p4python() {
     let s = P4Server::start();
-    let root = s.home.path().join("ws");
-    std::fs::create_dir_all(&root).expect("workspace root");
-    let a = s.server.client("alice", "ws", &root);
-    a.ok(&[
-        "workspace",
-        "create",
-        "ws",
-        "--root",
-        root.to_str().expect("utf-8 root"),
-        "--view",
-        "//depot/... //ws/...",
-    ]);
+    let (a, root) = s.native_workspace();
     write(&root, "main/a.c", "one\n");
     a.ok(&["add", "main/a.c"]);
     a.ok(&["submit", "-d", "first"]); // 1

@@ -41,7 +41,7 @@ pub fn counter_row(args: &[String]) -> &'static rows::Command {
     }
 }
 
-fn counter_error(e: CounterOpError) -> CmdError {
+pub(crate) fn counter_error(e: CounterOpError) -> CmdError {
     match e {
         CounterOpError::Service(s) => s.into(),
         other => CmdError::Report(Report::failed(
@@ -52,8 +52,14 @@ fn counter_error(e: CounterOpError) -> CmdError {
     }
 }
 
-async fn counters(cmd: &mut Cmd) -> CmdResult {
-    let command = dispatch::find("counters").expect("counters is in the table");
+/// The names and values of one name space (`counters` or `keys`), after the verb's `-e` filter
+/// and `-m` maximum; extra arguments are a usage error.
+pub(crate) async fn list_space(
+    cmd: &mut Cmd,
+    verb: &str,
+    space: CounterSpace,
+) -> Result<Vec<(String, String)>, CmdError> {
+    let command = dispatch::find(verb).expect("the verb is in the table");
     let flags = dispatch::flags(cmd, command)?;
     if !flags.rest.is_empty() {
         return Err(usage(format!("Usage: {}", command.usage)));
@@ -65,23 +71,20 @@ async fn counters(cmd: &mut Cmd) -> CmdResult {
         None => 0,
     };
     let filter = flags.value('e').map(str::to_string);
-    let listed = cmd
-        .call(move |svc, caller| {
-            let mut out = Vec::new();
-            svc.list_counters(
-                caller,
-                CounterSpace::Counter,
-                filter.as_deref(),
-                max,
-                &mut |n, v| {
-                    out.push((n, v));
-                    Ok(())
-                },
-            )
-            .map(|()| out)
+    cmd.call(move |svc, caller| {
+        let mut out = Vec::new();
+        svc.list_counters(caller, space, filter.as_deref(), max, &mut |n, v| {
+            out.push((n, v));
+            Ok(())
         })
-        .await?
-        .map_err(counter_error)?;
+        .map(|()| out)
+    })
+    .await?
+    .map_err(counter_error)
+}
+
+async fn counters(cmd: &mut Cmd) -> CmdResult {
+    let listed = list_space(cmd, "counters", CounterSpace::Counter).await?;
     for (name, value) in listed {
         // Before the first change the change counter is 0: not set, so not listed.
         if name == "change" && value == "0" {

@@ -6,6 +6,7 @@
 //! `interchanges` (changes not yet integrated from a source to a target).
 
 use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
+use crate::commands::counters::{counter_error, list_space};
 use crate::commands::fileargs;
 use crate::commands::forms;
 use crate::dispatch::{self, Command};
@@ -15,7 +16,7 @@ use crate::wire::specdef::{Field, Kind, SpecDef, Values, lines};
 use keel_core::{ChangeNumber, ChangeRef, CounterSpace};
 use keel_service::command as rows;
 use keel_service::{
-    CounterOp, CounterOpError, FileInfo, IntegrateError, IntegrateRequest, Interchange, ReviewFrom,
+    CounterOp, FileInfo, IntegrateError, IntegrateRequest, Interchange, ReviewFrom,
 };
 
 pub const COMMANDS: &[Command] = &[
@@ -110,47 +111,8 @@ pub const TYPEMAP: SpecDef = SpecDef {
     }],
 };
 
-fn key_error(e: CounterOpError) -> CmdError {
-    match e {
-        CounterOpError::Service(s) => s.into(),
-        other => CmdError::Report(Report::failed(
-            Generic::Illegal,
-            number::SERVICE,
-            other.to_string(),
-        )),
-    }
-}
-
 async fn keys(cmd: &mut Cmd) -> CmdResult {
-    let command = dispatch::find("keys").expect("keys is in the table");
-    let flags = dispatch::flags(cmd, command)?;
-    if !flags.rest.is_empty() {
-        return Err(usage(format!("Usage: {}", command.usage)));
-    }
-    let max: usize = match flags.value('m') {
-        Some(m) => m
-            .parse()
-            .map_err(|_| usage(format!("-m {m}: the maximum must be a number")))?,
-        None => 0,
-    };
-    let filter = flags.value('e').map(str::to_string);
-    let listed = cmd
-        .call(move |svc, caller| {
-            let mut out = Vec::new();
-            svc.list_counters(
-                caller,
-                CounterSpace::Key,
-                filter.as_deref(),
-                max,
-                &mut |n, v| {
-                    out.push((n, v));
-                    Ok(())
-                },
-            )
-            .map(|()| out)
-        })
-        .await?
-        .map_err(key_error)?;
+    let listed = list_space(cmd, "keys", CounterSpace::Key).await?;
     for (name, value) in listed {
         if cmd.tagged {
             cmd.stat([("key", name), ("value", value)]);
@@ -181,7 +143,7 @@ async fn key(cmd: &mut Cmd) -> CmdResult {
         let value = cmd
             .call(move |svc, caller| svc.get_counter(caller, CounterSpace::Key, &lookup))
             .await?
-            .map_err(key_error)?;
+            .map_err(counter_error)?;
         if cmd.tagged {
             cmd.stat([("key", name), ("value", value)]);
         } else {
@@ -194,7 +156,7 @@ async fn key(cmd: &mut Cmd) -> CmdResult {
     let done = cmd
         .call(move |svc, caller| svc.update_counter(caller, CounterSpace::Key, &lookup, op, false))
         .await?
-        .map_err(key_error)?;
+        .map_err(counter_error)?;
     let value = done.value.clone().unwrap_or_default();
     if cmd.tagged && !deleting {
         cmd.stat([("key", name), ("value", value)]);
