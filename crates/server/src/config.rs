@@ -188,7 +188,8 @@ impl Default for ServerConfig {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         ServerConfig {
             // More workers than cores: the kernel time-slices a submit's RPC against a long
-            // read's stream instead of queueing it behind it (BENCHMARKS.md, Design choices).
+            // read's stream instead of queueing it behind it (BENCHMARKS.md's Design choices at
+            // commit c1af4eb).
             workers: (2 * cores).max(4),
             max_message_bytes: 64 << 20,
             content_chunk_bytes: 256 * 1024,
@@ -200,7 +201,7 @@ impl Default for ServerConfig {
             handover_max_bytes: 2 << 20,
             handover_pace_micros: 1000,
             // The allocator's own default (one second) let a 70,000-file branch's freed pages
-            // pile up: see BENCHMARKS.md, Design choices.
+            // pile up: see Design choices in BENCHMARKS.md at commit c1af4eb.
             allocator_purge_delay_ms: 10,
             journal_heartbeat_ms: 1000,
             journal_batch_records: 256,

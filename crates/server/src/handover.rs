@@ -5,7 +5,8 @@
 //! A producer that is slower than the network (a long read scanning the database) would
 //! otherwise hand over a record or two at a time, and each hand-over wakes a runtime thread.
 //! Those threads run at the server's normal priority: for a long fstat that cost more CPU than
-//! the niced producer itself spent reading (see BENCHMARKS.md, Design choices). Pacing lets
+//! the niced producer itself spent reading (measured in BENCHMARKS.md's Design choices at
+//! commit c1af4eb). Pacing lets
 //! records gather for one tick of the runtime's timer instead. An idle stream waits to be
 //! woken by its next record, so the first record of a burst goes at once, and no record waits
 //! longer than one tick for the producer's next one.

@@ -81,13 +81,13 @@ impl Default for StoreConfig {
             reader_pool_size: 16,
             max_group: 256,
             // The writer's cache mostly holds a big commit's pages, the readers' the pages
-            // every browse touches: see BENCHMARKS.md, Design choices.
+            // every browse touches: see Design choices in BENCHMARKS.md at commit c1af4eb.
             cache_kib: 16 * 1024,
             reader_cache_kib: 64 * 1024,
             statement_cache: 128,
-            // BENCHMARKS.md's design choices weigh mapped reads against pread.
+            // the Design choices in BENCHMARKS.md at c1af4eb weigh mapped reads against pread.
             reader_mmap_bytes: 1 << 30,
-            // SQLite's default; BENCHMARKS.md's design choices weigh 16 KiB pages.
+            // SQLite's default; the Design choices in BENCHMARKS.md at c1af4eb weigh 16 KiB pages.
             page_size: 4096,
             checkpoint_interval_ms: 250,
             wal_size_limit_bytes: 4 << 20,

@@ -139,7 +139,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     "#,
     // 3: only content-owning revisions are indexed by digest. A revision whose content another
     // revision already owns (a branch, copy or other lazy copy) is marked `lazy` and left out
-    // of the index, so a branch adds no random index entries (see BENCHMARKS.md, Design choices).
+    // of the index, so a branch adds no random index entries (measured in BENCHMARKS.md's Design
+    // choices at commit c1af4eb).
     // Obliterate hands ownership to a surviving lazy copy (`adopt_lazy_copies`), so "some
     // revision refers to this digest" stays one index probe.
     r#"
