@@ -10,8 +10,9 @@
 
 use crate::cmd::{Cmd, CmdError};
 use crate::conn::ConnError;
+use crate::transfer::to_client::client_type;
 use crate::wire::message::Message;
-use keel_core::{BaseType, FileType};
+use keel_core::FileType;
 
 /// The function the fence's acknowledgement calls.
 pub const FENCE: &str = "dm-KeelFence";
@@ -19,20 +20,6 @@ pub const FENCE: &str = "dm-KeelFence";
 /// Callbacks sent before a fence: small enough that the client's replies never fill the
 /// socket while the server is still writing.
 pub const BATCH: usize = 64;
-
-/// The type code the client's file layer takes for a file of `t` (`[fileType][lineEnd]`):
-/// text `0`, binary `1`, executable text `2`, executable binary `3`, symlink `4`. The server
-/// is not a unicode server, so UTF-8 and UTF-16 content travels as the bytes it is (as text
-/// and as binary).
-pub fn type_code(t: FileType) -> &'static str {
-    match (t.base, t.executable) {
-        (BaseType::Symlink, _) => "4",
-        (BaseType::Binary | BaseType::Utf16, false) => "1",
-        (BaseType::Binary | BaseType::Utf16, true) => "3",
-        (_, false) => "0",
-        (_, true) => "2",
-    }
-}
 
 /// The permissions a file of `t` gets: writable when `writable` (opened, `allwrite`, `+w`),
 /// else read-only.
@@ -86,7 +73,7 @@ pub fn chmod(cmd: &mut Cmd, local: &str, t: FileType, perms: &str) {
     cmd.conn.send(
         &Message::new()
             .with("path", local)
-            .with("type", type_code(t))
+            .with("type", client_type(&t))
             .with("perms", perms)
             .with("func", "client-ChmodFile"),
     );
@@ -97,7 +84,7 @@ pub fn delete(cmd: &mut Cmd, local: &str, t: FileType) {
     cmd.conn.send(
         &Message::new()
             .with("path", local)
-            .with("type", type_code(t))
+            .with("type", client_type(&t))
             .with("rmdir", "")
             .with("func", "client-DeleteFile"),
     );
@@ -110,7 +97,7 @@ pub async fn rename(cmd: &mut Cmd, from: &str, to: &str, t: FileType) -> Result<
     let m = Message::new()
         .with("path", from)
         .with("path2", to)
-        .with("type", type_code(t))
+        .with("type", client_type(&t))
         .with("confirm", CONFIRM)
         .with("func", "client-MoveFile");
     let replies = exchange(cmd, &[m]).await?;
@@ -161,15 +148,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn type_codes_are_the_clients() {
+    fn files_are_writable_when_opened_or_w() {
         let t = |s: &str| FileType::parse(s).expect("type");
-        assert_eq!(type_code(t("text")), "0");
-        assert_eq!(type_code(t("binary")), "1");
-        assert_eq!(type_code(t("text+x")), "2");
-        assert_eq!(type_code(t("binary+x")), "3");
-        assert_eq!(type_code(t("symlink")), "4");
-        assert_eq!(type_code(t("utf8")), "0");
-        assert_eq!(type_code(t("utf16")), "1");
         assert_eq!(perms(t("text"), false), "ro");
         assert_eq!(perms(t("text+w"), false), "rw");
         assert_eq!(perms(t("text"), true), "rw");

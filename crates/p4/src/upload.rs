@@ -11,6 +11,7 @@
 use crate::client_ops::{self, BATCH, FENCE};
 use crate::cmd::{Cmd, CmdError, number};
 use crate::commands::workspace::Work;
+use crate::transfer::to_client::client_type;
 use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report};
 use keel_core::FileType;
@@ -88,7 +89,7 @@ pub async fn receive<S: Send + 'static>(
             cmd.conn.send(
                 &Message::new()
                     .with("path", &f.local)
-                    .with("type", client_ops::type_code(f.file_type))
+                    .with("type", client_type(&f.file_type))
                     .with("handle", format!("keel{i}"))
                     .with("keelDepotFile", &f.depot_file)
                     .with("open", OPEN)
@@ -258,7 +259,7 @@ pub async fn receive_whole(
             cmd.conn.send(
                 &Message::new()
                     .with("path", &f.local)
-                    .with("type", client_ops::type_code(f.file_type))
+                    .with("type", client_type(&f.file_type))
                     .with("handle", format!("keel{i}"))
                     .with("keelDepotFile", &f.depot_file)
                     .with("open", OPEN)

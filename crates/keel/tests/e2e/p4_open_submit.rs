@@ -681,3 +681,64 @@ fn submit_of_named_files_and_opened_filters() {
         &json!(["//depot/c.txt#1 - add default change (text)"])
     );
 }
+
+fn utf16le_bom(text: &str) -> Vec<u8> {
+    let mut out = vec![0xFF, 0xFE];
+    for unit in text.encode_utf16() {
+        out.extend_from_slice(&unit.to_le_bytes());
+    }
+    out
+}
+
+#[test]
+fn utf16_files_are_utf16_in_p4_workspaces_and_utf8_in_the_depot() {
+    let (s, root) = with_workspace();
+    const TEXT: &str = "h\u{e9}llo\nw\u{f6}rld \u{2603}\n";
+    std::fs::write(root.join("u.txt"), utf16le_bom(TEXT)).expect("u");
+    std::fs::write(root.join("detected.txt"), utf16le_bom(TEXT)).expect("detected");
+    let cwd = root.display().to_string();
+    let r = s.drive(&[
+        json!({"cwd": cwd, "cmd": ["add", "-t", "utf16", "u.txt"]}),
+        json!({"cwd": cwd, "cmd": ["add", "detected.txt"]}),
+        json!({"cmd": ["submit", "-d", "utf16 from a P4 client"]}),
+    ]);
+    assert_eq!(ok(&r[0])[0]["type"], "utf16", "{}", errors(&r[0]));
+    // The client detects UTF-16 by its byte order mark.
+    assert_eq!(ok(&r[1])[0]["type"], "utf16", "{}", errors(&r[1]));
+    ok(&r[2]);
+
+    // The depot holds the UTF-8 text (its MD5 is the UTF-8's); Keel's own client writes
+    // the UTF-16 the P4 client started from.
+    let (native, native_root) = s.native_workspace();
+    native.ok(&["sync"]);
+    assert_eq!(
+        native.ok(&["print", "-q", "//depot/u.txt"]),
+        TEXT,
+        "stored form"
+    );
+    for name in ["u.txt", "detected.txt"] {
+        assert_eq!(
+            std::fs::read(native_root.join(name)).expect("synced"),
+            utf16le_bom(TEXT),
+            "{name}"
+        );
+    }
+
+    // Edited natively and submitted, the P4 client's sync writes UTF-16 again.
+    let edited = format!("{TEXT}third line\n");
+    native.ok(&["edit", "u.txt"]);
+    std::fs::write(native_root.join("u.txt"), utf16le_bom(&edited)).expect("edit");
+    native.ok(&["submit", "-d", "edited natively"]);
+    let r = s.drive(&[
+        json!({"cmd": ["sync"]}),
+        json!({"cmd": ["fstat", "//depot/u.txt"]}),
+        json!({"cmd": ["verify", "-q", "//depot/u.txt"]}),
+    ]);
+    ok(&r[0]);
+    assert_eq!(
+        std::fs::read(root.join("u.txt")).expect("p4 synced"),
+        utf16le_bom(&edited)
+    );
+    assert_eq!(ok(&r[1])[0]["headType"], "utf16");
+    assert_eq!(r[2]["errors"], json!([]), "{}", r[2]);
+}

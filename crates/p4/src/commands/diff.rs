@@ -12,6 +12,7 @@ use crate::client_ops::{self, BATCH};
 use crate::cmd::{Cmd, CmdResult, usage};
 use crate::commands::workspace::Work;
 use crate::dispatch::{self, Command};
+use crate::transfer::to_client::client_type;
 use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report, Severity};
 use keel_core::{FileAction, FileType};
@@ -125,7 +126,7 @@ async fn list_differing(cmd: &mut Cmd, chosen: &[Had], missing_too: bool) -> Cmd
                 let t = h.info.head_type.unwrap_or(FileType::TEXT);
                 Message::new()
                     .with("path", &h.local)
-                    .with("type", client_ops::type_code(t))
+                    .with("type", client_type(&t))
                     .with("digest", h.info.head_md5.to_ascii_uppercase())
                     .with("keelKey", i.to_string())
                     .with("confirm", CONFIRM)
@@ -218,7 +219,7 @@ async fn content_diff(cmd: &mut Cmd, h: &Had, diff_flags: &str) -> CmdResult {
         &Message::new()
             .with("path", &h.local)
             .with("handle", HANDLE)
-            .with("type", client_ops::type_code(t))
+            .with("type", client_type(&t))
             .with("diffFlags", diff_flags)
             .with("func", "client-OpenDiff"),
     );

@@ -36,16 +36,21 @@ const FLUSH_AT: usize = 256 * 1024;
 pub const CONFIRM: &str = "dm-KeelWritten";
 pub const DECLINE: &str = "dm-KeelNotWritten";
 
-/// The client-side type code of a file type (`LookupType` in the client): one hex digit,
-/// `0` text, `1` binary, `+2` executable, `4` symlink. UTF-8 files go as text and UTF-16
-/// files as binary: Keel stores both byte for byte, so the client must not translate them.
+/// The client-side type code of a file type (`LookupType` in the client): one digit of the
+/// client's file layer, `0` text, `1` binary, `+2` executable, `4` symlink, `O` UTF-16 (`Q`
+/// executable). The server is not a unicode server: text and UTF-8 files travel as the bytes
+/// they are. UTF-16 files are stored as UTF-8 (as Keel's own client sends them), so the
+/// client's UTF-16 layer translates: UTF-8 on the wire, UTF-16 with a byte-order mark in the
+/// workspace, both ways.
 pub fn client_type(t: &FileType) -> &'static str {
     match (t.base, t.executable) {
         (BaseType::Symlink, _) => "4",
         (BaseType::Text | BaseType::Utf8, false) => "0",
         (BaseType::Text | BaseType::Utf8, true) => "2",
-        (BaseType::Binary | BaseType::Utf16, false) => "1",
-        (BaseType::Binary | BaseType::Utf16, true) => "3",
+        (BaseType::Binary, false) => "1",
+        (BaseType::Binary, true) => "3",
+        (BaseType::Utf16, false) => "O",
+        (BaseType::Utf16, true) => "Q",
     }
 }
 
@@ -371,7 +376,8 @@ mod tests {
         assert_eq!(client_type(&t("binary+x")), "3");
         assert_eq!(client_type(&t("symlink")), "4");
         assert_eq!(client_type(&t("utf8")), "0");
-        assert_eq!(client_type(&t("utf16")), "1");
+        assert_eq!(client_type(&t("utf16")), "O");
+        assert_eq!(client_type(&t("utf16+x")), "Q");
         assert_eq!(client_type(&t("text+kw")), "0");
     }
 }
