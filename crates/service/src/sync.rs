@@ -66,6 +66,8 @@ pub struct SyncItem {
     pub file_type: Option<FileType>,
     pub digest: Option<Digest>,
     pub size: u64,
+    /// The MD5 of the stored content, as recorded at submit (hex; empty when not known).
+    pub md5: String,
     /// When the revision was submitted (seconds since the epoch).
     pub time: i64,
     /// The content digest of the revision the workspace has, for an update or delete of a
@@ -90,6 +92,7 @@ impl SyncItem {
             file_type: None,
             digest: None,
             size: 0,
+            md5: String::new(),
             change: 0,
             author: String::new(),
             time: 0,
@@ -560,6 +563,7 @@ impl Service {
                     file_type: Some(t.file_type),
                     digest: t.digest,
                     size: t.size,
+                    md5: t.md5.clone(),
                     time: t.time,
                     have_digest: None,
                     change: t.change.0,
@@ -620,6 +624,7 @@ impl Service {
             file_type: Some(target.file_type),
             digest: target.digest,
             size: target.size,
+            md5: target.md5,
             time: target.time,
             have_digest,
             change: target.change.0,

@@ -108,7 +108,7 @@ async fn print(cmd: &mut Cmd) -> CmdResult {
                     },
                 )
             });
-            send_content(&tx, info, &what, content, keywords)
+            send_content(&tx, info, &what, content, "", keywords)
         })
     });
 

@@ -150,6 +150,7 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
                         let depot = item.depot_file.to_string();
                         let author = item.author.clone();
                         let (rev, change, time) = (item.rev, item.change, item.time);
+                        let md5 = item.md5.clone();
                         let keywords = (which != keel_core::Keywords::None).then(|| {
                             (
                                 which,
@@ -162,7 +163,7 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
                                 },
                             )
                         });
-                        send_content(&tx, item, &what, content, keywords)
+                        send_content(&tx, item, &what, content, &md5, keywords)
                     }
                     None => {
                         tx.blocking_send(Piece::Head {

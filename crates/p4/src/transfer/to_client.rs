@@ -6,10 +6,11 @@
 //! [`ToClient::confirmed`] alone.
 //!
 //! The content comes from the service on a blocking thread ([`Piece`]s through a bounded
-//! channel, so a slow client holds the reader back), is read whole up to
-//! [`DIGEST_LIMIT`] bytes so its MD5 goes with `client-OpenFile` (the client checks it as it
-//! writes), and at most [`WINDOW`] files are sent before the server reads the client's answers,
-//! so neither side's socket buffers fill with unread messages.
+//! channel, so a slow client holds the reader back) with its MD5 on `client-OpenFile` (the
+//! client checks it as it writes): the MD5 recorded at submit when the file goes out as
+//! stored, else one computed over the content read whole (up to [`DIGEST_LIMIT`]). At most
+//! [`WINDOW`] files are sent before the server reads the client's answers, so neither side's
+//! socket buffers fill with unread messages.
 
 use crate::cmd::{Cmd, CmdError, number};
 use crate::conn::ConnError;
@@ -24,8 +25,9 @@ use tokio::sync::mpsc;
 
 /// Bytes in one `client-WriteFile` (and one `client-OutputText`).
 pub const CHUNK: usize = 64 * 1024;
-/// Files up to this size are read whole before they are sent, so their MD5 travels with them
-/// and the client verifies what it wrote; larger files stream without one.
+/// A file without a recorded MD5 (or with keywords to expand) up to this size is read whole
+/// and hashed before it is sent, so an MD5 travels with it and the client verifies what it
+/// wrote; a larger one streams without. A file with a recorded MD5 always streams with it.
 pub const DIGEST_LIMIT: u64 = 64 << 20;
 /// Files sent before the server waits for the client's answers.
 pub const WINDOW: usize = 32;
@@ -74,14 +76,18 @@ pub enum Piece<H> {
     End,
 }
 
-/// Sends `head` and then `content` (named `what` in errors) (keywords expanded when `keywords` says so) as pieces;
-/// runs on the blocking thread the service's callback runs on. Fails with `Cancelled` when the
-/// connection's side stopped reading.
+/// Sends `head` and then `content` (named `what` in errors) as pieces, its keywords expanded
+/// when `keywords` says so; runs on the blocking thread the service's callback runs on.
+/// `stored_md5` is the MD5 recorded for the stored content (hex, empty when not known): with
+/// it, content that goes out as stored streams straight through with that MD5; without it
+/// (or with keywords to expand), content up to [`DIGEST_LIMIT`] is read whole and hashed.
+/// Fails with `Cancelled` when the connection's side stopped reading.
 pub fn send_content<H>(
     tx: &mpsc::Sender<Piece<H>>,
     head: H,
     what: &str,
     content: Content,
+    stored_md5: &str,
     keywords: Option<(Keywords, KeywordValues<'_>)>,
 ) -> Result<(), ServiceError> {
     let send = |p: Piece<H>| tx.blocking_send(p).map_err(|_| ServiceError::Cancelled);
@@ -89,7 +95,8 @@ pub fn send_content<H>(
         .blob
         .into_content_reader()
         .map_err(|e| read_failed(what, e.to_string()))?;
-    let whole = content.size <= DIGEST_LIMIT || keywords.is_some();
+    let known = (keywords.is_none() && is_md5(stored_md5)).then(|| stored_md5.to_ascii_uppercase());
+    let whole = known.is_none() && (content.size <= DIGEST_LIMIT || keywords.is_some());
     if whole {
         let mut data = Vec::with_capacity(content.size.min(DIGEST_LIMIT) as usize);
         reader
@@ -104,20 +111,25 @@ pub fn send_content<H>(
             size: data.len() as u64,
             md5: Some(md5),
         })?;
-        for chunk in data.chunks(CHUNK) {
-            send(Piece::Data(chunk.to_vec()))?;
+        if data.len() <= CHUNK {
+            if !data.is_empty() {
+                send(Piece::Data(data))?;
+            }
+        } else {
+            for chunk in data.chunks(CHUNK) {
+                send(Piece::Data(chunk.to_vec()))?;
+            }
         }
     } else {
         send(Piece::Head {
             head,
             size: content.size,
-            md5: None,
+            md5: known,
         })?;
         loop {
-            let mut buf = vec![0u8; CHUNK];
-            let n = reader
-                .read(&mut buf)
-                .map_err(|e| read_failed(what, e.to_string()))?;
+            let mut buf = vec![0u8; CHUNK.min(content.size.max(1) as usize)];
+            let n =
+                read_full(&mut reader, &mut buf).map_err(|e| read_failed(what, e.to_string()))?;
             if n == 0 {
                 break;
             }
@@ -126,6 +138,25 @@ pub fn send_content<H>(
         }
     }
     send(Piece::End)
+}
+
+/// Whether `s` is an MD5 in hex.
+fn is_md5(s: &str) -> bool {
+    s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Reads until `buf` is full or the content ends; the bytes read.
+fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
 }
 
 fn read_failed(what: &str, reason: String) -> ServiceError {
@@ -456,7 +487,7 @@ pub async fn write_files(
                     },
                 )
             });
-            send_content(&tx, i, &what, content, keywords)?;
+            send_content(&tx, i, &what, content, "", keywords)?;
         }
         Ok(())
     });
