@@ -148,6 +148,13 @@ impl Run {
                 }
             }
         };
+        // Paths that cannot be watched (a bad pattern, no workspace for a local path) fail
+        // the subscription before it says it started.
+        let (svc, who, files) = (self.service.clone(), self.who.clone(), self.files.clone());
+        if let Err(status) = blocking(move || svc.watch_scopes(&who, &files)).await {
+            let _ = self.tx.send(Err(status)).await;
+            return;
+        }
         let start = pb::WatchMessage {
             since: since.0,
             ..Default::default()

@@ -153,18 +153,15 @@ fn a_subscription_opened_before_a_submit_delivers_it() {
     assert_eq!(files, vec!["//depot/app/new.c"]);
     assert_eq!(watch.since(), Some(c));
 
-    // A path with a revision cannot be watched: refused (the server checks the paths once
-    // the subscription is open), and not retried.
+    // A path with a revision cannot be watched: refused before the subscription says it
+    // started (`open` fails), and not retried.
     let refused = rt.block_on(async {
         let conn = connect(&ws).await;
         let mut bad = Watch::new(&conn, WatchQuery::new(vec!["//depot/app/...#2".into()]));
-        match bad.open().await {
-            Err(e) => e,
-            Ok(()) => tokio::time::timeout(Duration::from_secs(20), bad.next())
-                .await
-                .expect("answered within 20 s")
-                .expect_err("refused"),
-        }
+        tokio::time::timeout(Duration::from_secs(20), bad.open())
+            .await
+            .expect("answered within 20 s")
+            .expect_err("refused at open")
     });
     assert!(
         matches!(&refused, WatchError::Refused(e) if e.to_string().contains("without a revision")),
