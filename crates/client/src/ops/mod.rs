@@ -75,6 +75,10 @@ mod files;
 mod opened;
 mod records;
 mod watch;
+// ops31b
+mod branches;
+mod labels;
+mod workspaces;
 
 pub use changes::{ChangeSince, ChangesQuery, SincePath, changes, changes_since};
 pub use clone::{CloneError, CloneQuery, Cloned, clone_workspace};
@@ -86,3 +90,10 @@ pub use files::{FilesQuery, files};
 pub use opened::{OpenedFile, OpenedQuery, opened};
 pub use records::{ChangeSummary, QueryError, Records, Revision};
 pub use watch::{Watch, WatchError, WatchEvent, WatchQuery, WatchedChange};
+// ops31b
+pub use branches::{BranchSpec, branch, branches, delete_branch, save_branch};
+pub use labels::{
+    LabelAction, LabelEntry, LabelSpec, TagQuery, delete_label, label, labels, labelsync,
+    save_label, tag,
+};
+pub use workspaces::{WorkspaceSpec, delete_workspace, save_workspace, workspace, workspaces};
