@@ -103,16 +103,16 @@ pub use records::{ChangeSummary, QueryError, Records, Revision};
 pub use watch::{Watch, WatchError, WatchEvent, WatchQuery, WatchedChange};
 // ops31b
 pub use access::{
-    GroupSpec, ProtectLine, ProtectionsTable, ProtectsQuery, delete_group, group, groups, protections,
-    protects, save_group, save_protections,
+    GroupSpec, ProtectLine, ProtectionsTable, ProtectsQuery, delete_group, group, groups,
+    protections, protects, save_group, save_protections,
 };
 pub use admin::{Depot, ProxyState, ReplicaState, ServerInfo, create_depot, depots, info};
 pub use branches::{BranchSpec, branch, branches, delete_branch, save_branch};
 pub use checkpoint::{CheckpointDone, CheckpointEvent, checkpoint};
 pub use configure::{Configured, Setting, set_setting, settings, unset_setting};
 pub use jobs::{
-    Fix, FixesQuery, JobRecord, JobSpecText, JobsQuery, delete_job, fix, fixes, job, job_spec, jobs,
-    save_job, save_job_spec,
+    Fix, FixesQuery, JobRecord, JobSpecText, JobsQuery, delete_job, fix, fixes, job, job_spec,
+    jobs, save_job, save_job_spec,
 };
 pub use labels::{
     LabelAction, LabelEntry, LabelSpec, TagQuery, delete_label, label, labels, labelsync,
@@ -123,5 +123,5 @@ pub use monitor::{RunningCommand, monitor_show, monitor_terminate};
 pub use triggers::{TriggersError, save_triggers, triggers};
 pub use typemap::{TypemapLine, save_typemap, typemap};
 pub use users::{UserSpec, delete_user, save_user, user, users};
-pub use workspaces::{WorkspaceSpec, delete_workspace, save_workspace, workspace, workspaces};
 pub use webhooks::{Webhook, save_webhooks, webhooks};
+pub use workspaces::{WorkspaceSpec, delete_workspace, save_workspace, workspace, workspaces};

@@ -86,7 +86,9 @@ pub async fn workspaces(conn: &Connection) -> Result<Records<WorkspaceSpec>, Que
         .await
         .map_err(|s| conn.status(s))?
         .into_inner();
-    Ok(Records::new(conn, stream, |w| Ok(WorkspaceSpec::from_wire(w))))
+    Ok(Records::new(conn, stream, |w| {
+        Ok(WorkspaceSpec::from_wire(w))
+    }))
 }
 
 /// Saves `spec` (creating or replacing it; `create_only`: refused if it exists) and returns

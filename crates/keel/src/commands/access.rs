@@ -5,9 +5,9 @@ use std::io::Read;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use keel_client::ops::{self, GroupSpec as Group, ProtectsQuery};
 use keel_core::protect::parse_table;
 use keel_core::{Form, Limit};
-use keel_client::ops::{self, GroupSpec as Group, ProtectsQuery};
 
 use super::spec_form::{self, EditedForm, SpecKind};
 use crate::editor::edit_text;

@@ -2,8 +2,8 @@
 //! form.
 
 use anyhow::{Result, anyhow, bail};
-use keel_core::{Form, LineKind, ViewLine, WorkspaceName};
 use keel_client::ops::{self, BranchSpec as Branch};
+use keel_core::{Form, LineKind, ViewLine, WorkspaceName};
 
 use super::spec_form::{self, EditedForm, SpecKind, description_lines, single, with_view};
 use crate::cli::{BranchCmd, BranchCreateArgs};

@@ -5,9 +5,9 @@ use std::io::Read;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use keel_client::ops::{self, Fix, FixesQuery, JobRecord, JobSpecText, JobsQuery};
 use keel_core::Form;
 use keel_core::job::{Job, JobSpec, format_date};
-use keel_client::ops::{self, Fix, FixesQuery, JobRecord, JobSpecText, JobsQuery};
 
 use crate::editor::edit_text;
 use crate::output::{Record, date, date_time, first_line};

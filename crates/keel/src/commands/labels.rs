@@ -2,8 +2,8 @@
 //! Perforce-style form and the files a label holds.
 
 use anyhow::Result;
-use keel_core::{Form, WorkspaceName};
 use keel_client::ops::{self, LabelAction, LabelEntry, LabelSpec as Label, TagQuery};
+use keel_core::{Form, WorkspaceName};
 
 use super::spec_form::{self, EditedForm, SpecKind, description_lines, single, with_view};
 use crate::cli::{LabelCmd, LabelCreateArgs, LabelsyncArgs, TagArgs};

@@ -6,8 +6,8 @@ use std::io::{BufRead, IsTerminal};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use keel_client::{Connection, TicketFile};
 use keel_client::ops::{self, PasswordChange};
+use keel_client::{Connection, TicketFile};
 
 use super::spec_form::is_not_found;
 use crate::output::{Record, date_time};

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use keel_client::probe::{self, ProbeCall, ProbeFiles};
 use keel_client::ops::{self, FilesQuery};
+use keel_client::probe::{self, ProbeCall, ProbeFiles};
 
 use crate::output::Record;
 use crate::session::{AlreadyReported, Session};
@@ -86,12 +86,10 @@ pub async fn probe(s: &mut Session, args: ProbeArgs) -> Result<()> {
 /// given none.
 async fn first_file(s: &Session) -> Result<String> {
     let scope = match s.conn.workspace() {
-        "" => {
-            match ops::depots(&s.conn).await?.into_iter().next() {
-                Some(depot) => format!("//{}/...", depot.name),
-                None => bail!("the server has no depot to probe"),
-            }
-        }
+        "" => match ops::depots(&s.conn).await?.into_iter().next() {
+            Some(depot) => format!("//{}/...", depot.name),
+            None => bail!("the server has no depot to probe"),
+        },
         workspace => format!("//{workspace}/..."),
     };
     let query = FilesQuery {

@@ -5,8 +5,8 @@ use std::io::Read;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use keel_core::Form;
 use keel_client::ops::{self, TypemapLine};
+use keel_core::Form;
 
 use crate::editor::edit_text;
 use crate::output::Record;

@@ -4,8 +4,8 @@ use std::io::Read;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use keel_core::{Form, UserType};
 use keel_client::ops::{self, UserSpec as User};
+use keel_core::{Form, UserType};
 
 use super::spec_form::{self, EditedForm, SpecKind, is_not_found, single};
 use crate::output::{Record, date, date_time};

@@ -6,8 +6,8 @@ use std::io::Read;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use keel_core::Form;
 use keel_client::ops::{self, Webhook};
+use keel_core::Form;
 
 use crate::editor::edit_text;
 use crate::output::{Record, date_time};

@@ -1,8 +1,8 @@
 //! `workspace create|edit|show|list|delete`: workspace specs and their Perforce-style form.
 
 use anyhow::{Context, Result, anyhow, bail};
-use keel_core::{Form, View, ViewLine, WorkspaceName, WorkspaceOptions};
 use keel_client::ops::{self, WorkspaceSpec as Workspace};
+use keel_core::{Form, View, ViewLine, WorkspaceName, WorkspaceOptions};
 
 use super::spec_form::{self, EditedForm, SpecKind, description_lines, single, with_view};
 use crate::cli::{WorkspaceCmd, WorkspaceCreateArgs};
