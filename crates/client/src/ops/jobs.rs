@@ -119,6 +119,24 @@ pub async fn job(conn: &Connection, name: &str) -> Result<JobRecord, QueryError>
 
 /// Saves a job from its fields (`Job: new` takes the next number) and returns it as stored.
 /// `force`: an administrator keeps the values given for read-only fields.
+///
+/// A CI server filing a job for a failed build, fixed by the change that broke it:
+///
+/// ```no_run
+/// # async fn example(conn: keel_client::Connection) -> Result<(), keel_client::ops::QueryError> {
+/// use keel_client::ops;
+///
+/// let mut fields = ops::job(&conn, "").await?.fields; // the spec's presets
+/// for (name, value) in &mut fields {
+///     if name == "Description" {
+///         *value = "Build 131 failed: test_parser".into();
+///     }
+/// }
+/// let job = ops::save_job(&conn, fields, false).await?;
+/// ops::fix(&conn, 131, vec![job.name.clone()], "open", false).await?;
+/// # Ok(())
+/// # }
+/// ```
 pub async fn save_job(
     conn: &Connection,
     fields: Vec<(String, String)>,

@@ -158,6 +158,33 @@ pub struct TagQuery {
 }
 
 /// Tags files with a label; streams each entry it changed.
+///
+/// A CI job recording the revisions a green build used:
+///
+/// ```no_run
+/// # async fn example(conn: keel_client::Connection) -> Result<(), keel_client::ops::QueryError> {
+/// use keel_client::ops::{self, LabelSpec, TagQuery};
+///
+/// let label = LabelSpec {
+///     name: "app-build-131".into(),
+///     owner: "ci".into(),
+///     options: "locked".into(),
+///     view: vec!["//depot/app/...".into()],
+///     ..Default::default()
+/// };
+/// ops::save_label(&conn, label, true, false).await?;
+/// let query = TagQuery {
+///     label: "app-build-131".into(),
+///     files: vec!["//depot/app/...@131".into()],
+///     ..Default::default()
+/// };
+/// let mut tagged = ops::tag(&conn, query).await?;
+/// while let Some(entry) = tagged.next().await? {
+///     println!("{}#{} {:?}", entry.depot_file, entry.rev, entry.action);
+/// }
+/// # Ok(())
+/// # }
+/// ```
 pub async fn tag(conn: &Connection, query: TagQuery) -> Result<Records<LabelEntry>, QueryError> {
     let stream = conn
         .client()

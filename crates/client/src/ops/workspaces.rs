@@ -92,7 +92,28 @@ pub async fn workspaces(conn: &Connection) -> Result<Records<WorkspaceSpec>, Que
 }
 
 /// Saves `spec` (creating or replacing it; `create_only`: refused if it exists) and returns
-/// it as the server stored it.
+/// it as the server stored it. The root directory is not made here.
+///
+/// A provisioning script making a build agent's workspace:
+///
+/// ```no_run
+/// # async fn example(conn: keel_client::Connection) -> Result<(), keel_client::ops::QueryError> {
+/// use keel_client::ops::{self, WorkspaceSpec};
+///
+/// let spec = WorkspaceSpec {
+///     name: "agent-7".into(),
+///     owner: "ci".into(),
+///     root: "/build/agent-7".into(),
+///     description: "Build agent 7.".into(),
+///     options: "allwrite clobber normdir nomodtime".into(),
+///     view: vec!["//depot/app/... //agent-7/app/...".into()],
+///     ..Default::default()
+/// };
+/// let saved = ops::save_workspace(&conn, spec, false).await?;
+/// println!("workspace {} saved", saved.name);
+/// # Ok(())
+/// # }
+/// ```
 pub async fn save_workspace(
     conn: &Connection,
     spec: WorkspaceSpec,
