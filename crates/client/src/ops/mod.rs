@@ -85,6 +85,7 @@ mod jobs;
 mod labels;
 mod login;
 mod monitor;
+mod reviews;
 mod triggers;
 mod typemap;
 mod users;
@@ -120,6 +121,7 @@ pub use labels::{
 };
 pub use login::{PasswordChange, Ticket, login, login_status, logout, set_password};
 pub use monitor::{RunningCommand, monitor_show, monitor_terminate};
+pub use reviews::{ReviewedChange, review, reviews};
 pub use triggers::{TriggersError, save_triggers, triggers};
 pub use typemap::{TypemapLine, save_typemap, typemap};
 pub use users::{UserSpec, delete_user, save_user, user, users};

@@ -25,7 +25,7 @@ pub struct UserSpec {
 }
 
 impl UserSpec {
-    fn from_wire(u: pb::User) -> UserSpec {
+    pub(super) fn from_wire(u: pb::User) -> UserSpec {
         UserSpec {
             name: u.name,
             email: u.email,

@@ -1,8 +1,9 @@
 //! End-to-end: keel-client's typed operations for specs, jobs, accounts and administration
 //! (`keel_client::ops`), called from Rust against a real server: workspace, label, branch,
-//! user and group specs saved, read, listed and deleted; tag and labelsync; jobs and fixes;
-//! login, logout and passwords; the typemap, triggers, webhooks and protections tables;
-//! info, depots, settings, the monitor and a checkpoint; and refusals as typed errors.
+//! user and group specs saved, read, listed and deleted; tag and labelsync; review and
+//! reviews; jobs and fixes; login, logout and passwords; the typemap, triggers, webhooks and
+//! protections tables; info, depots, settings, the monitor and a checkpoint; and refusals as
+//! typed errors.
 
 use crate::common::{Client, Fixture, write};
 use keel_client::ops::{
@@ -225,6 +226,24 @@ fn specs_are_saved_read_listed_and_deleted_through_typed_calls() {
             .map(|u| u.name)
             .collect();
         assert!(users.contains(&"bob".to_string()), "{users:?}");
+        // What a review daemon reads: bob reviews app/, change 1 touched it.
+        let reviewers = ops::reviews(&conn, None, vec!["//depot/app/a.c".into()])
+            .await
+            .expect("reviews")
+            .all()
+            .await
+            .expect("read");
+        let names: Vec<&str> = reviewers.iter().map(|u| u.name.as_str()).collect();
+        assert_eq!(names, vec!["bob"]);
+        assert_eq!(reviewers[0].email, "bob@ci");
+        let changes = ops::review(&conn, Some(1), None)
+            .await
+            .expect("review")
+            .all()
+            .await
+            .expect("read");
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!((changes[0].change, changes[0].user.as_str()), (1, "alice"));
         let group = GroupSpec {
             name: "builders".into(),
             users: vec!["bob".into()],
