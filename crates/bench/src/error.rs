@@ -12,6 +12,13 @@ pub enum BenchError {
     /// A client-library subscription failed.
     #[error(transparent)]
     Watch(#[from] keel_client::ops::WatchError),
+    /// A client-library operation failed, with what was being done (ops31b).
+    #[error("{context}: {source}")]
+    Op {
+        context: String,
+        #[source]
+        source: Box<keel_client::ops::QueryError>,
+    },
     /// The server refused an RPC.
     #[error("{context}: {status}")]
     Rpc {
@@ -39,6 +46,14 @@ impl BenchError {
         BenchError::Rpc {
             context: context.into(),
             status: Box::new(status),
+        }
+    }
+
+    /// Wraps a client-library operation's error with what was being done.
+    pub fn op(context: impl Into<String>, source: keel_client::ops::QueryError) -> BenchError {
+        BenchError::Op {
+            context: context.into(),
+            source: Box::new(source),
         }
     }
 

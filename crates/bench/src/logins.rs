@@ -7,8 +7,9 @@
 
 use std::time::{Duration, Instant};
 
+use keel_client::ops::{self, PasswordChange, UserSpec};
 use keel_client::{Connection, Settings};
-use keel_proto::v1::{ConfigureRequest, LoginRequest, SaveUserRequest, SetPasswordRequest, User};
+use keel_proto::v1::LoginRequest;
 use tonic::Code;
 
 use crate::error::{BenchError, Result};
@@ -92,61 +93,38 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
 /// An admin with a password, the victim with one, and security level 3.
 async fn prepare(addr: &str) -> Result<()> {
     let admin = connect(addr, ADMIN, None, None).await?;
-    let rpc = |what: &'static str| move |s: tonic::Status| BenchError::rpc(what, s);
-    admin
-        .client()
-        .set_password(SetPasswordRequest {
-            caller: admin.caller(),
-            user: String::new(),
-            old_password: String::new(),
-            new_password: PASSWORD.into(),
-        })
+    let op = |what: &'static str| move |e| BenchError::op(what, e);
+    let own = PasswordChange {
+        user: None,
+        old_password: String::new(),
+        new_password: PASSWORD.into(),
+    };
+    ops::set_password(&admin, own)
         .await
-        .map_err(rpc("setting the admin's password (is the server fresh?)"))?;
-    let ticket = admin
-        .client()
-        .login(LoginRequest {
-            caller: admin.caller(),
-            password: PASSWORD.into(),
-            all_hosts: true,
-        })
+        .map_err(op("setting the admin's password (is the server fresh?)"))?;
+    let ticket = ops::login(&admin, PASSWORD.into(), true)
         .await
-        .map_err(rpc("the admin's login"))?
-        .into_inner()
+        .map_err(op("the admin's login"))?
         .ticket;
     let admin = connect(addr, ADMIN, Some(&ticket), None).await?;
-    admin
-        .client()
-        .save_user(SaveUserRequest {
-            caller: admin.caller(),
-            user: Some(User {
-                name: VICTIM.into(),
-                ..User::default()
-            }),
-            force: true,
-        })
+    let victim = UserSpec {
+        name: VICTIM.into(),
+        ..UserSpec::default()
+    };
+    ops::save_user(&admin, victim, true)
         .await
-        .map_err(rpc("creating the victim"))?;
-    admin
-        .client()
-        .set_password(SetPasswordRequest {
-            caller: admin.caller(),
-            user: VICTIM.into(),
-            old_password: String::new(),
-            new_password: PASSWORD.into(),
-        })
+        .map_err(op("creating the victim"))?;
+    let victims = PasswordChange {
+        user: Some(VICTIM.into()),
+        old_password: String::new(),
+        new_password: PASSWORD.into(),
+    };
+    ops::set_password(&admin, victims)
         .await
-        .map_err(rpc("setting the victim's password"))?;
-    admin
-        .client()
-        .configure(ConfigureRequest {
-            caller: admin.caller(),
-            name: "security".into(),
-            value: "3".into(),
-            unset: false,
-        })
+        .map_err(op("setting the victim's password"))?;
+    ops::set_setting(&admin, "security", "3")
         .await
-        .map_err(rpc("setting security=3"))?;
+        .map_err(op("setting security=3"))?;
     Ok(())
 }
 

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use keel_proto::v1::InfoRequest;
+use keel_client::ops;
 
 use crate::error::{BenchError, Result};
 use crate::report::{Report, Sample};
@@ -74,16 +74,11 @@ async fn client(
     deadline: Instant,
 ) -> Result<Tally> {
     let mut t = Tally::default();
-    let mut grpc = conn.client();
     while Instant::now() < deadline {
         let began = Instant::now();
-        let reply = grpc
-            .info(InfoRequest {
-                caller: conn.caller(),
-            })
+        let reply = ops::info(&conn)
             .await
-            .map_err(|s| BenchError::rpc("info", s))?
-            .into_inner();
+            .map_err(|e| BenchError::op("info", e))?;
         if reply.user.is_empty() {
             return Err(BenchError::Check("info: the reply names no user".into()));
         }

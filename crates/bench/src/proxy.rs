@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use keel_proto::v1::InfoRequest;
+use keel_client::ops;
 
 use crate::dataset::Shape;
 use crate::error::{BenchError, Result};
@@ -196,12 +196,8 @@ async fn clients(
 /// The server's stored content bytes sent so far.
 async fn sent(addr: &str) -> Result<u64> {
     let conn = rpc::connect(addr, "bench-proxy", "").await?;
-    let reply = conn
-        .client()
-        .info(InfoRequest {
-            caller: conn.caller(),
-        })
+    let info = ops::info(&conn)
         .await
-        .map_err(|s| BenchError::rpc("Info", s))?;
-    Ok(reply.into_inner().content_bytes_sent)
+        .map_err(|e| BenchError::op("Info", e))?;
+    Ok(info.content_bytes_sent)
 }

@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use keel_client::WorkspaceCtx;
+use keel_client::ops;
 use keel_client::sync::SyncOptions;
-use keel_proto::v1::{DeleteWorkspaceRequest, GetWorkspaceRequest, OpenAction};
+use keel_proto::v1::{GetWorkspaceRequest, OpenAction};
 
 use crate::branchsubmit::head_change;
 use crate::dataset::{self, Shape};
@@ -344,14 +345,9 @@ async fn sync_clients(
                     totals.failed
                 )));
             }
-            on_primary
-                .client()
-                .delete_workspace(DeleteWorkspaceRequest {
-                    caller: on_primary.caller(),
-                    name: name.clone(),
-                })
+            ops::delete_workspace(&on_primary, &name)
                 .await
-                .map_err(|s| BenchError::rpc(format!("deleting workspace {name}"), s))?;
+                .map_err(|e| BenchError::op(format!("deleting workspace {name}"), e))?;
             let _ = std::fs::remove_dir_all(&root);
             Ok::<_, BenchError>(vec![(totals.bytes, latency)])
         }));

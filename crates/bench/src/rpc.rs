@@ -176,23 +176,13 @@ pub async fn submit(
 }
 
 /// Takes a checkpoint on the server (`Checkpoint`), returning its report.
-pub async fn checkpoint(conn: &Connection) -> Result<keel_proto::v1::CheckpointDone> {
-    use keel_proto::v1::checkpoint_message::Body;
-    let mut stream = conn
-        .client()
-        .checkpoint(keel_proto::v1::CheckpointRequest {
-            caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| BenchError::rpc("checkpoint", s))?
-        .into_inner();
+pub async fn checkpoint(conn: &Connection) -> Result<keel_client::ops::CheckpointDone> {
+    use keel_client::ops::{self, CheckpointEvent};
+    let op = |e| BenchError::op("checkpoint", e);
+    let mut events = ops::checkpoint(conn).await.map_err(op)?;
     let mut done = None;
-    while let Some(message) = stream
-        .message()
-        .await
-        .map_err(|s| BenchError::rpc("checkpoint", s))?
-    {
-        if let Some(Body::Done(d)) = message.body {
+    while let Some(event) = events.next().await.map_err(op)? {
+        if let CheckpointEvent::Done(d) = event {
             done = Some(d);
         }
     }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use keel_client::WorkspaceCtx;
+use keel_client::ops;
 use keel_client::sync::{SyncOptions, SyncTotals};
-use keel_proto::v1::DeleteWorkspaceRequest;
 
 use crate::access::{self, AccessMode};
 use crate::dataset::{self, Shape};
@@ -293,13 +293,9 @@ async fn sync_fresh_p4(
         .run("sync", &[&format!("//{name}/{sub}...")], false)
         .await?;
     let latency = began.elapsed();
-    conn.client()
-        .delete_workspace(DeleteWorkspaceRequest {
-            caller: conn.caller(),
-            name: name.to_string(),
-        })
+    ops::delete_workspace(&conn, name)
         .await
-        .map_err(|s| BenchError::rpc(format!("deleting workspace {name}"), s))?;
+        .map_err(|e| BenchError::op(format!("deleting workspace {name}"), e))?;
     let _ = std::fs::remove_dir_all(&root);
     Ok(Synced {
         totals: SyncTotals {
@@ -347,13 +343,9 @@ pub(crate) async fn sync_fresh(
             totals.failed
         )));
     }
-    conn.client()
-        .delete_workspace(DeleteWorkspaceRequest {
-            caller: conn.caller(),
-            name: name.to_string(),
-        })
+    ops::delete_workspace(&conn, name)
         .await
-        .map_err(|s| BenchError::rpc(format!("deleting workspace {name}"), s))?;
+        .map_err(|e| BenchError::op(format!("deleting workspace {name}"), e))?;
     let _ = std::fs::remove_dir_all(&root);
     Ok(Synced { totals, latency })
 }

@@ -60,7 +60,7 @@ pub fn transport_hint(error: &keel_tls::ConnectError) -> String {
 pub fn client_error_of<'a>(
     cause: &'a (dyn std::error::Error + 'static),
 ) -> Option<&'a keel_client::Error> {
-    use keel_client::ops::{CloneError, QueryError, WatchError};
+    use keel_client::ops::{CloneError, QueryError, TriggersError, WatchError};
     if let Some(e) = cause.downcast_ref::<keel_client::Error>() {
         return Some(e);
     }
@@ -68,6 +68,10 @@ pub fn client_error_of<'a>(
         return e.client_error();
     }
     if let Some(e) = cause.downcast_ref::<WatchError>() {
+        return e.client_error();
+    }
+    // ops31b
+    if let Some(e) = cause.downcast_ref::<TriggersError>() {
         return e.client_error();
     }
     cause.downcast_ref::<CloneError>()?.client_error()

@@ -75,6 +75,22 @@ mod files;
 mod opened;
 mod records;
 mod watch;
+// ops31b
+mod access;
+mod admin;
+mod branches;
+mod checkpoint;
+mod configure;
+mod jobs;
+mod labels;
+mod login;
+mod monitor;
+mod reviews;
+mod triggers;
+mod typemap;
+mod users;
+mod webhooks;
+mod workspaces;
 
 pub use changes::{ChangeSince, ChangesQuery, SincePath, changes, changes_since};
 pub use clone::{CloneError, CloneQuery, Cloned, clone_workspace};
@@ -86,3 +102,28 @@ pub use files::{FilesQuery, files};
 pub use opened::{OpenedFile, OpenedQuery, opened};
 pub use records::{ChangeSummary, QueryError, Records, Revision};
 pub use watch::{Watch, WatchError, WatchEvent, WatchQuery, WatchedChange};
+// ops31b
+pub use access::{
+    GroupSpec, ProtectLine, ProtectionsTable, ProtectsQuery, delete_group, group, groups,
+    protections, protects, save_group, save_protections,
+};
+pub use admin::{Depot, ProxyState, ReplicaState, ServerInfo, create_depot, depots, info};
+pub use branches::{BranchSpec, branch, branches, delete_branch, save_branch};
+pub use checkpoint::{CheckpointDone, CheckpointEvent, checkpoint};
+pub use configure::{Configured, Setting, set_setting, settings, unset_setting};
+pub use jobs::{
+    Fix, FixesQuery, JobRecord, JobSpecText, JobsQuery, delete_job, fix, fixes, job, job_spec,
+    jobs, save_job, save_job_spec,
+};
+pub use labels::{
+    LabelAction, LabelEntry, LabelSpec, TagQuery, delete_label, label, labels, labelsync,
+    save_label, tag,
+};
+pub use login::{PasswordChange, Ticket, login, login_status, logout, set_password};
+pub use monitor::{RunningCommand, monitor_show, monitor_terminate};
+pub use reviews::{ReviewedChange, review, reviews};
+pub use triggers::{TriggersError, save_triggers, triggers};
+pub use typemap::{TypemapLine, save_typemap, typemap};
+pub use users::{UserSpec, delete_user, save_user, user, users};
+pub use webhooks::{Webhook, save_webhooks, webhooks};
+pub use workspaces::{WorkspaceSpec, delete_workspace, save_workspace, workspace, workspaces};

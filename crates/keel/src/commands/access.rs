@@ -5,12 +5,9 @@ use std::io::Read;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use keel_client::ops::{self, GroupSpec as Group, ProtectsQuery};
 use keel_core::protect::parse_table;
 use keel_core::{Form, Limit};
-use keel_proto::v1::{
-    DeleteGroupRequest, GetGroupRequest, GetProtectionsRequest, Group, ListGroupsRequest,
-    ProtectsRequest, SaveGroupRequest, SaveProtectionsRequest,
-};
 
 use super::spec_form::{self, EditedForm, SpecKind};
 use crate::editor::edit_text;
@@ -120,11 +117,8 @@ fn read_stdin() -> Result<String> {
 
 /// `groups [USER]`.
 pub async fn groups(s: &mut Session, args: GroupsArgs) -> Result<()> {
-    let request = ListGroupsRequest {
-        caller: s.caller(),
-        user: args.user.unwrap_or_default(),
-    };
-    for group in s.all(s.client().list_groups(request).await).await? {
+    let mut found = ops::groups(&s.conn, args.user.as_deref()).await?;
+    while let Some(group) = found.next().await? {
         s.out.emit(group.record(), group.list_line());
     }
     Ok(())
@@ -245,36 +239,19 @@ impl SpecKind for Group {
     }
 
     async fn fetch(s: &Session, name: &str) -> Result<Group> {
-        let request = GetGroupRequest {
-            caller: s.caller(),
-            name: name.to_string(),
-        };
-        Ok(s.check(s.client().get_group(request).await)?)
+        Ok(ops::group(&s.conn, name).await?)
     }
 
     async fn fetch_all(s: &Session) -> Result<Vec<Group>> {
-        let request = ListGroupsRequest {
-            caller: s.caller(),
-            user: String::new(),
-        };
-        Ok(s.all(s.client().list_groups(request).await).await?)
+        Ok(ops::groups(&s.conn, None).await?.all().await?)
     }
 
     async fn store(s: &Session, spec: Group, _create_only: bool) -> Result<Group> {
-        let request = SaveGroupRequest {
-            caller: s.caller(),
-            group: Some(spec),
-        };
-        Ok(s.check(s.client().save_group(request).await)?)
+        Ok(ops::save_group(&s.conn, spec).await?)
     }
 
     async fn remove(s: &Session, name: &str) -> Result<()> {
-        let request = DeleteGroupRequest {
-            caller: s.caller(),
-            name: name.to_string(),
-        };
-        s.check(s.client().delete_group(request).await)?;
-        Ok(())
+        Ok(ops::delete_group(&s.conn, name).await?)
     }
 }
 
@@ -309,8 +286,7 @@ fn parse_protections(text: &str) -> Result<Vec<String>> {
 
 /// `protect [-o|-i]`.
 pub async fn protect(s: &mut Session, args: ProtectArgs) -> Result<()> {
-    let request = GetProtectionsRequest { caller: s.caller() };
-    let table = s.check(s.client().get_protections(request).await)?;
+    let table = ops::protections(&s.conn).await?;
     if args.output {
         let mut record = Record::new().b("exists", table.exists);
         for (i, line) in table.lines.iter().enumerate() {
@@ -335,32 +311,27 @@ pub async fn protect(s: &mut Session, args: ProtectArgs) -> Result<()> {
         edited
     };
     let lines = parse_protections(&text).context("error in protections table")?;
-    let request = SaveProtectionsRequest {
-        caller: s.caller(),
-        lines,
-    };
-    let saved = s.check(s.client().save_protections(request).await)?;
+    let saved = ops::save_protections(&s.conn, lines).await?;
     s.out.emit(
         Record::new()
             .s("action", "saved")
-            .n("lines", u64::from(saved.lines)),
-        format!("Protections saved ({} lines).", saved.lines),
+            .n("lines", u64::from(saved)),
+        format!("Protections saved ({saved} lines)."),
     );
     Ok(())
 }
 
 /// `protects [-a] [-u USER] [-g GROUP] [-h HOST] [FILESPEC]`.
 pub async fn protects(s: &mut Session, args: ProtectsArgs) -> Result<()> {
-    let request = ProtectsRequest {
-        caller: s.caller(),
+    let query = ProtectsQuery {
         all: args.all,
-        user: args.user.unwrap_or_default(),
-        group: args.group.unwrap_or_default(),
-        host: args.host.unwrap_or_default(),
-        path: args.path.unwrap_or_default(),
+        user: args.user,
+        group: args.group,
+        host: args.host,
+        path: args.path,
     };
-    let reply = s.check(s.client().protects(request).await)?;
-    for line in &reply.lines {
+    let lines = ops::protects(&s.conn, query).await?;
+    for line in &lines {
         let kind = if line.is_group { "group" } else { "user" };
         s.out.emit(
             Record::new()
@@ -375,7 +346,7 @@ pub async fn protects(s: &mut Session, args: ProtectsArgs) -> Result<()> {
             ),
         );
     }
-    if !s.out.json && reply.lines.is_empty() {
+    if !s.out.json && lines.is_empty() {
         s.out.note("No protections apply.");
     }
     Ok(())

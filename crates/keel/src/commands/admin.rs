@@ -1,14 +1,14 @@
 //! Server-level verbs: `info`, `depots`, `depot create`.
 
 use anyhow::Result;
-use keel_proto::v1::{CreateDepotRequest, InfoRequest, ListDepotsRequest};
+use keel_client::ops;
 
 use crate::cli::DepotCmd;
 use crate::output::{Record, date, date_time};
 use crate::session::Session;
 
 pub async fn info(s: &mut Session) -> Result<()> {
-    let reply = s.check(s.client().info(InfoRequest { caller: s.caller() }).await)?;
+    let reply = ops::info(&s.conn).await?;
     let uptime = reply.uptime_seconds;
     let uptime_text = format!(
         "{:02}:{:02}:{:02}",
@@ -132,12 +132,7 @@ pub async fn info(s: &mut Session) -> Result<()> {
 }
 
 pub async fn depots(s: &mut Session) -> Result<()> {
-    let reply = s.check(
-        s.client()
-            .list_depots(ListDepotsRequest { caller: s.caller() })
-            .await,
-    )?;
-    for depot in reply.depots {
+    for depot in ops::depots(&s.conn).await? {
         let map = format!("{}/...", depot.name);
         s.out.emit(
             Record::new()
@@ -163,15 +158,8 @@ pub async fn depots(s: &mut Session) -> Result<()> {
 pub async fn depot(s: &mut Session, cmd: DepotCmd) -> Result<()> {
     match cmd {
         DepotCmd::Create { name, description } => {
-            let depot = s.check(
-                s.client()
-                    .create_depot(CreateDepotRequest {
-                        caller: s.caller(),
-                        name: name.clone(),
-                        description: description.unwrap_or_default(),
-                    })
-                    .await,
-            )?;
+            let description = description.unwrap_or_default();
+            let depot = ops::create_depot(&s.conn, &name, &description).await?;
             s.out.emit(
                 Record::new()
                     .s("name", &depot.name)

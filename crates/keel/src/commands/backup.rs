@@ -3,8 +3,7 @@
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use keel_proto::v1::CheckpointRequest;
-use keel_proto::v1::checkpoint_message::Body;
+use keel_client::ops::{self, CheckpointEvent};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -50,35 +49,31 @@ fn bar(out: &Out, template: &str) -> Option<ProgressBar> {
 }
 
 pub async fn checkpoint(s: &mut Session) -> Result<()> {
-    let reply = s
-        .client()
-        .checkpoint(CheckpointRequest { caller: s.caller() })
-        .await;
-    let mut stream = s.check(reply)?;
+    let mut stream = ops::checkpoint(&s.conn).await?;
     let progress = bar(&s.out, "{spinner} {msg} [{elapsed}]");
     let mut done = None;
     loop {
-        let message = match stream.message().await {
-            Ok(Some(message)) => message,
+        let event = match stream.next().await {
+            Ok(Some(event)) => event,
             Ok(None) => break,
-            Err(status) => {
+            Err(e) => {
                 if let Some(bar) = &progress {
                     bar.finish_and_clear();
                 }
-                return Err(s.conn.status(status).into());
+                return Err(e.into());
             }
         };
-        match message.body {
-            Some(Body::Progress(p)) => {
+        match event {
+            CheckpointEvent::Progress {
+                rows,
+                bytes,
+                database,
+            } => {
                 if let Some(bar) = &progress {
-                    bar.set_message(format!(
-                        "{} rows, {} bytes ({})",
-                        p.rows, p.bytes, p.database
-                    ));
+                    bar.set_message(format!("{rows} rows, {bytes} bytes ({database})"));
                 }
             }
-            Some(Body::Done(d)) => done = Some(d),
-            None => {}
+            CheckpointEvent::Done(d) => done = Some(d),
         }
     }
     if let Some(bar) = &progress {

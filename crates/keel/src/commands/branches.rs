@@ -2,10 +2,8 @@
 //! form.
 
 use anyhow::{Result, anyhow, bail};
+use keel_client::ops::{self, BranchSpec as Branch};
 use keel_core::{Form, LineKind, ViewLine, WorkspaceName};
-use keel_proto::v1::{
-    Branch, DeleteBranchRequest, GetBranchRequest, ListBranchesRequest, SaveBranchRequest,
-};
 
 use super::spec_form::{self, EditedForm, SpecKind, description_lines, single, with_view};
 use crate::cli::{BranchCmd, BranchCreateArgs};
@@ -76,36 +74,20 @@ impl SpecKind for Branch {
     }
 
     async fn fetch(s: &Session, name: &str) -> Result<Branch> {
-        let request = GetBranchRequest {
-            caller: s.caller(),
-            name: name.to_string(),
-            // Shown as a form to read or edit: form-out triggers run.
-            form: true,
-        };
-        Ok(s.check(s.client().get_branch(request).await)?)
+        // Shown as a form to read or edit: form-out triggers run.
+        Ok(ops::branch(&s.conn, name, true).await?)
     }
 
     async fn fetch_all(s: &Session) -> Result<Vec<Branch>> {
-        let request = ListBranchesRequest { caller: s.caller() };
-        Ok(s.all(s.client().list_branches(request).await).await?)
+        Ok(ops::branches(&s.conn).await?.all().await?)
     }
 
     async fn store(s: &Session, spec: Branch, create_only: bool) -> Result<Branch> {
-        let request = SaveBranchRequest {
-            caller: s.caller(),
-            branch: Some(spec),
-            create_only,
-        };
-        Ok(s.check(s.client().save_branch(request).await)?)
+        Ok(ops::save_branch(&s.conn, spec, create_only).await?)
     }
 
     async fn remove(s: &Session, name: &str) -> Result<()> {
-        let request = DeleteBranchRequest {
-            caller: s.caller(),
-            name: name.to_string(),
-        };
-        s.check(s.client().delete_branch(request).await)?;
-        Ok(())
+        Ok(ops::delete_branch(&s.conn, name).await?)
     }
 }
 

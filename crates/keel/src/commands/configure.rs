@@ -3,7 +3,7 @@
 
 use anyhow::{Result, bail};
 use clap::Subcommand;
-use keel_proto::v1::{ConfigureRequest, ListSettingsRequest};
+use keel_client::ops;
 
 use crate::output::Record;
 use crate::session::Session;
@@ -28,13 +28,7 @@ pub async fn run(s: &mut Session, cmd: ConfigureCmd) -> Result<()> {
             let Some((name, value)) = assignment.split_once('=') else {
                 bail!("{assignment:?}: expected NAME=VALUE (e.g. security=3)");
             };
-            let request = ConfigureRequest {
-                caller: s.caller(),
-                name: name.trim().to_string(),
-                value: value.trim().to_string(),
-                unset: false,
-            };
-            let reply = s.check(s.client().configure(request).await)?;
+            let reply = ops::set_setting(&s.conn, name.trim(), value.trim()).await?;
             s.out.emit(
                 Record::new()
                     .s("name", &reply.name)
@@ -44,13 +38,7 @@ pub async fn run(s: &mut Session, cmd: ConfigureCmd) -> Result<()> {
             );
         }
         ConfigureCmd::Unset { name } => {
-            let request = ConfigureRequest {
-                caller: s.caller(),
-                name: name.clone(),
-                value: String::new(),
-                unset: true,
-            };
-            let reply = s.check(s.client().configure(request).await)?;
+            let reply = ops::unset_setting(&s.conn, &name).await?;
             let text = if reply.was_set {
                 format!("Setting {name} removed; its default applies.")
             } else {
@@ -64,8 +52,8 @@ pub async fn run(s: &mut Session, cmd: ConfigureCmd) -> Result<()> {
             );
         }
         ConfigureCmd::Show => {
-            let request = ListSettingsRequest { caller: s.caller() };
-            for setting in s.all(s.client().list_settings(request).await).await? {
+            let mut settings = ops::settings(&s.conn).await?;
+            while let Some(setting) = settings.next().await? {
                 let source = if setting.is_default { "default" } else { "set" };
                 s.out.emit(
                     Record::new()

@@ -5,7 +5,6 @@
 use anyhow::{Result, bail};
 use clap::Args;
 use keel_client::ops::{self, Counter, CounterOp, CounterUpdate, Space};
-use keel_proto::v1::{ReviewRequest, ReviewsRequest};
 
 use crate::output::Record;
 use crate::session::Session;
@@ -196,14 +195,8 @@ pub async fn review(s: &mut Session, args: ReviewArgs) -> Result<()> {
         );
         return Ok(());
     }
-    let request = ReviewRequest {
-        caller: s.caller(),
-        change: args.change.unwrap_or(0),
-        counter: args.counter.unwrap_or_default(),
-    };
-    let reply = s.client().review(request).await;
-    let mut stream = s.check(reply)?;
-    while let Some(c) = stream.message().await.map_err(|e| s.conn.status(e))? {
+    let mut changes = ops::review(&s.conn, args.change, args.counter.as_deref()).await?;
+    while let Some(c) = changes.next().await? {
         s.out.emit(
             Record::new()
                 .n("change", c.change)
@@ -226,14 +219,8 @@ pub async fn reviews(s: &mut Session, args: ReviewsArgs) -> Result<()> {
     } else {
         s.file_args(&args.files).await?
     };
-    let request = ReviewsRequest {
-        caller: s.caller(),
-        change: args.change.unwrap_or(0),
-        files,
-    };
-    let reply = s.client().reviews(request).await;
-    let mut stream = s.check(reply)?;
-    while let Some(u) = stream.message().await.map_err(|e| s.conn.status(e))? {
+    let mut users = ops::reviews(&s.conn, args.change, files).await?;
+    while let Some(u) = users.next().await? {
         s.out.emit(
             Record::new()
                 .s("user", &u.name)

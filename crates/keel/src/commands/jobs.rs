@@ -5,12 +5,9 @@ use std::io::Read;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use keel_client::ops::{self, Fix, FixesQuery, JobRecord, JobSpecText, JobsQuery};
 use keel_core::Form;
 use keel_core::job::{Job, JobSpec, format_date};
-use keel_proto::v1::{
-    self as pb, DeleteJobRequest, FixRequest, GetJobRequest, GetJobSpecRequest, ListFixesRequest,
-    ListJobsRequest, SaveJobRequest, SaveJobSpecRequest,
-};
 
 use crate::editor::edit_text;
 use crate::output::{Record, date, date_time, first_line};
@@ -121,9 +118,8 @@ fn read_stdin(what: &str) -> Result<String> {
     Ok(text)
 }
 
-async fn fetch_spec(s: &Session) -> Result<(JobSpec, pb::JobSpecForm)> {
-    let request = GetJobSpecRequest { caller: s.caller() };
-    let form = s.check(s.client().get_job_spec(request).await)?;
+async fn fetch_spec(s: &Session) -> Result<(JobSpec, JobSpecText)> {
+    let form = ops::job_spec(&s.conn).await?;
     let spec =
         JobSpec::parse(&form.text).context("the server sent a job spec that does not parse")?;
     Ok((spec, form))
@@ -174,7 +170,7 @@ pub async fn spec(s: &mut Session, args: SpecArgs) -> Result<()> {
     .await
 }
 
-fn spec_form(form: &pb::JobSpecForm) -> String {
+fn spec_form(form: &JobSpecText) -> String {
     let header = "\
 # The Keel job spec: the fields every job has.
 #  Fields:   CODE NAME TYPE LENGTH PERSISTENCE, one line per field. Codes 101-105 are
@@ -197,11 +193,7 @@ fn spec_form(form: &pb::JobSpecForm) -> String {
 async fn save_spec(s: &Session, text: &str) -> Result<()> {
     // Checked here first so that a mistake is named before the server is asked.
     JobSpec::parse(text).context("error in job spec")?;
-    let request = SaveJobSpecRequest {
-        caller: s.caller(),
-        text: text.to_string(),
-    };
-    let saved = s.check(s.client().save_job_spec(request).await)?;
+    let saved = ops::save_job_spec(&s.conn, text).await?;
     s.out.emit(
         Record::new()
             .s("action", "saved")
@@ -211,21 +203,17 @@ async fn save_spec(s: &Session, text: &str) -> Result<()> {
     Ok(())
 }
 
-fn job_of(j: &pb::Job) -> Job {
+fn job_of(j: &JobRecord) -> Job {
     Job {
-        fields: j
-            .fields
-            .iter()
-            .map(|f| (f.name.clone(), f.value.clone()))
-            .collect(),
+        fields: j.fields.clone(),
     }
 }
 
 /// A job's `--json` record: its fields by name (as p4's tagged output), and its dates.
-fn job_record(j: &pb::Job) -> Record {
+fn job_record(j: &JobRecord) -> Record {
     let mut r = Record::new();
-    for f in &j.fields {
-        r = r.s(&f.name, &f.value);
+    for (name, value) in &j.fields {
+        r = r.s(name, value);
     }
     if j.updated > 0 {
         r = r.s("Update", format_date(j.updated as i64));
@@ -236,7 +224,7 @@ fn job_record(j: &pb::Job) -> Record {
     r
 }
 
-fn job_form(spec: &JobSpec, j: &pb::Job) -> String {
+fn job_form(spec: &JobSpec, j: &JobRecord) -> String {
     let dates = (j.exists).then_some((j.updated as i64, j.accessed as i64));
     job_of(j).to_form(spec, dates)
 }
@@ -247,11 +235,7 @@ pub async fn job(s: &mut Session, args: JobArgs) -> Result<()> {
         let Some(name) = args.name else {
             bail!("job -d needs the job's name");
         };
-        let request = DeleteJobRequest {
-            caller: s.caller(),
-            name: name.clone(),
-        };
-        s.check(s.client().delete_job(request).await)?;
+        ops::delete_job(&s.conn, &name).await?;
         s.out.emit(
             Record::new().s("Job", &name).s("action", "deleted"),
             format!("Job {name} deleted."),
@@ -262,11 +246,7 @@ pub async fn job(s: &mut Session, args: JobArgs) -> Result<()> {
     if args.input {
         return save_job(s, &spec, &read_stdin("job")?, args.force).await;
     }
-    let request = GetJobRequest {
-        caller: s.caller(),
-        name: args.name.unwrap_or_default(),
-    };
-    let current = s.check(s.client().get_job(request).await)?;
+    let current = ops::job(&s.conn, &args.name.unwrap_or_default()).await?;
     let text = job_form(&spec, &current);
     if args.output {
         s.out.emit(job_record(&current), text.trim_end());
@@ -288,16 +268,7 @@ pub async fn job(s: &mut Session, args: JobArgs) -> Result<()> {
 async fn save_job(s: &Session, spec: &JobSpec, text: &str, force: bool) -> Result<()> {
     let form = Form::parse(text).context("error in job specification")?;
     let job = Job::from_form(&form, spec).context("error in job specification")?;
-    let request = SaveJobRequest {
-        caller: s.caller(),
-        fields: job
-            .fields
-            .into_iter()
-            .map(|(name, value)| pb::JobField { name, value })
-            .collect(),
-        force,
-    };
-    let saved = s.check(s.client().save_job(request).await)?;
+    let saved = ops::save_job(&s.conn, job.fields, force).await?;
     s.out.emit(
         job_record(&saved).s("action", "saved"),
         format!("Job {} saved.", saved.name),
@@ -313,16 +284,15 @@ pub async fn jobs(s: &mut Session, args: JobsArgs) -> Result<()> {
     } else {
         s.file_args(&args.files).await?
     };
-    let request = ListJobsRequest {
-        caller: s.caller(),
+    let query = JobsQuery {
         expression: args.expression.unwrap_or_default(),
         max: args.max.unwrap_or(0),
         reverse: args.reverse,
         files,
         include_integrated: args.include_integrated,
     };
-    let reply = s.client().list_jobs(request).await;
-    for j in s.all(reply).await? {
+    let mut found = ops::jobs(&s.conn, query).await?;
+    while let Some(j) = found.next().await? {
         s.out.emit(job_record(&j), job_line(&spec, &j, args.long));
     }
     Ok(())
@@ -330,7 +300,7 @@ pub async fn jobs(s: &mut Session, args: JobsArgs) -> Result<()> {
 
 /// `job000001 on 2026/11/28 by alice *open* 'Crash on start'` (with -l, the whole description
 /// below it, indented).
-fn job_line(spec: &JobSpec, j: &pb::Job, long: bool) -> String {
+fn job_line(spec: &JobSpec, j: &JobRecord, long: bool) -> String {
     use keel_core::job::spec::{DATE_CODE, DESCRIPTION_CODE, STATUS_CODE, USER_CODE};
     let job = job_of(j);
     let get = |code| job.get(spec.name_of(code)).to_string();
@@ -357,7 +327,7 @@ fn job_line(spec: &JobSpec, j: &pb::Job, long: bool) -> String {
     }
 }
 
-fn fix_record(f: &pb::FixEntry) -> Record {
+fn fix_record(f: &Fix) -> Record {
     Record::new()
         .s("Job", &f.job)
         .n("Change", f.change)
@@ -369,15 +339,9 @@ fn fix_record(f: &pb::FixEntry) -> Record {
 
 /// `fix [-d] [-s STATUS] -c CHANGE JOB...`.
 pub async fn fix(s: &mut Session, args: FixArgs) -> Result<()> {
-    let request = FixRequest {
-        caller: s.caller(),
-        change: args.change,
-        jobs: args.jobs,
-        status: args.status.unwrap_or_default(),
-        delete: args.delete,
-    };
-    let reply = s.check(s.client().fix(request).await)?;
-    for f in &reply.fixes {
+    let status = args.status.unwrap_or_default();
+    let fixes = ops::fix(&s.conn, args.change, args.jobs, &status, args.delete).await?;
+    for f in &fixes {
         let text = if args.delete {
             format!("Fix {} by change {} removed.", f.job, f.change)
         } else {
@@ -396,15 +360,14 @@ pub async fn fixes(s: &mut Session, args: FixesArgs) -> Result<()> {
     } else {
         s.file_args(&args.files).await?
     };
-    let request = ListFixesRequest {
-        caller: s.caller(),
-        job: args.job.unwrap_or_default(),
-        change: args.change.unwrap_or(0),
+    let query = FixesQuery {
+        job: args.job,
+        change: args.change,
         files,
         max: args.max.unwrap_or(0),
     };
-    let reply = s.client().list_fixes(request).await;
-    for f in s.all(reply).await? {
+    let mut found = ops::fixes(&s.conn, query).await?;
+    while let Some(f) = found.next().await? {
         let text = format!(
             "{} fixed by change {} on {} by {}@{} ({})",
             f.job,
@@ -432,23 +395,18 @@ pub struct FixedJob {
 /// The jobs change `change` fixes, with their current status (for `describe`).
 pub async fn fixed_jobs(s: &Session, change: u64) -> Result<Vec<FixedJob>> {
     use keel_core::job::spec::{DESCRIPTION_CODE, STATUS_CODE};
-    let request = ListFixesRequest {
-        caller: s.caller(),
-        change,
+    let query = FixesQuery {
+        change: Some(change),
         ..Default::default()
     };
-    let fixes = s.all(s.client().list_fixes(request).await).await?;
+    let fixes = ops::fixes(&s.conn, query).await?.all().await?;
     if fixes.is_empty() {
         return Ok(Vec::new());
     }
     let (spec, _) = fetch_spec(s).await?;
     let mut out = Vec::new();
     for f in fixes {
-        let request = GetJobRequest {
-            caller: s.caller(),
-            name: f.job.clone(),
-        };
-        let job = job_of(&s.check(s.client().get_job(request).await)?);
+        let job = job_of(&ops::job(&s.conn, &f.job).await?);
         out.push(FixedJob {
             date: date(f.date),
             user: f.user,

@@ -2,14 +2,10 @@
 //! Perforce-style form and the files a label holds.
 
 use anyhow::Result;
+use keel_client::ops::{self, LabelAction, LabelEntry, LabelSpec as Label, TagQuery};
 use keel_core::{Form, WorkspaceName};
-use keel_proto::v1::{
-    DeleteLabelRequest, GetLabelRequest, Label, LabelFile, LabelsyncRequest, ListLabelsRequest,
-    SaveLabelRequest, TagRequest,
-};
 
 use super::spec_form::{self, EditedForm, SpecKind, description_lines, single, with_view};
-use super::words::label_action_word;
 use crate::cli::{LabelCmd, LabelCreateArgs, LabelsyncArgs, TagArgs};
 use crate::output::{Record, date, date_time, first_line};
 use crate::session::Session;
@@ -44,13 +40,7 @@ async fn edit_forced(s: &Session, name: &str) -> Result<()> {
     }
     let updated =
         Label::parse_form(&edited, &spec).map_err(|e| e.context("error in label specification"))?;
-    let request = SaveLabelRequest {
-        caller: s.caller(),
-        label: Some(updated),
-        create_only: false,
-        force: true,
-    };
-    let saved = s.check(s.client().save_label(request).await)?;
+    let saved = ops::save_label(&s.conn, updated, false, true).await?;
     s.out.emit(
         saved.record().s("action", "saved"),
         format!("Label {} saved.", saved.name),
@@ -60,12 +50,7 @@ async fn edit_forced(s: &Session, name: &str) -> Result<()> {
 
 /// `label delete -f`: a super user deletes a label that is not theirs, or a locked one.
 async fn delete_forced(s: &Session, name: &str) -> Result<()> {
-    let request = DeleteLabelRequest {
-        caller: s.caller(),
-        name: name.to_string(),
-        force: true,
-    };
-    s.check(s.client().delete_label(request).await)?;
+    ops::delete_label(&s.conn, name, true).await?;
     s.out.emit(
         Record::new().s("label", name).s("action", "deleted"),
         format!("Label {name} deleted."),
@@ -128,38 +113,20 @@ impl SpecKind for Label {
     }
 
     async fn fetch(s: &Session, name: &str) -> Result<Label> {
-        let request = GetLabelRequest {
-            caller: s.caller(),
-            name: name.to_string(),
-            // Shown as a form to read or edit: form-out triggers run.
-            form: true,
-        };
-        Ok(s.check(s.client().get_label(request).await)?)
+        // Shown as a form to read or edit: form-out triggers run.
+        Ok(ops::label(&s.conn, name, true).await?)
     }
 
     async fn fetch_all(s: &Session) -> Result<Vec<Label>> {
-        let request = ListLabelsRequest { caller: s.caller() };
-        Ok(s.all(s.client().list_labels(request).await).await?)
+        Ok(ops::labels(&s.conn).await?.all().await?)
     }
 
     async fn store(s: &Session, spec: Label, create_only: bool) -> Result<Label> {
-        let request = SaveLabelRequest {
-            caller: s.caller(),
-            label: Some(spec),
-            create_only,
-            force: false,
-        };
-        Ok(s.check(s.client().save_label(request).await)?)
+        Ok(ops::save_label(&s.conn, spec, create_only, false).await?)
     }
 
     async fn remove(s: &Session, name: &str) -> Result<()> {
-        let request = DeleteLabelRequest {
-            caller: s.caller(),
-            name: name.to_string(),
-            force: false,
-        };
-        s.check(s.client().delete_label(request).await)?;
-        Ok(())
+        Ok(ops::delete_label(&s.conn, name, false).await?)
     }
 }
 
@@ -186,43 +153,39 @@ async fn create(s: &mut Session, args: LabelCreateArgs) -> Result<()> {
 
 pub async fn tag(s: &mut Session, args: TagArgs) -> Result<()> {
     let files = s.file_args(&args.files).await?;
-    let changed = s
-        .all(
-            s.client()
-                .tag(TagRequest {
-                    caller: s.caller(),
-                    label: args.label.clone(),
-                    files,
-                    delete: args.delete,
-                    preview: args.preview,
-                })
-                .await,
-        )
-        .await?;
+    let query = TagQuery {
+        label: args.label.clone(),
+        files,
+        delete: args.delete,
+        preview: args.preview,
+    };
+    let changed = ops::tag(&s.conn, query).await?.all().await?;
     report(s, &args.label, &changed);
     Ok(())
 }
 
 pub async fn labelsync(s: &mut Session, args: LabelsyncArgs) -> Result<()> {
     let files = s.file_args(&args.files).await?;
-    let changed = s
-        .all(
-            s.client()
-                .labelsync(LabelsyncRequest {
-                    caller: s.caller(),
-                    label: args.label.clone(),
-                    files,
-                    preview: args.preview,
-                })
-                .await,
-        )
+    let changed = ops::labelsync(&s.conn, &args.label, files, args.preview)
+        .await?
+        .all()
         .await?;
     report(s, &args.label, &changed);
     Ok(())
 }
 
+/// `added`, `updated` or `deleted`.
+fn label_action_word(action: Option<LabelAction>) -> &'static str {
+    match action {
+        Some(LabelAction::Added) => "added",
+        Some(LabelAction::Updated) => "updated",
+        Some(LabelAction::Deleted) => "deleted",
+        None => "unspecified",
+    }
+}
+
 /// Prints `//depot/x#3 - added` per changed entry (or that nothing changed).
-fn report(s: &Session, label: &str, changed: &[LabelFile]) {
+fn report(s: &Session, label: &str, changed: &[LabelEntry]) {
     if changed.is_empty() {
         s.out.note(format!("Label {label} is up to date."));
     }
@@ -232,12 +195,12 @@ fn report(s: &Session, label: &str, changed: &[LabelFile]) {
                 .s("label", label)
                 .s("depotFile", &file.depot_file)
                 .n("rev", u64::from(file.rev))
-                .s("action", label_action_word(file.action())),
+                .s("action", label_action_word(file.action)),
             format!(
                 "{}#{} - {}",
                 file.depot_file,
                 file.rev,
-                label_action_word(file.action())
+                label_action_word(file.action)
             ),
         );
     }

@@ -6,10 +6,8 @@ use std::io::{BufRead, IsTerminal};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use keel_client::ops::{self, PasswordChange};
 use keel_client::{Connection, TicketFile};
-use keel_proto::v1::{
-    GetUserRequest, LoginRequest, LoginStatusRequest, LogoutRequest, SetPasswordRequest,
-};
 
 use super::spec_form::is_not_found;
 use crate::output::{Record, date_time};
@@ -120,9 +118,8 @@ pub async fn login(s: &mut Session, args: LoginArgs) -> Result<()> {
     }
     let user = s.settings.user.clone();
     if args.status {
-        let request = LoginStatusRequest { caller: s.caller() };
-        let reply = s.check(s.client().login_status(request).await)?;
-        if reply.expires == i64::MAX {
+        let reply = ops::login_status(&s.conn).await?;
+        if reply.unlimited() {
             // A group's Timeout is `unlimited`.
             s.out.emit(
                 Record::new()
@@ -149,12 +146,7 @@ pub async fn login(s: &mut Session, args: LoginArgs) -> Result<()> {
     }
     let file = tickets(s)?.clone();
     let password = read_password(&format!("Enter password for {user}: "))?;
-    let request = LoginRequest {
-        caller: s.caller(),
-        password,
-        all_hosts: args.all_hosts,
-    };
-    let reply = s.check(s.client().login(request).await)?;
+    let reply = ops::login(&s.conn, password, args.all_hosts).await?;
     file.set(&s.settings.server, &user, &reply.ticket)?;
     s.out.emit(
         Record::new()
@@ -169,16 +161,12 @@ pub async fn login(s: &mut Session, args: LoginArgs) -> Result<()> {
 
 pub async fn logout(s: &mut Session, args: LogoutArgs) -> Result<()> {
     let user = s.settings.user.clone();
-    let request = LogoutRequest {
-        caller: s.caller(),
-        all: args.all,
-    };
-    let reply = s.check(s.client().logout(request).await)?;
+    let ended = ops::logout(&s.conn, args.all).await?;
     if let Some(file) = &s.settings.tickets {
         file.remove(&s.settings.server, &user)?;
     }
     let text = if args.all {
-        format!("User {user} logged out ({} tickets ended).", reply.ended)
+        format!("User {user} logged out ({} tickets ended).", ended)
     } else {
         format!("User {user} logged out.")
     };
@@ -186,7 +174,7 @@ pub async fn logout(s: &mut Session, args: LogoutArgs) -> Result<()> {
         Record::new()
             .s("user", &user)
             .s("action", "logout")
-            .n("ended", reply.ended),
+            .n("ended", ended),
         text,
     );
     Ok(())
@@ -196,11 +184,7 @@ pub async fn passwd(s: &mut Session, args: PasswdArgs) -> Result<()> {
     let own = s.settings.user.clone();
     let target = args.user.clone().unwrap_or_else(|| own.clone());
     let needs_old = target == own && {
-        let request = GetUserRequest {
-            caller: s.caller(),
-            name: own.clone(),
-        };
-        match s.check(s.client().get_user(request).await) {
+        match ops::user(&s.conn, &own).await {
             Ok(user) => user.has_password,
             Err(e) => {
                 let e = anyhow::Error::from(e);
@@ -222,17 +206,12 @@ pub async fn passwd(s: &mut Session, args: PasswdArgs) -> Result<()> {
     if new != again {
         bail!("the two new passwords differ; password not changed");
     }
-    let request = SetPasswordRequest {
-        caller: s.caller(),
-        user: if target == own {
-            String::new()
-        } else {
-            target.clone()
-        },
+    let change = PasswordChange {
+        user: (target != own).then(|| target.clone()),
         old_password: old,
         new_password: new,
     };
-    s.check(s.client().set_password(request).await)?;
+    ops::set_password(&s.conn, change).await?;
     // The server ended every ticket of the user.
     if let Some(file) = &s.settings.tickets {
         file.remove(&s.settings.server, &target)?;

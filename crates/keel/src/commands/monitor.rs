@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use clap::Subcommand;
-use keel_proto::v1::{MonitorShowRequest, MonitorTerminateRequest, RunningCommand};
+use keel_client::ops::{self, RunningCommand};
 
 use crate::output::Record;
 use crate::session::Session;
@@ -29,23 +29,13 @@ pub enum MonitorCmd {
 pub async fn run(s: &mut Session, cmd: MonitorCmd) -> Result<()> {
     match cmd {
         MonitorCmd::Show { all, long } => {
-            let request = MonitorShowRequest {
-                caller: s.caller(),
-                all,
-                long,
-            };
-            let reply = s.check(s.client().monitor_show(request).await)?;
-            for c in reply.commands {
+            for c in ops::monitor_show(&s.conn, all, long).await? {
                 let text = line(&c, all || long, long);
                 s.out.emit(record(&c), text);
             }
         }
         MonitorCmd::Terminate { id } => {
-            let request = MonitorTerminateRequest {
-                caller: s.caller(),
-                id,
-            };
-            let c = s.check(s.client().monitor_terminate(request).await)?;
+            let c = ops::monitor_terminate(&s.conn, id).await?;
             let text = format!(
                 "Command {} ({} by {}) marked for termination.",
                 c.id, c.command, c.user

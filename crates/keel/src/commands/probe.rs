@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use keel_client::ops::{self, FilesQuery};
 use keel_client::probe::{self, ProbeCall, ProbeFiles};
-use keel_proto::v1::{FilesRequest, ListDepotsRequest};
 
 use crate::output::Record;
 use crate::session::{AlreadyReported, Session};
@@ -86,29 +86,18 @@ pub async fn probe(s: &mut Session, args: ProbeArgs) -> Result<()> {
 /// given none.
 async fn first_file(s: &Session) -> Result<String> {
     let scope = match s.conn.workspace() {
-        "" => {
-            let reply = s
-                .client()
-                .list_depots(ListDepotsRequest { caller: s.caller() })
-                .await;
-            match s.check(reply)?.depots.into_iter().next() {
-                Some(depot) => format!("//{}/...", depot.name),
-                None => bail!("the server has no depot to probe"),
-            }
-        }
+        "" => match ops::depots(&s.conn).await?.into_iter().next() {
+            Some(depot) => format!("//{}/...", depot.name),
+            None => bail!("the server has no depot to probe"),
+        },
         workspace => format!("//{workspace}/..."),
     };
-    let reply = s
-        .client()
-        .files(FilesRequest {
-            caller: s.caller(),
-            files: vec![scope],
-            max: 1,
-            ..FilesRequest::default()
-        })
-        .await;
-    let files = s.all(reply).await?;
-    match files.into_iter().next() {
+    let query = FilesQuery {
+        paths: vec![scope],
+        max: 1,
+        ..FilesQuery::default()
+    };
+    match ops::files(&s.conn, query).await?.next().await? {
         Some(f) => Ok(f.depot_file),
         None => bail!("the server has no file to probe: name one with --file"),
     }

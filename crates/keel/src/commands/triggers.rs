@@ -5,8 +5,8 @@ use std::io::Read;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use keel_core::{Form, TriggerKind, TriggerLine};
-use keel_proto::v1::{self as pb, GetTriggersRequest, SaveTriggersRequest};
+use keel_client::ops;
+use keel_core::{Form, TriggerLine};
 
 use crate::editor::edit_text;
 use crate::output::Record;
@@ -91,19 +91,13 @@ fn keep_edits(text: &str) -> std::io::Result<std::path::PathBuf> {
 }
 
 async fn fetch(s: &Session) -> Result<Vec<TriggerLine>> {
-    let request = GetTriggersRequest { caller: s.caller() };
-    let table = s.check(s.client().get_triggers(request).await)?;
-    from_wire(table)
+    Ok(ops::triggers(&s.conn).await?)
 }
 
 async fn save(s: &Session, text: &str) -> Result<()> {
     let form = Form::parse(text).context("error in triggers specification")?;
     let lines = form.get("Triggers").unwrap_or(&[]).to_vec();
-    let request = SaveTriggersRequest {
-        caller: s.caller(),
-        lines,
-    };
-    let saved = from_wire(s.check(s.client().save_triggers(request).await)?)?;
+    let saved = ops::save_triggers(&s.conn, lines).await?;
     s.out.emit(
         Record::new()
             .s("action", "saved")
@@ -111,24 +105,6 @@ async fn save(s: &Session, text: &str) -> Result<()> {
         "Triggers saved.",
     );
     Ok(())
-}
-
-fn from_wire(table: pb::TriggersTable) -> Result<Vec<TriggerLine>> {
-    table
-        .lines
-        .into_iter()
-        .map(|l| {
-            let kind = TriggerKind::parse(&l.r#type).with_context(|| {
-                format!("the server sent an unknown trigger type {:?}", l.r#type)
-            })?;
-            Ok(TriggerLine {
-                name: l.name,
-                kind,
-                path: l.path,
-                command: l.command,
-            })
-        })
-        .collect()
 }
 
 fn record(line: &TriggerLine) -> Record {

@@ -5,8 +5,8 @@ use std::io::Read;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use keel_client::ops::{self, TypemapLine};
 use keel_core::Form;
-use keel_proto::v1::{self as pb, GetTypemapRequest, SaveTypemapRequest};
 
 use crate::editor::edit_text;
 use crate::output::Record;
@@ -46,7 +46,7 @@ pub async fn typemap(s: &mut Session, args: TypemapArgs) -> Result<()> {
             for line in &table {
                 s.out.emit(
                     Record::new()
-                        .s("type", &line.r#type)
+                        .s("type", &line.file_type)
                         .s("pattern", &line.pattern),
                     "",
                 );
@@ -68,9 +68,8 @@ pub async fn typemap(s: &mut Session, args: TypemapArgs) -> Result<()> {
     save(s, &edited).await
 }
 
-async fn fetch(s: &Session) -> Result<Vec<pb::TypemapLine>> {
-    let request = GetTypemapRequest { caller: s.caller() };
-    Ok(s.check(s.client().get_typemap(request).await)?.lines)
+async fn fetch(s: &Session) -> Result<Vec<TypemapLine>> {
+    Ok(ops::typemap(&s.conn).await?)
 }
 
 async fn save(s: &Session, text: &str) -> Result<()> {
@@ -80,28 +79,24 @@ async fn save(s: &Session, text: &str) -> Result<()> {
         .or_else(|| form.get("Typemap"))
         .unwrap_or(&[])
         .to_vec();
-    let request = SaveTypemapRequest {
-        caller: s.caller(),
-        lines,
-    };
-    let saved = s.check(s.client().save_typemap(request).await)?;
+    let saved = ops::save_typemap(&s.conn, lines).await?;
     s.out.emit(
         Record::new()
             .s("action", "saved")
-            .n("lines", saved.lines.len() as u64),
+            .n("lines", saved.len() as u64),
         "Typemap saved.",
     );
     Ok(())
 }
 
-fn render_form(table: &[pb::TypemapLine]) -> String {
+fn render_form(table: &[TypemapLine]) -> String {
     let lines: String = table
         .iter()
         .map(|l| {
             if l.pattern.contains(char::is_whitespace) {
-                format!("\t{} \"{}\"\n", l.r#type, l.pattern)
+                format!("\t{} \"{}\"\n", l.file_type, l.pattern)
             } else {
-                format!("\t{} {}\n", l.r#type, l.pattern)
+                format!("\t{} {}\n", l.file_type, l.pattern)
             }
         })
         .collect();

@@ -4,8 +4,8 @@ use std::io::Read;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use keel_client::ops::{self, UserSpec as User};
 use keel_core::{Form, UserType};
-use keel_proto::v1::{DeleteUserRequest, GetUserRequest, ListUsersRequest, SaveUserRequest, User};
 
 use super::spec_form::{self, EditedForm, SpecKind, is_not_found, single};
 use crate::output::{Record, date, date_time};
@@ -42,12 +42,7 @@ pub async fn user(s: &mut Session, args: UserArgs) -> Result<()> {
         return Ok(());
     }
     if args.delete {
-        let request = DeleteUserRequest {
-            caller: s.caller(),
-            name: name.clone(),
-            force: args.force,
-        };
-        s.check(s.client().delete_user(request).await)?;
+        ops::delete_user(&s.conn, &name, args.force).await?;
         s.out.emit(
             Record::new().s("user", &name).s("action", "deleted"),
             format!("User {name} deleted."),
@@ -79,12 +74,7 @@ pub async fn users(s: &mut Session) -> Result<()> {
 }
 
 async fn save(s: &Session, spec: User, force: bool) -> Result<()> {
-    let request = SaveUserRequest {
-        caller: s.caller(),
-        user: Some(spec),
-        force,
-    };
-    let saved = s.check(s.client().save_user(request).await)?;
+    let saved = ops::save_user(&s.conn, spec, force).await?;
     s.out.emit(
         saved.record().s("action", "saved"),
         format!("User {} saved.", saved.name),
@@ -97,7 +87,7 @@ fn fresh(name: &str) -> User {
         name: name.to_string(),
         email: format!("{name}@localhost"),
         full_name: name.to_string(),
-        r#type: UserType::Standard.as_str().to_string(),
+        user_type: UserType::Standard.as_str().to_string(),
         ..Default::default()
     }
 }
@@ -121,9 +111,9 @@ impl SpecKind for User {
             .s("User", &self.name)
             .s("Email", &self.email)
             .s("FullName", &self.full_name)
-            .s("Type", &self.r#type)
-            .nz("Update", self.updated.max(0) as u64)
-            .nz("Access", self.accessed.max(0) as u64)
+            .s("Type", &self.user_type)
+            .nz("Update", self.updated)
+            .nz("Access", self.accessed)
             .s("Password", if self.has_password { "enabled" } else { "" });
         // Perforce's tagged form: `Reviews0`, `Reviews1`, ...
         for (i, line) in self.reviews.iter().enumerate() {
@@ -138,22 +128,22 @@ impl SpecKind for User {
             self.name,
             self.email,
             self.full_name,
-            date(self.accessed.max(0) as u64)
+            date(self.accessed)
         )
     }
 
     fn render_form(&self) -> String {
         let mut fields = vec![("User".to_string(), vec![self.name.clone()])];
         if self.updated > 0 {
-            fields.push(("Update".into(), vec![date_time(self.updated as u64)]));
+            fields.push(("Update".into(), vec![date_time(self.updated)]));
         }
         if self.accessed > 0 {
-            fields.push(("Access".into(), vec![date_time(self.accessed as u64)]));
+            fields.push(("Access".into(), vec![date_time(self.accessed)]));
         }
         fields.extend([
             ("Email".to_string(), single(&self.email)),
             ("FullName".to_string(), single(&self.full_name)),
-            ("Type".to_string(), single(&self.r#type)),
+            ("Type".to_string(), single(&self.user_type)),
             ("Reviews".to_string(), self.reviews.clone()),
         ]);
         format!(
@@ -175,35 +165,19 @@ impl SpecKind for User {
     }
 
     async fn fetch(s: &Session, name: &str) -> Result<User> {
-        let request = GetUserRequest {
-            caller: s.caller(),
-            name: name.to_string(),
-        };
-        Ok(s.check(s.client().get_user(request).await)?)
+        Ok(ops::user(&s.conn, name).await?)
     }
 
     async fn fetch_all(s: &Session) -> Result<Vec<User>> {
-        let request = ListUsersRequest { caller: s.caller() };
-        Ok(s.all(s.client().list_users(request).await).await?)
+        Ok(ops::users(&s.conn).await?.all().await?)
     }
 
     async fn store(s: &Session, spec: User, _create_only: bool) -> Result<User> {
-        let request = SaveUserRequest {
-            caller: s.caller(),
-            user: Some(spec),
-            force: false,
-        };
-        Ok(s.check(s.client().save_user(request).await)?)
+        Ok(ops::save_user(&s.conn, spec, false).await?)
     }
 
     async fn remove(s: &Session, name: &str) -> Result<()> {
-        let request = DeleteUserRequest {
-            caller: s.caller(),
-            name: name.to_string(),
-            force: false,
-        };
-        s.check(s.client().delete_user(request).await)?;
-        Ok(())
+        Ok(ops::delete_user(&s.conn, name, false).await?)
     }
 }
 
@@ -219,7 +193,7 @@ fn parse_form(text: &str, original: &User) -> Result<User> {
         name: original.name.clone(),
         email: form.one("Email"),
         full_name: form.one("FullName"),
-        r#type: kind.as_str().to_string(),
+        user_type: kind.as_str().to_string(),
         reviews: form.lines("Reviews"),
         ..original.clone()
     })
@@ -235,7 +209,7 @@ mod tests {
             name: "build".into(),
             email: "build@ci".into(),
             full_name: "Build Farm".into(),
-            r#type: "service".into(),
+            user_type: "service".into(),
             updated: 1_700_000_000,
             accessed: 1_700_000_100,
             has_password: true,

@@ -6,8 +6,8 @@ use std::io::Read;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use keel_client::ops::{self, Webhook};
 use keel_core::Form;
-use keel_proto::v1::{GetWebhooksRequest, SaveWebhooksRequest, Webhook};
 
 use crate::editor::edit_text;
 use crate::output::{Record, date_time};
@@ -48,7 +48,7 @@ pub async fn webhooks(s: &mut Session, args: WebhooksArgs) -> Result<()> {
     if args.status {
         for hook in &table {
             let when = if hook.last_attempt > 0 {
-                date_time(hook.last_attempt as u64)
+                date_time(hook.last_attempt)
             } else {
                 "never".to_string()
             };
@@ -94,18 +94,13 @@ pub async fn webhooks(s: &mut Session, args: WebhooksArgs) -> Result<()> {
 }
 
 async fn fetch(s: &Session) -> Result<Vec<Webhook>> {
-    let request = GetWebhooksRequest { caller: s.caller() };
-    Ok(s.check(s.client().get_webhooks(request).await)?.webhooks)
+    Ok(ops::webhooks(&s.conn).await?)
 }
 
 async fn save(s: &Session, text: &str) -> Result<()> {
     let form = Form::parse(text).context("error in webhooks specification")?;
     let lines = form.get("Webhooks").unwrap_or(&[]).to_vec();
-    let request = SaveWebhooksRequest {
-        caller: s.caller(),
-        lines,
-    };
-    let saved = s.check(s.client().save_webhooks(request).await)?.webhooks;
+    let saved = ops::save_webhooks(&s.conn, lines).await?;
     s.out.emit(
         Record::new()
             .s("action", "saved")
@@ -138,7 +133,7 @@ fn status_record(hook: &Webhook) -> Record {
         .n("sent", hook.sent)
         .n("failures", hook.failures)
         .n("attempts", u64::from(hook.attempts))
-        .n("lastAttempt", hook.last_attempt.max(0) as u64)
+        .n("lastAttempt", hook.last_attempt)
         .s("lastStatus", &hook.last_status)
 }
 

@@ -1,10 +1,10 @@
 //! Perforce-style words for what the server returns as enums: what a command did to a file
-//! (`opened for edit`, `was add, abandoned`, ...), change statuses, label entry actions.
+//! (`opened for edit`, `was add, abandoned`, ...), change statuses.
 
 use keel_client::actions;
 use keel_proto::v1::FileAction;
 use keel_proto::v1::{
-    ChangeStatus, FileOutcome, FileRecord, IntegRecord, LabelFileAction, ResolveOutcome, SyncAction,
+    ChangeStatus, FileOutcome, FileRecord, IntegRecord, ResolveOutcome, SyncAction,
 };
 
 /// The per-file line's message for `record`'s outcome; empty when it has none.
@@ -84,16 +84,6 @@ pub fn change_status_word(status: ChangeStatus) -> &'static str {
         ChangeStatus::Pending => "pending",
         ChangeStatus::Submitted => "submitted",
         ChangeStatus::Unspecified => "unspecified",
-    }
-}
-
-/// `added`, `updated` or `deleted`.
-pub fn label_action_word(action: LabelFileAction) -> &'static str {
-    match action {
-        LabelFileAction::Added => "added",
-        LabelFileAction::Updated => "updated",
-        LabelFileAction::Deleted => "deleted",
-        LabelFileAction::Unspecified => "unspecified",
     }
 }
 

@@ -1,11 +1,8 @@
 //! `workspace create|edit|show|list|delete`: workspace specs and their Perforce-style form.
 
 use anyhow::{Context, Result, anyhow, bail};
+use keel_client::ops::{self, WorkspaceSpec as Workspace};
 use keel_core::{Form, View, ViewLine, WorkspaceName, WorkspaceOptions};
-use keel_proto::v1::{
-    DeleteWorkspaceRequest, GetWorkspaceRequest, ListWorkspacesRequest, SaveWorkspaceRequest,
-    Workspace,
-};
 
 use super::spec_form::{self, EditedForm, SpecKind, description_lines, single, with_view};
 use crate::cli::{WorkspaceCmd, WorkspaceCreateArgs};
@@ -97,36 +94,20 @@ impl SpecKind for Workspace {
     }
 
     async fn fetch(s: &Session, name: &str) -> Result<Workspace> {
-        let request = GetWorkspaceRequest {
-            caller: s.caller(),
-            name: name.to_string(),
-            // Shown as a form to read or edit: form-out triggers run.
-            form: true,
-        };
-        Ok(s.check(s.client().get_workspace(request).await)?)
+        // Shown as a form to read or edit: form-out triggers run.
+        Ok(ops::workspace(&s.conn, name, true).await?)
     }
 
     async fn fetch_all(s: &Session) -> Result<Vec<Workspace>> {
-        let request = ListWorkspacesRequest { caller: s.caller() };
-        Ok(s.all(s.client().list_workspaces(request).await).await?)
+        Ok(ops::workspaces(&s.conn).await?.all().await?)
     }
 
     async fn store(s: &Session, spec: Workspace, create_only: bool) -> Result<Workspace> {
-        let request = SaveWorkspaceRequest {
-            caller: s.caller(),
-            workspace: Some(spec),
-            create_only,
-        };
-        Ok(s.check(s.client().save_workspace(request).await)?)
+        Ok(ops::save_workspace(&s.conn, spec, create_only).await?)
     }
 
     async fn remove(s: &Session, name: &str) -> Result<()> {
-        let request = DeleteWorkspaceRequest {
-            caller: s.caller(),
-            name: name.to_string(),
-        };
-        s.check(s.client().delete_workspace(request).await)?;
-        Ok(())
+        Ok(ops::delete_workspace(&s.conn, name).await?)
     }
 }
 
