@@ -308,6 +308,15 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     ALTER TABLE users ADD COLUMN reviews TEXT NOT NULL DEFAULT '';
     "#,
+    // migration for mtime30
+    // 16: a file's own modification time, recorded at submit (`+m` files and `modtime`
+    // workspaces sync to it): on revisions, on shelved files, and on open records' lazy
+    // content (an unshelved or copied file keeps the time its content came with). 0: none.
+    r#"
+    ALTER TABLE revisions ADD COLUMN mod_time INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE shelved ADD COLUMN mod_time INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE opened ADD COLUMN lazy_mod_time INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.
