@@ -72,6 +72,8 @@ pub struct FileInfo {
     pub head_action: Option<FileAction>,
     pub head_type: Option<FileType>,
     pub head_time: i64,
+    /// The head revision's recorded modification time (fstat's `headModTime`; 0: none).
+    pub head_mod_time: i64,
     pub head_size: u64,
     /// `None` for a deleted revision (no content).
     pub head_digest: Option<Digest>,
@@ -121,6 +123,7 @@ impl FileInfo {
             head_action: None,
             head_type: None,
             head_time: 0,
+            head_mod_time: 0,
             head_size: 0,
             head_digest: None,
             head_md5: String::new(),

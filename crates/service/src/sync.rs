@@ -68,6 +68,9 @@ pub struct SyncItem {
     pub size: u64,
     /// When the revision was submitted (seconds since the epoch).
     pub time: i64,
+    /// The file's own modification time recorded at submit (0: none): what a `+m` file, or
+    /// any file of a `modtime` workspace, is given on sync.
+    pub mod_time: i64,
     /// The content digest of the revision the workspace has, for an update or delete of a
     /// file the sync left writable (`allwrite`, `+w`): the client's clobber check recognises an
     /// unchanged file by it without reading the whole have list.
@@ -93,6 +96,7 @@ impl SyncItem {
             change: 0,
             author: String::new(),
             time: 0,
+            mod_time: 0,
             have_digest: None,
         }
     }
@@ -561,6 +565,7 @@ impl Service {
                     digest: t.digest,
                     size: t.size,
                     time: t.time,
+                    mod_time: t.mod_time,
                     have_digest: None,
                     change: t.change.0,
                     author: String::new(),
@@ -621,6 +626,7 @@ impl Service {
             digest: target.digest,
             size: target.size,
             time: target.time,
+            mod_time: target.mod_time,
             have_digest,
             change: target.change.0,
             author,
