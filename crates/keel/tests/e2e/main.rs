@@ -44,6 +44,7 @@ mod local_state;
 mod locks;
 mod log_report;
 mod metrics;
+mod modtime;
 mod monitor;
 mod obliterate;
 mod orphaned_locks;
