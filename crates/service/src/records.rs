@@ -113,6 +113,16 @@ pub struct FileInfo {
 }
 
 impl FileInfo {
+    /// The modification time a `+m` file (or any file of a `modtime` workspace) is given: the
+    /// one recorded at submit, else the revision's submit time.
+    pub fn kept_mod_time(&self) -> i64 {
+        if self.head_mod_time > 0 {
+            self.head_mod_time
+        } else {
+            self.head_time
+        }
+    }
+
     /// A record of `depot_file` with nothing else known yet.
     pub fn new(depot_file: DepotPath) -> FileInfo {
         FileInfo {

@@ -83,6 +83,16 @@ pub struct SyncItem {
 }
 
 impl SyncItem {
+    /// The modification time a `+m` file (or any file of a `modtime` workspace) is given: the
+    /// one recorded at submit, else the revision's submit time.
+    pub fn kept_mod_time(&self) -> i64 {
+        if self.mod_time > 0 {
+            self.mod_time
+        } else {
+            self.time
+        }
+    }
+
     /// A file that leaves the workspace (no revision, no content).
     fn deleted(depot_file: DepotPath, client_file: String) -> SyncItem {
         SyncItem {

@@ -1107,7 +1107,10 @@ fn a_recorded_modification_time_reads_back_and_a_set_based_submit_keeps_the_lazy
     .expect("open a copy, shelve a file");
     let snap = store.snapshot().expect("snapshot");
     let opened = snap.opened_file(&dp("//depot/b/f")).expect("opened");
-    assert_eq!(opened[0].lazy.as_ref().map(|l| l.mod_time), Some(1_000_000_001));
+    assert_eq!(
+        opened[0].lazy.as_ref().map(|l| l.mod_time),
+        Some(1_000_000_001)
+    );
     let shelf = snap
         .shelved_in_change(ChangeNumber(50), None, 10)
         .expect("shelf");

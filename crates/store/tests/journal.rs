@@ -846,6 +846,14 @@ fn recorded_modification_times_survive_checkpoint_and_journal_restore() {
     let stores = open_root(&target, &StoreConfig::default()).unwrap();
     let snap = stores.meta.snapshot().unwrap();
     let mod_time = |path: &str| snap.revision(&dp(path), 1).unwrap().map(|r| r.mod_time);
-    assert_eq!(mod_time("//depot/before"), Some(1_111_111_111), "from the checkpoint");
-    assert_eq!(mod_time("//depot/after"), Some(1_222_222_222), "from the journal");
+    assert_eq!(
+        mod_time("//depot/before"),
+        Some(1_111_111_111),
+        "from the checkpoint"
+    );
+    assert_eq!(
+        mod_time("//depot/after"),
+        Some(1_222_222_222),
+        "from the journal"
+    );
 }

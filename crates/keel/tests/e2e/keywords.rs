@@ -150,7 +150,11 @@ fn a_plus_m_file_gets_its_own_modification_time() {
             .expect("after epoch")
             .as_secs()
     };
-    assert_eq!(mtime("m.txt"), own, "+m: the file's own time, recorded at submit");
+    assert_eq!(
+        mtime("m.txt"),
+        own,
+        "+m: the file's own time, recorded at submit"
+    );
     assert!(mtime("plain.txt") > time, "others: the time of the sync");
     assert!(b.json(&["status"]).is_empty());
 }

@@ -80,7 +80,11 @@ fn a_plus_m_file_syncs_to_its_own_modification_time_and_others_to_the_sync_time(
         "recorded for every file"
     );
     let log = a.json(&["filelog", "//depot/keep.bin"]);
-    assert_eq!(field(&log[0], "headModTime").as_u64(), Some(KEPT), "{log:?}");
+    assert_eq!(
+        field(&log[0], "headModTime").as_u64(),
+        Some(KEPT),
+        "{log:?}"
+    );
     let submitted = fstat_u64(&a, "//depot/plain.txt", "headTime").expect("headTime");
 
     let b = fx.workspace("bob", "b");
@@ -116,7 +120,11 @@ fn a_modtime_workspace_gives_every_file_its_recorded_time_or_else_its_submit_tim
     // Populate copies the source's recorded time: a branch keeps it too.
     a.ok(&["populate", "//depot/plain.txt", "//depot/copy/plain.txt"]);
     m.ok(&["sync"]);
-    assert_eq!(mtime(&m.cwd, "copy/plain.txt"), PLAIN, "a copy keeps the time");
+    assert_eq!(
+        mtime(&m.cwd, "copy/plain.txt"),
+        PLAIN,
+        "a copy keeps the time"
+    );
 }
 
 #[test]
@@ -158,6 +166,8 @@ fn checkpoint_journal_restore_and_a_replica_keep_the_recorded_time() {
     // After the checkpoint: carried by the journal (and followed by the replica).
     let replica = Server::start_replica(&fx.dir.path().join("replica"), &fx.server.addr, &[])
         .expect("replica starts");
+    // A build workspace (created on the primary, before the submit the replica waits for).
+    let build = workspace_on(&fx.server, fx.dir.path(), "builder", "build");
     write(&a.cwd, "after.bin", b"\x00after");
     set_mtime(&a.cwd, "after.bin", PLAIN);
     a.ok(&["add", "-t", "binary+m", "after.bin"]);
@@ -165,13 +175,21 @@ fn checkpoint_journal_restore_and_a_replica_keep_the_recorded_time() {
 
     let ra = replica_client(&replica, &a);
     wait_caught_up(&a, &ra);
-    assert_eq!(fstat_u64(&ra, "//depot/before.bin", "headModTime"), Some(KEPT));
-    assert_eq!(fstat_u64(&ra, "//depot/after.bin", "headModTime"), Some(PLAIN));
-    let build = workspace_on(&fx.server, fx.dir.path(), "builder", "build");
-    wait_caught_up(&a, &ra);
+    assert_eq!(
+        fstat_u64(&ra, "//depot/before.bin", "headModTime"),
+        Some(KEPT)
+    );
+    assert_eq!(
+        fstat_u64(&ra, "//depot/after.bin", "headModTime"),
+        Some(PLAIN)
+    );
     let build = replica_client(&replica, &build);
     build.ok(&["sync"]);
-    assert_eq!(mtime(&build.cwd, "after.bin"), PLAIN, "synced from the replica");
+    assert_eq!(
+        mtime(&build.cwd, "after.bin"),
+        PLAIN,
+        "synced from the replica"
+    );
 
     fx.server.kill9();
     let new_root = fx.dir.path().join("restored");
@@ -181,6 +199,12 @@ fn checkpoint_journal_restore_and_a_replica_keep_the_recorded_time() {
     copy_dir(&fx.server.root.join("content"), &new_root.join("content"));
     let restored = Server::start_at(&new_root).expect("restored server starts");
     let r = restored.client("alice", "a", &a.cwd);
-    assert_eq!(fstat_u64(&r, "//depot/before.bin", "headModTime"), Some(KEPT));
-    assert_eq!(fstat_u64(&r, "//depot/after.bin", "headModTime"), Some(PLAIN));
+    assert_eq!(
+        fstat_u64(&r, "//depot/before.bin", "headModTime"),
+        Some(KEPT)
+    );
+    assert_eq!(
+        fstat_u64(&r, "//depot/after.bin", "headModTime"),
+        Some(PLAIN)
+    );
 }
