@@ -59,6 +59,7 @@ pub(crate) fn shelved_info(row: &ShelvedRow, ws: Option<&WorkspaceCtx>) -> FileI
         head_size: row.size,
         head_digest: row.digest,
         head_md5: row.md5.clone(),
+        head_mod_time: row.mod_time,
         action: Some(row.action),
         change: ChangeRef::from_number(row.change.0),
         file_type: Some(row.file_type),
