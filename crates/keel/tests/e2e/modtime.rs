@@ -1,7 +1,8 @@
 //! End-to-end: a file's own modification time is recorded at submit and shelve; a `+m` file,
 //! or any file of a `modtime` workspace, syncs to it; other files get the time of the sync;
-//! `fstat` and `filelog --json` show it as `headModTime`; an unshelved file keeps the shelved
-//! time; checkpoint, journal restore and a replica carry it.
+//! `fstat` and `filelog --json` show it as `headModTime`; revert puts it back; an unshelved file
+//! is written with, and submitted with, the shelved time; checkpoint, journal restore and a
+//! replica carry it.
 
 use crate::backup::{copy_dir, journals_from, restore_args};
 use crate::common::*;
@@ -106,6 +107,12 @@ fn a_plus_m_file_syncs_to_its_own_modification_time_and_others_to_the_sync_time(
     // Syncing back to the first revision gives that revision's time.
     a.ok(&["sync", "//depot/keep.bin#1"]);
     assert_eq!(mtime(&a.cwd, "keep.bin"), KEPT);
+    // Revert puts back the have revision with its time.
+    a.ok(&["edit", "keep.bin"]);
+    write(&a.cwd, "keep.bin", b"changed locally");
+    a.ok(&["revert", "keep.bin"]);
+    assert_eq!(read(&a.cwd, "keep.bin"), b"\x00kept\x01");
+    assert_eq!(mtime(&a.cwd, "keep.bin"), KEPT, "revert: the recorded time");
 }
 
 #[test]
@@ -141,6 +148,13 @@ fn an_unshelved_plus_m_file_keeps_the_shelved_time_when_submitted() {
 
     let b = fx.workspace("bob", "b");
     b.ok(&["unshelve", "-s", "1"]);
+    assert_eq!(
+        mtime(&b.cwd, "shelved.bin"),
+        KEPT,
+        "unshelve writes the shelved time"
+    );
+    // A later touch does not change what is submitted unchanged from the shelf.
+    set_mtime(&b.cwd, "shelved.bin", PLAIN);
     b.ok(&["submit", "-d", "from the shelf"]);
     assert_eq!(
         fstat_u64(&b, "//depot/shelved.bin", "headModTime"),
