@@ -141,7 +141,11 @@ pub async fn submit(
                 }
             }
             if tx
-                .send(msg(Body::FileEnd(FileEnd { digest, size })))
+                .send(msg(Body::FileEnd(FileEnd {
+                    digest,
+                    size,
+                    mod_time: 0,
+                })))
                 .await
                 .is_err()
             {

@@ -165,13 +165,34 @@ impl ContentStream {
         target: PathBuf,
         mode: LocalMode,
     ) -> Result<u64> {
+        self.write_file_at(header, target, mode, None).await
+    }
+
+    /// [`ContentStream::write_file`], giving the file the modification time `modified`
+    /// (seconds since the epoch; `None`: the time of writing). See [`kept_mod_time`].
+    pub async fn write_file_at(
+        &mut self,
+        header: &ContentHeader,
+        target: PathBuf,
+        mode: LocalMode,
+        modified: Option<u64>,
+    ) -> Result<u64> {
+        let with_time = |incoming: IncomingFile<'static>| match modified {
+            Some(secs) => incoming.modified(secs),
+            None => incoming,
+        };
         if let Some(record) = self.keyworded.take() {
             let expanded = self.expanded(&record, header, &target, true).await?;
-            let mut incoming = IncomingFile::begin(target, false, "", mode)?;
+            let mut incoming = with_time(IncomingFile::begin(target, false, "", mode)?);
             incoming.write_chunk(&expanded)?;
             return incoming.finish();
         }
-        let mut incoming = IncomingFile::begin(target, header.compressed, &header.digest, mode)?;
+        let mut incoming = with_time(IncomingFile::begin(
+            target,
+            header.compressed,
+            &header.digest,
+            mode,
+        )?);
         let mut failure = None;
         while let Some(chunk) = self.next_chunk().await? {
             if failure.is_none()
@@ -185,6 +206,18 @@ impl ContentStream {
             None => incoming.finish(),
         }
     }
+}
+
+/// The modification time a workspace file written from `record`'s revision gets: for a `+m`
+/// `file_type`, or any file of a `modtime` workspace, the time recorded at submit (else the
+/// revision's submit time); `None` (the time of writing) otherwise.
+pub fn kept_mod_time(record: &FileRecord, file_type: &str, modtime: bool) -> Option<u64> {
+    let keep = modtime || keel_core::FileType::parse(file_type).is_ok_and(|t| t.modtime);
+    let time = u64::try_from(record.head_mod_time)
+        .ok()
+        .filter(|t| *t > 0)
+        .unwrap_or(record.head_time);
+    (keep && time > 0).then_some(time)
 }
 
 /// Stored content `raw` expanded for `values`: as the workspace holds it when `workspace`,

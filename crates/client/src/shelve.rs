@@ -98,8 +98,10 @@ pub async fn unshelve(
         };
         let client_file = ws.client_file_of(record).unwrap_or_default();
         let mode = LocalMode::for_type(&record.file_type, true);
+        // A `+m` file (or any, in a `modtime` workspace) gets the time recorded when shelved.
+        let modified = crate::content::kept_mod_time(&file, &record.file_type, ws.options.modtime);
         content
-            .write_file(&header, ws.local(&client_file)?, mode)
+            .write_file_at(&header, ws.local(&client_file)?, mode, modified)
             .await?;
     }
     Ok(opened)

@@ -241,16 +241,20 @@ impl<R: FnMut(&SyncEvent)> Driver<'_, R> {
             // A new symlink may redirect directories other files are being written into.
             self.settle(true).await?;
         }
-        // `modtime` (or a `+m` file): the file's modification time is the revision's submit
-        // time, as in Perforce.
+        // `modtime` (or a `+m` file): the file gets the modification time recorded when it was
+        // submitted, as in Perforce; a revision without one gets its submit time.
         let keep_modtime = self.ws.options.modtime
             || FileType::parse(&event.file.file_type).is_ok_and(|t| t.modtime);
+        let kept = u64::try_from(event.file.recorded_mod_time)
+            .ok()
+            .filter(|t| *t > 0)
+            .unwrap_or(event.file.mod_time);
         let mut job = FileJob {
             target: local,
             compressed: event.file.compressed,
             digest: event.file.digest.clone(),
             mode,
-            modified: (keep_modtime && event.file.mod_time > 0).then_some(event.file.mod_time),
+            modified: (keep_modtime && kept > 0).then_some(kept),
             fresh,
         };
         let tuning = *self.conn.tuning();

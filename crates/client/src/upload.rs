@@ -216,6 +216,16 @@ impl<'a> Planner<'a> {
     }
 }
 
+/// `local`'s own modification time in seconds since the epoch (a symlink's own, not its
+/// target's), recorded with the revision for `+m` and `modtime` syncs; 0 when unreadable.
+fn mod_time_of(local: &Path) -> i64 {
+    std::fs::symlink_metadata(local)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
+}
+
 /// The files of `opened` whose content must be sent (see [`Planner`]).
 pub fn plan(ws: &WorkspaceCtx, opened: &[FileRecord]) -> Result<Vec<Upload>> {
     let mut planner = Planner::new(ws);
@@ -275,7 +285,14 @@ where
                     open = send(UploadPart::Chunk(piece));
                     open
                 })?;
-            if !open || !send(UploadPart::FileEnd(FileEnd { digest, size })) {
+            let mod_time = mod_time_of(&upload.local);
+            if !open
+                || !send(UploadPart::FileEnd(FileEnd {
+                    digest,
+                    size,
+                    mod_time,
+                }))
+            {
                 return Ok(false);
             }
         }

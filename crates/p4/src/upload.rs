@@ -208,11 +208,16 @@ async fn finish<S: Send + 'static>(
         )));
     }
     let digest = store.finalize().to_hex().to_string();
+    // The client sends its file's modification time with the digest (seconds since the epoch).
+    let mod_time = m
+        .text("time")
+        .and_then(|t| t.parse::<i64>().ok())
+        .unwrap_or(0);
     on_session(svc, session, uploads, move |u, svc| {
         if !buffer.is_empty() {
             u.write_chunk(svc, &buffer)?;
         }
-        u.end_file(svc, &digest, size)
+        u.end_file_at(svc, &digest, size, mod_time)
     })
     .await
     .map(|(s, ())| s)

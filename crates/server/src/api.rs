@@ -669,6 +669,7 @@ impl pb::keel_server::Keel for Api {
                             .map(|c| c.blob.stored_size)
                             .unwrap_or(0),
                         mod_time: item.time.max(0) as u64,
+                        recorded_mod_time: item.mod_time,
                         have_digest: item.have_digest.map(|d| d.to_hex()).unwrap_or_default(),
                         change: item.change,
                         author: item.author,

@@ -18,7 +18,11 @@ pub(crate) enum UploadStep {
     Begin,
     File(String),
     Chunk(Vec<u8>),
-    FileEnd { digest: String, size: u64 },
+    FileEnd {
+        digest: String,
+        size: u64,
+        mod_time: i64,
+    },
     Commit,
 }
 
@@ -31,6 +35,7 @@ pub(crate) fn submit_step(msg: pb::SubmitMessage) -> Option<UploadStep> {
         Body::FileEnd(end) => UploadStep::FileEnd {
             digest: end.digest,
             size: end.size,
+            mod_time: end.mod_time,
         },
         Body::Commit(_) => UploadStep::Commit,
     })
@@ -45,6 +50,7 @@ fn shelve_step(msg: pb::ShelveMessage) -> Option<UploadStep> {
         Body::FileEnd(end) => UploadStep::FileEnd {
             digest: end.digest,
             size: end.size,
+            mod_time: end.mod_time,
         },
         Body::Commit(_) => UploadStep::Commit,
     })
@@ -120,11 +126,15 @@ fn receive<M>(
             })),
             UploadStep::File(path) => uploads.begin_file(svc, &path),
             UploadStep::Chunk(data) => uploads.write_chunk(svc, &data),
-            UploadStep::FileEnd { digest, size } => {
+            UploadStep::FileEnd {
+                digest,
+                size,
+                mod_time,
+            } => {
                 if let Some(c) = counters {
                     c.add_file_received();
                 }
-                uploads.end_file(svc, &digest, size)
+                uploads.end_file_at(svc, &digest, size, mod_time)
             }
             UploadStep::Commit => return Ok(()),
         };

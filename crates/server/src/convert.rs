@@ -779,6 +779,7 @@ pub(crate) fn file(f: FileInfo) -> pb::FileRecord {
         head_action: file_action(f.head_action) as i32,
         head_type: f.head_type.map(|t| t.to_string()).unwrap_or_default(),
         head_time: f.head_time.max(0) as u64,
+        head_mod_time: f.head_mod_time,
         head_size: f.head_size,
         head_digest: hex(f.head_digest),
         head_md5: f.head_md5,

@@ -19,6 +19,7 @@ fn as_revision(row: &ShelvedRow) -> RevisionRow {
         size: row.size,
         md5: row.md5.clone(),
         time: 0,
+        mod_time: row.mod_time,
     }
 }
 

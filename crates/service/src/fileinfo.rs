@@ -18,6 +18,7 @@ pub(crate) fn set_head(info: &mut FileInfo, rev: &RevisionRow) {
     info.head_action = Some(rev.action);
     info.head_type = Some(rev.file_type);
     info.head_time = rev.time;
+    info.head_mod_time = rev.mod_time;
     info.head_size = rev.size;
     info.head_digest = rev.digest;
     info.head_md5 = rev.md5.clone();

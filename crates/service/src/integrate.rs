@@ -98,6 +98,7 @@ fn lazy_of(rev: &RevisionRow) -> Option<LazyContent> {
         digest,
         size: rev.size,
         md5: rev.md5.clone(),
+        mod_time: rev.mod_time,
         // A revision's content always has an owning revision (ARCHITECTURE.md).
         owned: true,
     })

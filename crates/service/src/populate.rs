@@ -232,6 +232,7 @@ impl Service {
                     size: source.size,
                     md5: source.md5.clone(),
                     time: now,
+                    mod_time: source.mod_time,
                 };
                 if deleted {
                     txn.insert_revision(&revision)?;

@@ -72,6 +72,8 @@ pub struct FileInfo {
     pub head_action: Option<FileAction>,
     pub head_type: Option<FileType>,
     pub head_time: i64,
+    /// The head revision's recorded modification time (fstat's `headModTime`; 0: none).
+    pub head_mod_time: i64,
     pub head_size: u64,
     /// `None` for a deleted revision (no content).
     pub head_digest: Option<Digest>,
@@ -111,6 +113,16 @@ pub struct FileInfo {
 }
 
 impl FileInfo {
+    /// The modification time a `+m` file (or any file of a `modtime` workspace) is given: the
+    /// one recorded at submit, else the revision's submit time.
+    pub fn kept_mod_time(&self) -> i64 {
+        if self.head_mod_time > 0 {
+            self.head_mod_time
+        } else {
+            self.head_time
+        }
+    }
+
     /// A record of `depot_file` with nothing else known yet.
     pub fn new(depot_file: DepotPath) -> FileInfo {
         FileInfo {
@@ -121,6 +133,7 @@ impl FileInfo {
             head_action: None,
             head_type: None,
             head_time: 0,
+            head_mod_time: 0,
             head_size: 0,
             head_digest: None,
             head_md5: String::new(),

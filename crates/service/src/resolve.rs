@@ -167,6 +167,7 @@ impl Service {
                 digest,
                 size: t.size,
                 md5: t.md5.clone(),
+                mod_time: t.mod_time,
                 owned: true,
             }),
             _ => None,

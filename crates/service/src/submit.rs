@@ -563,16 +563,21 @@ fn submit_file(
     let uploaded = contents.was_uploaded(&open.path);
     // A lazy copy whose content a revision owns (read in this transaction).
     let owned = !uploaded && open.lazy.as_ref().is_some_and(|l| l.owned);
-    let (digest, size, md5) = match contents.content_of(open) {
+    let (digest, size, md5, mod_time) = match contents.content_of(open) {
         Some(content) => {
             // Obliterate may have purged this content since it was uploaded (or since the
             // lazy copy was opened); content a revision owns cannot have been purged.
             if !owned {
                 check_present(blobs, &open.path, &content.digest)?;
             }
-            (Some(content.digest), content.size, content.md5)
+            (
+                Some(content.digest),
+                content.size,
+                content.md5,
+                content.mod_time,
+            )
         }
-        None => (None, 0, String::new()),
+        None => (None, 0, String::new(), 0),
     };
     let action = match (open.action, &head) {
         (FileAction::Add, Some(h)) if !h.action.is_delete() => {
@@ -599,6 +604,7 @@ fn submit_file(
         size,
         md5,
         time: now,
+        mod_time,
     };
     if owned {
         txn.insert_revision_owned(&revision)?;

@@ -70,6 +70,9 @@ pub struct SyncItem {
     pub md5: String,
     /// When the revision was submitted (seconds since the epoch).
     pub time: i64,
+    /// The file's own modification time recorded at submit (0: none): what a `+m` file, or
+    /// any file of a `modtime` workspace, is given on sync.
+    pub mod_time: i64,
     /// The content digest of the revision the workspace has, for an update or delete of a
     /// file the sync left writable (`allwrite`, `+w`): the client's clobber check recognises an
     /// unchanged file by it without reading the whole have list.
@@ -82,6 +85,16 @@ pub struct SyncItem {
 }
 
 impl SyncItem {
+    /// The modification time a `+m` file (or any file of a `modtime` workspace) is given: the
+    /// one recorded at submit, else the revision's submit time.
+    pub fn kept_mod_time(&self) -> i64 {
+        if self.mod_time > 0 {
+            self.mod_time
+        } else {
+            self.time
+        }
+    }
+
     /// A file that leaves the workspace (no revision, no content).
     fn deleted(depot_file: DepotPath, client_file: String) -> SyncItem {
         SyncItem {
@@ -96,6 +109,7 @@ impl SyncItem {
             change: 0,
             author: String::new(),
             time: 0,
+            mod_time: 0,
             have_digest: None,
         }
     }
@@ -565,6 +579,7 @@ impl Service {
                     size: t.size,
                     md5: t.md5.clone(),
                     time: t.time,
+                    mod_time: t.mod_time,
                     have_digest: None,
                     change: t.change.0,
                     author: String::new(),
@@ -626,6 +641,7 @@ impl Service {
             size: target.size,
             md5: target.md5,
             time: target.time,
+            mod_time: target.mod_time,
             have_digest,
             change: target.change.0,
             author,

@@ -33,6 +33,7 @@ fn lazy_of(rev: &RevisionRow) -> Option<LazyContent> {
         digest,
         size: rev.size,
         md5: rev.md5.clone(),
+        mod_time: rev.mod_time,
         owned: true,
     })
 }

@@ -36,6 +36,8 @@ pub struct Uploads {
     /// Each path's content, with the order its file was sent in: a path sent twice keeps
     /// what was sent last, whichever hashing thread finished first.
     uploaded: HashMap<String, (u64, BlobInfo)>,
+    /// The modification time the client recorded for each path it sent (the last one sent).
+    mod_times: HashMap<String, i64>,
     /// Received content not yet durable: published in batches, at the latest by `finish`.
     pending: Vec<PendingBlob>,
     pending_bytes: u64,
@@ -60,6 +62,7 @@ impl Uploads {
             files,
             others: None,
             uploaded: HashMap::new(),
+            mod_times: HashMap::new(),
             pending: Vec::new(),
             pending_bytes: 0,
             current: None,
@@ -161,9 +164,22 @@ impl Uploads {
         digest: &str,
         size: u64,
     ) -> Result<(), ServiceError> {
+        self.end_file_at(service, digest, size, 0)
+    }
+
+    /// [`Uploads::end_file`] with the file's own modification time as the client read it
+    /// (seconds since the epoch; 0: none recorded), which the revision or shelved file keeps.
+    pub fn end_file_at(
+        &mut self,
+        service: &Service,
+        digest: &str,
+        size: u64,
+        mod_time: i64,
+    ) -> Result<(), ServiceError> {
         let (path, receiving) = self.current.take().ok_or(UploadError::OutOfOrder {
             what: "file end sent before its file header",
         })?;
+        self.mod_times.insert(path.clone(), mod_time.max(0));
         let seq = self.sent;
         self.sent += 1;
         match receiving {
@@ -237,6 +253,7 @@ impl Uploads {
                 .into_iter()
                 .map(|(path, (_, info))| (path, info))
                 .collect(),
+            mod_times: self.mod_times,
         })
     }
 }
@@ -245,6 +262,7 @@ impl Uploads {
 pub(crate) struct FileContents {
     pub files: BTreeMap<DepotPath, OpenedRow>,
     uploaded: HashMap<String, BlobInfo>,
+    mod_times: HashMap<String, i64>,
 }
 
 /// A file's content: the uploaded blob, else the lazy copy the open record carries.
@@ -253,6 +271,8 @@ pub(crate) struct FileContent {
     pub digest: Digest,
     pub size: u64,
     pub md5: String,
+    /// The file's recorded modification time (0: none).
+    pub mod_time: i64,
 }
 
 impl FileContents {
@@ -276,11 +296,13 @@ impl FileContents {
                 digest: info.digest,
                 size: info.size,
                 md5: info.md5.clone(),
+                mod_time: self.mod_times.get(row.path.as_str()).copied().unwrap_or(0),
             }),
             None if needs_content(row.action) => row.lazy.as_ref().map(|l| FileContent {
                 digest: l.digest,
                 size: l.size,
                 md5: l.md5.clone(),
+                mod_time: l.mod_time,
             }),
             None => None,
         }

@@ -39,6 +39,7 @@ fn recovery_purges_only_unreferenced_queued_content() {
             md5: String::new(),
             base_rev: 0,
             move_file: None,
+            mod_time: 0,
         })?;
         txn.queue_purge(&orphan)?;
         txn.queue_purge(&shelved)?;

@@ -110,6 +110,10 @@ pub struct RevisionRow {
     pub size: u64,
     pub md5: String,
     pub time: i64,
+    /// The file's own modification time when it was submitted (seconds since the epoch), as
+    /// the client recorded it; 0 when none was recorded (`+m` and `modtime` sync fall back to
+    /// `time`).
+    pub mod_time: i64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -139,6 +143,9 @@ pub struct LazyContent {
     pub digest: Digest,
     pub size: u64,
     pub md5: String,
+    /// The modification time recorded with this content (the shelved file's, or the copied
+    /// revision's); 0 when none. Submit gives it to the revision.
+    pub mod_time: i64,
     /// A revision owns this content (schema migration 4's `lazy_owned`), so it cannot be
     /// purged while this record exists. Set by the store when the record is written and kept
     /// current by obliterate; what a caller puts here is not stored.
@@ -209,6 +216,8 @@ pub struct ShelvedRow {
     pub md5: String,
     pub base_rev: u32,
     pub move_file: Option<DepotPath>,
+    /// The file's modification time the client sent when shelving (0 when none).
+    pub mod_time: i64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

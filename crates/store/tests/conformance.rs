@@ -29,6 +29,7 @@ fn rev(path: &str, rev: u32, change: u64, action: FileAction) -> RevisionRow {
         size: 10,
         md5: String::new(),
         time: 0,
+        mod_time: 0,
     }
 }
 
@@ -48,6 +49,7 @@ fn lazy_copy(path: &str, digest: Digest, owned: bool) -> OpenedRow {
             digest,
             size: 10,
             md5: String::new(),
+            mod_time: 0,
             owned,
         }),
         integ: None,
@@ -1061,4 +1063,70 @@ fn counters_and_keys_are_separate_paged_namespaces() {
         snap.get_counter(Key, "a").expect("get").as_deref(),
         Some("key value")
     );
+}
+
+#[test]
+fn a_recorded_modification_time_reads_back_and_a_set_based_submit_keeps_the_lazy_one() {
+    let (_dir, store) = open();
+    let digest = Digest([7; 32]);
+    submit(
+        store.as_ref(),
+        vec![RevisionRow {
+            digest: Some(digest),
+            mod_time: 1_000_000_001,
+            ..rev("//depot/src/f", 1, 0, FileAction::Add)
+        }],
+    );
+    let snap = store.snapshot().expect("snapshot");
+    let src = snap.revision(&dp("//depot/src/f"), 1).expect("read");
+    assert_eq!(src.map(|r| r.mod_time), Some(1_000_000_001));
+    drop(snap);
+    // A copy opened with the source's time: the open record keeps it, the set-based submit
+    // (no upload) gives it to the new revision.
+    let mut copy = lazy_copy("//depot/b/f", digest, true);
+    if let Some(lazy) = copy.lazy.as_mut() {
+        lazy.mod_time = 1_000_000_001;
+    }
+    let shelved = keel_store::ShelvedRow {
+        change: ChangeNumber(50),
+        path: dp("//depot/s/f"),
+        action: FileAction::Add,
+        file_type: FileType::parse("text+m").expect("text+m"),
+        digest: Some(digest),
+        size: 10,
+        md5: String::new(),
+        base_rev: 0,
+        move_file: None,
+        mod_time: 1_200_000_000,
+    };
+    let put = shelved.clone();
+    write(store.as_ref(), move |txn| {
+        txn.put_opened_owned(&copy)?;
+        txn.put_shelved(&put)
+    })
+    .expect("open a copy, shelve a file");
+    let snap = store.snapshot().expect("snapshot");
+    let opened = snap.opened_file(&dp("//depot/b/f")).expect("opened");
+    assert_eq!(
+        opened[0].lazy.as_ref().map(|l| l.mod_time),
+        Some(1_000_000_001)
+    );
+    let shelf = snap
+        .shelved_in_change(ChangeNumber(50), None, 10)
+        .expect("shelf");
+    assert_eq!(shelf, vec![shelved]);
+    drop(snap);
+    let n = write(store.as_ref(), |txn| {
+        let n = txn.allocate_change()?;
+        txn.commit_without_new_content("w", ChangeNumber(0), n, 5, false)?;
+        Ok::<_, StoreError>(n)
+    })
+    .expect("submit the copy");
+    let snap = store.snapshot().expect("snapshot");
+    let copied = snap
+        .revision(&dp("//depot/b/f"), 1)
+        .expect("read")
+        .expect("submitted");
+    assert_eq!((copied.change, copied.time), (n, 5));
+    assert_eq!(copied.mod_time, 1_000_000_001, "{copied:?}");
 }

@@ -45,6 +45,7 @@ fn submit(store: &dyn MetaStore, paths: &[&str]) -> ChangeNumber {
                 size: 10,
                 md5: String::new(),
                 time: 0,
+                mod_time: 0,
             })?;
         }
         Ok::<_, StoreError>(n)
@@ -686,6 +687,7 @@ fn opened_branch(name: &str, deleted: bool) -> OpenedRow {
             digest: Digest([1; 32]),
             size: 10,
             md5: String::new(),
+            mod_time: 0,
             owned: true,
         }),
         integ: Some(PendingInteg {
@@ -808,4 +810,50 @@ fn a_branch_opened_and_submitted_set_based_journals_its_rows_and_restores_exactl
 
     let target = restored(&ckpt, &root, dir.path());
     assert_eq!(contents(&target.join("metadata.db")), before);
+}
+
+/// Writes revision 1 of `path` with a recorded modification time.
+fn submit_with_mod_time(store: &dyn MetaStore, path: &str, mod_time: i64) {
+    let path = dp(path);
+    write(store, move |txn| {
+        let n = txn.allocate_change()?;
+        txn.insert_revision(&RevisionRow {
+            path,
+            rev: 1,
+            change: n,
+            action: FileAction::Add,
+            file_type: FileType::parse("binary+m").expect("binary+m"),
+            digest: Some(Digest([3; 32])),
+            size: 10,
+            md5: String::new(),
+            time: 9,
+            mod_time,
+        })
+    })
+    .expect("submit");
+}
+
+#[test]
+fn recorded_modification_times_survive_checkpoint_and_journal_restore() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let stores = open_root(&root, &StoreConfig::default()).unwrap();
+    submit_with_mod_time(&stores.meta, "//depot/before", 1_111_111_111);
+    let ckpt = checkpoint_of(&stores, &root);
+    submit_with_mod_time(&stores.meta, "//depot/after", 1_222_222_222);
+    drop(stores);
+    let target = restored(&ckpt, &root, dir.path());
+    let stores = open_root(&target, &StoreConfig::default()).unwrap();
+    let snap = stores.meta.snapshot().unwrap();
+    let mod_time = |path: &str| snap.revision(&dp(path), 1).unwrap().map(|r| r.mod_time);
+    assert_eq!(
+        mod_time("//depot/before"),
+        Some(1_111_111_111),
+        "from the checkpoint"
+    );
+    assert_eq!(
+        mod_time("//depot/after"),
+        Some(1_222_222_222),
+        "from the journal"
+    );
 }

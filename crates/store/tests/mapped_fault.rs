@@ -19,6 +19,7 @@ fn revision(i: u32) -> RevisionRow {
         size: u64::from(i),
         md5: String::new(),
         time: 0,
+        mod_time: 0,
     }
 }
 

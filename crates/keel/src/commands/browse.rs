@@ -233,6 +233,8 @@ pub async fn fstat(s: &mut Session, args: FilesRequiredArgs) -> Result<()> {
             ),
             ("headType", record.head_type.clone()),
             ("headTime", record.head_time.to_string()),
+            // The file's own modification time recorded at submit (left out when none).
+            ("headModTime", record.head_mod_time.max(0).to_string()),
             ("headRev", record.head_rev.to_string()),
             ("headChange", record.head_change.to_string()),
             ("fileSize", record.head_size.to_string()),
@@ -300,6 +302,7 @@ pub async fn filelog(s: &mut Session, args: FilelogArgs) -> Result<()> {
         }
         s.out.emit(
             head_record(record)
+                .n("headModTime", record.head_mod_time.max(0) as u64)
                 .s("user", &record.user)
                 .s("client", &record.workspace)
                 .s("desc", &record.description)

@@ -5,7 +5,7 @@ use keel_proto::v1::FileAction;
 use std::collections::HashMap;
 
 use anyhow::{Result, bail};
-use keel_client::content::ContentStream;
+use keel_client::content::{ContentStream, kept_mod_time};
 use keel_client::transfer::{self, LocalMode};
 use keel_proto::v1::{FileRecord, RevertRequest};
 
@@ -133,7 +133,8 @@ pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
                 &record.head_type
             };
             let mode = LocalMode::for_type(file_type, ws.options.allwrite);
-            content.write_file(&header, local, mode).await
+            let modified = kept_mod_time(&file, file_type, ws.options.modtime);
+            content.write_file_at(&header, local, mode, modified).await
         }
         .await;
         if let Err(e) = result {

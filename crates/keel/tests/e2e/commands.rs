@@ -238,7 +238,7 @@ fn keel_config_file_is_found_by_walking_up() {
 }
 
 #[test]
-fn modtime_sets_synced_files_to_their_submit_time() {
+fn modtime_sets_synced_files_to_their_recorded_modification_time() {
     let fx = Fixture::new();
     let a = fx.workspace("alice", "a");
     write(&a.cwd, "stamped.txt", "when?\n");
@@ -259,9 +259,17 @@ fn modtime_sets_synced_files_to_their_submit_time() {
     // Let the wall clock move on, so "now" and the submit time differ.
     std::thread::sleep(std::time::Duration::from_millis(1100));
     m.ok(&["sync"]);
-    let head_time: u64 = str_field(&m.json(&["fstat", "//depot/stamped.txt"])[0], "headTime")
-        .parse()
-        .expect("headTime");
+    let stat = &m.json(&["fstat", "//depot/stamped.txt"])[0];
+    let head_time: u64 = str_field(stat, "headTime").parse().expect("headTime");
+    let recorded: u64 = str_field(stat, "headModTime").parse().expect("headModTime");
+    let written = std::fs::metadata(a.cwd.join("stamped.txt"))
+        .expect("stat")
+        .modified()
+        .expect("mtime")
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after the epoch")
+        .as_secs();
+    assert_eq!(recorded, written, "submit records the file's own time");
     let modified = std::fs::metadata(root.join("stamped.txt"))
         .expect("stat")
         .modified()
@@ -270,8 +278,8 @@ fn modtime_sets_synced_files_to_their_submit_time() {
         .expect("after the epoch")
         .as_secs();
     assert_eq!(
-        modified, head_time,
-        "modtime: mtime is the revision's submit time"
+        modified, recorded,
+        "modtime: mtime is the time recorded at submit"
     );
     // Without modtime the file carries the time it was written (after the sleep above).
     let b = fx.workspace("carol", "b");

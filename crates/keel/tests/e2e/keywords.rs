@@ -114,11 +114,23 @@ fn keyword_files_are_stored_unexpanded_and_seen_expanded() {
 }
 
 #[test]
-fn a_plus_m_file_gets_its_submit_time() {
+fn a_plus_m_file_gets_its_own_modification_time() {
     let fx = Fixture::new();
     let a = fx.workspace("alice", "a");
     write(&a.cwd, "m.txt", "kept time\n");
     write(&a.cwd, "plain.txt", "no kept time\n");
+    // The file's own time, an hour before now, is what `+m` keeps (`modtime.rs` has more).
+    let own = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(a.cwd.join("m.txt"))
+        .expect("open")
+        .set_modified(own)
+        .expect("set mtime");
+    let own = own
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after epoch")
+        .as_secs();
     a.ok(&["add", "-t", "text+m", "m.txt"]);
     a.ok(&["add", "plain.txt"]);
     a.ok(&["submit", "-d", "m"]);
@@ -138,7 +150,11 @@ fn a_plus_m_file_gets_its_submit_time() {
             .expect("after epoch")
             .as_secs()
     };
-    assert_eq!(mtime("m.txt"), time, "+m: the revision's submit time");
+    assert_eq!(
+        mtime("m.txt"),
+        own,
+        "+m: the file's own time, recorded at submit"
+    );
     assert!(mtime("plain.txt") > time, "others: the time of the sync");
     assert!(b.json(&["status"]).is_empty());
 }

@@ -205,7 +205,7 @@ fn a_writable_file_is_not_clobbered_and_a_declined_write_is_not_recorded() {
 }
 
 #[test]
-fn allwrite_and_modtime_workspaces_get_writable_files_with_the_revision_time() {
+fn allwrite_and_modtime_workspaces_get_writable_files_with_the_recorded_time() {
     let s = P4Server::start();
     depot(&s);
     let (save, root) = p4_client(&s, "allwrite noclobber nocompress unlocked modtime normdir");
@@ -218,7 +218,10 @@ fn allwrite_and_modtime_workspaces_get_writable_files_with_the_revision_time() {
         .server
         .client("alice", "alice_ws", s.home.path())
         .json(&["fstat", "//depot/a.txt"]);
-    let time: i64 = str_field(&fstat[0], "headTime").parse().expect("headTime");
+    // The time the file had when the native client submitted it.
+    let time: i64 = str_field(&fstat[0], "headModTime")
+        .parse()
+        .expect("headModTime");
     let mtime = std::fs::metadata(&a)
         .unwrap()
         .modified()

@@ -329,7 +329,7 @@ fn fstat_record(
         rec.push(("headTime", f.head_time.to_string()));
         rec.push(("headRev", f.head_rev.to_string()));
         rec.push(("headChange", change_of(f)));
-        rec.push(("headModTime", f.head_time.to_string()));
+        rec.push(("headModTime", f.kept_mod_time().to_string()));
     }
     if f.have_rev > 0 {
         rec.push(("haveRev", f.have_rev.to_string()));

@@ -154,7 +154,8 @@ async fn write_back(
                     local,
                     type_code: t.as_ref().map(client_type).unwrap_or("0"),
                     writable: options.allwrite || t.is_some_and(|t| t.writable),
-                    time: (options.modtime || t.is_some_and(|t| t.modtime)).then_some(f.head_time),
+                    time: (options.modtime || t.is_some_and(|t| t.modtime))
+                        .then_some(f.kept_mod_time()),
                     ..Outgoing::default()
                 },
                 digest,

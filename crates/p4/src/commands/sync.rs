@@ -216,7 +216,7 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
                             local,
                             type_code: client_type(&t),
                             writable: options.allwrite || t.writable,
-                            time: (options.modtime || t.modtime).then_some(head.time),
+                            time: (options.modtime || t.modtime).then_some(head.kept_mod_time()),
                             noclobber: !options.clobber,
                             size,
                             md5,

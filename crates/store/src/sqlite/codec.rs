@@ -156,7 +156,7 @@ pub(crate) fn change(row: &Row) -> rusqlite::Result<ChangeRow> {
 }
 
 pub(crate) const REVISION_COLUMNS: &str =
-    "path, rev, change, action, type, digest, size, md5, time";
+    "path, rev, change, action, type, digest, size, md5, time, mod_time";
 
 pub(crate) fn revision(row: &Row) -> rusqlite::Result<RevisionRow> {
     let digest = digest_at(row, 5)?;
@@ -170,6 +170,7 @@ pub(crate) fn revision(row: &Row) -> rusqlite::Result<RevisionRow> {
         size: row.get::<_, i64>(6)? as u64,
         md5: row.get(7)?,
         time: row.get(8)?,
+        mod_time: row.get(9)?,
     })
 }
 
@@ -179,7 +180,7 @@ fn hex_of(bytes: &[u8]) -> String {
 
 pub(crate) const OPENED_COLUMNS: &str = "workspace, path, user, change, action, type, base_rev, \
      move_file, lazy_digest, lazy_size, lazy_md5, integ_from, integ_start, integ_end, \
-     integ_base_path, integ_base_rev, integ_resolved, integ_how, lazy_owned, locked";
+     integ_base_path, integ_base_rev, integ_resolved, integ_how, lazy_owned, locked, lazy_mod_time";
 
 pub(crate) fn opened(row: &Row) -> rusqlite::Result<OpenedRow> {
     Ok(OpenedRow {
@@ -197,6 +198,7 @@ pub(crate) fn opened(row: &Row) -> rusqlite::Result<OpenedRow> {
                 digest,
                 size: row.get::<_, Option<i64>>(9)?.unwrap_or(0) as u64,
                 md5: row.get::<_, Option<String>>(10)?.unwrap_or_default(),
+                mod_time: row.get(20)?,
                 owned: row.get::<_, i64>(18)? != 0,
             }),
         },
@@ -306,7 +308,7 @@ pub(crate) fn branch(row: &Row) -> rusqlite::Result<BranchRow> {
 }
 
 pub(crate) const SHELVED_COLUMNS: &str =
-    "change, path, action, type, digest, size, md5, base_rev, move_file";
+    "change, path, action, type, digest, size, md5, base_rev, move_file, mod_time";
 
 pub(crate) fn shelved(row: &Row) -> rusqlite::Result<ShelvedRow> {
     Ok(ShelvedRow {
@@ -319,5 +321,6 @@ pub(crate) fn shelved(row: &Row) -> rusqlite::Result<ShelvedRow> {
         md5: row.get(6)?,
         base_rev: row.get(7)?,
         move_file: opt_path_at(row, 8)?,
+        mod_time: row.get(9)?,
     })
 }

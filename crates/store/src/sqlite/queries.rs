@@ -982,9 +982,9 @@ impl WriteTxn for Tx<'_> {
             self.conn,
             r,
             "INSERT INTO revisions \
-             (path, rev, change, action, type, digest, size, md5, time, lazy) \
+             (path, rev, change, action, type, digest, size, md5, time, lazy, mod_time) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?6 IS NOT NULL AND EXISTS \
-             (SELECT 1 FROM revisions WHERE digest = ?6 AND lazy = 0))",
+             (SELECT 1 FROM revisions WHERE digest = ?6 AND lazy = 0), ?10)",
         )
     }
 
@@ -993,8 +993,8 @@ impl WriteTxn for Tx<'_> {
             self.conn,
             r,
             "INSERT INTO revisions \
-             (path, rev, change, action, type, digest, size, md5, time, lazy) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?6 IS NOT NULL)",
+             (path, rev, change, action, type, digest, size, md5, time, lazy, mod_time) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?6 IS NOT NULL, ?10)",
         )
     }
 
@@ -1277,7 +1277,7 @@ impl WriteTxn for Tx<'_> {
     fn put_shelved(&mut self, r: &ShelvedRow) -> Result<(), StoreError> {
         self.conn
             .prepare_cached(
-                "INSERT OR REPLACE INTO shelved VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT OR REPLACE INTO shelved VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?
             .execute(params![
                 num(r.change),
@@ -1288,7 +1288,8 @@ impl WriteTxn for Tx<'_> {
                 r.size as i64,
                 r.md5,
                 r.base_rev,
-                r.move_file.as_ref().map(DepotPath::as_str)
+                r.move_file.as_ref().map(DepotPath::as_str),
+                r.mod_time
             ])?;
         Ok(())
     }
@@ -1327,7 +1328,7 @@ impl WriteTxn for Tx<'_> {
     }
 }
 
-/// Writes a revision with `sql`, which binds its 9 columns and decides `lazy`.
+/// Writes a revision with `sql`, which binds its 10 columns and decides `lazy`.
 fn insert_revision_with(conn: &Connection, r: &RevisionRow, sql: &str) -> Result<(), StoreError> {
     conn.prepare_cached(sql)?.execute(params![
         r.path.as_str(),
@@ -1338,7 +1339,8 @@ fn insert_revision_with(conn: &Connection, r: &RevisionRow, sql: &str) -> Result
         r.digest.map(|d| d.0.to_vec()),
         r.size as i64,
         r.md5,
-        r.time
+        r.time,
+        r.mod_time
     ])?;
     Ok(())
 }
@@ -1354,7 +1356,7 @@ fn opened_insert(verb: &str, owned: bool) -> String {
     };
     format!(
         "{verb} INTO opened VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, \
-         ?15, ?16, ?17, ?18, {lazy_owned}, ?19)"
+         ?15, ?16, ?17, ?18, {lazy_owned}, ?19, ?20)"
     )
 }
 
@@ -1364,7 +1366,7 @@ static PUT_OPENED_OWNED: LazyLock<String> =
 static NEW_OPENED: LazyLock<String> = LazyLock::new(|| opened_insert("INSERT", false));
 static NEW_OPENED_OWNED: LazyLock<String> = LazyLock::new(|| opened_insert("INSERT", true));
 
-/// Writes an open record with `sql`, which binds its 19 columns and decides `lazy_owned`.
+/// Writes an open record with `sql`, which binds its 20 columns and decides `lazy_owned`.
 fn insert_opened(conn: &Connection, o: &OpenedRow, sql: &str) -> Result<(), StoreError> {
     let integ = o.integ.as_ref();
     conn.prepare_cached(sql)?.execute(params![
@@ -1387,7 +1389,8 @@ fn insert_opened(conn: &Connection, o: &OpenedRow, sql: &str) -> Result<(), Stor
         integ.map(|i| i.base.as_ref().map_or(0, |(_, rev)| *rev)),
         integ.map(|i| i.resolved),
         integ.map(|i| i.how.map_or("", |h| h.as_str())),
-        o.locked
+        o.locked,
+        o.lazy.as_ref().map_or(0, |l| l.mod_time)
     ])?;
     Ok(())
 }

@@ -308,6 +308,15 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     ALTER TABLE users ADD COLUMN reviews TEXT NOT NULL DEFAULT '';
     "#,
+    // migration for mtime30
+    // 16: a file's own modification time, recorded at submit (`+m` files and `modtime`
+    // workspaces sync to it): on revisions, on shelved files, and on open records' lazy
+    // content (an unshelved or copied file keeps the time its content came with). 0: none.
+    r#"
+    ALTER TABLE revisions ADD COLUMN mod_time INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE shelved ADD COLUMN mod_time INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE opened ADD COLUMN lazy_mod_time INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.
@@ -343,4 +352,41 @@ pub(crate) fn migrate_to(conn: &mut Connection, version: u16) -> Result<(), Stor
         tx.commit()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MIGRATIONS, migrate, migrate_to};
+    use rusqlite::Connection;
+
+    /// Revisions, shelved files and open records written before the modification time was
+    /// recorded read back 0 ("none recorded"), so sync falls back to the submit time.
+    #[test]
+    fn rows_from_before_the_modification_time_migration_have_none_recorded() {
+        let before = MIGRATIONS
+            .iter()
+            .position(|m| m.contains("ADD COLUMN mod_time"))
+            .expect("the migration adding mod_time");
+        let mut conn = Connection::open_in_memory().expect("open");
+        migrate_to(&mut conn, before as u16).expect("migrate to the schema before it");
+        conn.execute_batch(
+            "INSERT INTO revisions (path, rev, change, action, type, digest, size, md5, time) \
+               VALUES ('//depot/old', 1, 1, 'add', 'binary+m', NULL, 0, '', 77);
+             INSERT INTO shelved (change, path, action, type, digest, size, md5, base_rev) \
+               VALUES (2, '//depot/old', 'edit', 'binary+m', NULL, 0, '', 1);
+             INSERT INTO opened (workspace, path, user, change, action, type, base_rev) \
+               VALUES ('w', '//depot/old', 'u', 2, 'edit', 'binary+m', 1);",
+        )
+        .expect("rows at the old schema");
+        migrate(&mut conn).expect("migrate to the newest schema");
+        let times: (i64, i64, i64) = conn
+            .query_row(
+                "SELECT (SELECT mod_time FROM revisions), (SELECT mod_time FROM shelved), \
+                 (SELECT lazy_mod_time FROM opened)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .expect("read back");
+        assert_eq!(times, (0, 0, 0));
+    }
 }

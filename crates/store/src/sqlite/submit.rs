@@ -105,12 +105,13 @@ fn insert_revisions(skip_written: bool) -> String {
         ""
     };
     format!(
-        "INSERT INTO revisions (path, rev, change, action, type, digest, size, md5, time, lazy) \
+        "INSERT INTO revisions \
+           (path, rev, change, action, type, digest, size, md5, time, lazy, mod_time) \
          SELECT path, base_rev + 1, ?3, action, type, \
            CASE WHEN carries THEN lazy_digest END, \
            CASE WHEN carries THEN coalesce(lazy_size, 0) ELSE 0 END, \
            CASE WHEN carries THEN coalesce(lazy_md5, '') ELSE '' END, \
-           ?4, carries \
+           ?4, carries, CASE WHEN carries THEN lazy_mod_time ELSE 0 END \
          FROM (SELECT *, action NOT IN {deleting} AS carries FROM opened \
                WHERE workspace = ?1 AND change = ?2 AND NOT {new}) o \
          WHERE 1 {skip}",

@@ -285,6 +285,7 @@ fn revision_of(o: &OpenedRow, rev: u32) -> RevisionRow {
         size: if deleted { 0 } else { 7 },
         md5: String::new(),
         time: 0,
+        mod_time: 0,
     }
 }
 
@@ -531,6 +532,7 @@ impl Harness {
                     md5: String::new(),
                     base_rev: o.base_rev,
                     move_file: None,
+                    mod_time: 0,
                 };
                 let stored = row.clone();
                 self.write(move |txn| txn.put_shelved(&stored))?;
