@@ -6,7 +6,7 @@
 //! alone ones just before it, which see the same database (grown by the branch) and the same
 //! WAL, so the ratio measures what the checkpoints cost and not what the branch left behind.
 
-use keel_proto::v1::OpenAction;
+use keel_client::ops::OpenFor;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -313,7 +313,7 @@ async fn submits_while(
             .map(|j| format!("//depot/{dir}/f{j}.txt"))
             .collect();
         let began = Instant::now();
-        rpc::open(conn, OpenAction::Add, files).await?;
+        rpc::open(conn, OpenFor::Add, files).await?;
         rpc::submit(conn, "lockjam submit", uploads, |f| f.as_bytes().to_vec()).await?;
         let latency = began.elapsed();
         latencies.push(latency);

@@ -86,3 +86,30 @@ pub use files::{FilesQuery, files};
 pub use opened::{OpenedFile, OpenedQuery, opened};
 pub use records::{ChangeSummary, QueryError, Records, Revision};
 pub use watch::{Watch, WatchError, WatchEvent, WatchQuery, WatchedChange};
+
+// ops31a
+mod browse;
+mod file_result;
+mod interchanges;
+mod locks;
+mod open;
+mod revert;
+mod submit;
+mod sync;
+mod undo;
+
+pub use browse::{
+    FileStat, FilelogQuery, Integration, LogEntry, OpenElsewhere, dirs, filelog, fstat,
+};
+pub use file_result::{FileResult, Outcome, ResolveResult};
+pub use interchanges::{ChangeSyncState, Interchange, InterchangesQuery, cstat, interchanges};
+pub use locks::{LockQuery, UnlockScope, lock, unlock};
+pub use open::{OpenFor, OpenQuery, ReopenQuery, move_file, open, reopen};
+pub use revert::{RevertQuery, revert, unchanged_files};
+pub use submit::{
+    ChangeSave, DefaultChange, JobFix, SubmitError, SubmitPlan, SubmitProgress, SubmitQuery,
+    Submitted, SubmittedFile, TriggerFailure, default_change, fix_jobs, plan_submit, save_change,
+    submit,
+};
+pub use sync::{Have, SyncAction, SyncError, SyncQuery, SyncTotals, Synced, have, sync};
+pub use undo::{UndoQuery, undo};

@@ -11,6 +11,7 @@ mod clean;
 pub(crate) mod configure;
 pub(crate) mod counters;
 mod diff;
+mod file_results;
 pub(crate) mod generate;
 pub(crate) mod grep;
 mod ignores;

@@ -3,9 +3,7 @@
 
 use keel_client::actions;
 use keel_proto::v1::FileAction;
-use keel_proto::v1::{
-    ChangeStatus, FileOutcome, FileRecord, IntegRecord, LabelFileAction, ResolveOutcome, SyncAction,
-};
+use keel_proto::v1::{FileOutcome, FileRecord, LabelFileAction, ResolveOutcome};
 
 /// The per-file line's message for `record`'s outcome; empty when it has none.
 pub fn outcome_text(record: &FileRecord) -> String {
@@ -61,32 +59,6 @@ pub fn resolve_word(outcome: ResolveOutcome) -> &'static str {
     }
 }
 
-/// Filelog's `... ... ` line: the integration records into one revision, `; `-separated.
-pub fn integrations_text(records: &[IntegRecord]) -> String {
-    records
-        .iter()
-        .map(|r| {
-            format!(
-                "{} {}#{},#{}",
-                actions::how_name(r.how(), r.reverse),
-                r.from_file,
-                r.start_from_rev,
-                r.end_from_rev
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-/// `pending` or `submitted`.
-pub fn change_status_word(status: ChangeStatus) -> &'static str {
-    match status {
-        ChangeStatus::Pending => "pending",
-        ChangeStatus::Submitted => "submitted",
-        ChangeStatus::Unspecified => "unspecified",
-    }
-}
-
 /// `added`, `updated` or `deleted`.
 pub fn label_action_word(action: LabelFileAction) -> &'static str {
     match action {
@@ -94,18 +66,5 @@ pub fn label_action_word(action: LabelFileAction) -> &'static str {
         LabelFileAction::Updated => "updated",
         LabelFileAction::Deleted => "deleted",
         LabelFileAction::Unspecified => "unspecified",
-    }
-}
-
-/// Sync's word for what it does to a file: `added`, `updated`, `refreshed`, `deleted`,
-/// `resolve`.
-pub fn sync_word(action: SyncAction) -> &'static str {
-    match action {
-        SyncAction::Added => "added",
-        SyncAction::Updated => "updated",
-        SyncAction::Refreshed => "refreshed",
-        SyncAction::Deleted => "deleted",
-        SyncAction::Resolve => "resolve",
-        SyncAction::Unspecified => "unspecified",
     }
 }

@@ -22,6 +22,7 @@ mod branching;
 mod changes_since;
 mod clean;
 mod client_library;
+mod client_library_ops31a;
 mod commands;
 mod config;
 mod configuration_page;

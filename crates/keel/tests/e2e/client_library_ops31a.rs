@@ -1,0 +1,315 @@
+//! End-to-end: keel-client's typed operations for workspaces and files (`ops::sync`, `have`,
+//! `open`, `move_file`, `reopen`, `revert`, `unchanged_files`, `save_change`,
+//! `default_change`, `plan_submit`, `submit`) driven from Rust as a CI job would, against a
+//! real server, and their refusals as typed errors that leave nothing behind.
+
+use crate::access::protect;
+use crate::common::{Client, Fixture, write};
+use keel_client::ops::{
+    self, ChangeSave, OpenFor, OpenQuery, OpenedQuery, Outcome, QueryError, ReopenQuery,
+    RevertQuery, SubmitProgress, SubmitQuery, SyncAction, SyncQuery,
+};
+use keel_client::{Connection, Settings, WorkspaceCtx};
+use keel_core::FileAction;
+
+/// A connection as `client`'s user and workspace.
+async fn connect(client: &Client) -> Connection {
+    let settings = Settings {
+        server: client.addr.clone(),
+        user: client.user.clone(),
+        workspace: Some(client.workspace.clone()),
+        host: "ci-host".into(),
+        config_file: None,
+        tickets: None,
+        ticket: None,
+        trust_file: Some(client.trust.clone()),
+        bind: None,
+        ignore: None,
+    };
+    Connection::connect(&settings).await.expect("connect")
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// alice submits `app/main.c` and `app/util.c` from her first workspace.
+fn seeded(fx: &Fixture) -> Client {
+    let alice = fx.workspace("alice", "alice-ws");
+    write(&alice.cwd, "app/main.c", "int main;\n");
+    write(&alice.cwd, "app/util.c", "int util;\n");
+    alice.ok(&["add", "app/main.c", "app/util.c"]);
+    alice.ok(&["submit", "-d", "seed"]);
+    alice
+}
+
+#[test]
+fn a_ci_job_syncs_edits_submits_and_reverts_through_typed_operations() {
+    let fx = Fixture::new();
+    let alice = seeded(&fx);
+    let agent = fx.workspace("alice", "agent-ws");
+    runtime().block_on(async {
+        let conn = connect(&agent).await;
+        let ws = WorkspaceCtx::fetch(&conn).await.expect("workspace");
+
+        // Sync: every file reported once it is in place, then in the have list.
+        let mut seen = Vec::new();
+        let totals = ops::sync(&conn, &ws, SyncQuery::default(), |f| {
+            assert!(f.error.is_none(), "{:?}", f.error);
+            seen.push((f.depot_file.to_string(), f.rev, f.action));
+        })
+        .await
+        .expect("sync");
+        assert_eq!(totals.files, 2);
+        assert_eq!(
+            seen,
+            vec![
+                ("//depot/app/main.c".to_string(), 1, SyncAction::Added),
+                ("//depot/app/util.c".to_string(), 1, SyncAction::Added),
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(agent.cwd.join("app/main.c")).expect("synced file"),
+            "int main;\n"
+        );
+        let have = ops::have(&conn, &ws, Vec::new()).await.expect("have");
+        let have: Vec<(&str, &str, u32)> = have
+            .iter()
+            .map(|h| (h.depot_file.as_str(), h.client_file.as_str(), h.have_rev))
+            .collect();
+        assert_eq!(
+            have,
+            vec![
+                ("//depot/app/main.c", "app/main.c", 1),
+                ("//depot/app/util.c", "app/util.c", 1)
+            ]
+        );
+
+        // Edit and add in the default change, then submit it with its files listed.
+        let edited = ops::open(
+            &conn,
+            OpenQuery::new(OpenFor::Edit, vec!["//depot/app/main.c".into()]),
+        )
+        .await
+        .expect("edit")
+        .all()
+        .await
+        .expect("read");
+        assert_eq!(edited.len(), 1);
+        assert_eq!(edited[0].action, Some(FileAction::Edit));
+        assert_eq!(edited[0].outcome, Outcome::Opened);
+        assert_eq!(edited[0].client_file_in(&ws).as_deref(), Some("app/main.c"));
+        std::fs::write(agent.cwd.join("app/main.c"), "int main(void);\n").expect("write");
+        write(&agent.cwd, "app/new.c", "int new;\n");
+        let mut add = OpenQuery::new(OpenFor::Add, vec!["//agent-ws/app/new.c".into()]);
+        add.add_types = vec!["text".into()];
+        let added = ops::open(&conn, add)
+            .await
+            .expect("add")
+            .all()
+            .await
+            .expect("read");
+        assert_eq!(added[0].action, Some(FileAction::Add));
+        assert_eq!(added[0].work_rev(), 1);
+
+        let default = ops::default_change(&conn, &ws)
+            .await
+            .expect("default change");
+        assert_eq!(
+            default.files,
+            vec![
+                "//depot/app/main.c".to_string(),
+                "//depot/app/new.c".to_string()
+            ]
+        );
+        let query = SubmitQuery {
+            change: 0,
+            description: "from the CI job".into(),
+            list_files: true,
+        };
+        let mut files = Vec::new();
+        let done = ops::submit(&conn, query, &default.plan, |p| {
+            if let SubmitProgress::Submitted { files: batch, .. } = p {
+                files.extend(batch.into_iter().map(|f| (f.depot_file, f.rev, f.action)));
+            }
+        })
+        .await
+        .expect("submit");
+        assert!(done.trigger_failures.is_empty());
+        assert_eq!(done.pending_number(0), done.change);
+        assert_eq!(
+            files,
+            vec![
+                ("//depot/app/main.c".to_string(), 2, Some(FileAction::Edit)),
+                ("//depot/app/new.c".to_string(), 1, Some(FileAction::Add)),
+            ]
+        );
+        let listed = alice.json(&["changes", "-m", "1", "-s", "submitted"]);
+        assert_eq!(listed[0]["change"].as_u64(), Some(done.change));
+
+        // A numbered change, a move into it, a reopen, and `revert -a` of an unchanged edit.
+        let change = ops::save_change(
+            &conn,
+            ChangeSave {
+                description: "rename".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("new change");
+        ops::open(
+            &conn,
+            OpenQuery::new(OpenFor::Edit, vec!["//depot/app/util.c".into()]),
+        )
+        .await
+        .expect("edit")
+        .all()
+        .await
+        .expect("read");
+        let moved = ops::move_file(
+            &conn,
+            "//depot/app/util.c".into(),
+            "//depot/lib/util.c".into(),
+            Some(change),
+        )
+        .await
+        .expect("move")
+        .all()
+        .await
+        .expect("read");
+        let mut halves: Vec<_> = moved.iter().map(|m| (m.action, m.change)).collect();
+        halves.sort_by_key(|(a, _)| a.map(|a| a.as_str()));
+        assert_eq!(
+            halves,
+            vec![
+                (Some(FileAction::MoveAdd), change),
+                (Some(FileAction::MoveDelete), change)
+            ]
+        );
+        let reopened = ops::reopen(
+            &conn,
+            ReopenQuery {
+                paths: vec!["//depot/lib/util.c".into()],
+                change: Some(0),
+                file_type: None,
+            },
+        )
+        .await
+        .expect("reopen")
+        .all()
+        .await
+        .expect("read");
+        assert_eq!(reopened[0].outcome, Outcome::Reopened);
+        assert_eq!(reopened[0].change, 0);
+
+        ops::open(
+            &conn,
+            OpenQuery::new(OpenFor::Edit, vec!["//depot/app/main.c".into()]),
+        )
+        .await
+        .expect("edit")
+        .all()
+        .await
+        .expect("read");
+        let unchanged = ops::unchanged_files(&conn, &ws, vec!["//depot/app/...".into()])
+            .await
+            .expect("unchanged");
+        assert_eq!(unchanged, vec!["//depot/app/main.c".to_string()]);
+        let reverted = ops::revert(
+            &conn,
+            RevertQuery {
+                paths: vec!["//depot/app/...".into()],
+                unchanged_only: true,
+                unchanged,
+            },
+        )
+        .await
+        .expect("revert")
+        .all()
+        .await
+        .expect("read");
+        assert_eq!(reverted.len(), 1);
+        assert_eq!(reverted[0].depot_file, "//depot/app/main.c");
+        assert_eq!(reverted[0].outcome, Outcome::Reverted);
+        let open = ops::opened(&conn, OpenedQuery::default())
+            .await
+            .expect("opened")
+            .all()
+            .await
+            .expect("read");
+        let open: Vec<&str> = open.iter().map(|o| o.depot_file.as_str()).collect();
+        assert_eq!(open, vec!["//depot/app/util.c", "//depot/lib/util.c"]);
+    });
+}
+
+#[test]
+fn refusals_come_back_as_typed_errors_and_change_nothing() {
+    let fx = Fixture::new();
+    let alice = seeded(&fx);
+    protect(
+        &alice,
+        &["super user alice * //...", "read user bob * //depot/..."],
+    );
+    let bob = fx.workspace("bob", "bob-ws");
+    runtime().block_on(async {
+        let conn = connect(&bob).await;
+        let ws = WorkspaceCtx::fetch(&conn).await.expect("workspace");
+        // bob may read: the sync works.
+        let totals = ops::sync(&conn, &ws, SyncQuery::default(), |_| {})
+            .await
+            .expect("sync");
+        assert_eq!(totals.files, 2);
+
+        // ... but not open: the refusal names the access needed, and nothing is opened.
+        let refused = match ops::open(
+            &conn,
+            OpenQuery::new(OpenFor::Edit, vec!["//depot/app/main.c".into()]),
+        )
+        .await
+        {
+            Err(e) => e,
+            Ok(records) => records.all().await.expect_err("bob may not edit"),
+        };
+        let QueryError::Call(keel_client::Error::Server { message, .. }) = &refused else {
+            panic!("not a server refusal: {refused:?}");
+        };
+        assert!(message.contains("needs open access"), "{message}");
+        let open = ops::opened(&conn, OpenedQuery::default())
+            .await
+            .expect("opened")
+            .all()
+            .await
+            .expect("read");
+        assert!(open.is_empty(), "{open:?}");
+
+        // Nothing to submit: a typed submit error, and no change made.
+        let plan = ops::plan_submit(&conn, &ws, 0).await.expect("plan");
+        let query = SubmitQuery {
+            description: "nothing".into(),
+            ..Default::default()
+        };
+        let err = ops::submit(&conn, query, &plan, |_| {})
+            .await
+            .expect_err("an empty change is refused");
+        assert!(err.client_error().is_some(), "{err:?}");
+        let listed = alice.json(&["changes"]);
+        assert_eq!(listed.len(), 1, "{listed:?}");
+
+        // A sync of a path that is no path: refused, naming it.
+        let err = ops::sync(
+            &conn,
+            &ws,
+            SyncQuery {
+                paths: vec!["//depot/app/main.c#bogus".into()],
+                ..Default::default()
+            },
+            |_| {},
+        )
+        .await
+        .expect_err("a bad revision is refused");
+        assert!(err.to_string().contains("bogus"), "{err}");
+    });
+}
