@@ -77,6 +77,9 @@ pub fn client_error_of<'a>(
     if let Some(e) = cause.downcast_ref::<keel_client::ops::SubmitError>() {
         return e.client_error();
     }
+    if let Some(e) = cause.downcast_ref::<keel_client::ops::ShelveError>() {
+        return e.client_error();
+    }
     cause.downcast_ref::<CloneError>()?.client_error()
 }
 

@@ -137,6 +137,26 @@ pub struct Integration {
     pub file: String,
     pub start_rev: u32,
     pub end_rev: u32,
+    /// The revision it went into.
+    pub to_file: String,
+    pub to_rev: u32,
+    /// The change that made it.
+    pub change: u64,
+}
+
+impl Integration {
+    pub(crate) fn from_wire(i: &pb::IntegRecord) -> Integration {
+        Integration {
+            how: actions::integ_how(i.how()),
+            reverse: i.reverse,
+            file: i.from_file.clone(),
+            start_rev: i.start_from_rev,
+            end_rev: i.end_from_rev,
+            to_file: i.to_file.clone(),
+            to_rev: i.to_rev,
+            change: i.change,
+        }
+    }
 }
 
 impl Integration {
@@ -183,17 +203,7 @@ pub async fn filelog(
     Ok(Records::new(conn, stream, |r| {
         Ok(LogEntry {
             revision: Revision::head_of(&r),
-            integrations: r
-                .integrations
-                .iter()
-                .map(|i| Integration {
-                    how: actions::integ_how(i.how()),
-                    reverse: i.reverse,
-                    file: i.from_file.clone(),
-                    start_rev: i.start_from_rev,
-                    end_rev: i.end_from_rev,
-                })
-                .collect(),
+            integrations: r.integrations.iter().map(Integration::from_wire).collect(),
             user: r.user,
             workspace: r.workspace,
             description: r.description,

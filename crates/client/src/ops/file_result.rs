@@ -100,6 +100,8 @@ pub struct FileResult {
     pub head_rev: u32,
     /// The head revision's type (empty when the server gave none).
     pub head_type: String,
+    /// BLAKE3 of the head content, hex (for a shelved file: of the shelved content).
+    pub digest: String,
     pub have_rev: u32,
     /// What the command did.
     pub outcome: Outcome,
@@ -111,6 +113,12 @@ pub struct FileResult {
     pub unresolved: bool,
     /// Its open record holds it locked (`lock`).
     pub locked: bool,
+    /// An integration's merge base (empty: none).
+    pub base_file: String,
+    pub base_rev: u32,
+    /// Content the server already holds for it (BLAKE3, hex; a branched or copied file's):
+    /// the workspace fetches it rather than uploading. Empty: none.
+    pub server_digest: String,
 }
 
 impl FileResult {
@@ -173,12 +181,16 @@ impl FileResult {
             move_file: r.move_file,
             head_rev: r.head_rev,
             head_type: r.head_type,
+            digest: r.head_digest,
             have_rev: r.have_rev,
             source_file: r.source_file,
             source_start: r.source_start,
             source_end: r.source_end,
             unresolved: r.unresolved,
             locked: r.locked,
+            base_file: r.base_file,
+            base_rev: r.base_rev,
+            server_digest: r.lazy_digest,
         }
     }
 }

@@ -90,10 +90,12 @@ pub use watch::{Watch, WatchError, WatchEvent, WatchQuery, WatchedChange};
 // ops31a
 mod browse;
 mod file_result;
+mod integrate;
 mod interchanges;
 mod locks;
 mod open;
 mod revert;
+mod shelve;
 mod submit;
 mod sync;
 mod undo;
@@ -102,10 +104,14 @@ pub use browse::{
     FileStat, FilelogQuery, Integration, LogEntry, OpenElsewhere, dirs, filelog, fstat,
 };
 pub use file_result::{FileResult, Outcome, ResolveResult};
+pub use integrate::{IntegrateMode, IntegrateQuery, integrate, integrated};
 pub use interchanges::{ChangeSyncState, Interchange, InterchangesQuery, cstat, interchanges};
 pub use locks::{LockQuery, UnlockScope, lock, unlock};
 pub use open::{OpenFor, OpenQuery, ReopenQuery, move_file, open, reopen};
 pub use revert::{RevertQuery, revert, unchanged_files};
+pub use shelve::{
+    ShelveError, ShelveQuery, Shelved, UnshelveQuery, delete_shelved, shelve, unshelve,
+};
 pub use submit::{
     ChangeSave, DefaultChange, JobFix, SubmitError, SubmitPlan, SubmitProgress, SubmitQuery,
     Submitted, SubmittedFile, TriggerFailure, default_change, fix_jobs, plan_submit, save_change,

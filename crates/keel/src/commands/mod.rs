@@ -51,7 +51,7 @@ mod workspace;
 mod workspace_clone;
 
 use anyhow::Result;
-use keel_proto::v1::IntegrateMode;
+use keel_client::ops::IntegrateMode;
 
 use crate::cli::{Cli, ClientCommand as C, Command};
 use crate::session::Session;

@@ -1,14 +1,12 @@
 //! Shared formatting of file records for the verbs that open, list or revert files.
 
-use super::words::outcome_text;
 use keel_client::WorkspaceCtx;
 use keel_client::actions;
 use keel_client::ops::{OpenedFile, Revision};
 use keel_proto::v1::FileAction;
 use keel_proto::v1::FileRecord;
 
-use crate::listing::Listing;
-use crate::output::{Out, Record, change_label};
+use crate::output::{Record, change_label};
 
 /// True for open actions that create a new revision rather than edit the have one.
 pub fn is_add_like(action: FileAction) -> bool {
@@ -62,34 +60,6 @@ pub fn open_record(ws: Option<&WorkspaceCtx>, record: &FileRecord) -> Record {
         .s("user", &record.user)
         .s("client", &record.workspace)
         .s("movedFile", &record.move_file)
-}
-
-/// Lists the result of add/edit/delete/reopen/move/reconcile: `//depot/x#2 - opened for edit`.
-pub fn print_opened(listing: &mut Listing, ws: Option<&WorkspaceCtx>, records: &[FileRecord]) {
-    for record in records {
-        let kind = format!("opened for {}", actions::name(record.action()));
-        let message = match outcome_text(record) {
-            text if text.is_empty() => kind.clone(),
-            text => text,
-        };
-        listing.item(
-            &kind,
-            open_record(ws, record).s("message", &message),
-            format!(
-                "{}{} - {}",
-                record.depot_file,
-                rev_text(work_rev(record)),
-                message
-            ),
-        );
-    }
-}
-
-/// Lists one batch of opened files as a whole listing (see [`Listing`]).
-pub fn list_opened(out: Out, ws: Option<&WorkspaceCtx>, records: &[FileRecord]) {
-    let mut listing = Listing::new(out);
-    print_opened(&mut listing, ws, records);
-    listing.finish();
 }
 
 /// A head-revision line as in `files` and `print`: `//depot/x#3 - edit change 7 (text)`.
