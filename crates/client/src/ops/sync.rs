@@ -147,6 +147,8 @@ pub struct Have {
     pub have_rev: u32,
     /// BLAKE3 of that revision's content, hex (empty when the server gave none).
     pub digest: String,
+    /// That revision's type.
+    pub file_type: String,
 }
 
 /// The revisions `ws` has of `paths` (server syntax; empty: the whole workspace).
@@ -163,6 +165,7 @@ pub async fn have(
             depot_file: record.depot_file,
             have_rev: record.have_rev,
             digest: record.head_digest,
+            file_type: record.head_type,
         })
         .collect())
 }

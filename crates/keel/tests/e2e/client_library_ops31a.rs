@@ -313,3 +313,239 @@ fn refusals_come_back_as_typed_errors_and_change_nothing() {
         assert!(err.to_string().contains("bogus"), "{err}");
     });
 }
+
+#[test]
+fn a_ci_job_browses_branches_shelves_locks_and_undoes_through_typed_operations() {
+    use keel_client::ops::{
+        FilelogQuery, IntegrateQuery, InterchangesQuery, LockQuery, ShelveQuery, UndoQuery,
+        UnlockScope, UnshelveQuery,
+    };
+    let fx = Fixture::new();
+    let alice = seeded(&fx);
+    let agent = fx.workspace("alice", "agent-ws");
+    let rt = runtime();
+    let conn = rt.block_on(connect(&agent));
+    let ws = rt.block_on(WorkspaceCtx::fetch(&conn)).expect("workspace");
+    rt.block_on(ops::sync(&conn, &ws, SyncQuery::default(), |_| {}))
+        .expect("sync");
+
+    // Browsing: directories, a file's state and history, the changes the workspace has.
+    rt.block_on(async {
+        let dirs = ops::dirs(&conn, vec!["//depot/*".into()], false)
+            .await
+            .expect("dirs")
+            .all()
+            .await
+            .expect("read");
+        assert_eq!(dirs, vec!["//depot/app".to_string()]);
+        let stat = ops::fstat(&conn, vec!["//depot/app/main.c".into()])
+            .await
+            .expect("fstat")
+            .all()
+            .await
+            .expect("read");
+        assert_eq!(stat.len(), 1);
+        assert_eq!((stat[0].head.rev, stat[0].have_rev), (1, 1));
+        assert_eq!(stat[0].action, None);
+        let log = ops::filelog(
+            &conn,
+            FilelogQuery {
+                paths: vec!["//depot/app/main.c".into()],
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("filelog")
+        .all()
+        .await
+        .expect("read");
+        assert_eq!(log.len(), 1);
+        assert_eq!(log[0].user, "alice");
+        assert_eq!(log[0].revision.action, Some(FileAction::Add));
+        let states = ops::cstat(&conn, vec!["//agent-ws/...".into()])
+            .await
+            .expect("cstat")
+            .all()
+            .await
+            .expect("read");
+        assert!(states.iter().all(|s| s.status == "have"), "{states:?}");
+        assert_eq!(states.len(), 1);
+
+        // Not yet integrated: the seed change; then branched, the integration record shows.
+        let pending = ops::interchanges(
+            &conn,
+            InterchangesQuery {
+                from: "//depot/app/...".into(),
+                to: "//depot/rel/...".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("interchanges")
+        .all()
+        .await
+        .expect("read");
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].change.number.0, states[0].change);
+        let branched = ops::integrate(
+            &conn,
+            IntegrateQuery {
+                from: "//depot/app/...".into(),
+                to: "//depot/rel/...".into(),
+                preview: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("integrate -n")
+        .all()
+        .await
+        .expect("read");
+        assert_eq!(branched.len(), 2);
+        assert!(
+            branched
+                .iter()
+                .all(|b| b.action == Some(FileAction::Branch) && b.outcome == Outcome::Integrated),
+            "{branched:?}"
+        );
+    });
+    alice.ok(&["integrate", "//depot/app/...", "//depot/rel/..."]);
+    alice.ok(&["submit", "-d", "branch"]);
+    rt.block_on(async {
+        let records = ops::integrated(&conn, vec!["//depot/rel/main.c".into()])
+            .await
+            .expect("integrated")
+            .all()
+            .await
+            .expect("read");
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].file, "//depot/app/main.c");
+        assert_eq!(records[0].how_str(), "branch from");
+
+        // A shelf: made, taken back into the workspace, deleted.
+        let change = ops::save_change(
+            &conn,
+            ChangeSave {
+                description: "review".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("change");
+        let mut edit = OpenQuery::new(OpenFor::Edit, vec!["//depot/app/main.c".into()]);
+        edit.change = Some(change);
+        ops::open(&conn, edit)
+            .await
+            .expect("edit")
+            .all()
+            .await
+            .expect("read");
+        std::fs::write(agent.cwd.join("app/main.c"), "shelved\n").expect("write");
+        let shelf = ops::shelve(
+            &conn,
+            &ws,
+            ShelveQuery {
+                change,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("shelve");
+        assert_eq!(shelf.change, change);
+        assert_eq!(shelf.files.len(), 1);
+        assert_eq!(shelf.files[0].outcome, Outcome::Shelved);
+        let reverted = ops::revert(
+            &conn,
+            RevertQuery {
+                paths: vec!["//depot/app/main.c".into()],
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("revert")
+        .all()
+        .await
+        .expect("read");
+        assert_eq!(reverted.len(), 1);
+        let unshelved = ops::unshelve(
+            &conn,
+            &ws,
+            UnshelveQuery {
+                shelved: change,
+                change: Some(change),
+                paths: Vec::new(),
+            },
+        )
+        .await
+        .expect("unshelve");
+        assert_eq!(unshelved.len(), 1);
+        assert_eq!(unshelved[0].outcome, Outcome::Unshelved);
+        assert_eq!(
+            std::fs::read_to_string(agent.cwd.join("app/main.c")).expect("read"),
+            "shelved\n"
+        );
+        let deleted = ops::delete_shelved(&conn, change, Vec::new())
+            .await
+            .expect("delete shelved")
+            .all()
+            .await
+            .expect("read");
+        assert_eq!(deleted.len(), 1);
+        assert_eq!(deleted[0].outcome, Outcome::ShelvedDeleted);
+
+        // Locks: held, then let go.
+        let locked = ops::lock(&conn, LockQuery::default())
+            .await
+            .expect("lock")
+            .all()
+            .await
+            .expect("read");
+        assert_eq!(locked.len(), 1);
+        assert!(locked[0].locked);
+        let unlocked = ops::unlock(&conn, LockQuery::default(), UnlockScope::Own)
+            .await
+            .expect("unlock")
+            .all()
+            .await
+            .expect("read");
+        assert_eq!(unlocked.len(), 1);
+        ops::revert(
+            &conn,
+            RevertQuery {
+                paths: vec!["//depot/app/main.c".into()],
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("revert")
+        .all()
+        .await
+        .expect("read");
+    });
+
+    // An undo of a later submitted revision: opened for edit, nothing to resolve.
+    alice.ok(&["edit", "app/util.c"]);
+    write(&alice.cwd, "app/util.c", "int util2;\n");
+    alice.ok(&["submit", "-d", "two"]);
+    rt.block_on(async {
+        ops::sync(&conn, &ws, SyncQuery::default(), |_| {})
+            .await
+            .expect("sync");
+        let undone = ops::undo(
+            &conn,
+            UndoQuery {
+                paths: vec!["//depot/app/util.c#2".into()],
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("undo")
+        .all()
+        .await
+        .expect("read");
+        assert_eq!(undone.len(), 1);
+        assert_eq!(undone[0].depot_file, "//depot/app/util.c");
+        assert_eq!(undone[0].action, Some(FileAction::Edit));
+        assert!(!undone[0].unresolved);
+    });
+}
