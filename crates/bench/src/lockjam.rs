@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use keel_client::Connection;
 use keel_client::probe::{self, PROBE_COMMANDS, ProbeFiles};
-use keel_proto::v1::FilesRequest;
 
 use crate::branchsubmit;
 use crate::dataset::{self, Shape};
@@ -341,23 +340,9 @@ async fn long_reads(
     let mut done = Vec::new();
     while !stop.load(Ordering::SeqCst) {
         let began = Instant::now();
-        let mut stream = conn
-            .client()
-            .fstat(FilesRequest {
-                caller: conn.caller(),
-                files: vec![format!("{prefix}/...")],
-                ..FilesRequest::default()
-            })
-            .await
-            .map_err(|s| BenchError::rpc("long fstat", s))?
-            .into_inner();
+        let mut stream = keel_client::ops::fstat(&conn, vec![format!("{prefix}/...")]).await?;
         let mut finished = true;
-        while stream
-            .message()
-            .await
-            .map_err(|s| BenchError::rpc("long fstat", s))?
-            .is_some()
-        {
+        while stream.next().await?.is_some() {
             if stop.load(Ordering::SeqCst) {
                 finished = false;
                 break;

@@ -99,6 +99,7 @@ mod locks;
 mod obliterate;
 mod open;
 mod populate;
+mod resolve;
 mod revert;
 mod shelve;
 mod sizes;
@@ -122,6 +123,7 @@ pub use locks::{LockQuery, UnlockScope, lock, unlock};
 pub use obliterate::{ObliterateItem, ObliterateSummary, obliterate};
 pub use open::{OpenFor, OpenQuery, ReopenQuery, move_file, open, reopen};
 pub use populate::{PopulateQuery, Populated, populate};
+pub use resolve::{resolve_done, resolve_list, resolved};
 pub use revert::{RevertQuery, revert, unchanged_files};
 pub use shelve::{
     ShelveError, ShelveQuery, Shelved, UnshelveQuery, delete_shelved, shelve, unshelve,

@@ -206,6 +206,32 @@ impl Submitted {
 /// Submits a change as `plan` says, calling `progress` on a retry and for every batch of
 /// submitted files. The plan's files are made read-only by [`SubmitPlan::finish_modes`]
 /// afterwards.
+///
+/// A release job submitting what it opened in the default change:
+///
+/// ```no_run
+/// # async fn example(conn: keel_client::Connection) -> Result<(), Box<dyn std::error::Error>> {
+/// use keel_client::WorkspaceCtx;
+/// use keel_client::ops::{self, SubmitProgress, SubmitQuery};
+///
+/// let ws = WorkspaceCtx::fetch(&conn).await?;
+/// let default = ops::default_change(&conn, &ws).await?;
+/// let query = SubmitQuery {
+///     change: 0,
+///     description: "Release 1.4.0".into(),
+///     list_files: true,
+/// };
+/// let done = ops::submit(&conn, query, &default.plan, |p| {
+///     if let SubmitProgress::Submitted { files, .. } = p {
+///         files.iter().for_each(|f| println!("{}#{}", f.depot_file, f.rev));
+///     }
+/// })
+/// .await?;
+/// default.plan.finish_modes()?;
+/// println!("submitted change {}", done.change);
+/// # Ok(())
+/// # }
+/// ```
 pub async fn submit(
     conn: &Connection,
     query: SubmitQuery,

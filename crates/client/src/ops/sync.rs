@@ -121,6 +121,29 @@ impl SyncError {
 
 /// Syncs `ws` as `query` asks, calling `report` for every file in the order the server sent
 /// them, once it is in place; the totals at the end.
+///
+/// A build agent bringing its workspace to the change under test:
+///
+/// ```no_run
+/// # async fn example(conn: keel_client::Connection, change: u64) -> Result<(), Box<dyn std::error::Error>> {
+/// use keel_client::WorkspaceCtx;
+/// use keel_client::ops::{self, SyncQuery};
+///
+/// let ws = WorkspaceCtx::fetch(&conn).await?;
+/// let query = SyncQuery {
+///     paths: vec![format!("//{}/...@{change}", ws.name)],
+///     ..Default::default()
+/// };
+/// let totals = ops::sync(&conn, &ws, query, |file| {
+///     if let Some(e) = file.error {
+///         eprintln!("{}: {e}", file.depot_file);
+///     }
+/// })
+/// .await?;
+/// println!("{} files, {} bytes", totals.files, totals.bytes);
+/// # Ok(())
+/// # }
+/// ```
 pub async fn sync(
     conn: &Connection,
     ws: &WorkspaceCtx,

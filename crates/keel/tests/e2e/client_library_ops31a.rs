@@ -549,3 +549,185 @@ fn a_ci_job_browses_branches_shelves_locks_and_undoes_through_typed_operations()
         assert!(!undone[0].unresolved);
     });
 }
+
+#[test]
+fn a_ci_job_reads_content_resolves_and_checks_the_depot_through_typed_operations() {
+    use keel_client::ops::{
+        AnnotateQuery, GrepKind, GrepQuery, ObliterateItem, PopulateQuery, ResolveResult,
+        SizesQuery, VerifyItem, VerifyQuery, VerifyStatus,
+    };
+    let fx = Fixture::new();
+    let alice = seeded(&fx);
+    alice.ok(&["edit", "app/main.c"]);
+    write(&alice.cwd, "app/main.c", "int main;\nint two;\n");
+    alice.ok(&["submit", "-d", "two"]);
+    let rt = runtime();
+    let conn = rt.block_on(connect(&alice));
+    let ws = rt.block_on(WorkspaceCtx::fetch(&conn)).expect("workspace");
+    rt.block_on(async {
+        let diff = ops::diff2(
+            &conn,
+            "//depot/app/main.c#1".into(),
+            "//depot/app/main.c#2".into(),
+        )
+        .await
+        .expect("diff2");
+        assert!(!diff.identical && !diff.binary);
+        assert!(diff.diff.contains("+int two;"), "{}", diff.diff);
+        assert_eq!((diff.left.rev, diff.right.rev), (1, 2));
+
+        let sizes = ops::sizes(
+            &conn,
+            SizesQuery {
+                paths: vec!["//depot/app/main.c".into()],
+                all_revisions: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("sizes")
+        .all()
+        .await
+        .expect("read");
+        let mut sizes: Vec<(u32, u64)> = sizes.iter().map(|s| (s.rev, s.bytes)).collect();
+        sizes.sort();
+        assert_eq!(sizes, vec![(1, 10), (2, 19)]);
+
+        let hits: Vec<_> = ops::grep(
+            &conn,
+            GrepQuery {
+                paths: vec!["//depot/...".into()],
+                patterns: vec!["two".into()],
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("grep")
+        .all()
+        .await
+        .expect("read")
+        .into_iter()
+        .flatten()
+        .collect();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(
+            (hits[0].depot_file.as_str(), hits[0].line, hits[0].kind),
+            ("//depot/app/main.c", 2, GrepKind::Match)
+        );
+
+        let chunks = ops::annotate(
+            &conn,
+            AnnotateQuery {
+                paths: vec!["//depot/app/main.c".into()],
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("annotate")
+        .all()
+        .await
+        .expect("read");
+        assert_eq!(chunks[0].file.as_ref().map(|(r, _)| r.rev), Some(2));
+        let lines: Vec<(u32, &str)> = chunks
+            .iter()
+            .flat_map(|c| &c.lines)
+            .map(|l| (l.lower_rev, l.text.as_str()))
+            .collect();
+        assert_eq!(lines, vec![(1, "int main;"), (2, "int two;")]);
+
+        // Branch without a workspace, then a change on both sides to resolve.
+        let populated = ops::populate(
+            &conn,
+            PopulateQuery {
+                from: "//depot/app/...".into(),
+                to: "//depot/rel/...".into(),
+                description: Some("rel".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("populate")
+        .all()
+        .await
+        .expect("read");
+        assert_eq!(populated.len(), 2);
+        assert!(populated.iter().all(|p| !p.deleted && p.change > 0));
+    });
+    alice.ok(&["sync"]);
+    alice.ok(&["edit", "rel/util.c"]);
+    write(&alice.cwd, "rel/util.c", "int util; // rel\n");
+    alice.ok(&["submit", "-d", "rel side"]);
+    alice.ok(&["edit", "app/util.c"]);
+    write(&alice.cwd, "app/util.c", "int util; // app\n");
+    alice.ok(&["submit", "-d", "app side"]);
+    alice.ok(&["integrate", "//depot/app/util.c", "//depot/rel/util.c"]);
+    rt.block_on(async {
+        let tasks = ops::resolve_list(&conn, Vec::new())
+            .await
+            .expect("resolve list")
+            .all()
+            .await
+            .expect("read");
+        assert_eq!(tasks.len(), 1);
+        assert_eq!(tasks[0].depot_file, "//depot/rel/util.c");
+        assert_eq!(tasks[0].source_file, "//depot/app/util.c");
+        std::fs::write(alice.cwd.join("rel/util.c"), "int util; // app\n").expect("write");
+        let done = ops::resolve_done(&conn, "//depot/rel/util.c", ResolveResult::Theirs)
+            .await
+            .expect("resolve done");
+        assert!(matches!(
+            done.outcome,
+            Outcome::Resolved {
+                result: Some(ResolveResult::Theirs),
+                ..
+            }
+        ));
+        let resolved = ops::resolved(&conn, Vec::new())
+            .await
+            .expect("resolved")
+            .all()
+            .await
+            .expect("read");
+        assert_eq!(resolved.len(), 1);
+
+        // Only the opened, changed file is a diff candidate.
+        let candidates = ops::diff_candidates(&conn, &ws, Vec::new())
+            .await
+            .expect("diff candidates");
+        assert_eq!(candidates.len(), 1, "{candidates:?}");
+        assert_eq!(candidates[0].depot_file, "//depot/rel/util.c");
+
+        // The depot's content checks out, and obliterate reports before it removes.
+        let mut bad = 0;
+        let mut summary = None;
+        let mut found = ops::verify(&conn, VerifyQuery::default())
+            .await
+            .expect("verify");
+        while let Some(item) = found.next().await.expect("read") {
+            match item {
+                VerifyItem::File(f) if f.status != VerifyStatus::Ok => bad += 1,
+                VerifyItem::Summary(t) => summary = Some(t),
+                _ => {}
+            }
+        }
+        assert_eq!(bad, 0);
+        let summary = summary.expect("a summary");
+        assert_eq!((summary.bad, summary.missing), (0, 0));
+        assert!(summary.revisions >= 7, "{summary:?}");
+        let report = ops::obliterate(&conn, vec!["//depot/rel/main.c".into()], false)
+            .await
+            .expect("obliterate report")
+            .all()
+            .await
+            .expect("read");
+        assert!(report.iter().any(|i| matches!(
+            i,
+            ObliterateItem::Revision { purged: false, revision } if revision.depot_file == "//depot/rel/main.c"
+        )));
+        assert!(
+            report
+                .iter()
+                .any(|i| matches!(i, ObliterateItem::Summary(s) if !s.executed && s.revisions == 1))
+        );
+    });
+}
