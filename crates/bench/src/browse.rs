@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use keel_client::ops::{self, FilelogQuery, Records};
+use keel_client::ops::{self, FilelogQuery};
 
 use crate::access::{self, AccessMode};
 use crate::dataset::{self, Shape};
@@ -176,7 +176,7 @@ async fn client(
         let i = rng.below(shape.files);
         for pattern in shape.drill(i) {
             let began = Instant::now();
-            let n = count(ops::dirs(&conn, vec![pattern.clone()], false).await?).await?;
+            let n = rpc::count(ops::dirs(&conn, vec![pattern.clone()], false).await?).await?;
             if n == 0 {
                 return Err(BenchError::Check(format!("dirs {pattern}: no directories")));
             }
@@ -192,7 +192,7 @@ async fn client(
         }
         let file = shape.depot_path(i);
         let began = Instant::now();
-        if count(ops::fstat(&conn, vec![file.clone()]).await?).await? != 1 {
+        if rpc::count(ops::fstat(&conn, vec![file.clone()]).await?).await? != 1 {
             return Err(BenchError::Check(format!("fstat {file}: not one record")));
         }
         record(
@@ -209,7 +209,7 @@ async fn client(
             paths: vec![file.clone()],
             ..FilelogQuery::default()
         };
-        if count(ops::filelog(&conn, query).await?).await? == 0 {
+        if rpc::count(ops::filelog(&conn, query).await?).await? == 0 {
             return Err(BenchError::Check(format!("filelog {file}: no revisions")));
         }
         record(
@@ -225,13 +225,4 @@ async fn client(
         t.paths.insert(i);
     }
     Ok(t)
-}
-
-/// How many records a reply streams, read one at a time.
-async fn count<T: Send + 'static>(mut records: Records<T>) -> Result<u64> {
-    let mut n = 0u64;
-    while records.next().await?.is_some() {
-        n += 1;
-    }
-    Ok(n)
 }

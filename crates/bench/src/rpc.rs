@@ -2,7 +2,7 @@
 //! workspaces and submitting generated content without touching the disk.
 
 use keel_client::Connection;
-use keel_client::ops::{self, OpenFor, OpenQuery};
+use keel_client::ops::{self, OpenFor, OpenQuery, Records};
 use keel_proto::v1::submit_message::Body;
 use keel_proto::v1::{
     FileBegin, FileEnd, SaveWorkspaceRequest, SubmitBegin, SubmitCommit, SubmitMessage, Workspace,
@@ -93,9 +93,13 @@ pub async fn open(conn: &Connection, action: OpenFor, files: Vec<String>) -> Res
         add_types,
         ..OpenQuery::new(action, files)
     };
-    let mut opened = ops::open(conn, query).await?;
+    count(ops::open(conn, query).await?).await
+}
+
+/// How many records a typed reply streams, read one at a time (none held).
+pub async fn count<T: Send + 'static>(mut records: Records<T>) -> Result<u64> {
     let mut n = 0u64;
-    while opened.next().await?.is_some() {
+    while records.next().await?.is_some() {
         n += 1;
     }
     Ok(n)
