@@ -1,10 +1,9 @@
 //! branchsubmit: integrate a whole source tree into a new branch without workspace writes
 //! (`integrate -v`), then submit it; run warm twice into two new branches, report the second.
 
-use keel_proto::v1::IntegrateMode;
 use std::time::{Duration, Instant};
 
-use keel_proto::v1::IntegrateRequest;
+use keel_client::ops::{self, IntegrateQuery};
 
 use crate::dataset::{self, Shape};
 use crate::error::{BenchError, Result};
@@ -115,17 +114,12 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
 /// Integrates `from` into `to` (no workspace writes) and submits the result.
 pub async fn branch(conn: &keel_client::Connection, from: &str, to: &str) -> Result<BranchRun> {
     let t = Instant::now();
-    let reply = conn
-        .client()
-        .integrate(IntegrateRequest {
-            caller: conn.caller(),
-            mode: IntegrateMode::Integrate as i32,
-            from: from.to_string(),
-            to: to.to_string(),
-            ..IntegrateRequest::default()
-        })
-        .await;
-    let integrated = rpc::drain(&format!("integrate {from} {to}"), reply).await?;
+    let query = IntegrateQuery {
+        from: from.to_string(),
+        to: to.to_string(),
+        ..IntegrateQuery::default()
+    };
+    let integrated = rpc::count(ops::integrate(conn, query).await?).await?;
     let integrate = t.elapsed();
     let t = Instant::now();
     let (_, submitted) =

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use keel_proto::v1::{DirsRequest, FilesRequest};
+use keel_client::ops::{self, FilelogQuery};
 
 use crate::access::{self, AccessMode};
 use crate::dataset::{self, Shape};
@@ -172,19 +172,11 @@ async fn client(
 ) -> Result<Tally> {
     let mut rng = Rng::derive(shape.seed, 1000 + u64::from(id));
     let mut t = Tally::default();
-    let mut grpc = conn.client();
     while Instant::now() < deadline {
         let i = rng.below(shape.files);
         for pattern in shape.drill(i) {
             let began = Instant::now();
-            let reply = grpc
-                .dirs(DirsRequest {
-                    caller: conn.caller(),
-                    dirs: vec![pattern.clone()],
-                    include_deleted: false,
-                })
-                .await;
-            let n = rpc::drain(&format!("dirs {pattern}"), reply).await?;
+            let n = rpc::count(ops::dirs(&conn, vec![pattern.clone()], false).await?).await?;
             if n == 0 {
                 return Err(BenchError::Check(format!("dirs {pattern}: no directories")));
             }
@@ -199,14 +191,8 @@ async fn client(
             );
         }
         let file = shape.depot_path(i);
-        let files_request = FilesRequest {
-            caller: conn.caller(),
-            files: vec![file.clone()],
-            ..FilesRequest::default()
-        };
         let began = Instant::now();
-        let reply = grpc.fstat(files_request.clone()).await;
-        if rpc::drain(&format!("fstat {file}"), reply).await? != 1 {
+        if rpc::count(ops::fstat(&conn, vec![file.clone()]).await?).await? != 1 {
             return Err(BenchError::Check(format!("fstat {file}: not one record")));
         }
         record(
@@ -219,8 +205,11 @@ async fn client(
             began,
         );
         let began = Instant::now();
-        let reply = grpc.filelog(files_request).await;
-        if rpc::drain(&format!("filelog {file}"), reply).await? == 0 {
+        let query = FilelogQuery {
+            paths: vec![file.clone()],
+            ..FilelogQuery::default()
+        };
+        if rpc::count(ops::filelog(&conn, query).await?).await? == 0 {
             return Err(BenchError::Check(format!("filelog {file}: no revisions")));
         }
         record(

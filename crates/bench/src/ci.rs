@@ -13,8 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use keel_client::Connection;
-use keel_client::ops::{self, SincePath, Watch, WatchEvent, WatchQuery};
-use keel_proto::v1::OpenAction;
+use keel_client::ops::{self, OpenFor, SincePath, Watch, WatchEvent, WatchQuery};
 
 use crate::error::{BenchError, Result};
 use crate::report::Report;
@@ -235,7 +234,7 @@ async fn submit_one(
 ) -> Result<()> {
     *serial += 1;
     let file = format!("p{plan:03}/f{serial}.txt");
-    rpc::open(dev, OpenAction::Add, vec![format!("//ci-dev-ws/{file}")]).await?;
+    rpc::open(dev, OpenFor::Add, vec![format!("//ci-dev-ws/{file}")]).await?;
     let depot = format!("//depot/ci/{file}");
     let began = Instant::now();
     committed

@@ -5,7 +5,7 @@
 //! leaf directory (`i / per_dir`): a four-level tree under the prefix. Its content at revision
 //! `r` depends only on the seed, `i % distinct` and `r`.
 
-use keel_proto::v1::OpenAction;
+use keel_client::ops::OpenFor;
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
@@ -247,9 +247,9 @@ async fn generate_part(addr: &str, shape: &Shape, worker: u64, workers: u64) -> 
                 .map(|i| format!("//{ws}/{}", shape.rel_path(i)))
                 .collect();
             let action = if rev == 1 {
-                OpenAction::Add
+                OpenFor::Add
             } else {
-                OpenAction::Edit
+                OpenFor::Edit
             };
             rpc::open(&conn, action, files).await?;
             let uploads: Vec<String> = range.clone().map(|i| shape.depot_path(i)).collect();

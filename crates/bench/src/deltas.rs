@@ -1,10 +1,10 @@
 //! deltas: the read-only planning paths over large file sets — Integrate with preview and Sync
 //! with preview into an empty workspace.
 
-use keel_proto::v1::IntegrateMode;
 use std::time::Instant;
 
-use keel_proto::v1::{IntegrateRequest, SyncRequest};
+use keel_client::ops::{self, IntegrateQuery};
+use keel_proto::v1::SyncRequest;
 
 use crate::dataset::{self, Shape};
 use crate::error::{BenchError, Result};
@@ -34,18 +34,13 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     rpc::save_workspace(&conn, ws, &root, vec![format!("//depot/... //{ws}/...")]).await?;
 
     let t = Instant::now();
-    let reply = conn
-        .client()
-        .integrate(IntegrateRequest {
-            caller: conn.caller(),
-            mode: IntegrateMode::Integrate as i32,
-            from: format!("{}/...", shape.prefix),
-            to: "//depot/deltas-preview/...".into(),
-            preview: true,
-            ..IntegrateRequest::default()
-        })
-        .await;
-    let integrated = rpc::drain("integrate -n", reply).await?;
+    let query = IntegrateQuery {
+        from: format!("{}/...", shape.prefix),
+        to: "//depot/deltas-preview/...".into(),
+        preview: true,
+        ..IntegrateQuery::default()
+    };
+    let integrated = rpc::count(ops::integrate(&conn, query).await?).await?;
     let integrate = t.elapsed();
 
     let t = Instant::now();

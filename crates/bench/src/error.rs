@@ -9,6 +9,9 @@ pub enum BenchError {
     /// A client-library query failed.
     #[error(transparent)]
     Query(#[from] keel_client::ops::QueryError),
+    /// A client-library sync failed.
+    #[error(transparent)]
+    Sync(#[from] keel_client::ops::SyncError),
     /// A client-library subscription failed.
     #[error(transparent)]
     Watch(#[from] keel_client::ops::WatchError),

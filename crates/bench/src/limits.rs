@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use keel_proto::v1::OpenAction;
+use keel_client::ops::OpenFor;
 
 use crate::error::{BenchError, Result};
 use crate::report::Report;
@@ -61,7 +61,7 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     let files: Vec<String> = (0..20).map(|i| format!("f{i:02}.txt")).collect();
     rpc::open(
         &conn,
-        OpenAction::Add,
+        OpenFor::Add,
         files.iter().map(|f| format!("//limits-ws/{f}")).collect(),
     )
     .await?;
@@ -109,7 +109,7 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     let reset = pid.is_some_and(crate::server::reset_peak_rss);
     for d in 0..config.descriptions {
         let name = format!("big{d}.txt");
-        rpc::open(&conn, OpenAction::Add, vec![format!("//limits-ws/{name}")]).await?;
+        rpc::open(&conn, OpenFor::Add, vec![format!("//limits-ws/{name}")]).await?;
         let description = description(d, config.description_bytes);
         let upload = vec![format!("//depot/limits/{name}")];
         rpc::submit(&conn, &description, upload, |path| {

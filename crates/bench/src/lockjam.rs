@@ -6,14 +6,13 @@
 //! alone ones just before it, which see the same database (grown by the branch) and the same
 //! WAL, so the ratio measures what the checkpoints cost and not what the branch left behind.
 
-use keel_proto::v1::OpenAction;
+use keel_client::ops::OpenFor;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use keel_client::Connection;
 use keel_client::probe::{self, PROBE_COMMANDS, ProbeFiles};
-use keel_proto::v1::FilesRequest;
 
 use crate::branchsubmit;
 use crate::dataset::{self, Shape};
@@ -313,7 +312,7 @@ async fn submits_while(
             .map(|j| format!("//depot/{dir}/f{j}.txt"))
             .collect();
         let began = Instant::now();
-        rpc::open(conn, OpenAction::Add, files).await?;
+        rpc::open(conn, OpenFor::Add, files).await?;
         rpc::submit(conn, "lockjam submit", uploads, |f| f.as_bytes().to_vec()).await?;
         let latency = began.elapsed();
         latencies.push(latency);
@@ -341,23 +340,9 @@ async fn long_reads(
     let mut done = Vec::new();
     while !stop.load(Ordering::SeqCst) {
         let began = Instant::now();
-        let mut stream = conn
-            .client()
-            .fstat(FilesRequest {
-                caller: conn.caller(),
-                files: vec![format!("{prefix}/...")],
-                ..FilesRequest::default()
-            })
-            .await
-            .map_err(|s| BenchError::rpc("long fstat", s))?
-            .into_inner();
+        let mut stream = keel_client::ops::fstat(&conn, vec![format!("{prefix}/...")]).await?;
         let mut finished = true;
-        while stream
-            .message()
-            .await
-            .map_err(|s| BenchError::rpc("long fstat", s))?
-            .is_some()
-        {
+        while stream.next().await?.is_some() {
             if stop.load(Ordering::SeqCst) {
                 finished = false;
                 break;

@@ -10,9 +10,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use keel_client::WorkspaceCtx;
-use keel_client::ops;
-use keel_client::sync::SyncOptions;
-use keel_proto::v1::{GetWorkspaceRequest, OpenAction};
+use keel_client::ops::{self, OpenFor, SyncQuery};
+use keel_proto::v1::GetWorkspaceRequest;
 
 use crate::branchsubmit::head_change;
 use crate::dataset::{self, Shape};
@@ -222,7 +221,7 @@ async fn submit_stream(
             .map(|j| format!("//depot/{dir}/f{j}.txt"))
             .collect();
         let began = Instant::now();
-        rpc::open(writer, OpenAction::Add, files).await?;
+        rpc::open(writer, OpenFor::Add, files).await?;
         let (change, _) =
             rpc::submit(writer, "replica bench", uploads, |f| f.as_bytes().to_vec()).await?;
         let acknowledged = Instant::now();
@@ -332,12 +331,12 @@ async fn sync_clients(
             let on_replica = rpc::connect(&via, "syncer", &name).await?;
             let spec = replicated_workspace(&on_replica, &name).await?;
             let ws = WorkspaceCtx::from_spec(spec)?;
-            let options = SyncOptions {
-                files: vec![format!("//{name}/...")],
-                ..SyncOptions::default()
+            let query = SyncQuery {
+                paths: vec![format!("//{name}/...")],
+                ..SyncQuery::default()
             };
             let began = Instant::now();
-            let totals = keel_client::sync::sync(&on_replica, &ws, &options, |_| {}).await?;
+            let totals = ops::sync(&on_replica, &ws, query, |_| {}).await?;
             let latency = began.elapsed();
             if totals.failed > 0 {
                 return Err(BenchError::Check(format!(

@@ -2,11 +2,10 @@
 //! workspaces and submitting generated content without touching the disk.
 
 use keel_client::Connection;
-use keel_proto::v1::OpenAction;
+use keel_client::ops::{self, OpenFor, OpenQuery, Records};
 use keel_proto::v1::submit_message::Body;
 use keel_proto::v1::{
-    FileBegin, FileEnd, OpenRequest, SaveWorkspaceRequest, SubmitBegin, SubmitCommit,
-    SubmitMessage, Workspace,
+    FileBegin, FileEnd, SaveWorkspaceRequest, SubmitBegin, SubmitCommit, SubmitMessage, Workspace,
 };
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -84,24 +83,26 @@ pub async fn save_workspace(
 }
 
 /// Opens `files` (workspace syntax) for `action` in the default changelist; returns the count.
-pub async fn open(conn: &Connection, action: OpenAction, files: Vec<String>) -> Result<u64> {
-    let add_types = if action == OpenAction::Add {
+pub async fn open(conn: &Connection, action: OpenFor, files: Vec<String>) -> Result<u64> {
+    let add_types = if action == OpenFor::Add {
         vec!["text".to_string(); files.len()]
     } else {
         Vec::new()
     };
-    let reply = conn
-        .client()
-        .open(OpenRequest {
-            caller: conn.caller(),
-            action: action as i32,
-            files,
-            change: 0,
-            file_type: String::new(),
-            add_types,
-        })
-        .await;
-    drain(&format!("open for {}", action.as_str_name()), reply).await
+    let query = OpenQuery {
+        add_types,
+        ..OpenQuery::new(action, files)
+    };
+    count(ops::open(conn, query).await?).await
+}
+
+/// How many records a typed reply streams, read one at a time (none held).
+pub async fn count<T: Send + 'static>(mut records: Records<T>) -> Result<u64> {
+    let mut n = 0u64;
+    while records.next().await?.is_some() {
+        n += 1;
+    }
+    Ok(n)
 }
 
 /// Submits the default changelist, uploading `uploads` (depot file, content) produced lazily

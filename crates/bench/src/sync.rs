@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use keel_client::WorkspaceCtx;
-use keel_client::ops;
-use keel_client::sync::{SyncOptions, SyncTotals};
+use keel_client::ops::{self, SyncQuery, SyncTotals};
 
 use crate::access::{self, AccessMode};
 use crate::dataset::{self, Shape};
@@ -330,12 +329,12 @@ pub(crate) async fn sync_fresh(
     )
     .await?;
     let ws = WorkspaceCtx::from_spec(spec)?;
-    let options = SyncOptions {
-        files: vec![format!("//{name}/{sub}...")],
-        ..SyncOptions::default()
+    let query = SyncQuery {
+        paths: vec![format!("//{name}/{sub}...")],
+        ..SyncQuery::default()
     };
     let began = Instant::now();
-    let totals = keel_client::sync::sync(&conn, &ws, &options, |_| {}).await?;
+    let totals = ops::sync(&conn, &ws, query, |_| {}).await?;
     let latency = began.elapsed();
     if totals.failed > 0 {
         return Err(BenchError::Check(format!(

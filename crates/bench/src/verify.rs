@@ -11,8 +11,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use keel_proto::v1::verify_message::Body;
-use keel_proto::v1::{VerifyRequest, VerifySummary};
+use keel_client::ops::{self, VerifyItem, VerifyQuery, VerifyTotals};
 
 use crate::dataset::{self, Shape};
 use crate::error::{BenchError, Result};
@@ -139,34 +138,24 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
 }
 
 /// Verifies `spec` (problems only, so the wire carries little) and returns the totals.
-async fn verify(conn: &keel_client::Connection, spec: &str) -> Result<VerifySummary> {
-    let reply = conn
-        .client()
-        .verify(VerifyRequest {
-            caller: conn.caller(),
-            files: vec![spec.to_string()],
-            shelved: false,
-            problems_only: true,
-        })
-        .await;
-    let mut stream = reply
-        .map_err(|s| BenchError::rpc("verify", s))?
-        .into_inner();
+async fn verify(conn: &keel_client::Connection, spec: &str) -> Result<VerifyTotals> {
+    let query = VerifyQuery {
+        paths: vec![spec.to_string()],
+        shelved: false,
+        problems_only: true,
+    };
+    let mut stream = ops::verify(conn, query).await?;
     let mut summary = None;
-    while let Some(message) = stream
-        .message()
-        .await
-        .map_err(|s| BenchError::rpc("verify", s))?
-    {
-        match message.body {
-            Some(Body::File(file)) => {
+    while let Some(item) = stream.next().await? {
+        match item {
+            VerifyItem::File(file) => {
                 return Err(BenchError::Check(format!(
                     "verify reported a problem with {}#{}",
                     file.depot_file, file.rev
                 )));
             }
-            Some(Body::Summary(totals)) => summary = Some(totals),
-            Some(Body::Progress(_)) | None => {}
+            VerifyItem::Summary(totals) => summary = Some(totals),
+            VerifyItem::Progress(_) => {}
         }
     }
     summary.ok_or_else(|| BenchError::Check("verify ended without its summary".into()))

@@ -70,8 +70,16 @@ pub fn client_error_of<'a>(
     if let Some(e) = cause.downcast_ref::<WatchError>() {
         return e.client_error();
     }
-    // ops31b
     if let Some(e) = cause.downcast_ref::<TriggersError>() {
+        return e.client_error();
+    }
+    if let Some(e) = cause.downcast_ref::<keel_client::ops::SyncError>() {
+        return e.client_error();
+    }
+    if let Some(e) = cause.downcast_ref::<keel_client::ops::SubmitError>() {
+        return e.client_error();
+    }
+    if let Some(e) = cause.downcast_ref::<keel_client::ops::ShelveError>() {
         return e.client_error();
     }
     cause.downcast_ref::<CloneError>()?.client_error()

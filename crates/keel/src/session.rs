@@ -6,8 +6,6 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use keel_client::paths;
 use keel_client::{Connection, Overrides, Settings, WorkspaceCtx};
-use keel_proto::v1::Caller;
-use tonic::codec::Streaming;
 
 use crate::cli::Cli;
 use crate::output::Out;
@@ -59,35 +57,6 @@ impl Session {
             workspace: None,
             root_moved_ok: cli.root_moved_ok,
         })
-    }
-
-    /// The caller identity for requests.
-    pub fn caller(&self) -> Option<Caller> {
-        self.conn.caller()
-    }
-
-    /// A gRPC client handle.
-    pub fn client(&self) -> keel_client::connect::Rpc {
-        self.conn.client()
-    }
-
-    /// Unwraps a unary reply, mapping a refusal to the server's message.
-    pub fn check<T>(
-        &self,
-        reply: std::result::Result<tonic::Response<T>, tonic::Status>,
-    ) -> keel_client::Result<T> {
-        reply
-            .map(tonic::Response::into_inner)
-            .map_err(|s| self.conn.status(s))
-    }
-
-    /// Unwraps a streaming reply and reads it to the end.
-    pub async fn all<T>(
-        &self,
-        reply: std::result::Result<tonic::Response<Streaming<T>>, tonic::Status>,
-    ) -> keel_client::Result<Vec<T>> {
-        let stream = self.check(reply)?;
-        keel_client::stream::collect(&self.conn, stream).await
     }
 
     /// The caller's workspace, fetched once.

@@ -127,3 +127,54 @@ pub use typemap::{TypemapLine, save_typemap, typemap};
 pub use users::{UserSpec, delete_user, save_user, user, users};
 pub use webhooks::{Webhook, save_webhooks, webhooks};
 pub use workspaces::{WorkspaceSpec, delete_workspace, save_workspace, workspace, workspaces};
+
+// ops31a
+mod annotate;
+mod browse;
+mod diff;
+mod file_result;
+mod grep;
+mod integrate;
+mod interchanges;
+mod locks;
+mod obliterate;
+mod open;
+mod populate;
+mod resolve;
+mod revert;
+mod shelve;
+mod sizes;
+mod submit;
+mod sync;
+mod undo;
+mod verify;
+
+pub use annotate::{
+    AnnotateChunk, AnnotateFollow, AnnotateQuery, AnnotatedLine, Whitespace, annotate,
+};
+pub use browse::{
+    FileStat, FilelogQuery, Integration, LogEntry, OpenElsewhere, dirs, filelog, fstat,
+};
+pub use diff::{Diff2, diff_candidates, diff2};
+pub use file_result::{FileResult, Outcome, ResolveResult};
+pub use grep::{GrepHit, GrepKind, GrepList, GrepQuery, grep};
+pub use integrate::{IntegrateMode, IntegrateQuery, integrate, integrated};
+pub use interchanges::{ChangeSyncState, Interchange, InterchangesQuery, cstat, interchanges};
+pub use locks::{LockQuery, UnlockScope, lock, unlock};
+pub use obliterate::{ObliterateItem, ObliterateSummary, obliterate};
+pub use open::{OpenFor, OpenQuery, ReopenQuery, move_file, open, reopen};
+pub use populate::{PopulateQuery, Populated, populate};
+pub use resolve::{resolve_done, resolve_list, resolved};
+pub use revert::{RevertQuery, revert, unchanged_files};
+pub use shelve::{
+    ShelveError, ShelveQuery, Shelved, UnshelveQuery, delete_shelved, shelve, unshelve,
+};
+pub use sizes::{Size, SizesQuery, sizes};
+pub use submit::{
+    ChangeSave, DefaultChange, JobFix, SubmitError, SubmitPlan, SubmitProgress, SubmitQuery,
+    Submitted, SubmittedFile, TriggerFailure, default_change, fix_jobs, plan_submit, save_change,
+    submit,
+};
+pub use sync::{Have, SyncAction, SyncError, SyncQuery, SyncTotals, Synced, have, sync};
+pub use undo::{UndoQuery, undo};
+pub use verify::{VerifiedFile, VerifyItem, VerifyQuery, VerifyStatus, VerifyTotals, verify};

@@ -78,6 +78,9 @@ pub struct Revision {
     pub size: u64,
     /// BLAKE3 of the content, hex; empty for a deleted revision.
     pub digest: String,
+    /// The file's own modification time recorded at submit, seconds since the epoch (0: none
+    /// recorded).
+    pub mod_time: u64,
 }
 
 impl Revision {
@@ -102,6 +105,7 @@ impl Revision {
             time: record.head_time,
             size: record.head_size,
             digest: record.head_digest.clone(),
+            mod_time: record.head_mod_time.max(0) as u64,
         }
     }
 }

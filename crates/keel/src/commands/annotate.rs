@@ -2,11 +2,9 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use keel_proto::v1::{
-    AnnotateFollow, AnnotateLine, AnnotateRequest, AnnotateWhitespace, FileRecord,
-};
+use keel_client::ops::{self, AnnotateFollow, AnnotateQuery, AnnotatedLine, Whitespace};
 
-use super::records::{head_line, head_record};
+use super::records::{revision_line, revision_record};
 use crate::output::{Record, date};
 use crate::session::Session;
 
@@ -48,10 +46,10 @@ pub async fn annotate(s: &mut Session, args: AnnotateArgs) -> Result<()> {
         bail!("annotate: an empty file argument");
     }
     let whitespace = match args.diff.as_deref() {
-        None => AnnotateWhitespace::Exact,
-        Some("b") => AnnotateWhitespace::Changes,
-        Some("w") => AnnotateWhitespace::All,
-        Some("l") => AnnotateWhitespace::LineEndings,
+        None => Whitespace::Exact,
+        Some("b") => Whitespace::Changes,
+        Some("w") => Whitespace::All,
+        Some("l") => Whitespace::LineEndings,
         Some(other) => bail!("annotate: -d{other}: not a diff option (-db, -dw or -dl)"),
     };
     let files = s.file_args(&args.files).await?;
@@ -62,33 +60,29 @@ pub async fn annotate(s: &mut Session, args: AnnotateArgs) -> Result<()> {
     } else {
         AnnotateFollow::None
     };
-    let reply = s
-        .client()
-        .annotate(AnnotateRequest {
-            caller: s.caller(),
-            files,
-            all: args.all,
-            follow: follow as i32,
-            binary_as_text: args.text,
-            whitespace: whitespace as i32,
-        })
-        .await;
-    let mut stream = s.check(reply)?;
+    let query = AnnotateQuery {
+        paths: files,
+        all: args.all,
+        follow,
+        binary_as_text: args.text,
+        whitespace,
+    };
+    let mut stream = ops::annotate(&s.conn, query).await?;
     let by_change = args.changes || follow != AnnotateFollow::None;
-    let mut current: Option<FileRecord> = None;
-    while let Some(message) = stream.message().await.map_err(|e| s.conn.status(e))? {
-        if let Some(file) = message.file {
+    let mut depot_file = String::new();
+    while let Some(chunk) = stream.next().await? {
+        if let Some((file, binary)) = chunk.file {
             if !args.quiet {
-                let mut header = head_record(&file);
-                if message.binary {
+                let mut header = revision_record(&file);
+                if binary {
                     header = header.b("binary", true);
                 }
-                s.out.emit(header, head_line(&file));
+                s.out.emit(header, revision_line(&file));
             }
-            current = Some(file);
+            depot_file = file.depot_file;
         }
-        let depot_file = current.as_ref().map_or("", |f| f.depot_file.as_str());
-        for line in &message.lines {
+        let depot_file = depot_file.as_str();
+        for line in &chunk.lines {
             s.out.emit(
                 line_record(depot_file, line),
                 line_text(line, by_change, args.all, args.user),
@@ -99,7 +93,7 @@ pub async fn annotate(s: &mut Session, args: AnnotateArgs) -> Result<()> {
 }
 
 /// `N: text`, `N-M: text` with `-a`, `N: user date text` with `-u`.
-fn line_text(line: &AnnotateLine, by_change: bool, all: bool, user: bool) -> String {
+fn line_text(line: &AnnotatedLine, by_change: bool, all: bool, user: bool) -> String {
     let (lower, upper) = if by_change {
         (line.lower_change, line.upper_change)
     } else {
@@ -117,7 +111,7 @@ fn line_text(line: &AnnotateLine, by_change: bool, all: bool, user: bool) -> Str
     out
 }
 
-fn line_record(depot_file: &str, line: &AnnotateLine) -> Record {
+fn line_record(depot_file: &str, line: &AnnotatedLine) -> Record {
     let mut record = Record::new()
         .s("depotFile", depot_file)
         .n("lowerRev", u64::from(line.lower_rev))

@@ -1,16 +1,11 @@
 //! Browsing history and content: `changes`, `describe`, `files`, `dirs`, `fstat`, `filelog`, `print`.
 
 use anyhow::Result;
-use keel_client::actions;
 use keel_client::content::ContentStream;
+use keel_client::ops::{FilelogQuery, Integration};
 use keel_client::transfer::LocalMode;
-use keel_proto::v1::FileAction;
-use keel_proto::v1::{Change, DirsRequest, FilesRequest};
 
-use super::records::{
-    action_name, head_line, head_record, local_of, revision_line, revision_record,
-};
-use super::words::{change_status_word, integrations_text};
+use super::records::{action_name, head_line, head_record, revision_line, revision_record};
 use crate::cli::{
     ChangesArgs, DescribeArgs, DirsArgs, FilelogArgs, FilesListArgs, FilesRequiredArgs, PrintArgs,
     StatusArg,
@@ -19,17 +14,7 @@ use crate::output::{Record, date, date_time, first_line};
 use crate::session::Session;
 use keel_client::ops::{self, ChangeSummary, DescribeItem};
 
-pub(crate) fn change_record(change: &Change) -> Record {
-    Record::new()
-        .n("change", change.change)
-        .n("time", change.time)
-        .s("user", &change.user)
-        .s("client", &change.workspace)
-        .s("status", change_status_word(change.status()))
-        .s("desc", &change.description)
-}
-
-/// [`change_record`] of a library record.
+/// The JSON fields of a change in a listing.
 pub(crate) fn summary_record(change: &ChangeSummary) -> Record {
     Record::new()
         .n("change", change.number.0)
@@ -188,64 +173,58 @@ pub async fn files(s: &mut Session, args: FilesListArgs) -> Result<()> {
 }
 
 pub async fn dirs(s: &mut Session, args: DirsArgs) -> Result<()> {
-    let dirs = s.file_args(&args.dirs).await?;
-    let records = s
-        .all(
-            s.client()
-                .dirs(DirsRequest {
-                    caller: s.caller(),
-                    dirs,
-                    include_deleted: args.include_deleted,
-                })
-                .await,
-        )
+    let paths = s.file_args(&args.dirs).await?;
+    let dirs = ops::dirs(&s.conn, paths, args.include_deleted)
+        .await?
+        .all()
         .await?;
-    for record in &records {
-        s.out.emit(Record::new().s("dir", &record.dir), &record.dir);
+    for dir in &dirs {
+        s.out.emit(Record::new().s("dir", dir), dir);
     }
     Ok(())
 }
 
 pub async fn fstat(s: &mut Session, args: FilesRequiredArgs) -> Result<()> {
     let files = s.file_args(&args.files).await?;
-    let request = FilesRequest {
-        caller: s.caller(),
-        files,
-        ..Default::default()
-    };
-    let mut client = s.client();
     // The workspace (for `clientFile`) is fetched alongside the records, not before them: one
     // round trip to the server instead of two.
+    let conn = s.conn.clone();
     let (ws, reply) = if s.settings.workspace.is_some() {
-        let (ws, reply) = tokio::join!(s.workspace(), client.fstat(request));
+        let (ws, reply) = tokio::join!(s.workspace(), ops::fstat(&conn, files));
         (ws.ok(), reply)
     } else {
-        (None, client.fstat(request).await)
+        (None, ops::fstat(&conn, files).await)
     };
-    let records = s.all(reply).await?;
+    let records = reply?.all().await?;
     for record in &records {
+        let head = &record.head;
+        let local = ws
+            .as_deref()
+            .and_then(|ws| {
+                record
+                    .client_file_in(ws)
+                    .map(|c| ws.display_local(&c).display().to_string())
+            })
+            .unwrap_or_default();
         let mut fields: Vec<(&str, String)> = vec![
-            ("depotFile", record.depot_file.clone()),
-            ("clientFile", local_of(ws.as_deref(), record)),
-            (
-                "headAction",
-                actions::name(record.head_action()).to_string(),
-            ),
-            ("headType", record.head_type.clone()),
-            ("headTime", record.head_time.to_string()),
+            ("depotFile", head.depot_file.clone()),
+            ("clientFile", local),
+            ("headAction", action_name(head.action).to_string()),
+            ("headType", head.file_type.clone()),
+            ("headTime", head.time.to_string()),
             // The file's own modification time recorded at submit (left out when none).
-            ("headModTime", record.head_mod_time.max(0).to_string()),
-            ("headRev", record.head_rev.to_string()),
-            ("headChange", record.head_change.to_string()),
-            ("fileSize", record.head_size.to_string()),
-            ("digest", record.head_digest.clone()),
-            ("md5", record.head_md5.clone()),
+            ("headModTime", head.mod_time.to_string()),
+            ("headRev", head.rev.to_string()),
+            ("headChange", head.change.to_string()),
+            ("fileSize", head.size.to_string()),
+            ("digest", head.digest.clone()),
+            ("md5", record.md5.clone()),
         ];
         if record.have_rev > 0 {
             fields.push(("haveRev", record.have_rev.to_string()));
         }
-        if record.action() != FileAction::Unspecified {
-            fields.push(("action", actions::name(record.action()).to_string()));
+        if record.action.is_some() {
+            fields.push(("action", action_name(record.action).to_string()));
             fields.push(("change", record.change.to_string()));
             fields.push(("type", record.file_type.clone()));
         }
@@ -277,52 +256,52 @@ pub async fn fstat(s: &mut Session, args: FilesRequiredArgs) -> Result<()> {
     Ok(())
 }
 
+/// Filelog's `... ... ` line: the integration records into one revision, `; `-separated.
+fn integrations_text(records: &[Integration]) -> String {
+    records
+        .iter()
+        .map(|r| format!("{} {}#{},#{}", r.how_str(), r.file, r.start_rev, r.end_rev))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 pub async fn filelog(s: &mut Session, args: FilelogArgs) -> Result<()> {
-    let files = s.file_args(&args.files).await?;
-    let records = s
-        .all(
-            s.client()
-                .filelog(FilesRequest {
-                    caller: s.caller(),
-                    files,
-                    all_revisions: true,
-                    max: args.max.unwrap_or(0),
-                    include_deleted: true,
-                    follow_history: args.follow,
-                    ..Default::default()
-                })
-                .await,
-        )
-        .await?;
+    let query = FilelogQuery {
+        paths: s.file_args(&args.files).await?,
+        max: args.max.unwrap_or(0),
+        follow: args.follow,
+    };
+    let records = ops::filelog(&s.conn, query).await?.all().await?;
     let mut current = String::new();
-    for record in &records {
+    for entry in &records {
+        let record = &entry.revision;
         if record.depot_file != current {
             current = record.depot_file.clone();
             s.out.text(&current);
         }
         s.out.emit(
-            head_record(record)
-                .n("headModTime", record.head_mod_time.max(0) as u64)
-                .s("user", &record.user)
-                .s("client", &record.workspace)
-                .s("desc", &record.description)
-                .s("how", integrations_text(&record.integrations)),
+            revision_record(record)
+                .n("headModTime", record.mod_time)
+                .s("user", &entry.user)
+                .s("client", &entry.workspace)
+                .s("desc", &entry.description)
+                .s("how", integrations_text(&entry.integrations)),
             format!(
                 "... #{} change {} {} on {} by {}@{} ({}) '{}'",
-                record.head_rev,
-                record.head_change,
-                actions::name(record.head_action()),
-                date(record.head_time),
-                record.user,
-                record.workspace,
-                record.head_type,
-                first_line(&record.description)
+                record.rev,
+                record.change,
+                action_name(record.action),
+                date(record.time),
+                entry.user,
+                entry.workspace,
+                record.file_type,
+                first_line(&entry.description)
             ),
         );
-        if !record.integrations.is_empty() {
+        if !entry.integrations.is_empty() {
             s.out.text(format!(
                 "... ... {}",
-                integrations_text(&record.integrations)
+                integrations_text(&entry.integrations)
             ));
         }
     }

@@ -1,66 +1,51 @@
 //! Differences: `diff` (workspace files vs have revisions) and `diff2` (two depot revisions).
 
-use keel_proto::v1::FileAction;
 use std::collections::HashMap;
 
 use anyhow::{Result, bail};
 use keel_client::content::ContentStream;
 use keel_client::local_state::{FileStat, LocalState, Recording, StateKey};
+use keel_client::ops::{self, Have};
 use keel_core::{detect_base_type, unified_diff};
-use keel_proto::v1::{Diff2Request, FileRecord};
 
 use super::records::rev_text;
 use crate::cli::{Diff2Args, FilesArgs};
 use crate::output::Record;
 use crate::session::{AlreadyReported, Session};
 
-/// Open actions whose workspace file is compared with the have revision.
-fn diffable(action: FileAction) -> bool {
-    matches!(action, FileAction::Edit | FileAction::Integrate)
-}
-
 pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
     let ws = s.workspace().await?;
-    let candidates: Vec<FileRecord> = if args.files.is_empty() {
-        let opened = ws.opened(&s.conn, Vec::new(), None).await?;
-        let edits: Vec<String> = opened
-            .iter()
-            .filter(|r| diffable(r.action()))
-            .map(|r| r.depot_file.clone())
-            .collect();
-        if edits.is_empty() {
+    let candidates: Vec<Have> = if args.files.is_empty() {
+        let candidates = ops::diff_candidates(&s.conn, &ws, Vec::new()).await?;
+        if candidates.is_empty() {
             s.out.note("File(s) not opened for edit.");
             return Ok(());
         }
-        ws.have(&s.conn, edits).await?
+        candidates
     } else {
         // As p4: only opened files are compared; naming others is an error, not silence.
         let files = s.file_args(&args.files).await?;
-        let opened = ws.opened(&s.conn, files, None).await?;
-        let edits: Vec<String> = opened
-            .iter()
-            .filter(|r| diffable(r.action()))
-            .map(|r| r.depot_file.clone())
-            .collect();
-        if edits.is_empty() {
+        let candidates = ops::diff_candidates(&s.conn, &ws, files).await?;
+        if candidates.is_empty() {
             bail!(
                 "{} - file(s) not opened for edit on this client",
                 args.files.join(" ")
             );
         }
-        ws.have(&s.conn, edits).await?
+        candidates
     };
     // Only files whose local content differs from the have revision need the server's copy;
     // the workspace state spares reading files whose stat is as last hashed.
-    let mut changed: HashMap<String, (FileRecord, std::path::PathBuf)> = HashMap::new();
+    let mut changed: HashMap<String, (Have, std::path::PathBuf)> = HashMap::new();
     let mut failed = false;
     let mut state = LocalState::load(&ws.root, StateKey::of(&ws, &s.conn));
     let tuning = s.conn.tuning();
     let mut rec = Recording::start_in(&ws.root, tuning.state_racy_slack, tuning.scan_read_bytes);
     for record in candidates {
-        let Some(client_file) = ws.client_file_of(&record) else {
+        if record.client_file.is_empty() {
             continue;
-        };
+        }
+        let client_file = record.client_file.clone();
         let local = ws.local(&client_file)?;
         let meta = match std::fs::symlink_metadata(&local) {
             Ok(meta) if !meta.is_dir() => meta,
@@ -83,11 +68,11 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
             record.have_rev,
             || local.clone(),
             &FileStat::of(&meta),
-            keel_client::keywords::form_of(&record.head_type),
+            keel_client::keywords::form_of(&record.file_type),
         )?;
         if !blake3::Hash::from(digest)
             .to_hex()
-            .eq_ignore_ascii_case(&record.head_digest)
+            .eq_ignore_ascii_case(&record.digest)
         {
             changed.insert(record.depot_file.clone(), (record, local));
         }
@@ -109,7 +94,7 @@ pub async fn diff(s: &mut Session, args: FilesArgs) -> Result<()> {
             let old = content.read_all(&header, &label).await?;
             let new = std::fs::read(local).unwrap_or_default();
             // A utf16 file is compared as the UTF-8 text it is stored as.
-            let new = if keel_client::keywords::form_of(&record.head_type).utf16 {
+            let new = if keel_client::keywords::form_of(&record.file_type).utf16 {
                 keel_core::utf16::from_workspace(&new).unwrap_or(new)
             } else {
                 new
@@ -155,17 +140,8 @@ pub async fn diff2(s: &mut Session, args: Diff2Args) -> Result<()> {
     }
     let right = files.remove(1);
     let left = files.remove(0);
-    let reply = s.check(
-        s.client()
-            .diff2(Diff2Request {
-                caller: s.caller(),
-                left,
-                right,
-            })
-            .await,
-    )?;
-    let l = reply.left.unwrap_or_default();
-    let r = reply.right.unwrap_or_default();
+    let reply = ops::diff2(&s.conn, left, right).await?;
+    let (l, r) = (&reply.left, &reply.right);
     let status = if reply.identical {
         "identical"
     } else if reply.binary {
@@ -176,11 +152,11 @@ pub async fn diff2(s: &mut Session, args: Diff2Args) -> Result<()> {
     let header = format!(
         "==== {}{} ({}) - {}{} ({}) ==== {status}",
         l.depot_file,
-        rev_text(l.head_rev),
-        l.head_type,
+        rev_text(l.rev),
+        l.file_type,
         r.depot_file,
-        rev_text(r.head_rev),
-        r.head_type
+        rev_text(r.rev),
+        r.file_type
     );
     let text = if reply.diff.is_empty() {
         header
@@ -190,11 +166,11 @@ pub async fn diff2(s: &mut Session, args: Diff2Args) -> Result<()> {
     s.out.emit(
         Record::new()
             .s("depotFile", &l.depot_file)
-            .n("rev", u64::from(l.head_rev))
-            .s("type", &l.head_type)
+            .n("rev", u64::from(l.rev))
+            .s("type", &l.file_type)
             .s("depotFile2", &r.depot_file)
-            .n("rev2", u64::from(r.head_rev))
-            .s("type2", &r.head_type)
+            .n("rev2", u64::from(r.rev))
+            .s("type2", &r.file_type)
             .s("status", status)
             .s("diff", &reply.diff),
         text,

@@ -3,7 +3,7 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use keel_proto::v1::{GrepHit, GrepKind, GrepList, GrepRequest};
+use keel_client::ops::{self, GrepHit, GrepKind, GrepList, GrepQuery};
 
 use crate::output::Record;
 use crate::session::Session;
@@ -74,29 +74,25 @@ pub async fn grep(s: &mut Session, args: GrepArgs) -> Result<()> {
         args.before.unwrap_or(context),
         args.after.unwrap_or(context),
     );
-    let reply = s
-        .client()
-        .grep(GrepRequest {
-            caller: s.caller(),
-            files,
-            patterns: args.patterns.clone(),
-            fixed_strings: args.fixed,
-            ignore_case: args.ignore_case,
-            invert: args.invert,
-            list: list as i32,
-            all_revisions: args.all,
-            before,
-            after,
-            binary_as_text: args.text,
-        })
-        .await;
-    let mut stream = s.check(reply)?;
+    let query = GrepQuery {
+        paths: files,
+        patterns: args.patterns.clone(),
+        fixed_strings: args.fixed,
+        ignore_case: args.ignore_case,
+        invert: args.invert,
+        list,
+        all_revisions: args.all,
+        before,
+        after,
+        binary_as_text: args.text,
+    };
+    let mut stream = ops::grep(&s.conn, query).await?;
     // The last line printed (file, revision, line), to separate groups of context with `--`.
     let mut last: Option<(String, u32, u64)> = None;
     let with_context = before > 0 || after > 0;
-    while let Some(message) = stream.message().await.map_err(|e| s.conn.status(e))? {
-        for hit in message.hits {
-            let kind = GrepKind::try_from(hit.kind).unwrap_or(GrepKind::Match);
+    while let Some(hits) = stream.next().await? {
+        for hit in hits {
+            let kind = hit.kind;
             match kind {
                 GrepKind::Binary | GrepKind::TooLarge => {
                     if !args.silent {

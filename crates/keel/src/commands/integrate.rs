@@ -1,17 +1,14 @@
 //! `integrate`, `merge`, `copy`, `integrated`: open branch/integrate targets and show history.
 
-use keel_client::actions;
-use keel_proto::v1::FileAction;
-use keel_proto::v1::IntegrateMode;
 use std::collections::HashMap;
 
 use anyhow::{Result, bail};
 use keel_client::content::ContentStream;
+use keel_client::ops::{self, FileResult, IntegrateMode, IntegrateQuery};
 use keel_client::transfer::{self, LocalMode};
-use keel_proto::v1::{FileRecord, FilesRequest, IntegrateRequest};
+use keel_core::FileAction;
 
-use super::records::open_record;
-use super::words::outcome_text;
+use super::file_results::{outcome_text, result_record};
 use crate::cli::IntegrateArgs;
 use crate::listing::Listing;
 use crate::output::Record;
@@ -31,32 +28,28 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: IntegrateMode
             bail!("Usage: {verb} [-n] [-v] [-c N] FROM TO, or {verb} -b BRANCH [-r] [TOFILE...]")
         }
     };
-    let reply = s
-        .client()
-        .integrate(IntegrateRequest {
-            caller: s.caller(),
-            mode: mode as i32,
-            from,
-            to,
-            branch: args.branch.clone().unwrap_or_default(),
-            reverse: args.reverse,
-            files,
-            preview: args.preview,
-            change: args.change.unwrap_or(0),
-        })
-        .await;
-    let mut stream = s.check(reply)?;
+    let query = IntegrateQuery {
+        mode,
+        from,
+        to,
+        branch: args.branch.clone(),
+        reverse: args.reverse,
+        paths: files,
+        preview: args.preview,
+        change: args.change,
+    };
+    let mut stream = ops::integrate(&s.conn, query).await?;
     // Records are listed as they arrive; only those the workspace must act on are kept (none
     // for a preview or a virtual integrate), so a 70,000-file branch holds no list of them.
     let local_work = !(args.preview || args.virtual_only);
-    let mut deleted: Vec<FileRecord> = Vec::new();
-    let mut wanted: HashMap<String, FileRecord> = HashMap::new();
+    let mut deleted: Vec<FileResult> = Vec::new();
+    let mut wanted: HashMap<String, FileResult> = HashMap::new();
     let mut listing = Listing::new(s.out);
-    while let Some(record) = stream.message().await.map_err(|e| s.conn.status(e))? {
+    while let Some(record) = stream.next().await? {
         listing.item_with(
-            &format!("opened for {}", actions::name(record.action())),
+            &format!("opened for {}", record.action.map_or("", |a| a.as_str())),
             || {
-                open_record(Some(&ws), &record)
+                result_record(Some(&ws), &record)
                     .s("fromFile", &record.source_file)
                     .n("startFromRev", u64::from(record.source_start + 1))
                     .n("endFromRev", u64::from(record.source_end))
@@ -68,9 +61,9 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: IntegrateMode
         if !local_work {
             continue;
         }
-        if record.action() == FileAction::Delete {
+        if record.action == Some(FileAction::Delete) {
             deleted.push(record);
-        } else if !record.lazy_digest.is_empty() {
+        } else if !record.server_digest.is_empty() {
             wanted.insert(record.source_file.clone(), record);
         }
     }
@@ -82,7 +75,7 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: IntegrateMode
     let mut failed = false;
     let mut resolver = ws.resolver();
     for record in &deleted {
-        if let Some(client_file) = ws.client_file_of(record) {
+        if let Some(client_file) = record.client_file_in(&ws) {
             transfer::remove_local(&ws.root, &resolver.resolve(&client_file)?, ws.options.rmdir)?;
         }
     }
@@ -99,7 +92,7 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: IntegrateMode
         let (Some(header), Some(record)) = (header, wanted.get(&file.depot_file)) else {
             continue;
         };
-        let client_file = ws.client_file_of(record).unwrap_or_default();
+        let client_file = record.client_file_in(&ws).unwrap_or_default();
         let mode = LocalMode::for_type(&record.file_type, true);
         let result = match resolver.resolve(&client_file) {
             Ok(local) => content.write_file(&header, local, mode).await,
@@ -123,38 +116,28 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: IntegrateMode
 /// `integrated FILE...`: integration records, both directions.
 pub async fn integrated(s: &mut Session, files: Vec<String>) -> Result<()> {
     let files = s.file_args(&files).await?;
-    let records = s
-        .all(
-            s.client()
-                .integrated(FilesRequest {
-                    caller: s.caller(),
-                    files,
-                    ..Default::default()
-                })
-                .await,
-        )
-        .await?;
+    let records = ops::integrated(&s.conn, files).await?.all().await?;
     for r in records {
-        let range = if r.start_from_rev == r.end_from_rev {
-            format!("#{}", r.end_from_rev)
+        let range = if r.start_rev == r.end_rev {
+            format!("#{}", r.end_rev)
         } else {
-            format!("#{},#{}", r.start_from_rev, r.end_from_rev)
+            format!("#{},#{}", r.start_rev, r.end_rev)
         };
         s.out.emit(
             Record::new()
                 .s("toFile", &r.to_file)
                 .n("endToRev", u64::from(r.to_rev))
-                .s("fromFile", &r.from_file)
-                .n("startFromRev", u64::from(r.start_from_rev))
-                .n("endFromRev", u64::from(r.end_from_rev))
-                .s("how", actions::how_name(r.how(), r.reverse))
+                .s("fromFile", &r.file)
+                .n("startFromRev", u64::from(r.start_rev))
+                .n("endFromRev", u64::from(r.end_rev))
+                .s("how", r.how_str())
                 .n("change", r.change),
             format!(
                 "{}#{} - {} {}{range}",
                 r.to_file,
                 r.to_rev,
-                actions::how_name(r.how(), r.reverse),
-                r.from_file
+                r.how_str(),
+                r.file
             ),
         );
     }

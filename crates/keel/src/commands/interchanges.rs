@@ -4,9 +4,9 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use keel_proto::v1::InterchangesRequest;
+use keel_client::ops::{self, InterchangesQuery};
 
-use super::browse::change_record;
+use super::browse::summary_record;
 use crate::output::{date, first_line};
 use crate::session::Session;
 
@@ -35,22 +35,20 @@ pub async fn interchanges(s: &mut Session, args: InterchangesArgs) -> Result<()>
         (None, [from, to]) => (from.clone(), to.clone(), Vec::new()),
         (None, _) => bail!("interchanges needs FROM TO, or -b BRANCH [FILES]"),
     };
-    let request = InterchangesRequest {
-        caller: s.caller(),
+    let query = InterchangesQuery {
         from,
         to,
-        branch: args.branch.clone().unwrap_or_default(),
+        branch: args.branch.clone(),
         reverse: args.reverse,
-        files,
+        paths: files,
         with_files: args.files,
     };
-    let reply = s.client().interchanges(request).await;
-    let mut stream = s.check(reply)?;
-    while let Some(item) = stream.message().await.map_err(|e| s.conn.status(e))? {
-        let Some(change) = item.change else { continue };
+    let mut found = ops::interchanges(&s.conn, query).await?;
+    while let Some(item) = found.next().await? {
+        let change = &item.change;
         let head = format!(
             "Change {} on {} by {}@{}",
-            change.change,
+            change.number.0,
             date(change.time),
             change.user,
             change.workspace,
@@ -68,7 +66,7 @@ pub async fn interchanges(s: &mut Session, args: InterchangesArgs) -> Result<()>
         for file in &item.files {
             text.push_str(&format!("\n{file}"));
         }
-        let mut record = change_record(&change);
+        let mut record = summary_record(change);
         if args.files {
             record = record.v("files", serde_json::Value::from(item.files.clone()));
         }
@@ -86,13 +84,8 @@ pub struct CstatArgs {
 /// `cstat [FILES]`: each change touching the files, and whether this workspace has it.
 pub async fn cstat(s: &mut Session, args: CstatArgs) -> Result<()> {
     let files = s.file_args_or_all(&args.files).await?;
-    let request = keel_proto::v1::CstatRequest {
-        caller: s.caller(),
-        files,
-    };
-    let reply = s.client().cstat(request).await;
-    let mut stream = s.check(reply)?;
-    while let Some(state) = stream.message().await.map_err(|e| s.conn.status(e))? {
+    let mut states = ops::cstat(&s.conn, files).await?;
+    while let Some(state) = states.next().await? {
         s.out.emit(
             crate::output::Record::new()
                 .n("change", state.change)

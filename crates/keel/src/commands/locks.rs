@@ -1,9 +1,10 @@
 //! `lock` and `unlock`: holding opened files so that no other workspace can submit them.
 
 use anyhow::Result;
-use keel_proto::v1::{FileRecord, LockRequest, UnlockRequest};
+use keel_client::ops::{self, FileResult, LockQuery, UnlockScope};
 
-use super::records::{open_record, rev_text, work_rev};
+use super::file_results::result_record;
+use super::records::rev_text;
 use crate::cli::{LockArgs, UnlockArgs};
 use crate::listing::Listing;
 use crate::session::Session;
@@ -11,18 +12,11 @@ use crate::session::Session;
 pub async fn lock(s: &mut Session, args: LockArgs) -> Result<()> {
     let ws = s.writing_workspace().await?;
     let files = s.file_args(&args.files).await?;
-    let records = s
-        .all(
-            s.client()
-                .lock(LockRequest {
-                    caller: s.caller(),
-                    files,
-                    change: args.change.unwrap_or(0),
-                    filter_change: args.change.is_some(),
-                })
-                .await,
-        )
-        .await?;
+    let query = LockQuery {
+        paths: files,
+        change: args.change,
+    };
+    let records = ops::lock(&s.conn, query).await?.all().await?;
     report(s, Some(&ws), &records, "locking");
     Ok(())
 }
@@ -34,20 +28,19 @@ pub async fn unlock(s: &mut Session, args: UnlockArgs) -> Result<()> {
         Some(s.writing_workspace().await?)
     };
     let files = s.file_args(&args.files).await?;
-    let records = s
-        .all(
-            s.client()
-                .unlock(UnlockRequest {
-                    caller: s.caller(),
-                    files,
-                    change: args.change.unwrap_or(0),
-                    filter_change: args.change.is_some(),
-                    force: args.force,
-                    orphaned: args.orphaned,
-                })
-                .await,
-        )
-        .await?;
+    let query = LockQuery {
+        paths: files,
+        change: args.change,
+    };
+    // `-x` and `-f` exclude each other (the argument parser refuses both).
+    let scope = if args.orphaned {
+        UnlockScope::Orphaned
+    } else if args.force {
+        UnlockScope::Force
+    } else {
+        UnlockScope::Own
+    };
+    let records = ops::unlock(&s.conn, query, scope).await?.all().await?;
     if records.is_empty() {
         s.out.note("No file(s) locked.");
     }
@@ -56,7 +49,7 @@ pub async fn unlock(s: &mut Session, args: UnlockArgs) -> Result<()> {
 }
 
 /// One line per file: `//depot/x#1 - locking` (`--json`: the open record and `action`).
-fn report(s: &Session, ws: Option<&keel_client::WorkspaceCtx>, records: &[FileRecord], verb: &str) {
+fn report(s: &Session, ws: Option<&keel_client::WorkspaceCtx>, records: &[FileResult], verb: &str) {
     let mut listing = Listing::new(s.out);
     for record in records {
         let owner = if ws.is_none() {
@@ -66,13 +59,13 @@ fn report(s: &Session, ws: Option<&keel_client::WorkspaceCtx>, records: &[FileRe
         };
         listing.item(
             verb,
-            open_record(ws, record)
+            result_record(ws, record)
                 .b("locked", record.locked)
                 .s("message", verb),
             format!(
                 "{}{} - {verb}{owner}",
                 record.depot_file,
-                rev_text(work_rev(record))
+                rev_text(record.work_rev())
             ),
         );
     }

@@ -11,6 +11,7 @@ mod clean;
 pub(crate) mod configure;
 pub(crate) mod counters;
 mod diff;
+mod file_results;
 pub(crate) mod generate;
 pub(crate) mod grep;
 mod ignores;
@@ -45,12 +46,11 @@ pub(crate) mod users;
 pub(crate) mod verify;
 mod watch;
 pub(crate) mod webhooks;
-mod words;
 mod workspace;
 mod workspace_clone;
 
 use anyhow::Result;
-use keel_proto::v1::IntegrateMode;
+use keel_client::ops::IntegrateMode;
 
 use crate::cli::{Cli, ClientCommand as C, Command};
 use crate::session::Session;

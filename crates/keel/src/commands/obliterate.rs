@@ -2,12 +2,9 @@
 
 use anyhow::Result;
 use clap::Args;
-use keel_client::actions;
-use keel_proto::v1::ObliterateRequest;
-use keel_proto::v1::obliterate_message::Body;
+use keel_client::ops::{self, ObliterateItem};
 
-use super::records::rev_text;
-use super::words::outcome_text;
+use super::records::{action_name, rev_text};
 use crate::output::Record;
 use crate::session::Session;
 
@@ -22,35 +19,29 @@ pub struct ObliterateArgs {
 
 pub async fn obliterate(s: &mut Session, args: ObliterateArgs) -> Result<()> {
     let files = s.file_args(&args.files).await?;
-    let messages = s
-        .all(
-            s.client()
-                .obliterate(ObliterateRequest {
-                    caller: s.caller(),
-                    files,
-                    execute: args.yes,
-                })
-                .await,
-        )
+    let items = ops::obliterate(&s.conn, files, args.yes)
+        .await?
+        .all()
         .await?;
-    for message in messages {
-        match message.body {
-            Some(Body::Revision(rev)) => s.out.emit(
-                Record::new()
-                    .s("depotFile", &rev.depot_file)
-                    .n("rev", u64::from(rev.head_rev))
-                    .n("change", rev.head_change)
-                    .s("action", actions::name(rev.head_action()))
-                    .s("digest", &rev.head_digest)
-                    .s("message", outcome_text(&rev)),
-                format!(
-                    "{}{} - {}",
-                    rev.depot_file,
-                    rev_text(rev.head_rev),
-                    outcome_text(&rev)
-                ),
-            ),
-            Some(Body::Summary(sum)) => {
+    for item in items {
+        match item {
+            ObliterateItem::Revision {
+                revision: rev,
+                purged,
+            } => {
+                let message = if purged { "purged" } else { "would be purged" };
+                s.out.emit(
+                    Record::new()
+                        .s("depotFile", &rev.depot_file)
+                        .n("rev", u64::from(rev.rev))
+                        .n("change", rev.change)
+                        .s("action", action_name(rev.action))
+                        .s("digest", &rev.digest)
+                        .s("message", message),
+                    format!("{}{} - {message}", rev.depot_file, rev_text(rev.rev)),
+                );
+            }
+            ObliterateItem::Summary(sum) => {
                 let mut text = format!(
                     "{} {} revision record(s), {} integration record(s), {} label record(s)",
                     if sum.executed {
@@ -81,7 +72,6 @@ pub async fn obliterate(s: &mut Session, args: ObliterateArgs) -> Result<()> {
                     text,
                 );
             }
-            None => {}
         }
     }
     Ok(())

@@ -1,48 +1,41 @@
 //! Opening files: `add`, `edit`, `delete`, `move`, `reopen`, and listing them with `opened`.
 
-use keel_client::actions;
-use keel_proto::v1::OpenAction;
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use keel_client::add_walk::{WalkIgnore, WalkedFile, walk_files, walked_type};
 use keel_client::ignore_rules::{self, IgnoreConfig};
-use keel_client::ops::{self, OpenedQuery};
+use keel_client::ops::{self, FileResult, OpenFor, OpenQuery, OpenedQuery, ReopenQuery};
 use keel_client::workspace_scan::detect_type;
 use keel_client::{WorkspaceCtx, paths, transfer};
-use keel_core::PathPattern;
-use keel_proto::v1::{FileRecord, MoveRequest, OpenRequest, ReopenRequest};
+use keel_core::{FileAction, PathPattern};
 
-use super::records::{list_opened, opened_file_line, opened_file_record};
+use super::file_results::list_results;
+use super::records::{opened_file_line, opened_file_record};
 use crate::cli::{AddArgs, ChangeFilesArgs, MoveArgs, OpenArgs, OpenedArgs};
 use crate::session::Session;
 
-/// Sends an Open request and returns the opened records.
+/// Opens `files` for `action` and returns the opened records.
 pub async fn open_files(
     s: &Session,
-    action: OpenAction,
+    action: OpenFor,
     files: Vec<String>,
     change: Option<u64>,
     file_type: Option<String>,
     add_types: Vec<String>,
-) -> Result<Vec<FileRecord>> {
+) -> Result<Vec<FileResult>> {
     if files.is_empty() {
         return Ok(Vec::new());
     }
-    Ok(s.all(
-        s.client()
-            .open(OpenRequest {
-                caller: s.caller(),
-                action: action as i32,
-                files,
-                change: change.unwrap_or(0),
-                file_type: file_type.unwrap_or_default(),
-                add_types,
-            })
-            .await,
-    )
-    .await?)
+    let query = OpenQuery {
+        action,
+        paths: files,
+        change,
+        file_type,
+        add_types,
+    };
+    Ok(ops::open(&s.conn, query).await?.all().await?)
 }
 
 /// A file `add` names: its local path, its path below the workspace root, and, when a
@@ -96,12 +89,22 @@ pub async fn add(s: &mut Session, args: AddArgs) -> Result<()> {
     }
     if expanded {
         // Wildcard expansion adds only new files, as `p4 add ...` does.
-        let known: HashSet<String> = ws
-            .have(&s.conn, Vec::new())
+        let have = ops::have(&s.conn, &ws, Vec::new()).await?;
+        let opened = ops::opened(&s.conn, OpenedQuery::default())
             .await?
-            .iter()
-            .chain(ws.opened(&s.conn, Vec::new(), None).await?.iter())
-            .filter_map(|r| ws.client_file_of(r))
+            .all()
+            .await?;
+        let known: HashSet<String> = have
+            .into_iter()
+            .map(|h| h.client_file)
+            .filter(|c| !c.is_empty())
+            .chain(opened.into_iter().filter_map(|o| {
+                if o.client_file.is_empty() {
+                    ws.client_of_depot(&o.depot_file)
+                } else {
+                    Some(o.client_file)
+                }
+            }))
             .collect();
         if !known.is_empty() {
             locals.retain(|file| !known.contains(&file.rel));
@@ -132,16 +135,8 @@ pub async fn add(s: &mut Session, args: AddArgs) -> Result<()> {
         return Ok(());
     }
     check_utf16_adds(&in_view, &types, args.file_type.as_deref())?;
-    let records = open_files(
-        s,
-        OpenAction::Add,
-        files,
-        args.change,
-        args.file_type,
-        types,
-    )
-    .await?;
-    list_opened(s.out, Some(&ws), &records);
+    let records = open_files(s, OpenFor::Add, files, args.change, args.file_type, types).await?;
+    list_results(s.out, Some(&ws), &records);
     Ok(())
 }
 
@@ -247,16 +242,16 @@ pub async fn edit(s: &mut Session, args: OpenArgs) -> Result<()> {
     let files = s.file_args(&args.files).await?;
     let records = open_files(
         s,
-        OpenAction::Edit,
+        OpenFor::Edit,
         files,
         args.change,
         args.file_type,
         Vec::new(),
     )
     .await?;
-    list_opened(s.out, Some(&ws), &records);
+    list_results(s.out, Some(&ws), &records);
     for record in &records {
-        if let Some(client_file) = ws.client_file_of(record) {
+        if let Some(client_file) = record.client_file_in(&ws) {
             transfer::make_writable(&ws.local(&client_file)?)?;
         }
     }
@@ -266,10 +261,10 @@ pub async fn edit(s: &mut Session, args: OpenArgs) -> Result<()> {
 pub async fn delete(s: &mut Session, args: ChangeFilesArgs) -> Result<()> {
     let ws = s.writing_workspace().await?;
     let files = s.file_args(&args.files).await?;
-    let records = open_files(s, OpenAction::Delete, files, args.change, None, Vec::new()).await?;
-    list_opened(s.out, Some(&ws), &records);
+    let records = open_files(s, OpenFor::Delete, files, args.change, None, Vec::new()).await?;
+    list_results(s.out, Some(&ws), &records);
     for record in &records {
-        if let Some(client_file) = ws.client_file_of(record) {
+        if let Some(client_file) = record.client_file_in(&ws) {
             transfer::remove_local(&ws.root, &ws.local(&client_file)?, ws.options.rmdir)?;
         }
     }
@@ -283,30 +278,24 @@ pub async fn move_file(s: &mut Session, args: MoveArgs) -> Result<()> {
         .await?
         .remove(0);
     let to = s.file_args(std::slice::from_ref(&args.to)).await?.remove(0);
-    let records = s
-        .all(
-            s.client()
-                .r#move(MoveRequest {
-                    caller: s.caller(),
-                    from,
-                    to,
-                    change: args.change.unwrap_or(0),
-                })
-                .await,
-        )
+    let records = ops::move_file(&s.conn, from, to, args.change)
+        .await?
+        .all()
         .await?;
-    list_opened(s.out, Some(&ws), &records);
-    let local_for = |action: &str| -> Result<Option<PathBuf>> {
-        match records.iter().find(|r| actions::name(r.action()) == action) {
-            Some(r) => match ws.client_file_of(r) {
+    list_results(s.out, Some(&ws), &records);
+    let local_for = |action: FileAction| -> Result<Option<PathBuf>> {
+        match records.iter().find(|r| r.action == Some(action)) {
+            Some(r) => match r.client_file_in(&ws) {
                 Some(c) => Ok(Some(ws.local(&c)?)),
                 None => Ok(None),
             },
             None => Ok(None),
         }
     };
-    if let (Some(old), Some(new)) = (local_for("move/delete")?, local_for("move/add")?)
-        && std::fs::symlink_metadata(&old).is_ok()
+    if let (Some(old), Some(new)) = (
+        local_for(FileAction::MoveDelete)?,
+        local_for(FileAction::MoveAdd)?,
+    ) && std::fs::symlink_metadata(&old).is_ok()
         && std::fs::symlink_metadata(&new).is_err()
     {
         if let Some(dir) = new.parent() {
@@ -325,20 +314,13 @@ pub async fn move_file(s: &mut Session, args: MoveArgs) -> Result<()> {
 pub async fn reopen(s: &mut Session, args: OpenArgs) -> Result<()> {
     let ws = s.workspace().await?;
     let files = s.file_args(&args.files).await?;
-    let records = s
-        .all(
-            s.client()
-                .reopen(ReopenRequest {
-                    caller: s.caller(),
-                    files,
-                    change: args.change.unwrap_or(0),
-                    set_change: args.change.is_some(),
-                    file_type: args.file_type.unwrap_or_default(),
-                })
-                .await,
-        )
-        .await?;
-    list_opened(s.out, Some(&ws), &records);
+    let query = ReopenQuery {
+        paths: files,
+        change: args.change,
+        file_type: args.file_type,
+    };
+    let records = ops::reopen(&s.conn, query).await?.all().await?;
+    list_results(s.out, Some(&ws), &records);
     Ok(())
 }
 

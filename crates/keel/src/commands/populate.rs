@@ -3,7 +3,7 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use keel_proto::v1::PopulateRequest;
+use keel_client::ops::{self, PopulateQuery};
 
 use crate::output::Record;
 use crate::session::Session;
@@ -47,23 +47,20 @@ pub async fn populate(s: &mut Session, args: PopulateArgs) -> Result<()> {
     {
         bail!("populate: -d needs a description");
     }
-    let reply = s
-        .client()
-        .populate(PopulateRequest {
-            caller: s.caller(),
-            from,
-            to,
-            branch: args.branch.clone().unwrap_or_default(),
-            reverse: args.reverse,
-            files,
-            description: args.description.clone().unwrap_or_default(),
-            preview: args.preview,
-            force: args.force,
-        })
-        .await;
-    let mut stream = s.check(reply)?;
+    let query = PopulateQuery {
+        from,
+        to,
+        branch: args.branch.clone(),
+        reverse: args.reverse,
+        paths: files,
+        description: args.description.clone(),
+        preview: args.preview,
+        force: args.force,
+    };
+    let mut stream = ops::populate(&s.conn, query).await?;
     let (mut count, mut change) = (0u64, 0u64);
-    while let Some(f) = stream.message().await.map_err(|e| s.conn.status(e))? {
+    while let Some(f) = stream.next().await? {
+        let action = if f.deleted { "delete" } else { "branch" };
         count += 1;
         change = f.change;
         if args.list || args.preview {
@@ -72,9 +69,9 @@ pub async fn populate(s: &mut Session, args: PopulateArgs) -> Result<()> {
                 .n("rev", u64::from(f.rev))
                 .s("fromFile", &f.from_file)
                 .n("startFromRev", u64::from(f.from_rev))
-                .s("action", &f.action)
+                .s("action", action)
                 .nz("change", f.change);
-            let verb = if f.action == "delete" {
+            let verb = if f.deleted {
                 "delete from"
             } else {
                 "branch from"

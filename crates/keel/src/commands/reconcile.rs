@@ -1,17 +1,18 @@
 //! `status` and `reconcile`: find work done outside Keel and open it.
 
-use keel_proto::v1::OpenAction;
 use std::collections::BTreeMap;
 
 use anyhow::Result;
 use keel_client::have_cache;
 use keel_client::local_state::{LocalState, Recording, StateKey};
+use keel_client::ops::OpenFor;
 use keel_client::transfer;
 use keel_client::workspace_scan::{ScanEntry, ScanResult, scan};
 use keel_client::workspace_walk::Walk;
 
+use super::file_results::print_results;
 use super::open::open_files;
-use super::records::{print_opened, rev_text};
+use super::records::rev_text;
 use crate::cli::{ReconcileArgs, StatusArgs};
 use crate::listing::Listing;
 use crate::output::Record;
@@ -137,8 +138,8 @@ pub async fn reconcile(s: &mut Session, args: ReconcileArgs) -> Result<()> {
         .collect();
     let add_types = add.iter().map(|e| e.file_type.clone()).collect();
     let mut listing = Listing::new(s.out);
-    let added = open_files(s, OpenAction::Add, add_files, args.change, None, add_types).await?;
-    print_opened(&mut listing, Some(&ws), &added);
+    let added = open_files(s, OpenFor::Add, add_files, args.change, None, add_types).await?;
+    print_results(&mut listing, Some(&ws), &added);
     // One Open per new type: files whose executable bit or kind changed are opened with the
     // type that matches them now, the rest keep theirs.
     let mut by_type: BTreeMap<Option<&str>, Vec<String>> = BTreeMap::new();
@@ -150,16 +151,9 @@ pub async fn reconcile(s: &mut Session, args: ReconcileArgs) -> Result<()> {
     }
     for (new_type, files) in by_type {
         let file_type = new_type.map(str::to_string);
-        let edited = open_files(
-            s,
-            OpenAction::Edit,
-            files,
-            args.change,
-            file_type,
-            Vec::new(),
-        )
-        .await?;
-        print_opened(&mut listing, Some(&ws), &edited);
+        let edited =
+            open_files(s, OpenFor::Edit, files, args.change, file_type, Vec::new()).await?;
+        print_results(&mut listing, Some(&ws), &edited);
     }
     for entry in &edit {
         transfer::make_writable(&entry.local)?;
@@ -167,14 +161,14 @@ pub async fn reconcile(s: &mut Session, args: ReconcileArgs) -> Result<()> {
     let delete_files = delete.iter().map(|e| e.depot_file.clone()).collect();
     let deleted = open_files(
         s,
-        OpenAction::Delete,
+        OpenFor::Delete,
         delete_files,
         args.change,
         None,
         Vec::new(),
     )
     .await?;
-    print_opened(&mut listing, Some(&ws), &deleted);
+    print_results(&mut listing, Some(&ws), &deleted);
     listing.finish();
     Ok(())
 }

@@ -1,33 +1,11 @@
 //! Shared formatting of file records for the verbs that open, list or revert files.
 
-use super::words::outcome_text;
 use keel_client::WorkspaceCtx;
 use keel_client::actions;
 use keel_client::ops::{OpenedFile, Revision};
-use keel_proto::v1::FileAction;
 use keel_proto::v1::FileRecord;
 
-use crate::listing::Listing;
-use crate::output::{Out, Record, change_label};
-
-/// True for open actions that create a new revision rather than edit the have one.
-pub fn is_add_like(action: FileAction) -> bool {
-    matches!(
-        action,
-        FileAction::Add | FileAction::MoveAdd | FileAction::Branch
-    )
-}
-
-/// The revision an opened file works on (`#1` for a new add, else the have revision).
-pub fn work_rev(record: &FileRecord) -> u32 {
-    if is_add_like(record.action()) {
-        record.head_rev + 1
-    } else if record.have_rev > 0 {
-        record.have_rev
-    } else {
-        record.head_rev
-    }
-}
+use crate::output::{Record, change_label};
 
 /// `#3`, or `#none` for revision 0.
 pub fn rev_text(rev: u32) -> String {
@@ -36,60 +14,6 @@ pub fn rev_text(rev: u32) -> String {
     } else {
         format!("#{rev}")
     }
-}
-
-/// The local path of a record's file, when it is in this workspace's view.
-pub fn local_of(ws: Option<&WorkspaceCtx>, record: &FileRecord) -> String {
-    ws.and_then(|ws| {
-        if !record.workspace.is_empty() && record.workspace != ws.name {
-            return None;
-        }
-        ws.client_file_of(record)
-            .map(|c| ws.display_local(&c).display().to_string())
-    })
-    .unwrap_or_default()
-}
-
-/// The common JSON fields of an opened file.
-pub fn open_record(ws: Option<&WorkspaceCtx>, record: &FileRecord) -> Record {
-    Record::new()
-        .s("depotFile", &record.depot_file)
-        .s("clientFile", local_of(ws, record))
-        .n("workRev", u64::from(work_rev(record)))
-        .s("action", actions::name(record.action()))
-        .n("change", record.change)
-        .s("type", &record.file_type)
-        .s("user", &record.user)
-        .s("client", &record.workspace)
-        .s("movedFile", &record.move_file)
-}
-
-/// Lists the result of add/edit/delete/reopen/move/reconcile: `//depot/x#2 - opened for edit`.
-pub fn print_opened(listing: &mut Listing, ws: Option<&WorkspaceCtx>, records: &[FileRecord]) {
-    for record in records {
-        let kind = format!("opened for {}", actions::name(record.action()));
-        let message = match outcome_text(record) {
-            text if text.is_empty() => kind.clone(),
-            text => text,
-        };
-        listing.item(
-            &kind,
-            open_record(ws, record).s("message", &message),
-            format!(
-                "{}{} - {}",
-                record.depot_file,
-                rev_text(work_rev(record)),
-                message
-            ),
-        );
-    }
-}
-
-/// Lists one batch of opened files as a whole listing (see [`Listing`]).
-pub fn list_opened(out: Out, ws: Option<&WorkspaceCtx>, records: &[FileRecord]) {
-    let mut listing = Listing::new(out);
-    print_opened(&mut listing, ws, records);
-    listing.finish();
 }
 
 /// A head-revision line as in `files` and `print`: `//depot/x#3 - edit change 7 (text)`.
@@ -147,7 +71,7 @@ pub fn action_name(action: Option<keel_core::FileAction>) -> &'static str {
     action.map_or("", |a| a.as_str())
 }
 
-/// [`open_record`] of a library record.
+/// The common JSON fields of an opened file.
 pub fn opened_file_record(ws: Option<&WorkspaceCtx>, file: &OpenedFile) -> Record {
     let local = ws
         .filter(|ws| file.workspace.is_empty() || file.workspace == ws.name)

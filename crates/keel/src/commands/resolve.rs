@@ -8,12 +8,11 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{Context, Result, bail};
 use keel_client::content::ContentStream;
+use keel_client::ops::{self, FileResult, ResolveResult};
 use keel_client::transfer;
 use keel_core::{Resolution, ResolveMode, Skip, decide, decide_binary, merge3};
-use keel_proto::v1::{FileRecord, FilesRequest, ResolveDoneRequest, ResolveOutcome};
 
-use super::records::open_record;
-use super::words::{outcome_text, resolve_word};
+use super::file_results::{outcome_text, result_record};
 use crate::cli::ResolveArgs;
 use crate::session::{AlreadyReported, Session};
 
@@ -32,7 +31,7 @@ async fn fetch(s: &Session, spec: String) -> Result<Vec<u8>> {
     }
 }
 
-fn is_text(record: &FileRecord, sides: &Sides) -> bool {
+fn is_text(record: &FileResult, sides: &Sides) -> bool {
     let textual = |b: &[u8]| std::str::from_utf8(b).is_ok() && !b.contains(&0);
     record.file_type.starts_with("text")
         && textual(&sides.theirs)
@@ -59,20 +58,10 @@ pub async fn resolve(s: &mut Session, args: ResolveArgs) -> Result<()> {
         None => bail!("resolve needs -am, -as, -at, -ay or -af when not run on a terminal"),
     };
     let files = s.file_args(&args.files).await?;
-    let tasks = s
-        .all(
-            s.client()
-                .resolve_list(FilesRequest {
-                    caller: s.caller(),
-                    files,
-                    ..Default::default()
-                })
-                .await,
-        )
-        .await?;
+    let tasks = ops::resolve_list(&s.conn, files).await?.all().await?;
     let mut skipped = 0;
     for task in &tasks {
-        let client_file = ws.client_file_of(task).unwrap_or_default();
+        let client_file = task.client_file_in(&ws).unwrap_or_default();
         let local = ws.local(&client_file)?;
         let base_text = if task.base_file.is_empty() {
             "no base".to_string()
@@ -88,7 +77,7 @@ pub async fn resolve(s: &mut Session, args: ResolveArgs) -> Result<()> {
         ));
         if args.preview {
             s.out.emit(
-                open_record(Some(&ws), task)
+                result_record(Some(&ws), task)
                     .s("fromFile", &task.source_file)
                     .s("baseFile", &task.base_file),
                 format!(
@@ -132,7 +121,7 @@ pub async fn resolve(s: &mut Session, args: ResolveArgs) -> Result<()> {
         };
         match apply(mode, task, &sides) {
             Ok((result, outcome)) => {
-                let word = resolve_word(outcome);
+                let word = outcome.as_str();
                 if let Some(bytes) = result {
                     let bytes = if utf16 {
                         keel_core::utf16::to_workspace(&bytes)
@@ -143,17 +132,9 @@ pub async fn resolve(s: &mut Session, args: ResolveArgs) -> Result<()> {
                     std::fs::write(&local, bytes)
                         .with_context(|| format!("writing {}", local.display()))?;
                 }
-                let done = s.check(
-                    s.client()
-                        .resolve_done(ResolveDoneRequest {
-                            caller: s.caller(),
-                            file: task.depot_file.clone(),
-                            outcome: outcome as i32,
-                        })
-                        .await,
-                )?;
+                let done = ops::resolve_done(&s.conn, &task.depot_file, outcome).await?;
                 s.out.emit(
-                    open_record(Some(&ws), &done)
+                    result_record(Some(&ws), &done)
                         .s("how", word)
                         .s("fromFile", &task.source_file),
                     format!("{} - {} ({word})", task.depot_file, outcome_text(&done)),
@@ -175,9 +156,9 @@ pub async fn resolve(s: &mut Session, args: ResolveArgs) -> Result<()> {
 /// Decides one file: the bytes to write (None = keep yours) and the outcome to record.
 fn apply(
     mode: ResolveMode,
-    task: &FileRecord,
+    task: &FileResult,
     sides: &Sides,
-) -> Result<(Option<Vec<u8>>, ResolveOutcome), Skip> {
+) -> Result<(Option<Vec<u8>>, ResolveResult), Skip> {
     let resolution = if is_text(task, sides) {
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         let base = sides.base.as_deref().map(text).unwrap_or_default();
@@ -188,16 +169,16 @@ fn apply(
         decide_binary(mode, &base, &digest(&sides.theirs), &digest(&sides.yours))?
     };
     Ok(match resolution {
-        Resolution::Theirs => (Some(sides.theirs.clone()), ResolveOutcome::Theirs),
-        Resolution::Yours => (None, ResolveOutcome::Yours),
+        Resolution::Theirs => (Some(sides.theirs.clone()), ResolveResult::Theirs),
+        Resolution::Yours => (None, ResolveResult::Yours),
         Resolution::Merged(text) => {
             let edited = mode == ResolveMode::AcceptForced && text.contains("\n<<<<");
             (
                 Some(text.into_bytes()),
                 if edited {
-                    ResolveOutcome::Edited
+                    ResolveResult::Edited
                 } else {
-                    ResolveOutcome::Merged
+                    ResolveResult::Merged
                 },
             )
         }
@@ -205,7 +186,7 @@ fn apply(
 }
 
 /// Interactive choice on a terminal; `None` skips the file.
-fn prompt(sides: &Sides, task: &FileRecord) -> Result<Option<ResolveMode>> {
+fn prompt(sides: &Sides, task: &FileResult) -> Result<Option<ResolveMode>> {
     if is_text(task, sides) {
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         let base = sides.base.as_deref().map(text).unwrap_or_default();
@@ -244,20 +225,10 @@ fn prompt(sides: &Sides, task: &FileRecord) -> Result<Option<ResolveMode>> {
 pub async fn resolved(s: &mut Session, files: Vec<String>) -> Result<()> {
     let ws = s.workspace().await?;
     let files = s.file_args(&files).await?;
-    let records = s
-        .all(
-            s.client()
-                .resolved(FilesRequest {
-                    caller: s.caller(),
-                    files,
-                    ..Default::default()
-                })
-                .await,
-        )
-        .await?;
+    let records = ops::resolved(&s.conn, files).await?.all().await?;
     for r in &records {
         s.out.emit(
-            open_record(Some(&ws), r)
+            result_record(Some(&ws), r)
                 .s("fromFile", &r.source_file)
                 .n("endFromRev", u64::from(r.source_end)),
             format!(

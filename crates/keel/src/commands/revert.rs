@@ -1,16 +1,15 @@
 //! `revert`: discard opened files and restore the have revision locally.
 
-use keel_client::actions;
-use keel_proto::v1::FileAction;
 use std::collections::HashMap;
 
 use anyhow::{Result, bail};
 use keel_client::content::{ContentStream, kept_mod_time};
+use keel_client::ops::{self, FileResult, RevertQuery};
 use keel_client::transfer::{self, LocalMode};
-use keel_proto::v1::{FileRecord, RevertRequest};
+use keel_core::FileAction;
 
-use super::records::{open_record, rev_text};
-use super::words::outcome_text;
+use super::file_results::{outcome_text, result_record};
+use super::records::rev_text;
 use crate::cli::RevertArgs;
 use crate::listing::Listing;
 use crate::session::{AlreadyReported, Session};
@@ -23,52 +22,21 @@ pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
     let files = s.file_args_or_all(&args.files).await?;
     let mut unchanged = Vec::new();
     if args.unchanged {
-        let opened = ws.opened(&s.conn, files.clone(), None).await?;
-        let edits: Vec<&FileRecord> = opened
-            .iter()
-            .filter(|r| r.action() == FileAction::Edit)
-            .collect();
-        if !edits.is_empty() {
-            let have_files = edits.iter().map(|r| r.depot_file.clone()).collect();
-            let have: HashMap<String, String> = ws
-                .have(&s.conn, have_files)
-                .await?
-                .into_iter()
-                .map(|r| (r.depot_file, r.head_digest))
-                .collect();
-            for record in edits {
-                let Some(client_file) = ws.client_file_of(record) else {
-                    continue;
-                };
-                let keywords = keel_client::keywords::form_of(&record.file_type);
-                let local = transfer::hash_local_as(&ws.local(&client_file)?, keywords)?;
-                if let (Some(local), Some(have)) = (local, have.get(&record.depot_file))
-                    && local.eq_ignore_ascii_case(have)
-                {
-                    unchanged.push(record.depot_file.clone());
-                }
-            }
-        }
+        unchanged = ops::unchanged_files(&s.conn, &ws, files.clone()).await?;
         if unchanged.is_empty() {
             s.out.note("No unchanged files to revert.");
             return Ok(());
         }
     }
-    let records = s
-        .all(
-            s.client()
-                .revert(RevertRequest {
-                    caller: s.caller(),
-                    files,
-                    unchanged_only: args.unchanged,
-                    unchanged,
-                })
-                .await,
-        )
-        .await?;
+    let query = RevertQuery {
+        paths: files,
+        unchanged_only: args.unchanged,
+        unchanged,
+    };
+    let records = ops::revert(&s.conn, query).await?.all().await?;
     let mut listing = Listing::new(s.out);
     for record in &records {
-        let kind = if matches!(record.action(), FileAction::Add | FileAction::MoveAdd) {
+        let kind = if matches!(record.action, Some(FileAction::Add | FileAction::MoveAdd)) {
             "abandoned"
         } else {
             "reverted"
@@ -76,9 +44,9 @@ pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
         let message = outcome_text(record);
         listing.item(
             kind,
-            open_record(Some(&ws), record)
+            result_record(Some(&ws), record)
                 .n("haveRev", u64::from(record.have_rev))
-                .s("oldAction", actions::name(record.action()))
+                .s("oldAction", record.action.map_or("", |a| a.as_str()))
                 .s("message", &message),
             format!(
                 "{}{} - {}",
@@ -91,24 +59,27 @@ pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
     listing.finish();
     let mut failed = false;
     // New files of a reverted move disappear; reverted adds are left alone.
-    for record in records.iter().filter(|r| r.action() == FileAction::MoveAdd) {
-        if let Some(client_file) = ws.client_file_of(record) {
+    for record in records
+        .iter()
+        .filter(|r| r.action == Some(FileAction::MoveAdd))
+    {
+        if let Some(client_file) = record.client_file_in(&ws) {
             transfer::remove_local(&ws.root, &ws.local(&client_file)?, ws.options.rmdir)?;
         }
     }
-    let restore: Vec<&FileRecord> = records
+    let restore: Vec<&FileResult> = records
         .iter()
         .filter(|r| {
             !matches!(
-                r.action(),
-                FileAction::Add | FileAction::MoveAdd | FileAction::Branch
+                r.action,
+                Some(FileAction::Add | FileAction::MoveAdd | FileAction::Branch)
             ) && r.have_rev > 0
         })
         .collect();
     if restore.is_empty() {
         return Ok(());
     }
-    let mut targets: HashMap<String, &FileRecord> = HashMap::new();
+    let mut targets: HashMap<String, &FileResult> = HashMap::new();
     let mut specs = Vec::new();
     for record in restore {
         specs.push(format!("{}#{}", record.depot_file, record.have_rev));
@@ -121,7 +92,8 @@ pub async fn revert(s: &mut Session, args: RevertArgs) -> Result<()> {
         };
         let result = async {
             let client_file =
-                ws.client_file_of(record)
+                record
+                    .client_file_in(&ws)
                     .ok_or_else(|| keel_client::Error::BadArgument {
                         arg: record.depot_file.clone(),
                         reason: "not in the workspace view".into(),

@@ -2,11 +2,10 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use keel_client::actions;
-use keel_proto::v1::{DeleteShelvedRequest, FileRecord, SaveChangeRequest};
+use keel_client::ops::{self, ChangeSave, FileResult, OpenedQuery, ShelveQuery, UnshelveQuery};
 
-use super::records::{list_opened, rev_text};
-use super::words::outcome_text;
+use super::file_results::{list_results, outcome_text};
+use super::records::rev_text;
 use crate::listing::Listing;
 use crate::output::Record;
 use crate::session::Session;
@@ -46,14 +45,18 @@ pub struct UnshelveArgs {
 }
 
 /// JSON fields of a shelved file.
-fn shelved_record(record: &FileRecord) -> Record {
+fn shelved_record(record: &FileResult) -> Record {
     Record::new()
         .s("depotFile", &record.depot_file)
         .n("rev", u64::from(record.head_rev))
-        .s("action", actions::name(record.action()))
+        .s("action", action_name(record))
         .n("change", record.change)
         .s("type", &record.file_type)
-        .s("digest", &record.head_digest)
+        .s("digest", &record.digest)
+}
+
+fn action_name(record: &FileResult) -> &'static str {
+    record.action.map_or("", |a| a.as_str())
 }
 
 pub async fn shelve(s: &mut Session, args: ShelveArgs) -> Result<()> {
@@ -68,37 +71,38 @@ pub async fn shelve(s: &mut Session, args: ShelveArgs) -> Result<()> {
     let change = match args.change {
         Some(n) if n != 0 => n,
         _ => {
-            let default = ws.opened(&s.conn, files.clone(), Some(0)).await?;
+            let query = OpenedQuery {
+                paths: files.clone(),
+                change: Some(0),
+                ..Default::default()
+            };
+            let default = ops::opened(&s.conn, query).await?.all().await?;
             if default.is_empty() {
                 bail!("No files to shelve: nothing matching is opened in the default change.");
             }
-            let created = s.check(
-                s.client()
-                    .save_change(SaveChangeRequest {
-                        caller: s.caller(),
-                        change: 0,
-                        description: args
-                            .description
-                            .clone()
-                            .unwrap_or_else(|| DEFAULT_DESCRIPTION.into()),
-                        files: default.iter().map(|r| r.depot_file.clone()).collect(),
-                        delete: false,
-                    })
-                    .await,
-            )?;
+            let save = ChangeSave {
+                description: args
+                    .description
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_DESCRIPTION.into()),
+                files: default.into_iter().map(|r| r.depot_file).collect(),
+                ..Default::default()
+            };
+            let created = ops::save_change(&s.conn, save).await?;
             s.out.emit(
-                Record::new()
-                    .n("change", created.change)
-                    .s("action", "created"),
-                format!("Change {} created.", created.change),
+                Record::new().n("change", created).s("action", "created"),
+                format!("Change {created} created."),
             );
             files.clear();
-            created.change
+            created
         }
     };
-    let opened = ws.opened(&s.conn, files.clone(), Some(change)).await?;
-    let reply =
-        keel_client::shelve::shelve(&s.conn, &ws, change, files, args.replace, &opened).await?;
+    let query = ShelveQuery {
+        change,
+        paths: files,
+        replace: args.replace,
+    };
+    let reply = ops::shelve(&s.conn, &ws, query).await?;
     s.out
         .text(format!("Shelving files for change {}.", reply.change));
     let mut listing = Listing::new(s.out);
@@ -110,7 +114,7 @@ pub async fn shelve(s: &mut Session, args: ShelveArgs) -> Result<()> {
                 "{}{} {}",
                 file.depot_file,
                 rev_text(file.head_rev),
-                actions::name(file.action())
+                action_name(file)
             ),
         );
     }
@@ -130,16 +134,9 @@ async fn delete(s: &mut Session, args: ShelveArgs) -> Result<()> {
     };
     let files = s.file_args(&args.files).await?;
     let whole = files.is_empty();
-    let deleted = s
-        .all(
-            s.client()
-                .delete_shelved(DeleteShelvedRequest {
-                    caller: s.caller(),
-                    change,
-                    files,
-                })
-                .await,
-        )
+    let deleted = ops::delete_shelved(&s.conn, change, files)
+        .await?
+        .all()
         .await?;
     let mut listing = Listing::new(s.out);
     for file in &deleted {
@@ -159,9 +156,12 @@ async fn delete(s: &mut Session, args: ShelveArgs) -> Result<()> {
 pub async fn unshelve(s: &mut Session, args: UnshelveArgs) -> Result<()> {
     let ws = s.writing_workspace().await?;
     let files = s.file_args(&args.files).await?;
-    let opened =
-        keel_client::shelve::unshelve(&s.conn, &ws, args.shelved, args.change.unwrap_or(0), files)
-            .await?;
-    list_opened(s.out, Some(&ws), &opened);
+    let query = UnshelveQuery {
+        shelved: args.shelved,
+        change: args.change,
+        paths: files,
+    };
+    let opened = ops::unshelve(&s.conn, &ws, query).await?;
+    list_results(s.out, Some(&ws), &opened);
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use keel_proto::v1::SizesRequest;
+use keel_client::ops::{self, SizesQuery};
 
 use crate::output::Record;
 use crate::session::Session;
@@ -50,17 +50,15 @@ pub async fn sizes(s: &mut Session, args: SizesArgs) -> Result<()> {
         bail!("-b 0: a block size must be at least 1 byte");
     }
     let files = s.file_args_or_all(&args.files).await?;
-    let request = SizesRequest {
-        caller: s.caller(),
-        files,
+    let query = SizesQuery {
+        paths: files,
         all_revisions: args.all,
         summary: args.summary,
-        block_size: args.block_size.unwrap_or(0),
+        block_size: args.block_size,
         once: args.once,
     };
-    let reply = s.client().sizes(request).await;
-    let mut stream = s.check(reply)?;
-    while let Some(e) = stream.message().await.map_err(|e| s.conn.status(e))? {
+    let mut stream = ops::sizes(&s.conn, query).await?;
+    while let Some(e) = stream.next().await? {
         let size = if args.human {
             human(e.bytes)
         } else {

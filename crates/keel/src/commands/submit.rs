@@ -2,10 +2,8 @@
 
 use anyhow::{Context, Result, bail};
 use keel_client::WorkspaceCtx;
-use keel_client::actions;
-use keel_client::submit::{SubmitEvent, SubmitPlan};
+use keel_client::ops::{self, ChangeSave, SubmitPlan, SubmitProgress, SubmitQuery};
 use keel_core::Form;
-use keel_proto::v1::{FileRecord, SaveChangeRequest, SubmitReply, SubmitReplyFiles};
 
 use crate::cli::{ChangeArgs, SubmitArgs};
 use crate::editor::edit_text;
@@ -24,7 +22,7 @@ struct ChangeForm {
 }
 
 /// Opens a change form listing `opened` in $EDITOR and reads back the description and files.
-fn edit_change_form(s: &Session, ws: &WorkspaceCtx, opened: &[FileRecord]) -> Result<ChangeForm> {
+fn edit_change_form(s: &Session, ws: &WorkspaceCtx, opened: &[String]) -> Result<ChangeForm> {
     let form = Form {
         fields: vec![
             ("Change".into(), vec!["new".into()]),
@@ -33,10 +31,7 @@ fn edit_change_form(s: &Session, ws: &WorkspaceCtx, opened: &[FileRecord]) -> Re
             ("Status".into(), vec!["new".into()]),
             ("Description".into(), vec![PLACEHOLDER.into()]),
             ("Jobs".into(), Vec::new()),
-            (
-                "Files".into(),
-                opened.iter().map(|r| r.depot_file.clone()).collect(),
-            ),
+            ("Files".into(), opened.to_vec()),
         ],
     };
     let text = format!(
@@ -82,16 +77,15 @@ pub async fn change(s: &mut Session, args: ChangeArgs) -> Result<()> {
         s.override_owner();
     }
     if let Some(number) = args.delete {
-        s.check(
-            s.client()
-                .save_change(SaveChangeRequest {
-                    caller: s.caller(),
-                    change: number,
-                    delete: true,
-                    ..Default::default()
-                })
-                .await,
-        )?;
+        ops::save_change(
+            &s.conn,
+            ChangeSave {
+                change: number,
+                delete: true,
+                ..Default::default()
+            },
+        )
+        .await?;
         s.out.emit(
             Record::new().n("change", number).s("action", "deleted"),
             format!("Change {number} deleted."),
@@ -102,29 +96,25 @@ pub async fn change(s: &mut Session, args: ChangeArgs) -> Result<()> {
     let (description, files, jobs) = match args.description {
         Some(d) => (d, Vec::new(), Vec::new()),
         None => {
-            let opened = ws.opened(&s.conn, Vec::new(), Some(0)).await?;
-            let form = edit_change_form(s, &ws, &opened)?;
+            let opened = ops::default_change(&s.conn, &ws).await?;
+            let form = edit_change_form(s, &ws, &opened.files)?;
             (form.description, form.files, form.jobs)
         }
     };
-    let created = s.check(
-        s.client()
-            .save_change(SaveChangeRequest {
-                caller: s.caller(),
-                change: 0,
-                description,
-                files,
-                delete: false,
-            })
-            .await,
-    )?;
+    let created = ops::save_change(
+        &s.conn,
+        ChangeSave {
+            description,
+            files,
+            ..Default::default()
+        },
+    )
+    .await?;
     s.out.emit(
-        Record::new()
-            .n("change", created.change)
-            .s("action", "created"),
-        format!("Change {} created.", created.change),
+        Record::new().n("change", created).s("action", "created"),
+        format!("Change {created} created."),
     );
-    fix_jobs(s, created.change, jobs).await
+    fix_jobs(s, created, jobs).await
 }
 
 /// Links the jobs of a change form's `Jobs:` field to the (pending) change.
@@ -132,17 +122,7 @@ async fn fix_jobs(s: &Session, change: u64, jobs: Vec<String>) -> Result<()> {
     if jobs.is_empty() {
         return Ok(());
     }
-    let reply = s.check(
-        s.client()
-            .fix(keel_proto::v1::FixRequest {
-                caller: s.caller(),
-                change,
-                jobs,
-                ..Default::default()
-            })
-            .await,
-    )?;
-    for f in reply.fixes {
+    for f in ops::fix_jobs(&s.conn, change, jobs).await? {
         s.out.emit(
             Record::new()
                 .s("Job", &f.job)
@@ -158,46 +138,44 @@ pub async fn submit(s: &mut Session, args: SubmitArgs) -> Result<()> {
     let ws = s.writing_workspace().await?;
     let change = args.change.unwrap_or(0);
     if let Some(description) = args.description {
-        let plan = SubmitPlan::of_change(&s.conn, &ws, change).await?;
+        let plan = ops::plan_submit(&s.conn, &ws, change).await?;
         return finish_submit(s, &ws, change, &description, &plan).await;
     }
     if change != 0 {
         // The pending change's own description.
-        let plan = SubmitPlan::of_change(&s.conn, &ws, change).await?;
+        let plan = ops::plan_submit(&s.conn, &ws, change).await?;
         return finish_submit(s, &ws, change, "", &plan).await;
     }
     // The default changelist without -d: its files are listed in a change form.
-    let opened = ws.opened(&s.conn, Vec::new(), Some(0)).await?;
-    if opened.is_empty() {
+    let opened = ops::default_change(&s.conn, &ws).await?;
+    if opened.files.is_empty() {
         return finish_submit(s, &ws, 0, "", &SubmitPlan::default()).await;
     }
-    let form = edit_change_form(s, &ws, &opened)?;
+    let form = edit_change_form(s, &ws, &opened.files)?;
     // Jobs are fixed by a numbered change, so a form naming jobs takes the numbered route.
-    if form.files.len() == opened.len() && form.jobs.is_empty() {
-        let plan = SubmitPlan::of_records(&ws, &opened)?;
-        return finish_submit(s, &ws, 0, &form.description, &plan).await;
+    if form.files.len() == opened.files.len() && form.jobs.is_empty() {
+        return finish_submit(s, &ws, 0, &form.description, &opened.plan).await;
     }
     // Files removed from the form go to a new numbered change first.
     let keep: std::collections::HashSet<&str> = form.files.iter().map(String::as_str).collect();
     let moved: Vec<String> = opened
+        .files
         .iter()
-        .filter(|r| keep.contains(r.depot_file.as_str()))
-        .map(|r| r.depot_file.clone())
+        .filter(|f| keep.contains(f.as_str()))
+        .cloned()
         .collect();
-    let created = s.check(
-        s.client()
-            .save_change(SaveChangeRequest {
-                caller: s.caller(),
-                change: 0,
-                description: form.description.clone(),
-                files: moved,
-                delete: false,
-            })
-            .await,
-    )?;
-    fix_jobs(s, created.change, form.jobs).await?;
-    let plan = SubmitPlan::of_change(&s.conn, &ws, created.change).await?;
-    finish_submit(s, &ws, created.change, &form.description, &plan).await
+    let created = ops::save_change(
+        &s.conn,
+        ChangeSave {
+            description: form.description.clone(),
+            files: moved,
+            ..Default::default()
+        },
+    )
+    .await?;
+    fix_jobs(s, created, form.jobs).await?;
+    let plan = ops::plan_submit(&s.conn, &ws, created).await?;
+    finish_submit(s, &ws, created, &form.description, &plan).await
 }
 
 async fn finish_submit(
@@ -210,58 +188,52 @@ async fn finish_submit(
     let mut listing = Listing::new(s.out);
     // A listing that will be one summary line (or nothing) needs the files' count, not their
     // records: the server then sends none.
-    let reply_files = if Listing::summarizes(s.out, plan.files()) {
-        SubmitReplyFiles::None
-    } else {
-        SubmitReplyFiles::All
+    let query = SubmitQuery {
+        change,
+        description: description.to_string(),
+        list_files: !Listing::summarizes(s.out, plan.files()),
     };
     let mut announced = false;
-    let mut on_event = |event: SubmitEvent| -> keel_client::Result<()> {
-        match event {
-            SubmitEvent::Retrying { reason } => {
-                eprintln!("keel: {reason}; nothing was submitted, retrying once");
+    let on_event = |event: SubmitProgress| match event {
+        SubmitProgress::Retrying { reason } => {
+            eprintln!("keel: {reason}; nothing was submitted, retrying once");
+        }
+        SubmitProgress::Submitted {
+            change: submitted,
+            renamed_from,
+            file_count,
+            files,
+        } => {
+            if !announced {
+                announced = true;
+                let pending = pending_number(change, submitted, renamed_from);
+                s.out.text(format!("Submitting change {pending}."));
             }
-            SubmitEvent::Submitted(batch) => {
-                if !announced {
-                    announced = true;
-                    let pending = pending_number(change, &batch);
-                    s.out.text(format!("Submitting change {pending}."));
-                }
-                listing.count("submitted", batch.file_count as usize);
-                for file in &batch.files {
-                    let action = actions::name(actions::effective(file));
-                    listing.item_with(
-                        "submitted",
-                        || {
-                            Record::new()
-                                .s("depotFile", &file.depot_file)
-                                .n("rev", u64::from(file.head_rev))
-                                .s("action", action)
-                        },
-                        || format!("{action} {}#{}", file.depot_file, file.head_rev),
-                    );
-                }
+            listing.count("submitted", file_count as usize);
+            for file in &files {
+                let action = file.action.map_or("", |a| a.as_str());
+                listing.item_with(
+                    "submitted",
+                    || {
+                        Record::new()
+                            .s("depotFile", &file.depot_file)
+                            .n("rev", u64::from(file.rev))
+                            .s("action", action)
+                    },
+                    || format!("{action} {}#{}", file.depot_file, file.rev),
+                );
             }
         }
-        Ok(())
     };
-    let reply = keel_client::submit::submit(
-        &s.conn,
-        change,
-        description,
-        plan,
-        reply_files,
-        &mut on_event,
-    )
-    .await?;
+    let reply = ops::submit(&s.conn, query, plan, on_event).await?;
     listing.finish();
-    let pending = pending_number(change, &reply);
+    let pending = reply.pending_number(change);
     // Change-commit triggers that failed: the change is submitted all the same.
     for failure in &reply.trigger_failures {
         let output = failure.output.trim_end();
         s.out.error(format!(
             "{} trigger '{}' failed on {} ({}); the change is submitted{}{output}",
-            failure.r#type,
+            failure.kind,
             failure.name,
             failure.subject,
             failure.reason,
@@ -277,7 +249,7 @@ async fn finish_submit(
             .iter()
             .map(|f| {
                 serde_json::json!({
-                    "name": f.name, "type": f.r#type, "reason": f.reason, "output": f.output,
+                    "name": f.name, "type": f.kind, "reason": f.reason, "output": f.output,
                 })
             })
             .collect();
@@ -315,15 +287,15 @@ async fn refresh_keyword_files(
     if files.is_empty() {
         return Ok(());
     }
-    let options = keel_client::sync::SyncOptions {
-        files,
+    let query = ops::SyncQuery {
+        paths: files,
         force: true,
         ..Default::default()
     };
     let mut failed = Vec::new();
-    keel_client::sync::sync(&s.conn, ws, &options, |event| {
-        if let Err(e) = &event.result {
-            failed.push(format!("{}: {e}", event.file.depot_file));
+    ops::sync(&s.conn, ws, query, |file| {
+        if let Some(e) = file.error {
+            failed.push(format!("{}: {e}", file.depot_file));
         }
     })
     .await?;
@@ -337,12 +309,12 @@ async fn refresh_keyword_files(
 
 /// The number the change had before it was submitted: its pending number when the submit
 /// renamed it, else the one it was submitted under.
-fn pending_number(change: u64, reply: &SubmitReply) -> u64 {
-    if reply.renamed_from != 0 {
-        reply.renamed_from
+fn pending_number(change: u64, submitted: u64, renamed_from: u64) -> u64 {
+    if renamed_from != 0 {
+        renamed_from
     } else if change != 0 {
         change
     } else {
-        reply.change
+        submitted
     }
 }

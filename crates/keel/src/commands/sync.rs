@@ -1,13 +1,11 @@
 //! Workspace state: `sync`, `have` and `where`.
 
-use super::words::sync_word;
-use keel_proto::v1::SyncAction;
 use std::io::IsTerminal;
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
+use keel_client::ops::{self, SyncAction, SyncQuery, Synced};
 use keel_client::paths;
-use keel_client::sync::{SyncEvent, SyncOptions};
 
 use super::records::rev_text;
 use crate::cli::{FilesArgs, SyncArgs};
@@ -30,8 +28,8 @@ pub async fn sync(s: &mut Session, args: SyncArgs) -> Result<()> {
         bar.enable_steady_tick(std::time::Duration::from_millis(120));
         bar
     });
-    let options = SyncOptions {
-        files,
+    let query = SyncQuery {
+        paths: files,
         preview: args.preview,
         force: args.force,
         have_only: args.have_only,
@@ -40,18 +38,17 @@ pub async fn sync(s: &mut Session, args: SyncArgs) -> Result<()> {
     let mut bytes = 0u64;
     let mut errors = 0u64;
     let mut count = 0u64;
-    let report = |event: &SyncEvent| {
+    let report = |file: &Synced<'_>| {
         count += 1;
-        let file = &event.file;
-        let local = match &event.local {
+        let local = match file.local {
             Some(path) => path.display().to_string(),
             None if file.client_file.is_empty() => "(no longer in the view)".to_string(),
-            None => file.client_file.clone(),
+            None => file.client_file.to_string(),
         };
-        match &event.result {
-            Ok(()) => {
-                bytes += event.bytes;
-                let verb = match file.action() {
+        match file.error {
+            None => {
+                bytes += file.bytes;
+                let verb = match file.action {
                     SyncAction::Added => "added as",
                     SyncAction::Updated => "updating",
                     SyncAction::Deleted => "deleted as",
@@ -60,27 +57,25 @@ pub async fn sync(s: &mut Session, args: SyncArgs) -> Result<()> {
                     SyncAction::Unspecified => "unspecified",
                 };
                 let record = Record::new()
-                    .s("depotFile", &file.depot_file)
+                    .s("depotFile", file.depot_file)
                     .s(
                         "clientFile",
-                        event
-                            .local
-                            .as_ref()
+                        file.local
                             .map(|p| p.display().to_string())
                             .unwrap_or_default(),
                     )
                     .n("rev", u64::from(file.rev))
-                    .s("action", sync_word(file.action()))
-                    .s("type", &file.file_type)
+                    .s("action", file.action.as_str())
+                    .s("type", file.file_type)
                     .n("fileSize", file.size);
                 let text = format!("{}{} - {verb} {local}", file.depot_file, rev_text(file.rev));
-                let kind = summary_kind(sync_word(file.action()), args.preview);
+                let kind = summary_kind(file.action.as_str(), args.preview);
                 match &progress {
                     Some(bar) => bar.suspend(|| listing.item(&kind, record, text)),
                     None => listing.item(&kind, record, text),
                 }
             }
-            Err(e) => {
+            Some(e) => {
                 errors += 1;
                 match &progress {
                     Some(bar) => bar.suspend(|| out.error(e.to_string())),
@@ -93,7 +88,7 @@ pub async fn sync(s: &mut Session, args: SyncArgs) -> Result<()> {
             bar.set_message(human_bytes(bytes));
         }
     };
-    let result = keel_client::sync::sync(&s.conn, &ws, &options, report).await;
+    let result = ops::sync(&s.conn, &ws, query, report).await;
     if let Some(bar) = &progress {
         bar.finish_and_clear();
     }
@@ -139,9 +134,9 @@ fn human_bytes(bytes: u64) -> String {
 pub async fn have(s: &mut Session, args: FilesArgs) -> Result<()> {
     let ws = s.workspace().await?;
     let files = s.file_args(&args.files).await?;
-    let records = ws.have(&s.conn, files).await?;
+    let records = ops::have(&s.conn, &ws, files).await?;
     for record in records {
-        let client_file = ws.client_file_of(&record).unwrap_or_default();
+        let client_file = record.client_file;
         let local = ws.display_local(&client_file).display().to_string();
         s.out.emit(
             Record::new()

@@ -5,12 +5,12 @@ use std::collections::HashMap;
 
 use anyhow::Result;
 use clap::Args;
-use keel_client::actions;
 use keel_client::content::ContentStream;
+use keel_client::ops::{self, FileResult, UndoQuery};
 use keel_client::transfer::{self, LocalMode};
-use keel_proto::v1::{FileAction, FileRecord, UndoRequest};
+use keel_core::FileAction;
 
-use super::records::open_record;
+use super::file_results::result_record;
 use crate::listing::Listing;
 use crate::session::{AlreadyReported, Session};
 
@@ -42,24 +42,21 @@ pub async fn undo(s: &mut Session, args: UndoArgs) -> Result<()> {
         })
         .collect();
     let files = s.file_args(&named).await?;
-    let reply = s
-        .client()
-        .undo(UndoRequest {
-            caller: s.caller(),
-            files,
-            preview: args.preview,
-            change: args.change.unwrap_or(0),
-        })
-        .await;
-    let mut stream = s.check(reply)?;
-    let mut records: Vec<FileRecord> = Vec::new();
+    let query = UndoQuery {
+        paths: files,
+        preview: args.preview,
+        change: args.change,
+    };
+    let mut stream = ops::undo(&s.conn, query).await?;
+    let mut records: Vec<FileResult> = Vec::new();
     let mut listing = Listing::new(s.out);
-    while let Some(record) = stream.message().await.map_err(|e| s.conn.status(e))? {
+    while let Some(record) = stream.next().await? {
+        let action = record.action.map_or("", |a| a.as_str());
         let undone = format!("#{},#{}", record.source_start + 1, record.source_end);
         listing.item_with(
-            &format!("opened for {}", actions::name(record.action())),
+            &format!("opened for {action}"),
             || {
-                open_record(Some(&ws), &record)
+                result_record(Some(&ws), &record)
                     .n("startFromRev", u64::from(record.source_start + 1))
                     .n("endFromRev", u64::from(record.source_end))
                     .b("unresolved", record.unresolved)
@@ -71,9 +68,8 @@ pub async fn undo(s: &mut Session, args: UndoArgs) -> Result<()> {
                     ""
                 };
                 format!(
-                    "{} - opened for {} (undo of {undone}{resolve})",
+                    "{} - opened for {action} (undo of {undone}{resolve})",
                     record.depot_file,
-                    actions::name(record.action())
                 )
             },
         );
@@ -85,10 +81,10 @@ pub async fn undo(s: &mut Session, args: UndoArgs) -> Result<()> {
     listing.finish();
     // Deleted files leave the workspace; the others get the content from before the range.
     let mut resolver = ws.resolver();
-    let mut wanted: HashMap<String, FileRecord> = HashMap::new();
+    let mut wanted: HashMap<String, FileResult> = HashMap::new();
     for record in records {
-        if record.action() == FileAction::Delete {
-            if let Some(client_file) = ws.client_file_of(&record) {
+        if record.action == Some(FileAction::Delete) {
+            if let Some(client_file) = record.client_file_in(&ws) {
                 transfer::remove_local(
                     &ws.root,
                     &resolver.resolve(&client_file)?,
@@ -113,7 +109,7 @@ pub async fn undo(s: &mut Session, args: UndoArgs) -> Result<()> {
         let (Some(header), Some(record)) = (header, wanted.get(&file.depot_file)) else {
             continue;
         };
-        let client_file = ws.client_file_of(record).unwrap_or_default();
+        let client_file = record.client_file_in(&ws).unwrap_or_default();
         let mode = LocalMode::for_type(&record.file_type, true);
         let result = match resolver.resolve(&client_file) {
             Ok(local) => content.write_file(&header, local, mode).await,

@@ -7,9 +7,7 @@ use std::io::IsTerminal;
 use anyhow::Result;
 use clap::Args;
 use indicatif::{HumanBytes, ProgressBar, ProgressStyle};
-use keel_client::actions;
-use keel_proto::v1::verify_message::Body;
-use keel_proto::v1::{VerifyDamage, VerifyRecord, VerifyRequest, VerifyStatus, VerifySummary};
+use keel_client::ops::{self, VerifiedFile, VerifyItem, VerifyQuery, VerifyStatus, VerifyTotals};
 
 use crate::output::Record;
 use crate::session::{AlreadyReported, Session};
@@ -41,39 +39,34 @@ pub async fn verify(s: &mut Session, args: VerifyArgs) -> Result<()> {
         bar.enable_steady_tick(std::time::Duration::from_millis(120));
         bar
     });
-    let reply = s
-        .client()
-        .verify(VerifyRequest {
-            caller: s.caller(),
-            files,
-            shelved: args.shelved,
-            problems_only: args.quiet,
-        })
-        .await;
-    let mut stream = s.check(reply)?;
+    let query = VerifyQuery {
+        paths: files,
+        shelved: args.shelved,
+        problems_only: args.quiet,
+    };
+    let mut stream = ops::verify(&s.conn, query).await?;
     let mut summary = None;
     let ended = loop {
-        let message = match stream.message().await {
-            Ok(Some(message)) => message,
+        let item = match stream.next().await {
+            Ok(Some(item)) => item,
             Ok(None) => break Ok(()),
-            Err(status) => break Err(s.conn.status(status)),
+            Err(e) => break Err(e),
         };
-        match message.body {
-            Some(Body::File(file)) => {
+        match item {
+            VerifyItem::File(file) => {
                 let (record, text) = file_line(&file);
                 match &progress {
                     Some(bar) => bar.suspend(|| out.emit(record, text)),
                     None => out.emit(record, text),
                 }
             }
-            Some(Body::Progress(totals)) => {
+            VerifyItem::Progress(totals) => {
                 if let Some(bar) = &progress {
                     bar.set_position(totals.revisions + totals.shelved);
                     bar.set_message(format!("{} checked", HumanBytes(totals.bytes)));
                 }
             }
-            Some(Body::Summary(totals)) => summary = Some(totals),
-            None => {}
+            VerifyItem::Summary(totals) => summary = Some(totals),
         }
     };
     if let Some(bar) = &progress {
@@ -95,7 +88,7 @@ pub async fn verify(s: &mut Session, args: VerifyArgs) -> Result<()> {
 }
 
 /// `//depot/a.txt#3` for a revision, `//depot/a.txt@=5` for a shelved file.
-fn name(file: &VerifyRecord) -> String {
+fn name(file: &VerifiedFile) -> String {
     if file.shelved_in != 0 {
         format!("{}@={}", file.depot_file, file.shelved_in)
     } else {
@@ -105,35 +98,41 @@ fn name(file: &VerifyRecord) -> String {
 
 /// The JSON record and the text line of one checked file (p4 verify's line, with the
 /// problem spelled out after `BAD!`).
-fn file_line(file: &VerifyRecord) -> (Record, String) {
-    let status = match file.status() {
+fn file_line(file: &VerifiedFile) -> (Record, String) {
+    let status = match &file.status {
         VerifyStatus::Ok => "OK",
-        VerifyStatus::Bad => "BAD!",
+        VerifyStatus::Mismatch { .. }
+        | VerifyStatus::Undecodable(_)
+        | VerifyStatus::Unreadable(_)
+        | VerifyStatus::Bad => "BAD!",
         VerifyStatus::Missing => "MISSING!",
         VerifyStatus::NotFetched => "NOT FETCHED",
         VerifyStatus::Unspecified => "?",
     };
-    let (damage, problem) = match (file.status(), file.damage()) {
-        (VerifyStatus::Bad, VerifyDamage::Mismatch) => (
-            "mismatch",
-            format!(
-                " (content is {}, {} bytes)",
-                file.actual_digest, file.actual_size
-            ),
-        ),
-        (VerifyStatus::Bad, VerifyDamage::Undecodable) => {
-            ("undecodable", format!(" (cannot decode: {})", file.reason))
+    let (mut actual_digest, mut actual_size, mut reason) = ("", None, "");
+    let (damage, problem) = match &file.status {
+        VerifyStatus::Mismatch {
+            actual_digest: digest,
+            actual_size: size,
+        } => {
+            (actual_digest, actual_size) = (digest.as_str(), Some(*size));
+            ("mismatch", format!(" (content is {digest}, {size} bytes)"))
         }
-        (VerifyStatus::Bad, VerifyDamage::Unreadable) => {
-            ("unreadable", format!(" (cannot read: {})", file.reason))
+        VerifyStatus::Undecodable(why) => {
+            reason = why;
+            ("undecodable", format!(" (cannot decode: {why})"))
         }
-        (VerifyStatus::NotFetched, _) => (
+        VerifyStatus::Unreadable(why) => {
+            reason = why;
+            ("unreadable", format!(" (cannot read: {why})"))
+        }
+        VerifyStatus::NotFetched => (
             "",
             " (on-demand content: fetched from the primary when first needed)".to_string(),
         ),
         _ => ("", String::new()),
     };
-    let action = actions::name(file.action());
+    let action = file.action.map_or("", |a| a.as_str());
     let record = Record::new()
         .s("depotFile", &file.depot_file)
         .n("rev", u64::from(file.rev))
@@ -146,12 +145,11 @@ fn file_line(file: &VerifyRecord) -> (Record, String) {
         .n("fileSize", file.size)
         .s("status", status)
         .s("damage", damage)
-        .s("actualDigest", &file.actual_digest)
-        .s("reason", &file.reason);
-    let record = if damage == "mismatch" {
-        record.n("actualSize", file.actual_size)
-    } else {
-        record
+        .s("actualDigest", actual_digest)
+        .s("reason", reason);
+    let record = match actual_size {
+        Some(size) => record.n("actualSize", size),
+        None => record,
     };
     let text = format!(
         "{} - {action} change {} ({}) {} {status}{problem}",
@@ -163,7 +161,7 @@ fn file_line(file: &VerifyRecord) -> (Record, String) {
     (record, text)
 }
 
-fn summary_record(t: &VerifySummary) -> Record {
+fn summary_record(t: &VerifyTotals) -> Record {
     Record::new()
         .n("verified", t.revisions + t.shelved)
         .n("revisions", t.revisions)
@@ -178,7 +176,7 @@ fn summary_record(t: &VerifySummary) -> Record {
         .s("digestType", DIGEST)
 }
 
-fn summary_text(t: &VerifySummary) -> String {
+fn summary_text(t: &VerifyTotals) -> String {
     let shelved = if t.shelved > 0 {
         format!(" and {} shelved file(s)", t.shelved)
     } else {

@@ -23,6 +23,7 @@ mod changes_since;
 mod clean;
 mod client_library;
 mod client_library_ops31b;
+mod client_library_ops31a;
 mod commands;
 mod config;
 mod configuration_page;
