@@ -47,7 +47,7 @@ pub use group::{GroupLimits, GroupMembers, Limit, groups_of};
 pub use ids::{
     ChangeNumber, ChangeRef, ChangeStatus, DepotName, Digest, IdError, UserName, WorkspaceName,
 };
-pub use integ::{IntegEdge, IntegHow, ancestors, pending_range, select_base};
+pub use integ::{IntegEdge, IntegHow, ancestors, pending_range, select_base, taken_whole_from};
 pub use keyword::KeywordValues;
 pub use line_compare::LineCompare;
 pub use merge::{MergeOutcome, merge3};

@@ -43,6 +43,7 @@ mod large_file;
 mod local_state;
 mod locks;
 mod log_report;
+mod merge_state;
 mod metrics;
 mod monitor;
 mod obliterate;
