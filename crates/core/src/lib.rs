@@ -23,6 +23,7 @@ pub mod options;
 pub mod path;
 pub mod pattern;
 pub mod protect;
+pub mod record_filter;
 pub mod reserved;
 pub mod resolve;
 pub mod spec;

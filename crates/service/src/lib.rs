@@ -47,6 +47,7 @@ mod opened_change;
 mod orphaned_locks;
 mod paging;
 mod populate;
+mod print_all;
 mod protections;
 mod prune;
 pub mod records;
