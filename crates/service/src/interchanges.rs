@@ -2,9 +2,9 @@
 //! their targets, under the same mapping `integrate` uses (FROM TO, or a branch spec, `-r`
 //! reversed). It shares `integrate`'s rule for what still needs integrating
 //! ([`keel_core::pending_range`] over the records into each target), so a change it lists is
-//! exactly one whose revisions an `integrate` of the same arguments would open, except that a
+//! exactly one whose revisions an `integrate` of the same arguments would open. Both count a
 //! source revision taken whole from the target (`branch from`, `copy from`, `delete from` it:
-//! the change that created a branch, seen from the branch) counts as already there.
+//! the change that created a branch, seen from the branch) as already there.
 //!
 //! [`Service::for_each_pending`] is the per-path form of the same question (which source
 //! revisions each target still needs), the ground an `istat`-style stream query builds on.

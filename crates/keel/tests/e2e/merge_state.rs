@@ -1,6 +1,6 @@
 //! End-to-end: `istat` (what needs merging, both ways, under a branch spec or two paths),
-//! `interchanges` no longer listing the change that created a branch as owed back to its
-//! source, and `prune` (preview, -y, refusals for an opened file and a non-admin, edited
+//! `interchanges` and `integrate` no longer taking the change that created a branch as owed
+//! back to its source, and `prune` (preview, -y, refusals for an opened file and a non-admin, edited
 //! branch files kept, content that survives an obliterate of the source).
 
 use crate::access::protect;
@@ -81,6 +81,10 @@ fn interchanges_does_not_owe_the_branching_change_back() {
     };
     assert!(changes(&["-b", "rel", "-r"]).is_empty(), "branching change");
     assert!(changes(&["//depot/rel/...", "//depot/main/..."]).is_empty());
+    // integrate agrees: nothing to bring back.
+    a.ok(&["sync"]);
+    let err = a.fail(&["integrate", "-n", "-b", "rel", "-r"]);
+    assert!(err.contains("already integrated"), "{err}");
     // rel's own work is still owed back, and a copy from main is not.
     edit(&a, "rel/a.txt", "a-rel\n", "rel work"); // 3
     assert_eq!(changes(&["-b", "rel", "-r"]), ["3"]);
