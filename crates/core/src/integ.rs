@@ -90,6 +90,20 @@ pub fn pending_range(
     (source_head > done).then_some((done, source_head))
 }
 
+/// Whether revision `rev` of a file took its whole state from `other` (a `branch from`,
+/// `copy from` or `delete from` record among `into_file`, the records into the file): such a
+/// revision is already in `other`, so integrating it back would bring nothing.
+pub fn taken_whole_from(into_file: &[IntegEdge], rev: u32, other: &str) -> bool {
+    into_file.iter().any(|e| {
+        e.to_rev == rev
+            && e.from_path == other
+            && matches!(
+                e.how,
+                IntegHow::BranchFrom | IntegHow::CopyFrom | IntegHow::DeleteFrom
+            )
+    })
+}
+
 /// Ancestry of a revision: for each path, the highest revision that is an ancestor (every
 /// earlier revision of that path is one too). `history` maps a path to the records into it.
 pub fn ancestors(
@@ -237,6 +251,27 @@ mod tests {
         ];
         for (name, edges, head, want) in cases {
             assert_eq!(pending_range("S", head, &edges), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn revisions_taken_whole_from_another_file() {
+        use IntegHow::*;
+        let edges = vec![
+            edge("T", 1, "S", 0, 1, BranchFrom),
+            edge("T", 2, "S", 1, 3, MergeFrom),
+            edge("T", 3, "S", 3, 4, CopyFrom),
+            edge("T", 4, "U", 0, 1, BranchFrom),
+        ];
+        let cases: [(&str, u32, &str, bool); 5] = [
+            ("branched from S", 1, "S", true),
+            ("a merge holds its own work", 2, "S", false),
+            ("copied from S", 3, "S", true),
+            ("from another file", 4, "S", false),
+            ("no record at all", 5, "S", false),
+        ];
+        for (name, rev, other, want) in cases {
+            assert_eq!(taken_whole_from(&edges, rev, other), want, "{name}");
         }
     }
 

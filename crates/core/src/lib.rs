@@ -23,6 +23,7 @@ pub mod options;
 pub mod path;
 pub mod pattern;
 pub mod protect;
+pub mod record_filter;
 pub mod reserved;
 pub mod resolve;
 pub mod spec;
@@ -47,7 +48,7 @@ pub use group::{GroupLimits, GroupMembers, Limit, groups_of};
 pub use ids::{
     ChangeNumber, ChangeRef, ChangeStatus, DepotName, Digest, IdError, UserName, WorkspaceName,
 };
-pub use integ::{IntegEdge, IntegHow, ancestors, pending_range, select_base};
+pub use integ::{IntegEdge, IntegHow, ancestors, pending_range, select_base, taken_whole_from};
 pub use keyword::KeywordValues;
 pub use line_compare::LineCompare;
 pub use merge::{MergeOutcome, merge3};

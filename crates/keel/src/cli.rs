@@ -155,6 +155,8 @@ impl Command {
                     | C::Sizes(_)
                     | C::Grep(_)
                     | C::Populate(_)
+                    | C::Istat(_)
+                    | C::Prune(_)
             ),
             _ => false,
         }
@@ -347,6 +349,12 @@ pub enum ClientCommand {
     /// Branch files into the depot as one submitted change, without a workspace: FROM TO or
     /// -b BRANCH (-d description, -n preview, -o list files, -f deleted files too, -r reverse).
     Populate(crate::commands::populate::PopulateArgs),
+    /// What needs merging between SOURCE and TARGET (or -b BRANCH, -r reversed), both ways:
+    /// the changes the target lacks and those the source lacks.
+    Istat(crate::commands::istat::IstatArgs),
+    /// Remove unmodified branched files (every revision an unchanged copy) under the paths,
+    /// unless opened; -y to remove (without it, a preview). Needs admin on the files.
+    Prune(crate::commands::istat::PruneArgs),
 }
 
 #[derive(Debug, Args)]

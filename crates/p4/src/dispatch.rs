@@ -75,6 +75,8 @@ pub fn table() -> &'static [Command] {
         // p4jobs
         all.extend(commands::jobs::COMMANDS.iter().map(copy));
         all.extend(commands::glue::COMMANDS.iter().map(copy));
+        // istat30
+        all.extend(commands::merge_state::COMMANDS.iter().map(copy));
         all
     })
 }

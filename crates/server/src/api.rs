@@ -1547,6 +1547,18 @@ impl pb::keel_server::Keel for Api {
         crate::api_populate::populate(self.service.clone(), &self.streams, req)
     }
 
+    async fn istat(
+        &self,
+        req: Request<pb::IstatRequest>,
+    ) -> Result<Response<pb::IstatReply>, Status> {
+        crate::api_istat::istat(self.service.clone(), req).await
+    }
+
+    type PruneStream = ResponseStream<pb::PruneMessage>;
+    async fn prune(&self, req: Request<pb::PruneRequest>) -> Stream<pb::PruneMessage> {
+        crate::api_istat::prune(self.service.clone(), &self.streams, req)
+    }
+
     async fn get_group(
         &self,
         req: Request<pb::GetGroupRequest>,

@@ -764,6 +764,25 @@ impl WireError for ObliterateError {
     }
 }
 
+impl WireError for keel_service::PruneError {
+    fn code_and_detail(&self) -> (Code, pb::ErrorDetail) {
+        use keel_service::PruneError as E;
+        use pb::ErrorReason as R;
+        match self {
+            E::NoFiles => (Code::InvalidArgument, detail(R::ObliterateNeedsFiles)),
+            E::RevisionGiven { arg } => {
+                (Code::InvalidArgument, on_path(R::ObliterateRevision, arg))
+            }
+            E::Opened { path, .. } => (Code::FailedPrecondition, on_path(R::Unspecified, path)),
+            E::Service(e) => e.code_and_detail(),
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, keel_service::PruneError::Service(e) if e.is_cancelled())
+    }
+}
+
 pub(crate) fn file(f: FileInfo) -> pb::FileRecord {
     let (resolve_how, resolve_outcome) = match f.outcome {
         Some(FileOutcome::Resolved { how, outcome }) => {

@@ -9,6 +9,7 @@ mod api_auth;
 mod api_backup;
 mod api_counters;
 mod api_grep;
+mod api_istat;
 mod api_jobs;
 mod api_labels;
 mod api_locks;

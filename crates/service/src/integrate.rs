@@ -19,7 +19,7 @@ use crate::{
 };
 use keel_core::{
     ChangeNumber, ChangeRef, DepotPath, FileAction, FileSpec, IntegEdge, IntegHow, LineKind, Right,
-    View, ViewLine, pending_range, select_base,
+    View, ViewLine, pending_range, select_base, taken_whole_from,
 };
 use keel_store::{IntegRow, LazyContent, OpenedRow, PathRange, PendingInteg, ReadTxn, RevisionRow};
 use std::collections::HashMap;
@@ -48,6 +48,31 @@ pub struct IntegrateRequest {
     pub preview: bool,
     /// 0 = the default changelist.
     pub change: u64,
+}
+
+/// Whether every source revision in `(start, end]` was taken whole from `target` (branched,
+/// copied or deleted from it: the change that created a branch, seen from the branch), so the
+/// target already has them all.
+pub(crate) fn all_taken_from(
+    snap: &dyn ReadTxn,
+    source: &RevisionRow,
+    target: &DepotPath,
+    start: u32,
+    end: u32,
+) -> Result<bool, ServiceError> {
+    let into_source: Vec<IntegEdge> = snap
+        .integrations_into(&source.path)?
+        .into_iter()
+        .map(edge)
+        .collect();
+    if !into_source.iter().any(|e| e.from_path == target.as_str()) {
+        return Ok(false);
+    }
+    Ok(snap
+        .file_revisions(&source.path)?
+        .iter()
+        .filter(|r| r.rev > start && r.rev <= end)
+        .all(|r| taken_whole_from(&into_source, r.rev, target.as_str())))
 }
 
 pub(crate) fn edge(row: IntegRow) -> IntegEdge {
@@ -344,6 +369,10 @@ impl Service {
         else {
             return Ok(None);
         };
+        // Only a target that exists can have given the source revisions whole.
+        if target_head.is_some() && all_taken_from(snap, source, target, start, end)? {
+            return Ok(None);
+        }
         if let Some(action) = opened_here {
             return Err(IntegrateError::AlreadyOpened {
                 path: target.to_string(),

@@ -2,7 +2,9 @@
 //! their targets, under the same mapping `integrate` uses (FROM TO, or a branch spec, `-r`
 //! reversed). It shares `integrate`'s rule for what still needs integrating
 //! ([`keel_core::pending_range`] over the records into each target), so a change it lists is
-//! exactly one whose revisions an `integrate` of the same arguments would open.
+//! exactly one whose revisions an `integrate` of the same arguments would open. Both count a
+//! source revision taken whole from the target (`branch from`, `copy from`, `delete from` it:
+//! the change that created a branch, seen from the branch) as already there.
 //!
 //! [`Service::for_each_pending`] is the per-path form of the same question (which source
 //! revisions each target still needs), the ground an `istat`-style stream query builds on.
@@ -12,7 +14,9 @@ use crate::changes::change_info;
 use crate::expand::selection_of;
 use crate::integrate::{edge, mapping_of};
 use crate::{Caller, ChangeInfo, IntegrateError, IntegrateRequest, Service, ServiceError};
-use keel_core::{ChangeNumber, ChangeStatus, DepotPath, IntegEdge, pending_range};
+use keel_core::{
+    ChangeNumber, ChangeStatus, DepotPath, IntegEdge, pending_range, taken_whole_from,
+};
 use keel_store::{ReadTxn, RevisionRow};
 use std::collections::BTreeMap;
 
@@ -124,11 +128,21 @@ impl Service {
         let mut rows: BTreeMap<ChangeNumber, keel_store::ChangeRow> = BTreeMap::new();
         self.for_each_pending(caller, req, &mut |snap, p| {
             let revisions: Vec<RevisionRow> = snap.file_revisions(&p.source)?;
+            let into_source: Vec<IntegEdge> = snap
+                .integrations_into(&p.source)?
+                .into_iter()
+                .map(edge)
+                .collect();
             for rev in revisions
                 .into_iter()
                 .filter(|r| r.rev > p.start && r.rev <= p.end)
             {
                 who.scan()?;
+                // A revision that is a branch or copy of the target (the change that created
+                // a branch, seen from the branch) is already there.
+                if taken_whole_from(&into_source, rev.rev, p.target.as_str()) {
+                    continue;
+                }
                 let files = changes.entry(rev.change).or_default();
                 if with_files {
                     files.push((rev.path.clone(), rev.rev));

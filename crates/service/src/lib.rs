@@ -33,6 +33,7 @@ mod fileinfo;
 mod fixes;
 pub mod integrate;
 mod interchanges;
+mod istat;
 mod jobs;
 mod jobs_search;
 mod keep_revisions;
@@ -46,7 +47,9 @@ mod opened_change;
 mod orphaned_locks;
 mod paging;
 mod populate;
+mod print_all;
 mod protections;
+mod prune;
 pub mod records;
 mod reserved;
 pub mod resolve;
@@ -82,8 +85,8 @@ pub use cstat::ChangeSync;
 pub use dirs::DirsOptions;
 pub use error::{
     AccessError, AuthError, ChangeError, CounterOpError, DepotError, IntegrateError, JobsError,
-    LabelError, ObliterateError, OpenError, ServiceError, ShelveError, SpecError, SpecKind,
-    SubmitError, TriggerFailure, TriggerFailureReason, UploadError,
+    LabelError, ObliterateError, OpenError, PruneError, ServiceError, ShelveError, SpecError,
+    SpecKind, SubmitError, TriggerFailure, TriggerFailureReason, UploadError,
 };
 pub use fixes::{DEFAULT_FIX_STATUS, FixesQuery};
 pub use grep::{GrepLineKind, GrepList, GrepOptions, GrepPart, GrepSkip};
@@ -91,6 +94,7 @@ pub use groups::GroupSpec;
 pub use have_token::{HaveListing, HavePart};
 pub use integrate::{IntegrateMode, IntegrateRequest};
 pub use interchanges::{Interchange, PendingIntegration};
+pub use istat::{IntegStatus, IstatRequest, PendingFlow};
 pub use jobs::{JobInfo, JobSpecInfo};
 pub use jobs_search::JobsQuery;
 pub use labels::DEFAULT_LABEL_VIEW;
@@ -100,6 +104,7 @@ pub use obliterate::ObliterateTotals;
 pub use open::{OpenAction, OpenRequest};
 pub use populate::{PopulateRequest, Populated, PopulatedFile};
 pub use protections::{ProtectEntry, ProtectionsTable, ProtectsQuery};
+pub use prune::PrunedFile;
 pub use records::*;
 pub use resolve::{IntegInfo, ResolveOutcome};
 pub use reviews::{ReviewChange, ReviewFrom};

@@ -357,6 +357,29 @@ impl Service {
         to: &str,
         change: ChangeRef,
     ) -> Result<Vec<FileInfo>, OpenError> {
+        self.move_or_preview(caller, from, to, change, false)
+    }
+
+    /// `move -n`: what [`Service::move_file`] would open, checked the same way, written
+    /// nowhere.
+    pub fn move_file_preview(
+        &self,
+        caller: &Caller,
+        from: &str,
+        to: &str,
+        change: ChangeRef,
+    ) -> Result<Vec<FileInfo>, OpenError> {
+        self.move_or_preview(caller, from, to, change, true)
+    }
+
+    fn move_or_preview(
+        &self,
+        caller: &Caller,
+        from: &str,
+        to: &str,
+        change: ChangeRef,
+        preview: bool,
+    ) -> Result<Vec<FileInfo>, OpenError> {
         let change = change.number();
         self.touch_user(caller)?;
         let (ws, from_path, to_path) = {
@@ -384,81 +407,21 @@ impl Service {
             (ws, from_path, to_path)
         };
         let ws_name = ws.name().to_string();
-        let rows = keel_store::write(self.meta.as_ref(), move |txn| {
-            let source = txn
-                .opened_file(&from_path)?
-                .into_iter()
-                .find(|o| o.workspace == ws_name)
-                .ok_or_else(|| OpenError::MoveNotOpened {
-                    path: from_path.to_string(),
-                })?;
-            if let Some(head) = txn.head_revision(&to_path)?
-                && !head.action.is_delete()
-            {
-                return Err(OpenError::MoveOntoExisting {
-                    path: to_path.into_string(),
-                });
-            }
-            if txn
-                .opened_file(&to_path)?
-                .iter()
-                .any(|o| o.workspace == ws_name)
-            {
-                return Err(OpenError::MoveTargetOpened {
-                    path: to_path.into_string(),
-                });
-            }
-            let change = if change == 0 {
-                source.change
-            } else {
-                ChangeNumber(change)
-            };
-            let target_base = txn.head_revision(&to_path)?.map(|h| h.rev).unwrap_or(0);
-            let mut target = OpenedRow {
-                path: to_path.clone(),
-                change,
-                base_rev: target_base,
-                ..source.clone()
-            };
-            let mut out = Vec::new();
-            match source.action {
-                FileAction::Add => {
-                    txn.delete_opened(&ws_name, &from_path)?;
+        let rows = if preview {
+            let snap = self.meta.snapshot()?;
+            plan_move(snap.as_ref(), &ws_name, &from_path, &to_path, change)?.put
+        } else {
+            keel_store::write(self.meta.as_ref(), move |txn| {
+                let plan = plan_move(&*txn, &ws_name, &from_path, &to_path, change)?;
+                if let Some(gone) = &plan.delete {
+                    txn.delete_opened(&ws_name, gone)?;
                 }
-                FileAction::Edit => {
-                    let mut gone = source.clone();
-                    gone.action = FileAction::MoveDelete;
-                    gone.move_file = Some(to_path.clone());
-                    gone.change = change;
-                    txn.put_opened(&gone)?;
-                    out.push(gone);
-                    target.action = FileAction::MoveAdd;
-                    target.move_file = Some(from_path.clone());
+                for row in &plan.put {
+                    txn.put_opened(row)?;
                 }
-                FileAction::MoveAdd => {
-                    txn.delete_opened(&ws_name, &from_path)?;
-                    if let Some(original) = &source.move_file
-                        && let Some(mut orig) = txn
-                            .opened_file(original)?
-                            .into_iter()
-                            .find(|o| o.workspace == ws_name)
-                    {
-                        orig.move_file = Some(to_path.clone());
-                        txn.put_opened(&orig)?;
-                        out.push(orig);
-                    }
-                }
-                other => {
-                    return Err(OpenError::CannotMove {
-                        path: from_path.into_string(),
-                        action: other,
-                    });
-                }
-            }
-            txn.put_opened(&target)?;
-            out.push(target);
-            Ok(out)
-        })?;
+                Ok::<_, OpenError>(plan.put)
+            })?
+        };
         let snap = self.meta.snapshot()?;
         let ws = self.caller_workspace(snap.as_ref(), caller)?;
         Ok(rows
@@ -713,4 +676,93 @@ impl Service {
         }
         Ok(())
     }
+}
+
+/// What a move writes: the opened record it drops (an add's or a moved add's source), and the
+/// records it puts, in order (also what it reports).
+struct MovePlan {
+    delete: Option<DepotPath>,
+    put: Vec<OpenedRow>,
+}
+
+/// Plans moving `from_path` (opened in `ws_name`) to `to_path`, with the same checks either
+/// way: the source opened here, the target neither live nor opened here.
+fn plan_move(
+    txn: &dyn ReadTxn,
+    ws_name: &str,
+    from_path: &DepotPath,
+    to_path: &DepotPath,
+    change: u64,
+) -> Result<MovePlan, OpenError> {
+    let source = txn
+        .opened_file(from_path)?
+        .into_iter()
+        .find(|o| o.workspace == ws_name)
+        .ok_or_else(|| OpenError::MoveNotOpened {
+            path: from_path.to_string(),
+        })?;
+    if let Some(head) = txn.head_revision(to_path)?
+        && !head.action.is_delete()
+    {
+        return Err(OpenError::MoveOntoExisting {
+            path: to_path.to_string(),
+        });
+    }
+    if txn
+        .opened_file(to_path)?
+        .iter()
+        .any(|o| o.workspace == ws_name)
+    {
+        return Err(OpenError::MoveTargetOpened {
+            path: to_path.to_string(),
+        });
+    }
+    let change = if change == 0 {
+        source.change
+    } else {
+        ChangeNumber(change)
+    };
+    let target_base = txn.head_revision(to_path)?.map(|h| h.rev).unwrap_or(0);
+    let mut target = OpenedRow {
+        path: to_path.clone(),
+        change,
+        base_rev: target_base,
+        ..source.clone()
+    };
+    let mut out = Vec::new();
+    let mut delete = None;
+    match source.action {
+        FileAction::Add => {
+            delete = Some(from_path.clone());
+        }
+        FileAction::Edit => {
+            let mut gone = source.clone();
+            gone.action = FileAction::MoveDelete;
+            gone.move_file = Some(to_path.clone());
+            gone.change = change;
+            out.push(gone);
+            target.action = FileAction::MoveAdd;
+            target.move_file = Some(from_path.clone());
+        }
+        FileAction::MoveAdd => {
+            delete = Some(from_path.clone());
+            if let Some(original) = &source.move_file
+                && let Some(mut orig) = txn
+                    .opened_file(original)?
+                    .into_iter()
+                    .find(|o| o.workspace == ws_name)
+            {
+                orig.move_file = Some(to_path.clone());
+                out.push(orig);
+            }
+        }
+        other => {
+            return Err(OpenError::CannotMove {
+                path: from_path.to_string(),
+                action: other,
+            });
+        }
+    }
+    out.push(target);
+    Ok(MovePlan { delete, put: out })
 }

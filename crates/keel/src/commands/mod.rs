@@ -17,6 +17,7 @@ pub(crate) mod grep;
 mod ignores;
 mod integrate;
 pub(crate) mod interchanges;
+pub(crate) mod istat;
 pub(crate) mod jobs;
 mod labels;
 mod locks;
@@ -190,5 +191,7 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         C::Sizes(args) => sizes::sizes(&mut s, args).await,
         C::Grep(args) => grep::grep(&mut s, args).await,
         C::Populate(args) => populate::populate(&mut s, args).await,
+        C::Istat(args) => istat::istat(&mut s, args).await,
+        C::Prune(args) => istat::prune(&mut s, args).await,
     }
 }

@@ -396,6 +396,7 @@ fn previews_move_and_keep_flags() {
         json!({"cmd": ["opened"], "tagged": false}),
         json!({"cmd": ["edit", "//depot/nowhere.txt"], "tagged": false}),
         json!({"cmd": ["add", "-c", "99", p(&n)], "tagged": false}),
+        json!({"cmd": ["move", "-n", p(&b), p(&n)], "tagged": false}),
     ]);
     assert_eq!(ok(&r[0]), &json!(["//depot/a.txt#1 - opened for add"]));
     // The preview opened nothing.
@@ -415,7 +416,14 @@ fn previews_move_and_keep_flags() {
     );
     assert!(moved.exists() && !a.exists(), "the client renamed its file");
     assert_eq!(mode(&moved) & 0o200, 0o200, "still writable: opened");
-    assert!(errors(&r[8]).contains("move -n"), "{}", r[8]);
+    // move -n reports the move it would make and makes none (r[9] shows it still opened as
+    // before, and the client's files stay where they are).
+    assert_eq!(
+        ok(&r[8]),
+        &json!(["//depot/new.txt#1 - moved from //depot/a.txt"])
+    );
+    assert!(moved.exists(), "the preview renamed nothing");
+    assert_eq!(std::fs::read_to_string(&n).expect("new.txt"), "n\n");
     let lines = ok(&r[9]).as_array().expect("opened").clone();
     assert!(
         lines.contains(&json!(
@@ -427,6 +435,8 @@ fn previews_move_and_keep_flags() {
     );
     assert!(errors(&r[10]).contains("no such file"), "{}", r[10]);
     assert!(errors(&r[11]).contains("99"), "{}", r[11]);
+    // A preview refuses what the move would: b.txt is opened for delete, not edit.
+    assert!(errors(&r[12]).contains("b.txt"), "{}", r[12]);
 }
 
 #[test]

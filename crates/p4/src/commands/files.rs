@@ -31,8 +31,8 @@ pub const COMMANDS: &[Command] = &[
         name: "fstat",
         row: rows::FSTAT,
         login: true,
-        flags: "T: O: R: e: m: s",
-        usage: "fstat [ -T fields -m max -e change -Ol -Op -Ro -Rh ] file[rev] ...",
+        flags: "F: T: O: R: e: m: s",
+        usage: "fstat [ -F filter -T fields -m max -e change -Ol -Op -Ro -Rh ] file[rev] ...",
         run: |c| Box::pin(fstat(c)),
     },
 ];
@@ -199,6 +199,8 @@ struct FstatShow {
     opened_only: bool,
     have_only: bool,
     change: Option<u64>,
+    /// `-F`: only the files whose fields pass.
+    filter: Option<keel_core::record_filter::RecordFilter>,
 }
 
 async fn fstat(cmd: &mut Cmd) -> CmdResult {
@@ -219,6 +221,13 @@ async fn fstat(cmd: &mut Cmd) -> CmdResult {
         opened_only: false,
         have_only: false,
         change: None,
+        filter: flags
+            .value('F')
+            .map(|text| {
+                keel_core::record_filter::RecordFilter::parse(text)
+                    .map_err(|e| usage(format!("-F {text}: {e}")))
+            })
+            .transpose()?,
     };
     for o in flags.values('O') {
         for c in o.chars() {
@@ -281,12 +290,20 @@ async fn fstat(cmd: &mut Cmd) -> CmdResult {
             {
                 continue;
             }
-            let record = fstat_record(&f, place.as_ref(), &cmd.caller.workspace, &show);
+            let Some(record) = fstat_record(&f, place.as_ref(), &cmd.caller.workspace, &show)
+            else {
+                continue;
+            };
             cmd.stat(record);
             sent += 1;
             shown += 1;
         }
-        if shown == 0 && (show.opened_only || show.have_only || show.change.is_some()) {
+        if shown == 0
+            && (show.opened_only
+                || show.have_only
+                || show.change.is_some()
+                || show.filter.is_some())
+        {
             let mut r = fileargs::no_such(&given);
             if show.opened_only {
                 r = crate::wire::report::Report::new(
@@ -303,12 +320,14 @@ async fn fstat(cmd: &mut Cmd) -> CmdResult {
     Ok(())
 }
 
+/// The file's fstat record, or `None` when `-F` filters it out (the filter sees every field,
+/// `-T` then picks the ones shown).
 fn fstat_record(
     f: &FileInfo,
     place: Option<&Place>,
     workspace: &str,
     show: &FstatShow,
-) -> Vec<(String, String)> {
+) -> Option<Vec<(String, String)>> {
     let mut rec: Vec<(&str, String)> = vec![("depotFile", f.depot_file.to_string())];
     let local = fileargs::local_path(place, f);
     let client = fileargs::client_syntax(place, workspace, f);
@@ -374,7 +393,12 @@ fn fstat_record(
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .chain(numbered);
-    match &show.fields {
+    let all: Vec<(String, String)> = all.collect();
+    if show.filter.as_ref().is_some_and(|f| !f.matches(&all)) {
+        return None;
+    }
+    let all = all.into_iter();
+    Some(match &show.fields {
         Some(keep) => all
             .filter(|(k, _)| {
                 keep.iter().any(|want| {
@@ -385,5 +409,5 @@ fn fstat_record(
             })
             .collect(),
         None => all.collect(),
-    }
+    })
 }

@@ -18,6 +18,7 @@ pub mod info;
 pub mod integrate;
 pub mod labels;
 pub mod maintenance;
+pub mod merge_state;
 pub mod print;
 pub mod resolve;
 pub mod revert;

@@ -82,14 +82,6 @@ fn type_flag(value: Option<&str>) -> Result<Option<TypeChange>, CmdError> {
         .transpose()
 }
 
-/// The refusal of `move -n` (the service previews opens, not moves).
-fn no_preview(name: &str) -> CmdError {
-    usage(format!(
-        "{name} -n: this server previews add, edit and delete, not {name}; run `opened` after \
-         the {name} to see it."
-    ))
-}
-
 /// Sends the line (or tagged record) for one file `add`, `edit` or `delete` opened.
 fn report_opened(cmd: &mut Cmd, work: &Work, info: &FileInfo) {
     let action = info.action.unwrap_or(FileAction::Edit);
@@ -448,9 +440,7 @@ async fn move_file(cmd: &mut Cmd) -> CmdResult {
     let [from, to] = flags.rest.as_slice() else {
         return Err(usage(format!("Usage: {}", command.usage)));
     };
-    if flags.has('n') {
-        return Err(no_preview("move"));
-    }
+    let preview = flags.has('n');
     let change = change_arg(flags.value('c'))?.unwrap_or_default();
     let file_type = type_flag(flags.value('t'))?;
     let work = Work::load(cmd).await?;
@@ -460,6 +450,9 @@ async fn move_file(cmd: &mut Cmd) -> CmdResult {
     let (f2, t2) = (from_k.clone(), to_k.clone());
     let moved = cmd
         .call(move |svc, caller| {
+            if preview {
+                return svc.move_file_preview(caller, &f2, &t2, change);
+            }
             let moved = svc.move_file(caller, &f2, &t2, change)?;
             match file_type {
                 Some(t) => {
@@ -480,6 +473,7 @@ async fn move_file(cmd: &mut Cmd) -> CmdResult {
         .await?
         .map_err(open_error)?;
     if !flags.has('k')
+        && !preview
         && let (Some(a), Some(b)) = (&from_local, &to_local)
     {
         let t = moved

@@ -1,4 +1,5 @@
-//! `print [-q -k -o localFile] file[revRange]...`, and `print //path@=N` for shelved content:
+//! `print [-a -q -k -o localFile] file[revRange]...` (`-a`: every revision in the range, newest
+//! first, each with its header), and `print //path@=N` for shelved content:
 //! each revision's header (the record `depotFile rev change action type time fileSize`
 //! tagged, the line `//depot/a#3 - edit change 7 (text)` untagged; none with `-q`) and then
 //! its content, as `client-OutputText` (text) or `client-OutputBinary` (everything else) in
@@ -23,8 +24,8 @@ pub const COMMANDS: &[Command] = &[Command {
     name: "print",
     row: rows::PRINT,
     login: true,
-    flags: "q k o:",
-    usage: "print [ -k -q -o localFile ] file[revRange] ...",
+    flags: "a q k o:",
+    usage: "print [ -a -k -q -o localFile ] file[revRange] ...",
     run: |c| Box::pin(print(c)),
 }];
 
@@ -61,6 +62,7 @@ async fn print(cmd: &mut Cmd) -> CmdResult {
     }
     let quiet = flags.has('q');
     let raw = flags.has('k');
+    let all = flags.has('a');
     let cwd = cmd.req.text("cwd").unwrap_or_default();
     let target = flags.value('o').map(|o| absolute(&cwd, o));
     // Local and client-syntax arguments need the workspace; depot paths do not.
@@ -82,7 +84,12 @@ async fn print(cmd: &mut Cmd) -> CmdResult {
     let service = cmd.service().clone();
     let caller = cmd.caller.clone();
     let producer = tokio::task::spawn_blocking(move || {
-        service.print(&caller, &files, &mut |info, content| {
+        let print = if all {
+            keel_service::Service::print_all
+        } else {
+            keel_service::Service::print
+        };
+        print(&service, &caller, &files, &mut |info, content| {
             let what = format!("{}#{}", info.depot_file, info.head_rev);
             let which = info
                 .head_type

@@ -173,4 +173,9 @@ commands! {
     /// Populate branches into the depot and submits: write on each target, branch on each
     /// source (which the service checks per file).
     POPULATE = "Populate", write, Write;
+    // istat30
+    /// Istat counts, both ways, the changes interchanges would list.
+    ISTAT = "Istat", list, Read;
+    /// Prune obliterates unmodified branched files: admin on each (checked per file).
+    PRUNE = "Prune", admin, Write;
 }
