@@ -20,6 +20,7 @@ pub mod labels;
 pub mod maintenance;
 pub mod print;
 pub mod resolve;
+pub mod resolve_interactive;
 pub mod revert;
 pub mod sync;
 pub mod unshelve;
