@@ -10,6 +10,9 @@ A step is an object:
   "new": true                         a fresh connection before the step
   "input": ...                        p4.input (text, dict or list)
   "cwd": "DIR"                        p4.cwd for this step (relative file arguments)
+  "resolver": "am"                    p4.run_resolve(*cmd[1:], resolver=R): R answers every
+                                      merge with this ("at", "ay", "am", "ae", "s") and the
+                                      step's "merges" lists what it was shown (names, hint)
 The printed object carries "result" (the output, specs as dicts with "spec_class" naming the
 type), "errors", "warnings", "messages" (severity and generic code of each), and "exception"
 when one was raised. A step never stops the script: the next step runs on a fresh
@@ -35,6 +38,28 @@ def plain(value):
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return value
+
+
+class Answer(P4.Resolver):
+    """A resolver that answers every merge the same way and remembers what it saw."""
+
+    def __init__(self, answer):
+        P4.Resolver.__init__(self)
+        self.answer = answer
+        self.seen = []
+
+    def resolve(self, merge):
+        seen = {}
+        for name in ("your_name", "their_name", "base_name", "merge_hint"):
+            seen[name] = getattr(merge, name, None)
+        with open(merge.result_path, "rb") as f:
+            seen["result"] = f.read().decode("utf-8", "replace")
+        self.seen.append(seen)
+        if self.answer == "ae":
+            # Accepting an edit: the user rewrote the result file first.
+            with open(merge.result_path, "wb") as f:
+                f.write(b"edited by the resolver\n")
+        return self.answer
 
 
 def main():
@@ -84,7 +109,11 @@ def main():
                 p4.input = step["input"]
             if "cwd" in step:
                 p4.cwd = step["cwd"]
-            if "method" in step:
+            if "resolver" in step:
+                answer = Answer(step["resolver"])
+                result = p4.run_resolve(*step["cmd"][1:], resolver=answer)
+                out["merges"] = answer.seen
+            elif "method" in step:
                 result = getattr(p4, step["method"])(*step.get("args", []))
             else:
                 result = p4.run(*step["cmd"])

@@ -53,6 +53,8 @@ struct ToMerge {
     file: FileInfo,
     local: String,
     source: String,
+    /// The workspace file in client syntax (`//ws/path`), as the merge's markers name it.
+    client: String,
 }
 
 /// Runs the client's interactive merge of each of `pending` and records what the user chose.
@@ -87,6 +89,11 @@ pub(crate) async fn resolve(
         match why {
             Some(why) => skipped(cmd, &local, why),
             None => merges.push(ToMerge {
+                client: match f.client_file.as_deref() {
+                    Some(c) if c.starts_with("//") => c.to_string(),
+                    Some(c) => format!("//{}/{c}", place.workspace),
+                    None => local.clone(),
+                },
                 file: f.clone(),
                 local,
                 source,
@@ -177,6 +184,7 @@ async fn merge_on_client(
         m.file.base_file.as_ref().map(|b| b.to_string()).unwrap_or_default(),
         m.file.base_rev
     );
+    let their_name = format!("{}#{}", m.source, m.file.head_rev);
     cmd.conn.send(
         &Message::new()
             .with("path", &m.local)
@@ -186,8 +194,8 @@ async fn merge_on_client(
             .with("type3", their_type)
             .with("type4", yours_type)
             .with("baseName", &base_name)
-            .with("theirName", format!("{}#{}", m.source, m.file.head_rev))
-            .with("yourName", &m.local)
+            .with("theirName", &their_name)
+            .with("yourName", &m.client)
             .with("func", "client-OpenMerge3"),
     );
     let write = |cmd: &mut Cmd, bits: u8, text: &str| {
@@ -221,6 +229,10 @@ async fn merge_on_client(
             .with("handle", handle)
             .with("mergeConfirm", CONFIRM)
             .with("mergeDecline", DECLINE)
+            // Read by the client API's resolve callback (P4Python's `P4.MergeData` names).
+            .with("baseName", &base_name)
+            .with("theirName", &their_name)
+            .with("yourName", &m.client)
             .with("func", "client-CloseMerge"),
     );
     cmd.conn.flush().await?;

@@ -144,7 +144,7 @@ fn choose(default: &[FileInfo], wanted: &[String], workspace: &str) -> Vec<Strin
 
 /// The change form of a submit given no description, as the user left it in the client's
 /// editor (`P4EDITOR`): the default changelist's files (those the arguments name).
-async fn edited_form(
+pub(crate) async fn edited_form(
     cmd: &mut Cmd,
     work: &Work,
     file_args: &[String],
