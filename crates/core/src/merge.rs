@@ -571,7 +571,13 @@ mod tests {
                     .collect()
             };
             use Piece::*;
-            let base = side(&[Common, BaseKeptByYours, BaseKeptByTheirs, BaseChangedByBoth, ConflictBase]);
+            let base = side(&[
+                Common,
+                BaseKeptByYours,
+                BaseKeptByTheirs,
+                BaseChangedByBoth,
+                ConflictBase,
+            ]);
             let theirs = side(&[Common, Theirs, BaseKeptByTheirs, Both, ConflictTheirs]);
             let yours = side(&[Common, BaseKeptByYours, Yours, Both, ConflictYours]);
             assert_eq!(

@@ -84,21 +84,46 @@ fn a_resolver_answers_each_merge_and_its_answer_is_recorded() {
         r[2]
     );
     assert_eq!(seen["merge_hint"], "e");
-    assert!(ok(&r[2]).to_string().contains("edit from //depot/b.txt"), "{:?}", r[2]);
+    assert!(
+        ok(&r[2]).to_string().contains("edit from //depot/b.txt"),
+        "{:?}",
+        r[2]
+    );
     assert_eq!(
         std::fs::read_to_string(file("b")).unwrap(),
         "edited by the resolver\n"
     );
 
     // at and ay: theirs written, yours kept.
-    assert!(ok(&r[3]).to_string().contains("copy from //depot/c.txt"), "{:?}", r[3]);
-    assert_eq!(std::fs::read_to_string(file("c")).unwrap(), "one\n2\n3\n4\n5\n");
-    assert!(ok(&r[4]).to_string().contains("ignored //depot/d.txt"), "{:?}", r[4]);
-    assert_eq!(std::fs::read_to_string(file("d")).unwrap(), "1\n2\n3\n4\nfive\n");
+    assert!(
+        ok(&r[3]).to_string().contains("copy from //depot/c.txt"),
+        "{:?}",
+        r[3]
+    );
+    assert_eq!(
+        std::fs::read_to_string(file("c")).unwrap(),
+        "one\n2\n3\n4\n5\n"
+    );
+    assert!(
+        ok(&r[4]).to_string().contains("ignored //depot/d.txt"),
+        "{:?}",
+        r[4]
+    );
+    assert_eq!(
+        std::fs::read_to_string(file("d")).unwrap(),
+        "1\n2\n3\n4\nfive\n"
+    );
 
     // s: skipped, the file untouched and still waiting for its resolve.
-    assert!(ok(&r[5]).to_string().contains("resolve skipped"), "{:?}", r[5]);
-    assert_eq!(std::fs::read_to_string(file("e")).unwrap(), "1\n2\n3\n4\nfive\n");
+    assert!(
+        ok(&r[5]).to_string().contains("resolve skipped"),
+        "{:?}",
+        r[5]
+    );
+    assert_eq!(
+        std::fs::read_to_string(file("e")).unwrap(),
+        "1\n2\n3\n4\nfive\n"
+    );
     assert_eq!(
         ok(&r[6]),
         &json!([format!("{} - merging //depot/e.txt#2", file("e").display())])
@@ -116,4 +141,51 @@ fn a_resolver_answers_each_merge_and_its_answer_is_recorded() {
         let head = native.json(&["print", &format!("//depot/br/{n}.txt")]);
         assert_eq!(str_field(&head[0], "content"), want, "{n}.txt");
     }
+}
+
+/// The spec commands without `-o`/`-i` send the form to the client's editor (`P4EDITOR`, here
+/// a script that edits the form file) and save what comes back; an unchanged form of an
+/// existing spec saves nothing, and a change form left with its placeholder is refused.
+#[test]
+fn spec_commands_without_o_or_i_round_trip_through_the_editor() {
+    let s = P4Server::start();
+    let (a, root) = s.native_workspace();
+    write(&root, "a.txt", "a\n");
+    a.ok(&["add", "a.txt"]);
+    let editor = s.home.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nsed -i 's/<enter description here>/typed in the editor/; \
+         s/^\\tCreated by .*/\\ttyped in the editor/' \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let edit = editor.display().to_string();
+    let r = s.drive(&[
+        json!({"cmd": ["label", "rel1"], "editor": edit, "tagged": false}),
+        json!({"cmd": ["label", "-o", "rel1"]}),
+        json!({"cmd": ["label", "rel1"], "editor": "true", "tagged": false}),
+        json!({"client": "ws", "cmd": ["change"], "editor": "true", "tagged": false}),
+        json!({"client": "ws", "cmd": ["change"], "editor": edit, "tagged": false}),
+        json!({"client": "ws", "cmd": ["change", "-o", "1"]}),
+        json!({"client": "ws", "cmd": ["job"], "editor": edit, "tagged": false}),
+    ]);
+    assert_eq!(ok(&r[0]), &json!(["Label rel1 saved."]));
+    assert_eq!(ok(&r[1])[0]["Description"], "typed in the editor\n");
+    assert_eq!(ok(&r[2]), &json!(["Label rel1 not changed."]));
+    assert!(
+        r[3]["exception"]
+            .as_str()
+            .is_some_and(|e| e.contains("<enter description here>")),
+        "{:?}",
+        r[3]
+    );
+    assert_eq!(ok(&r[4]), &json!(["Change 1 created."]));
+    let change = &ok(&r[5])[0];
+    assert_eq!(change["Description"], "typed in the editor\n");
+    assert_eq!(change["Files"], json!(["//depot/a.txt"]));
+    assert_eq!(ok(&r[6]), &json!(["Job job000001 saved."]));
+    let jobs = a.json(&["jobs"]);
+    let jobs = json!(jobs).to_string();
+    assert!(jobs.contains("typed in the editor"), "{jobs}");
 }

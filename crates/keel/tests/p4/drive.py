@@ -10,6 +10,8 @@ A step is an object:
   "new": true                         a fresh connection before the step
   "input": ...                        p4.input (text, dict or list)
   "cwd": "DIR"                        p4.cwd for this step (relative file arguments)
+  "editor": "PROGRAM"                 P4EDITOR from this step on (a form sent to the editor;
+                                      a change reconnects)
   "resolver": "am"                    p4.run_resolve(*cmd[1:], resolver=R): R answers every
                                       merge with this ("at", "ay", "am", "ae", "s") and the
                                       step's "merges" lists what it was shown (names, hint)
@@ -72,6 +74,7 @@ def main():
         "password": "",
         "prog": "keel-p4-suite",
         "ticket_file": os.environ.get("P4TICKETS", ""),
+        "editor": os.environ.get("P4EDITOR", "false"),
     }
     p4 = None
     for step in steps:
@@ -89,6 +92,8 @@ def main():
         out = {}
         try:
             if p4 is None:
+                # The client reads P4EDITOR when it connects.
+                os.environ["P4EDITOR"] = settings["editor"]
                 p4 = P4.P4()
                 p4.port = settings["port"]
                 p4.user = settings["user"]

@@ -8,6 +8,7 @@
 //! `dm-ResolvedFailed` when the user skipped: only then is the resolve recorded.
 
 use crate::cmd::{Cmd, CmdError, CmdResult, number};
+use crate::commands::resolve::{skipped, stored_text};
 use crate::commands::sync::local_of;
 use crate::conn::ConnError;
 use crate::filespec::Place;
@@ -15,9 +16,8 @@ use crate::transfer::to_client::{DIGEST_LIMIT, client_type, is_text};
 use crate::upload::{self, ToSend};
 use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report, Severity};
-use keel_core::merge::{Piece, merge3_pieces};
-use crate::commands::resolve::{skipped, stored_text};
 use keel_core::FileType;
+use keel_core::merge::{Piece, merge3_pieces};
 use keel_service::{FileInfo, ResolveOutcome};
 
 const CONFIRM: &str = "dm-ResolvedFile";
@@ -58,11 +58,7 @@ struct ToMerge {
 }
 
 /// Runs the client's interactive merge of each of `pending` and records what the user chose.
-pub(crate) async fn resolve(
-    cmd: &mut Cmd,
-    place: &Place,
-    pending: &[FileInfo],
-) -> CmdResult {
+pub(crate) async fn resolve(cmd: &mut Cmd, place: &Place, pending: &[FileInfo]) -> CmdResult {
     let mut merges = Vec::new();
     for f in pending {
         let local = f
@@ -119,9 +115,11 @@ pub(crate) async fn resolve(
             continue;
         };
         let (_, mine) = yours.swap_remove(at);
-        let (Some(base_digest), Some(base_file), Some(their_digest)) =
-            (m.file.base_digest, m.file.base_file.as_ref(), m.file.head_digest)
-        else {
+        let (Some(base_digest), Some(base_file), Some(their_digest)) = (
+            m.file.base_digest,
+            m.file.base_file.as_ref(),
+            m.file.head_digest,
+        ) else {
             continue;
         };
         let base = stored_text(cmd, base_digest, base_file.to_string(), m.file.base_rev).await?;
@@ -181,7 +179,11 @@ async fn merge_on_client(
     let their_type = m.file.head_type.as_ref().map(client_type).unwrap_or("0");
     let base_name = format!(
         "{}#{}",
-        m.file.base_file.as_ref().map(|b| b.to_string()).unwrap_or_default(),
+        m.file
+            .base_file
+            .as_ref()
+            .map(|b| b.to_string())
+            .unwrap_or_default(),
         m.file.base_rev
     );
     let their_name = format!("{}#{}", m.source, m.file.head_rev);

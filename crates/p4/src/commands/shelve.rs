@@ -6,8 +6,8 @@
 
 use crate::cmd::{Cmd, CmdResult, usage};
 use crate::commands::change::{
-    CHANGE, PLACEHOLDER, description_of, failed, form_files, info_line, new_change,
-    no_description, opened_in,
+    CHANGE, PLACEHOLDER, description_of, failed, form_files, info_line, new_change, no_description,
+    opened_in,
 };
 use crate::commands::forms;
 use crate::commands::open::work_rev;
@@ -75,8 +75,7 @@ async fn shelve(cmd: &mut Cmd) -> CmdResult {
         } else {
             // No change named: the default changelist's files in a new change whose form
             // the user fills in in the client's editor.
-            crate::commands::submit::edited_form(cmd, &work, &files, flags.rest.is_empty())
-                .await?
+            crate::commands::submit::edited_form(cmd, &work, &files, flags.rest.is_empty()).await?
         };
         let description = description_of(&form);
         let listed = form_files(&form);

@@ -10,8 +10,8 @@
 use crate::client_ops;
 use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
 use crate::commands::change::{
-    CHANGE, PLACEHOLDER, description_of, failed, form_files, info_line, new_change,
-    no_description, opened_in,
+    CHANGE, PLACEHOLDER, description_of, failed, form_files, info_line, new_change, no_description,
+    opened_in,
 };
 use crate::commands::forms;
 use crate::commands::workspace::{Work, change_arg};
