@@ -58,6 +58,7 @@ mod p4_harness;
 mod p4_jobs;
 mod p4_open_submit;
 mod p4_resolve_interactive;
+mod p4_scripts;
 mod p4_session;
 mod p4_specs;
 mod p4_state;
