@@ -89,12 +89,6 @@ fn side_range(hunks: &[Hunk], block: &Range<usize>) -> Option<Range<usize>> {
     Some(start..end)
 }
 
-fn push_lines(out: &mut String, lines: &[&str]) {
-    for line in lines {
-        out.push_str(line);
-    }
-}
-
 /// Writes a marker on its own line, terminating a preceding last line that lacks `\n`.
 fn push_marker(out: &mut String, marker: &str) {
     if !out.is_empty() && !out.ends_with('\n') {
@@ -102,6 +96,123 @@ fn push_marker(out: &mut String, marker: &str) {
     }
     out.push_str(marker);
     out.push('\n');
+}
+
+/// What a piece of a merge is: which of base, theirs and yours hold its lines, and whether it
+/// is part of a conflict. A merge is a sequence of pieces (see [`merge3_pieces`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece {
+    /// Lines base, theirs and yours share.
+    Common,
+    /// Base lines theirs changed and yours kept.
+    BaseKeptByYours,
+    /// What theirs made of them (in the result).
+    Theirs,
+    /// Base lines yours changed and theirs kept.
+    BaseKeptByTheirs,
+    /// What yours made of them (in the result).
+    Yours,
+    /// Base lines both sides changed alike.
+    BaseChangedByBoth,
+    /// What both made of them (in the result).
+    Both,
+    /// Base lines of a conflict.
+    ConflictBase,
+    /// Their lines of a conflict.
+    ConflictTheirs,
+    /// Your lines of a conflict.
+    ConflictYours,
+}
+
+/// One piece of a merge: its kind and its lines (possibly none: a side that deleted lines has
+/// an empty piece where its lines would be).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergePiece {
+    pub piece: Piece,
+    pub text: String,
+}
+
+/// The merge of `theirs` and `yours` (both derived from `base`) as pieces in file order: each
+/// region is `Common`; or a base piece followed by the side(s) that changed it (`Theirs`,
+/// `Yours`, `Both`); or a conflict's `ConflictBase`, `ConflictTheirs`, `ConflictYours`. The
+/// result is the concatenation of the `Common`, `Theirs`, `Yours` and `Both` pieces (with
+/// conflicts between markers, as [`merge3`] writes them); theirs is the `Common`, theirs-side
+/// and kept-by-theirs pieces, and likewise yours.
+pub fn merge3_pieces(base: &str, theirs: &str, yours: &str) -> Vec<MergePiece> {
+    let base_lines = lines(base);
+    let their_lines = lines(theirs);
+    let your_lines = lines(yours);
+    let their_hunks = hunks(&base_lines, &their_lines);
+    let your_hunks = hunks(&base_lines, &your_lines);
+    let mut out = Vec::new();
+    let mut push = |piece: Piece, lines: &[&str]| {
+        out.push(MergePiece {
+            piece,
+            text: lines.concat(),
+        })
+    };
+    let (mut ti, mut yi, mut pos) = (0, 0, 0);
+    loop {
+        let start = match (their_hunks.get(ti), your_hunks.get(yi)) {
+            (None, None) => break,
+            (Some(t), None) => t.base.start,
+            (None, Some(y)) => y.base.start,
+            (Some(t), Some(y)) => t.base.start.min(y.base.start),
+        };
+        if start > pos {
+            push(Piece::Common, &base_lines[pos..start]);
+        }
+
+        // Grow the chunk while a hunk of either side overlaps or touches it.
+        let (t0, y0) = (ti, yi);
+        let mut end = start;
+        loop {
+            let mut grew = false;
+            if let Some(t) = their_hunks.get(ti).filter(|t| t.base.start <= end) {
+                end = end.max(t.base.end);
+                ti += 1;
+                grew = true;
+            }
+            if let Some(y) = your_hunks.get(yi).filter(|y| y.base.start <= end) {
+                end = end.max(y.base.end);
+                yi += 1;
+                grew = true;
+            }
+            if !grew {
+                break;
+            }
+        }
+        let block = start..end;
+        let base_block = &base_lines[block.clone()];
+        let theirs_block = side_range(&their_hunks[t0..ti], &block).map(|r| &their_lines[r]);
+        let yours_block = side_range(&your_hunks[y0..yi], &block).map(|r| &your_lines[r]);
+        match (theirs_block, yours_block) {
+            (Some(t), None) => {
+                push(Piece::BaseKeptByYours, base_block);
+                push(Piece::Theirs, t);
+            }
+            (None, Some(y)) => {
+                push(Piece::BaseKeptByTheirs, base_block);
+                push(Piece::Yours, y);
+            }
+            (Some(t), Some(y)) if t == y => {
+                push(Piece::BaseChangedByBoth, base_block);
+                push(Piece::Both, t);
+            }
+            (Some(t), Some(y)) => {
+                push(Piece::ConflictBase, base_block);
+                push(Piece::ConflictTheirs, t);
+                push(Piece::ConflictYours, y);
+            }
+            // Unreachable: the chunk starts at a hunk of at least one side.
+            (None, None) => push(Piece::Common, base_block),
+        }
+        pos = end;
+    }
+    if pos < base_lines.len() {
+        push(Piece::Common, &base_lines[pos..]);
+    }
+    out
 }
 
 /// Merges `theirs` and `yours`, both derived from `base`, line by line (Perforce semantics).
@@ -124,12 +235,6 @@ fn push_marker(out: &mut String, marker: &str) {
 /// Line terminators of the inputs are kept (`\r\n` stays `\r\n`); markers end with `\n`.
 /// A last line without `\n` stays so unless a marker follows it, which then gets a `\n`.
 pub fn merge3(base: &str, theirs: &str, yours: &str) -> MergeOutcome {
-    let base_lines = lines(base);
-    let their_lines = lines(theirs);
-    let your_lines = lines(yours);
-    let their_hunks = hunks(&base_lines, &their_lines);
-    let your_hunks = hunks(&base_lines, &your_lines);
-
     let mut outcome = MergeOutcome {
         merged: String::with_capacity(base.len().max(theirs.len()).max(yours.len())),
         conflicts: 0,
@@ -138,67 +243,38 @@ pub fn merge3(base: &str, theirs: &str, yours: &str) -> MergeOutcome {
         both_changed: 0,
     };
     let out = &mut outcome.merged;
-    let (mut ti, mut yi, mut pos) = (0, 0, 0);
-    loop {
-        let start = match (their_hunks.get(ti), your_hunks.get(yi)) {
-            (None, None) => break,
-            (Some(t), None) => t.base.start,
-            (None, Some(y)) => y.base.start,
-            (Some(t), Some(y)) => t.base.start.min(y.base.start),
-        };
-        push_lines(out, &base_lines[pos..start]);
-
-        // Grow the chunk while a hunk of either side overlaps or touches it.
-        let (t0, y0) = (ti, yi);
-        let mut end = start;
-        loop {
-            let mut grew = false;
-            if let Some(t) = their_hunks.get(ti).filter(|t| t.base.start <= end) {
-                end = end.max(t.base.end);
-                ti += 1;
-                grew = true;
-            }
-            if let Some(y) = your_hunks.get(yi).filter(|y| y.base.start <= end) {
-                end = end.max(y.base.end);
-                yi += 1;
-                grew = true;
-            }
-            if !grew {
-                break;
-            }
-        }
-        let block = start..end;
-        let theirs_block = side_range(&their_hunks[t0..ti], &block).map(|r| &their_lines[r]);
-        let yours_block = side_range(&your_hunks[y0..yi], &block).map(|r| &your_lines[r]);
-        match (theirs_block, yours_block) {
-            (Some(t), None) => {
+    for p in merge3_pieces(base, theirs, yours) {
+        match p.piece {
+            Piece::Common => out.push_str(&p.text),
+            Piece::Theirs => {
                 outcome.theirs_changed += 1;
-                push_lines(out, t);
+                out.push_str(&p.text);
             }
-            (None, Some(y)) => {
+            Piece::Yours => {
                 outcome.yours_changed += 1;
-                push_lines(out, y);
+                out.push_str(&p.text);
             }
-            (Some(t), Some(y)) if t == y => {
+            Piece::Both => {
                 outcome.both_changed += 1;
-                push_lines(out, t);
+                out.push_str(&p.text);
             }
-            (Some(t), Some(y)) => {
+            Piece::BaseKeptByYours | Piece::BaseKeptByTheirs | Piece::BaseChangedByBoth => {}
+            Piece::ConflictBase => {
                 outcome.conflicts += 1;
                 push_marker(out, MARKER_ORIGINAL);
-                push_lines(out, &base_lines[block.clone()]);
+                out.push_str(&p.text);
+            }
+            Piece::ConflictTheirs => {
                 push_marker(out, MARKER_THEIRS);
-                push_lines(out, t);
+                out.push_str(&p.text);
+            }
+            Piece::ConflictYours => {
                 push_marker(out, MARKER_YOURS);
-                push_lines(out, y);
+                out.push_str(&p.text);
                 push_marker(out, MARKER_END);
             }
-            // Unreachable: the chunk starts at a hunk of at least one side.
-            (None, None) => push_lines(out, &base_lines[block.clone()]),
         }
-        pos = end;
     }
-    push_lines(out, &base_lines[pos..]);
     outcome
 }
 
@@ -480,6 +556,36 @@ mod tests {
                 both_changed,
             };
             assert_eq!(got, want, "case: {}", case.name);
+        }
+    }
+
+    #[test]
+    fn pieces_rebuild_each_side() {
+        for case in CASES {
+            let pieces = merge3_pieces(case.base, case.theirs, case.yours);
+            let side = |keep: &[Piece]| -> String {
+                pieces
+                    .iter()
+                    .filter(|p| keep.contains(&p.piece))
+                    .map(|p| p.text.as_str())
+                    .collect()
+            };
+            use Piece::*;
+            let base = side(&[
+                Common,
+                BaseKeptByYours,
+                BaseKeptByTheirs,
+                BaseChangedByBoth,
+                ConflictBase,
+            ]);
+            let theirs = side(&[Common, Theirs, BaseKeptByTheirs, Both, ConflictTheirs]);
+            let yours = side(&[Common, BaseKeptByYours, Yours, Both, ConflictYours]);
+            assert_eq!(
+                (base.as_str(), theirs.as_str(), yours.as_str()),
+                (case.base, case.theirs, case.yours),
+                "case: {}",
+                case.name
+            );
         }
     }
 

@@ -125,6 +125,9 @@ pub struct Cmd {
     pub caller: Caller,
     /// Whether the client asked for tagged output.
     pub tagged: bool,
+    /// Whether it asked so for the whole connection, in its protocol message (`p4 -G`,
+    /// `-R`, `-Z tag`: scripts reading records, such as git-p4).
+    pub tagged_connection: bool,
     /// Whether an error line was sent.
     pub(crate) failed: bool,
     /// The ticket the command's caller proved, when it proved one.

@@ -33,6 +33,9 @@ fn server_protocol(security: Option<u8>) -> Message {
 pub async fn serve_connection(server: Arc<P4Server>, stream: Box<dyn Stream>, peer: PeerInfo) {
     let mut conn = Conn::new(stream, server.options.max_message_bytes);
     let mut protocol_sent = false;
+    // `tag` in the client's protocol message (`p4 -G`, `-R`, `-Z tag`): every command of the
+    // connection answers tagged.
+    let mut tag_all = false;
     loop {
         let m = match conn.read().await {
             Ok(Some(m)) => m,
@@ -54,7 +57,10 @@ pub async fn serve_connection(server: Arc<P4Server>, stream: Box<dyn Stream>, pe
         match func.as_str() {
             // The client's protocol level and capabilities; the server's answer goes with the
             // first command's.
-            "protocol" => continue,
+            "protocol" => {
+                tag_all = m.has("tag");
+                continue;
+            }
             "release" | "release2" => break,
             f if f.starts_with("user-") => {
                 if !protocol_sent {
@@ -63,7 +69,7 @@ pub async fn serve_connection(server: Arc<P4Server>, stream: Box<dyn Stream>, pe
                     protocol_sent = true;
                 }
                 let name = f.trim_start_matches("user-").to_string();
-                match command(conn, server.clone(), peer, m, name).await {
+                match command(conn, server.clone(), peer, m, name, tag_all).await {
                     Some(c) => conn = c,
                     None => return,
                 }
@@ -93,6 +99,7 @@ async fn command(
     peer: PeerInfo,
     req: Message,
     name: String,
+    tag_all: bool,
 ) -> Option<Conn> {
     let text = |n: &str| req.text(n).unwrap_or_default();
     let caller = Caller {
@@ -106,7 +113,7 @@ async fn command(
         .args()
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
-    let tagged = req.has("tag");
+    let tagged = tag_all || req.has("tag");
     let mut cmd = Cmd {
         conn,
         server,
@@ -115,6 +122,7 @@ async fn command(
         args,
         caller,
         tagged,
+        tagged_connection: tag_all,
         failed: false,
         proven: None,
         counters: None,

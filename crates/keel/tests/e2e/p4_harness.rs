@@ -122,6 +122,8 @@ pub fn drive(port: &str, home: &Path, steps: &[Value]) -> Vec<Value> {
         .env("P4TRUST", home.join("trust"))
         .env("P4ENVIRO", home.join("enviro"))
         .env("P4CONFIG", "")
+        // A form sent to the editor (a spec command without -o/-i) never waits for a user.
+        .env("P4EDITOR", "false")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -489,7 +489,7 @@ fn submit_and_shelve_take_change_forms() {
 }
 
 /// A P4 message as the wire carries it: a 5-byte header, then `name\0 len value\0` variables.
-fn frame(vars: &[(&str, &[u8])]) -> Vec<u8> {
+pub(crate) fn frame(vars: &[(&str, &[u8])]) -> Vec<u8> {
     let mut body = Vec::new();
     for (name, value) in vars {
         body.extend_from_slice(name.as_bytes());
@@ -506,7 +506,7 @@ fn frame(vars: &[(&str, &[u8])]) -> Vec<u8> {
 }
 
 /// Reads one message's variables.
-fn read_message(stream: &mut std::net::TcpStream) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn read_message(stream: &mut std::net::TcpStream) -> Vec<(String, Vec<u8>)> {
     use std::io::Read;
     let mut header = [0u8; 5];
     stream.read_exact(&mut header).expect("header");

@@ -10,6 +10,11 @@ A step is an object:
   "new": true                         a fresh connection before the step
   "input": ...                        p4.input (text, dict or list)
   "cwd": "DIR"                        p4.cwd for this step (relative file arguments)
+  "editor": "PROGRAM"                 P4EDITOR from this step on (a form sent to the editor;
+                                      a change reconnects)
+  "resolver": "am"                    p4.run_resolve(*cmd[1:], resolver=R): R answers every
+                                      merge with this ("at", "ay", "am", "ae", "s") and the
+                                      step's "merges" lists what it was shown (names, hint)
 The printed object carries "result" (the output, specs as dicts with "spec_class" naming the
 type), "errors", "warnings", "messages" (severity and generic code of each), and "exception"
 when one was raised. A step never stops the script: the next step runs on a fresh
@@ -37,6 +42,28 @@ def plain(value):
     return value
 
 
+class Answer(P4.Resolver):
+    """A resolver that answers every merge the same way and remembers what it saw."""
+
+    def __init__(self, answer):
+        P4.Resolver.__init__(self)
+        self.answer = answer
+        self.seen = []
+
+    def resolve(self, merge):
+        seen = {}
+        for name in ("your_name", "their_name", "base_name", "merge_hint"):
+            seen[name] = getattr(merge, name, None)
+        with open(merge.result_path, "rb") as f:
+            seen["result"] = f.read().decode("utf-8", "replace")
+        self.seen.append(seen)
+        if self.answer == "ae":
+            # Accepting an edit: the user rewrote the result file first.
+            with open(merge.result_path, "wb") as f:
+                f.write(b"edited by the resolver\n")
+        return self.answer
+
+
 def main():
     steps = json.load(sys.stdin)
     settings = {
@@ -47,6 +74,7 @@ def main():
         "password": "",
         "prog": "keel-p4-suite",
         "ticket_file": os.environ.get("P4TICKETS", ""),
+        "editor": os.environ.get("P4EDITOR", "false"),
     }
     p4 = None
     for step in steps:
@@ -64,6 +92,8 @@ def main():
         out = {}
         try:
             if p4 is None:
+                # The client reads P4EDITOR when it connects.
+                os.environ["P4EDITOR"] = settings["editor"]
                 p4 = P4.P4()
                 p4.port = settings["port"]
                 p4.user = settings["user"]
@@ -84,7 +114,11 @@ def main():
                 p4.input = step["input"]
             if "cwd" in step:
                 p4.cwd = step["cwd"]
-            if "method" in step:
+            if "resolver" in step:
+                answer = Answer(step["resolver"])
+                result = p4.run_resolve(*step["cmd"][1:], resolver=answer)
+                out["merges"] = answer.seen
+            elif "method" in step:
                 result = getattr(p4, step["method"])(*step.get("args", []))
             else:
                 result = p4.run(*step["cmd"])

@@ -62,6 +62,16 @@ pub const CHANGE: SpecDef = SpecDef {
     ],
 };
 
+/// The description a new change's form starts with.
+pub(crate) const PLACEHOLDER: &str = "<enter description here>";
+
+/// The refusal of a change form whose description was left as the placeholder.
+pub(crate) fn no_description() -> CmdError {
+    usage(format!(
+        "Error in change specification: the Description is still '{PLACEHOLDER}'; enter one."
+    ))
+}
+
 pub(crate) fn failed(e: impl std::fmt::Display) -> CmdError {
     CmdError::Report(Report::failed(
         Generic::NotYet,
@@ -139,25 +149,7 @@ async fn change(cmd: &mut Cmd) -> CmdResult {
     }
     if flags.has('i') {
         let form = forms::receive(cmd, &CHANGE).await?;
-        let description = description_of(&form);
-        let files = form_files(&form);
-        let target = match one(&form, "Change").as_str() {
-            "new" | "" => None,
-            n => Some(ChangeNumber(n.parse::<u64>().map_err(|_| {
-                usage(format!("Change '{n}': not a change number."))
-            })?)),
-        };
-        let saved = cmd
-            .call(move |svc, caller| svc.save_change(caller, target, &description, &files))
-            .await?
-            .map_err(failed)?;
-        let verb = if target.is_some() {
-            "updated"
-        } else {
-            "created"
-        };
-        info_line(cmd, format!("Change {} {verb}.", saved.change));
-        return Ok(());
+        return save(cmd, form).await;
     }
     let values = match number {
         None => {
@@ -166,7 +158,7 @@ async fn change(cmd: &mut Cmd) -> CmdResult {
             v.push(("Client", vec![cmd.caller.workspace.clone()]));
             v.push(("User", vec![cmd.caller.user.clone()]));
             v.push(("Status", vec!["new".to_string()]));
-            v.push(("Description", vec!["<enter description here>".to_string()]));
+            v.push(("Description", vec![PLACEHOLDER.to_string()]));
             v.push((
                 "Files",
                 opened.iter().map(|f| f.depot_file.to_string()).collect(),
@@ -216,6 +208,42 @@ async fn change(cmd: &mut Cmd) -> CmdResult {
             v
         }
     };
-    forms::send(cmd, &CHANGE, &values);
+    if flags.has('o') {
+        forms::send(cmd, &CHANGE, &values);
+        return Ok(());
+    }
+    match forms::edit(cmd, &CHANGE, &values).await? {
+        forms::Edited::Changed(form) => save(cmd, form).await,
+        forms::Edited::Same if number.is_none() => Err(no_description()),
+        forms::Edited::Same => {
+            info_line(cmd, format!("Change {} unchanged.", number.unwrap_or(0)));
+            Ok(())
+        }
+    }
+}
+
+/// Saves a change form (from `-i` or the editor).
+async fn save(cmd: &mut Cmd, form: Values) -> CmdResult {
+    let description = description_of(&form);
+    if description.trim() == PLACEHOLDER {
+        return Err(no_description());
+    }
+    let files = form_files(&form);
+    let target = match one(&form, "Change").as_str() {
+        "new" | "" => None,
+        n => Some(ChangeNumber(n.parse::<u64>().map_err(|_| {
+            usage(format!("Change '{n}': not a change number."))
+        })?)),
+    };
+    let saved = cmd
+        .call(move |svc, caller| svc.save_change(caller, target, &description, &files))
+        .await?
+        .map_err(failed)?;
+    let verb = if target.is_some() {
+        "updated"
+    } else {
+        "created"
+    };
+    info_line(cmd, format!("Change {} {verb}.", saved.change));
     Ok(())
 }

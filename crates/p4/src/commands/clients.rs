@@ -164,42 +164,7 @@ async fn client(cmd: &mut Cmd) -> CmdResult {
     }
     if flags.has('i') {
         let form = forms::receive(cmd, &CLIENT).await?;
-        let name = one(&form, "Client");
-        for (field, only) in [("SubmitOptions", SUBMIT_OPTIONS), ("LineEnd", LINE_END)] {
-            let value = one(&form, field);
-            if !value.is_empty() && value != only {
-                return Err(unsupported(&name, field, &value));
-            }
-        }
-        let owner = match one(&form, "Owner") {
-            o if o.is_empty() => cmd.caller.user.clone(),
-            o => o,
-        };
-        let ws = WorkspaceSpec {
-            name: name.clone(),
-            owner,
-            host: one(&form, "Host"),
-            root: one(&form, "Root"),
-            description: lines(&form, "Description").join("\n"),
-            options: keel_options(&one(&form, "Options")),
-            view: lines(&form, "View")
-                .into_iter()
-                .filter(|l| !l.trim().is_empty())
-                .collect(),
-            ..WorkspaceSpec::default()
-        };
-        cmd.call(move |svc, caller| svc.save_workspace(caller, ws, false))
-            .await?
-            .map_err(|e| {
-                CmdError::Report(Report::failed(Generic::Usage, number::FORM, e.to_string()))
-            })?;
-        cmd.report(
-            Report::new(Severity::Info, Generic::None, 0)
-                .text("Client ")
-                .arg("client", &name)
-                .text(" saved."),
-        );
-        return Ok(());
+        return save(cmd, form).await;
     }
     let lookup = name.clone();
     let found = cmd
@@ -219,7 +184,59 @@ async fn client(cmd: &mut Cmd) -> CmdResult {
         },
         Err(e) => return Err(e.into()),
     };
-    forms::send(cmd, &CLIENT, &values(&ws));
+    let values = values(&ws);
+    if flags.has('o') {
+        forms::send(cmd, &CLIENT, &values);
+        return Ok(());
+    }
+    match forms::edit(cmd, &CLIENT, &values).await? {
+        forms::Edited::Changed(form) => save(cmd, form).await,
+        // A new client is saved as the editor left it, as the form is the client's start.
+        forms::Edited::Same if ws.updated == 0 => save(cmd, values).await,
+        forms::Edited::Same => {
+            cmd.info(format!("Client {name} not changed."));
+            Ok(())
+        }
+    }
+}
+
+/// Saves a client form (from `-i` or the editor).
+async fn save(cmd: &mut Cmd, form: Values) -> CmdResult {
+    let name = one(&form, "Client");
+    for (field, only) in [("SubmitOptions", SUBMIT_OPTIONS), ("LineEnd", LINE_END)] {
+        let value = one(&form, field);
+        if !value.is_empty() && value != only {
+            return Err(unsupported(&name, field, &value));
+        }
+    }
+    let owner = match one(&form, "Owner") {
+        o if o.is_empty() => cmd.caller.user.clone(),
+        o => o,
+    };
+    let ws = WorkspaceSpec {
+        name: name.clone(),
+        owner,
+        host: one(&form, "Host"),
+        root: one(&form, "Root"),
+        description: lines(&form, "Description").join("\n"),
+        options: keel_options(&one(&form, "Options")),
+        view: lines(&form, "View")
+            .into_iter()
+            .filter(|l| !l.trim().is_empty())
+            .collect(),
+        ..WorkspaceSpec::default()
+    };
+    cmd.call(move |svc, caller| svc.save_workspace(caller, ws, false))
+        .await?
+        .map_err(|e| {
+            CmdError::Report(Report::failed(Generic::Usage, number::FORM, e.to_string()))
+        })?;
+    cmd.report(
+        Report::new(Severity::Info, Generic::None, 0)
+            .text("Client ")
+            .arg("client", &name)
+            .text(" saved."),
+    );
     Ok(())
 }
 

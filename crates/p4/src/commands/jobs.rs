@@ -164,10 +164,8 @@ fn mode(cmd: &Cmd, command: &Command) -> Result<(char, String, bool), CmdError> 
         .collect();
     let name = flags.rest.first().cloned().unwrap_or_default();
     match (modes.as_slice(), flags.rest.len()) {
-        ([], _) => Err(usage(format!(
-            "job: this server edits no forms itself; use -o and -i.\nUsage: {}",
-            command.usage
-        ))),
+        // No mode: the form goes to the client's editor.
+        ([], 0) | ([], 1) => Ok(('e', name, flags.has('f'))),
         (['i'], 0) | (['o'], 0) => Ok((modes[0], name, flags.has('f'))),
         ([m], 1) => Ok((*m, name, flags.has('f'))),
         _ => Err(usage(format!("Usage: {}", command.usage))),
@@ -194,20 +192,7 @@ async fn job(cmd: &mut Cmd) -> CmdResult {
                 .with("func", "client-InputData");
             let reply = cmd.ask(&m, CONFIRM).await?;
             let text = reply.text("data").unwrap_or_default();
-            let bad = |e: String| {
-                CmdError::Report(Report::failed(
-                    Generic::Usage,
-                    number::FORM,
-                    format!("Error in job specification: {e}"),
-                ))
-            };
-            let form = Form::parse(&text).map_err(|e| bad(e.to_string()))?;
-            let job = Job::from_form(&form, &spec).map_err(|e| bad(e.to_string()))?;
-            let saved = cmd
-                .call(move |svc, caller| svc.save_job(caller, job.fields, force))
-                .await?
-                .map_err(refused)?;
-            cmd.info(format!("Job {} saved.", saved.name));
+            save_job(cmd, &spec, &text, force).await?;
         }
         _ => {
             let spec = spec_of(cmd).await?;
@@ -219,13 +204,48 @@ async fn job(cmd: &mut Cmd) -> CmdResult {
             let job = Job {
                 fields: found.fields,
             };
-            if cmd.tagged {
+            if mode == 'e' {
+                let text = job.to_form(&spec, None);
+                match forms::edit_text(cmd, "job", &text).await? {
+                    Some(edited) => save_job(cmd, &spec, &edited, force).await?,
+                    // A new job is saved as the editor left it.
+                    None if job_name(&job) == "new" => save_job(cmd, &spec, &text, force).await?,
+                    None => cmd.info(format!("Job {} not changed.", job_name(&job))),
+                }
+            } else if cmd.tagged {
                 cmd.stat(job_record(&spec, &job, true));
             } else {
                 cmd.info(job.to_form(&spec, None));
             }
         }
     }
+    Ok(())
+}
+
+/// The name in a job's `Job` field (`new` for a job not yet saved).
+fn job_name(job: &Job) -> &str {
+    job.fields
+        .iter()
+        .find(|(f, _)| f == "Job")
+        .map_or("new", |(_, v)| v.as_str())
+}
+
+/// Saves job form `text` (from `-i` or the editor).
+async fn save_job(cmd: &mut Cmd, spec: &JobSpec, text: &str, force: bool) -> CmdResult {
+    let bad = |e: String| {
+        CmdError::Report(Report::failed(
+            Generic::Usage,
+            number::FORM,
+            format!("Error in job specification: {e}"),
+        ))
+    };
+    let form = Form::parse(text).map_err(|e| bad(e.to_string()))?;
+    let job = Job::from_form(&form, spec).map_err(|e| bad(e.to_string()))?;
+    let saved = cmd
+        .call(move |svc, caller| svc.save_job(caller, job.fields, force))
+        .await?
+        .map_err(refused)?;
+    cmd.info(format!("Job {} saved.", saved.name));
     Ok(())
 }
 

@@ -116,10 +116,8 @@ fn mode(cmd: &Cmd, command: &Command) -> Result<(char, String, bool), CmdError> 
         .collect();
     let name = flags.rest.first().cloned().unwrap_or_default();
     match (modes.as_slice(), flags.rest.len()) {
-        ([], _) => Err(usage(format!(
-            "{}: this server edits no forms itself; use -o and -i.\nUsage: {}",
-            command.name, command.usage
-        ))),
+        // No mode: the form goes to the client's editor.
+        ([], 1) => Ok(('e', name, flags.has('f'))),
         (['i'], 0) => Ok(('i', name, flags.has('f'))),
         ([m], 1) => Ok((*m, name, flags.has('f'))),
         _ => Err(usage(format!("Usage: {}", command.usage))),
@@ -158,30 +156,7 @@ async fn label(cmd: &mut Cmd) -> CmdResult {
         }
         'i' => {
             let form = forms::receive(cmd, &LABEL).await?;
-            let name = one(&form, "Label");
-            let owner = match one(&form, "Owner") {
-                o if o.is_empty() => cmd.caller.user.clone(),
-                o => o,
-            };
-            let spec = LabelSpec {
-                name: name.clone(),
-                owner,
-                description: lines(&form, "Description").join("\n"),
-                options: match one(&form, "Options") {
-                    o if o.is_empty() => "unlocked".to_string(),
-                    o => o,
-                },
-                revision: one(&form, "Revision"),
-                view: lines(&form, "View")
-                    .into_iter()
-                    .filter(|l| !l.trim().is_empty())
-                    .collect(),
-                updated: 0,
-            };
-            cmd.call(move |svc, caller| svc.save_label(caller, spec, false, force))
-                .await?
-                .map_err(refused)?;
-            cmd.report(saved("Label", &name, "saved"));
+            save_label(cmd, form, force).await?;
         }
         _ => {
             let lookup = name.clone();
@@ -201,9 +176,52 @@ async fn label(cmd: &mut Cmd) -> CmdResult {
                 },
                 Err(e) => return Err(refused(e)),
             };
-            forms::send(cmd, &LABEL, &label_values(&spec));
+            let values = label_values(&spec);
+            if mode == 'o' {
+                forms::send(cmd, &LABEL, &values);
+            } else {
+                let form = match forms::edit(cmd, &LABEL, &values).await? {
+                    forms::Edited::Changed(form) => form,
+                    // A new label is saved as the editor left it.
+                    forms::Edited::Same if spec.updated == 0 => values,
+                    forms::Edited::Same => {
+                        cmd.info(format!("Label {} not changed.", spec.name));
+                        return Ok(());
+                    }
+                };
+                save_label(cmd, form, force).await?;
+            }
         }
     }
+    Ok(())
+}
+
+/// Saves a label form (from `-i` or the editor).
+async fn save_label(cmd: &mut Cmd, form: Values, force: bool) -> CmdResult {
+    let name = one(&form, "Label");
+    let owner = match one(&form, "Owner") {
+        o if o.is_empty() => cmd.caller.user.clone(),
+        o => o,
+    };
+    let spec = LabelSpec {
+        name: name.clone(),
+        owner,
+        description: lines(&form, "Description").join("\n"),
+        options: match one(&form, "Options") {
+            o if o.is_empty() => "unlocked".to_string(),
+            o => o,
+        },
+        revision: one(&form, "Revision"),
+        view: lines(&form, "View")
+            .into_iter()
+            .filter(|l| !l.trim().is_empty())
+            .collect(),
+        updated: 0,
+    };
+    cmd.call(move |svc, caller| svc.save_label(caller, spec, false, force))
+        .await?
+        .map_err(refused)?;
+    cmd.report(saved("Label", &name, "saved"));
     Ok(())
 }
 
@@ -236,29 +254,7 @@ async fn branch(cmd: &mut Cmd) -> CmdResult {
         }
         'i' => {
             let form = forms::receive(cmd, &BRANCH).await?;
-            let name = one(&form, "Branch");
-            let owner = match one(&form, "Owner") {
-                o if o.is_empty() => cmd.caller.user.clone(),
-                o => o,
-            };
-            let spec = BranchSpec {
-                name: name.clone(),
-                owner,
-                description: lines(&form, "Description").join("\n"),
-                options: match one(&form, "Options") {
-                    o if o.is_empty() => "unlocked".to_string(),
-                    o => o,
-                },
-                view: lines(&form, "View")
-                    .into_iter()
-                    .filter(|l| !l.trim().is_empty())
-                    .collect(),
-                updated: 0,
-            };
-            cmd.call(move |svc, caller| svc.save_branch(caller, spec, false))
-                .await?
-                .map_err(refused)?;
-            cmd.report(saved("Branch", &name, "saved"));
+            save_branch(cmd, form).await?;
         }
         _ => {
             let lookup = name.clone();
@@ -277,9 +273,51 @@ async fn branch(cmd: &mut Cmd) -> CmdResult {
                 },
                 Err(e) => return Err(refused(e)),
             };
-            forms::send(cmd, &BRANCH, &branch_values(&spec));
+            let values = branch_values(&spec);
+            if mode == 'o' {
+                forms::send(cmd, &BRANCH, &values);
+            } else {
+                let form = match forms::edit(cmd, &BRANCH, &values).await? {
+                    forms::Edited::Changed(form) => form,
+                    // A new branch is saved as the editor left it.
+                    forms::Edited::Same if spec.updated == 0 => values,
+                    forms::Edited::Same => {
+                        cmd.info(format!("Branch {} not changed.", spec.name));
+                        return Ok(());
+                    }
+                };
+                save_branch(cmd, form).await?;
+            }
         }
     }
+    Ok(())
+}
+
+/// Saves a branch form (from `-i` or the editor).
+async fn save_branch(cmd: &mut Cmd, form: Values) -> CmdResult {
+    let name = one(&form, "Branch");
+    let owner = match one(&form, "Owner") {
+        o if o.is_empty() => cmd.caller.user.clone(),
+        o => o,
+    };
+    let spec = BranchSpec {
+        name: name.clone(),
+        owner,
+        description: lines(&form, "Description").join("\n"),
+        options: match one(&form, "Options") {
+            o if o.is_empty() => "unlocked".to_string(),
+            o => o,
+        },
+        view: lines(&form, "View")
+            .into_iter()
+            .filter(|l| !l.trim().is_empty())
+            .collect(),
+        updated: 0,
+    };
+    cmd.call(move |svc, caller| svc.save_branch(caller, spec, false))
+        .await?
+        .map_err(refused)?;
+    cmd.report(saved("Branch", &name, "saved"));
     Ok(())
 }
 

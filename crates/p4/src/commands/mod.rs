@@ -21,6 +21,7 @@ pub mod maintenance;
 pub mod merge_state;
 pub mod print;
 pub mod resolve;
+pub mod resolve_interactive;
 pub mod revert;
 pub mod sync;
 pub mod unshelve;

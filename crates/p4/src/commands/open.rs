@@ -330,6 +330,11 @@ async fn opened(cmd: &mut Cmd) -> CmdResult {
         })
         .await??;
     if listed.is_empty() {
+        // A script reading records (`p4 -G opened ...`, as git-p4 checks for opened files)
+        // gets no records and no warning.
+        if cmd.tagged_connection {
+            return Ok(());
+        }
         let what = if flags.rest.is_empty() {
             "File(s) not opened on this client.".to_string()
         } else {

@@ -8,7 +8,8 @@
 //! native resolve does (`keel_core::merge::merge3`) and write the result back. A merge with
 //! conflicts is skipped by `-am` (the workspace file untouched) and written with conflict
 //! markers and recorded by `-af`. A resolve is recorded only once the client confirmed the
-//! write. `-n` lists what needs resolving.
+//! write. `-n` lists what needs resolving. Without `-a` the client merges interactively
+//! ([`crate::commands::resolve_interactive`]).
 
 use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
 use crate::commands::sync::{local_of, workspace, workspace_args};
@@ -51,6 +52,8 @@ enum Mode {
     Safe,
     Auto,
     Force,
+    /// No `-a` flag: the client's interactive merge.
+    Interactive,
 }
 
 async fn resolve(cmd: &mut Cmd) -> CmdResult {
@@ -70,13 +73,7 @@ async fn resolve(cmd: &mut Cmd) -> CmdResult {
                 command.usage
             )));
         }
-        None => {
-            return Err(usage(format!(
-                "Interactive resolve is not supported by this server: use -af, -am, -as, -at or \
-                 -ay.\nUsage: {}",
-                command.usage
-            )));
-        }
+        None => Mode::Interactive,
     };
     let (_, place) = workspace(cmd).await?;
     let files = if flags.rest.is_empty() {
@@ -103,6 +100,9 @@ async fn resolve(cmd: &mut Cmd) -> CmdResult {
         }
         Err(e) => return Err(integrate_error(e)),
     };
+    if mode == Mode::Interactive {
+        return crate::commands::resolve_interactive::resolve(cmd, &place, &pending).await;
+    }
     let mut out = ToClient::new();
     let mut jobs = Vec::new();
     let mut keep = Vec::new();
@@ -125,7 +125,9 @@ async fn resolve(cmd: &mut Cmd) -> CmdResult {
         let choice = match mode {
             Mode::Theirs => Some(ResolveOutcome::Theirs),
             Mode::Yours => Some(ResolveOutcome::Yours),
-            Mode::Safe | Mode::Auto | Mode::Force => safe_choice(cmd, f, &local).await?,
+            Mode::Safe | Mode::Auto | Mode::Force | Mode::Interactive => {
+                safe_choice(cmd, f, &local).await?
+            }
         };
         match choice {
             Some(ResolveOutcome::Theirs) => match f.head_digest {
@@ -210,7 +212,7 @@ fn unmergeable(f: &FileInfo, mode: Mode) -> Option<&'static str> {
 }
 
 /// Says that the resolve of `local` was skipped, and why.
-fn skipped(cmd: &mut Cmd, local: &str, why: &str) {
+pub(crate) fn skipped(cmd: &mut Cmd, local: &str, why: &str) {
     cmd.report(
         Report::new(Severity::Warn, Generic::NotYet, number::MERGE_NEEDED)
             .arg("clientFile", local)
@@ -219,7 +221,7 @@ fn skipped(cmd: &mut Cmd, local: &str, why: &str) {
 }
 
 /// Reads the stored content `digest` of `depot_file#rev` whole.
-async fn stored_text(
+pub(crate) async fn stored_text(
     cmd: &mut Cmd,
     digest: Digest,
     depot_file: String,

@@ -1,10 +1,13 @@
 //! `shelve [-c N | -i] [-r] [-f] [-d -c N] [file ...]`: the opened files of a pending change
 //! stored on the server, their content sent by the client (`client-SendFile`, see
-//! [`crate::upload`]) into the service's shelve step; `-d` deletes shelved files.
+//! [`crate::upload`]) into the service's shelve step; `-d` deletes shelved files. Given
+//! neither `-c` nor `-i`, the default changelist's files go into a new change whose form the
+//! user fills in in the client's editor.
 
 use crate::cmd::{Cmd, CmdResult, usage};
 use crate::commands::change::{
-    CHANGE, description_of, failed, form_files, info_line, new_change, opened_in,
+    CHANGE, PLACEHOLDER, description_of, failed, form_files, info_line, new_change, no_description,
+    opened_in,
 };
 use crate::commands::forms;
 use crate::commands::open::work_rev;
@@ -66,12 +69,21 @@ async fn shelve(cmd: &mut Cmd) -> CmdResult {
         }
         return Ok(());
     }
-    let change = if flags.has('i') {
-        let form = forms::receive(cmd, &CHANGE).await?;
+    let change = if flags.has('i') || flags.value('c').is_none() {
+        let form = if flags.has('i') {
+            forms::receive(cmd, &CHANGE).await?
+        } else {
+            // No change named: the default changelist's files in a new change whose form
+            // the user fills in in the client's editor.
+            crate::commands::submit::edited_form(cmd, &work, &files, flags.rest.is_empty()).await?
+        };
         let description = description_of(&form);
         let listed = form_files(&form);
         match one(&form, "Change").as_str() {
             "new" | "" => {
+                if description.trim() == PLACEHOLDER {
+                    return Err(no_description());
+                }
                 if description.trim().is_empty() {
                     return Err(usage("Change description missing.  You must enter one."));
                 }

@@ -1,5 +1,6 @@
 //! `submit [-d desc | -i | -c N] [file ...]`: a pending change committed with the content the
 //! client sends (`client-SendFile`, see [`crate::upload`]), its files read-only afterwards.
+//! Given none of `-d`, `-i`, `-c`, the change form goes to the client's editor first.
 //!
 //! A submit of the default changelist first makes it a numbered change (as P4 servers do), so
 //! a refused submit leaves a pending change the user resubmits with `submit -c N`; a client
@@ -9,14 +10,15 @@
 use crate::client_ops;
 use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
 use crate::commands::change::{
-    CHANGE, description_of, failed, form_files, info_line, new_change, opened_in,
+    CHANGE, PLACEHOLDER, description_of, failed, form_files, info_line, new_change, no_description,
+    opened_in,
 };
 use crate::commands::forms;
 use crate::commands::workspace::{Work, change_arg};
 use crate::dispatch::{self, Command};
 use crate::upload::{self, files_to_send};
 use crate::wire::report::{Generic, Report, Severity};
-use crate::wire::specdef::one;
+use crate::wire::specdef::{Values, one};
 use keel_core::{ChangeNumber, ChangeRef, FileAction, FileType};
 use keel_service::command as rows;
 use keel_service::{FileInfo, SubmitSession};
@@ -37,11 +39,6 @@ async fn submit(cmd: &mut Cmd) -> CmdResult {
     if modes > 1 {
         return Err(usage(format!("Usage: {}", command.usage)));
     }
-    if modes == 0 {
-        return Err(usage(
-            "submit needs its description: -d description, -i (a change form) or -c changelist#.",
-        ));
-    }
     if let Some(option) = flags.value('f')
         && option != "submitunchanged"
     {
@@ -59,8 +56,12 @@ async fn submit(cmd: &mut Cmd) -> CmdResult {
         }
         (n, String::new())
     } else {
-        let (description, from_form, numbered) = if flags.has('i') {
-            let form = forms::receive(cmd, &CHANGE).await?;
+        let (description, from_form, numbered) = if flags.has('i') || !flags.has('d') {
+            let form = if flags.has('i') {
+                forms::receive(cmd, &CHANGE).await?
+            } else {
+                edited_form(cmd, &work, &file_args, flags.rest.is_empty()).await?
+            };
             let numbered = match one(&form, "Change").as_str() {
                 "new" | "" => None,
                 n => Some(
@@ -72,6 +73,9 @@ async fn submit(cmd: &mut Cmd) -> CmdResult {
         } else {
             (flags.value('d').unwrap_or_default().to_string(), None, None)
         };
+        if description.trim() == PLACEHOLDER {
+            return Err(no_description());
+        }
         if description.trim().is_empty() {
             return Err(usage("Change description missing.  You must enter one."));
         }
@@ -92,19 +96,7 @@ async fn submit(cmd: &mut Cmd) -> CmdResult {
                     (None, true) => default.iter().map(|f| f.depot_file.to_string()).collect(),
                     (None, false) => file_args.clone(),
                 };
-                let chosen: Vec<String> = default
-                    .iter()
-                    .filter(|f| {
-                        wanted.iter().any(|w| {
-                            w == f.depot_file.as_str()
-                                || f.client_file.as_deref().is_some_and(|rel| {
-                                    *w == format!("//{}/{}", work.place.workspace, rel)
-                                })
-                                || pattern_matches(w, f, &work.place.workspace)
-                        })
-                    })
-                    .map(|f| f.depot_file.to_string())
-                    .collect();
+                let chosen = choose(&default, &wanted, &work.place.workspace);
                 if chosen.is_empty() {
                     return Err(failed("No files to submit from the default changelist."));
                 }
@@ -129,6 +121,55 @@ async fn submit(cmd: &mut Cmd) -> CmdResult {
             )))
         }
         other => other,
+    }
+}
+
+/// The depot paths of the files of `default` that `wanted` (depot, client or wildcard paths)
+/// names.
+fn choose(default: &[FileInfo], wanted: &[String], workspace: &str) -> Vec<String> {
+    default
+        .iter()
+        .filter(|f| {
+            wanted.iter().any(|w| {
+                w == f.depot_file.as_str()
+                    || f.client_file
+                        .as_deref()
+                        .is_some_and(|rel| *w == format!("//{workspace}/{rel}"))
+                    || pattern_matches(w, f, workspace)
+            })
+        })
+        .map(|f| f.depot_file.to_string())
+        .collect()
+}
+
+/// The change form of a submit given no description, as the user left it in the client's
+/// editor (`P4EDITOR`): the default changelist's files (those the arguments name).
+pub(crate) async fn edited_form(
+    cmd: &mut Cmd,
+    work: &Work,
+    file_args: &[String],
+    all: bool,
+) -> Result<Values, CmdError> {
+    let default = opened_in(cmd, ChangeRef::Default).await?;
+    let files = if all {
+        default.iter().map(|f| f.depot_file.to_string()).collect()
+    } else {
+        choose(&default, file_args, &work.place.workspace)
+    };
+    if files.is_empty() {
+        return Err(failed("No files to submit from the default changelist."));
+    }
+    let values: Values = vec![
+        ("Change", vec!["new".to_string()]),
+        ("Client", vec![cmd.caller.workspace.clone()]),
+        ("User", vec![cmd.caller.user.clone()]),
+        ("Status", vec!["new".to_string()]),
+        ("Description", vec![PLACEHOLDER.to_string()]),
+        ("Files", files),
+    ];
+    match forms::edit(cmd, &CHANGE, &values).await? {
+        forms::Edited::Changed(form) => Ok(form),
+        forms::Edited::Same => Err(no_description()),
     }
 }
 

@@ -101,26 +101,9 @@ async fn user(cmd: &mut Cmd) -> CmdResult {
     }
     if flags.has('i') {
         let form = forms::receive(cmd, &USER).await?;
-        let user_type = UserType::parse(&one(&form, "Type")).map_err(|e| usage(e.to_string()))?;
-        let spec = UserSpec {
-            name: one(&form, "User"),
-            email: one(&form, "Email"),
-            full_name: one(&form, "FullName"),
-            user_type,
-            ..UserSpec::default()
-        };
-        let saved = cmd
-            .call(move |svc, caller| svc.save_user(caller, spec, force))
-            .await??;
-        cmd.report(
-            Report::new(Severity::Info, Generic::None, 0)
-                .text("User ")
-                .arg("user", &saved.name)
-                .text(" saved."),
-        );
-        return Ok(());
+        return save(cmd, form, force).await;
     }
-    // `-o`, or no flag (which would open an editor: the client shows the form).
+    // `-o`, or no flag (the form goes to the client's editor).
     let lookup = name.clone();
     let found = cmd
         .call(move |svc, caller| svc.get_user(caller, &lookup))
@@ -143,7 +126,39 @@ async fn user(cmd: &mut Cmd) -> CmdResult {
     if spec.full_name.is_empty() {
         spec.full_name = spec.name.clone();
     }
-    forms::send(cmd, &USER, &values(&spec));
+    let values = values(&spec);
+    if flags.has('o') {
+        forms::send(cmd, &USER, &values);
+        return Ok(());
+    }
+    match forms::edit(cmd, &USER, &values).await? {
+        forms::Edited::Changed(form) => save(cmd, form, force).await,
+        forms::Edited::Same => {
+            cmd.info(format!("User {} not changed.", spec.name));
+            Ok(())
+        }
+    }
+}
+
+/// Saves a user form (from `-i` or the editor).
+async fn save(cmd: &mut Cmd, form: Values, force: bool) -> CmdResult {
+    let user_type = UserType::parse(&one(&form, "Type")).map_err(|e| usage(e.to_string()))?;
+    let spec = UserSpec {
+        name: one(&form, "User"),
+        email: one(&form, "Email"),
+        full_name: one(&form, "FullName"),
+        user_type,
+        ..UserSpec::default()
+    };
+    let saved = cmd
+        .call(move |svc, caller| svc.save_user(caller, spec, force))
+        .await??;
+    cmd.report(
+        Report::new(Severity::Info, Generic::None, 0)
+            .text("User ")
+            .arg("user", &saved.name)
+            .text(" saved."),
+    );
     Ok(())
 }
 

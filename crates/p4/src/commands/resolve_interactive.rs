@@ -1,0 +1,266 @@
+//! `resolve` with no `-a` flag: the client's own interactive merge. For each text file with a
+//! pending integration the server fetches the workspace file ("yours", `client-SendFile`),
+//! merges it with base and theirs (`keel_core::merge::merge3_pieces`) and sends the pieces to
+//! the client (`client-OpenMerge3`, `client-WriteMerge` with the selection bits saying which of
+//! base, theirs, yours and the result each piece belongs to, `client-CloseMerge`). The client
+//! asks its user (or P4Python's resolver) what to accept, moves the chosen file into place and
+//! calls back `dm-ResolvedFile` with how (`theirs`, `yours`, `merged`, `edit`), or
+//! `dm-ResolvedFailed` when the user skipped: only then is the resolve recorded.
+
+use crate::cmd::{Cmd, CmdError, CmdResult, number};
+use crate::commands::resolve::{skipped, stored_text};
+use crate::commands::sync::local_of;
+use crate::conn::ConnError;
+use crate::filespec::Place;
+use crate::transfer::to_client::{DIGEST_LIMIT, client_type, is_text};
+use crate::upload::{self, ToSend};
+use crate::wire::message::Message;
+use crate::wire::report::{Generic, Report, Severity};
+use keel_core::FileType;
+use keel_core::merge::{Piece, merge3_pieces};
+use keel_service::{FileInfo, ResolveOutcome};
+
+const CONFIRM: &str = "dm-ResolvedFile";
+const DECLINE: &str = "dm-ResolvedFailed";
+/// The most content one `client-WriteMerge` carries.
+const PIECE_BYTES: usize = 64 << 10;
+
+// The selection bits of a merge piece, as the client's merge reads them.
+const SEL_BASE: u8 = 0x01;
+const SEL_THEIRS: u8 = 0x02;
+const SEL_YOURS: u8 = 0x04;
+const SEL_RESULT: u8 = 0x08;
+const SEL_ALL: u8 = SEL_BASE | SEL_THEIRS | SEL_YOURS | SEL_RESULT;
+const SEL_CONFLICT: u8 = 0x10;
+
+fn bits(piece: Piece) -> u8 {
+    match piece {
+        Piece::Common => SEL_ALL,
+        Piece::BaseKeptByYours => SEL_BASE | SEL_YOURS,
+        Piece::Theirs => SEL_THEIRS | SEL_RESULT,
+        Piece::BaseKeptByTheirs => SEL_BASE | SEL_THEIRS,
+        Piece::Yours => SEL_YOURS | SEL_RESULT,
+        Piece::BaseChangedByBoth => SEL_BASE,
+        Piece::Both => SEL_THEIRS | SEL_YOURS | SEL_RESULT,
+        Piece::ConflictBase => SEL_BASE | SEL_CONFLICT,
+        Piece::ConflictTheirs => SEL_THEIRS | SEL_RESULT | SEL_CONFLICT,
+        Piece::ConflictYours => SEL_YOURS | SEL_RESULT | SEL_CONFLICT,
+    }
+}
+
+/// A file to merge: the pending resolve, its local path and its source path.
+struct ToMerge {
+    file: FileInfo,
+    local: String,
+    source: String,
+    /// The workspace file in client syntax (`//ws/path`), as the merge's markers name it.
+    client: String,
+}
+
+/// Runs the client's interactive merge of each of `pending` and records what the user chose.
+pub(crate) async fn resolve(cmd: &mut Cmd, place: &Place, pending: &[FileInfo]) -> CmdResult {
+    let mut merges = Vec::new();
+    for f in pending {
+        let local = f
+            .client_file
+            .as_deref()
+            .map(|c| local_of(place, c))
+            .unwrap_or_default();
+        let source = f
+            .source_file
+            .as_ref()
+            .map(|s| s.to_string())
+            .unwrap_or_default();
+        cmd.info(format!("{local} - merging {source}#{}", f.head_rev));
+        let text = |t: Option<&FileType>| t.is_none_or(is_text);
+        let why = if !text(f.file_type.as_ref()) || !text(f.head_type.as_ref()) {
+            Some("a binary file, which this server merges only with -at or -ay")
+        } else if f.base_digest.is_none() || f.base_file.is_none() {
+            Some("no merge base to merge from: use -at or -ay")
+        } else if f.head_digest.is_none() {
+            Some("theirs is a deleted revision: use -at or -ay")
+        } else {
+            None
+        };
+        match why {
+            Some(why) => skipped(cmd, &local, why),
+            None => merges.push(ToMerge {
+                client: match f.client_file.as_deref() {
+                    Some(c) if c.starts_with("//") => c.to_string(),
+                    Some(c) => format!("//{}/{c}", place.workspace),
+                    None => local.clone(),
+                },
+                file: f.clone(),
+                local,
+                source,
+            }),
+        }
+    }
+    if merges.is_empty() {
+        return Ok(());
+    }
+    let to_send: Vec<ToSend> = merges
+        .iter()
+        .map(|m| ToSend {
+            depot_file: m.file.depot_file.to_string(),
+            local: m.local.clone(),
+            file_type: m.file.file_type.unwrap_or(FileType::TEXT),
+        })
+        .collect();
+    let mut yours = upload::receive_whole(cmd, &to_send, DIGEST_LIMIT).await?;
+    for (handle, m) in merges.into_iter().enumerate() {
+        let depot = m.file.depot_file.to_string();
+        let Some(at) = yours.iter().position(|(d, _)| *d == depot) else {
+            skipped(cmd, &m.local, "the client did not send the workspace file");
+            continue;
+        };
+        let (_, mine) = yours.swap_remove(at);
+        let (Some(base_digest), Some(base_file), Some(their_digest)) = (
+            m.file.base_digest,
+            m.file.base_file.as_ref(),
+            m.file.head_digest,
+        ) else {
+            continue;
+        };
+        let base = stored_text(cmd, base_digest, base_file.to_string(), m.file.base_rev).await?;
+        let theirs = stored_text(cmd, their_digest, m.source.clone(), m.file.head_rev).await?;
+        let (Ok(base), Ok(theirs), Ok(mine)) = (
+            std::str::from_utf8(&base),
+            std::str::from_utf8(&theirs),
+            std::str::from_utf8(&mine),
+        ) else {
+            skipped(
+                cmd,
+                &m.local,
+                "not UTF-8 text, which the merge reads: use -at or -ay",
+            );
+            continue;
+        };
+        let how = merge_on_client(cmd, &m, &format!("merge{handle}"), base, theirs, mine).await?;
+        let Some(outcome) = how else {
+            cmd.report(
+                Report::new(Severity::Info, Generic::None, 0)
+                    .arg("clientFile", &m.local)
+                    .text(" - resolve skipped."),
+            );
+            continue;
+        };
+        let file = depot.clone();
+        cmd.call(move |svc, caller| svc.resolve_done(caller, &file, outcome))
+            .await?
+            .map_err(|e| {
+                CmdError::Report(Report::failed(
+                    Generic::Usage,
+                    number::SERVICE,
+                    e.to_string(),
+                ))
+            })?;
+        let verb = match outcome {
+            ResolveOutcome::Theirs => "copy from",
+            ResolveOutcome::Yours => "ignored",
+            ResolveOutcome::Merged => "merge from",
+            ResolveOutcome::Edited => "edit from",
+        };
+        cmd.info(format!("{} - {verb} {}", m.local, m.source));
+    }
+    Ok(())
+}
+
+/// Sends one merge to the client and waits for what its user chose: `None` when skipped.
+async fn merge_on_client(
+    cmd: &mut Cmd,
+    m: &ToMerge,
+    handle: &str,
+    base: &str,
+    theirs: &str,
+    mine: &str,
+) -> Result<Option<ResolveOutcome>, CmdError> {
+    let yours_type = m.file.file_type.as_ref().map(client_type).unwrap_or("0");
+    let their_type = m.file.head_type.as_ref().map(client_type).unwrap_or("0");
+    let base_name = format!(
+        "{}#{}",
+        m.file
+            .base_file
+            .as_ref()
+            .map(|b| b.to_string())
+            .unwrap_or_default(),
+        m.file.base_rev
+    );
+    let their_name = format!("{}#{}", m.source, m.file.head_rev);
+    cmd.conn.send(
+        &Message::new()
+            .with("path", &m.local)
+            .with("handle", handle)
+            .with("type", yours_type)
+            .with("type2", yours_type)
+            .with("type3", their_type)
+            .with("type4", yours_type)
+            .with("baseName", &base_name)
+            .with("theirName", &their_name)
+            .with("yourName", &m.client)
+            .with("func", "client-OpenMerge3"),
+    );
+    let write = |cmd: &mut Cmd, bits: u8, text: &str| {
+        let mut rest = text.as_bytes();
+        loop {
+            let take = rest.len().min(PIECE_BYTES);
+            cmd.conn.send(
+                &Message::new()
+                    .with("handle", handle)
+                    .with("data", &rest[..take])
+                    .with("bits", bits.to_string())
+                    .with("func", "client-WriteMerge"),
+            );
+            rest = &rest[take..];
+            if rest.is_empty() {
+                break;
+            }
+        }
+    };
+    // The client counts a piece when the selection changes, so the merge starts and every
+    // conflict ends with an empty piece shared by all three.
+    write(cmd, SEL_ALL, "");
+    for p in merge3_pieces(base, theirs, mine) {
+        write(cmd, bits(p.piece), &p.text);
+        if p.piece == Piece::ConflictYours {
+            write(cmd, SEL_ALL, "");
+        }
+    }
+    cmd.conn.send(
+        &Message::new()
+            .with("handle", handle)
+            .with("mergeConfirm", CONFIRM)
+            .with("mergeDecline", DECLINE)
+            // Read by the client API's resolve callback (P4Python's `P4.MergeData` names).
+            .with("baseName", &base_name)
+            .with("theirName", &their_name)
+            .with("yourName", &m.client)
+            .with("func", "client-CloseMerge"),
+    );
+    cmd.conn.flush().await?;
+    // The user may think a while: the connection's idle timeout bounds the wait.
+    let wait = cmd.server.options.reply_timeout;
+    let reply = tokio::time::timeout(wait, cmd.conn.read_command())
+        .await
+        .map_err(|_| ConnError::NoReply {
+            expected: CONFIRM.to_string(),
+            waited_ms: wait.as_millis() as u64,
+        })??;
+    match reply.func().as_deref() {
+        Some(CONFIRM) => {}
+        Some(DECLINE) => return Ok(None),
+        f => {
+            return Err(CmdError::Conn(ConnError::Unexpected {
+                func: f.unwrap_or_default().to_string(),
+                expected: CONFIRM.to_string(),
+            }));
+        }
+    }
+    Ok(match reply.text("mergeHow").as_deref() {
+        Some("theirs") => Some(ResolveOutcome::Theirs),
+        Some("yours") => Some(ResolveOutcome::Yours),
+        Some("merged") => Some(ResolveOutcome::Merged),
+        Some("edit") => Some(ResolveOutcome::Edited),
+        _ => None,
+    })
+}
