@@ -105,6 +105,7 @@ const READ_ROWS: &[(&str, &rows::Command)] = &[
     ("triggers", rows::GET_TRIGGERS),
     ("typemap", rows::GET_TYPEMAP),
     ("jobspec", rows::GET_JOB_SPEC),
+    ("spec", rows::GET_JOB_SPEC),
     ("job", rows::GET_JOB),
 ];
 

@@ -337,3 +337,63 @@ fn interchanges_through_p4python() {
     // carol may not list the source: she sees no change of it.
     assert_eq!(ok(&r[7]), &json!([]));
 }
+
+#[test]
+fn jobspec_and_spec_change_the_job_fields_through_p4python() {
+    let s = P4Server::start();
+    let (a, _root) = s.native_workspace();
+    crate::access::protect(
+        &a,
+        &["super user alice * //...", "write user carol * //..."],
+    );
+    let mut spec = s.drive(&[json!({"cmd": ["jobspec", "-o"]})]);
+    let mut form = ok(&spec[0])[0].clone();
+    let fields = form["Fields"].as_array_mut().expect("Fields");
+    fields.push(json!("106 Severity select 10 optional"));
+    form["Values"]
+        .as_array_mut()
+        .expect("Values")
+        .push(json!("Severity A/B/C"));
+    form["Presets"]
+        .as_array_mut()
+        .expect("Presets")
+        .push(json!("Severity B"));
+    let form = {
+        let mut f = form.as_object().expect("form").clone();
+        f.retain(|k, _| matches!(k.as_str(), "Fields" | "Values" | "Presets" | "Comments"));
+        Value::Object(f)
+    };
+    let mut bad = form.clone();
+    bad["Fields"]
+        .as_array_mut()
+        .expect("Fields")
+        .push(json!("107 Colour colour 10 optional"));
+    let r = s.drive(&[
+        json!({"cmd": ["jobspec", "-i"], "input": form}),
+        json!({"cmd": ["job", "-o"]}),
+        json!({"cmd": ["spec", "-o", "job"], "tagged": false}),
+        json!({"cmd": ["jobspec", "-i"], "input": bad}),
+        json!({"cmd": ["spec", "-o", "client"], "tagged": false}),
+        json!({"cmd": ["jobspec", "-i"], "input": form, "user": "carol", "client": ""}),
+        json!({"cmd": ["jobspec"], "tagged": false, "user": "alice", "client": "ws"}),
+    ]);
+    assert_eq!(ok(&r[0]), &json!(["Spec job saved."]), "{}", r[0]);
+    // A new job starts with the new field's preset.
+    assert_eq!(ok(&r[1])[0]["Severity"], "B", "{}", r[1]);
+    let text = ok(&r[2])[0].as_str().expect("form text").to_string();
+    assert!(text.contains("\t106 Severity select 10 optional"), "{text}");
+    // A field type the spec does not know is refused, naming the line; nothing changes.
+    let err = raised(&r[3]);
+    assert!(err.contains("colour"), "{err}");
+    assert!(raised(&r[4]).contains("client"), "{:?}", r[4]);
+    assert!(raised(&r[5]).contains("permission"), "{:?}", r[5]);
+    // The editor round trip (the harness's P4EDITOR fails): nothing saved.
+    assert!(raised(&r[6]).contains("Execution Failed"), "{:?}", r[6]);
+    spec = s.drive(&[json!({"cmd": ["jobspec", "-o"]})]);
+    let now = ok(&spec[0])[0]["Fields"]
+        .as_array()
+        .expect("Fields")
+        .clone();
+    assert_eq!(now.len(), 6, "{now:?}");
+    assert_eq!(now[5], "106 Severity select 10 optional");
+}

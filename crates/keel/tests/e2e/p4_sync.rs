@@ -273,7 +273,17 @@ fn print_shows_headers_and_content_and_writes_files_with_o() {
         "{:?}",
         r[5]
     );
-    assert!(raised(&r[6]).contains("Invalid option: -a."), "{:?}", r[6]);
+    // -a: every revision, newest first, each header before its content.
+    let all = ok(&r[6]).as_array().expect("print -a").clone();
+    assert_eq!(all.len(), 4, "{all:?}");
+    assert_eq!(
+        (all[0]["rev"].as_str(), all[2]["rev"].as_str()),
+        (Some("2"), Some("1"))
+    );
+    assert_eq!(
+        (all[1].as_str(), all[3].as_str()),
+        (Some("one\ntwo\n"), Some("one\n"))
+    );
     // print wrote nothing into the workspace.
     assert!(!root.join("a.txt").exists());
 }

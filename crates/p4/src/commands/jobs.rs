@@ -41,9 +41,17 @@ pub const COMMANDS: &[Command] = &[
         name: "jobspec",
         row: rows::SAVE_JOB_SPEC,
         login: true,
-        flags: "o",
-        usage: "jobspec -o",
+        flags: "o i",
+        usage: "jobspec [ -o | -i ]",
         run: |c| Box::pin(jobspec(c)),
+    },
+    Command {
+        name: "spec",
+        row: rows::SAVE_JOB_SPEC,
+        login: true,
+        flags: "o i",
+        usage: "spec [ -o | -i ] job",
+        run: |c| Box::pin(spec(c)),
     },
     Command {
         name: "fix",
@@ -252,14 +260,62 @@ async fn save_job(cmd: &mut Cmd, spec: &JobSpec, text: &str, force: bool) -> Cmd
 async fn jobspec(cmd: &mut Cmd) -> CmdResult {
     let command = dispatch::find("jobspec").expect("jobspec is in the table");
     let flags = dispatch::flags(cmd, command)?;
-    if !flags.has('o') || !flags.rest.is_empty() {
-        return Err(usage(format!(
-            "jobspec: this server shows the job spec with -o; change it with 'keel jobspec \
-             -i'.\nUsage: {}",
-            command.usage
-        )));
+    if !flags.rest.is_empty() || (flags.has('o') && flags.has('i')) {
+        return Err(usage(format!("Usage: {}", command.usage)));
     }
+    job_spec_form(cmd, flags.has('o'), flags.has('i')).await
+}
+
+/// `spec -o job` / `spec -i job`: the job spec is the one spec whose fields change.
+async fn spec(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("spec").expect("spec is in the table");
+    let flags = dispatch::flags(cmd, command)?;
+    match flags.rest.as_slice() {
+        [kind] if kind == "job" => {}
+        [kind] => {
+            return Err(usage(format!(
+                "spec: only the job spec's fields can be changed ('{kind}' was given).\nUsage: {}",
+                command.usage
+            )));
+        }
+        _ => return Err(usage(format!("Usage: {}", command.usage))),
+    }
+    if flags.has('o') && flags.has('i') {
+        return Err(usage(format!("Usage: {}", command.usage)));
+    }
+    job_spec_form(cmd, flags.has('o'), flags.has('i')).await
+}
+
+/// Shows the job spec (`output`), saves one read from the client (`input`), or, with
+/// neither, sends it through the client's editor and saves what comes back.
+async fn job_spec_form(cmd: &mut Cmd, output: bool, input: bool) -> CmdResult {
     let spec = spec_of(cmd).await?;
+    let form = job_spec_values(&spec);
+    let edited = if output {
+        forms::send(cmd, &JOBSPEC, &form);
+        return Ok(());
+    } else if input {
+        forms::receive(cmd, &JOBSPEC).await?
+    } else {
+        match forms::edit(cmd, &JOBSPEC, &form).await? {
+            forms::Edited::Changed(values) => values,
+            forms::Edited::Same => {
+                cmd.info("Spec job not changed.");
+                return Ok(());
+            }
+        }
+    };
+    // The form as text is the job spec's own syntax (`Fields:` lines and the rest).
+    let text = JOBSPEC.render(&edited);
+    cmd.call(move |svc, caller| svc.save_job_spec(caller, &text))
+        .await?
+        .map_err(refused)?;
+    cmd.info("Spec job saved.");
+    Ok(())
+}
+
+/// The job spec as the values of its form.
+fn job_spec_values(spec: &JobSpec) -> Values {
     let mut values: Vec<String> = Vec::new();
     let mut presets: Vec<String> = Vec::new();
     for f in &spec.fields {
@@ -270,7 +326,7 @@ async fn jobspec(cmd: &mut Cmd) -> CmdResult {
             presets.push(format!("{} {p}", f.name));
         }
     }
-    let form: Values = vec![
+    vec![
         (
             "Fields",
             spec.fields
@@ -290,9 +346,7 @@ async fn jobspec(cmd: &mut Cmd) -> CmdResult {
         ("Values", values),
         ("Presets", presets),
         ("Comments", spec.comments.clone()),
-    ];
-    forms::send(cmd, &JOBSPEC, &form);
-    Ok(())
+    ]
 }
 
 /// `job000001 on 2026/11/28 by alice *open* 'Crash on start'`; with `-l` the whole
