@@ -36,6 +36,7 @@ mod interchanges;
 mod istat;
 mod jobs;
 mod jobs_search;
+mod key_file;
 mod keep_revisions;
 mod labels;
 mod labelsync;
@@ -74,6 +75,7 @@ mod workspaces;
 
 pub use access::UserAccess;
 pub use annotate::{AnnotateFollow, AnnotateOptions, AnnotatePart, AnnotatedText, LineOrigin};
+pub use auth::{P4_DIGEST_KEY_FILE, p4_password_md5};
 pub use auth::{Credentials, PasswordCheckStats, ProvenTicket, SettingValue, TicketInfo, UserSpec};
 pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
@@ -82,6 +84,7 @@ pub use config::ServiceConfig;
 pub use content::ContentOf;
 pub use counters::{CounterOp, CounterUpdate};
 pub use cstat::ChangeSync;
+pub use key_file::{KeyFileError, load_or_create_key};
 pub use dirs::DirsOptions;
 pub use error::{
     AccessError, AuthError, ChangeError, CounterOpError, DepotError, IntegrateError, JobsError,
@@ -173,6 +176,8 @@ pub struct Service {
     hashes: auth::HashGate,
     /// The stand-in hash checked for a user without a password (`auth/passwords.rs`).
     stand_in_hash: std::sync::OnceLock<String>,
+    /// The key P4 password verifiers are sealed with; set when `p4_password_digests` is on.
+    p4_digests: std::sync::OnceLock<auth::DigestKey>,
     /// Tickets found to be a service user's, until the next write (`auth/forwarders.rs`).
     forwarders: auth::Admitted,
     /// Where triggers reach this server (`Service::set_server_address`).
@@ -202,6 +207,7 @@ impl Service {
             limiter: auth::LoginLimiter::new(&config),
             hashes: auth::HashGate::new(config.password_check_threads, config.password_check_queue),
             stand_in_hash: std::sync::OnceLock::new(),
+            p4_digests: std::sync::OnceLock::new(),
             forwarders: auth::Admitted::new(1024),
             admitted: auth::Admitted::new(config.access_cache_users),
             meta,

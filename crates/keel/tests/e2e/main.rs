@@ -53,6 +53,7 @@ mod obliterate;
 mod orphaned_locks;
 mod p4_admin;
 mod p4_auth;
+mod p4_password_digests;
 mod p4_branching;
 mod p4_browse;
 mod p4_compress;
