@@ -89,7 +89,7 @@ fn off_refuses_naming_the_setting_and_a_login_after_turning_it_on_records_the_ve
             json!({"new": true, "password": "Wrong-2", "cmd": ["changes"]}),
         ],
     );
-    assert_eq!(ok(&r[0])[0].as_str().map(str::len), Some(32), "{r:?}");
+    assert_eq!(ok(&r[0])[0].as_str().map(str::len), Some(32));
     assert_eq!(ok(&r[1]), &json!([]));
     assert_eq!(ok(&r[2])[0]["userName"], "alice");
     assert!(raised(&r[3]).contains("P4PASSWD"), "{:?}", r[3]);

@@ -69,8 +69,13 @@ impl DigestKey {
     }
 }
 
-/// `MD5(password)` in uppercase hex, as a P4 client digests a password before answering.
+/// `MD5(password)` in uppercase hex, as a P4 client digests a password before answering;
+/// like the client, a password that already is a digest (32 hex digits, which is what some
+/// clients send for `login` and `passwd`) is taken as it is.
 pub fn p4_password_md5(password: &str) -> String {
+    if password.len() == 32 && password.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return password.to_ascii_uppercase();
+    }
     hex::encode_upper(Md5::digest(password.as_bytes()))
 }
 
