@@ -371,7 +371,9 @@ impl Answer {
     fn matches(&self, secret: &str) -> bool {
         self.addresses.iter().any(|daddr| {
             let expected = tickets::expected_answer(&self.token, secret, daddr.as_deref());
-            self.answers.iter().any(|a| tickets::same_answer(a, &expected))
+            self.answers
+                .iter()
+                .any(|a| tickets::same_answer(a, &expected))
         })
     }
 }

@@ -36,8 +36,8 @@ mod interchanges;
 mod istat;
 mod jobs;
 mod jobs_search;
-mod key_file;
 mod keep_revisions;
+mod key_file;
 mod labels;
 mod labelsync;
 mod locks;
@@ -75,8 +75,8 @@ mod workspaces;
 
 pub use access::UserAccess;
 pub use annotate::{AnnotateFollow, AnnotateOptions, AnnotatePart, AnnotatedText, LineOrigin};
-pub use auth::{P4_DIGEST_KEY_FILE, p4_password_md5};
 pub use auth::{Credentials, PasswordCheckStats, ProvenTicket, SettingValue, TicketInfo, UserSpec};
+pub use auth::{P4_DIGEST_KEY_FILE, p4_password_md5};
 pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
 pub use commit_signal::CommitListener;
@@ -84,7 +84,6 @@ pub use config::ServiceConfig;
 pub use content::ContentOf;
 pub use counters::{CounterOp, CounterUpdate};
 pub use cstat::ChangeSync;
-pub use key_file::{KeyFileError, load_or_create_key};
 pub use dirs::DirsOptions;
 pub use error::{
     AccessError, AuthError, ChangeError, CounterOpError, DepotError, IntegrateError, JobsError,
@@ -100,6 +99,7 @@ pub use interchanges::{Interchange, PendingIntegration};
 pub use istat::{IntegStatus, IstatRequest, PendingFlow};
 pub use jobs::{JobInfo, JobSpecInfo};
 pub use jobs_search::JobsQuery;
+pub use key_file::{KeyFileError, load_or_create_key};
 pub use labels::DEFAULT_LABEL_VIEW;
 pub use labelsync::TagOptions;
 pub use monitor::MonitorAccess;

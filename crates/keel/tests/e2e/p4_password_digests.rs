@@ -77,7 +77,10 @@ fn off_refuses_naming_the_setting_and_a_login_after_turning_it_on_records_the_ve
         &[json!({"password": "Secret-1", "cmd": ["changes"]})],
     );
     let e = raised(&r[0]);
-    assert!(e.contains("P4PASSWD") && !e.contains("p4_password_digests"), "{e}");
+    assert!(
+        e.contains("P4PASSWD") && !e.contains("p4_password_digests"),
+        "{e}"
+    );
     // A P4 login with the password (`login -p`: the ticket is shown, not kept) records it.
     let r = drive(
         &port,
@@ -93,7 +96,10 @@ fn off_refuses_naming_the_setting_and_a_login_after_turning_it_on_records_the_ve
     assert_eq!(ok(&r[1]), &json!([]));
     assert_eq!(ok(&r[2])[0]["userName"], "alice");
     assert!(raised(&r[3]).contains("P4PASSWD"), "{:?}", r[3]);
-    assert!(!contains(&database_bytes(&s.server.root), &md5_hex("Secret-1")));
+    assert!(!contains(
+        &database_bytes(&s.server.root),
+        &md5_hex("Secret-1")
+    ));
     // Turned off again: the stored verifier is dropped, and the password is refused.
     std::fs::write(s.server.root.join("keel.toml"), "").expect("keel.toml");
     s.server.restart();
@@ -135,7 +141,10 @@ fn on_a_password_set_or_changed_works_as_p4passwd_and_survives_checkpoint_and_re
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&key).expect("key file").permissions().mode();
+        let mode = std::fs::metadata(&key)
+            .expect("key file")
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
     // A checkpoint, restored into a new root holding the same key: the verifier still works,

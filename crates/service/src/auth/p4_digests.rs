@@ -86,11 +86,12 @@ impl Service {
     pub fn set_p4_password_digests(&self, on: bool) -> Result<usize, AuthError> {
         if on {
             let path = self.root.join(KEY_FILE);
-            let bytes = crate::load_or_create_key(&path, "P4 password verifier key").map_err(
-                |e| AuthError::Internal {
-                    reason: e.to_string(),
-                },
-            )?;
+            let bytes =
+                crate::load_or_create_key(&path, "P4 password verifier key").map_err(|e| {
+                    AuthError::Internal {
+                        reason: e.to_string(),
+                    }
+                })?;
             let _ = self.p4_digests.set(DigestKey::from_bytes(bytes));
             return Ok(0);
         }
@@ -126,16 +127,25 @@ impl Service {
             })?;
         }
         if dropped > 0 {
-            tracing::info!(dropped, "p4_password_digests is off: dropped stored verifiers");
+            tracing::info!(
+                dropped,
+                "p4_password_digests is off: dropped stored verifiers"
+            );
         }
         Ok(dropped)
     }
 
     /// The sealed verifier to store for `user` whose password is now `password`: `None` when
     /// the setting is off or the password is empty.
-    pub(crate) fn p4_verifier(&self, user: &str, password: &str) -> Result<Option<String>, AuthError> {
+    pub(crate) fn p4_verifier(
+        &self,
+        user: &str,
+        password: &str,
+    ) -> Result<Option<String>, AuthError> {
         match self.p4_digests.get() {
-            Some(key) if !password.is_empty() => key.seal(user, &p4_password_md5(password)).map(Some),
+            Some(key) if !password.is_empty() => {
+                key.seal(user, &p4_password_md5(password)).map(Some)
+            }
             _ => Ok(None),
         }
     }

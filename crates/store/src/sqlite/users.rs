@@ -6,8 +6,7 @@ use crate::rows::{TicketRow, UserRow};
 use keel_core::UserType;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-const USER_COLUMNS: &str =
-    "name, email, full_name, type, created, updated, accessed, password_hash, type_set_by, reviews, p4_digest";
+const USER_COLUMNS: &str = "name, email, full_name, type, created, updated, accessed, password_hash, type_set_by, reviews, p4_digest";
 
 fn user(r: &Row) -> rusqlite::Result<UserRow> {
     let kind: String = r.get(3)?;
