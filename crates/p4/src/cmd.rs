@@ -88,6 +88,11 @@ pub fn auth_report(e: &AuthError) -> Report {
         AuthError::LoginRequired { user, .. }
         | AuthError::TicketInvalid { user, .. }
         | AuthError::TicketExpired { user, .. } => login_required(user),
+        AuthError::P4DigestsOff { user } => login_required(user).text(
+            " A P4PASSWD holding the password itself is accepted only when the server sets \
+             p4_password_digests; otherwise use a ticket ('p4 login', or 'p4 login -p' for one \
+             to put in P4PASSWD).",
+        ),
         AuthError::NoSuchUser { user } => {
             Report::new(Severity::Failed, Generic::Unknown, number::NO_SUCH)
                 .text("User ")
@@ -229,6 +234,19 @@ impl Cmd {
     /// Asks the client to prove it holds a ticket of the caller's (`client-Crypto`); the
     /// ticket it proves, or `refusal` when it proves none.
     pub async fn prove_ticket(&mut self, refusal: AuthError) -> Result<ProvenTicket, CmdError> {
+        let Some(answer) = self.challenge().await? else {
+            return Err(refusal.into());
+        };
+        match self.ticket_answer(&answer).await? {
+            Ok(t) => Ok(t),
+            Err(AuthError::TicketInvalid { .. }) => Err(refusal.into()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Sends the challenge (`client-Crypto`) and collects the client's answer; `None` when it
+    /// answers nothing (it holds neither ticket nor password).
+    async fn challenge(&mut self) -> Result<Option<Answer>, CmdError> {
         const CONFIRM: &str = "dm-ProveTicket";
         let token = tickets::new_token().map_err(|e| {
             Report::failed(
@@ -248,7 +266,7 @@ impl Cmd {
             .filter(|a| !a.is_empty())
             .collect();
         if answers.is_empty() {
-            return Err(refusal.into());
+            return Ok(None);
         }
         // The address the client digested: this end of the socket as the client sees it, or
         // (on stdio, where there is none) the one the client names.
@@ -262,27 +280,40 @@ impl Cmd {
             addresses.push(Some(named));
         }
         addresses.push(None);
+        Ok(Some(Answer {
+            token,
+            answers,
+            addresses,
+        }))
+    }
+
+    /// The caller's ticket `answer` proves, remembered as this command's proven ticket.
+    async fn ticket_answer(
+        &mut self,
+        answer: &Answer,
+    ) -> Result<Result<ProvenTicket, AuthError>, CmdError> {
         let key = self.server.key.clone();
         let creds = self.credentials();
+        let answer = answer.clone();
         let proven = self
             .call(move |svc, caller| {
-                svc.prove_ticket(caller, &creds, &mut |id| {
-                    let ticket = key.ticket(id);
-                    addresses.iter().any(|daddr| {
-                        let expected = tickets::expected_answer(&token, &ticket, daddr.as_deref());
-                        answers.iter().any(|a| tickets::same_answer(a, &expected))
-                    })
-                })
+                svc.prove_ticket(caller, &creds, &mut |id| answer.matches(&key.ticket(id)))
             })
             .await?;
-        match proven {
-            Ok(t) => {
-                self.proven = Some(t.clone());
-                Ok(t)
-            }
-            Err(AuthError::TicketInvalid { .. }) => Err(refusal.into()),
-            Err(e) => Err(e.into()),
+        if let Ok(t) = &proven {
+            self.proven = Some(t.clone());
         }
+        Ok(proven)
+    }
+
+    /// Lets the caller in on `answer` made from the password itself (the server setting
+    /// `p4_password_digests`).
+    async fn password_answer(&mut self, answer: Answer) -> Result<Result<(), AuthError>, CmdError> {
+        let server = self.server.options.address.clone();
+        self.call(move |svc, caller| {
+            svc.prove_p4_password(caller, &server, &mut |digest| answer.matches(digest))
+        })
+        .await
     }
 
     /// The credentials this connection presents to the service (no ticket bytes: P4 clients
@@ -307,8 +338,42 @@ impl Cmd {
                 e @ (AuthError::LoginRequired { .. }
                 | AuthError::TicketInvalid { .. }
                 | AuthError::TicketExpired { .. }),
-            ) => self.prove_ticket(e).await.map(|_| ()),
+            ) => {
+                let Some(answer) = self.challenge().await? else {
+                    return Err(e.into());
+                };
+                match self.ticket_answer(&answer).await? {
+                    Ok(_) => Ok(()),
+                    // No ticket of the user's: the client may hold the password itself.
+                    Err(AuthError::TicketInvalid { .. }) => {
+                        self.password_answer(answer).await?.map_err(CmdError::from)
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            }
             Err(e) => Err(e.into()),
         }
+    }
+}
+
+/// A client's answer to the challenge: what it digested the token with is unknown (a ticket,
+/// or its password's MD5), and so is which address it digested.
+#[derive(Clone)]
+struct Answer {
+    token: String,
+    /// `token` and `token2` (a client holding both a ticket and a password sends both).
+    answers: Vec<String>,
+    addresses: Vec<Option<String>>,
+}
+
+impl Answer {
+    /// Whether the client answered from `secret` (a P4 ticket or a password's MD5).
+    fn matches(&self, secret: &str) -> bool {
+        self.addresses.iter().any(|daddr| {
+            let expected = tickets::expected_answer(&self.token, secret, daddr.as_deref());
+            self.answers
+                .iter()
+                .any(|a| tickets::same_answer(a, &expected))
+        })
     }
 }

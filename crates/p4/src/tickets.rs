@@ -6,8 +6,7 @@
 //! the metadata, so a copy of the database or a checkpoint gives no usable P4 ticket.
 
 use md5::{Digest, Md5};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Where the key lives under the server root.
 pub const KEY_FILE: &str = "p4/ticket.key";
@@ -23,23 +22,7 @@ impl std::fmt::Debug for TicketKey {
 }
 
 /// Why the key cannot be read or made.
-#[derive(Debug, thiserror::Error)]
-pub enum KeyError {
-    #[error("cannot read the P4 ticket key {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("cannot write the P4 ticket key {path}: {source}")]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("the P4 ticket key {path} is damaged (it must hold 64 hex digits)")]
-    Damaged { path: PathBuf },
-    #[error("no random bytes for the P4 ticket key: {0}")]
-    Random(String),
-}
+pub use keel_service::KeyFileError as KeyError;
 
 impl TicketKey {
     /// A key from its bytes (tests).
@@ -49,44 +32,7 @@ impl TicketKey {
 
     /// The key under `root`, made (random, readable by the owner only) on first use.
     pub fn load_or_create(root: &Path) -> Result<TicketKey, KeyError> {
-        let path = root.join(KEY_FILE);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                let mut bytes = [0u8; 32];
-                hex::decode_to_slice(text.trim(), &mut bytes)
-                    .map_err(|_| KeyError::Damaged { path: path.clone() })?;
-                Ok(TicketKey(bytes))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let mut bytes = [0u8; 32];
-                getrandom::fill(&mut bytes).map_err(|e| KeyError::Random(e.to_string()))?;
-                let write = |source| KeyError::Write {
-                    path: path.clone(),
-                    source,
-                };
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir).map_err(write)?;
-                }
-                let mut options = std::fs::OpenOptions::new();
-                options.write(true).create_new(true);
-                #[cfg(unix)]
-                std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-                match options.open(&path) {
-                    Ok(mut file) => {
-                        file.write_all(hex::encode(bytes).as_bytes())
-                            .and_then(|()| file.sync_all())
-                            .map_err(write)?;
-                        Ok(TicketKey(bytes))
-                    }
-                    // Another process made it meanwhile: use theirs.
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                        TicketKey::load_or_create(root)
-                    }
-                    Err(e) => Err(write(e)),
-                }
-            }
-            Err(source) => Err(KeyError::Read { path, source }),
-        }
+        keel_service::load_or_create_key(&root.join(KEY_FILE), "P4 ticket key").map(TicketKey)
     }
 
     /// The P4 ticket of the Keel ticket stored under `id`: 32 uppercase hex digits.

@@ -171,6 +171,12 @@ pub struct ServerConfig {
     /// from addresses other than loopback. Off: passwords travel only over `ssl:`, from
     /// loopback or over `--p4-stdio` (default false).
     pub p4_plain_passwords: bool,
+    /// Keep, for each user, an MD5 verifier of the password (sealed with a key in
+    /// `ROOT/p4/password.key`), so that P4 clients whose `P4PASSWD` holds the password itself
+    /// (not a ticket) are let in. Recorded when a password is set or a login with it succeeds.
+    /// Off: no verifier is kept (those stored are dropped at startup) and such clients must
+    /// use tickets (default false).
+    pub p4_password_digests: bool,
     /// How long `keel serve --p4-stdio` waits for the root while another process holds it
     /// (the previous connection of an `rsh:` port still exiting, or another connection being
     /// served), in milliseconds; 0 refuses at once (default 10000).
@@ -241,6 +247,7 @@ impl Default for ServerConfig {
             p4_listen: String::new(),
             p4_max_message_bytes: 16 << 20,
             p4_plain_passwords: false,
+            p4_password_digests: false,
             p4_stdio_lock_wait_ms: 10_000,
             store: StoreConfig::default(),
             service: ServiceConfig::default(),

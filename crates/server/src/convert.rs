@@ -677,7 +677,7 @@ impl WireError for AuthError {
             AuthError::LoginRequired { user, .. } => {
                 on_user(Code::Unauthenticated, R::LoginRequired, user)
             }
-            AuthError::TicketInvalid { user, .. } => {
+            AuthError::TicketInvalid { user, .. } | AuthError::P4DigestsOff { user } => {
                 on_user(Code::Unauthenticated, R::TicketInvalid, user)
             }
             AuthError::TicketExpired { user, .. } => {

@@ -126,6 +126,8 @@ pub enum ServeError {
     MetricsThread(std::io::Error),
     #[error(transparent)]
     P4Key(#[from] keel_p4::KeyError),
+    #[error("cannot apply p4_password_digests: {0}")]
+    P4Digests(keel_service::AuthError),
 }
 
 /// Where a started server listens, as `serve`'s `ready` callback is told.
@@ -267,6 +269,12 @@ pub async fn serve(
         config.service.clone(),
         root.clone(),
     );
+    // A replica follows the primary's verifiers (it drops none itself).
+    if config.p4_password_digests || opts.replica.is_none() {
+        service
+            .set_p4_password_digests(config.p4_password_digests)
+            .map_err(ServeError::P4Digests)?;
+    }
     if let Some(level) = opts.security {
         if opts.replica.is_some() {
             return Err(ServeError::ReplicaSecurity);
@@ -622,6 +630,9 @@ pub async fn serve_p4_stdio(root: PathBuf, config: ServerConfig) -> Result<(), S
         root.clone(),
     );
     service.recover_purges().map_err(ServeError::Recover)?;
+    service
+        .set_p4_password_digests(config.p4_password_digests)
+        .map_err(ServeError::P4Digests)?;
     let key = keel_p4::TicketKey::load_or_create(&root)?;
     let service = Arc::new(service);
     // No monitor, log or metrics: the connection is the process. The protections still apply.

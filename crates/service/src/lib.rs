@@ -37,6 +37,7 @@ mod istat;
 mod jobs;
 mod jobs_search;
 mod keep_revisions;
+mod key_file;
 mod labels;
 mod labelsync;
 mod locks;
@@ -75,6 +76,7 @@ mod workspaces;
 pub use access::UserAccess;
 pub use annotate::{AnnotateFollow, AnnotateOptions, AnnotatePart, AnnotatedText, LineOrigin};
 pub use auth::{Credentials, PasswordCheckStats, ProvenTicket, SettingValue, TicketInfo, UserSpec};
+pub use auth::{P4_DIGEST_KEY_FILE, p4_password_md5};
 pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
 pub use commit_signal::CommitListener;
@@ -97,6 +99,7 @@ pub use interchanges::{Interchange, PendingIntegration};
 pub use istat::{IntegStatus, IstatRequest, PendingFlow};
 pub use jobs::{JobInfo, JobSpecInfo};
 pub use jobs_search::JobsQuery;
+pub use key_file::{KeyFileError, load_or_create_key};
 pub use labels::DEFAULT_LABEL_VIEW;
 pub use labelsync::TagOptions;
 pub use monitor::MonitorAccess;
@@ -173,6 +176,8 @@ pub struct Service {
     hashes: auth::HashGate,
     /// The stand-in hash checked for a user without a password (`auth/passwords.rs`).
     stand_in_hash: std::sync::OnceLock<String>,
+    /// The key P4 password verifiers are sealed with; set when `p4_password_digests` is on.
+    p4_digests: std::sync::OnceLock<auth::DigestKey>,
     /// Tickets found to be a service user's, until the next write (`auth/forwarders.rs`).
     forwarders: auth::Admitted,
     /// Where triggers reach this server (`Service::set_server_address`).
@@ -202,6 +207,7 @@ impl Service {
             limiter: auth::LoginLimiter::new(&config),
             hashes: auth::HashGate::new(config.password_check_threads, config.password_check_queue),
             stand_in_hash: std::sync::OnceLock::new(),
+            p4_digests: std::sync::OnceLock::new(),
             forwarders: auth::Admitted::new(1024),
             admitted: auth::Admitted::new(config.access_cache_users),
             meta,

@@ -63,6 +63,7 @@ fn a_service_type_no_super_user_set_grants_nothing() {
             updated: now,
             accessed: now,
             password_hash: None,
+            p4_digest: None,
             type_set_by: None,
             reviews: Vec::new(),
         })

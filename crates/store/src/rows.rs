@@ -46,6 +46,10 @@ pub struct UserRow {
     pub accessed: i64,
     /// The password's argon2id hash as a PHC string; `None` when no password is set.
     pub password_hash: Option<String>,
+    /// The password's MD5 verifier for P4 clients whose `P4PASSWD` holds the password
+    /// (`p4_password_digests`), sealed by the service with a key kept outside the metadata;
+    /// `None` when the setting is off or none was recorded.
+    pub p4_digest: Option<String>,
     /// The super user who set `user_type`; `None` for `standard`, and for a type stored before
     /// Keel recorded the setter (such a type grants nothing until a super user saves it).
     pub type_set_by: Option<String>,

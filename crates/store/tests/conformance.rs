@@ -1130,3 +1130,51 @@ fn a_recorded_modification_time_reads_back_and_a_set_based_submit_keeps_the_lazy
     assert_eq!((copied.change, copied.time), (n, 5));
     assert_eq!(copied.mod_time, 1_000_000_001, "{copied:?}");
 }
+
+/// A user's sealed P4 password verifier (`UserRow::p4_digest`, migration for p4pass) reads
+/// back, is replaced and dropped with the row, and survives reopening.
+#[test]
+fn a_users_p4_digest_is_kept_replaced_and_dropped() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("meta.db");
+    let digest = |store: &SqliteStore| {
+        store
+            .snapshot()
+            .expect("snapshot")
+            .get_user("alice")
+            .expect("lookup")
+            .and_then(|u| u.p4_digest)
+    };
+    let set = |store: &SqliteStore, value: Option<&str>| {
+        let value = value.map(str::to_string);
+        write(store, move |txn| {
+            txn.ensure_user("alice", 0)?;
+            let mut row = txn.get_user("alice")?.expect("made");
+            row.p4_digest = value;
+            txn.put_user(&row)
+        })
+        .expect("written");
+    };
+    {
+        let store = SqliteStore::open(&path, &StoreConfig::default()).expect("open");
+        set(&store, None);
+        assert_eq!(digest(&store), None);
+        set(&store, Some("sealed-1"));
+        assert_eq!(digest(&store).as_deref(), Some("sealed-1"));
+        set(&store, Some("sealed-2"));
+    }
+    let store = SqliteStore::open(&path, &StoreConfig::default()).expect("reopen");
+    assert_eq!(digest(&store).as_deref(), Some("sealed-2"));
+    set(&store, None);
+    assert_eq!(digest(&store), None);
+    set(&store, Some("sealed-3"));
+    write(&store, |txn| txn.delete_user("alice")).expect("deleted");
+    assert!(
+        store
+            .snapshot()
+            .expect("snapshot")
+            .get_user("alice")
+            .expect("lookup")
+            .is_none()
+    );
+}

@@ -1,5 +1,6 @@
 //! `login`, `logout` and `passwd` as P4 clients run them. Passwords come from the client's
-//! prompt as typed (no MD5 digest: the server keeps only argon2 hashes), so they are taken only
+//! prompt as typed (no challenge digest: the server keeps argon2 hashes, and a sealed MD5 only
+//! under `p4_password_digests`, `keel_service`'s `auth/p4_digests.rs`), so they are taken only
 //! where they do not travel in the clear to strangers: over `ssl:`, from loopback, over stdio,
 //! or anywhere when `p4_plain_passwords` says so. A login issues a Keel ticket and hands the
 //! client the P4 ticket derived from it (`crate::tickets`), which the client keeps in its

@@ -171,6 +171,8 @@ impl Service {
         } else {
             Some(self.hash_password(new)?)
         };
+        // A new password replaces the P4 verifier; none (or the setting off) drops it.
+        let verifier = self.p4_verifier(&target, new)?;
         let now = self.now();
         keel_store::write(self.meta.as_ref(), move |txn| {
             let mut row = txn
@@ -179,6 +181,7 @@ impl Service {
                     user: target.clone(),
                 })?;
             row.password_hash = hash;
+            row.p4_digest = verifier;
             row.updated = now;
             txn.put_user(&row)?;
             txn.delete_tickets_of(&target, now)?;

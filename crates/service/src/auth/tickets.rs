@@ -86,6 +86,11 @@ impl Service {
             password,
             level,
         )?;
+        self.record_p4_verifier(
+            &user,
+            row.as_ref().and_then(|r| r.p4_digest.as_deref()),
+            password,
+        )?;
         let mut bytes = [0u8; 32];
         getrandom::fill(&mut bytes).map_err(|e| AuthError::Internal {
             reason: format!("no random bytes for a ticket: {e}"),

@@ -152,7 +152,8 @@ impl Service {
                 created: old.as_ref().map_or(now, |o| o.created),
                 updated: now,
                 accessed: old.as_ref().map_or(now, |o| o.accessed),
-                password_hash: old.and_then(|o| o.password_hash),
+                password_hash: old.as_ref().and_then(|o| o.password_hash.clone()),
+                p4_digest: old.and_then(|o| o.p4_digest),
                 type_set_by,
                 reviews: spec.reviews,
             };

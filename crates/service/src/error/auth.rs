@@ -97,6 +97,13 @@ pub enum AuthError {
     #[error("user {user} may not {what}: it needs super access")]
     NotSuper { user: String, what: &'static str },
     /// A setting name or value the server does not accept.
+    /// A P4 client's answer matched none of the user's tickets, and `p4_password_digests` is
+    /// off, so an answer from a `P4PASSWD` holding the password itself cannot be recognised.
+    #[error(
+        "user {user}'s answer matches no ticket, and a P4PASSWD holding the password itself \
+         is accepted only when the server sets p4_password_digests"
+    )]
+    P4DigestsOff { user: String },
     /// Hashing or random bytes failed on the server.
     #[error("internal error: {reason}")]
     Internal { reason: String },

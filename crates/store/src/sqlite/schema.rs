@@ -317,6 +317,12 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ALTER TABLE shelved ADD COLUMN mod_time INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE opened ADD COLUMN lazy_mod_time INTEGER NOT NULL DEFAULT 0;
     "#,
+    // migration for p4pass
+    // 17: a user's password verifier for P4 clients holding the password (`p4_password_digests`),
+    // sealed with a key outside the database; NULL: none.
+    r#"
+    ALTER TABLE users ADD COLUMN p4_digest TEXT;
+    "#,
 ];
 
 /// Brings the database up to the newest schema, one transaction per step.

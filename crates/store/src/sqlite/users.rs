@@ -6,8 +6,7 @@ use crate::rows::{TicketRow, UserRow};
 use keel_core::UserType;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-const USER_COLUMNS: &str =
-    "name, email, full_name, type, created, updated, accessed, password_hash, type_set_by, reviews";
+const USER_COLUMNS: &str = "name, email, full_name, type, created, updated, accessed, password_hash, type_set_by, reviews, p4_digest";
 
 fn user(r: &Row) -> rusqlite::Result<UserRow> {
     let kind: String = r.get(3)?;
@@ -33,6 +32,7 @@ fn user(r: &Row) -> rusqlite::Result<UserRow> {
             .filter(|l| !l.is_empty())
             .map(str::to_string)
             .collect(),
+        p4_digest: r.get(10)?,
     })
 }
 
@@ -69,7 +69,7 @@ pub(crate) fn list_users(
 
 pub(crate) fn put_user(conn: &Connection, u: &UserRow) -> Result<(), StoreError> {
     let sql = format!(
-        "INSERT OR REPLACE INTO users ({USER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+        "INSERT OR REPLACE INTO users ({USER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
     );
     conn.prepare_cached(&sql)?.execute(params![
         u.name,
@@ -81,7 +81,8 @@ pub(crate) fn put_user(conn: &Connection, u: &UserRow) -> Result<(), StoreError>
         u.accessed,
         u.password_hash,
         u.type_set_by,
-        u.reviews.join("\n")
+        u.reviews.join("\n"),
+        u.p4_digest
     ])?;
     Ok(())
 }
