@@ -308,7 +308,6 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     ALTER TABLE users ADD COLUMN reviews TEXT NOT NULL DEFAULT '';
     "#,
-    // migration for mtime30
     // 16: a file's own modification time, recorded at submit (`+m` files and `modtime`
     // workspaces sync to it): on revisions, on shelved files, and on open records' lazy
     // content (an unshelved or copied file keeps the time its content came with). 0: none.
@@ -317,7 +316,6 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ALTER TABLE shelved ADD COLUMN mod_time INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE opened ADD COLUMN lazy_mod_time INTEGER NOT NULL DEFAULT 0;
     "#,
-    // migration for p4pass
     // 17: a user's password verifier for P4 clients holding the password (`p4_password_digests`),
     // sealed with a key outside the database; NULL: none.
     r#"
