@@ -25,16 +25,21 @@ fn submit(ws: &Client, file: &str, description: &str) -> u64 {
         .expect("change")
 }
 
-/// A connection as `client`'s user and workspace.
-async fn connect(client: &Client) -> Connection {
+/// A connection as `client`'s user and workspace (shared by the `client_library_*` modules).
+pub(crate) async fn connect(client: &Client) -> Connection {
+    connect_as(client, &client.user, None).await
+}
+
+/// A connection as `user` (with `ticket`, if any) through `client`'s server and workspace.
+pub(crate) async fn connect_as(client: &Client, user: &str, ticket: Option<String>) -> Connection {
     let settings = Settings {
         server: client.addr.clone(),
-        user: client.user.clone(),
+        user: user.to_string(),
         workspace: Some(client.workspace.clone()),
         host: "ci-host".into(),
         config_file: None,
         tickets: None,
-        ticket: None,
+        ticket,
         trust_file: Some(client.trust.clone()),
         bind: None,
         ignore: None,
@@ -42,7 +47,8 @@ async fn connect(client: &Client) -> Connection {
     Connection::connect(&settings).await.expect("connect")
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+/// A single-threaded runtime for a test's async calls.
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -4,37 +4,14 @@
 //! real server, and their refusals as typed errors that leave nothing behind.
 
 use crate::access::protect;
+use crate::client_library::{connect, runtime};
 use crate::common::{Client, Fixture, write};
+use keel_client::WorkspaceCtx;
 use keel_client::ops::{
     self, ChangeSave, OpenFor, OpenQuery, OpenedQuery, Outcome, QueryError, ReopenQuery,
     RevertQuery, SubmitProgress, SubmitQuery, SyncAction, SyncQuery,
 };
-use keel_client::{Connection, Settings, WorkspaceCtx};
 use keel_core::FileAction;
-
-/// A connection as `client`'s user and workspace.
-async fn connect(client: &Client) -> Connection {
-    let settings = Settings {
-        server: client.addr.clone(),
-        user: client.user.clone(),
-        workspace: Some(client.workspace.clone()),
-        host: "ci-host".into(),
-        config_file: None,
-        tickets: None,
-        ticket: None,
-        trust_file: Some(client.trust.clone()),
-        bind: None,
-        ignore: None,
-    };
-    Connection::connect(&settings).await.expect("connect")
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
 
 /// alice submits `app/main.c` and `app/util.c` from her first workspace.
 fn seeded(fx: &Fixture) -> Client {

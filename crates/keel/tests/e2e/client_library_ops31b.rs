@@ -5,36 +5,12 @@
 //! protections tables; info, depots, settings, the monitor and a checkpoint; and refusals as
 //! typed errors.
 
+use crate::client_library::{connect_as, runtime};
 use crate::common::{Client, Fixture, write};
 use keel_client::ops::{
     self, BranchSpec, CheckpointEvent, FixesQuery, GroupSpec, JobsQuery, LabelAction, LabelSpec,
     PasswordChange, ProtectsQuery, QueryError, TagQuery, TriggersError, UserSpec, WorkspaceSpec,
 };
-use keel_client::{Connection, Settings};
-
-/// A connection as `user` (with `ticket`, if any) through `client`'s server and workspace.
-async fn connect_as(client: &Client, user: &str, ticket: Option<String>) -> Connection {
-    let settings = Settings {
-        server: client.addr.clone(),
-        user: user.to_string(),
-        workspace: Some(client.workspace.clone()),
-        host: "ci-host".into(),
-        config_file: None,
-        tickets: None,
-        ticket,
-        trust_file: Some(client.trust.clone()),
-        bind: None,
-        ignore: None,
-    };
-    Connection::connect(&settings).await.expect("connect")
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
 
 /// The server's refusal inside `e`, as text (panics on any other error).
 fn refusal(e: &QueryError) -> String {
