@@ -6,7 +6,7 @@
 //! typed errors.
 
 use crate::client_library::{connect_as, runtime};
-use crate::common::{Client, Fixture, write};
+use crate::common::{Fixture, write};
 use keel_client::ops::{
     self, BranchSpec, CheckpointEvent, FixesQuery, GroupSpec, JobsQuery, LabelAction, LabelSpec,
     PasswordChange, ProtectsQuery, QueryError, TagQuery, TriggersError, UserSpec, WorkspaceSpec,
