@@ -100,7 +100,14 @@ async fn counters(cmd: &mut Cmd) -> CmdResult {
 }
 
 async fn counter(cmd: &mut Cmd) -> CmdResult {
-    let command = dispatch::find("counter").expect("counter is in the table");
+    one_value(cmd, "counter", CounterSpace::Counter).await
+}
+
+/// `counter NAME [VALUE]` / `key NAME [VALUE]` (`-d`, `-i`, and for counters `-f`): one value of
+/// `space`, read, set, incremented or deleted; `verb` is the command's name and its records'
+/// field name.
+pub(crate) async fn one_value(cmd: &mut Cmd, verb: &'static str, space: CounterSpace) -> CmdResult {
+    let command = dispatch::find(verb).expect("the verb is in the table");
     let flags = dispatch::flags(cmd, command)?;
     let (name, value) = match flags.rest.as_slice() {
         [name] => (name.clone(), None),
@@ -118,11 +125,11 @@ async fn counter(cmd: &mut Cmd) -> CmdResult {
     let lookup = name.clone();
     let Some(op) = op else {
         let value = cmd
-            .call(move |svc, caller| svc.get_counter(caller, CounterSpace::Counter, &lookup))
+            .call(move |svc, caller| svc.get_counter(caller, space, &lookup))
             .await?
             .map_err(counter_error)?;
         if cmd.tagged {
-            cmd.stat([("counter", name), ("value", value)]);
+            cmd.stat([(verb, name), ("value", value)]);
         } else {
             cmd.info(value);
         }
@@ -131,20 +138,22 @@ async fn counter(cmd: &mut Cmd) -> CmdResult {
     let deleting = matches!(op, CounterOp::Delete);
     let incrementing = matches!(op, CounterOp::Increment);
     let done = cmd
-        .call(move |svc, caller| {
-            svc.update_counter(caller, CounterSpace::Counter, &lookup, op, force)
-        })
+        .call(move |svc, caller| svc.update_counter(caller, space, &lookup, op, force))
         .await?
         .map_err(counter_error)?;
     let value = done.value.clone().unwrap_or_default();
+    let title = match space {
+        CounterSpace::Counter => "Counter",
+        CounterSpace::Key => "Key",
+    };
     if cmd.tagged && !deleting {
-        cmd.stat([("counter", name), ("value", value)]);
+        cmd.stat([(verb, name), ("value", value)]);
     } else if deleting {
-        cmd.info(format!("Counter {name} deleted."));
+        cmd.info(format!("{title} {name} deleted."));
     } else if incrementing {
         cmd.info(value);
     } else {
-        cmd.info(format!("Counter {name} set."));
+        cmd.info(format!("{title} {name} set."));
     }
     Ok(())
 }

@@ -6,7 +6,7 @@
 //! `interchanges` (changes not yet integrated from a source to a target).
 
 use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
-use crate::commands::counters::{counter_error, list_space};
+use crate::commands::counters::{list_space, one_value};
 use crate::commands::fileargs;
 use crate::commands::forms;
 use crate::dispatch::{self, Command};
@@ -15,9 +15,7 @@ use crate::wire::report::{Generic, Report};
 use crate::wire::specdef::{Field, Kind, SpecDef, Values, lines};
 use keel_core::{ChangeNumber, ChangeRef, CounterSpace};
 use keel_service::command as rows;
-use keel_service::{
-    CounterOp, FileInfo, IntegrateError, IntegrateRequest, Interchange, ReviewFrom,
-};
+use keel_service::{FileInfo, IntegrateError, IntegrateRequest, Interchange, ReviewFrom};
 
 pub const COMMANDS: &[Command] = &[
     Command {
@@ -124,50 +122,7 @@ async fn keys(cmd: &mut Cmd) -> CmdResult {
 }
 
 async fn key(cmd: &mut Cmd) -> CmdResult {
-    let command = dispatch::find("key").expect("key is in the table");
-    let flags = dispatch::flags(cmd, command)?;
-    let (name, value) = match flags.rest.as_slice() {
-        [name] => (name.clone(), None),
-        [name, value] if !flags.has('d') && !flags.has('i') => (name.clone(), Some(value.clone())),
-        _ => return Err(usage(format!("Usage: {}", command.usage))),
-    };
-    let op = match (flags.has('d'), flags.has('i'), value) {
-        (true, true, _) => return Err(usage("-d and -i cannot be used together.")),
-        (true, false, _) => Some(CounterOp::Delete),
-        (false, true, _) => Some(CounterOp::Increment),
-        (false, false, Some(v)) => Some(CounterOp::Set(v)),
-        (false, false, None) => None,
-    };
-    let lookup = name.clone();
-    let Some(op) = op else {
-        let value = cmd
-            .call(move |svc, caller| svc.get_counter(caller, CounterSpace::Key, &lookup))
-            .await?
-            .map_err(counter_error)?;
-        if cmd.tagged {
-            cmd.stat([("key", name), ("value", value)]);
-        } else {
-            cmd.info(value);
-        }
-        return Ok(());
-    };
-    let deleting = matches!(op, CounterOp::Delete);
-    let incrementing = matches!(op, CounterOp::Increment);
-    let done = cmd
-        .call(move |svc, caller| svc.update_counter(caller, CounterSpace::Key, &lookup, op, false))
-        .await?
-        .map_err(counter_error)?;
-    let value = done.value.clone().unwrap_or_default();
-    if cmd.tagged && !deleting {
-        cmd.stat([("key", name), ("value", value)]);
-    } else if deleting {
-        cmd.info(format!("Key {name} deleted."));
-    } else if incrementing {
-        cmd.info(value);
-    } else {
-        cmd.info(format!("Key {name} set."));
-    }
-    Ok(())
+    one_value(cmd, "key", CounterSpace::Key).await
 }
 
 async fn typemap(cmd: &mut Cmd) -> CmdResult {
