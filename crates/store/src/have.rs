@@ -231,21 +231,30 @@ impl SqliteHaveStore {
         after: Option<&str>,
         limit: usize,
     ) -> Result<Vec<HaveRow>, StoreError> {
+        // One lower bound for the seek: given both `path >= lo` and `path > after`, SQLite
+        // seeks on the first and steps over every row before `after`, so paging through a
+        // list read it from the start once per page.
+        let (sql, from) = match after {
+            Some(after) if after >= range.lo.as_str() => (
+                "SELECT path, rev, client FROM have WHERE path > ?1 AND path < ?2 \
+                 ORDER BY path LIMIT ?3",
+                after,
+            ),
+            _ => (
+                "SELECT path, rev, client FROM have WHERE path >= ?1 AND path < ?2 \
+                 ORDER BY path LIMIT ?3",
+                range.lo.as_str(),
+            ),
+        };
         self.with(workspace, |conn| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT path, rev, client FROM have WHERE path >= ?1 AND path < ?2 AND path > ?3 \
-                 ORDER BY path LIMIT ?4",
-            )?;
-            let rows = stmt.query_map(
-                params![range.lo, range.hi, after.unwrap_or(""), limit as i64],
-                |r| {
-                    Ok(HaveRow {
-                        path: DepotPath::from_stored(r.get(0)?),
-                        rev: r.get(1)?,
-                        client: r.get(2)?,
-                    })
-                },
-            )?;
+            let mut stmt = conn.prepare_cached(sql)?;
+            let rows = stmt.query_map(params![from, range.hi, limit as i64], |r| {
+                Ok(HaveRow {
+                    path: DepotPath::from_stored(r.get(0)?),
+                    rev: r.get(1)?,
+                    client: r.get(2)?,
+                })
+            })?;
             rows.collect()
         })
     }

@@ -1178,3 +1178,40 @@ fn a_users_p4_digest_is_kept_replaced_and_dropped() {
             .is_none()
     );
 }
+
+#[test]
+fn a_have_list_pages_through_a_range_in_path_order() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let haves = keel_store::SqliteHaveStore::open(dir.path()).expect("open");
+    let rows: Vec<keel_store::HaveRow> = ["a", "b", "c"]
+        .iter()
+        .flat_map(|top| {
+            (0..250).map(move |i| keel_store::HaveRow {
+                path: dp(&format!("//depot/{top}/f{i:03}")),
+                client: format!("{top}/f{i:03}"),
+                rev: 1,
+            })
+        })
+        .collect();
+    haves.apply("ws", &rows).expect("apply");
+    // Pages of 100 through //depot/b/..., starting before the range and after its first row.
+    let range = PathRange::prefix("//depot/b/");
+    for start in [None, Some("//depot/a/f100"), Some("//depot/b/f000")] {
+        let mut after = start.map(str::to_string);
+        let mut seen = Vec::new();
+        for _ in 0..10 {
+            let page = haves
+                .page("ws", &range, after.as_deref(), 100)
+                .expect("page");
+            let full = page.len() == 100;
+            after = page.last().map(|r| r.path.as_str().to_string());
+            seen.extend(page.into_iter().map(|r| r.path.as_str().to_string()));
+            if !full {
+                break;
+            }
+        }
+        let skip = usize::from(start == Some("//depot/b/f000"));
+        let want: Vec<String> = (skip..250).map(|i| format!("//depot/b/f{i:03}")).collect();
+        assert_eq!(seen, want, "from {start:?}");
+    }
+}
