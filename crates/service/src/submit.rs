@@ -264,6 +264,8 @@ impl SubmitSession {
         let ws_name = workspace.clone();
         let blobs = service.blobs.clone();
         let batch = service.config.submit_batch.max(1);
+        // Read before the commit: whether the submit can give an empty have list its first mark.
+        let first_mark = service.first_mark_basis(&workspace);
         let (number, renamed_from) = keel_store::write(service.meta.as_ref(), move |txn| {
             let timer = timer.start();
             let plan = Plan {
@@ -323,8 +325,13 @@ impl SubmitSession {
             .committed(number, paths.as_deref().filter(|_| listed.is_ok()));
         listed?;
         // The submitter's next sync need not look at this change, nor at older ones when
-        // nothing else in its view changed since its have list was marked.
-        if let Err(e) = service.advance_mark(&result.workspace, number) {
+        // nothing else in its view changed since its have list was marked (or, for a list
+        // that was empty, when nothing was in its view before).
+        let moved = match first_mark {
+            Some(basis) => service.mark_first_submit(&result.workspace, number, basis),
+            None => service.advance_mark(&result.workspace, number),
+        };
+        if let Err(e) = moved {
             tracing::warn!(change = number.0, error = %e, "moving the sync mark failed");
         }
         // `+S`/`+Sn` files: older revisions' content goes. The change is submitted whatever

@@ -6,7 +6,8 @@
 //! Why the shortcut's plan is the full merge's plan: the mark is set only by the client, after
 //! it recorded every file of a whole-view sync that left no opened file out of step
 //! (`Tally::unsettled`), and only when nothing else wrote the have list since that sync began
-//! (the write counter). Every have-list write clears the mark except a submit's own files and
+//! (the write counter); or by a submit that put the first files into the view of a workspace
+//! whose have list was empty (an import: the list then is the view's files). Every have-list write clears the mark except a submit's own files and
 //! a sync's scheduled resolves, whose files belong to changes from C on and are looked at
 //! anyway. Revisions submitted after the marked sync's snapshot have change numbers at least
 //! C. What the shortcut cannot see — another view, an obliterate (the `revisions_removed`
@@ -18,7 +19,7 @@ use crate::context::WorkspaceCtx;
 use crate::sync::{FilePlan, SyncEvent, SyncMark, SyncOptions, Tally};
 use crate::{Service, ServiceError};
 use keel_core::{ChangeNumber, ChangeStatus, DepotPath};
-use keel_store::{ChangeFilter, HaveMark, HaveState, OpenedRow, ReadTxn};
+use keel_store::{ChangeFilter, HaveMark, HaveState, OpenedRow, PathRange, ReadTxn};
 use std::collections::{BTreeSet, HashMap};
 
 /// What a whole-view sync knows about its have list and the store when it starts.
@@ -46,6 +47,14 @@ impl Marking {
             writes: self.state.writes,
         }
     }
+}
+
+/// A have list's state before a submit, for the submit's first mark.
+pub(crate) struct FirstMarkBasis {
+    /// The list's write counter.
+    writes: u64,
+    /// The store's `revisions_removed` counter.
+    removed: u64,
 }
 
 /// Files of the changes since the mark that the view maps, in path order.
@@ -191,6 +200,61 @@ impl Service {
             view: mark.view.clone(),
         };
         Ok(self.have.set_mark(workspace, &moved, state.writes)?)
+    }
+
+    /// What [`Service::mark_first_submit`] checks against, read before a submit commits: the
+    /// workspace's have list is empty and unmarked (`None` otherwise, or when it cannot be read).
+    pub(crate) fn first_mark_basis(&self, workspace: &str) -> Option<FirstMarkBasis> {
+        let state = self.have.state(workspace).ok()?;
+        if state.mark.is_some() {
+            return None;
+        }
+        let empty = self
+            .have
+            .page(workspace, &PathRange::prefix("//"), None, 1)
+            .ok()?
+            .is_empty();
+        let removed = self.meta.snapshot().ok()?.revisions_removed().ok()?;
+        empty.then_some(FirstMarkBasis {
+            writes: state.writes,
+            removed,
+        })
+    }
+
+    /// After `change` was submitted from `workspace`, whose have list was empty and unmarked
+    /// before (`basis`), and its files recorded: marks the list as in sync at `change` when no
+    /// earlier change touched the workspace's view, the have list then holding exactly the
+    /// view's files (a workspace that imports a tree, then updates). Any have-list write
+    /// since `basis` (the write counter), an obliterate or another view leaves it unmarked.
+    pub(crate) fn mark_first_submit(
+        &self,
+        workspace: &str,
+        change: ChangeNumber,
+        basis: FirstMarkBasis,
+    ) -> Result<bool, ServiceError> {
+        let snap = self.meta.snapshot()?;
+        let Some(row) = snap.get_workspace(workspace)? else {
+            return Ok(false);
+        };
+        let ws = WorkspaceCtx::new(row)?;
+        if snap.revisions_removed()? != basis.removed {
+            return Ok(false);
+        }
+        for prefix in ws.view.left_prefixes() {
+            if !snap
+                .range_changes(&PathRange::prefix(&prefix), Some(change), 1)?
+                .is_empty()
+            {
+                return Ok(false);
+            }
+        }
+        drop(snap);
+        let mark = HaveMark {
+            change: change.0 + 1,
+            removed: basis.removed,
+            view: ws.row.view.join("\n"),
+        };
+        Ok(self.have.set_mark(workspace, &mark, basis.writes)?)
     }
 
     /// Plans the changed files against head, as the full merge would.

@@ -297,3 +297,33 @@ fn an_own_submit_moves_the_mark_past_it_unless_another_change_came_first() {
     assert_eq!(plan.len(), 1, "{plan:?}");
     assert!(since.is_some_and(|s| s <= hers), "{since:?}");
 }
+
+/// A workspace whose first submit puts the first files into its view (an import) has its
+/// have list marked by that submit, so its next sync looks only at later changes; a view that
+/// held files before gets no mark.
+#[test]
+fn an_import_into_an_empty_view_marks_the_importing_workspace() {
+    let w = World::new();
+    let import = w.seed(&w.bob, &["//depot/a", "//depot/main/m"]);
+    let (plan, since) = whole(&w);
+    assert_eq!(plan, Vec::new());
+    assert_eq!(
+        since,
+        Some(import + 1),
+        "the import's own files are not looked at"
+    );
+    w.sync(&w.ann, &[]).expect("ann synced");
+    w.bump(&w.ann, &["//depot/a"]);
+    let (plan, since) = whole(&w);
+    assert_eq!(plan, merged(&w));
+    assert_eq!(plan.len(), 1, "{plan:?}");
+    assert_eq!(since, Some(import + 1), "ann's change is looked at");
+
+    let w = World::new();
+    w.seed(&w.ann, &["//depot/b"]);
+    w.seed(&w.bob, &["//depot/a"]);
+    let (plan, since) = whole(&w);
+    assert_eq!(plan, merged(&w));
+    assert_eq!(plan.len(), 1, "bob lacks ann's file: {plan:?}");
+    assert_eq!(since, None, "a view that held files is not marked");
+}
