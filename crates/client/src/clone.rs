@@ -61,29 +61,116 @@ fn is_tool_file(name: &str) -> bool {
     ) || name.starts_with(".keel-tmp-")
 }
 
-/// Makes files under `dest` from the files under `source` for `entries`.
+/// Most threads filling a clone at once: linking is system calls on distinct directories,
+/// which run side by side.
+const MAX_FILLERS: usize = 4;
+
+/// Makes files under `dest` from the files under `source` for `entries` (in path order).
+///
+/// Regular files go first, split into runs of whole directories filled side by side; then the
+/// untracked files; symlinks last, so nothing is ever created through a link the clone made.
 pub fn populate(
     source: &Path,
     dest: &Path,
     entries: &[CloneEntry],
     options: CloneOptions,
 ) -> Result<CloneTotals> {
-    let mut filler = Filler {
-        writable: options.writable,
-        reflinks: true,
-        made_dirs: HashSet::new(),
-        totals: CloneTotals::default(),
-    };
-    for (index, entry) in entries.iter().enumerate() {
-        if entry.opened_in_source || !filler.take(source, dest, entry)? {
-            filler.totals.to_fetch.push(index);
-        }
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_FILLERS);
+    let runs = runs_of(entries, threads);
+    let filled: Vec<Result<Filled>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = runs
+            .iter()
+            .map(|&(start, end)| {
+                scope.spawn(move || {
+                    let mut filler = Filler::new(options.writable);
+                    let mut links = Vec::new();
+                    for (index, entry) in entries.iter().enumerate().take(end).skip(start) {
+                        if entry.opened_in_source {
+                            filler.totals.to_fetch.push(index);
+                            continue;
+                        }
+                        match filler.take(source, dest, entry)? {
+                            Taken::Made => {}
+                            Taken::Fetch => filler.totals.to_fetch.push(index),
+                            Taken::Symlink(target) => links.push((index, target)),
+                        }
+                    }
+                    Ok(Filled { filler, links })
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let mut filler = Filler::new(options.writable);
+    let mut links = Vec::new();
+    for part in filled {
+        let part = part?;
+        filler.totals.add(part.filler.totals);
+        filler.made_dirs.extend(part.filler.made_dirs);
+        links.extend(part.links);
     }
     if options.with_untracked {
         let tracked: HashSet<&str> = entries.iter().map(|e| e.relative.as_str()).collect();
         filler.untracked(source, dest, &tracked)?;
     }
+    filler.symlinks(dest, entries, links)?;
+    filler.totals.to_fetch.sort_unstable();
     Ok(filler.totals)
+}
+
+/// Splits `entries` into at most `parts` runs of about equal size, each ending at a change of
+/// directory (so no two threads create the same directory's entries).
+fn runs_of(entries: &[CloneEntry], parts: usize) -> Vec<(usize, usize)> {
+    fn parent(entry: &CloneEntry) -> &str {
+        entry.relative.rsplit_once('/').map_or("", |(dir, _)| dir)
+    }
+    let size = entries.len().div_ceil(parts.max(1)).max(1);
+    let mut runs = Vec::new();
+    let mut start = 0;
+    while start < entries.len() {
+        let mut end = (start + size).min(entries.len());
+        while end < entries.len() && parent(&entries[end]) == parent(&entries[end - 1]) {
+            end += 1;
+        }
+        runs.push((start, end));
+        start = end;
+    }
+    runs
+}
+
+/// One thread's share of the files.
+struct Filled {
+    filler: Filler,
+    /// Symlinks to make once every other file is there: (entry index, target).
+    links: Vec<(usize, PathBuf)>,
+}
+
+/// What became of one tracked entry.
+enum Taken {
+    Made,
+    /// To fetch from the server.
+    Fetch,
+    /// A symlink to this target, made last.
+    Symlink(PathBuf),
+}
+
+impl CloneTotals {
+    fn add(&mut self, other: CloneTotals) {
+        self.reflinked += other.reflinked;
+        self.hard_linked += other.hard_linked;
+        self.copied += other.copied;
+        self.symlinks += other.symlinks;
+        self.untracked += other.untracked;
+        self.to_fetch.extend(other.to_fetch);
+    }
 }
 
 struct Filler {
@@ -95,17 +182,26 @@ struct Filler {
 }
 
 impl Filler {
-    /// Takes one tracked file from the source; false when it must come from the server.
-    fn take(&mut self, source: &Path, dest: &Path, entry: &CloneEntry) -> Result<bool> {
+    fn new(writable: bool) -> Filler {
+        Filler {
+            writable,
+            reflinks: true,
+            made_dirs: HashSet::new(),
+            totals: CloneTotals::default(),
+        }
+    }
+
+    /// Takes one tracked file from the source (a symlink is only read: it is made last).
+    fn take(&mut self, source: &Path, dest: &Path, entry: &CloneEntry) -> Result<Taken> {
         let from = source.join(&entry.relative);
         let to = dest.join(&entry.relative);
         let meta = match std::fs::symlink_metadata(&from) {
             Ok(meta) => meta,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Taken::Fetch),
             Err(e) => return Err(Error::io(&from, e)),
         };
         if meta.is_dir() {
-            return Ok(false);
+            return Ok(Taken::Fetch);
         }
         // Only the have revision's content is taken: a writable file may have been edited.
         let read_only = meta.permissions().mode() & 0o222 == 0;
@@ -113,23 +209,58 @@ impl Filler {
             let same = transfer::hash_local(&from)?
                 .is_some_and(|local| local.eq_ignore_ascii_case(&entry.digest));
             if !same {
-                return Ok(false);
+                return Ok(Taken::Fetch);
             }
         }
-        self.parent_of(&to)?;
         if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&from).at(&from)?;
-            std::os::unix::fs::symlink(&target, &to).at(&to)?;
-            self.totals.symlinks += 1;
-            return Ok(true);
+            return Ok(Taken::Symlink(std::fs::read_link(&from).at(&from)?));
         }
+        self.parent_of(&to)?;
         let mode = if self.writable {
             meta.permissions().mode() | 0o200
         } else {
             meta.permissions().mode() & !0o222
         };
         self.place(&from, &to, mode, read_only && !self.writable)?;
-        Ok(true)
+        Ok(Taken::Made)
+    }
+
+    /// Makes the tracked symlinks, in path order, after every other file: one whose path is
+    /// taken, or lies under a symlink made before it, is left to fetch (the server's sync
+    /// refuses what it must).
+    fn symlinks(
+        &mut self,
+        dest: &Path,
+        entries: &[CloneEntry],
+        mut links: Vec<(usize, PathBuf)>,
+    ) -> Result<()> {
+        links.sort_unstable_by_key(|(index, _)| *index);
+        let mut made: Vec<&str> = Vec::new();
+        for (index, target) in links {
+            let relative = entries[index].relative.as_str();
+            let under_link = made.iter().any(|link| {
+                relative
+                    .strip_prefix(link)
+                    .is_some_and(|rest| rest.starts_with('/'))
+            });
+            let to = dest.join(relative);
+            if under_link {
+                self.totals.to_fetch.push(index);
+                continue;
+            }
+            self.parent_of(&to)?;
+            match std::os::unix::fs::symlink(&target, &to) {
+                Ok(()) => {
+                    self.totals.symlinks += 1;
+                    made.push(relative);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    self.totals.to_fetch.push(index);
+                }
+                Err(e) => return Err(Error::io(&to, e)),
+            }
+        }
+        Ok(())
     }
 
     /// Puts `from`'s content at `to` with `mode`: a reflink, else a hard link when `linkable`,
@@ -345,6 +476,61 @@ mod tests {
         let meta = std::fs::metadata(&a).unwrap();
         assert_eq!((meta.nlink(), meta.permissions().mode() & 0o222), (1, 0));
         assert_eq!(std::fs::metadata(&b).unwrap().nlink(), 1);
+    }
+
+    fn entry(relative: &str, digest: &str) -> CloneEntry {
+        CloneEntry {
+            relative: relative.into(),
+            digest: digest.into(),
+            opened_in_source: false,
+        }
+    }
+
+    #[test]
+    fn runs_cover_every_entry_and_never_split_a_directory() {
+        let names = ["a/1", "a/2", "a/3", "b/1", "b/c/1", "b/c/2", "d", "e"];
+        let entries: Vec<CloneEntry> = names.iter().map(|n| entry(n, "")).collect();
+        for parts in 1..=5 {
+            let runs = runs_of(&entries, parts);
+            assert_eq!(runs.first().map(|r| r.0), Some(0));
+            assert_eq!(runs.last().map(|r| r.1), Some(entries.len()));
+            for pair in runs.windows(2) {
+                assert_eq!(pair[0].1, pair[1].0, "contiguous: {runs:?}");
+                let (before, after) = (&names[pair[0].1 - 1], &names[pair[1].0]);
+                assert_ne!(
+                    before.rsplit_once('/').map(|p| p.0),
+                    after.rsplit_once('/').map(|p| p.0),
+                    "{parts} parts split a directory: {runs:?}"
+                );
+            }
+        }
+        assert!(runs_of(&[], 2).is_empty());
+    }
+
+    /// A symlink is made after the files, and never where a directory was made or under
+    /// another symlink: the clone writes nothing through a link.
+    #[test]
+    fn symlinks_come_last_and_never_lead_files_elsewhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let (src, dst) = (dir.path().join("src"), dir.path().join("dst"));
+        write(&src.join("d/x"), b"x\n", 0o444);
+        std::os::unix::fs::symlink("d", src.join("l")).unwrap();
+        std::os::unix::fs::symlink("d", src.join("m")).unwrap();
+        let entries = vec![
+            entry("d/x", &digest_of(b"x\n")),
+            entry("l", &digest_of(b"d")),
+            entry("l/x", &digest_of(b"x\n")),
+            entry("m", &digest_of(b"d")),
+        ];
+        let totals = populate(&src, &dst, &entries, CloneOptions::default()).unwrap();
+        assert_eq!(
+            totals.to_fetch,
+            vec![1],
+            "the link whose path is a directory"
+        );
+        assert_eq!(totals.symlinks, 1);
+        assert!(std::fs::symlink_metadata(dst.join("l")).unwrap().is_dir());
+        assert_eq!(std::fs::read_link(dst.join("m")).unwrap(), Path::new("d"));
     }
 
     #[test]

@@ -150,11 +150,17 @@ pub async fn clone_workspace(
     let opened: HashSet<&str> = reply.opened_in_source.iter().map(String::as_str).collect();
     let mut entries = Vec::with_capacity(have.len());
     let mut revisions = Vec::with_capacity(have.len());
+    std::fs::create_dir_all(&root).map_err(|e| crate::Error::Io {
+        path: root.clone(),
+        source: e,
+    })?;
+    // Each directory's safety check once, not each file's.
+    let mut resolver = ws.resolver();
     for record in &have {
         let Some(client_file) = ws.client_file_of(record) else {
             continue;
         };
-        let local = ws.local(&client_file)?;
+        let local = resolver.resolve(&client_file)?;
         let Ok(relative) = local.strip_prefix(&ws.root) else {
             continue;
         };
@@ -165,10 +171,6 @@ pub async fn clone_workspace(
         });
         revisions.push(format!("{}#{}", record.depot_file, record.have_rev));
     }
-    std::fs::create_dir_all(&root).map_err(|e| crate::Error::Io {
-        path: root.clone(),
-        source: e,
-    })?;
     let options = CloneOptions {
         writable: ws.options.allwrite,
         with_untracked: query.with_untracked,
