@@ -16,6 +16,9 @@ use keel_store::{HaveMark, HaveRow, PathRange};
 /// Copies of the have list tried while the source keeps changing, before giving up.
 const COPY_ATTEMPTS: usize = 3;
 
+/// Have entries written to the clone's list per transaction.
+const COPY_BATCH_ROWS: usize = 50_000;
+
 /// What a clone made.
 #[derive(Debug, Clone)]
 pub struct CloneOutcome {
@@ -126,19 +129,23 @@ impl Service {
             let mut copied = 0u64;
             let mut withheld = false;
             let mut after: Option<String> = None;
+            let mut batch: Vec<HaveRow> = Vec::new();
             loop {
                 let rows = self.have.page(source, &all, after.as_deref(), page)?;
                 let full = rows.len() == page;
                 let rows_len = rows.len();
                 after = rows.last().map(|r| r.path.as_str().to_string());
-                let readable: Vec<HaveRow> = rows
-                    .into_iter()
-                    .filter(|r| who.user.allows(Right::Read, r.path.as_str()))
-                    .collect();
-                withheld |= readable.len() < rows_len;
-                copied += readable.len() as u64;
-                if !readable.is_empty() {
-                    self.have.apply(&new.name, &readable)?;
+                let before = batch.len();
+                batch.extend(
+                    rows.into_iter()
+                        .filter(|r| who.user.allows(Right::Read, r.path.as_str())),
+                );
+                withheld |= batch.len() - before < rows_len;
+                // Few transactions (each one is made durable on its own).
+                if batch.len() >= COPY_BATCH_ROWS || (!full && !batch.is_empty()) {
+                    copied += batch.len() as u64;
+                    self.have.apply(&new.name, &batch)?;
+                    batch.clear();
                 }
                 if !full {
                     break;
