@@ -1,17 +1,18 @@
-//! `login`, `logout` and `passwd` as P4 clients run them. Passwords come from the client's
-//! prompt as typed (no challenge digest: the server keeps argon2 hashes, and a sealed MD5 only
-//! under `p4_password_digests`, `keel_service`'s `auth/p4_digests.rs`), so they are taken only
-//! where they do not travel in the clear to strangers: over `ssl:`, from loopback, over stdio,
-//! or anywhere when `p4_plain_passwords` says so. A login issues a Keel ticket and hands the
-//! client the P4 ticket derived from it (`crate::tickets`), which the client keeps in its
-//! tickets file and later proves, never sends.
+//! `login`, `logout` and `passwd` as P4 clients run them. At a password prompt (no `digest`
+//! or `mangle` variable, `noecho` set) a P4 client sends not what its user typed but its MD5
+//! in hex; the service keeps passwords as argon2id of that MD5 (`PasswordInput::Md5`), so a
+//! password set or checked here is the one `keel login` takes. That digest stands for the
+//! password, so it is taken only where it does not travel in the clear to strangers: over
+//! `ssl:`, from loopback, over stdio, or anywhere when `p4_plain_passwords` says so. A login
+//! issues a Keel ticket and hands the client the P4 ticket derived from it (`crate::tickets`),
+//! which the client keeps in its tickets file and later proves, never sends.
 
 use crate::cmd::{Cmd, CmdError, CmdResult, login_required, number, usage};
 use crate::dispatch::{self, Command};
 use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report, Severity};
 use keel_service::command as rows;
-use keel_service::{AuthError, Service};
+use keel_service::{AuthError, PasswordInput, Service};
 
 pub const COMMANDS: &[Command] = &[
     Command {
@@ -65,6 +66,16 @@ async fn prompt(cmd: &mut Cmd, text: &str, reply: &str) -> Result<String, CmdErr
         .with("func", "client-Prompt");
     let reply = cmd.ask(&m, reply).await?;
     Ok(reply.text("data").unwrap_or_default())
+}
+
+/// A password prompt's answer: a P4 client answers with the MD5 of what was typed (32 hex
+/// digits); anything else (an empty answer, a client that sends the text) is the text typed.
+fn received(answer: &str) -> PasswordInput<'_> {
+    if answer.len() == 32 && answer.bytes().all(|b| b.is_ascii_hexdigit()) {
+        PasswordInput::Md5(answer)
+    } else {
+        PasswordInput::Typed(answer)
+    }
 }
 
 /// Refuses a password that would travel in the clear to a stranger.
@@ -142,7 +153,7 @@ async fn login(cmd: &mut Cmd) -> CmdResult {
     let password = prompt(cmd, "Enter password: ", LOGIN_REPLY).await?;
     let all_hosts = flags.has('a');
     let issued = cmd
-        .call(move |svc, caller| svc.login(caller, &password, all_hosts))
+        .call(move |svc, caller| svc.login_from(caller, received(&password), all_hosts))
         .await??;
     let ticket = cmd.server.key.ticket(&Service::ticket_id(&issued.ticket));
     if flags.has('p') {
@@ -238,8 +249,10 @@ async fn passwd(cmd: &mut Cmd) -> CmdResult {
             "Passwords don't match.",
         )));
     }
-    cmd.call(move |svc, caller| svc.set_password(caller, target.as_deref(), &old, &new))
-        .await??;
+    cmd.call(move |svc, caller| {
+        svc.set_password_from(caller, target.as_deref(), received(&old), received(&new))
+    })
+    .await??;
     cmd.info("Password updated.");
     Ok(())
 }
