@@ -92,6 +92,19 @@ fn check_password_channel(cmd: &Cmd) -> CmdResult {
     )))
 }
 
+/// What stores (`login`) or drops (`logout`) the user's ticket in the client's tickets file,
+/// under the key the client also finds it by (`P4Options::ticket_server_address`).
+fn set_password_message(cmd: &Cmd, ticket: &str, what: &str, user: &str) -> Message {
+    let mut m = Message::new()
+        .with("data", ticket)
+        .with("data2", what)
+        .with("user", user);
+    if let Some(key) = cmd.options().ticket_server_address() {
+        m = m.with("serverAddress", &key);
+    }
+    m.with("func", "client-SetPassword")
+}
+
 /// `2 hours 5 minutes` for a number of seconds.
 fn hours_minutes(secs: i64) -> String {
     let secs = secs.max(0);
@@ -161,11 +174,7 @@ async fn login(cmd: &mut Cmd) -> CmdResult {
         cmd.info(&ticket);
         return Ok(());
     }
-    let m = Message::new()
-        .with("data", &ticket)
-        .with("data2", "login")
-        .with("user", &user)
-        .with("func", "client-SetPassword");
+    let m = set_password_message(cmd, &ticket, "login", &user);
     cmd.conn.send(&m);
     let left = issued.expires.saturating_sub(now);
     if cmd.tagged {
@@ -201,11 +210,7 @@ async fn logout(cmd: &mut Cmd) -> CmdResult {
     let all = flags.has('a');
     cmd.call(move |svc, caller| svc.logout_proven(caller, &ticket, all))
         .await??;
-    let m = Message::new()
-        .with("data", "")
-        .with("data2", "logout")
-        .with("user", &user)
-        .with("func", "client-SetPassword");
+    let m = set_password_message(cmd, "", "logout", &user);
     cmd.conn.send(&m);
     cmd.report(
         Report::new(Severity::Info, Generic::None, 0)
