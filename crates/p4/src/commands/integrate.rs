@@ -23,6 +23,15 @@ pub const COMMANDS: &[Command] = &[
         usage: "integrate [ -n -c changelist# ] [ -b branch [ -r ] [ toFile ... ] | fromFile toFile ]",
         run: |c| Box::pin(integrate(c, "integrate", IntegrateMode::Integrate)),
     },
+    // The short name P4 clients accept (`p4 integ`, P4Python's `run_integ`).
+    Command {
+        name: "integ",
+        row: rows::INTEGRATE,
+        login: true,
+        flags: "n r b: c:",
+        usage: "integ [ -n -c changelist# ] [ -b branch [ -r ] [ toFile ... ] | fromFile toFile ]",
+        run: |c| Box::pin(integrate(c, "integrate", IntegrateMode::Integrate)),
+    },
     Command {
         name: "merge",
         row: rows::INTEGRATE,

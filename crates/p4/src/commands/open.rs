@@ -346,7 +346,12 @@ async fn opened(cmd: &mut Cmd) -> CmdResult {
             )
         };
         cmd.report(
-            Report::new(Severity::Warn, Generic::Empty, crate::cmd::number::SERVICE).text(what),
+            Report::new(
+                Severity::Warn,
+                Generic::Empty,
+                crate::cmd::number::NOT_OPENED,
+            )
+            .text(what),
         );
         return Ok(());
     }
