@@ -144,3 +144,75 @@ fn every_depot_is_named_by_a_leading_wildcard() {
         r[2]
     );
 }
+
+/// Found by p4-stack (scripts/p4-pypi-tools): a file unshelved into a change and edited in
+/// the workspace was shelved and submitted with the shelved content, losing the edit.
+#[test]
+fn an_unshelved_file_edited_in_the_workspace_is_shelved_and_submitted_as_edited() {
+    let s = P4Server::start();
+    let root = s.home.path().join("ws");
+    std::fs::create_dir_all(&root).expect("root");
+    let a = root.join("a.txt");
+    let b = root.join("b.txt");
+    std::fs::write(&a, "one\n").expect("a");
+    std::fs::write(&b, "bee\n").expect("b");
+    let path = |p: &std::path::Path| p.display().to_string();
+    let change =
+        |d: &str| json!({"method": "save_change", "args": [{"Change": "new", "Description": d}]});
+    let r = s.drive(&[
+        json!({"method": "save_client", "client": "alice_ws", "args": [{
+            "Client": "alice_ws", "Owner": "alice", "Root": path(&root),
+            "View": ["//depot/... //alice_ws/..."]
+        }]}),
+        json!({"cmd": ["add", path(&a), path(&b)]}),
+        json!({"cmd": ["submit", "-d", "first"]}),
+        change("base\n"),
+        json!({"cmd": ["edit", "-c", "2", path(&a), path(&b)]}),
+    ]);
+    for step in &r {
+        ok(step);
+    }
+    std::fs::write(&a, "base\n").expect("a");
+    std::fs::write(&b, "bee base\n").expect("b");
+    let r = s.drive(&[
+        json!({"cmd": ["shelve", "-c", "2"]}),
+        json!({"cmd": ["revert", "//..."]}),
+        change("child\n"),
+        json!({"cmd": ["unshelve", "-s", "2", "-c", "3"]}),
+    ]);
+    for step in &r {
+        ok(step);
+    }
+    // a.txt edited after the unshelve; b.txt left as unshelved.
+    std::fs::write(&a, "child\n").expect("a");
+    let r = s.drive(&[
+        json!({"cmd": ["shelve", "-f", "-c", "3"]}),
+        json!({"cmd": ["print", "-q", "//depot/a.txt@=3"]}),
+        json!({"cmd": ["print", "-q", "//depot/b.txt@=3"]}),
+        json!({"cmd": ["shelve", "-d", "-c", "3"]}),
+    ]);
+    assert_eq!(
+        ok(&r[1]).as_array().expect("print").last(),
+        Some(&json!("child\n"))
+    );
+    assert_eq!(
+        ok(&r[2]).as_array().expect("print").last(),
+        Some(&json!("bee base\n"))
+    );
+    ok(&r[3]);
+    std::fs::write(&a, "child, again\n").expect("a");
+    let r = s.drive(&[
+        json!({"cmd": ["submit", "-c", "3"]}),
+        json!({"cmd": ["print", "-q", "//depot/a.txt"]}),
+        json!({"cmd": ["print", "-q", "//depot/b.txt"]}),
+    ]);
+    ok(&r[0]);
+    assert_eq!(
+        ok(&r[1]).as_array().expect("print").last(),
+        Some(&json!("child, again\n"))
+    );
+    assert_eq!(
+        ok(&r[2]).as_array().expect("print").last(),
+        Some(&json!("bee base\n"))
+    );
+}
