@@ -332,9 +332,9 @@ async fn opened(cmd: &mut Cmd) -> CmdResult {
     if listed.is_empty() {
         // A script reading records (`p4 -G opened ...`, as git-p4 checks for opened files)
         // gets no records and no warning.
-        // Nor does a tagged `opened` with no file arguments (P4Python's `run_opened()` in a
-        // workspace with nothing open returns an empty list, raising nothing).
-        if cmd.tagged_connection || (cmd.tagged && flags.rest.is_empty()) {
+        // Nor does a plain tagged `opened`, no flags or files (P4Python's `run_opened()` in
+        // a workspace with nothing open returns an empty list, raising nothing).
+        if cmd.tagged_connection || (cmd.tagged && cmd.args.is_empty()) {
             return Ok(());
         }
         let what = if flags.rest.is_empty() {
