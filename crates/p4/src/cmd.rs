@@ -70,6 +70,8 @@ pub mod number {
     pub const MERGE_NEEDED: u32 = 43;
     pub const NOTHING_TO_RESOLVE: u32 = 44;
     // p4py
+    /// A submit refused because files still need a resolve (`Merges still pending`).
+    pub const MERGES_PENDING: u32 = 50;
     /// The unique id (subsystem 6, the file-metadata messages, and `code`) that P4 clients'
     /// scripts recognise for the empty-result warnings (`File(s) up-to-date.` is 6532, as
     /// P4Python's own tests check), instead of a number in Keel's subsystem.

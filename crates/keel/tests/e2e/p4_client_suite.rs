@@ -216,3 +216,48 @@ fn an_unshelved_file_edited_in_the_workspace_is_shelved_and_submitted_as_edited(
         Some(&json!("bee base\n"))
     );
 }
+
+#[test]
+fn integ_takes_workspace_syntax_and_a_submit_with_merges_pending_says_so_in_one_error() {
+    let s = P4Server::start();
+    let root = s.home.path().join("ws");
+    std::fs::create_dir_all(root.join("src")).expect("root");
+    std::fs::write(root.join("src/a.txt"), "one\n").expect("a");
+    let cwd = root.display().to_string();
+    let r = s.drive(&[
+        json!({"method": "save_client", "client": "alice_ws", "args": [{
+            "Client": "alice_ws", "Owner": "alice", "Root": cwd,
+            "View": ["//depot/... //alice_ws/..."]
+        }]}),
+        json!({"cwd": cwd, "cmd": ["add", "src/a.txt"]}),
+        json!({"cmd": ["submit", "-d", "first"]}),
+        // P4Python's `run_integ` with both sides in the workspace's syntax.
+        json!({"method": "run_integ", "args": ["//alice_ws/src/...", "//alice_ws/dst/..."]}),
+        json!({"cmd": ["submit", "-d", "branched"]}),
+        json!({"cwd": cwd, "cmd": ["edit", "src/a.txt"]}),
+    ]);
+    for step in &r {
+        ok(step);
+    }
+    assert_eq!(ok(&r[3])[0]["depotFile"], "//depot/dst/a.txt", "{:?}", r[3]);
+    std::fs::write(root.join("src/a.txt"), "one\ntwo\n").expect("a");
+    let r = s.drive(&[
+        json!({"cwd": cwd, "cmd": ["submit", "-d", "source edit", "src/a.txt"]}),
+        json!({"cwd": cwd, "cmd": ["integ", "src/...", "dst/..."]}),
+        json!({"cmd": ["submit", "-d", "unresolved"]}),
+    ]);
+    ok(&r[0]);
+    ok(&r[1]);
+    let e = raised(&r[2]);
+    assert!(
+        e.starts_with("Merges still pending -- use 'resolve' to merge files.\nSubmit failed"),
+        "{e}"
+    );
+    assert!(
+        r[2]["messages"]
+            .to_string()
+            .contains("//depot/dst/a.txt - must resolve"),
+        "{:?}",
+        r[2]
+    );
+}

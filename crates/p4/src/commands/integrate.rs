@@ -10,7 +10,7 @@ use crate::commands::sync::{local_of, workspace, workspace_args};
 use crate::dispatch::{self, Command};
 use crate::transfer::to_client::{Echo, Job, Outgoing, ToClient, client_type, write_files};
 use crate::wire::report::{Generic, Report, Severity};
-use keel_core::{FileAction, WorkspaceOptions};
+use keel_core::{FileAction, View, WorkspaceOptions};
 use keel_service::command as rows;
 use keel_service::{ContentOf, FileInfo, IntegrateMode, IntegrateRequest};
 
@@ -50,6 +50,23 @@ pub const COMMANDS: &[Command] = &[
     },
 ];
 
+/// `arg` in depot syntax: a path in the workspace's own syntax (`//WS/dir/...`, as P4
+/// clients give integrate's files) mapped back through its view; any other argument, or one
+/// the view does not map, as given (the service names what is wrong with it).
+fn depot_side(view: &[String], workspace: &str, arg: String) -> String {
+    let (path, rev) = crate::filespec::split_rev(&arg);
+    if !path.starts_with(&format!("//{workspace}/")) {
+        return arg;
+    }
+    match View::parse_lines(view)
+        .ok()
+        .and_then(|v| v.translate_back(path))
+    {
+        Some(depot) => format!("{depot}{rev}"),
+        None => arg,
+    }
+}
+
 async fn integrate(cmd: &mut Cmd, verb: &'static str, mode: IntegrateMode) -> CmdResult {
     let command = dispatch::find(verb).expect("in the table");
     let flags = dispatch::flags(cmd, command)?;
@@ -75,8 +92,8 @@ async fn integrate(cmd: &mut Cmd, verb: &'static str, mode: IntegrateMode) -> Cm
             }
         }
         (None, [from, to]) if !flags.has('r') => {
-            req.from = place.to_keel(from)?;
-            req.to = place.to_keel(to)?;
+            req.from = depot_side(&spec.view, &place.workspace, place.to_keel(from)?);
+            req.to = depot_side(&spec.view, &place.workspace, place.to_keel(to)?);
         }
         _ => return Err(usage(format!("Usage: {}", command.usage))),
     }
