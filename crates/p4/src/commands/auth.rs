@@ -78,6 +78,63 @@ fn received(answer: &str) -> PasswordInput<'_> {
     }
 }
 
+/// A password prompt answered to a challenge: the client digests what was typed, then that
+/// digest with `token` (and, when it names the address it reached, with that too).
+struct ChallengeAnswer {
+    token: String,
+    answer: String,
+    addresses: Vec<Option<String>>,
+}
+
+impl ChallengeAnswer {
+    /// Whether the answer was made from a password whose MD5 is `md5`.
+    fn made_from(&self, md5: &str) -> bool {
+        let inner = crate::tickets::md5_hex(&[md5.as_bytes(), self.token.as_bytes()]);
+        self.addresses.iter().any(|daddr| {
+            let expected = match daddr {
+                Some(a) => crate::tickets::md5_hex(&[inner.as_bytes(), a.as_bytes()]),
+                None => inner.clone(),
+            };
+            crate::tickets::same_answer(&self.answer, &expected)
+        })
+    }
+}
+
+/// Asks for the password with a challenge (`digest`): the client answers with a digest of
+/// the password's MD5 and the challenge, never the MD5 itself. Every client answers so, and
+/// P4Java only so.
+async fn challenged_password(cmd: &mut Cmd) -> Result<ChallengeAnswer, CmdError> {
+    let token = crate::tickets::new_token().map_err(|e| {
+        CmdError::Report(Report::failed(
+            Generic::Fault,
+            number::INTERNAL,
+            format!("no random challenge: {e}"),
+        ))
+    })?;
+    let m = Message::new()
+        .with("data", "Enter password: ")
+        .with("noecho", "")
+        .with("digest", &token)
+        .with("confirm", LOGIN_REPLY)
+        .with("func", "client-Prompt");
+    let reply = cmd.ask(&m, LOGIN_REPLY).await?;
+    let mut addresses: Vec<Option<String>> = Vec::new();
+    if let Some(local) = cmd.peer().local {
+        addresses.push(Some(local.to_string()));
+    }
+    if let Some(named) = reply.text("daddr").filter(|d| !d.is_empty())
+        && !addresses.contains(&Some(named.clone()))
+    {
+        addresses.push(Some(named));
+    }
+    addresses.push(None);
+    Ok(ChallengeAnswer {
+        token,
+        answer: reply.text("data").unwrap_or_default(),
+        addresses,
+    })
+}
+
 /// Refuses a password that would travel in the clear to a stranger.
 fn check_password_channel(cmd: &Cmd) -> CmdResult {
     if cmd.peer().password_safe(cmd.options()) {
@@ -163,11 +220,22 @@ async fn login(cmd: &mut Cmd) -> CmdResult {
         return Ok(());
     }
     check_password_channel(cmd)?;
-    let password = prompt(cmd, "Enter password: ", LOGIN_REPLY).await?;
     let all_hosts = flags.has('a');
-    let issued = cmd
-        .call(move |svc, caller| svc.login_from(caller, received(&password), all_hosts))
+    let lookup = user.clone();
+    let challenge = cmd
+        .call(move |svc, _| svc.p4_login_challenge_ready(&lookup))
         .await??;
+    let issued = if challenge {
+        let answer = challenged_password(cmd).await?;
+        cmd.call(move |svc, caller| {
+            svc.login_p4_challenge(caller, &mut |md5| answer.made_from(md5), all_hosts)
+        })
+        .await??
+    } else {
+        let password = prompt(cmd, "Enter password: ", LOGIN_REPLY).await?;
+        cmd.call(move |svc, caller| svc.login_from(caller, received(&password), all_hosts))
+            .await??
+    };
     let ticket = cmd.server.key.ticket(&Service::ticket_id(&issued.ticket));
     if flags.has('p') {
         // The ticket is shown, not stored in the client's tickets file.

@@ -182,6 +182,20 @@ impl Service {
         })
     }
 
+    /// Whether a P4 client's `login` can be challenged for `user`'s password: the setting is
+    /// on and the user has a password and a verifier of it (so the answer can be checked
+    /// without the client sending the password's MD5 itself).
+    pub fn p4_login_challenge_ready(&self, user: &str) -> Result<bool, AuthError> {
+        let Some(key) = self.p4_digests.get() else {
+            return Ok(false);
+        };
+        let row = self.meta.snapshot()?.get_user(user)?;
+        Ok(row
+            .filter(|r| r.password_hash.is_some())
+            .and_then(|r| r.p4_digest)
+            .is_some_and(|sealed| key.open(user, &sealed).is_some()))
+    }
+
     /// Lets the caller in on a P4 answer made from the password itself: `proves` is told the
     /// user's `MD5(password)` (uppercase hex) and says whether the answer matches it. Refused
     /// with `P4DigestsOff` when the setting is off, `TicketInvalid` when the user has no

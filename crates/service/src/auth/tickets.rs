@@ -109,6 +109,43 @@ impl Service {
             Some(h) if predates_md5_form(h) => Some((h.clone(), self.hash_password(password)?)),
             _ => None,
         };
+        self.issue_ticket(caller, user, level, binding, all_hosts, rehash)
+    }
+
+    /// `login` from a P4 client that answered the password prompt's challenge (`digest`):
+    /// `proves` is told the user's `MD5(password)` from the sealed verifier
+    /// (`p4_password_digests`) and says whether the answer was made from it. Refused as a
+    /// wrong password when it was not (counted like one).
+    pub fn login_p4_challenge(
+        &self,
+        caller: &Caller,
+        proves: &mut dyn FnMut(&str) -> bool,
+        all_hosts: bool,
+    ) -> Result<TicketInfo, AuthError> {
+        let user = crate::context::user_name(&caller.user)?;
+        self.prove_p4_password(caller, "", proves)
+            .map_err(|e| match e {
+                AuthError::TicketInvalid { user, .. } => AuthError::PasswordInvalid { user },
+                other => other,
+            })?;
+        let snap = self.meta.snapshot()?;
+        let level = security_level(snap.as_ref())?;
+        let binding = ticket_binding(snap.as_ref())?;
+        drop(snap);
+        self.issue_ticket(caller, user, level, binding, all_hosts, None)
+    }
+
+    /// Issues a ticket to `user`, whose password was just checked; `rehash` replaces an older
+    /// stored hash form (the old hash, the new) in the same write.
+    fn issue_ticket(
+        &self,
+        caller: &Caller,
+        user: String,
+        level: keel_core::SecurityLevel,
+        binding: keel_core::TicketBinding,
+        all_hosts: bool,
+        rehash: Option<(String, String)>,
+    ) -> Result<TicketInfo, AuthError> {
         let mut bytes = [0u8; 32];
         getrandom::fill(&mut bytes).map_err(|e| AuthError::Internal {
             reason: format!("no random bytes for a ticket: {e}"),
