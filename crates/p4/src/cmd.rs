@@ -61,14 +61,23 @@ pub mod number {
     pub const FORM: u32 = 11;
     // p4browse
     pub const NO_SUCH_FILES: u32 = 12;
-    pub const NOT_IN_VIEW: u32 = 13;
+    pub const NOT_IN_VIEW: u32 = well_known(367);
     pub const NO_SUCH_CHANGE: u32 = 14;
     // p4sync
-    pub const UP_TO_DATE: u32 = 40;
-    pub const NOT_OPENED: u32 = 41;
-    pub const NOTHING_TO_INTEGRATE: u32 = 42;
+    pub const UP_TO_DATE: u32 = well_known(388);
+    pub const NOT_OPENED: u32 = well_known(382);
+    pub const NOTHING_TO_INTEGRATE: u32 = well_known(372);
     pub const MERGE_NEEDED: u32 = 43;
     pub const NOTHING_TO_RESOLVE: u32 = 44;
+    // p4py
+    /// A submit refused because files still need a resolve (`Merges still pending`).
+    pub const MERGES_PENDING: u32 = 50;
+    /// The unique id (subsystem 6, the file-metadata messages, and `code`) that P4 clients'
+    /// scripts recognise for the empty-result warnings (`File(s) up-to-date.` is 6532, as
+    /// P4Python's own tests check), instead of a number in Keel's subsystem.
+    const fn well_known(code: u32) -> u32 {
+        (6 << 10) | code
+    }
 }
 
 /// A service failure as the client shows it.
@@ -255,10 +264,13 @@ impl Cmd {
                 format!("no random challenge: {e}"),
             )
         })?;
-        let challenge = Message::new()
+        let mut challenge = Message::new()
             .with("token", &token)
-            .with("confirm", CONFIRM)
-            .with("func", "client-Crypto");
+            .with("confirm", CONFIRM);
+        if let Some(key) = self.server.options.ticket_server_address() {
+            challenge = challenge.with("serverAddress", &key);
+        }
+        let challenge = challenge.with("func", "client-Crypto");
         let reply = self.ask(&challenge, CONFIRM).await?;
         let answers: Vec<String> = ["token", "token2"]
             .iter()

@@ -30,6 +30,16 @@ pub struct P4Options {
     pub fingerprint: Option<String>,
 }
 
+impl P4Options {
+    /// The `serverAddress` the client files its ticket under (and looks it up by), when the
+    /// client's own `P4PORT` would make a poor key: on stdio it is the command line of an
+    /// `rsh:` port, whose `=` and spaces the tickets file cannot hold, so that each login would
+    /// add a line. Elsewhere `None`: the client keys its ticket by its `P4PORT`.
+    pub fn ticket_server_address(&self) -> Option<String> {
+        (self.address == "stdio").then(|| format!("stdio:{}", self.root))
+    }
+}
+
 /// The front end's shared state.
 pub struct P4Server {
     pub(crate) service: Arc<Service>,

@@ -14,7 +14,7 @@ use crate::commands::workspace::Work;
 use crate::transfer::to_client::client_type;
 use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report};
-use keel_core::FileType;
+use keel_core::{FileAction, FileType};
 use keel_service::{FileInfo, Service, ServiceError, Uploads};
 use md5::{Digest as _, Md5};
 use std::sync::Arc;
@@ -33,6 +33,10 @@ pub struct ToSend {
     pub depot_file: String,
     pub local: String,
     pub file_type: FileType,
+    /// MD5 of content the server already holds for the file (a lazy copy: unshelved,
+    /// integrated, moved): the client compares its file with it and sends the file only when
+    /// it differs, answering `status same` otherwise.
+    pub server_md5: Option<String>,
 }
 
 /// The file being received.
@@ -86,18 +90,19 @@ pub async fn receive<S: Send + 'static>(
     let svc = cmd.service().clone();
     for batch in files.chunks(BATCH) {
         for (i, f) in batch.iter().enumerate() {
-            cmd.conn.send(
-                &Message::new()
-                    .with("path", &f.local)
-                    .with("type", client_type(&f.file_type))
-                    .with("handle", format!("keel{i}"))
-                    .with("keelDepotFile", &f.depot_file)
-                    .with("open", OPEN)
-                    .with("write", WRITE)
-                    .with("confirm", SENT)
-                    .with("decline", FAILED)
-                    .with("func", "client-SendFile"),
-            );
+            let mut m = Message::new()
+                .with("path", &f.local)
+                .with("type", client_type(&f.file_type))
+                .with("handle", format!("keel{i}"))
+                .with("keelDepotFile", &f.depot_file)
+                .with("open", OPEN)
+                .with("write", WRITE)
+                .with("confirm", SENT)
+                .with("decline", FAILED);
+            if let Some(md5) = &f.server_md5 {
+                m = m.with("serverDigest", md5);
+            }
+            cmd.conn.send(&m.with("func", "client-SendFile"));
         }
         client_ops::send_fence(cmd);
         let mut current: Option<Receiving> = None;
@@ -150,6 +155,16 @@ pub async fn receive<S: Send + 'static>(
                 }
                 SENT => match current.take() {
                     Some(r) => finish(&svc, session, uploads, r, &m).await,
+                    // A file whose content the server already holds, unchanged: the copy
+                    // stands.
+                    None if m.text("status").as_deref() == Some("same")
+                        && batch.iter().any(|f| {
+                            f.server_md5.is_some()
+                                && m.text("keelDepotFile").as_deref() == Some(&f.depot_file)
+                        }) =>
+                    {
+                        Ok(session)
+                    }
                     None => Err(refused(
                         "The client ended a file it had not opened.".to_string(),
                     )),
@@ -229,7 +244,7 @@ pub fn files_to_send(
     opened: &[FileInfo],
     expected: &[String],
 ) -> Result<Vec<ToSend>, CmdError> {
-    expected
+    let mut out = expected
         .iter()
         .map(|depot| {
             let f = opened
@@ -244,9 +259,35 @@ pub fn files_to_send(
                 depot_file: depot.clone(),
                 local: work.local_of_rel(rel),
                 file_type: f.file_type.unwrap_or(FileType::TEXT),
+                server_md5: None,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, CmdError>>()?;
+    // Files whose content the server holds already (unshelved, integrated, moved) may have
+    // been changed in the workspace since: the client sends each one that differs. (A
+    // branched file is a copy the user has not opened for edit.)
+    for f in opened {
+        let may_change = matches!(
+            f.action,
+            Some(FileAction::Add | FileAction::Edit | FileAction::Integrate | FileAction::MoveAdd)
+        );
+        if !may_change
+            || f.lazy_md5.is_empty()
+            || expected.iter().any(|e| e == f.depot_file.as_str())
+        {
+            continue;
+        }
+        let Some(rel) = f.client_file.as_deref() else {
+            continue;
+        };
+        out.push(ToSend {
+            depot_file: f.depot_file.to_string(),
+            local: work.local_of_rel(rel),
+            file_type: f.file_type.unwrap_or(FileType::TEXT),
+            server_md5: Some(f.lazy_md5.to_ascii_uppercase()),
+        });
+    }
+    Ok(out)
 }
 
 /// Asks the client for each of `files` (`client-SendFile`, as [`receive`]) and keeps what

@@ -683,7 +683,7 @@ impl WireError for AuthError {
             AuthError::TicketExpired { user, .. } => {
                 on_user(Code::Unauthenticated, R::TicketExpired, user)
             }
-            AuthError::PasswordInvalid { user } => {
+            AuthError::PasswordInvalid { user } | AuthError::PasswordPredatesDigests { user } => {
                 on_user(Code::Unauthenticated, R::PasswordInvalid, user)
             }
             AuthError::NoPassword { user } => {
@@ -694,7 +694,8 @@ impl WireError for AuthError {
             AuthError::TicketWrongAddress { user, .. } => {
                 on_user(Code::Unauthenticated, R::TicketWrongAddress, user)
             }
-            AuthError::WeakPassword { user, .. } => {
+            AuthError::WeakPassword { user, .. }
+            | AuthError::DigestStrengthUnknown { user, .. } => {
                 on_user(Code::InvalidArgument, R::WeakPassword, user)
             }
             AuthError::PasswordRequired { user, .. } => {

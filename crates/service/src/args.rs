@@ -47,7 +47,9 @@ impl FileArg {
             .split('/')
             .next()
             .unwrap_or("");
-        if snap.get_depot(first)?.is_some() {
+        // `//...` (or `//*/...`): every depot, as a depot pattern over all of them.
+        let every_depot = first.contains("...") || first.contains('*');
+        if every_depot || snap.get_depot(first)?.is_some() {
             let scopes = vec![scope_of(&pattern)];
             return Ok(FileArg {
                 text: text.to_string(),

@@ -33,6 +33,11 @@ pub(crate) fn set_opened(info: &mut FileInfo, open: &OpenedRow) {
     info.workspace = open.workspace.clone();
     info.move_file = open.move_file.clone();
     info.lazy_digest = open.lazy.as_ref().map(|l| l.digest);
+    info.lazy_md5 = open
+        .lazy
+        .as_ref()
+        .map(|l| l.md5.clone())
+        .unwrap_or_default();
     info.locked = open.locked;
     if let Some(integ) = &open.integ {
         info.source_file = Some(integ.from_path.clone());

@@ -76,7 +76,7 @@ mod workspaces;
 pub use access::UserAccess;
 pub use annotate::{AnnotateFollow, AnnotateOptions, AnnotatePart, AnnotatedText, LineOrigin};
 pub use auth::{Credentials, PasswordCheckStats, ProvenTicket, SettingValue, TicketInfo, UserSpec};
-pub use auth::{P4_DIGEST_KEY_FILE, p4_password_md5};
+pub use auth::{P4_DIGEST_KEY_FILE, PasswordInput, p4_password_md5};
 pub use browse::{HaveUpdate, ListOptions};
 pub use changes::{ChangesQuery, DescribePart};
 pub use commit_signal::CommitListener;

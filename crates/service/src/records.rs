@@ -106,6 +106,8 @@ pub struct FileInfo {
     pub base_digest: Option<Digest>,
     /// Digest of content the server already holds for an opened file (lazy copy).
     pub lazy_digest: Option<Digest>,
+    /// MD5 (uppercase hex) of that content, as P4 clients compare it; empty when unknown.
+    pub lazy_md5: String,
     /// Whether an opened file still needs a resolve.
     pub unresolved: bool,
     /// Whether the open record holds the file locked (`lock`).
@@ -156,6 +158,7 @@ impl FileInfo {
             base_rev: 0,
             base_digest: None,
             lazy_digest: None,
+            lazy_md5: String::new(),
             unresolved: false,
             locked: false,
         }

@@ -55,6 +55,7 @@ mod p4_admin;
 mod p4_auth;
 mod p4_branching;
 mod p4_browse;
+mod p4_client_suite;
 mod p4_compress;
 mod p4_day;
 mod p4_gate;

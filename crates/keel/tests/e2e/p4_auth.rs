@@ -104,3 +104,66 @@ fn passwd_changes_need_the_old_password_and_matching_new_ones() {
     raised(&r[5]);
     assert_eq!(ok(&r[6])[0]["User"], "alice");
 }
+
+/// Runs the native `keel` as alice with her own tickets file; stdout, or stderr when it fails.
+fn keel_as_alice(s: &P4Server, args: &[&str], stdin: &str) -> Result<String, String> {
+    let tickets = s.home.path().join("native-tickets");
+    let tickets = tickets.to_str().expect("utf-8");
+    let out = s.server.client("alice", "", s.home.path()).run_with(
+        args,
+        &[("KEEL_TICKETS", tickets)],
+        stdin,
+    );
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[test]
+fn a_password_set_through_either_front_end_is_the_one_the_other_takes() {
+    let s = P4Server::start();
+    // Set through P4Python (which sends the password's MD5): Keel's own login takes it.
+    let r = s.drive(&[json!({"method": "run_password", "args": ["", "Secret-1"]})]);
+    assert_eq!(ok(&r[0]), &json!(["Password updated."]));
+    let refused = keel_as_alice(&s, &["login"], "secret-1\n").expect_err("wrong password");
+    assert!(refused.contains("password invalid"), "{refused}");
+    keel_as_alice(&s, &["login"], "Secret-1\n").expect("keel login with the P4 password");
+    // Changed natively: P4Python logs in with the new one, not the old.
+    keel_as_alice(&s, &["passwd"], "Secret-1\nOther-2\nOther-2\n").expect("keel passwd");
+    let r = s.drive(&[
+        json!({"password": "Secret-1", "new": true, "method": "run_login"}),
+        json!({"password": "Other-2", "new": true, "method": "run_login"}),
+        // Changed through P4Python, the old password given as P4 clients send it.
+        json!({"password": "", "new": true, "method": "run_password", "args": ["Other-2", "Third-3"]}),
+    ]);
+    assert!(raised(&r[0]).contains("password invalid"), "{:?}", r[0]);
+    assert_eq!(ok(&r[1])[0]["User"], "alice");
+    assert_eq!(ok(&r[2]), &json!(["Password updated."]));
+    keel_as_alice(&s, &["login"], "Other-2\n").expect_err("the old password is gone");
+    let out = keel_as_alice(&s, &["login"], "Third-3\n").expect("keel login, P4-set password");
+    assert!(!out.is_empty(), "{out}");
+}
+
+#[test]
+fn where_strong_passwords_are_required_a_p4_passwd_is_refused_naming_keel_passwd() {
+    let s = P4Server::start();
+    keel_as_alice(&s, &["passwd"], "Strong-pass1\nStrong-pass1\n").expect("keel passwd");
+    keel_as_alice(&s, &["login"], "Strong-pass1\n").expect("keel login");
+    keel_as_alice(&s, &["configure", "set", "security=2"], "").expect("security 2");
+    let r = s.drive(&[
+        json!({"password": "Strong-pass1", "method": "run_login"}),
+        json!({"method": "run_password", "args": ["Strong-pass1", "Other-pass2"]}),
+        json!({"password": "Strong-pass1", "new": true, "method": "run_login"}),
+    ]);
+    assert_eq!(ok(&r[0])[0]["User"], "alice");
+    let e = r[1].to_string();
+    assert!(
+        e.contains("strength cannot be checked") && e.contains("keel passwd"),
+        "{e}"
+    );
+    // Nothing changed: the password is still the old one, for both front ends.
+    assert_eq!(ok(&r[2])[0]["User"], "alice");
+    keel_as_alice(&s, &["login"], "Strong-pass1\n").expect("the old password still works");
+}

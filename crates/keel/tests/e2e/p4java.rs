@@ -199,3 +199,26 @@ fn p4java_runs_a_ci_plugins_loop_add_submit_changes_sync_print_fstat_filelog() {
         json!(["#2 edit 2", "#1 add 1"])
     );
 }
+
+/// With `p4_password_digests`, P4Java logs in with a password set through Keel's own client
+/// (it answers the prompt's challenge, checked against the sealed verifier); a wrong one is
+/// refused.
+#[test]
+fn p4java_logs_in_with_a_password_where_the_server_keeps_p4_digests() {
+    let s = P4Server::start_with("127.0.0.1:0", &[], &["p4_password_digests = true"]);
+    let out = s.server.client("alice", "", s.home.path()).run_with(
+        &["passwd"],
+        &[],
+        "Secret-9\nSecret-9\n",
+    );
+    assert!(out.status.success(), "keel passwd: {out:?}");
+    let steps = drive(&s.port, "password", "Secret-9");
+    assert_eq!(step(&steps, "login")["ticketLength"], 32, "{steps:?}");
+    assert_eq!(step(&steps, "changes")["count"], 0, "{steps:?}");
+    let wrong = steps
+        .iter()
+        .find(|s| s["step"] == "wrong password")
+        .expect("step");
+    let error = wrong["error"].as_str().expect("refused");
+    assert!(error.contains("password invalid"), "{error}");
+}

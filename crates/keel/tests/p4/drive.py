@@ -134,7 +134,7 @@ def main():
             out["errors"] = list(p4.errors)
             out["warnings"] = list(p4.warnings)
             out["messages"] = [
-                {"severity": m.severity, "generic": m.generic, "text": str(m)}
+                {"severity": m.severity, "generic": m.generic, "msgid": m.msgid, "text": str(m)}
                 for m in p4.messages
             ]
         print(json.dumps(out), flush=True)

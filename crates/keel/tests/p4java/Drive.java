@@ -5,9 +5,10 @@
 //
 // Usage: java -cp 'LIB/*:OUT' Drive HOST:PORT SCENARIO WORKDIR TICKET
 //
-// P4Java answers a password prompt only with an MD5 challenge response, which needs a weak
-// hash of the password on the server; Keel keeps none, so P4Java authenticates with a ticket
-// (from `keel login -p` or `p4 login -p`), as CI plugins configured with a ticket do.
+// P4Java answers a password prompt only with an MD5 challenge response, which needs the
+// password's MD5 on the server: Keel keeps it (sealed) only with p4_password_digests, so
+// P4Java authenticates with a ticket (from `keel login -p` or `p4 login -p`), as CI plugins
+// configured with a ticket do, or, on such a server, with a password (scenario "password").
 
 import com.perforce.p4java.client.IClient;
 import com.perforce.p4java.core.ChangelistStatus;
@@ -60,6 +61,7 @@ public class Drive {
         switch (args[1]) {
             case "basics" -> basics();
             case "daily" -> daily();
+            case "password" -> password();
             default -> throw new IllegalArgumentException("no scenario " + args[1]);
         }
     }
@@ -123,6 +125,23 @@ public class Drive {
             }
         }
         return b.append('"').toString();
+    }
+
+    /** Logging in with a password (the TICKET argument holds it): P4Java answers the prompt's
+     *  challenge, which a server setting p4_password_digests checks; then a wrong one. */
+    static void password() throws Exception {
+        IOptionsServer s = connect();
+        step("login", out -> {
+            s.login(ticket, new com.perforce.p4java.option.server.LoginOptions());
+            put(out, "ticketLength", s.getAuthTicket() == null ? 0 : s.getAuthTicket().length());
+        });
+        step("changes", out -> put(out, "count",
+            s.getChangelists(null, new GetChangelistsOptions()).size()));
+        s.disconnect();
+        IOptionsServer other = connect();
+        step("wrong password", out -> other.login("Wrong-" + ticket,
+            new com.perforce.p4java.option.server.LoginOptions()));
+        other.disconnect();
     }
 
     static IOptionsServer server;

@@ -1,17 +1,18 @@
-//! `login`, `logout` and `passwd` as P4 clients run them. Passwords come from the client's
-//! prompt as typed (no challenge digest: the server keeps argon2 hashes, and a sealed MD5 only
-//! under `p4_password_digests`, `keel_service`'s `auth/p4_digests.rs`), so they are taken only
-//! where they do not travel in the clear to strangers: over `ssl:`, from loopback, over stdio,
-//! or anywhere when `p4_plain_passwords` says so. A login issues a Keel ticket and hands the
-//! client the P4 ticket derived from it (`crate::tickets`), which the client keeps in its
-//! tickets file and later proves, never sends.
+//! `login`, `logout` and `passwd` as P4 clients run them. At a password prompt (no `digest`
+//! or `mangle` variable, `noecho` set) a P4 client sends not what its user typed but its MD5
+//! in hex; the service keeps passwords as argon2id of that MD5 (`PasswordInput::Md5`), so a
+//! password set or checked here is the one `keel login` takes. That digest stands for the
+//! password, so it is taken only where it does not travel in the clear to strangers: over
+//! `ssl:`, from loopback, over stdio, or anywhere when `p4_plain_passwords` says so. A login
+//! issues a Keel ticket and hands the client the P4 ticket derived from it (`crate::tickets`),
+//! which the client keeps in its tickets file and later proves, never sends.
 
 use crate::cmd::{Cmd, CmdError, CmdResult, login_required, number, usage};
 use crate::dispatch::{self, Command};
 use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report, Severity};
 use keel_service::command as rows;
-use keel_service::{AuthError, Service};
+use keel_service::{AuthError, PasswordInput, Service};
 
 pub const COMMANDS: &[Command] = &[
     Command {
@@ -67,6 +68,73 @@ async fn prompt(cmd: &mut Cmd, text: &str, reply: &str) -> Result<String, CmdErr
     Ok(reply.text("data").unwrap_or_default())
 }
 
+/// A password prompt's answer: a P4 client answers with the MD5 of what was typed (32 hex
+/// digits); anything else (an empty answer, a client that sends the text) is the text typed.
+fn received(answer: &str) -> PasswordInput<'_> {
+    if answer.len() == 32 && answer.bytes().all(|b| b.is_ascii_hexdigit()) {
+        PasswordInput::Md5(answer)
+    } else {
+        PasswordInput::Typed(answer)
+    }
+}
+
+/// A password prompt answered to a challenge: the client digests what was typed, then that
+/// digest with `token` (and, when it names the address it reached, with that too).
+struct ChallengeAnswer {
+    token: String,
+    answer: String,
+    addresses: Vec<Option<String>>,
+}
+
+impl ChallengeAnswer {
+    /// Whether the answer was made from a password whose MD5 is `md5`.
+    fn made_from(&self, md5: &str) -> bool {
+        let inner = crate::tickets::md5_hex(&[md5.as_bytes(), self.token.as_bytes()]);
+        self.addresses.iter().any(|daddr| {
+            let expected = match daddr {
+                Some(a) => crate::tickets::md5_hex(&[inner.as_bytes(), a.as_bytes()]),
+                None => inner.clone(),
+            };
+            crate::tickets::same_answer(&self.answer, &expected)
+        })
+    }
+}
+
+/// Asks for the password with a challenge (`digest`): the client answers with a digest of
+/// the password's MD5 and the challenge, never the MD5 itself. Every client answers so, and
+/// P4Java only so.
+async fn challenged_password(cmd: &mut Cmd) -> Result<ChallengeAnswer, CmdError> {
+    let token = crate::tickets::new_token().map_err(|e| {
+        CmdError::Report(Report::failed(
+            Generic::Fault,
+            number::INTERNAL,
+            format!("no random challenge: {e}"),
+        ))
+    })?;
+    let m = Message::new()
+        .with("data", "Enter password: ")
+        .with("noecho", "")
+        .with("digest", &token)
+        .with("confirm", LOGIN_REPLY)
+        .with("func", "client-Prompt");
+    let reply = cmd.ask(&m, LOGIN_REPLY).await?;
+    let mut addresses: Vec<Option<String>> = Vec::new();
+    if let Some(local) = cmd.peer().local {
+        addresses.push(Some(local.to_string()));
+    }
+    if let Some(named) = reply.text("daddr").filter(|d| !d.is_empty())
+        && !addresses.contains(&Some(named.clone()))
+    {
+        addresses.push(Some(named));
+    }
+    addresses.push(None);
+    Ok(ChallengeAnswer {
+        token,
+        answer: reply.text("data").unwrap_or_default(),
+        addresses,
+    })
+}
+
 /// Refuses a password that would travel in the clear to a stranger.
 fn check_password_channel(cmd: &Cmd) -> CmdResult {
     if cmd.peer().password_safe(cmd.options()) {
@@ -79,6 +147,19 @@ fn check_password_channel(cmd: &Cmd) -> CmdResult {
          connect with P4PORT=ssl:HOST:PORT (or ask the administrator to set \
          p4_plain_passwords).",
     )))
+}
+
+/// What stores (`login`) or drops (`logout`) the user's ticket in the client's tickets file,
+/// under the key the client also finds it by (`P4Options::ticket_server_address`).
+fn set_password_message(cmd: &Cmd, ticket: &str, what: &str, user: &str) -> Message {
+    let mut m = Message::new()
+        .with("data", ticket)
+        .with("data2", what)
+        .with("user", user);
+    if let Some(key) = cmd.options().ticket_server_address() {
+        m = m.with("serverAddress", &key);
+    }
+    m.with("func", "client-SetPassword")
 }
 
 /// `2 hours 5 minutes` for a number of seconds.
@@ -139,22 +220,29 @@ async fn login(cmd: &mut Cmd) -> CmdResult {
         return Ok(());
     }
     check_password_channel(cmd)?;
-    let password = prompt(cmd, "Enter password: ", LOGIN_REPLY).await?;
     let all_hosts = flags.has('a');
-    let issued = cmd
-        .call(move |svc, caller| svc.login(caller, &password, all_hosts))
+    let lookup = user.clone();
+    let challenge = cmd
+        .call(move |svc, _| svc.p4_login_challenge_ready(&lookup))
         .await??;
+    let issued = if challenge {
+        let answer = challenged_password(cmd).await?;
+        cmd.call(move |svc, caller| {
+            svc.login_p4_challenge(caller, &mut |md5| answer.made_from(md5), all_hosts)
+        })
+        .await??
+    } else {
+        let password = prompt(cmd, "Enter password: ", LOGIN_REPLY).await?;
+        cmd.call(move |svc, caller| svc.login_from(caller, received(&password), all_hosts))
+            .await??
+    };
     let ticket = cmd.server.key.ticket(&Service::ticket_id(&issued.ticket));
     if flags.has('p') {
         // The ticket is shown, not stored in the client's tickets file.
         cmd.info(&ticket);
         return Ok(());
     }
-    let m = Message::new()
-        .with("data", &ticket)
-        .with("data2", "login")
-        .with("user", &user)
-        .with("func", "client-SetPassword");
+    let m = set_password_message(cmd, &ticket, "login", &user);
     cmd.conn.send(&m);
     let left = issued.expires.saturating_sub(now);
     if cmd.tagged {
@@ -190,11 +278,7 @@ async fn logout(cmd: &mut Cmd) -> CmdResult {
     let all = flags.has('a');
     cmd.call(move |svc, caller| svc.logout_proven(caller, &ticket, all))
         .await??;
-    let m = Message::new()
-        .with("data", "")
-        .with("data2", "logout")
-        .with("user", &user)
-        .with("func", "client-SetPassword");
+    let m = set_password_message(cmd, "", "logout", &user);
     cmd.conn.send(&m);
     cmd.report(
         Report::new(Severity::Info, Generic::None, 0)
@@ -238,8 +322,10 @@ async fn passwd(cmd: &mut Cmd) -> CmdResult {
             "Passwords don't match.",
         )));
     }
-    cmd.call(move |svc, caller| svc.set_password(caller, target.as_deref(), &old, &new))
-        .await??;
+    cmd.call(move |svc, caller| {
+        svc.set_password_from(caller, target.as_deref(), received(&old), received(&new))
+    })
+    .await??;
     cmd.info("Password updated.");
     Ok(())
 }

@@ -18,8 +18,8 @@ pub const COMMANDS: &[Command] = &[
         name: "client",
         row: rows::SAVE_WORKSPACE,
         login: true,
-        flags: "o i d f",
-        usage: "client [ -f ] [ -d | -o | -i ] [ client ]",
+        flags: "o i d f t:",
+        usage: "client [ -f ] [ -d | -o | -i ] [ -t template ] [ client ]",
         run: |c| Box::pin(client(c)),
     },
     Command {
@@ -170,8 +170,28 @@ async fn client(cmd: &mut Cmd) -> CmdResult {
     let found = cmd
         .call(move |svc, caller| svc.get_workspace(caller, &lookup))
         .await?;
+    let template = flags.value('t').map(str::to_string);
     let ws = match found {
+        Ok(_) if template.is_some() => {
+            return Err(usage(format!(
+                "Client {name} already exists; -t copies a template only into a new client."
+            )));
+        }
         Ok(ws) => ws,
+        Err(keel_service::ServiceError::NoSuchWorkspace { .. }) if template.is_some() => {
+            let template = template.unwrap_or_default();
+            let lookup = template.clone();
+            let source = cmd
+                .call(move |svc, caller| svc.get_workspace(caller, &lookup))
+                .await?
+                .map_err(|e| match e {
+                    keel_service::ServiceError::NoSuchWorkspace { .. } => {
+                        usage(format!("Client template {template} doesn't exist."))
+                    }
+                    other => other.into(),
+                })?;
+            from_template(&source, &name, cmd)
+        }
         Err(keel_service::ServiceError::NoSuchWorkspace { .. }) => WorkspaceSpec {
             name: name.clone(),
             owner: cmd.caller.user.clone(),
@@ -197,6 +217,27 @@ async fn client(cmd: &mut Cmd) -> CmdResult {
             cmd.info(format!("Client {name} not changed."));
             Ok(())
         }
+    }
+}
+
+/// A new client `name` made from `template` (`client -t`): the template's options and its
+/// view, whose workspace side names the new client; owner, host and root are the caller's.
+fn from_template(template: &WorkspaceSpec, name: &str, cmd: &Cmd) -> WorkspaceSpec {
+    let from = format!("//{}/", template.name);
+    let to = format!("//{name}/");
+    WorkspaceSpec {
+        name: name.to_string(),
+        owner: cmd.caller.user.clone(),
+        host: cmd.caller.host.clone(),
+        root: cmd.req.text("cwd").unwrap_or_default(),
+        description: "Created by ".to_string() + &cmd.caller.user + ".",
+        options: template.options.clone(),
+        view: template
+            .view
+            .iter()
+            .map(|line| line.replace(&from, &to))
+            .collect(),
+        ..WorkspaceSpec::default()
     }
 }
 

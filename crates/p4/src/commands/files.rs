@@ -309,7 +309,7 @@ async fn fstat(cmd: &mut Cmd) -> CmdResult {
                 r = crate::wire::report::Report::new(
                     crate::wire::report::Severity::Warn,
                     crate::wire::report::Generic::Empty,
-                    crate::cmd::number::NO_SUCH_FILES,
+                    crate::cmd::number::NOT_OPENED,
                 )
                 .arg("path", &given)
                 .text(" - file(s) not opened on this client.");

@@ -10,7 +10,7 @@ use crate::commands::sync::{local_of, workspace, workspace_args};
 use crate::dispatch::{self, Command};
 use crate::transfer::to_client::{Echo, Job, Outgoing, ToClient, client_type, write_files};
 use crate::wire::report::{Generic, Report, Severity};
-use keel_core::{FileAction, WorkspaceOptions};
+use keel_core::{FileAction, View, WorkspaceOptions};
 use keel_service::command as rows;
 use keel_service::{ContentOf, FileInfo, IntegrateMode, IntegrateRequest};
 
@@ -21,6 +21,15 @@ pub const COMMANDS: &[Command] = &[
         login: true,
         flags: "n r b: c:",
         usage: "integrate [ -n -c changelist# ] [ -b branch [ -r ] [ toFile ... ] | fromFile toFile ]",
+        run: |c| Box::pin(integrate(c, "integrate", IntegrateMode::Integrate)),
+    },
+    // The short name P4 clients accept (`p4 integ`, P4Python's `run_integ`).
+    Command {
+        name: "integ",
+        row: rows::INTEGRATE,
+        login: true,
+        flags: "n r b: c:",
+        usage: "integ [ -n -c changelist# ] [ -b branch [ -r ] [ toFile ... ] | fromFile toFile ]",
         run: |c| Box::pin(integrate(c, "integrate", IntegrateMode::Integrate)),
     },
     Command {
@@ -40,6 +49,23 @@ pub const COMMANDS: &[Command] = &[
         run: |c| Box::pin(integrate(c, "copy", IntegrateMode::Copy)),
     },
 ];
+
+/// `arg` in depot syntax: a path in the workspace's own syntax (`//WS/dir/...`, as P4
+/// clients give integrate's files) mapped back through its view; any other argument, or one
+/// the view does not map, as given (the service names what is wrong with it).
+fn depot_side(view: &[String], workspace: &str, arg: String) -> String {
+    let (path, rev) = crate::filespec::split_rev(&arg);
+    if !path.starts_with(&format!("//{workspace}/")) {
+        return arg;
+    }
+    match View::parse_lines(view)
+        .ok()
+        .and_then(|v| v.translate_back(path))
+    {
+        Some(depot) => format!("{depot}{rev}"),
+        None => arg,
+    }
+}
 
 async fn integrate(cmd: &mut Cmd, verb: &'static str, mode: IntegrateMode) -> CmdResult {
     let command = dispatch::find(verb).expect("in the table");
@@ -66,8 +92,8 @@ async fn integrate(cmd: &mut Cmd, verb: &'static str, mode: IntegrateMode) -> Cm
             }
         }
         (None, [from, to]) if !flags.has('r') => {
-            req.from = place.to_keel(from)?;
-            req.to = place.to_keel(to)?;
+            req.from = depot_side(&spec.view, &place.workspace, place.to_keel(from)?);
+            req.to = depot_side(&spec.view, &place.workspace, place.to_keel(to)?);
         }
         _ => return Err(usage(format!("Usage: {}", command.usage))),
     }

@@ -332,7 +332,9 @@ async fn opened(cmd: &mut Cmd) -> CmdResult {
     if listed.is_empty() {
         // A script reading records (`p4 -G opened ...`, as git-p4 checks for opened files)
         // gets no records and no warning.
-        if cmd.tagged_connection {
+        // Nor does a plain tagged `opened`, no flags or files (P4Python's `run_opened()` in
+        // a workspace with nothing open returns an empty list, raising nothing).
+        if cmd.tagged_connection || (cmd.tagged && cmd.args.is_empty()) {
             return Ok(());
         }
         let what = if flags.rest.is_empty() {
@@ -344,7 +346,12 @@ async fn opened(cmd: &mut Cmd) -> CmdResult {
             )
         };
         cmd.report(
-            Report::new(Severity::Warn, Generic::Empty, crate::cmd::number::SERVICE).text(what),
+            Report::new(
+                Severity::Warn,
+                Generic::Empty,
+                crate::cmd::number::NOT_OPENED,
+            )
+            .text(what),
         );
         return Ok(());
     }

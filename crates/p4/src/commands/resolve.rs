@@ -268,6 +268,7 @@ async fn merge_files(
             depot_file: f.depot_file.to_string(),
             local: local.clone(),
             file_type: f.file_type.unwrap_or(FileType::TEXT),
+            server_md5: None,
         })
         .collect();
     let mut yours = upload::receive_whole(cmd, &to_send, DIGEST_LIMIT).await?;

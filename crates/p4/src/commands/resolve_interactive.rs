@@ -105,6 +105,7 @@ pub(crate) async fn resolve(cmd: &mut Cmd, place: &Place, pending: &[FileInfo]) 
             depot_file: m.file.depot_file.to_string(),
             local: m.local.clone(),
             file_type: m.file.file_type.unwrap_or(FileType::TEXT),
+            server_md5: None,
         })
         .collect();
     let mut yours = upload::receive_whole(cmd, &to_send, DIGEST_LIMIT).await?;

@@ -88,7 +88,11 @@ async fn shelve(cmd: &mut Cmd) -> CmdResult {
                     return Err(usage("Change description missing.  You must enter one."));
                 }
                 let n = new_change(cmd, description, listed).await?;
-                info_line(cmd, format!("Change {n} created."));
+                // Tagged, the records that follow carry the change (P4Python's
+                // `save_shelve(spec)[0]['change']`); the line is for people.
+                if !cmd.tagged {
+                    info_line(cmd, format!("Change {n} created."));
+                }
                 n
             }
             n => {

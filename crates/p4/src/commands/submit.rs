@@ -21,7 +21,7 @@ use crate::wire::report::{Generic, Report, Severity};
 use crate::wire::specdef::{Values, one};
 use keel_core::{ChangeNumber, ChangeRef, FileAction, FileType};
 use keel_service::command as rows;
-use keel_service::{FileInfo, SubmitSession};
+use keel_service::{FileInfo, SubmitError, SubmitSession};
 
 pub const COMMANDS: &[Command] = &[Command {
     name: "submit",
@@ -111,16 +111,40 @@ async fn submit(cmd: &mut Cmd) -> CmdResult {
     };
     let number = change.number();
     let result = submit_change(cmd, &work, change, description).await;
+    let again = format!("Submit failed -- fix problems above then use 'p4 submit -c {number}'.");
     match result {
+        // Files still to resolve: each named, then one error saying so, as scripts (and
+        // P4Python's `str(exception)`) read it.
+        Err(CmdError::Report(r)) if r.number == number::MERGES_PENDING => {
+            cmd.info(r.rendered());
+            Err(CmdError::Report(Report::failed(
+                Generic::NotYet,
+                number::MERGES_PENDING,
+                format!("Merges still pending -- use 'resolve' to merge files.\n{again}"),
+            )))
+        }
         Err(CmdError::Report(r)) => {
             cmd.report(r);
             Err(CmdError::Report(Report::failed(
                 Generic::NotYet,
                 number::SERVICE,
-                format!("Submit failed -- fix problems above then use 'p4 submit -c {number}'."),
+                again,
             )))
         }
         other => other,
+    }
+}
+
+/// A refused submit as the client shows it; a file still to resolve is told apart (the caller
+/// words it as P4 clients expect).
+fn submit_failed(e: SubmitError) -> CmdError {
+    match e {
+        SubmitError::MustResolve { path } => CmdError::Report(Report::failed(
+            Generic::NotYet,
+            number::MERGES_PENDING,
+            format!("{path} - must resolve before submitting"),
+        )),
+        e => failed(e),
     }
 }
 
@@ -196,7 +220,7 @@ async fn submit_change(
     let session = cmd
         .call(move |svc, caller| svc.submit_begin(caller, change, &description))
         .await?
-        .map_err(failed)?;
+        .map_err(submit_failed)?;
     let mut session: SubmitSession = session;
     let n = change.number();
     if !cmd.tagged {
@@ -223,7 +247,7 @@ async fn submit_change(
                 .map(|r| (r, files))
         })
         .await?
-        .map_err(failed)?;
+        .map_err(submit_failed)?;
     for f in &files {
         let action = f.action.unwrap_or(FileAction::Edit);
         if !action.is_delete()

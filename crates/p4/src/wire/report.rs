@@ -48,14 +48,17 @@ const SUBSYSTEM: u32 = 7;
 /// Format strings name the arguments; ids count at most 15 of them.
 const MAX_ARGS: u32 = 15;
 
-/// The packed id of a message.
+/// The packed id of a message. A `number` up to 1023 is Keel's own, in Keel's subsystem; a
+/// larger one already carries a subsystem (`subsystem << 10 | code`: a message scripts know by
+/// its unique id, such as `File(s) up-to-date.`, see `cmd::number`).
 pub fn code(severity: Severity, generic: Generic, number: u32, args: usize) -> u32 {
     let args = (args as u32).min(MAX_ARGS);
-    ((severity as u32) << 28)
-        | (args << 24)
-        | ((generic as u32) << 16)
-        | (SUBSYSTEM << 10)
-        | (number & 0x3ff)
+    let unique = if number > 0x3ff {
+        number & 0xffff
+    } else {
+        (SUBSYSTEM << 10) | number
+    };
+    ((severity as u32) << 28) | (args << 24) | ((generic as u32) << 16) | unique
 }
 
 /// One line of a message: a format string and its named arguments.

@@ -23,6 +23,7 @@ pub use hashing::PasswordCheckStats;
 pub(crate) use limits::LoginLimiter;
 pub(crate) use p4_digests::DigestKey;
 pub use p4_digests::{KEY_FILE as P4_DIGEST_KEY_FILE, p4_password_md5};
+pub use passwords::PasswordInput;
 pub use proven::ProvenTicket;
 pub(crate) use run_tickets::RunTickets;
 pub use settings::SettingValue;

@@ -7,7 +7,7 @@
 //! is set or a login with it succeeds, replaced when it changes, dropped when it is removed,
 //! and every verifier is dropped when the server starts with the setting off.
 
-use crate::{AuthError, Caller, Service};
+use crate::{AuthError, Caller, PasswordInput, Service};
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use md5::{Digest, Md5};
@@ -79,6 +79,14 @@ pub fn p4_password_md5(password: &str) -> String {
     hex::encode_upper(Md5::digest(password.as_bytes()))
 }
 
+/// The verifier's MD5 for a password as received: a P4 client's digest is the MD5 itself.
+fn verifier_md5(password: PasswordInput<'_>) -> String {
+    match password {
+        PasswordInput::Typed(p) => p4_password_md5(p),
+        PasswordInput::Md5(_) => password.md5(),
+    }
+}
+
 impl Service {
     /// Turns `p4_password_digests` on (reading or making `ROOT/p4/password.key`) or off
     /// (dropping every stored verifier); called once at startup. Returns how many verifiers
@@ -140,12 +148,10 @@ impl Service {
     pub(crate) fn p4_verifier(
         &self,
         user: &str,
-        password: &str,
+        password: PasswordInput<'_>,
     ) -> Result<Option<String>, AuthError> {
         match self.p4_digests.get() {
-            Some(key) if !password.is_empty() => {
-                key.seal(user, &p4_password_md5(password)).map(Some)
-            }
+            Some(key) if !password.is_empty() => key.seal(user, &verifier_md5(password)).map(Some),
             _ => Ok(None),
         }
     }
@@ -156,12 +162,12 @@ impl Service {
         &self,
         user: &str,
         stored: Option<&str>,
-        password: &str,
+        password: PasswordInput<'_>,
     ) -> Result<(), AuthError> {
         let Some(key) = self.p4_digests.get() else {
             return Ok(());
         };
-        let digest = p4_password_md5(password);
+        let digest = verifier_md5(password);
         if stored.and_then(|s| key.open(user, s)).as_deref() == Some(digest.as_str()) {
             return Ok(());
         }
@@ -174,6 +180,20 @@ impl Service {
             }
             Ok::<_, AuthError>(())
         })
+    }
+
+    /// Whether a P4 client's `login` can be challenged for `user`'s password: the setting is
+    /// on and the user has a password and a verifier of it (so the answer can be checked
+    /// without the client sending the password's MD5 itself).
+    pub fn p4_login_challenge_ready(&self, user: &str) -> Result<bool, AuthError> {
+        let Some(key) = self.p4_digests.get() else {
+            return Ok(false);
+        };
+        let row = self.meta.snapshot()?.get_user(user)?;
+        Ok(row
+            .filter(|r| r.password_hash.is_some())
+            .and_then(|r| r.p4_digest)
+            .is_some_and(|sealed| key.open(user, &sealed).is_some()))
     }
 
     /// Lets the caller in on a P4 answer made from the password itself: `proves` is told the

@@ -1,6 +1,9 @@
 //! Passwords: stored only as argon2id hashes (PHC strings with their own salt and costs),
 //! checked under the login limits and the hashing gate, and `passwd`, which sets or changes
-//! one.
+//! one. The hash is of the password's MD5 (uppercase hex, `md5:` before the PHC string),
+//! because that digest is all a P4 client sends for what its user typed: so a password set or
+//! checked through either front end is the same password. Hashes made before (of the password
+//! itself) are still checked, and replaced at the next login that matches.
 
 use crate::{AuthError, Caller, Service};
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -9,12 +12,56 @@ use keel_core::{SecurityLevel, password_is_strong};
 
 use super::settings::security_level;
 
+/// What marks a stored hash as argon2id of the password's MD5 (the form a P4 client sends).
+const MD5_SCHEME: &str = "md5:";
+
+/// A password as a front end received it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PasswordInput<'a> {
+    /// The password as its user typed it (Keel's own clients).
+    Typed(&'a str),
+    /// The password's MD5 in hex, which is what a P4 client sends for what its user typed at
+    /// a password prompt (`login`, `passwd`).
+    Md5(&'a str),
+}
+
+impl PasswordInput<'_> {
+    /// The password's MD5 in uppercase hex.
+    pub fn md5(&self) -> String {
+        match self {
+            PasswordInput::Typed(p) => md5_upper(p),
+            PasswordInput::Md5(d) => d.to_ascii_uppercase(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        match self {
+            PasswordInput::Typed(p) | PasswordInput::Md5(p) => p.is_empty(),
+        }
+    }
+}
+
+/// MD5 of `text` in uppercase hex.
+fn md5_upper(text: &str) -> String {
+    use md5::{Digest, Md5};
+    hex::encode_upper(Md5::digest(text.as_bytes()))
+}
+
+/// Whether `stored` predates the MD5 form (a hash of the password itself), so a login that
+/// matches it replaces it.
+pub(crate) fn predates_md5_form(stored: &str) -> bool {
+    !stored.starts_with(MD5_SCHEME)
+}
+
 impl Service {
-    /// The argon2id hash of `password` with a fresh random salt, at the configured cost,
-    /// through the hashing gate.
-    pub(crate) fn hash_password(&self, password: &str) -> Result<String, AuthError> {
+    /// The stored form of `password`: the argon2id hash of its MD5 with a fresh random salt,
+    /// at the configured cost, through the hashing gate.
+    pub(crate) fn hash_password(&self, password: PasswordInput<'_>) -> Result<String, AuthError> {
         let _permit = self.hashes.enter().map_err(|_| AuthError::Busy)?;
-        self.hash_ungated(password)
+        Ok(format!(
+            "{MD5_SCHEME}{}",
+            self.hash_ungated(&password.md5())?
+        ))
     }
 
     fn hash_ungated(&self, password: &str) -> Result<String, AuthError> {
@@ -52,13 +99,22 @@ impl Service {
         Ok(self.stand_in_hash.get_or_init(|| hash).as_str())
     }
 
-    /// Whether `password` matches a stored hash (whose own parameters are used).
-    pub(crate) fn password_matches(stored: &str, password: &str) -> bool {
-        PasswordHash::new(stored).is_ok_and(|h| {
-            Argon2::default()
-                .verify_password(password.as_bytes(), &h)
-                .is_ok()
-        })
+    /// Whether `password` matches a stored hash (whose own parameters are used). A hash of
+    /// the older form (of the password itself) matches the password typed, or the MD5 a P4
+    /// client sent when that MD5 is what was hashed (a password once set through a P4 client).
+    pub(crate) fn password_matches(stored: &str, password: PasswordInput<'_>) -> bool {
+        let verify = |phc: &str, secret: &str| {
+            PasswordHash::new(phc).is_ok_and(|h| {
+                Argon2::default()
+                    .verify_password(secret.as_bytes(), &h)
+                    .is_ok()
+            })
+        };
+        match (stored.strip_prefix(MD5_SCHEME), password) {
+            (Some(phc), _) => verify(phc, &password.md5()),
+            (None, PasswordInput::Typed(p)) => verify(stored, p),
+            (None, PasswordInput::Md5(d)) => verify(stored, &d.to_ascii_uppercase()),
+        }
     }
 
     /// Checks `password` for `user` (whose stored hash is `stored`; `None` for a user
@@ -72,7 +128,7 @@ impl Service {
         caller: &Caller,
         user: &str,
         stored: Option<&str>,
-        password: &str,
+        password: PasswordInput<'_>,
         level: SecurityLevel,
     ) -> Result<(), AuthError> {
         let now = self.now();
@@ -117,6 +173,13 @@ impl Service {
                 user: user.to_string(),
             });
         }
+        if let (Some(stored), PasswordInput::Md5(_)) = (stored, password)
+            && predates_md5_form(stored)
+        {
+            return Err(AuthError::PasswordPredatesDigests {
+                user: user.to_string(),
+            });
+        }
         Err(AuthError::PasswordInvalid {
             user: user.to_string(),
         })
@@ -132,6 +195,25 @@ impl Service {
         user: Option<&str>,
         old: &str,
         new: &str,
+    ) -> Result<(), AuthError> {
+        self.set_password_from(
+            caller,
+            user,
+            PasswordInput::Typed(old),
+            PasswordInput::Typed(new),
+        )
+    }
+
+    /// `passwd` with the passwords as a front end received them. A new password received
+    /// only as its MD5 (from a P4 client) is stored as one typed would be; where the security
+    /// level requires strong passwords it is refused, since a digest's strength cannot be
+    /// checked.
+    pub fn set_password_from(
+        &self,
+        caller: &Caller,
+        user: Option<&str>,
+        old: PasswordInput<'_>,
+        new: PasswordInput<'_>,
     ) -> Result<(), AuthError> {
         self.touch_user(caller)?;
         let target = user.unwrap_or(&caller.user).to_string();
@@ -160,11 +242,22 @@ impl Service {
                 level: level.number(),
             });
         }
-        if !new.is_empty() && level.requires_strong_passwords() && !password_is_strong(new) {
-            return Err(AuthError::WeakPassword {
-                user: target,
-                level: level.number(),
-            });
+        if !new.is_empty() && level.requires_strong_passwords() {
+            match new {
+                PasswordInput::Typed(p) if !password_is_strong(p) => {
+                    return Err(AuthError::WeakPassword {
+                        user: target,
+                        level: level.number(),
+                    });
+                }
+                PasswordInput::Typed(_) => {}
+                PasswordInput::Md5(_) => {
+                    return Err(AuthError::DigestStrengthUnknown {
+                        user: target,
+                        level: level.number(),
+                    });
+                }
+            }
         }
         let hash = if new.is_empty() {
             None
@@ -194,20 +287,71 @@ impl Service {
 mod tests {
     use super::*;
 
+    /// A cheap argon2id PHC string of `secret`, for the tests.
+    fn phc(secret: &str) -> String {
+        let params = Params::new(64, 1, 1, None).expect("params");
+        let salt = SaltString::encode_b64(&[7u8; 16]).expect("salt");
+        Argon2::new(Algorithm::Argon2id, Version::V0x13, params)
+            .hash_password(secret.as_bytes(), &salt)
+            .expect("hash")
+            .to_string()
+    }
+
+    #[test]
+    fn the_md5_form_matches_the_typed_password_and_a_p4_clients_digest_of_it() {
+        let digest = md5_upper("Secret-pass1");
+        let stored = format!("{MD5_SCHEME}{}", phc(&digest));
+        assert!(!predates_md5_form(&stored));
+        for input in [
+            PasswordInput::Typed("Secret-pass1"),
+            PasswordInput::Md5(&digest),
+            PasswordInput::Md5(&digest.to_ascii_lowercase()),
+        ] {
+            assert!(Service::password_matches(&stored, input), "{input:?}");
+        }
+        let other = md5_upper("secret-pass1");
+        assert!(!Service::password_matches(
+            &stored,
+            PasswordInput::Md5(&other)
+        ));
+        assert!(!Service::password_matches(
+            &stored,
+            PasswordInput::Typed(&digest)
+        ));
+        // The older forms: of the password itself (set natively) takes only the typed
+        // password; of its MD5 (set through a P4 client) takes only the digest.
+        let typed_form = phc("Secret-pass1");
+        assert!(predates_md5_form(&typed_form));
+        assert!(Service::password_matches(
+            &typed_form,
+            PasswordInput::Typed("Secret-pass1")
+        ));
+        assert!(!Service::password_matches(
+            &typed_form,
+            PasswordInput::Md5(&digest)
+        ));
+        let digest_form = phc(&digest);
+        assert!(Service::password_matches(
+            &digest_form,
+            PasswordInput::Md5(&digest)
+        ));
+        assert!(!Service::password_matches(
+            &digest_form,
+            PasswordInput::Typed("Secret-pass1")
+        ));
+    }
+
     #[test]
     fn hashes_verify_and_never_contain_the_password() {
-        let stored = {
-            let params = Params::new(64, 1, 1, None).expect("params");
-            let salt = SaltString::encode_b64(&[7u8; 16]).expect("salt");
-            Argon2::new(Algorithm::Argon2id, Version::V0x13, params)
-                .hash_password(b"Secret-pass1", &salt)
-                .expect("hash")
-                .to_string()
-        };
+        let stored = phc("Secret-pass1");
         assert!(stored.starts_with("$argon2id$"));
         assert!(!stored.contains("Secret-pass1"));
-        assert!(Service::password_matches(&stored, "Secret-pass1"));
-        assert!(!Service::password_matches(&stored, "secret-pass1"));
-        assert!(!Service::password_matches("not a hash", "Secret-pass1"));
+        let typed = PasswordInput::Typed;
+        assert!(Service::password_matches(&stored, typed("Secret-pass1")));
+        assert!(!Service::password_matches(&stored, typed("secret-pass1")));
+        assert!(!Service::password_matches(
+            "not a hash",
+            typed("Secret-pass1")
+        ));
     }
 }

@@ -8,6 +8,7 @@ use keel_core::Limit;
 use keel_store::TicketRow;
 
 use super::Credentials;
+use super::passwords::{PasswordInput, predates_md5_form};
 use super::settings::{security_level, ticket_binding};
 
 /// Refuses a ticket bound to another address than the caller's.
@@ -73,6 +74,18 @@ impl Service {
         password: &str,
         all_hosts: bool,
     ) -> Result<TicketInfo, AuthError> {
+        self.login_from(caller, PasswordInput::Typed(password), all_hosts)
+    }
+
+    /// `login` with the password as a front end received it (typed, or a P4 client's MD5 of
+    /// it). A stored hash of the older form that matches is replaced by the current form in
+    /// the login's own write, so both front ends take the password from then on.
+    pub fn login_from(
+        &self,
+        caller: &Caller,
+        password: PasswordInput<'_>,
+        all_hosts: bool,
+    ) -> Result<TicketInfo, AuthError> {
         let user = crate::context::user_name(&caller.user)?;
         let snap = self.meta.snapshot()?;
         let level = security_level(snap.as_ref())?;
@@ -91,6 +104,48 @@ impl Service {
             row.as_ref().and_then(|r| r.p4_digest.as_deref()),
             password,
         )?;
+        let old_hash = row.as_ref().and_then(|r| r.password_hash.clone());
+        let rehash = match &old_hash {
+            Some(h) if predates_md5_form(h) => Some((h.clone(), self.hash_password(password)?)),
+            _ => None,
+        };
+        self.issue_ticket(caller, user, level, binding, all_hosts, rehash)
+    }
+
+    /// `login` from a P4 client that answered the password prompt's challenge (`digest`):
+    /// `proves` is told the user's `MD5(password)` from the sealed verifier
+    /// (`p4_password_digests`) and says whether the answer was made from it. Refused as a
+    /// wrong password when it was not (counted like one).
+    pub fn login_p4_challenge(
+        &self,
+        caller: &Caller,
+        proves: &mut dyn FnMut(&str) -> bool,
+        all_hosts: bool,
+    ) -> Result<TicketInfo, AuthError> {
+        let user = crate::context::user_name(&caller.user)?;
+        self.prove_p4_password(caller, "", proves)
+            .map_err(|e| match e {
+                AuthError::TicketInvalid { user, .. } => AuthError::PasswordInvalid { user },
+                other => other,
+            })?;
+        let snap = self.meta.snapshot()?;
+        let level = security_level(snap.as_ref())?;
+        let binding = ticket_binding(snap.as_ref())?;
+        drop(snap);
+        self.issue_ticket(caller, user, level, binding, all_hosts, None)
+    }
+
+    /// Issues a ticket to `user`, whose password was just checked; `rehash` replaces an older
+    /// stored hash form (the old hash, the new) in the same write.
+    fn issue_ticket(
+        &self,
+        caller: &Caller,
+        user: String,
+        level: keel_core::SecurityLevel,
+        binding: keel_core::TicketBinding,
+        all_hosts: bool,
+        rehash: Option<(String, String)>,
+    ) -> Result<TicketInfo, AuthError> {
         let mut bytes = [0u8; 32];
         getrandom::fill(&mut bytes).map_err(|e| AuthError::Internal {
             reason: format!("no random bytes for a ticket: {e}"),
@@ -115,6 +170,13 @@ impl Service {
             // Expired tickets of anyone go with each login, so the table stays small.
             txn.delete_tickets_of("", now)?;
             txn.set_user_accessed(&stored.user, now)?;
+            if let Some((old, new)) = &rehash
+                && let Some(mut user) = txn.get_user(&stored.user)?
+                && user.password_hash.as_ref() == Some(old)
+            {
+                user.password_hash = Some(new.clone());
+                txn.put_user(&user)?;
+            }
             txn.put_ticket(&stored).map_err(AuthError::from)
         })?;
         tracing::info!(user, host = caller.host, address = row.address, "login");

@@ -46,6 +46,23 @@ pub enum AuthError {
     /// A password that does not match the user's.
     #[error("password invalid for user {user}")]
     PasswordInvalid { user: String },
+    /// A P4 client's password digest (`p4 login`, `p4 passwd`'s old password) for a user whose
+    /// password was set before Keel kept passwords in the form those clients send; a login
+    /// with Keel's own client converts it.
+    #[error(
+        "password invalid for user {user}, or set before this server could check P4 clients' \
+         password digests: log in once with 'keel login' (Keel's own client), then P4 clients \
+         can log in with the same password"
+    )]
+    PasswordPredatesDigests { user: String },
+    /// A new password a P4 client sent only as a digest, where the security level requires
+    /// strong passwords (a digest's strength cannot be checked).
+    #[error(
+        "P4 clients send only a digest of a new password, so its strength cannot be checked \
+         at security level {level}; set user {user}'s password with 'keel passwd' (Keel's own \
+         client) instead"
+    )]
+    DigestStrengthUnknown { user: String, level: u8 },
     /// A login for a user who has no password.
     #[error("user {user} has no password set, so cannot log in")]
     NoPassword { user: String },
