@@ -15,8 +15,10 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    // The process starts without transparent huge pages (`allocator`'s load-time hold): a
-    // client command keeps it so, a server gets them back.
+    // The process starts without transparent huge pages and with a small first arena
+    // (`allocator`'s load-time settings): a client command keeps the first so, a server gets
+    // them back; every arena reserved from here on has mimalloc's default size.
+    allocator::restore_arena_reserve();
     let cli = cli::Cli::parse();
     let json = cli.json;
     // A server, replica, proxy or restore creates only files its own account may read.
