@@ -3,7 +3,7 @@
 //!
 //! clap copies each `global = true` argument (`--json`) into every subcommand of the root as it
 //! prepares the root for parsing: with a hundred and fifty verbs that is a hundred and fifty
-//! argument copies (~600 bytes each in a fresh vector), about eighty pages of heap touched at
+//! argument copies (~600 bytes each in a fresh vector), about seventy pages of heap touched at
 //! every start, more than the whole rest of a small command's parsing. Here the line is first
 //! parsed against a root that carries the same root arguments and only the verb the line names;
 //! anything that does not parse cleanly there (an error, `--help`, `--version`, no verb, a verb
