@@ -1,5 +1,5 @@
 //! The process's allocator (mimalloc), the knob the server sets on it, and the transparent
-//! huge pages a short command does without.
+//! huge pages and the large first arena a short command does without.
 
 use std::os::raw::c_long;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,6 +11,45 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// `mi_option_purge_delay` of `mi_option_e` in mimalloc.h; the bindings name no constant for it.
 const PURGE_DELAY: mi_option_t = 15;
+
+/// `mi_option_arena_reserve` of `mi_option_e`: the address space mimalloc reserves for its
+/// first arena (KiB; later arenas grow from it).
+const ARENA_RESERVE: mi_option_t = 23;
+
+/// mimalloc's own first-arena reservation on 64-bit systems (1 GiB, in KiB).
+const ARENA_RESERVE_DEFAULT_KIB: c_long = 1024 * 1024;
+
+/// The first arena a process starts with (32 MiB in KiB, mimalloc's smallest arena): its
+/// bitmaps are what the first allocation initialises, 1/32 of a 1 GiB arena's.
+const ARENA_RESERVE_AT_START_KIB: c_long = 32 * 1024;
+
+/// Whether [`shrink_first_arena`] set the smaller first arena (so [`restore_arena_reserve`]
+/// puts mimalloc's default back, and leaves a value from the environment alone).
+static ARENA_SHRUNK: AtomicBool = AtomicBool::new(false);
+
+/// Starts the process with a 32 MiB first arena instead of mimalloc's 1 GiB, unless
+/// `MIMALLOC_ARENA_RESERVE` is set. The first allocation reserves the first arena and writes
+/// its bitmaps: for 1 GiB that is ~40 pages faulted in, a tenth of what a short command's whole
+/// run faults. Runs at load, before the first allocation (see [`HOLD_HUGE_PAGES_AT_LOAD`]).
+fn shrink_first_arena() {
+    // SAFETY: getenv of a constant C string, before any other thread exists; no allocation.
+    let from_env = unsafe { !libc::getenv(c"MIMALLOC_ARENA_RESERVE".as_ptr()).is_null() };
+    if !from_env {
+        // SAFETY: a plain store into mimalloc's option table, before any other thread exists.
+        unsafe { mi_option_set(ARENA_RESERVE, ARENA_RESERVE_AT_START_KIB) };
+        ARENA_SHRUNK.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Puts mimalloc's default arena size back for the arenas a process reserves from now on (a
+/// server, a command moving many files): the arena after the first is 1 GiB again. Call it
+/// while the process has a single thread, like [`set_purge_delay`].
+pub fn restore_arena_reserve() {
+    if ARENA_SHRUNK.swap(false, Ordering::Relaxed) {
+        // SAFETY: as in `set_purge_delay`.
+        unsafe { mi_option_set(ARENA_RESERVE, ARENA_RESERVE_DEFAULT_KIB) }
+    }
+}
 
 /// Sets how long freed memory stays with the allocator before it goes back to the system
 /// (milliseconds; -1 never). Call it while the process has a single thread: mimalloc's options
@@ -26,15 +65,17 @@ pub fn set_purge_delay(ms: i64) {
 /// turns them back on, and leaves a setting the process inherited alone).
 static HUGE_PAGES_HELD: AtomicBool = AtomicBool::new(false);
 
-/// Runs [`hold_huge_pages`] as the executable is loaded, before mimalloc's own constructor
-/// (priority 101) and the first allocation: the ranges touched before `main` are the first to
-/// fault in. On ELF, `.init_array.NNNNN` entries run in ascending priority.
+/// Runs [`hold_huge_pages`] and [`shrink_first_arena`] as the executable is loaded, before
+/// mimalloc's own constructor (priority 101) and the first allocation: the ranges touched
+/// before `main` are the first to fault in. On ELF, `.init_array.NNNNN` entries run in
+/// ascending priority.
 #[cfg(target_os = "linux")]
 #[used]
 #[unsafe(link_section = ".init_array.00100")]
 static HOLD_HUGE_PAGES_AT_LOAD: extern "C" fn() = {
     extern "C" fn at_load() {
         hold_huge_pages();
+        shrink_first_arena();
     }
     at_load
 };
@@ -107,6 +148,30 @@ mod tests {
         assert_eq!(purge_delay(), expected);
         set_purge_delay(10);
         assert_eq!(purge_delay(), 10);
+    }
+
+    /// The process starts with a 32 MiB first arena (or the environment's setting), and
+    /// restoring puts mimalloc's 1 GiB default back only when the start shrank it.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn first_arena_is_small_until_restored() {
+        // SAFETY: plain reads of mimalloc's option table.
+        let reserve = || unsafe { mi_option_get(ARENA_RESERVE) };
+        let from_env = std::env::var_os("MIMALLOC_ARENA_RESERVE").is_some();
+        if !from_env {
+            assert_eq!(reserve(), ARENA_RESERVE_AT_START_KIB);
+        }
+        let before = reserve();
+        let shrunk = ARENA_SHRUNK.load(Ordering::Relaxed);
+        restore_arena_reserve();
+        assert_eq!(
+            reserve(),
+            if shrunk {
+                ARENA_RESERVE_DEFAULT_KIB
+            } else {
+                before
+            }
+        );
     }
 
     /// The process starts with huge pages off (held as it was loaded, or inherited so);

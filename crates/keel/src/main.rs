@@ -6,18 +6,19 @@ mod commands;
 mod editor;
 mod hints;
 mod listing;
+mod one_verb_parse;
 mod output;
 mod private_dir;
 mod session;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    // The process starts without transparent huge pages (`allocator`'s load-time hold): a
-    // client command keeps it so, a server gets them back.
-    let cli = cli::Cli::parse();
+    // The process starts without transparent huge pages and with a small first arena
+    // (`allocator`'s load-time settings): a client command keeps the first so, a server gets
+    // them back; every arena reserved from here on has mimalloc's default size.
+    allocator::restore_arena_reserve();
+    let cli = one_verb_parse::parse();
     let json = cli.json;
     // A server, replica, proxy or restore creates only files its own account may read.
     if matches!(
