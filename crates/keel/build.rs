@@ -1,5 +1,5 @@
-//! Link settings of the `keel` executable that cut what every process start costs. They are set
-//! here rather than as `rustflags` in
+//! Link settings of the `keel` executable that cut what every process start costs, keeping the
+//! executable position-independent (ASLR). They are set here rather than as `rustflags` in
 //! `.cargo/config.toml` because they concern this one executable: rustflags would apply to every
 //! crate (build scripts and proc-macro libraries included), and a library placed on the link
 //! line by a flag lands after Rust's own `-lgcc_s`, too late to replace it.
@@ -59,13 +59,8 @@ fn main() {
     // a virtual machine. With the unwinder's symbols defined here, the linker's `--as-needed`
     // drops libgcc_s from the executable's dependencies.
     println!("cargo:rustc-link-lib=static=gcc_eh");
-    // A position-dependent executable: the linker resolves every address inside the executable,
-    // so the dynamic loader has nothing to relocate at start. A position-independent one has
-    // ~48,000 relative relocations over ~830 KiB of vtables, string tables and GOT
-    // (`.data.rel.ro`, `.got`): each start wrote every one of those pages, a page fault and a
-    // private copy each, about a third of a short command's page faults. The code is still
-    // compiled position-independent; only the link differs (the last of `-pie`/`-no-pie` wins,
-    // and these arguments follow rustc's). Shared libraries, the heap and the stacks keep their
-    // randomised addresses; the executable's own image does not (as with Go's default builds).
-    println!("cargo:rustc-link-arg-bins=-no-pie");
+    // RELR: the executable's relative relocations as a compact bitmap (`.relr.dyn`) instead of
+    // one 24-byte `.rela.dyn` entry each, so the dynamic loader reads and applies kilobytes
+    // rather than most of a megabyte at every start. Needs glibc 2.36 or later at run time.
+    println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
 }
