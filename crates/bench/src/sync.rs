@@ -1,7 +1,7 @@
-//! sync: one full sync of the tree into an empty workspace, then concurrent clients each
-//! syncing a random subtree into a fresh workspace (real Sync RPC + client writes); with a P4
-//! address, the same two phases again through the P4 front end (the bench's own P4 client
-//! writing the files), reported beside native.
+//! sync: full syncs of the tree into empty workspaces (with a P4 address, alternating with as
+//! many through the P4 front end, the bench's own P4 client writing the files), then concurrent
+//! clients each syncing a random subtree into a fresh workspace (real Sync RPC + client
+//! writes), natively and then through the P4 front end; P4 is reported beside native.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -16,6 +16,9 @@ use crate::report::{Report, Sample};
 use crate::rng::Rng;
 use crate::rpc;
 use crate::stats::{Latencies, ms, rate};
+
+/// Full syncs per way (native, P4), alternating.
+const FULL_SYNCS: usize = 5;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -87,7 +90,22 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     let ticket = logins.ticket(SYNCER).map(str::to_string);
     report.set("access", config.access.as_str());
 
-    native_or_p4(
+    if config.p4.is_some() && config.access != AccessMode::Open {
+        return Err(BenchError::Check(
+            "sync through the P4 listener runs with open access only".into(),
+        ));
+    }
+    full_syncs(
+        addr,
+        config.p4.as_deref(),
+        &shape,
+        &temp,
+        nonce,
+        ticket.as_deref(),
+        &mut report,
+    )
+    .await?;
+    concurrent(
         addr,
         None,
         &shape,
@@ -99,12 +117,7 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     )
     .await?;
     if let Some(p4) = &config.p4 {
-        if config.access != AccessMode::Open {
-            return Err(BenchError::Check(
-                "sync through the P4 listener runs with open access only".into(),
-            ));
-        }
-        native_or_p4(
+        concurrent(
             addr,
             Some(p4),
             &shape,
@@ -132,10 +145,68 @@ pub async fn run(addr: &str, config: &Config) -> Result<Report> {
     Ok(report)
 }
 
-/// The full sync and the concurrent phase, natively or (with `p4`) through the P4 listener,
-/// whose figures are keyed `p4_...`.
+/// Full syncs of the whole tree into an empty workspace: [`FULL_SYNCS`] natively and, with
+/// `p4`, as many through the P4 listener, alternating, so both see the same conditions; the
+/// median is reported (`full_sync_ms`, `p4_full_sync_ms`) with the range.
+async fn full_syncs(
+    addr: &str,
+    p4: Option<&str>,
+    shape: &Shape,
+    temp: &tempfile::TempDir,
+    nonce: u64,
+    ticket: Option<&str>,
+    report: &mut Report,
+) -> Result<()> {
+    let ways: Vec<Option<&str>> = match p4 {
+        Some(p4) => vec![None, Some(p4)],
+        None => vec![None],
+    };
+    let mut times: Vec<Latencies> = vec![Latencies::default(); ways.len()];
+    let expected_bytes = shape.head_bytes(0..shape.files);
+    for round in 0..FULL_SYNCS {
+        for (way, p4) in ways.iter().enumerate() {
+            let tag = if p4.is_some() { "p" } else { "" };
+            let full = sync_via(
+                addr,
+                *p4,
+                shape,
+                temp.path(),
+                &format!("bsf{tag}{nonce}r{round}"),
+                "",
+                if p4.is_some() { None } else { ticket },
+            )
+            .await?;
+            if full.totals.files != shape.files || full.totals.bytes != expected_bytes {
+                return Err(BenchError::Check(format!(
+                    "full sync wrote {} files / {} bytes, expected {} / {expected_bytes}",
+                    full.totals.files, full.totals.bytes, shape.files
+                )));
+            }
+            times[way].push(full.latency);
+        }
+    }
+    for (way, p4) in ways.iter().enumerate() {
+        let key = |k: &str| format!("{}{k}", if p4.is_some() { "p4_" } else { "" });
+        let median = times[way].percentile(50.0);
+        report
+            .set(&key("files"), shape.files)
+            .set(&key("bytes"), expected_bytes)
+            .set(&key("full_syncs"), times[way].len())
+            .set(&key("full_sync_ms"), ms(median))
+            .set(&key("full_sync_min_ms"), ms(times[way].percentile(0.0)))
+            .set(&key("full_sync_max_ms"), ms(times[way].max()))
+            .set(
+                &key("full_sync_mb_per_s"),
+                rate(expected_bytes / 1_000_000, median),
+            );
+    }
+    Ok(())
+}
+
+/// The concurrent phase, natively or (with `p4`) through the P4 listener, whose figures are
+/// keyed `p4_...`.
 #[allow(clippy::too_many_arguments)]
-async fn native_or_p4(
+async fn concurrent(
     addr: &str,
     p4: Option<&String>,
     shape: &Shape,
@@ -151,33 +222,6 @@ async fn native_or_p4(
     };
     let key = |k: &str| format!("{prefix}{k}");
     let p4 = p4.cloned();
-    // One sync of the whole tree into an empty workspace.
-    let full = sync_via(
-        addr,
-        p4.as_deref(),
-        shape,
-        temp.path(),
-        &format!("bsf{tag}{nonce}"),
-        "",
-        ticket,
-    )
-    .await?;
-    let expected_bytes = shape.head_bytes(0..shape.files);
-    if full.totals.files != shape.files || full.totals.bytes != expected_bytes {
-        return Err(BenchError::Check(format!(
-            "full sync wrote {} files / {} bytes, expected {} / {expected_bytes}",
-            full.totals.files, full.totals.bytes, shape.files
-        )));
-    }
-    report
-        .set(&key("files"), full.totals.files)
-        .set(&key("bytes"), full.totals.bytes)
-        .set(&key("full_sync_ms"), ms(full.latency))
-        .set(
-            &key("full_sync_mb_per_s"),
-            rate(full.totals.bytes / 1_000_000, full.latency),
-        );
-
     // Concurrent clients, each syncing random subtrees into fresh workspaces.
     let start = Instant::now();
     let mut tasks = Vec::new();

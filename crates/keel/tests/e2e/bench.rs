@@ -165,6 +165,17 @@ fn sync_through_the_p4_listener_writes_the_same_dataset() {
     ]);
     assert_eq!(n(&r, "p4_files"), n(&r, "files"), "{r}");
     assert_eq!(n(&r, "p4_bytes"), n(&r, "bytes"), "{r}");
+    // Full syncs alternate between the ways; each way's median lies within its range.
+    assert_eq!(n(&r, "full_syncs"), n(&r, "p4_full_syncs"), "{r}");
+    assert!(n(&r, "p4_full_syncs") >= 3.0, "{r}");
+    for way in ["", "p4_"] {
+        let (min, median, max) = (
+            n(&r, &format!("{way}full_sync_min_ms")),
+            n(&r, &format!("{way}full_sync_ms")),
+            n(&r, &format!("{way}full_sync_max_ms")),
+        );
+        assert!(0.0 < min && min <= median && median <= max, "{way}: {r}");
+    }
     assert_eq!(n(&r, "p4_concurrent_syncs"), 4.0, "{r}");
     assert!(n(&r, "p4_concurrent_files") > 0.0, "{r}");
     assert!(n(&r, "p4_sync_p99_ms") >= n(&r, "p4_sync_p50_ms"), "{r}");
