@@ -79,6 +79,24 @@ fn refused(text: String) -> CmdError {
     CmdError::Report(Report::failed(Generic::NotYet, number::SERVICE, text))
 }
 
+/// The `client-SendFile` asking for `f` under handle number `handle`; with `skip_same`, the
+/// server's MD5 goes along (`serverDigest`) so the client sends nothing when its file is that.
+fn send_file(f: &ToSend, handle: usize, skip_same: bool) -> Message {
+    let mut m = Message::new()
+        .with("path", &f.local)
+        .with("type", client_type(&f.file_type))
+        .with("handle", format!("keel{handle}"))
+        .with("keelDepotFile", &f.depot_file)
+        .with("open", OPEN)
+        .with("write", WRITE)
+        .with("confirm", SENT)
+        .with("decline", FAILED);
+    if skip_same && let Some(md5) = &f.server_md5 {
+        m = m.with("serverDigest", md5);
+    }
+    m.with("func", "client-SendFile")
+}
+
 /// Asks the client for every file of `files` and feeds their content to `session`'s uploads;
 /// the session back once every file arrived whole and checked.
 pub async fn receive<S: Send + 'static>(
@@ -90,19 +108,7 @@ pub async fn receive<S: Send + 'static>(
     let svc = cmd.service().clone();
     for batch in files.chunks(BATCH) {
         for (i, f) in batch.iter().enumerate() {
-            let mut m = Message::new()
-                .with("path", &f.local)
-                .with("type", client_type(&f.file_type))
-                .with("handle", format!("keel{i}"))
-                .with("keelDepotFile", &f.depot_file)
-                .with("open", OPEN)
-                .with("write", WRITE)
-                .with("confirm", SENT)
-                .with("decline", FAILED);
-            if let Some(md5) = &f.server_md5 {
-                m = m.with("serverDigest", md5);
-            }
-            cmd.conn.send(&m.with("func", "client-SendFile"));
+            cmd.conn.send(&send_file(f, i, true));
         }
         client_ops::send_fence(cmd);
         let mut current: Option<Receiving> = None;
@@ -302,18 +308,7 @@ pub async fn receive_whole(
     let mut got = Vec::with_capacity(files.len());
     for batch in files.chunks(BATCH) {
         for (i, f) in batch.iter().enumerate() {
-            cmd.conn.send(
-                &Message::new()
-                    .with("path", &f.local)
-                    .with("type", client_type(&f.file_type))
-                    .with("handle", format!("keel{i}"))
-                    .with("keelDepotFile", &f.depot_file)
-                    .with("open", OPEN)
-                    .with("write", WRITE)
-                    .with("confirm", SENT)
-                    .with("decline", FAILED)
-                    .with("func", "client-SendFile"),
-            );
+            cmd.conn.send(&send_file(f, i, false));
         }
         client_ops::send_fence(cmd);
         let mut current: Option<(String, Vec<u8>)> = None;
