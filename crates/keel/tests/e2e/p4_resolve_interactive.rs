@@ -189,3 +189,113 @@ fn spec_commands_without_o_or_i_round_trip_through_the_editor() {
     let jobs = json!(jobs).to_string();
     assert!(jobs.contains("typed in the editor"), "{jobs}");
 }
+
+/// A binary file is a two-way choice: the server sends theirs whole with the base's MD5, the
+/// client suggests `at` when the workspace file is the base (and nothing when both changed),
+/// and what the resolver accepts is what stays. A text file integrated with no merge base (a
+/// baseless merge) is offered to the resolver too, not skipped.
+#[test]
+fn binary_and_baseless_files_are_resolved_by_the_resolver() {
+    let s = P4Server::start();
+    let w = workspace_on(&s.server, s.home.path(), "alice", "w");
+    write(&w.cwd, "bin.dat", "binary one\n");
+    write(&w.cwd, "keep.dat", "binary one\n");
+    w.ok(&["add", "-t", "binary", "bin.dat", "keep.dat"]);
+    write(&w.cwd, "src.txt", "line1\n");
+    write(&w.cwd, "target.txt", "line1\n");
+    w.ok(&["add", "src.txt", "target.txt"]);
+    w.ok(&["submit", "-d", "first"]);
+    w.ok(&["edit", "src.txt"]);
+    write(&w.cwd, "src.txt", "line1\nline2\n");
+    w.ok(&["submit", "-d", "second line"]);
+    let root = s.home.path().join("p4ws");
+    let r = s.drive(&[
+        json!({"method": "save_client", "args": [{
+            "Client": "alice_ws", "Owner": "alice", "Root": root.display().to_string(),
+            "View": ["//depot/... //alice_ws/..."]
+        }]}),
+        json!({"cmd": ["integrate", "//depot/*.dat", "//depot/br/*.dat"]}),
+    ]);
+    ok(&r[1]);
+    let native = s.server.client("alice", "alice_ws", &root);
+    native.ok(&["submit", "-d", "branch"]);
+    // keep.dat changes on both sides; bin.dat only on the trunk.
+    native.ok(&["edit", "br/keep.dat"]);
+    std::fs::write(root.join("br/keep.dat"), "binary mine\n").unwrap();
+    native.ok(&["submit", "-d", "branch edit"]);
+    w.ok(&["edit", "bin.dat", "keep.dat"]);
+    write(&w.cwd, "bin.dat", "binary theirs\n");
+    write(&w.cwd, "keep.dat", "binary theirs\n");
+    w.ok(&["submit", "-d", "trunk edit"]);
+
+    let step = |file: &str, answer: &str| json!({"cmd": ["resolve", file], "resolver": answer, "tagged": false});
+    let r = s.drive(&[
+        json!({"cmd": ["merge", "//depot/*.dat", "//depot/br/*.dat"], "tagged": false}),
+        step("//depot/br/bin.dat", "at"),
+        step("//depot/br/keep.dat", "ay"),
+        json!({"cmd": ["sync", "//depot/target.txt"], "tagged": false}),
+        json!({"cmd": ["integ", "//depot/src.txt#2", "//depot/target.txt"], "tagged": false}),
+        step("//depot/target.txt", "at"),
+        json!({"cmd": ["resolve", "-n"], "tagged": false}),
+    ]);
+    ok(&r[0]);
+    let bin = &r[1]["merges"][0];
+    assert_eq!(bin["merge_hint"], "at", "{:?}", r[1]);
+    assert_eq!(bin["theirs"], "binary theirs\n", "{:?}", r[1]);
+    assert_eq!(bin["has_base_path"], false, "{:?}", r[1]);
+    assert!(
+        ok(&r[1]).to_string().contains("copy from //depot/bin.dat"),
+        "{:?}",
+        r[1]
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("br/bin.dat")).unwrap(),
+        "binary theirs\n"
+    );
+    let keep = &r[2]["merges"][0];
+    // Both changed: the client counts one conflict and suggests skipping.
+    assert_eq!(keep["merge_hint"], "s", "{:?}", r[2]);
+    assert!(
+        ok(&r[2])
+            .to_string()
+            .contains("0 yours + 0 theirs + 0 both + 1 conflicting"),
+        "{:?}",
+        r[2]
+    );
+    assert!(
+        ok(&r[2]).to_string().contains("ignored //depot/keep.dat"),
+        "{:?}",
+        r[2]
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("br/keep.dat")).unwrap(),
+        "binary mine\n"
+    );
+    ok(&r[4]);
+    assert_eq!(
+        r[5]["merges"].as_array().map(Vec::len),
+        Some(1),
+        "{:?}",
+        r[5]
+    );
+    assert!(
+        ok(&r[5]).to_string().contains("copy from //depot/src.txt"),
+        "{:?}",
+        r[5]
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("target.txt")).unwrap(),
+        "line1\nline2\n"
+    );
+    assert_eq!(ok(&r[6]), &json!([]), "nothing left to resolve");
+
+    native.ok(&["submit", "-d", "resolved"]);
+    for (file, want) in [
+        ("br/bin.dat", "binary theirs\n"),
+        ("br/keep.dat", "binary mine\n"),
+        ("target.txt", "line1\nline2\n"),
+    ] {
+        let head = native.json(&["print", &format!("//depot/{file}")]);
+        assert_eq!(str_field(&head[0], "content"), want, "{file}");
+    }
+}

@@ -54,8 +54,12 @@ class Answer(P4.Resolver):
         seen = {}
         for name in ("your_name", "their_name", "base_name", "merge_hint"):
             seen[name] = getattr(merge, name, None)
-        with open(merge.result_path, "rb") as f:
-            seen["result"] = f.read().decode("utf-8", "replace")
+        # A binary (two-way) merge has no result or base file, only theirs beside yours.
+        for key, path in (("result", merge.result_path), ("theirs", merge.their_path)):
+            if path:
+                with open(path, "rb") as f:
+                    seen[key] = f.read().decode("utf-8", "replace")
+        seen["has_base_path"] = merge.base_path is not None
         self.seen.append(seen)
         if self.answer == "ae":
             # Accepting an edit: the user rewrote the result file first.

@@ -379,18 +379,7 @@ async fn safe_choice(
     if f.base_digest.is_some() && f.base_digest == f.head_digest {
         return Ok(Some(ResolveOutcome::Yours));
     }
-    let spec = format!("{base_file}#{base_rev}");
-    let base = cmd
-        .call(move |svc, caller| {
-            let mut found = None;
-            svc.files(caller, &[spec], ListOptions::default(), &mut |i| {
-                found = Some(i);
-                Ok(())
-            })
-            .map(|()| found)
-        })
-        .await??;
-    let Some(base) = base.filter(|b| !b.head_md5.is_empty()) else {
+    let Some(base) = base_revision(cmd, &base_file.to_string(), base_rev).await? else {
         return Ok(None);
     };
     let t = base.head_type.as_ref().map(client_type).unwrap_or("0");
@@ -403,4 +392,24 @@ async fn safe_choice(
         .with("func", "client-CheckFile");
     let reply = cmd.ask(&ask, CHECKED).await?;
     Ok((reply.text("status").as_deref() == Some("same")).then_some(ResolveOutcome::Theirs))
+}
+
+/// The merge base `file#rev` as listed, when it exists and its MD5 is known.
+pub(crate) async fn base_revision(
+    cmd: &mut Cmd,
+    file: &str,
+    rev: u32,
+) -> Result<Option<FileInfo>, CmdError> {
+    let spec = format!("{file}#{rev}");
+    let base = cmd
+        .call(move |svc, caller| {
+            let mut found = None;
+            svc.files(caller, &[spec], ListOptions::default(), &mut |i| {
+                found = Some(i);
+                Ok(())
+            })
+            .map(|()| found)
+        })
+        .await??;
+    Ok(base.filter(|b| !b.head_md5.is_empty()))
 }

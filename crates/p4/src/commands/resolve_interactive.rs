@@ -2,13 +2,17 @@
 //! pending integration the server fetches the workspace file ("yours", `client-SendFile`),
 //! merges it with base and theirs (`keel_core::merge::merge3_pieces`) and sends the pieces to
 //! the client (`client-OpenMerge3`, `client-WriteMerge` with the selection bits saying which of
-//! base, theirs, yours and the result each piece belongs to, `client-CloseMerge`). The client
-//! asks its user (or P4Python's resolver) what to accept, moves the chosen file into place and
-//! calls back `dm-ResolvedFile` with how (`theirs`, `yours`, `merged`, `edit`), or
-//! `dm-ResolvedFailed` when the user skipped: only then is the resolve recorded.
+//! base, theirs, yours and the result each piece belongs to, `client-CloseMerge`); a text file
+//! integrated with no merge base (a baseless merge) is merged the same way against an empty
+//! base, marked `noBase`. A binary file is a two-way choice: the server sends theirs whole and
+//! the base's MD5 (`client-OpenMerge2`), and the client, which compares the digests itself,
+//! suggests `at` or `ay` and puts theirs in place when accepted. The client asks its user (or
+//! P4Python's resolver) what to accept, moves the chosen file into place and calls back
+//! `dm-ResolvedFile` with how (`theirs`, `yours`, `merged`, `edit`), or `dm-ResolvedFailed`
+//! when the user skipped: only then is the resolve recorded.
 
 use crate::cmd::{Cmd, CmdError, CmdResult, number};
-use crate::commands::resolve::{skipped, stored_text};
+use crate::commands::resolve::{base_revision, skipped, stored_text};
 use crate::commands::sync::local_of;
 use crate::conn::ConnError;
 use crate::filespec::Place;
@@ -48,8 +52,20 @@ fn bits(piece: Piece) -> u8 {
     }
 }
 
+/// How a file is merged on the client.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MergeKind {
+    /// Base, theirs and yours as text pieces (`client-OpenMerge3`).
+    Text,
+    /// Theirs and yours as text with no merge base (`client-OpenMerge3` with `noBase`).
+    Baseless,
+    /// Theirs sent whole, to be accepted or not (`client-OpenMerge2`).
+    Binary,
+}
+
 /// A file to merge: the pending resolve, its local path and its source path.
 struct ToMerge {
+    kind: MergeKind,
     file: FileInfo,
     local: String,
     source: String,
@@ -73,18 +89,17 @@ pub(crate) async fn resolve(cmd: &mut Cmd, place: &Place, pending: &[FileInfo]) 
             .unwrap_or_default();
         cmd.info(format!("{local} - merging {source}#{}", f.head_rev));
         let text = |t: Option<&FileType>| t.is_none_or(is_text);
-        let why = if !text(f.file_type.as_ref()) || !text(f.head_type.as_ref()) {
-            Some("a binary file, which this server merges only with -at or -ay")
+        let kind = if !text(f.file_type.as_ref()) || !text(f.head_type.as_ref()) {
+            MergeKind::Binary
         } else if f.base_digest.is_none() || f.base_file.is_none() {
-            Some("no merge base to merge from: use -at or -ay")
-        } else if f.head_digest.is_none() {
-            Some("theirs is a deleted revision: use -at or -ay")
+            MergeKind::Baseless
         } else {
-            None
+            MergeKind::Text
         };
-        match why {
-            Some(why) => skipped(cmd, &local, why),
-            None => merges.push(ToMerge {
+        match f.head_digest {
+            None => skipped(cmd, &local, "theirs is a deleted revision: use -at or -ay"),
+            Some(_) => merges.push(ToMerge {
+                kind,
                 client: match f.client_file.as_deref() {
                     Some(c) if c.starts_with("//") => c.to_string(),
                     Some(c) => format!("//{}/{c}", place.workspace),
@@ -101,6 +116,7 @@ pub(crate) async fn resolve(cmd: &mut Cmd, place: &Place, pending: &[FileInfo]) 
     }
     let to_send: Vec<ToSend> = merges
         .iter()
+        .filter(|m| m.kind != MergeKind::Binary)
         .map(|m| ToSend {
             depot_file: m.file.depot_file.to_string(),
             local: m.local.clone(),
@@ -108,36 +124,60 @@ pub(crate) async fn resolve(cmd: &mut Cmd, place: &Place, pending: &[FileInfo]) 
             server_md5: None,
         })
         .collect();
-    let mut yours = upload::receive_whole(cmd, &to_send, DIGEST_LIMIT).await?;
+    let mut yours = if to_send.is_empty() {
+        Vec::new()
+    } else {
+        upload::receive_whole(cmd, &to_send, DIGEST_LIMIT).await?
+    };
     for (handle, m) in merges.into_iter().enumerate() {
         let depot = m.file.depot_file.to_string();
-        let Some(at) = yours.iter().position(|(d, _)| *d == depot) else {
-            skipped(cmd, &m.local, "the client did not send the workspace file");
+        let handle = format!("merge{handle}");
+        let Some(their_digest) = m.file.head_digest else {
             continue;
         };
-        let (_, mine) = yours.swap_remove(at);
-        let (Some(base_digest), Some(base_file), Some(their_digest)) = (
-            m.file.base_digest,
-            m.file.base_file.as_ref(),
-            m.file.head_digest,
-        ) else {
-            continue;
-        };
-        let base = stored_text(cmd, base_digest, base_file.to_string(), m.file.base_rev).await?;
         let theirs = stored_text(cmd, their_digest, m.source.clone(), m.file.head_rev).await?;
-        let (Ok(base), Ok(theirs), Ok(mine)) = (
-            std::str::from_utf8(&base),
-            std::str::from_utf8(&theirs),
-            std::str::from_utf8(&mine),
-        ) else {
+        if theirs.len() as u64 > DIGEST_LIMIT {
             skipped(
                 cmd,
                 &m.local,
-                "not UTF-8 text, which the merge reads: use -at or -ay",
+                "theirs is larger than the interactive merge takes: use -at or -ay",
             );
             continue;
+        }
+        let how = if m.kind == MergeKind::Binary {
+            let base_md5 = match (m.file.base_file.as_ref(), m.file.base_rev) {
+                (Some(base), rev) if rev > 0 => base_revision(cmd, &base.to_string(), rev)
+                    .await?
+                    .map(|b| b.head_md5.to_uppercase()),
+                _ => None,
+            };
+            choose_on_client(cmd, &m, &handle, &theirs, base_md5.as_deref()).await?
+        } else {
+            let Some(at) = yours.iter().position(|(d, _)| *d == depot) else {
+                skipped(cmd, &m.local, "the client did not send the workspace file");
+                continue;
+            };
+            let (_, mine) = yours.swap_remove(at);
+            let base = match (m.kind, m.file.base_digest, m.file.base_file.as_ref()) {
+                (MergeKind::Text, Some(digest), Some(file)) => {
+                    stored_text(cmd, digest, file.to_string(), m.file.base_rev).await?
+                }
+                _ => Vec::new(),
+            };
+            let (Ok(base), Ok(theirs), Ok(mine)) = (
+                std::str::from_utf8(&base),
+                std::str::from_utf8(&theirs),
+                std::str::from_utf8(&mine),
+            ) else {
+                skipped(
+                    cmd,
+                    &m.local,
+                    "not UTF-8 text, which the merge reads: use -at or -ay",
+                );
+                continue;
+            };
+            merge_on_client(cmd, &m, &handle, base, theirs, mine).await?
         };
-        let how = merge_on_client(cmd, &m, &format!("merge{handle}"), base, theirs, mine).await?;
         let Some(outcome) = how else {
             cmd.report(
                 Report::new(Severity::Info, Generic::None, 0)
@@ -188,19 +228,20 @@ async fn merge_on_client(
         m.file.base_rev
     );
     let their_name = format!("{}#{}", m.source, m.file.head_rev);
-    cmd.conn.send(
-        &Message::new()
-            .with("path", &m.local)
-            .with("handle", handle)
-            .with("type", yours_type)
-            .with("type2", yours_type)
-            .with("type3", their_type)
-            .with("type4", yours_type)
-            .with("baseName", &base_name)
-            .with("theirName", &their_name)
-            .with("yourName", &m.client)
-            .with("func", "client-OpenMerge3"),
-    );
+    let mut open = Message::new()
+        .with("path", &m.local)
+        .with("handle", handle)
+        .with("type", yours_type)
+        .with("type2", yours_type)
+        .with("type3", their_type)
+        .with("type4", yours_type)
+        .with("baseName", &base_name)
+        .with("theirName", &their_name)
+        .with("yourName", &m.client);
+    if m.kind == MergeKind::Baseless {
+        open.set("noBase", "1");
+    }
+    cmd.conn.send(&open.with("func", "client-OpenMerge3"));
     let write = |cmd: &mut Cmd, bits: u8, text: &str| {
         let mut rest = text.as_bytes();
         loop {
@@ -227,8 +268,9 @@ async fn merge_on_client(
             write(cmd, SEL_ALL, "");
         }
     }
-    cmd.conn.send(
-        &Message::new()
+    close_and_wait(
+        cmd,
+        Message::new()
             .with("handle", handle)
             .with("mergeConfirm", CONFIRM)
             .with("mergeDecline", DECLINE)
@@ -237,7 +279,56 @@ async fn merge_on_client(
             .with("theirName", &their_name)
             .with("yourName", &m.client)
             .with("func", "client-CloseMerge"),
-    );
+    )
+    .await
+}
+
+/// Sends a binary file's theirs to the client for its user to accept or not: `None` when
+/// skipped. With the base's MD5 the client compares the three digests and suggests `at`
+/// (yours is the base) or `ay` (theirs is the base).
+async fn choose_on_client(
+    cmd: &mut Cmd,
+    m: &ToMerge,
+    handle: &str,
+    theirs: &[u8],
+    base_md5: Option<&str>,
+) -> Result<Option<ResolveOutcome>, CmdError> {
+    let yours_type = m.file.file_type.as_ref().map(client_type).unwrap_or("1");
+    let their_type = m.file.head_type.as_ref().map(client_type).unwrap_or("1");
+    let mut open = Message::new()
+        .with("path", &m.local)
+        .with("handle", handle)
+        .with("type", yours_type)
+        .with("type2", yours_type)
+        .with("type3", their_type)
+        .with("type4", yours_type);
+    if let Some(md5) = base_md5 {
+        open = open.with("digest", md5);
+    }
+    cmd.conn.send(&open.with("func", "client-OpenMerge2"));
+    for chunk in theirs.chunks(PIECE_BYTES) {
+        cmd.conn.send(
+            &Message::new()
+                .with("handle", handle)
+                .with("data", chunk)
+                .with("func", "client-WriteMerge"),
+        );
+    }
+    close_and_wait(
+        cmd,
+        Message::new()
+            .with("handle", handle)
+            .with("mergeConfirm", CONFIRM)
+            .with("mergeDecline", DECLINE)
+            .with("func", "client-CloseMerge"),
+    )
+    .await
+}
+
+/// Sends `close` (a `client-CloseMerge`) and waits for what the client's user chose: `None`
+/// when skipped.
+async fn close_and_wait(cmd: &mut Cmd, close: Message) -> Result<Option<ResolveOutcome>, CmdError> {
+    cmd.conn.send(&close);
     cmd.conn.flush().await?;
     // The user may think a while: the connection's idle timeout bounds the wait.
     let wait = cmd.server.options.reply_timeout;
