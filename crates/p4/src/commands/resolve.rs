@@ -220,6 +220,22 @@ pub(crate) fn skipped(cmd: &mut Cmd, local: &str, why: &str) {
     );
 }
 
+/// Why a merge whose sides are not all UTF-8 is skipped.
+pub(crate) const NOT_TEXT: &str = "not UTF-8 text, which the merge reads: use -at or -ay";
+
+/// Base, theirs and yours as text, when all three are UTF-8.
+pub(crate) fn texts<'a>(
+    base: &'a [u8],
+    theirs: &'a [u8],
+    mine: &'a [u8],
+) -> Option<(&'a str, &'a str, &'a str)> {
+    Some((
+        std::str::from_utf8(base).ok()?,
+        std::str::from_utf8(theirs).ok()?,
+        std::str::from_utf8(mine).ok()?,
+    ))
+}
+
 /// Reads the stored content `digest` of `depot_file#rev` whole.
 pub(crate) async fn stored_text(
     cmd: &mut Cmd,
@@ -295,16 +311,8 @@ async fn merge_files(
             skipped(cmd, &local, "too large to merge: use -at or -ay");
             continue;
         }
-        let (Ok(base), Ok(theirs), Ok(mine)) = (
-            std::str::from_utf8(&base),
-            std::str::from_utf8(&theirs),
-            std::str::from_utf8(&mine),
-        ) else {
-            skipped(
-                cmd,
-                &local,
-                "not UTF-8 text, which the merge reads: use -at or -ay",
-            );
+        let Some((base, theirs, mine)) = texts(&base, &theirs, &mine) else {
+            skipped(cmd, &local, NOT_TEXT);
             continue;
         };
         let merged = keel_core::merge::merge3(base, theirs, mine);

@@ -12,7 +12,7 @@
 //! when the user skipped: only then is the resolve recorded.
 
 use crate::cmd::{Cmd, CmdError, CmdResult, number};
-use crate::commands::resolve::{base_revision, skipped, stored_text};
+use crate::commands::resolve::{NOT_TEXT, base_revision, skipped, stored_text, texts};
 use crate::commands::sync::local_of;
 use crate::conn::ConnError;
 use crate::filespec::Place;
@@ -164,16 +164,8 @@ pub(crate) async fn resolve(cmd: &mut Cmd, place: &Place, pending: &[FileInfo]) 
                 }
                 _ => Vec::new(),
             };
-            let (Ok(base), Ok(theirs), Ok(mine)) = (
-                std::str::from_utf8(&base),
-                std::str::from_utf8(&theirs),
-                std::str::from_utf8(&mine),
-            ) else {
-                skipped(
-                    cmd,
-                    &m.local,
-                    "not UTF-8 text, which the merge reads: use -at or -ay",
-                );
+            let Some((base, theirs, mine)) = texts(&base, &theirs, &mine) else {
+                skipped(cmd, &m.local, NOT_TEXT);
                 continue;
             };
             merge_on_client(cmd, &m, &handle, base, theirs, mine).await?
@@ -207,6 +199,30 @@ pub(crate) async fn resolve(cmd: &mut Cmd, place: &Place, pending: &[FileInfo]) 
     Ok(())
 }
 
+/// The start of a `client-OpenMerge2`/`3` for `m`: its path, handle and the client-side types
+/// of yours (also the result's and the base's) and theirs, `untyped` where a type is unknown.
+fn open_merge(m: &ToMerge, handle: &str, untyped: &'static str) -> Message {
+    let yours = m
+        .file
+        .file_type
+        .as_ref()
+        .map(client_type)
+        .unwrap_or(untyped);
+    let theirs = m
+        .file
+        .head_type
+        .as_ref()
+        .map(client_type)
+        .unwrap_or(untyped);
+    Message::new()
+        .with("path", &m.local)
+        .with("handle", handle)
+        .with("type", yours)
+        .with("type2", yours)
+        .with("type3", theirs)
+        .with("type4", yours)
+}
+
 /// Sends one merge to the client and waits for what its user chose: `None` when skipped.
 async fn merge_on_client(
     cmd: &mut Cmd,
@@ -216,8 +232,6 @@ async fn merge_on_client(
     theirs: &str,
     mine: &str,
 ) -> Result<Option<ResolveOutcome>, CmdError> {
-    let yours_type = m.file.file_type.as_ref().map(client_type).unwrap_or("0");
-    let their_type = m.file.head_type.as_ref().map(client_type).unwrap_or("0");
     let base_name = format!(
         "{}#{}",
         m.file
@@ -228,13 +242,7 @@ async fn merge_on_client(
         m.file.base_rev
     );
     let their_name = format!("{}#{}", m.source, m.file.head_rev);
-    let mut open = Message::new()
-        .with("path", &m.local)
-        .with("handle", handle)
-        .with("type", yours_type)
-        .with("type2", yours_type)
-        .with("type3", their_type)
-        .with("type4", yours_type)
+    let mut open = open_merge(m, handle, "0")
         .with("baseName", &base_name)
         .with("theirName", &their_name)
         .with("yourName", &m.client);
@@ -293,15 +301,7 @@ async fn choose_on_client(
     theirs: &[u8],
     base_md5: Option<&str>,
 ) -> Result<Option<ResolveOutcome>, CmdError> {
-    let yours_type = m.file.file_type.as_ref().map(client_type).unwrap_or("1");
-    let their_type = m.file.head_type.as_ref().map(client_type).unwrap_or("1");
-    let mut open = Message::new()
-        .with("path", &m.local)
-        .with("handle", handle)
-        .with("type", yours_type)
-        .with("type2", yours_type)
-        .with("type3", their_type)
-        .with("type4", yours_type);
+    let mut open = open_merge(m, handle, "1");
     if let Some(md5) = base_md5 {
         open = open.with("digest", md5);
     }
