@@ -61,6 +61,7 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::revert::COMMANDS.iter().map(copy));
         all.extend(commands::unshelve::COMMANDS.iter().map(copy));
         all.extend(commands::integrate::COMMANDS.iter().map(copy));
+        all.extend(commands::populate::COMMANDS.iter().map(copy));
         all.extend(commands::resolve::COMMANDS.iter().map(copy));
         // p4submit
         all.extend(commands::open::COMMANDS.iter().map(copy));

@@ -26,6 +26,7 @@ pub(crate) fn populate(
         description: req.description,
         preview: req.preview,
         force: req.force,
+        max: None,
     };
     Ok(Response::new(streams.spawn(move |sink| {
         // The files are reported once the change is durable, each naming it.

@@ -30,6 +30,8 @@ pub struct PopulateRequest {
     pub preview: bool,
     /// `-f`: branch deleted sources as deleted targets (by default they are skipped).
     pub force: bool,
+    /// `-m`: branch only the first this many files (in source path order); `None`: all.
+    pub max: Option<usize>,
 }
 
 /// One target `populate` created (or would create).
@@ -79,9 +81,12 @@ impl Service {
         let selection = selection_of(snap.as_ref(), &label, &source_rev)?;
         let have_of = ws.as_ref().map(|w| w.name().to_string());
         let mut plan: Vec<(RevisionRow, DepotPath, u32)> = Vec::new();
-        for scope in view_scopes(&mapping, |l| &l.left) {
+        'scan: for scope in view_scopes(&mapping, |l| &l.left) {
             let mut heads = self.selected_cursor(snap.as_ref(), scope, &selection);
             while let Some(head) = heads.next_row()? {
+                if req.max.is_some_and(|max| plan.len() >= max) {
+                    break 'scan;
+                }
                 who.scan()?;
                 if !selection.admits(head.path.as_str()) || !who.lists(head.path.as_str()) {
                     continue;

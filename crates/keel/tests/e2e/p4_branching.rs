@@ -255,3 +255,94 @@ fn am_merges_a_file_changed_on_both_sides_and_af_forces_a_conflict_with_markers(
     let head = native.json(&["print", "//depot/br/b.txt"]);
     assert_eq!(str_field(&head[0], "content"), marked);
 }
+
+/// `populate` branches files straight into the depot as one submitted change, with no
+/// workspace: a preview lists them, `-m` limits them, `-o` lists what was branched, and a
+/// target that already exists refuses the whole populate.
+#[test]
+fn populate_branches_files_into_the_depot_without_a_workspace() {
+    let s = P4Server::start();
+    let (a, root) = s.native_workspace();
+    for n in ["a", "b", "c"] {
+        write(&root, &format!("main/{n}.txt"), format!("{n}\n"));
+    }
+    a.ok(&["add", "main/a.txt", "main/b.txt", "main/c.txt"]);
+    a.ok(&["submit", "-d", "main"]);
+    let step = |args: &[&str], tagged: bool| json!({"cmd": args, "tagged": tagged});
+    let r = s.drive(&[
+        step(
+            &["populate", "-n", "//depot/main/...", "//depot/rel/..."],
+            false,
+        ),
+        step(
+            &[
+                "populate",
+                "-m",
+                "2",
+                "-o",
+                "-d",
+                "first two",
+                "//depot/main/...",
+                "//depot/rel/...",
+            ],
+            true,
+        ),
+        step(&["populate", "//depot/main/...", "//depot/rel/..."], false),
+        step(
+            &["populate", "//depot/main/c.txt", "//depot/rel/c.txt"],
+            false,
+        ),
+        step(
+            &[
+                "populate",
+                "-m",
+                "none",
+                "//depot/main/...",
+                "//depot/x/...",
+            ],
+            false,
+        ),
+    ]);
+    assert_eq!(
+        ok(&r[0]),
+        &json!([
+            "//depot/rel/a.txt#1 - branch from //depot/main/a.txt#1",
+            "//depot/rel/b.txt#1 - branch from //depot/main/b.txt#1",
+            "//depot/rel/c.txt#1 - branch from //depot/main/c.txt#1",
+            "3 files would be branched."
+        ])
+    );
+    let records = ok(&r[1]).as_array().expect("records");
+    assert_eq!(records.len(), 3, "{records:?}");
+    assert_eq!(records[0]["depotFile"], "//depot/rel/a.txt");
+    assert_eq!(records[0]["fromFile"], "//depot/main/a.txt");
+    assert_eq!(records[0]["action"], "branch");
+    assert_eq!(records[1]["depotFile"], "//depot/rel/b.txt");
+    assert_eq!(records[2]["files"], "2");
+    let change = records[2]["change"].as_str().expect("change").to_string();
+    // rel/a.txt exists now: the whole populate is refused, nothing more is branched.
+    assert!(raised(&r[2]).contains("//depot/rel/a.txt"), "{:?}", r[2]);
+    assert_eq!(
+        ok(&r[3]),
+        &json!([format!(
+            "1 files branched (change {}).",
+            change.parse::<u64>().unwrap() + 1
+        )])
+    );
+    assert!(raised(&r[4]).contains("-m none"), "{:?}", r[4]);
+
+    let files = a.json(&["files", "//depot/rel/..."]);
+    let names: Vec<String> = files.iter().map(|f| str_field(f, "depotFile")).collect();
+    assert_eq!(
+        names,
+        [
+            "//depot/rel/a.txt",
+            "//depot/rel/b.txt",
+            "//depot/rel/c.txt"
+        ]
+    );
+    let described = a.json(&["describe", "-s", &change]);
+    assert_eq!(str_field(&described[0], "desc"), "first two\n");
+    let head = a.json(&["print", "//depot/rel/b.txt"]);
+    assert_eq!(str_field(&head[0], "content"), "b\n");
+}

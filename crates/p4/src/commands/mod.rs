@@ -19,6 +19,7 @@ pub mod integrate;
 pub mod labels;
 pub mod maintenance;
 pub mod merge_state;
+pub mod populate;
 pub mod print;
 pub mod resolve;
 pub mod resolve_interactive;
