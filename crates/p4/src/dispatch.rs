@@ -55,6 +55,7 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::labels::COMMANDS.iter().map(copy));
         all.extend(commands::access::COMMANDS.iter().map(copy));
         all.extend(commands::admin::COMMANDS.iter().map(copy));
+        all.extend(commands::configure::COMMANDS.iter().map(copy));
         // p4sync
         all.extend(commands::sync::COMMANDS.iter().map(copy));
         all.extend(commands::print::COMMANDS.iter().map(copy));

@@ -381,3 +381,53 @@ fn group_specs_fetch_save_list_and_delete() {
     assert_eq!(ok(&r[6]), &json!(["Group devs deleted."]));
     assert_eq!(ok(&r[7]), &json!([]));
 }
+
+/// `configure set/unset/show` reach the server settings Keel has, super users only; a bad
+/// value or an unknown name is refused naming it, and `set` takes effect (security 1: a user
+/// with a password must use it).
+#[test]
+fn configure_sets_shows_and_unsets_server_settings() {
+    let s = P4Server::start();
+    let (ws, _) = s.native_workspace();
+    crate::access::protect(&ws, &["super user alice * //...", "write user bob * //..."]);
+    let step =
+        |args: &[&str], tagged: bool| json!({"cmd": args, "tagged": tagged, "user": "alice"});
+    let r = s.drive(&[
+        step(&["configure", "set", "any#keys.hide=1"], false),
+        step(&["configure", "show"], false),
+        step(&["configure", "show", "dm.keys.hide"], true),
+        step(&["configure", "set", "security=9"], false),
+        step(&["configure", "set", "no.such=1"], false),
+        step(&["configure", "set", "other#security=1"], false),
+        json!({"cmd": ["configure", "set", "security=1"], "user": "bob"}),
+        step(&["configure", "unset", "keys.hide"], false),
+        step(&["configure", "show", "dm.keys.hide"], false),
+    ]);
+    assert_eq!(
+        ok(&r[0]),
+        &json!(["For server 'any', configuration variable 'keys.hide' set to '1'"])
+    );
+    let shown = ok(&r[1]).to_string();
+    assert!(shown.contains("keys.hide=1 (configure)"), "{shown}");
+    assert!(shown.contains("security=0 (default)"), "{shown}");
+    assert_eq!(
+        ok(&r[2]),
+        &json!([{"Type": "configure", "ServerName": "any", "Name": "keys.hide", "Value": "1"}])
+    );
+    assert!(raised(&r[3]).contains("security"), "{:?}", r[3]);
+    assert!(raised(&r[4]).contains("no.such"), "{:?}", r[4]);
+    assert!(raised(&r[5]).contains("other#"), "{:?}", r[5]);
+    assert!(raised(&r[6]).contains("super"), "{:?}", r[6]);
+    assert_eq!(
+        ok(&r[7]),
+        &json!(["For server 'any', configuration variable 'keys.hide' removed."])
+    );
+    assert_eq!(ok(&r[8]), &json!(["keys.hide=0 (default)"]));
+    // What P4 set, the native CLI sees.
+    let native = ws.json(&["configure", "show"]);
+    let security = native
+        .iter()
+        .find(|v| str_field(v, "name") == "security")
+        .expect("security listed");
+    assert_eq!(str_field(security, "value"), "0");
+}

@@ -6,6 +6,7 @@ pub mod admin;
 pub mod auth;
 pub mod changes;
 pub mod clients;
+pub mod configure;
 pub mod counters;
 pub mod day;
 pub mod depots;
