@@ -431,3 +431,61 @@ fn configure_sets_shows_and_unsets_server_settings() {
         .expect("security listed");
     assert_eq!(str_field(security, "value"), "0");
 }
+
+/// `depot -o/-i/-d` through P4Python's `fetch_depot`/`save_depot`: a new local depot is
+/// created from its form and listed; a form asking for another type or map, `-d`, and a user
+/// without super access are refused, naming what was wrong.
+#[test]
+fn depot_forms_create_local_depots_and_refuse_what_keel_lacks() {
+    let s = P4Server::start();
+    let (ws, _) = s.native_workspace();
+    crate::access::protect(&ws, &["super user alice * //...", "write user bob * //..."]);
+    let alice = |step: Value| {
+        let mut step = step;
+        step["user"] = json!("alice");
+        step
+    };
+    let r = s.drive(&[
+        alice(json!({"method": "fetch_depot", "args": ["proj"]})),
+        alice(json!({"method": "save_depot", "args": [{
+            "Depot": "proj", "Type": "local", "Map": "proj/...",
+            "Description": "Project files."
+        }]})),
+        alice(json!({"cmd": ["depots"], "tagged": false})),
+        alice(json!({"method": "save_depot", "args": [{
+            "Depot": "streams", "Type": "stream", "Map": "streams/..."
+        }]})),
+        alice(json!({"method": "save_depot", "args": [{
+            "Depot": "elsewhere", "Type": "local", "Map": "/data/elsewhere/..."
+        }]})),
+        alice(json!({"cmd": ["depot", "-d", "proj"]})),
+        alice(json!({"cmd": ["depot", "-o", "proj"], "tagged": false})),
+        json!({"cmd": ["depot", "-o", "other"], "user": "bob"}),
+    ]);
+    let form = ok(&r[0]);
+    assert_eq!(form["Depot"], "proj", "{form}");
+    assert_eq!(form["Type"], "local");
+    assert_eq!(form["Map"], "proj/...");
+    assert_eq!(ok(&r[1]), &json!(["Depot proj saved."]));
+    let listed = ok(&r[2]).to_string();
+    assert!(
+        listed.contains("Depot proj ") && listed.contains("Project files."),
+        "{listed}"
+    );
+    assert!(raised(&r[3]).contains("Type: stream"), "{:?}", r[3]);
+    assert!(
+        raised(&r[4]).contains("Map: /data/elsewhere/..."),
+        "{:?}",
+        r[4]
+    );
+    assert!(raised(&r[5]).contains("obliterate"), "{:?}", r[5]);
+    let text = ok(&r[6]).to_string();
+    assert!(text.contains("Project files."), "{text}");
+    assert!(raised(&r[7]).contains("super"), "{:?}", r[7]);
+    // The native CLI lists the depot P4 made.
+    let depots = ws.json(&["depots"]);
+    assert!(
+        depots.iter().any(|d| str_field(d, "name") == "proj"),
+        "{depots:?}"
+    );
+}
