@@ -94,22 +94,31 @@ impl CommandGate for ServerGate {
         self.registry
             .running()
             .iter()
-            .map(|run| {
-                let who = run.who.get().cloned().unwrap_or_default();
-                keel_service::command::RunningCommand {
-                    id: run.id,
-                    user: who.user,
-                    command: run.command.clone(),
-                    args: run.args(),
-                    elapsed: run.elapsed(),
-                    terminated: run.is_terminated(),
-                    workspace: who.workspace,
-                    host: who.host,
-                    address: run.address.get().map(|a| a.to_string()).unwrap_or_default(),
-                    program: run.program.clone(),
-                }
-            })
+            .map(|run| running_command(run))
             .collect()
+    }
+
+    fn terminate(&self, id: u64, by: &str) -> Option<keel_service::command::RunningCommand> {
+        let run = self.registry.terminate(id, by)?;
+        tracing::info!(id = run.id, command = %run.command, by = %by, "command terminated");
+        Some(running_command(&run))
+    }
+}
+
+/// A running command as the service's monitor view has it.
+fn running_command(run: &Running) -> keel_service::command::RunningCommand {
+    let who = run.who.get().cloned().unwrap_or_default();
+    keel_service::command::RunningCommand {
+        id: run.id,
+        user: who.user,
+        command: run.command.clone(),
+        args: run.args(),
+        elapsed: run.elapsed(),
+        terminated: run.is_terminated(),
+        workspace: who.workspace,
+        host: who.host,
+        address: run.address.get().map(|a| a.to_string()).unwrap_or_default(),
+        program: run.program.clone(),
     }
 }
 

@@ -43,6 +43,10 @@ impl CommandGate for P4Gate {
     fn running(&self) -> Vec<keel_service::command::RunningCommand> {
         self.gate.running()
     }
+
+    fn terminate(&self, id: u64, by: &str) -> Option<keel_service::command::RunningCommand> {
+        self.gate.terminate(id, by)
+    }
 }
 
 /// Serves the P4 listener's connections until the stream of accepted ones ends.

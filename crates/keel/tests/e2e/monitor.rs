@@ -531,3 +531,89 @@ fn the_sync_after_an_own_submit_reads_no_have_list() {
     assert_eq!(rows[2], 2, "{rows:?}");
     assert!(rows[3] >= 20, "{rows:?}");
 }
+
+/// A P4 client's `monitor terminate ID` stops a command as `keel monitor terminate` does:
+/// the long read ends as terminated by the P4 user; an unknown id and a user without super
+/// access are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_p4_client_terminates_a_running_command() {
+    let s = tokio::task::spawn_blocking(|| {
+        crate::p4_harness::P4Server::start_with(
+            "127.0.0.1:0",
+            &[],
+            &[
+                "content_chunk_bytes = 8192",
+                "handover_max_records = 2",
+                "handover_max_bytes = 16384",
+            ],
+        )
+    })
+    .await
+    .expect("server");
+    let a = workspace_on(&s.server, s.home.path(), "alice", "wa");
+    write(&a.cwd, "big.bin", bytes(7, 4 << 20));
+    a.ok(&["add", "big.bin"]);
+    a.ok(&["submit", "-d", "big"]);
+    crate::access::protect(&a, &["super user alice * //...", "write user bob * //..."]);
+    let mut client = slow_client(&s.server.addr).await;
+    let mut stream = client
+        .print(pb::FilesRequest {
+            caller: caller("alice", "wa"),
+            files: vec!["//depot/big.bin".into()],
+            ..Default::default()
+        })
+        .await
+        .expect("print starts")
+        .into_inner();
+    assert!(stream.message().await.expect("first message").is_some());
+    let c = a.clone();
+    let print = tokio::task::spawn_blocking(move || {
+        running_until(&c, |r| str_field(r, "command") == "Print")
+    })
+    .await
+    .expect("monitor show");
+    let id = field(&print, "id").as_u64().expect("id").to_string();
+    let steps = [
+        serde_json::json!({"cmd": ["monitor", "terminate", id], "user": "bob", "tagged": false}),
+        serde_json::json!({"cmd": ["monitor", "terminate", "999999"], "user": "alice", "tagged": false}),
+        serde_json::json!({"cmd": ["monitor", "terminate", id], "user": "alice", "tagged": false}),
+    ];
+    // The server must outlive the drive: it is handed back.
+    let (_s, r) = tokio::task::spawn_blocking(move || {
+        let r = s.drive(&steps);
+        (s, r)
+    })
+    .await
+    .expect("drive");
+    assert!(
+        crate::p4_harness::raised(&r[0]).contains("super"),
+        "{:?}",
+        r[0]
+    );
+    assert!(
+        crate::p4_harness::raised(&r[1]).contains("no command 999999 is running"),
+        "{:?}",
+        r[1]
+    );
+    assert_eq!(
+        crate::p4_harness::ok(&r[2]),
+        &serde_json::json!([format!("** process '{id}' marked for termination **")])
+    );
+    let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match stream.message().await {
+                Ok(Some(_)) => {}
+                Ok(None) => return None,
+                Err(status) => return Some(status),
+            }
+        }
+    })
+    .await
+    .expect("the stream ends after terminate");
+    let status = ended.expect("the stream ends with an error, not completely");
+    assert_eq!(status.code(), tonic::Code::Cancelled, "{status:?}");
+    assert!(
+        status.message().contains("terminated by alice"),
+        "{status:?}"
+    );
+}

@@ -362,7 +362,7 @@ fn monitor_show_lists_the_running_commands_and_details_need_super() {
         "{e}"
     );
     let e = raised(&r[2]);
-    assert!(e.contains("monitor terminate is not supported"), "{e}");
+    assert!(e.contains("monitor terminate needs super"), "{e}");
     assert!(raised(&r[3]).contains("Missing subcommand"), "{:?}", r[3]);
     assert!(raised(&r[4]).contains("Usage: monitor show"), "{:?}", r[4]);
 }

@@ -2,10 +2,13 @@
 //! knows them (the gate's [`running`](keel_service::command::CommandGate::running)), the same
 //! list `keel monitor show` reads. `-a` adds the arguments, `-l` the arguments unabridged, `-e`
 //! the workspace, host and client program; each needs the right `keel monitor show -a` needs.
+//! `monitor terminate ID...` marks running commands terminated, as `keel monitor terminate`
+//! does (super users): each stops at its next check and is logged as terminated.
 
-use crate::cmd::{Cmd, CmdResult, usage};
+use crate::cmd::{Cmd, CmdResult, number, usage};
 use crate::dispatch::{self, Command};
 use crate::flags::Flags;
+use crate::wire::report::{Generic, Report, Severity};
 use keel_service::MonitorAccess;
 use keel_service::command as rows;
 
@@ -14,7 +17,7 @@ pub const COMMANDS: &[Command] = &[Command {
     row: rows::MONITOR_SHOW,
     login: true,
     flags: "",
-    usage: "monitor show [ -a -l -e ]",
+    usage: "monitor show [ -a -l -e ] | monitor terminate id...",
     run: |c| Box::pin(monitor(c)),
 }];
 
@@ -32,12 +35,16 @@ async fn monitor(cmd: &mut Cmd) -> CmdResult {
             )));
         }
     };
-    if verb != "show" {
-        return Err(usage(format!(
-            "monitor {verb} is not supported by this server: only monitor show is (terminate \
-             with keel monitor terminate).\nUsage: {}",
-            command.usage
-        )));
+    match verb.as_str() {
+        "show" => {}
+        "terminate" => return terminate(cmd, &rest, command.usage).await,
+        _ => {
+            return Err(usage(format!(
+                "monitor {verb} is not supported by this server: only show and terminate \
+                 are.\nUsage: {}",
+                command.usage
+            )));
+        }
     }
     let flags = Flags::parse(&rest, "a l e")
         .map_err(|e| usage(format!("{e}\nUsage: {}", command.usage)))?;
@@ -92,6 +99,32 @@ async fn monitor(cmd: &mut Cmd) -> CmdResult {
                 line.push_str(&args);
             }
             cmd.info(line);
+        }
+    }
+    Ok(())
+}
+
+/// `monitor terminate ID...`: each running command named marked terminated.
+async fn terminate(cmd: &mut Cmd, ids: &[String], usage_text: &str) -> CmdResult {
+    if ids.is_empty() {
+        return Err(usage(format!("Missing id.\nUsage: {usage_text}")));
+    }
+    let ids = ids
+        .iter()
+        .map(|id| {
+            id.parse::<u64>()
+                .map_err(|_| usage(format!("{id}: a command id is a number (see monitor show)")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    cmd.call(|svc, caller| svc.may_monitor(caller, MonitorAccess::Terminate))
+        .await??;
+    for id in ids {
+        match cmd.server.gate.terminate(id, &cmd.caller.user) {
+            Some(_) => cmd.info(format!("** process '{id}' marked for termination **")),
+            None => cmd.report(
+                Report::new(Severity::Failed, Generic::Unknown, number::NO_SUCH)
+                    .text(format!("no command {id} is running (see monitor show)")),
+            ),
         }
     }
     Ok(())

@@ -44,6 +44,14 @@ pub trait CommandGate: Send + Sync {
     fn running(&self) -> Vec<RunningCommand> {
         Vec::new()
     }
+
+    /// Marks running command `id` terminated on `by`'s behalf (the caller's right to was
+    /// checked): the command it was, or `None` when no command of that id is running (always,
+    /// for a gate that keeps no monitor).
+    fn terminate(&self, id: u64, by: &str) -> Option<RunningCommand> {
+        let _ = (id, by);
+        None
+    }
 }
 
 /// A running command as the monitor shows it (`monitor show`).
