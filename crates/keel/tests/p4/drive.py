@@ -5,7 +5,7 @@ A step is an object:
   {"cmd": ["client", "-o"]}            p4.run(*cmd)
   {"method": "fetch_client", "args": []}   any P4 method by name (run_login, save_client, ...)
   "tagged": false                     untagged output for this step (default tagged)
-  "user", "client", "password", "host", "prog", "port", "ticket_file":
+  "user", "client", "password", "host", "prog", "port", "ticket_file", "ignore_file":
                                       connection settings (a change reconnects)
   "new": true                         a fresh connection before the step
   "input": ...                        p4.input (text, dict or list)
@@ -75,6 +75,7 @@ def main():
         "prog": "keel-p4-suite",
         "ticket_file": os.environ.get("P4TICKETS", ""),
         "editor": os.environ.get("P4EDITOR", "false"),
+        "ignore_file": "",
     }
     p4 = None
     for step in steps:
@@ -104,6 +105,8 @@ def main():
                     p4.ticket_file = settings["ticket_file"]
                 if settings["password"]:
                     p4.password = settings["password"]
+                if settings["ignore_file"]:
+                    p4.ignore_file = settings["ignore_file"]
                 p4.exception_level = 1
                 p4.connect()
                 fresh = True

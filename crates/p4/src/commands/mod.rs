@@ -39,3 +39,6 @@ pub mod monitor;
 // p4jobs
 pub mod glue;
 pub mod jobs;
+// p4gaps
+pub mod reconcile;
+pub mod workspace_scan;

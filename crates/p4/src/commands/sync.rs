@@ -91,6 +91,11 @@ fn wording(action: SyncAction) -> &'static str {
     }
 }
 
+/// Runs `sync` (or `flush`) with the arguments in `cmd.args` (`clean` restores files so).
+pub(crate) async fn run(cmd: &mut Cmd, flush: bool) -> CmdResult {
+    sync(cmd, flush).await
+}
+
 async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
     let command = dispatch::find(if flush { "flush" } else { "sync" }).expect("in the table");
     let flags = dispatch::flags(cmd, command)?;
