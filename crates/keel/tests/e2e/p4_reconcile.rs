@@ -2,6 +2,7 @@
 //! the server's callbacks; edited, deleted and new files (in a new directory too) found,
 //! ignored files left alone, `-n` opening nothing, a user without write rights refused, and
 //! the same files opened as `keel reconcile` opens in a native workspace with the same work.
+//! Also `sync -q` for a tagged client: the totals record and the progress indicator.
 
 use crate::common::{Client, str_field, workspace_on, write};
 use crate::p4_harness::{P4Server, ok, raised};
@@ -265,5 +266,41 @@ fn clean_brings_the_workspace_back_to_its_have_list() {
     // The ignored file is not the workspace's business.
     assert!(root.join("build.log").exists());
     assert_eq!(r[2]["warnings"], json!(["No file(s) to reconcile."]));
+    assert_eq!(ok(&r[3]), &json!([]));
+}
+
+#[test]
+fn quiet_sync_gives_its_totals_and_progress_to_a_tagged_client() {
+    let s = P4Server::start();
+    depot(&s);
+    p4_workspace(&s);
+    let r = s.drive(&[
+        json!({"cmd": ["sync", "-f", "-q", "//..."], "progress": true}),
+        json!({"cmd": ["sync", "-f", "-q", "//..."], "tagged": false}),
+        json!({"cmd": ["sync", "-q"]}),
+        json!({"cmd": ["sync", "-f", "-q", "//..."]}),
+    ]);
+    // One record: the totals, and no record per file.
+    assert_eq!(
+        ok(&r[0]),
+        &json!([{"totalFileSize": "12", "totalFileCount": "3"}])
+    );
+    assert_eq!(
+        r[0]["progress"],
+        json!([
+            ["init", 3],
+            ["setDescription", "sync", 2],
+            ["setTotal", 3],
+            ["update", 1],
+            ["update", 2],
+            ["update", 3],
+            // The client's code for done without a failure (2 is a failed one).
+            ["done", 1]
+        ])
+    );
+    // Untagged -q prints nothing; nothing to do is still said.
+    assert_eq!(ok(&r[1]), &json!([]));
+    assert_eq!(r[2]["warnings"], json!(["File(s) up-to-date."]));
+    // Tagged without a progress indicator: no record at all.
     assert_eq!(ok(&r[3]), &json!([]));
 }

@@ -12,6 +12,8 @@ A step is an object:
   "cwd": "DIR"                        p4.cwd for this step (relative file arguments)
   "editor": "PROGRAM"                 P4EDITOR from this step on (a form sent to the editor;
                                       a change reconnects)
+  "progress": true                     a P4.Progress for this step; the step's "progress" lists
+                                      each call it got ([method, args...])
   "resolver": "am"                    p4.run_resolve(*cmd[1:], resolver=R): R answers every
                                       merge with this ("at", "ay", "am", "ae", "s") and the
                                       step's "merges" lists what it was shown (names, hint)
@@ -62,6 +64,29 @@ class Answer(P4.Resolver):
             with open(merge.result_path, "wb") as f:
                 f.write(b"edited by the resolver\n")
         return self.answer
+
+
+class Record(P4.Progress):
+    """A progress indicator that remembers every call the client made."""
+
+    def __init__(self):
+        P4.Progress.__init__(self)
+        self.calls = []
+
+    def init(self, type):
+        self.calls.append(["init", type])
+
+    def setDescription(self, description, unit):
+        self.calls.append(["setDescription", description, unit])
+
+    def setTotal(self, total):
+        self.calls.append(["setTotal", total])
+
+    def update(self, position):
+        self.calls.append(["update", position])
+
+    def done(self, fail):
+        self.calls.append(["done", fail])
 
 
 def main():
@@ -117,7 +142,11 @@ def main():
                 p4.input = step["input"]
             if "cwd" in step:
                 p4.cwd = step["cwd"]
-            if "resolver" in step:
+            if step.get("progress"):
+                recorder = Record()
+                result = p4.run(*step["cmd"], progress=recorder)
+                out["progress"] = recorder.calls
+            elif "resolver" in step:
                 answer = Answer(step["resolver"])
                 result = p4.run_resolve(*step["cmd"][1:], resolver=answer)
                 out["merges"] = answer.seen

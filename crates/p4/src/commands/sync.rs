@@ -13,6 +13,7 @@ use crate::filespec::Place;
 use crate::transfer::to_client::{
     self, Echo, Outgoing, Piece, ToClient, client_type, echoed, send_content,
 };
+use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report, Severity};
 use keel_core::WorkspaceOptions;
 use keel_core::keyword::KeywordValues;
@@ -122,9 +123,17 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
         args.clear();
     }
 
-    // Tagged output gives the totals in the first record: a preview pass counts them.
+    // Tagged output gives the totals in the first record, and a client showing progress (its
+    // `progress` variable) is told the count first: a preview pass counts them. Under -q a
+    // client showing progress gets a record of the totals alone (P4Python's progress
+    // handlers read it); without progress -q sends no record.
+    let progress = cmd
+        .req
+        .text("progress")
+        .is_some_and(|p| !p.is_empty() && p != "0")
+        && !opts.preview;
     let mut totals_first = None;
-    if cmd.tagged && !quiet {
+    if cmd.tagged || progress {
         let files = args.clone();
         let preview = SyncOptions {
             preview: true,
@@ -134,6 +143,16 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
             .call(move |svc, caller| svc.sync(caller, &files, preview, &mut |_| Ok(())))
             .await??;
         totals_first = Some((t.files, t.bytes));
+        if quiet && progress && cmd.tagged && t.files > 0 {
+            cmd.stat([
+                ("totalFileSize", t.bytes.to_string()),
+                ("totalFileCount", t.files.to_string()),
+            ]);
+        }
+        if progress && t.files > 0 {
+            progress_update(cmd, &[("type", "3"), ("desc", "sync"), ("units", "2")]);
+            progress_update(cmd, &[("total", &t.files.to_string())]);
+        }
     }
 
     let (tx, mut rx) = mpsc::channel::<Piece<SyncItem>>(16);
@@ -195,6 +214,9 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
             match piece {
                 Piece::Head { head, size, md5 } => {
                     count += 1;
+                    if progress {
+                        progress_update(cmd, &[("update", &count.to_string())]);
+                    }
                     let local = local_of(&place, &head.client_file);
                     if !quiet {
                         announce(cmd, &head, &local, count == 1, totals_first);
@@ -257,6 +279,10 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
         return Err(CmdError::Conn(e));
     }
     out.finish(cmd).await?;
+    if progress && totals_first.is_some_and(|(files, _)| files > 0) {
+        let failed = if failure.is_some() { "1" } else { "0" };
+        progress_update(cmd, &[("done", failed)]);
+    }
 
     // The have list: what the client confirmed (and `-k`'s files), never a declined file.
     let mut entries = recorded;
@@ -283,6 +309,17 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
         up_to_date(cmd, &flags.rest);
     }
     Ok(())
+}
+
+/// One step of the sync's progress indicator on the client (`client-Progress`: its type,
+/// description and units first, then the total, each file's position, and done).
+fn progress_update(cmd: &mut Cmd, fields: &[(&str, &str)]) {
+    let mut m = Message::new().with("handle", "sync");
+    for (k, v) in fields {
+        m.set(k, v);
+    }
+    m.set("func", "client-Progress");
+    cmd.conn.send(&m);
 }
 
 fn echo_of(item: &SyncItem) -> Echo {
