@@ -72,6 +72,7 @@ mod p4_session;
 mod p4_specs;
 mod p4_state;
 mod p4_sync;
+mod p4_undo;
 mod p4java;
 mod populate;
 mod proxy;

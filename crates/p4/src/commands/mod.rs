@@ -41,4 +41,5 @@ pub mod glue;
 pub mod jobs;
 // p4gaps
 pub mod reconcile;
+pub mod undo;
 pub mod workspace_scan;
