@@ -214,9 +214,6 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
             match piece {
                 Piece::Head { head, size, md5 } => {
                     count += 1;
-                    if progress {
-                        progress_update(cmd, &[("update", &count.to_string())]);
-                    }
                     let local = local_of(&place, &head.client_file);
                     if !quiet {
                         announce(cmd, &head, &local, count == 1, totals_first);
@@ -261,6 +258,10 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
                 Piece::End => {
                     if let Some((head, true)) = current.take() {
                         out.close(cmd, &echo_of(&head)).await?;
+                    }
+                    // After the file's own transfer, whose progress the client also shows.
+                    if progress {
+                        progress_update(cmd, &[("update", &count.to_string())]);
                     }
                 }
             }
