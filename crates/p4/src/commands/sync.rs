@@ -133,7 +133,7 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
         .is_some_and(|p| !p.is_empty() && p != "0")
         && !opts.preview;
     let mut totals_first = None;
-    if cmd.tagged || progress {
+    if (cmd.tagged && !quiet) || progress {
         let files = args.clone();
         let preview = SyncOptions {
             preview: true,
