@@ -106,6 +106,9 @@ pub async fn scan(
     let opened: BTreeSet<String> = opened.into_iter().map(|(d, _)| d).collect();
     let mut found = Found::default();
     let statuses = ask_have_files(cmd, work, &haves).await?;
+    // The have files are never adds, whatever the client listed (a client that did not
+    // compare a file's digest, P4Java's with a binary file, lists it as new).
+    let known: BTreeSet<String> = haves.iter().filter_map(|f| f.client_file.clone()).collect();
     for (i, f) in haves.into_iter().enumerate() {
         if opened.contains(f.depot_file.as_str()) {
             continue;
@@ -130,7 +133,10 @@ pub async fn scan(
                 .strip_prefix(&format!("//{}/", work.place.workspace))
                 .unwrap_or_default()
                 .to_string();
-            if opened_rel.contains(&rel) || !args.iter().any(|a| covers(work, a, &client_path)) {
+            if opened_rel.contains(&rel)
+                || known.contains(&rel)
+                || !args.iter().any(|a| covers(work, a, &client_path))
+            {
                 continue;
             }
             found.add.push(NewFile { local, client_path });
