@@ -199,6 +199,9 @@ fn reconcile_honours_arguments_ignore_flags_and_protections() {
         json!({"cmd": ["reconcile", "-m"], "cwd": cwd}),
         // Bob may read only: refused before anything is scanned.
         json!({"cmd": ["reconcile"], "user": "bob", "client": "alice_ws", "cwd": cwd}),
+        // A change that does not exist: refused, nothing opened.
+        json!({"cmd": ["reconcile", "-c", "99"], "user": "alice", "cwd": cwd,
+               "ignore_file": ".p4ignore"}),
         json!({"cmd": ["opened"], "user": "alice"}),
     ]);
     assert_eq!(actions(ok(&r[0])), vec!["//depot/newdir/deep/d.txt add"]);
@@ -218,7 +221,8 @@ fn reconcile_honours_arguments_ignore_flags_and_protections() {
         "{refused}"
     );
     assert!(refused.to_lowercase().contains("permission"), "{refused}");
-    assert_eq!(ok(&r[4]), &json!([]));
+    assert!(raised(&r[4]).contains("99"), "{}", r[4]);
+    assert_eq!(ok(&r[5]), &json!([]));
 }
 
 #[test]
