@@ -72,6 +72,9 @@ pub mod number {
     // p4py
     /// A submit refused because files still need a resolve (`Merges still pending`).
     pub const MERGES_PENDING: u32 = 50;
+    // p4gaps
+    /// `reconcile`, `status` or `clean` found nothing to do.
+    pub const NO_RECONCILE: u32 = 60;
     /// The unique id (subsystem 6, the file-metadata messages, and `code`) that P4 clients'
     /// scripts recognise for the empty-result warnings (`File(s) up-to-date.` is 6532, as
     /// P4Python's own tests check), instead of a number in Keel's subsystem.

@@ -79,6 +79,9 @@ pub fn table() -> &'static [Command] {
         all.extend(commands::glue::COMMANDS.iter().map(copy));
         // istat30
         all.extend(commands::merge_state::COMMANDS.iter().map(copy));
+        // p4gaps
+        all.extend(commands::reconcile::COMMANDS.iter().map(copy));
+        all.extend(commands::undo::COMMANDS.iter().map(copy));
         all
     })
 }

@@ -97,7 +97,11 @@ impl Service {
         self.touch_user(caller)?;
         let user = context::user_name(&caller.user)?;
         let parsed = parse_table(lines)?;
-        let kept: Vec<String> = parsed.iter().map(ToString::to_string).collect();
+        let kept = if parsed.is_empty() {
+            Vec::new()
+        } else {
+            kept_lines(lines)?
+        };
         let snap = self.meta.snapshot()?;
         let access = self.access_of(caller)?;
         access.require_anywhere("protect", Right::Super)?;
@@ -242,4 +246,30 @@ fn parents_of(group: &str, members: &[GroupMembers]) -> Vec<String> {
         }
     }
     found
+}
+
+/// The lines a saved table keeps: each rule in its normal form, with its `##` comment as
+/// written after it; a line holding only a comment kept as it is; blank lines dropped.
+/// (Only the rules count: every reader parses the lines with [`parse_table`], which drops
+/// the comments.)
+fn kept_lines(lines: &[String]) -> Result<Vec<String>, AccessError> {
+    let mut out = Vec::with_capacity(lines.len());
+    for text in lines {
+        let text = text.trim();
+        let (rule, comment) = match text.split_once("##") {
+            Some((rule, comment)) => (rule.trim(), Some(comment)),
+            None => (text, None),
+        };
+        let rule = match parse_table(&[rule])?.pop() {
+            Some(line) => line.to_string(),
+            None => String::new(),
+        };
+        match (rule.is_empty(), comment) {
+            (true, None) => {}
+            (true, Some(c)) => out.push(format!("##{c}")),
+            (false, None) => out.push(rule),
+            (false, Some(c)) => out.push(format!("{rule} ##{c}")),
+        }
+    }
+    Ok(out)
 }

@@ -198,6 +198,12 @@ fn p4java_runs_a_ci_plugins_loop_add_submit_changes_sync_print_fstat_filelog() {
         step(&steps, "filelog")["revisions"],
         json!(["#2 edit 2", "#1 add 1"])
     );
+    // reconcile: the new file opened for add, the have files (text and binary) not; the
+    // record has the revision as `workRev`, which P4Java's file spec does not read (-1).
+    assert_eq!(
+        step(&steps, "reconcile")["reconciled"],
+        json!(["//depot/src/c.txt#-1 add"])
+    );
 }
 
 /// With `p4_password_digests`, P4Java logs in with a password set through Keel's own client

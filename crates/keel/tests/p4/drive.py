@@ -5,13 +5,15 @@ A step is an object:
   {"cmd": ["client", "-o"]}            p4.run(*cmd)
   {"method": "fetch_client", "args": []}   any P4 method by name (run_login, save_client, ...)
   "tagged": false                     untagged output for this step (default tagged)
-  "user", "client", "password", "host", "prog", "port", "ticket_file":
+  "user", "client", "password", "host", "prog", "port", "ticket_file", "ignore_file":
                                       connection settings (a change reconnects)
   "new": true                         a fresh connection before the step
   "input": ...                        p4.input (text, dict or list)
   "cwd": "DIR"                        p4.cwd for this step (relative file arguments)
   "editor": "PROGRAM"                 P4EDITOR from this step on (a form sent to the editor;
                                       a change reconnects)
+  "progress": true                     a P4.Progress for this step; the step's "progress" lists
+                                      each call it got ([method, args...])
   "resolver": "am"                    p4.run_resolve(*cmd[1:], resolver=R): R answers every
                                       merge with this ("at", "ay", "am", "ae", "s") and the
                                       step's "merges" lists what it was shown (names, hint)
@@ -68,6 +70,29 @@ class Answer(P4.Resolver):
         return self.answer
 
 
+class Record(P4.Progress):
+    """A progress indicator that remembers every call the client made."""
+
+    def __init__(self):
+        P4.Progress.__init__(self)
+        self.calls = []
+
+    def init(self, type):
+        self.calls.append(["init", type])
+
+    def setDescription(self, description, unit):
+        self.calls.append(["setDescription", description, unit])
+
+    def setTotal(self, total):
+        self.calls.append(["setTotal", total])
+
+    def update(self, position):
+        self.calls.append(["update", position])
+
+    def done(self, fail):
+        self.calls.append(["done", fail])
+
+
 def main():
     steps = json.load(sys.stdin)
     settings = {
@@ -79,6 +104,7 @@ def main():
         "prog": "keel-p4-suite",
         "ticket_file": os.environ.get("P4TICKETS", ""),
         "editor": os.environ.get("P4EDITOR", "false"),
+        "ignore_file": "",
     }
     p4 = None
     for step in steps:
@@ -108,6 +134,8 @@ def main():
                     p4.ticket_file = settings["ticket_file"]
                 if settings["password"]:
                     p4.password = settings["password"]
+                if settings["ignore_file"]:
+                    p4.ignore_file = settings["ignore_file"]
                 p4.exception_level = 1
                 p4.connect()
                 fresh = True
@@ -118,7 +146,11 @@ def main():
                 p4.input = step["input"]
             if "cwd" in step:
                 p4.cwd = step["cwd"]
-            if "resolver" in step:
+            if step.get("progress"):
+                recorder = Record()
+                result = p4.run(*step["cmd"], progress=recorder)
+                out["progress"] = recorder.calls
+            elif "resolver" in step:
                 answer = Answer(step["resolver"])
                 result = p4.run_resolve(*step["cmd"][1:], resolver=answer)
                 out["merges"] = answer.seen

@@ -25,6 +25,7 @@ import com.perforce.p4java.impl.mapbased.client.Client;
 import com.perforce.p4java.option.changelist.SubmitOptions;
 import com.perforce.p4java.option.client.AddFilesOptions;
 import com.perforce.p4java.option.client.EditFilesOptions;
+import com.perforce.p4java.option.client.ReconcileFilesOptions;
 import com.perforce.p4java.option.client.SyncOptions;
 import com.perforce.p4java.option.server.GetChangelistsOptions;
 import com.perforce.p4java.option.server.GetExtendedFilesOptions;
@@ -206,7 +207,8 @@ public class Drive {
     }
 
     /** A CI plugin's loop: a workspace, files added and submitted, the changes listed, a
-     *  second workspace synced, file contents, fstat, filelog, an edit submitted. */
+     *  second workspace synced, file contents, fstat, filelog, an edit submitted, a new file
+     *  reconciled. */
     static void daily() throws Exception {
         server = connect();
         server.setAuthTicket(ticket);
@@ -270,6 +272,12 @@ public class Drive {
             Files.writeString(a, "alpha\nbeta\n");
             cl.refresh();
             put(out, "submitted", messages(cl.submit(new SubmitOptions())));
+        });
+        step("reconcile", out -> {
+            Files.writeString(root.resolve("src/c.txt"), "gamma\n");
+            List<IFileSpec> found = dev.reconcileFiles(
+                    FileSpecBuilder.makeFileSpecList("//dev/..."), new ReconcileFilesOptions());
+            put(out, "reconciled", messages(found));
         });
         step("filelog", out -> {
             Map<IFileSpec, List<IFileRevisionData>> log = server.getRevisionHistory(

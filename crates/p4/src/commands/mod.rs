@@ -41,3 +41,7 @@ pub mod monitor;
 // p4jobs
 pub mod glue;
 pub mod jobs;
+// p4gaps
+pub mod reconcile;
+pub mod undo;
+pub mod workspace_scan;

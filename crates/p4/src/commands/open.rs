@@ -83,7 +83,7 @@ fn type_flag(value: Option<&str>) -> Result<Option<TypeChange>, CmdError> {
 }
 
 /// Sends the line (or tagged record) for one file `add`, `edit` or `delete` opened.
-fn report_opened(cmd: &mut Cmd, work: &Work, info: &FileInfo) {
+pub(crate) fn report_opened(cmd: &mut Cmd, work: &Work, info: &FileInfo) {
     let action = info.action.unwrap_or(FileAction::Edit);
     let rev = work_rev(info);
     let local = info

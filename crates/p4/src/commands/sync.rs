@@ -13,6 +13,7 @@ use crate::filespec::Place;
 use crate::transfer::to_client::{
     self, Echo, Outgoing, Piece, ToClient, client_type, echoed, send_content,
 };
+use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report, Severity};
 use keel_core::WorkspaceOptions;
 use keel_core::keyword::KeywordValues;
@@ -91,6 +92,11 @@ fn wording(action: SyncAction) -> &'static str {
     }
 }
 
+/// Runs `sync` (or `flush`) with the arguments in `cmd.args` (`clean` restores files so).
+pub(crate) async fn run(cmd: &mut Cmd, flush: bool) -> CmdResult {
+    sync(cmd, flush).await
+}
+
 async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
     let command = dispatch::find(if flush { "flush" } else { "sync" }).expect("in the table");
     let flags = dispatch::flags(cmd, command)?;
@@ -117,9 +123,17 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
         args.clear();
     }
 
-    // Tagged output gives the totals in the first record: a preview pass counts them.
+    // Tagged output gives the totals in the first record, and a client showing progress (its
+    // `progress` variable) is told the count first: a preview pass counts them. Under -q a
+    // client showing progress gets a record of the totals alone (P4Python's progress
+    // handlers read it); without progress -q sends no record.
+    let progress = cmd
+        .req
+        .text("progress")
+        .is_some_and(|p| !p.is_empty() && p != "0")
+        && !opts.preview;
     let mut totals_first = None;
-    if cmd.tagged && !quiet {
+    if (cmd.tagged && !quiet) || progress {
         let files = args.clone();
         let preview = SyncOptions {
             preview: true,
@@ -129,6 +143,16 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
             .call(move |svc, caller| svc.sync(caller, &files, preview, &mut |_| Ok(())))
             .await??;
         totals_first = Some((t.files, t.bytes));
+        if quiet && progress && cmd.tagged && t.files > 0 {
+            cmd.stat([
+                ("totalFileSize", t.bytes.to_string()),
+                ("totalFileCount", t.files.to_string()),
+            ]);
+        }
+        if progress && t.files > 0 {
+            progress_update(cmd, &[("type", "3"), ("desc", "sync"), ("units", "2")]);
+            progress_update(cmd, &[("total", &t.files.to_string())]);
+        }
     }
 
     let (tx, mut rx) = mpsc::channel::<Piece<SyncItem>>(16);
@@ -235,6 +259,10 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
                     if let Some((head, true)) = current.take() {
                         out.close(cmd, &echo_of(&head)).await?;
                     }
+                    // After the file's own transfer, whose progress the client also shows.
+                    if progress {
+                        progress_update(cmd, &[("update", &count.to_string())]);
+                    }
                 }
             }
             Ok::<(), CmdError>(())
@@ -252,6 +280,10 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
         return Err(CmdError::Conn(e));
     }
     out.finish(cmd).await?;
+    if progress && totals_first.is_some_and(|(files, _)| files > 0) {
+        let failed = if failure.is_some() { "1" } else { "0" };
+        progress_update(cmd, &[("done", failed)]);
+    }
 
     // The have list: what the client confirmed (and `-k`'s files), never a declined file.
     let mut entries = recorded;
@@ -278,6 +310,17 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
         up_to_date(cmd, &flags.rest);
     }
     Ok(())
+}
+
+/// One step of the sync's progress indicator on the client (`client-Progress`: its type,
+/// description and units first, then the total, each file's position, and done).
+fn progress_update(cmd: &mut Cmd, fields: &[(&str, &str)]) {
+    let mut m = Message::new().with("handle", "sync");
+    for (k, v) in fields {
+        m.set(k, v);
+    }
+    m.set("func", "client-Progress");
+    cmd.conn.send(&m);
 }
 
 fn echo_of(item: &SyncItem) -> Echo {

@@ -41,6 +41,11 @@ impl Work {
         }
     }
 
+    /// The workspace's view, when it parses.
+    pub fn view(&self) -> Option<&View> {
+        self.view.as_ref()
+    }
+
     /// The local path of a path relative to the root (`client_file` of the service's records).
     pub fn local_of_rel(&self, rel: &str) -> String {
         let local = self
