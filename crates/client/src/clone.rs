@@ -212,10 +212,7 @@ fn fill(
     let mut links = Vec::new();
     let mut runs = Vec::new();
     loop {
-        let next = chunks
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .recv();
+        let next = chunks.lock().unwrap_or_else(PoisonError::into_inner).recv();
         let Ok((first, run)) = next else {
             break;
         };
@@ -334,7 +331,7 @@ impl Filler {
         let stat = match rustix::fs::statat(source_dir, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(stat) => stat,
             Err(Errno::NOENT | Errno::NOTDIR) => return Ok(Taken::Fetch),
-            Err(e) => return Err(Error::io(&source.join(&entry.relative), e.into())),
+            Err(e) => return Err(Error::io(source.join(&entry.relative), e.into())),
         };
         let kind = FileType::from_raw_mode(stat.st_mode);
         if kind == FileType::Directory {
@@ -397,12 +394,12 @@ impl Filler {
                     return Ok(());
                 }
                 Err(Refused::Unsupported) => self.reflinks = false,
-                Err(Refused::Failed(e)) => return Err(Error::io(&to(), e)),
+                Err(Refused::Failed(e)) => return Err(Error::io(to(), e)),
             }
         }
         if linkable {
             rustix::fs::linkat(from_dir, name, to_dir, name, AtFlags::empty())
-                .map_err(|e| Error::io(&to(), e.into()))?;
+                .map_err(|e| Error::io(to(), e.into()))?;
             self.totals.hard_linked += 1;
             return Ok(());
         }
@@ -568,8 +565,13 @@ fn reflink_at(
     mode: u32,
 ) -> std::result::Result<(), Refused> {
     let failed = |e: Errno| Refused::Failed(e.into());
-    let src = rustix::fs::openat(from_dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-        .map_err(failed)?;
+    let src = rustix::fs::openat(
+        from_dir,
+        name,
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(failed)?;
     let dst = rustix::fs::openat(
         to_dir,
         name,

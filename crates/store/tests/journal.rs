@@ -8,7 +8,8 @@ use keel_store::journal::format::Target;
 use keel_store::journal::read::JournalFile;
 use keel_store::{
     ChangeRow, ChangeStatus, DepotRow, HaveMark, HaveRow, HaveState, LazyContent, MetaStore,
-    OpenedRow, PathRange, PendingInteg, RevisionRow, RootStores, StoreConfig, StoreError, open_root, write,
+    OpenedRow, PathRange, PendingInteg, RevisionRow, RootStores, StoreConfig, StoreError,
+    open_root, write,
 };
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -417,8 +418,20 @@ fn a_copied_have_list_is_journaled_and_restores_exactly() {
     assert!(copy.iter().all(|l| l.contains("\"//cl/d/f")), "{copy:?}");
     assert!(!copy.iter().any(|l| l.contains("stale")), "{copy:?}");
     // The copy counts as a write of the target, and the source is untouched.
-    assert_eq!(stores.have.state("cl").unwrap(), HaveState { writes: 2, mark: None });
-    assert_eq!(stores.have.page("src", &PathRange::prefix("//"), None, 10).unwrap(), rows);
+    assert_eq!(
+        stores.have.state("cl").unwrap(),
+        HaveState {
+            writes: 2,
+            mark: None
+        }
+    );
+    assert_eq!(
+        stores
+            .have
+            .page("src", &PathRange::prefix("//"), None, 10)
+            .unwrap(),
+        rows
+    );
     drop(stores);
     let target = restored(&ckpt, &root, dir.path());
     assert_eq!(contents(&target.join("have/cl.db")), copy);

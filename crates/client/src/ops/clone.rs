@@ -160,8 +160,7 @@ pub async fn clone_workspace(
     // the filling threads as soon as it is read.
     let (sender, chunks) = std::sync::mpsc::channel();
     let (from, to) = (source_root.clone(), root.clone());
-    let filling =
-        tokio::task::spawn_blocking(move || populate_from(&from, &to, chunks, options));
+    let filling = tokio::task::spawn_blocking(move || populate_from(&from, &to, chunks, options));
     let mut revisions = Vec::new();
     let read = async {
         let mut stream = conn
