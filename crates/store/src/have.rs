@@ -405,9 +405,13 @@ impl SqliteHaveStore {
     ) -> Result<(), StoreError> {
         let change_rows = self.change_rows;
         let shared = self.connection(workspace)?;
-        self.write_on(workspace, &shared, unmark, |conn| {
+        let conn = shared.lock().unwrap_or_else(PoisonError::into_inner);
+        let result = self.write_on(workspace, &conn, unmark, |conn| {
             write_rows(conn, rows, change_rows)
-        })
+        });
+        drop(conn);
+        self.idle.wrote(workspace, &shared);
+        result
     }
 
     /// Copies `source`'s whole have list into `workspace`'s (which it replaces) inside SQLite,
@@ -423,15 +427,14 @@ impl SqliteHaveStore {
             "ATTACH DATABASE '{}' AS copy_source",
             read_only_uri(&self.path_of(source))
         );
-        {
-            let conn = shared.lock().unwrap_or_else(PoisonError::into_inner);
-            conn.execute_batch(&attach).map_err(|e| StoreError::Have {
-                path: self.path_of(source),
-                source: DatabaseError::from_sqlite(e),
-            })?;
-        }
+        // Held from the attachment to the detachment: nothing else uses the connection meanwhile.
+        let conn = shared.lock().unwrap_or_else(PoisonError::into_inner);
+        conn.execute_batch(&attach).map_err(|e| StoreError::Have {
+            path: self.path_of(source),
+            source: DatabaseError::from_sqlite(e),
+        })?;
         let (from, to) = (format!("//{source}/"), format!("//{workspace}/"));
-        let result = self.write_on(workspace, &shared, true, |conn| {
+        let result = self.write_on(workspace, &conn, true, |conn| {
             let (counter, _) = bump_generation(conn)?;
             forget_changes(conn, counter)?;
             let state = conn
@@ -452,29 +455,29 @@ impl SqliteHaveStore {
             )?;
             Ok((copied as u64, state))
         });
-        let conn = shared.lock().unwrap_or_else(PoisonError::into_inner);
-        if conn.execute_batch("DETACH DATABASE copy_source").is_err() {
+        let detached = conn.execute_batch("DETACH DATABASE copy_source").is_ok();
+        drop(conn);
+        if !detached {
             // Never leave a connection reading another list: the next use opens a fresh one.
-            drop(conn);
             self.open
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(workspace);
         }
+        self.idle.wrote(workspace, &shared);
         result
     }
 
-    /// Runs the writing `job` on `workspace`'s connection in one transaction that also counts
-    /// the write (and clears the mark when `unmark`); journaled when the store has a journal
-    /// (the `have` table's changeset, appended before COMMIT).
+    /// Runs the writing `job` on `workspace`'s connection `conn` (held by the caller) in one
+    /// transaction that also counts the write (and clears the mark when `unmark`); journaled
+    /// when the store has a journal (the `have` table's changeset, appended before COMMIT).
     fn write_on<T>(
         &self,
         workspace: &str,
-        shared: &Arc<Mutex<Connection>>,
+        conn: &Connection,
         unmark: bool,
         job: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
-        let conn = shared.lock().unwrap_or_else(PoisonError::into_inner);
         let db_err = |e| StoreError::Have {
             path: self.path_of(workspace),
             source: DatabaseError::from_sqlite(e),
@@ -526,8 +529,6 @@ impl SqliteHaveStore {
         if result.is_err() {
             let _ = conn.execute_batch("ROLLBACK");
         }
-        drop(conn);
-        self.idle.wrote(workspace, shared);
         result
     }
 
