@@ -485,16 +485,16 @@ impl SqliteHaveStore {
         conn.execute_batch("BEGIN IMMEDIATE").map_err(db_err)?;
         let result = (|| {
             let Some(journal) = &self.journal else {
-                let out = job(&conn).map_err(db_err)?;
+                let out = job(conn).map_err(db_err)?;
                 if unmark {
                     conn.execute_batch(UNMARK_SQL).map_err(db_err)?;
                 }
                 conn.execute_batch("COMMIT").map_err(db_err)?;
                 return Ok(out);
             };
-            let mut session = Session::new(&conn).map_err(db_err)?;
+            let mut session = Session::new(conn).map_err(db_err)?;
             session.attach(Some("have")).map_err(db_err)?;
-            let out = job(&conn).map_err(db_err)?;
+            let out = job(conn).map_err(db_err)?;
             if unmark {
                 // Not in the changeset (the session follows only `have`): marks stay local.
                 conn.execute_batch(UNMARK_SQL).map_err(db_err)?;
