@@ -1,6 +1,9 @@
 //! Filling a cloned workspace's root from its source workspace's files without copying bytes
 //! (`keel workspace clone`): a reflink where the file system has them (`FICLONE`), a hard link
-//! for a file that is read-only because it is not opened, a plain copy otherwise.
+//! for a file that is read-only because it is not opened, a plain copy otherwise. The files are
+//! made while the have list still arrives ([`Chunker`], [`populate_from`]), by a few threads,
+//! each looking at and linking a file relative to handles on its directories (`statat`,
+//! `linkat`), so a file costs two short system calls.
 //!
 //! **Invariant: the source never changes.** A hard link shares the source's inode, so a linked
 //! file must never be written in place: every client path that makes a file writable goes
@@ -14,8 +17,13 @@
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io;
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError, mpsc};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
 
 use crate::error::{Error, IoContext, Result};
 use crate::transfer;
@@ -65,41 +73,105 @@ fn is_tool_file(name: &str) -> bool {
 /// which run side by side.
 const MAX_FILLERS: usize = 4;
 
+/// Entries handed to a filling thread at a time, at least (a run ends with a directory).
+pub const CHUNK_ENTRIES: usize = 1024;
+
+/// A run of consecutive entries in path order: the index of its first in the whole list, and
+/// the entries, whole directories only (a directory's files go to one thread, which opens its
+/// directories once).
+pub type Chunk = (usize, Vec<CloneEntry>);
+
+/// Cuts entries arriving in path order into [`Chunk`]s of at least `size` entries, each ending
+/// at a change of directory.
+#[derive(Debug)]
+pub struct Chunker {
+    size: usize,
+    next: usize,
+    run: Vec<CloneEntry>,
+}
+
+impl Chunker {
+    pub fn new(size: usize) -> Chunker {
+        Chunker {
+            size: size.max(1),
+            next: 0,
+            run: Vec::new(),
+        }
+    }
+
+    /// Adds the next entry; returns the run it closes, if any.
+    pub fn push(&mut self, entry: CloneEntry) -> Option<Chunk> {
+        let closes = self.run.len() >= self.size
+            && self
+                .run
+                .last()
+                .is_some_and(|last| parent(&last.relative) != parent(&entry.relative));
+        let done = closes.then(|| self.take());
+        self.run.push(entry);
+        done
+    }
+
+    /// The last run, if any entries are left.
+    pub fn finish(mut self) -> Option<Chunk> {
+        (!self.run.is_empty()).then(|| self.take())
+    }
+
+    fn take(&mut self) -> Chunk {
+        let run = std::mem::take(&mut self.run);
+        let first = self.next;
+        self.next += run.len();
+        (first, run)
+    }
+}
+
+/// A relative path's directory part ("" at the root).
+fn parent(relative: &str) -> &str {
+    relative.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
 /// Makes files under `dest` from the files under `source` for `entries` (in path order).
-///
-/// Regular files go first, split into runs of whole directories filled side by side; then the
-/// untracked files; symlinks last, so nothing is ever created through a link the clone made.
+/// See [`populate_from`].
 pub fn populate(
     source: &Path,
     dest: &Path,
     entries: &[CloneEntry],
     options: CloneOptions,
 ) -> Result<CloneTotals> {
+    let (sender, chunks) = mpsc::channel();
+    let mut chunker = Chunker::new(CHUNK_ENTRIES);
+    for entry in entries {
+        if let Some(chunk) = chunker.push(entry.clone()) {
+            // The receiver lives until `populate_from` returns, below.
+            let _ = sender.send(chunk);
+        }
+    }
+    if let Some(chunk) = chunker.finish() {
+        let _ = sender.send(chunk);
+    }
+    drop(sender);
+    populate_from(source, dest, chunks, options)
+}
+
+/// Makes files under `dest` from the files under `source` for the entries arriving as
+/// [`Chunk`]s (from a [`Chunker`], in path order), while they arrive: the caller may still be
+/// reading the list. Returns once the sender is dropped and everything is made.
+///
+/// Regular files go first, the chunks shared among threads, each file looked at and linked
+/// relative to its directories' handles; then the untracked files; symlinks last, so nothing
+/// is ever created through a link the clone made.
+pub fn populate_from(
+    source: &Path,
+    dest: &Path,
+    chunks: mpsc::Receiver<Chunk>,
+    options: CloneOptions,
+) -> Result<CloneTotals> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, MAX_FILLERS);
-    let runs = runs_of(entries, threads);
+    let chunks = Mutex::new(chunks);
     let filled: Vec<Result<Filled>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = runs
-            .iter()
-            .map(|&(start, end)| {
-                scope.spawn(move || {
-                    let mut filler = Filler::new(options.writable);
-                    let mut links = Vec::new();
-                    for (index, entry) in entries.iter().enumerate().take(end).skip(start) {
-                        if entry.opened_in_source {
-                            filler.totals.to_fetch.push(index);
-                            continue;
-                        }
-                        match filler.take(source, dest, entry)? {
-                            Taken::Made => {}
-                            Taken::Fetch => filler.totals.to_fetch.push(index),
-                            Taken::Symlink(target) => links.push((index, target)),
-                        }
-                    }
-                    Ok(Filled { filler, links })
-                })
-            })
+        let workers: Vec<_> = (0..threads)
+            .map(|_| scope.spawn(|| fill(source, dest, &chunks, options)))
             .collect();
         workers
             .into_iter()
@@ -111,39 +183,58 @@ pub fn populate(
     });
     let mut filler = Filler::new(options.writable);
     let mut links = Vec::new();
+    let mut runs = Vec::new();
     for part in filled {
         let part = part?;
         filler.totals.add(part.filler.totals);
-        filler.made_dirs.extend(part.filler.made_dirs);
         links.extend(part.links);
+        runs.extend(part.runs);
     }
+    runs.sort_unstable_by_key(|(first, _)| *first);
+    let entries: Vec<CloneEntry> = runs.into_iter().flat_map(|(_, run)| run).collect();
     if options.with_untracked {
         let tracked: HashSet<&str> = entries.iter().map(|e| e.relative.as_str()).collect();
         filler.untracked(source, dest, &tracked)?;
     }
-    filler.symlinks(dest, entries, links)?;
+    filler.symlinks(dest, &entries, links)?;
     filler.totals.to_fetch.sort_unstable();
     Ok(filler.totals)
 }
 
-/// Splits `entries` into at most `parts` runs of about equal size, each ending at a change of
-/// directory (so no two threads create the same directory's entries).
-fn runs_of(entries: &[CloneEntry], parts: usize) -> Vec<(usize, usize)> {
-    fn parent(entry: &CloneEntry) -> &str {
-        entry.relative.rsplit_once('/').map_or("", |(dir, _)| dir)
-    }
-    let size = entries.len().div_ceil(parts.max(1)).max(1);
+/// One thread's work: chunks taken from `chunks` until none are left.
+fn fill(
+    source: &Path,
+    dest: &Path,
+    chunks: &Mutex<mpsc::Receiver<Chunk>>,
+    options: CloneOptions,
+) -> Result<Filled> {
+    let mut filler = Filler::new(options.writable);
+    let mut links = Vec::new();
     let mut runs = Vec::new();
-    let mut start = 0;
-    while start < entries.len() {
-        let mut end = (start + size).min(entries.len());
-        while end < entries.len() && parent(&entries[end]) == parent(&entries[end - 1]) {
-            end += 1;
+    loop {
+        let next = chunks.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok((first, run)) = next else {
+            break;
+        };
+        for (offset, entry) in run.iter().enumerate() {
+            let index = first + offset;
+            if entry.opened_in_source {
+                filler.totals.to_fetch.push(index);
+                continue;
+            }
+            match filler.take(source, dest, entry)? {
+                Taken::Made => {}
+                Taken::Fetch => filler.totals.to_fetch.push(index),
+                Taken::Symlink(target) => links.push((index, target)),
+            }
         }
-        runs.push((start, end));
-        start = end;
+        runs.push((first, run));
     }
-    runs
+    Ok(Filled {
+        filler,
+        links,
+        runs,
+    })
 }
 
 /// One thread's share of the files.
@@ -151,6 +242,8 @@ struct Filled {
     filler: Filler,
     /// Symlinks to make once every other file is there: (entry index, target).
     links: Vec<(usize, PathBuf)>,
+    /// The chunks it took, given back to put the whole list together.
+    runs: Vec<Chunk>,
 }
 
 /// What became of one tracked entry.
@@ -173,11 +266,22 @@ impl CloneTotals {
     }
 }
 
+/// The directory a filler is working in: handles on it in the source and (once a file was
+/// made there) in the clone, so each file costs a lookup of its name only.
+struct Dir {
+    /// Relative to the roots ("" for the roots themselves).
+    relative: String,
+    /// `None`: not a directory in the source (every file there is fetched).
+    source: Option<OwnedFd>,
+    dest: Option<OwnedFd>,
+}
+
 struct Filler {
     writable: bool,
     /// Whether reflinks are still worth trying (false after the file system refused one).
     reflinks: bool,
     made_dirs: HashSet<PathBuf>,
+    dir: Option<Dir>,
     totals: CloneTotals,
 }
 
@@ -187,42 +291,123 @@ impl Filler {
             writable,
             reflinks: true,
             made_dirs: HashSet::new(),
+            dir: None,
             totals: CloneTotals::default(),
         }
     }
 
+    /// The handles of `relative`'s directory (opening the source's when it changed).
+    fn enter(&mut self, source: &Path, relative: &str) -> Result<&mut Dir> {
+        if self.dir.as_ref().is_none_or(|d| d.relative != relative) {
+            let path = source.join(relative);
+            let handle = match rustix::fs::open(
+                &path,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(fd) => Some(fd),
+                Err(Errno::NOENT | Errno::NOTDIR) => None,
+                Err(e) => return Err(Error::io(&path, e.into())),
+            };
+            self.dir = Some(Dir {
+                relative: relative.to_string(),
+                source: handle,
+                dest: None,
+            });
+        }
+        Ok(self.dir.as_mut().expect("entered above"))
+    }
+
     /// Takes one tracked file from the source (a symlink is only read: it is made last).
     fn take(&mut self, source: &Path, dest: &Path, entry: &CloneEntry) -> Result<Taken> {
-        let from = source.join(&entry.relative);
-        let to = dest.join(&entry.relative);
-        let meta = match std::fs::symlink_metadata(&from) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Taken::Fetch),
-            Err(e) => return Err(Error::io(&from, e)),
+        let (relative_dir, name) = entry
+            .relative
+            .rsplit_once('/')
+            .unwrap_or(("", entry.relative.as_str()));
+        let dir = self.enter(source, relative_dir)?;
+        let Some(source_dir) = &dir.source else {
+            return Ok(Taken::Fetch);
         };
-        if meta.is_dir() {
+        let stat = match rustix::fs::statat(source_dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => stat,
+            Err(Errno::NOENT | Errno::NOTDIR) => return Ok(Taken::Fetch),
+            Err(e) => return Err(Error::io(source.join(&entry.relative), e.into())),
+        };
+        let kind = FileType::from_raw_mode(stat.st_mode);
+        if kind == FileType::Directory {
             return Ok(Taken::Fetch);
         }
+        let permissions = stat.st_mode & 0o7777;
         // Only the have revision's content is taken: a writable file may have been edited.
-        let read_only = meta.permissions().mode() & 0o222 == 0;
-        if meta.file_type().is_symlink() || !read_only {
+        let read_only = permissions & 0o222 == 0;
+        let symlink = kind == FileType::Symlink;
+        if symlink || !read_only {
+            let from = source.join(&entry.relative);
             let same = transfer::hash_local(&from)?
                 .is_some_and(|local| local.eq_ignore_ascii_case(&entry.digest));
             if !same {
                 return Ok(Taken::Fetch);
             }
+            if symlink {
+                return Ok(Taken::Symlink(std::fs::read_link(&from).at(&from)?));
+            }
         }
-        if meta.file_type().is_symlink() {
-            return Ok(Taken::Symlink(std::fs::read_link(&from).at(&from)?));
-        }
-        self.parent_of(&to)?;
         let mode = if self.writable {
-            meta.permissions().mode() | 0o200
+            permissions | 0o200
         } else {
-            meta.permissions().mode() & !0o222
+            permissions & !0o222
         };
-        self.place(&from, &to, mode, read_only && !self.writable)?;
+        self.place_at(source, dest, entry, name, mode, read_only && !self.writable)?;
         Ok(Taken::Made)
+    }
+
+    /// [`Self::place`] for a tracked file, relative to the current directory's handles.
+    fn place_at(
+        &mut self,
+        source: &Path,
+        dest: &Path,
+        entry: &CloneEntry,
+        name: &str,
+        mode: u32,
+        linkable: bool,
+    ) -> Result<()> {
+        let to = || dest.join(&entry.relative);
+        let dir = self.dir.as_mut().expect("entered by take");
+        if dir.dest.is_none() {
+            let path = dest.join(&dir.relative);
+            std::fs::create_dir_all(&path).at(&path)?;
+            let handle = rustix::fs::open(
+                &path,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|e| Error::io(&path, e.into()))?;
+            dir.dest = Some(handle);
+        }
+        let (Some(from_dir), Some(to_dir)) = (&dir.source, &dir.dest) else {
+            unreachable!("take returns early without a source directory");
+        };
+        if self.reflinks {
+            match reflink_at(from_dir, to_dir, name, mode) {
+                Ok(()) => {
+                    self.totals.reflinked += 1;
+                    return Ok(());
+                }
+                Err(Refused::Unsupported) => self.reflinks = false,
+                Err(Refused::Failed(e)) => return Err(Error::io(to(), e)),
+            }
+        }
+        if linkable {
+            rustix::fs::linkat(from_dir, name, to_dir, name, AtFlags::empty())
+                .map_err(|e| Error::io(to(), e.into()))?;
+            self.totals.hard_linked += 1;
+            return Ok(());
+        }
+        let (from, to) = (source.join(&entry.relative), to());
+        std::fs::copy(&from, &to).at(&to)?;
+        std::fs::set_permissions(&to, std::fs::Permissions::from_mode(mode)).at(&to)?;
+        self.totals.copied += 1;
+        Ok(())
     }
 
     /// Makes the tracked symlinks, in path order, after every other file: one whose path is
@@ -263,9 +448,9 @@ impl Filler {
         Ok(())
     }
 
-    /// Puts `from`'s content at `to` with `mode`: a reflink, else a hard link when `linkable`,
-    /// else a copy.
-    fn place(&mut self, from: &Path, to: &Path, mode: u32, linkable: bool) -> Result<()> {
+    /// Puts `from`'s content at `to` with `mode`: a reflink, else a copy (untracked files,
+    /// which are never hard-linked).
+    fn place(&mut self, from: &Path, to: &Path, mode: u32) -> Result<()> {
         if self.reflinks {
             match reflink(from, to, mode) {
                 Ok(()) => {
@@ -275,11 +460,6 @@ impl Filler {
                 Err(Refused::Unsupported) => self.reflinks = false,
                 Err(Refused::Failed(e)) => return Err(Error::io(to, e)),
             }
-        }
-        if linkable {
-            std::fs::hard_link(from, to).at(to)?;
-            self.totals.hard_linked += 1;
-            return Ok(());
         }
         std::fs::copy(from, to).at(to)?;
         std::fs::set_permissions(to, std::fs::Permissions::from_mode(mode)).at(to)?;
@@ -334,7 +514,7 @@ impl Filler {
                     let target = std::fs::read_link(&from).at(&from)?;
                     std::os::unix::fs::symlink(&target, &to).at(&to)?;
                 } else {
-                    self.place(&from, &to, meta.permissions().mode(), false)?;
+                    self.place(&from, &to, meta.permissions().mode())?;
                 }
                 self.totals.untracked += 1;
             }
@@ -368,14 +548,7 @@ fn reflink(from: &Path, to: &Path, mode: u32) -> std::result::Result<(), Refused
         Err(e) => {
             drop(dst);
             let _ = std::fs::remove_file(to);
-            let unsupported = [
-                rustix::io::Errno::OPNOTSUPP,
-                rustix::io::Errno::XDEV,
-                rustix::io::Errno::INVAL,
-                rustix::io::Errno::NOTTY,
-                rustix::io::Errno::PERM,
-            ];
-            if unsupported.contains(&e) {
+            if UNSUPPORTED.contains(&e) {
                 Err(Refused::Unsupported)
             } else {
                 Err(Refused::Failed(e.into()))
@@ -383,6 +556,51 @@ fn reflink(from: &Path, to: &Path, mode: u32) -> std::result::Result<(), Refused
         }
     }
 }
+
+/// [`reflink`] of `name` from directory `from_dir` to directory `to_dir`.
+fn reflink_at(
+    from_dir: &OwnedFd,
+    to_dir: &OwnedFd,
+    name: &str,
+    mode: u32,
+) -> std::result::Result<(), Refused> {
+    let failed = |e: Errno| Refused::Failed(e.into());
+    let src = rustix::fs::openat(
+        from_dir,
+        name,
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(failed)?;
+    let dst = rustix::fs::openat(
+        to_dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
+        Mode::from_raw_mode(mode | 0o200),
+    )
+    .map_err(failed)?;
+    match rustix::fs::ioctl_ficlone(&dst, &src) {
+        Ok(()) => rustix::fs::fchmod(&dst, Mode::from_raw_mode(mode)).map_err(failed),
+        Err(e) => {
+            drop(dst);
+            let _ = rustix::fs::unlinkat(to_dir, name, AtFlags::empty());
+            if UNSUPPORTED.contains(&e) {
+                Err(Refused::Unsupported)
+            } else {
+                Err(failed(e))
+            }
+        }
+    }
+}
+
+/// What `FICLONE` answers where the file system (or the pair) has no reflinks.
+const UNSUPPORTED: [Errno; 5] = [
+    Errno::OPNOTSUPP,
+    Errno::XDEV,
+    Errno::INVAL,
+    Errno::NOTTY,
+    Errno::PERM,
+];
 
 #[cfg(test)]
 mod tests {
@@ -487,24 +705,33 @@ mod tests {
     }
 
     #[test]
-    fn runs_cover_every_entry_and_never_split_a_directory() {
+    fn chunks_cover_every_entry_and_never_split_a_directory() {
         let names = ["a/1", "a/2", "a/3", "b/1", "b/c/1", "b/c/2", "d", "e"];
-        let entries: Vec<CloneEntry> = names.iter().map(|n| entry(n, "")).collect();
-        for parts in 1..=5 {
-            let runs = runs_of(&entries, parts);
-            assert_eq!(runs.first().map(|r| r.0), Some(0));
-            assert_eq!(runs.last().map(|r| r.1), Some(entries.len()));
-            for pair in runs.windows(2) {
-                assert_eq!(pair[0].1, pair[1].0, "contiguous: {runs:?}");
-                let (before, after) = (&names[pair[0].1 - 1], &names[pair[1].0]);
+        for size in 1..=9 {
+            let mut chunker = Chunker::new(size);
+            let mut chunks: Vec<Chunk> = names
+                .iter()
+                .filter_map(|n| chunker.push(entry(n, "")))
+                .collect();
+            chunks.extend(chunker.finish());
+            let mut next = 0;
+            for (first, run) in &chunks {
+                assert_eq!(*first, next, "contiguous: {chunks:?}");
+                assert!(!run.is_empty());
+                next += run.len();
+            }
+            assert_eq!(next, names.len());
+            for pair in chunks.windows(2) {
+                let before = &pair[0].1;
+                assert!(before.len() >= size, "{size}: {chunks:?}");
                 assert_ne!(
-                    before.rsplit_once('/').map(|p| p.0),
-                    after.rsplit_once('/').map(|p| p.0),
-                    "{parts} parts split a directory: {runs:?}"
+                    parent(&before[before.len() - 1].relative),
+                    parent(&pair[1].1[0].relative),
+                    "{size} split a directory: {chunks:?}"
                 );
             }
         }
-        assert!(runs_of(&[], 2).is_empty());
+        assert!(Chunker::new(4).finish().is_none());
     }
 
     /// A symlink is made after the files, and never where a directory was made or under

@@ -392,6 +392,7 @@ impl Service {
                     after.as_ref().map(DepotPath::as_str),
                     page,
                 )?;
+                let mut shown = Vec::with_capacity(rows.len());
                 for have in &rows {
                     who.scan()?;
                     if (!args.is_empty() && !args.iter().any(|a| a.matches(have.path.as_str())))
@@ -400,8 +401,15 @@ impl Service {
                         continue;
                     }
                     who.result()?;
+                    shown.push(have);
+                }
+                // The page's revisions in one query, in the page's (path) order.
+                let wanted: Vec<(&str, u32)> =
+                    shown.iter().map(|h| (h.path.as_str(), h.rev)).collect();
+                let mut revisions = snap.revisions_at(&wanted)?.into_iter().peekable();
+                for have in shown {
                     let mut info = FileInfo::new(have.path.clone());
-                    if let Some(rev) = snap.revision(&have.path, have.rev)? {
+                    if let Some(rev) = revisions.next_if(|r| r.path == have.path) {
                         set_head(&mut info, &rev);
                     }
                     info.have_rev = have.rev;

@@ -4,20 +4,20 @@
 //! source's files, see `keel_client::clone`).
 //!
 //! The clone belongs to the caller. Its have list holds only the source's entries the caller
-//! may read: a clone never gives a user a file a sync would not. The have list is copied while
-//! the source's have list stays as it was (its write counter is checked before and after); a
-//! source synced meanwhile makes the copy start again, a few times at most.
+//! may read: a clone never gives a user a file a sync would not. The have list is copied in one
+//! transaction (a crash leaves no part of it): inside SQLite (`SqliteHaveStore::copy_list`)
+//! when the caller may read every entry, which also reads the source's write counter and mark
+//! with the entries; else entry by entry while the source's list stays as it was (its write
+//! counter is checked before and after). A source synced meanwhile makes the copy start again,
+//! a few times at most.
 
 use crate::context::load_workspace;
 use crate::{Caller, Service, ServiceError, SpecError, SpecKind, WorkspaceSpec};
 use keel_core::{Right, View};
-use keel_store::{HaveMark, HaveRow, PathRange};
+use keel_store::{HaveMark, HaveRow, HaveState, PathRange};
 
 /// Copies of the have list tried while the source keeps changing, before giving up.
 const COPY_ATTEMPTS: usize = 3;
-
-/// Have entries written to the clone's list per transaction.
-const COPY_BATCH_ROWS: usize = 50_000;
 
 /// What a clone made.
 #[derive(Debug, Clone)]
@@ -122,44 +122,17 @@ impl Service {
         source_view: &[String],
         who: &crate::access::Access,
     ) -> Result<(u64, bool), ServiceError> {
-        let page = self.config.page_size;
-        let all = PathRange::prefix("//");
         for _ in 0..COPY_ATTEMPTS {
-            let before = self.have.state(source)?;
-            let mut copied = 0u64;
-            let mut withheld = false;
-            let mut after: Option<String> = None;
-            let mut batch: Vec<HaveRow> = Vec::new();
-            loop {
-                let rows = self.have.page(source, &all, after.as_deref(), page)?;
-                let full = rows.len() == page;
-                let rows_len = rows.len();
-                after = rows.last().map(|r| r.path.as_str().to_string());
-                let before = batch.len();
-                batch.extend(
-                    rows.into_iter()
-                        .filter(|r| who.user.allows(Right::Read, r.path.as_str())),
-                );
-                withheld |= batch.len() - before < rows_len;
-                // Few transactions (each one is made durable on its own).
-                if batch.len() >= COPY_BATCH_ROWS || (!full && !batch.is_empty()) {
-                    copied += batch.len() as u64;
-                    self.have.apply(&new.name, &batch)?;
-                    batch.clear();
-                }
-                if !full {
-                    break;
-                }
-            }
-            let now = self.have.state(source)?;
-            if now.writes != before.writes {
+            let Some(copy) = self.copy_have_once(source, &new.name, who)? else {
                 // The source was synced meanwhile: start again from an empty list.
                 self.have.drop_workspace(&new.name)?;
                 continue;
-            }
-            let marked = match before.mark {
+            };
+            let marked = match copy.state.mark {
                 // A list missing entries the caller may not read claims no whole-view sync.
-                Some(mark) if mark.view == source_view.join("\n") && copied > 0 && !withheld => {
+                Some(mark)
+                    if mark.view == source_view.join("\n") && copy.files > 0 && !copy.withheld =>
+                {
                     let writes = self.have.state(&new.name)?.writes;
                     let mark = HaveMark {
                         change: mark.change,
@@ -170,12 +143,85 @@ impl Service {
                 }
                 _ => false,
             };
-            return Ok((copied, marked));
+            return Ok((copy.files, marked));
         }
         Err(ServiceError::SourceKeepsChanging {
             workspace: source.to_string(),
         })
     }
+
+    /// One try at the copy, in one transaction: inside SQLite when the caller may read every
+    /// entry (no protections table, or none of the list's paths withheld), else entry by
+    /// entry. `None`: the source changed while its entries were checked.
+    fn copy_have_once(
+        &self,
+        source: &str,
+        new: &str,
+        who: &crate::access::Access,
+    ) -> Result<Option<HaveCopy>, ServiceError> {
+        if who.user.unrestricted() {
+            let (files, state) = self.have.copy_list(source, new)?;
+            return Ok(Some(HaveCopy {
+                files,
+                state,
+                withheld: false,
+            }));
+        }
+        let before = self.have.state(source)?;
+        let mut readable: Vec<HaveRow> = Vec::new();
+        let mut withheld = false;
+        let page = self.config.page_size;
+        let all = PathRange::prefix("//");
+        let mut after: Option<String> = None;
+        loop {
+            let rows = self.have.page(source, &all, after.as_deref(), page)?;
+            let full = rows.len() == page;
+            after = rows.last().map(|r| r.path.as_str().to_string());
+            for row in rows {
+                if who.user.allows(Right::Read, row.path.as_str()) {
+                    readable.push(row);
+                } else {
+                    withheld = true;
+                }
+            }
+            if !full {
+                break;
+            }
+        }
+        let (files, state) = if withheld {
+            let (from, to) = (format!("//{source}/"), format!("//{new}/"));
+            for row in &mut readable {
+                if let Some(rest) = row.client.strip_prefix(&from) {
+                    row.client = format!("{to}{rest}");
+                }
+            }
+            if !readable.is_empty() {
+                self.have.apply(new, &readable)?;
+            }
+            (readable.len() as u64, self.have.state(source)?)
+        } else {
+            // Every entry readable: the same copy as an unrestricted caller's.
+            self.have.copy_list(source, new)?
+        };
+        if state.writes != before.writes {
+            return Ok(None);
+        }
+        Ok(Some(HaveCopy {
+            files,
+            state: before,
+            withheld,
+        }))
+    }
+}
+
+/// One copy of a have list.
+struct HaveCopy {
+    /// Entries copied.
+    files: u64,
+    /// The source's write counter and mark as of the entries copied.
+    state: HaveState,
+    /// Whether entries the caller may not read were left out.
+    withheld: bool,
 }
 
 #[cfg(test)]

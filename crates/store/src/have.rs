@@ -277,20 +277,7 @@ impl SqliteHaveStore {
                 .prepare_cached(
                     "SELECT writes, change, removed, view FROM sync_state WHERE id = 0",
                 )?
-                .query_row([], |r| {
-                    let mark = match (r.get::<_, Option<i64>>(1)?, r.get::<_, Option<i64>>(2)?) {
-                        (Some(change), Some(removed)) => Some(HaveMark {
-                            change: change as u64,
-                            removed: removed as u64,
-                            view: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
-                        }),
-                        _ => None,
-                    };
-                    Ok(HaveState {
-                        writes: r.get::<_, i64>(0)? as u64,
-                        mark,
-                    })
-                })
+                .query_row([], state_of)
                 .optional()?;
             Ok(row.unwrap_or_default())
         })
@@ -417,27 +404,97 @@ impl SqliteHaveStore {
         unmark: bool,
     ) -> Result<(), StoreError> {
         let change_rows = self.change_rows;
-        let Some(journal) = &self.journal else {
-            return self.with_writing(workspace, |conn| {
-                let tx = conn.transaction()?;
-                write_rows(&tx, rows, change_rows)?;
-                if unmark {
-                    tx.execute_batch(UNMARK_SQL)?;
-                }
-                tx.commit()
-            });
-        };
         let shared = self.connection(workspace)?;
         let conn = shared.lock().unwrap_or_else(PoisonError::into_inner);
+        let result = self.write_on(workspace, &conn, unmark, |conn| {
+            write_rows(conn, rows, change_rows)
+        });
+        drop(conn);
+        self.idle.wrote(workspace, &shared);
+        result
+    }
+
+    /// Copies `source`'s whole have list into `workspace`'s (which it replaces) inside SQLite,
+    /// in one transaction journaled like any write (so a crash leaves the old list or the whole
+    /// copy, never part of it), each entry's client path moved from `//SOURCE/` to
+    /// `//WORKSPACE/`. Returns the entries copied and the source's state (write counter and
+    /// mark) as of the entries copied: read in the same transaction, so they belong together.
+    pub fn copy_list(&self, source: &str, workspace: &str) -> Result<(u64, HaveState), StoreError> {
+        // Opening the source's connection makes its file and tables when it has none.
+        self.connection(source)?;
+        let shared = self.connection(workspace)?;
+        let attach = format!(
+            "ATTACH DATABASE '{}' AS copy_source",
+            read_only_uri(&self.path_of(source))
+        );
+        // Held from the attachment to the detachment: nothing else uses the connection meanwhile.
+        let conn = shared.lock().unwrap_or_else(PoisonError::into_inner);
+        conn.execute_batch(&attach).map_err(|e| StoreError::Have {
+            path: self.path_of(source),
+            source: DatabaseError::from_sqlite(e),
+        })?;
+        let (from, to) = (format!("//{source}/"), format!("//{workspace}/"));
+        let result = self.write_on(workspace, &conn, true, |conn| {
+            let (counter, _) = bump_generation(conn)?;
+            forget_changes(conn, counter)?;
+            let state = conn
+                .query_row(
+                    "SELECT writes, change, removed, view FROM copy_source.sync_state WHERE id = 0",
+                    [],
+                    state_of,
+                )
+                .optional()?
+                .unwrap_or_default();
+            conn.execute("DELETE FROM have", [])?;
+            let copied = conn.execute(
+                "INSERT INTO have SELECT path, rev, \
+                 CASE WHEN substr(client, 1, length(?1)) = ?1 \
+                 THEN ?2 || substr(client, length(?1) + 1) ELSE client END \
+                 FROM copy_source.have ORDER BY path",
+                params![from, to],
+            )?;
+            Ok((copied as u64, state))
+        });
+        let detached = conn.execute_batch("DETACH DATABASE copy_source").is_ok();
+        drop(conn);
+        if !detached {
+            // Never leave a connection reading another list: the next use opens a fresh one.
+            self.open
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(workspace);
+        }
+        self.idle.wrote(workspace, &shared);
+        result
+    }
+
+    /// Runs the writing `job` on `workspace`'s connection `conn` (held by the caller) in one
+    /// transaction that also counts the write (and clears the mark when `unmark`); journaled
+    /// when the store has a journal (the `have` table's changeset, appended before COMMIT).
+    fn write_on<T>(
+        &self,
+        workspace: &str,
+        conn: &Connection,
+        unmark: bool,
+        job: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
         let db_err = |e| StoreError::Have {
             path: self.path_of(workspace),
             source: DatabaseError::from_sqlite(e),
         };
         conn.execute_batch("BEGIN IMMEDIATE").map_err(db_err)?;
         let result = (|| {
-            let mut session = Session::new(&conn).map_err(db_err)?;
+            let Some(journal) = &self.journal else {
+                let out = job(conn).map_err(db_err)?;
+                if unmark {
+                    conn.execute_batch(UNMARK_SQL).map_err(db_err)?;
+                }
+                conn.execute_batch("COMMIT").map_err(db_err)?;
+                return Ok(out);
+            };
+            let mut session = Session::new(conn).map_err(db_err)?;
             session.attach(Some("have")).map_err(db_err)?;
-            write_rows(&conn, rows, self.change_rows).map_err(db_err)?;
+            let out = job(conn).map_err(db_err)?;
             if unmark {
                 // Not in the changeset (the session follows only `have`): marks stay local.
                 conn.execute_batch(UNMARK_SQL).map_err(db_err)?;
@@ -447,7 +504,7 @@ impl SqliteHaveStore {
             drop(session);
             let Some(body) = body.finish()? else {
                 conn.execute_batch("COMMIT").map_err(db_err)?;
-                return Ok(());
+                return Ok(out);
             };
             let ticket = journal.append(&Target::Have(workspace.into()), HAVE_SCHEMA, &body)?;
             let committed = conn
@@ -459,7 +516,7 @@ impl SqliteHaveStore {
             match committed {
                 Ok(()) => {
                     journal.settle(ticket);
-                    Ok(())
+                    Ok(out)
                 }
                 Err(e) => {
                     if let Err(void) = journal.void(ticket) {
@@ -472,8 +529,6 @@ impl SqliteHaveStore {
         if result.is_err() {
             let _ = conn.execute_batch("ROLLBACK");
         }
-        drop(conn);
-        self.idle.wrote(workspace, &shared);
         result
     }
 
@@ -557,18 +612,59 @@ pub(crate) fn file_of(dir: &Path, workspace: &str) -> PathBuf {
     dir.join(format!("{workspace}.db"))
 }
 
+/// A `sync_state` row (`SELECT writes, change, removed, view`) as a [`HaveState`].
+fn state_of(r: &rusqlite::Row) -> rusqlite::Result<HaveState> {
+    let mark = match (r.get::<_, Option<i64>>(1)?, r.get::<_, Option<i64>>(2)?) {
+        (Some(change), Some(removed)) => Some(HaveMark {
+            change: change as u64,
+            removed: removed as u64,
+            view: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+        }),
+        _ => None,
+    };
+    Ok(HaveState {
+        writes: r.get::<_, i64>(0)? as u64,
+        mark,
+    })
+}
+
+/// A read-only SQLite URI for the database file `path` (`%`, `?` and `#` escaped, `'` doubled
+/// for the SQL string it goes into).
+fn read_only_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            '\'' => uri.push_str("''"),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?mode=ro");
+    uri
+}
+
+/// Counts a change of the entries (see [`HaveGeneration`]): the new counter and how many
+/// paths `changed` remembers.
+fn bump_generation(conn: &Connection) -> rusqlite::Result<(i64, i64)> {
+    conn.prepare_cached(BUMP_GENERATION_SQL)?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+}
+
+/// Forgets every remembered path: copies of the list older than `complete_after` get it whole.
+fn forget_changes(conn: &Connection, complete_after: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE generation SET complete_after = ?1, changed = 0 WHERE id = 0")?
+        .execute([complete_after])?;
+    conn.prepare_cached("DELETE FROM changed")?.execute([])?;
+    Ok(())
+}
+
 /// Writes `rows`, counts the change and remembers its paths (at most `change_rows` in all);
 /// called inside every writing transaction.
 fn write_rows(conn: &Connection, rows: &[HaveRow], change_rows: usize) -> rusqlite::Result<()> {
-    let (counter, remembered): (i64, i64) = conn
-        .prepare_cached(BUMP_GENERATION_SQL)?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    let forget = |complete_after: i64| -> rusqlite::Result<()> {
-        conn.prepare_cached("UPDATE generation SET complete_after = ?1, changed = 0 WHERE id = 0")?
-            .execute([complete_after])?;
-        conn.prepare_cached("DELETE FROM changed")?.execute([])?;
-        Ok(())
-    };
+    let (counter, remembered) = bump_generation(conn)?;
+    let forget = |complete_after: i64| forget_changes(conn, complete_after);
     if rows.len() > change_rows {
         // Too big to remember: copies older than this write get the whole list.
         forget(counter)?;

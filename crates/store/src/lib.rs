@@ -99,6 +99,9 @@ pub trait ReadTxn {
     /// Every revision of one file, newest first.
     fn file_revisions(&self, path: &DepotPath) -> Result<Vec<RevisionRow>, StoreError>;
     fn revision(&self, path: &DepotPath, rev: u32) -> Result<Option<RevisionRow>, StoreError>;
+    /// The revisions `wanted` names (path, revision), those that exist, in the order asked:
+    /// one query for a page of lookups (a have list's page) instead of one per file.
+    fn revisions_at(&self, wanted: &[(&str, u32)]) -> Result<Vec<RevisionRow>, StoreError>;
     /// Revisions submitted in `change`, path order after `after`.
     fn change_revisions(
         &self,

@@ -250,6 +250,54 @@ fn head_revisions_honour_change_bound_and_paging() {
     );
 }
 
+/// A page of lookups in one call: the revisions that exist, in the order asked, quotes and
+/// other JSON-special characters in paths included.
+#[test]
+fn revisions_at_answers_a_page_of_lookups_in_order() {
+    let (_dir, store) = open();
+    submit(
+        store.as_ref(),
+        vec![
+            rev("//depot/q/a", 1, 0, FileAction::Add),
+            rev("//depot/q/b \"quoted\"\\x", 1, 0, FileAction::Add),
+            rev("//depot/q/c", 1, 0, FileAction::Add),
+        ],
+    );
+    submit(
+        store.as_ref(),
+        vec![rev("//depot/q/c", 2, 0, FileAction::Edit)],
+    );
+    let snap = store.snapshot().expect("snapshot");
+    let wanted = [
+        ("//depot/q/a", 1),
+        ("//depot/q/a", 2),
+        ("//depot/q/b \"quoted\"\\x", 1),
+        ("//depot/q/c", 1),
+        ("//depot/q/none", 1),
+        ("//depot/q/c", 2),
+    ];
+    let found: Vec<(String, u32)> = snap
+        .revisions_at(&wanted)
+        .expect("lookups")
+        .iter()
+        .map(|r| (r.path.to_string(), r.rev))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("//depot/q/a".to_string(), 1),
+            ("//depot/q/b \"quoted\"\\x".to_string(), 1),
+            ("//depot/q/c".to_string(), 1),
+            ("//depot/q/c".to_string(), 2),
+        ]
+    );
+    for (path, rev) in wanted {
+        let one = snap.revision(&dp(path), rev).expect("one lookup");
+        assert_eq!(one.is_some(), found.contains(&(path.to_string(), rev)));
+    }
+    assert!(snap.revisions_at(&[]).expect("no lookups").is_empty());
+}
+
 #[test]
 fn reopening_keeps_everything() {
     let dir = tempfile::tempdir().expect("temp dir");

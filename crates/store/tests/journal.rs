@@ -7,8 +7,9 @@ use keel_store::backup::{RestoreError, restore, write_checkpoint};
 use keel_store::journal::format::Target;
 use keel_store::journal::read::JournalFile;
 use keel_store::{
-    ChangeRow, ChangeStatus, DepotRow, HaveMark, HaveRow, LazyContent, MetaStore, OpenedRow,
-    PendingInteg, RevisionRow, RootStores, StoreConfig, StoreError, open_root, write,
+    ChangeRow, ChangeStatus, DepotRow, HaveMark, HaveRow, HaveState, LazyContent, MetaStore,
+    OpenedRow, PathRange, PendingInteg, RevisionRow, RootStores, StoreConfig, StoreError,
+    open_root, write,
 };
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -380,6 +381,60 @@ fn checkpoint_and_journal_restore_exactly_what_committed() {
         stores.journal.as_ref().unwrap().committed_position(),
         report.position + 1
     );
+}
+
+/// A have list copied inside SQLite (`copy_list`, a clone's) is one journaled write: it holds
+/// the source's entries with the client paths moved to the new workspace, replaces whatever
+/// the target held, returns the source's state as of the copy, and a restore from the journal
+/// gives the same list.
+#[test]
+fn a_copied_have_list_is_journaled_and_restores_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let stores = open_root(&root, &StoreConfig::default()).unwrap();
+    let ckpt = checkpoint_of(&stores, &root);
+    let rows: Vec<HaveRow> = (0..5)
+        .map(|i| HaveRow {
+            path: dp(&format!("//depot/d/f{i}")),
+            rev: i + 1,
+            client: format!("//src/d/f{i}"),
+        })
+        .collect();
+    stores.have.apply("src", &rows).unwrap();
+    let mark = HaveMark {
+        change: 9,
+        removed: 0,
+        view: "//depot/... //src/...".into(),
+    };
+    assert!(stores.have.set_mark("src", &mark, 1).unwrap());
+    have(&stores, "cl", "//depot/stale", 3);
+    let before = journal_records(&root).len();
+    let (copied, state) = stores.have.copy_list("src", "cl").unwrap();
+    assert_eq!(copied, 5);
+    assert_eq!((state.writes, state.mark), (1, Some(mark)));
+    assert_eq!(journal_records(&root).len(), before + 1, "one record");
+    let copy = contents(&root.join("have/cl.db"));
+    assert_eq!(copy.len(), 5, "{copy:?}");
+    assert!(copy.iter().all(|l| l.contains("\"//cl/d/f")), "{copy:?}");
+    assert!(!copy.iter().any(|l| l.contains("stale")), "{copy:?}");
+    // The copy counts as a write of the target, and the source is untouched.
+    assert_eq!(
+        stores.have.state("cl").unwrap(),
+        HaveState {
+            writes: 2,
+            mark: None
+        }
+    );
+    assert_eq!(
+        stores
+            .have
+            .page("src", &PathRange::prefix("//"), None, 10)
+            .unwrap(),
+        rows
+    );
+    drop(stores);
+    let target = restored(&ckpt, &root, dir.path());
+    assert_eq!(contents(&target.join("have/cl.db")), copy);
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! `workspace clone`: a prebuilt workspace in the time it takes to link its files. The server
 //! makes the workspace (view, options, have list) in one call; this fills the new root from
-//! the source workspace's root without copying bytes ([`crate::clone::populate`]: reflinks,
-//! hard links for read-only files, copies otherwise) and fetches from the server only what it
-//! cannot take (files opened or changed in the source), at their have revisions.
+//! the source workspace's root without copying bytes ([`crate::clone::populate_from`]:
+//! reflinks, hard links for read-only files, copies otherwise) while it reads the new have list,
+//! and fetches from the server only what it cannot take (files opened or changed in the
+//! source), at their have revisions.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,7 @@ use std::path::{Path, PathBuf};
 use keel_core::WorkspaceName;
 use keel_proto::v1 as pb;
 
-use crate::clone::{CloneEntry, CloneOptions, populate};
+use crate::clone::{CHUNK_ENTRIES, Chunker, CloneEntry, CloneOptions, populate_from};
 use crate::connect::Connection;
 use crate::sync::{SyncOptions, sync};
 use crate::workspace::WorkspaceCtx;
@@ -146,39 +147,66 @@ pub async fn clone_workspace(
         .into_inner();
     let ws = WorkspaceCtx::from_spec(reply.workspace.unwrap_or_default())?;
     let conn = conn.with_workspace(&ws.name);
-    let have = ws.have(&conn, Vec::new()).await?;
     let opened: HashSet<&str> = reply.opened_in_source.iter().map(String::as_str).collect();
-    let mut entries = Vec::with_capacity(have.len());
-    let mut revisions = Vec::with_capacity(have.len());
     std::fs::create_dir_all(&root).map_err(|e| crate::Error::Io {
         path: root.clone(),
         source: e,
     })?;
-    // Each directory's safety check once, not each file's.
-    let mut resolver = ws.resolver();
-    for record in &have {
-        let Some(client_file) = ws.client_file_of(record) else {
-            continue;
-        };
-        let local = resolver.resolve(&client_file)?;
-        let Ok(relative) = local.strip_prefix(&ws.root) else {
-            continue;
-        };
-        entries.push(CloneEntry {
-            relative: relative.display().to_string(),
-            digest: record.head_digest.clone(),
-            opened_in_source: opened.contains(record.depot_file.as_str()),
-        });
-        revisions.push(format!("{}#{}", record.depot_file, record.have_rev));
-    }
     let options = CloneOptions {
         writable: ws.options.allwrite,
         with_untracked: query.with_untracked,
     };
+    // The files are made while the have list arrives: each run of whole directories goes to
+    // the filling threads as soon as it is read.
+    let (sender, chunks) = std::sync::mpsc::channel();
     let (from, to) = (source_root.clone(), root.clone());
-    let totals = tokio::task::spawn_blocking(move || populate(&from, &to, &entries, options))
+    let filling = tokio::task::spawn_blocking(move || populate_from(&from, &to, chunks, options));
+    let mut revisions = Vec::new();
+    let read = async {
+        let mut stream = conn
+            .client()
+            .have(pb::FilesRequest {
+                caller: conn.caller(),
+                files: vec![ws.all_files()],
+                ..Default::default()
+            })
+            .await
+            .map_err(|s| conn.status(s))?
+            .into_inner();
+        let mut chunker = Chunker::new(CHUNK_ENTRIES);
+        // Each directory's safety check once, not each file's.
+        let mut resolver = ws.resolver();
+        while let Some(record) = stream.message().await.map_err(|s| conn.status(s))? {
+            let Some(client_file) = ws.client_file_of(&record) else {
+                continue;
+            };
+            let local = resolver.resolve(&client_file)?;
+            let Ok(relative) = local.strip_prefix(&ws.root) else {
+                continue;
+            };
+            let entry = CloneEntry {
+                relative: relative.display().to_string(),
+                digest: record.head_digest,
+                opened_in_source: opened.contains(record.depot_file.as_str()),
+            };
+            revisions.push(format!("{}#{}", record.depot_file, record.have_rev));
+            if let Some(chunk) = chunker.push(entry) {
+                // Refused only once the fillers stopped on an error, which `filling` reports.
+                let _ = sender.send(chunk);
+            }
+        }
+        if let Some(chunk) = chunker.finish() {
+            let _ = sender.send(chunk);
+        }
+        Ok::<(), crate::Error>(())
+    }
+    .await;
+    drop(sender);
+    let totals = filling
         .await
-        .map_err(|e| CloneError::Stopped(e.to_string()))??;
+        .map_err(|e| CloneError::Stopped(e.to_string()))?;
+    read?;
+    let totals = totals?;
     // What could not be taken from the source comes from the server, at the have revision,
     // without touching the have list the server already wrote.
     let fetch: Vec<String> = totals

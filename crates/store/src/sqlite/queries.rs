@@ -360,6 +360,25 @@ impl<T: HasConn> ReadTxn for T {
         )
     }
 
+    fn revisions_at(&self, wanted: &[(&str, u32)]) -> Result<Vec<RevisionRow>, StoreError> {
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        // `json_each` has a `path` column of its own: the revision's columns are qualified.
+        let columns = REVISION_COLUMNS
+            .split(", ")
+            .map(|c| format!("r.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "SELECT {columns} FROM json_each(?1) AS j CROSS JOIN revisions AS r \
+             ON r.path = j.value ->> 0 AND r.rev = j.value ->> 1 ORDER BY j.key"
+        );
+        let list = serde_json::to_string(wanted)
+            .map_err(|e| StoreError::Corrupt(format!("revision lookup list: {e}")))?;
+        collect(self.conn(), &sql, params![list], codec::revision)
+    }
+
     fn change_revisions(
         &self,
         change: ChangeNumber,
