@@ -11,7 +11,7 @@ use crate::cmd::{Cmd, CmdError, CmdResult, number};
 use crate::dispatch::{self, Command};
 use crate::filespec::Place;
 use crate::transfer::to_client::{
-    self, Echo, Outgoing, Piece, ToClient, client_type, echoed, send_content,
+    self, Echo, Outgoing, Piece, Step, ToClient, client_type, echoed, send_content,
 };
 use crate::wire::report::{Generic, Report, Severity};
 use keel_core::WorkspaceOptions;
@@ -131,7 +131,7 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
         totals_first = Some((t.files, t.bytes));
     }
 
-    let (tx, mut rx) = mpsc::channel::<Piece<SyncItem>>(16);
+    let (tx, mut rx) = mpsc::channel::<Piece<SyncItem>>(64);
     let service = cmd.service().clone();
     let caller = cmd.caller.clone();
     let files = args.clone();
@@ -185,63 +185,65 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
     let mut count = 0u64;
     let mut current: Option<(SyncItem, bool)> = None;
     let mut failure: Option<CmdError> = None;
-    while let Some(piece) = rx.recv().await {
-        let step = async {
-            match piece {
-                Piece::Head { head, size, md5 } => {
-                    count += 1;
-                    let local = local_of(&place, &head.client_file);
-                    if !quiet {
-                        announce(cmd, &head, &local, count == 1, totals_first);
+    'recv: while let Some(pieces) = rx.recv().await {
+        for piece in pieces.steps() {
+            let step = async {
+                match piece {
+                    Step::Head { head, size, md5 } => {
+                        count += 1;
+                        let local = local_of(&place, &head.client_file);
+                        if !quiet {
+                            announce(cmd, &head, &local, count == 1, totals_first);
+                        }
+                        let mut writing = false;
+                        if opts.preview || head.action == SyncAction::Resolve {
+                            // Nothing to transfer or record.
+                        } else if opts.have_only {
+                            recorded.push(HaveEntry {
+                                depot_file: head.depot_file.to_string(),
+                                rev: head.rev,
+                            });
+                        } else if head.action == SyncAction::Deleted {
+                            out.delete(
+                                cmd,
+                                &local,
+                                !options.clobber,
+                                options.rmdir,
+                                &echo_of(&head),
+                            )
+                            .await?;
+                        } else if let Some(t) = head.file_type {
+                            let f = Outgoing {
+                                local,
+                                type_code: client_type(&t),
+                                writable: options.allwrite || t.writable,
+                                time: (options.modtime || t.modtime).then_some(head.kept_mod_time()),
+                                noclobber: !options.clobber,
+                                size,
+                                md5,
+                            };
+                            out.open(cmd, &f);
+                            writing = true;
+                        }
+                        current = Some((head, writing));
                     }
-                    let mut writing = false;
-                    if opts.preview || head.action == SyncAction::Resolve {
-                        // Nothing to transfer or record.
-                    } else if opts.have_only {
-                        recorded.push(HaveEntry {
-                            depot_file: head.depot_file.to_string(),
-                            rev: head.rev,
-                        });
-                    } else if head.action == SyncAction::Deleted {
-                        out.delete(
-                            cmd,
-                            &local,
-                            !options.clobber,
-                            options.rmdir,
-                            &echo_of(&head),
-                        )
-                        .await?;
-                    } else if let Some(t) = head.file_type {
-                        let f = Outgoing {
-                            local,
-                            type_code: client_type(&t),
-                            writable: options.allwrite || t.writable,
-                            time: (options.modtime || t.modtime).then_some(head.kept_mod_time()),
-                            noclobber: !options.clobber,
-                            size,
-                            md5,
-                        };
-                        out.open(cmd, &f);
-                        writing = true;
+                    Step::Data(data) => {
+                        if let Some((_, true)) = &current {
+                            out.write(cmd, &data).await?;
+                        }
                     }
-                    current = Some((head, writing));
+                    Step::End => {
+                        if let Some((head, true)) = current.take() {
+                            out.close(cmd, &echo_of(&head)).await?;
+                        }
+                    }
                 }
-                Piece::Data(data) => {
-                    if let Some((_, true)) = &current {
-                        out.write(cmd, &data).await?;
-                    }
-                }
-                Piece::End => {
-                    if let Some((head, true)) = current.take() {
-                        out.close(cmd, &echo_of(&head)).await?;
-                    }
-                }
+                Ok::<(), CmdError>(())
+            };
+            if let Err(e) = step.await {
+                failure = Some(e);
+                break 'recv;
             }
-            Ok::<(), CmdError>(())
-        };
-        if let Err(e) = step.await {
-            failure = Some(e);
-            break;
         }
     }
     drop(rx);
