@@ -17,7 +17,9 @@ use crate::wire::report::{Generic, Report, Severity};
 use keel_core::WorkspaceOptions;
 use keel_core::keyword::KeywordValues;
 use keel_service::command as rows;
-use keel_service::{HaveEntry, SyncAction, SyncItem, SyncOptions, SyncTotals, WorkspaceSpec};
+use keel_service::{
+    HaveEntry, HaveUpdate, ServiceError, SyncAction, SyncItem, SyncOptions, SyncTotals, WorkspaceSpec,
+};
 use tokio::sync::mpsc;
 
 pub const COMMANDS: &[Command] = &[
@@ -185,6 +187,10 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
     let mut count = 0u64;
     let mut current: Option<(SyncItem, bool)> = None;
     let mut failure: Option<CmdError> = None;
+    // Confirmed files go into the have list in batches while the transfer goes on (as the
+    // native client records them), one batch in flight; the rest and the mark at the end.
+    let batching = !opts.populate_only && !opts.preview;
+    let mut have = HaveBatches::default();
     'recv: while let Some(pieces) = rx.recv().await {
         for piece in pieces.steps() {
             let step = async {
@@ -244,6 +250,14 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
                 failure = Some(e);
                 break 'recv;
             }
+            if batching && out.confirmed.len() >= HAVE_BATCH {
+                let batch = out.confirmed.drain(..).filter_map(|e| have_entry(&e)).collect();
+                if let Err(e) = have.wait().await {
+                    failure = Some(e);
+                    break 'recv;
+                }
+                have.start(cmd, batch);
+            }
         }
     }
     drop(rx);
@@ -254,6 +268,7 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
         return Err(CmdError::Conn(e));
     }
     out.finish(cmd).await?;
+    let earlier = have.finish().await?;
 
     // The have list: what the client confirmed (and `-k`'s files), never a declined file.
     let mut entries = recorded;
@@ -269,7 +284,7 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
         _ => None,
     };
     if !entries.is_empty() || mark.is_some() {
-        cmd.call(move |svc, caller| svc.update_have(caller, entries, mark, 0))
+        cmd.call(move |svc, caller| svc.update_have(caller, entries, mark, earlier))
             .await??;
     }
     if let Some(e) = failure {
@@ -280,6 +295,43 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
         up_to_date(cmd, &flags.rest);
     }
     Ok(())
+}
+
+/// Confirmed files recorded in the have list per batch while a sync goes on.
+const HAVE_BATCH: usize = 1000;
+
+/// The have-list batches of one sync: the one being recorded and how many wrote before it.
+#[derive(Default)]
+struct HaveBatches {
+    pending: Option<tokio::task::JoinHandle<Result<Result<HaveUpdate, ServiceError>, CmdError>>>,
+    /// Batches recorded that wrote the have list (the mark allows for the sync's own writes).
+    earlier: u64,
+}
+
+impl HaveBatches {
+    /// Starts recording `batch` (after [`Self::wait`]: one batch at a time, in order).
+    fn start(&mut self, cmd: &Cmd, batch: Vec<HaveEntry>) {
+        let earlier = self.earlier;
+        let call = cmd.call(move |svc, caller| svc.update_have(caller, batch, None, earlier));
+        self.pending = Some(tokio::spawn(call));
+    }
+
+    /// Waits until the batch being recorded is recorded.
+    async fn wait(&mut self) -> Result<(), CmdError> {
+        if let Some(p) = self.pending.take() {
+            let done = p.await.map_err(|e| {
+                to_client::transfer_failed(format!("recording the have list failed: {e}"))
+            })???;
+            self.earlier += u64::from(done.wrote);
+        }
+        Ok(())
+    }
+
+    /// Waits for the last batch; the batches that wrote.
+    async fn finish(mut self) -> Result<u64, CmdError> {
+        self.wait().await?;
+        Ok(self.earlier)
+    }
 }
 
 fn echo_of(item: &SyncItem) -> Echo {
