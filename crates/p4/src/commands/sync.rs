@@ -18,7 +18,8 @@ use keel_core::WorkspaceOptions;
 use keel_core::keyword::KeywordValues;
 use keel_service::command as rows;
 use keel_service::{
-    HaveEntry, HaveUpdate, ServiceError, SyncAction, SyncItem, SyncOptions, SyncTotals, WorkspaceSpec,
+    HaveEntry, HaveUpdate, ServiceError, SyncAction, SyncItem, SyncOptions, SyncTotals,
+    WorkspaceSpec,
 };
 use tokio::sync::mpsc;
 
@@ -223,7 +224,8 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
                                 local,
                                 type_code: client_type(&t),
                                 writable: options.allwrite || t.writable,
-                                time: (options.modtime || t.modtime).then_some(head.kept_mod_time()),
+                                time: (options.modtime || t.modtime)
+                                    .then_some(head.kept_mod_time()),
                                 noclobber: !options.clobber,
                                 size,
                                 md5,
@@ -251,7 +253,11 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
                 break 'recv;
             }
             if batching && out.confirmed.len() >= HAVE_BATCH {
-                let batch = out.confirmed.drain(..).filter_map(|e| have_entry(&e)).collect();
+                let batch = out
+                    .confirmed
+                    .drain(..)
+                    .filter_map(|e| have_entry(&e))
+                    .collect();
                 if let Err(e) = have.wait().await {
                     failure = Some(e);
                     break 'recv;
