@@ -91,6 +91,12 @@ pub struct Reply {
 struct Open {
     path: PathBuf,
     data: Vec<u8>,
+    /// The MD5 the server sent (uppercase hex), checked against what was written, as P4
+    /// clients do.
+    digest: Option<String>,
+    /// The file's mode: read-only unless the server sent `perms` `rw`, executable for the
+    /// executable type codes.
+    mode: u32,
 }
 
 /// One connection to a P4 listener, as a user with a workspace.
@@ -233,11 +239,25 @@ impl P4Conn {
                 "client-OpenFile" => {
                     let handle = m.text("handle").unwrap_or_default();
                     let path = PathBuf::from(m.text("path").unwrap_or_default());
+                    let writable = m.get("perms") == Some(b"rw");
+                    let exec = matches!(m.get("type"), Some(b"2" | b"3" | b"Q"));
+                    let mode = match (writable, exec) {
+                        (false, false) => 0o444,
+                        (true, false) => 0o644,
+                        (false, true) => 0o555,
+                        (true, true) => 0o755,
+                    };
+                    let size: usize = m
+                        .text("fileSize")
+                        .and_then(|s| s.parse().ok())
+                        .unwrap_or_default();
                     open.insert(
                         handle,
                         Open {
                             path,
-                            data: Vec::new(),
+                            data: Vec::with_capacity(size.min(MAX_BODY)),
+                            digest: m.text("digest").filter(|d| !d.is_empty()),
+                            mode,
                         },
                     );
                     self.confirm(&m).await?;
@@ -312,7 +332,18 @@ fn render(m: &Message) -> String {
     out
 }
 
+/// Writes a file the server closed, with its mode, once its content matches the digest sent.
 fn write_file(f: &Open, made_dirs: &mut std::collections::HashSet<PathBuf>) -> Result<()> {
+    use md5::Digest as _;
+    if let Some(digest) = &f.digest {
+        let got = hex::encode_upper(md5::Md5::digest(&f.data));
+        if !got.eq_ignore_ascii_case(digest) {
+            return Err(BenchError::Check(format!(
+                "{}: the content's MD5 {got} is not the {digest} the P4 listener sent",
+                f.path.display()
+            )));
+        }
+    }
     if let Some(dir) = f.path.parent()
         && !made_dirs.contains(dir)
     {
@@ -320,7 +351,16 @@ fn write_file(f: &Open, made_dirs: &mut std::collections::HashSet<PathBuf>) -> R
             .map_err(|e| BenchError::io(format!("mkdir {}", dir.display()), e))?;
         made_dirs.insert(dir.to_path_buf());
     }
-    std::fs::write(&f.path, &f.data)
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, f.mode);
+    #[cfg(not(unix))]
+    let _ = f.mode;
+    let mut file = options
+        .open(&f.path)
+        .map_err(|e| BenchError::io(format!("writing {}", f.path.display()), e))?;
+    std::io::Write::write_all(&mut file, &f.data)
         .map_err(|e| BenchError::io(format!("writing {}", f.path.display()), e))
 }
 

@@ -72,6 +72,43 @@ impl StoredBlob {
             }
         }
     }
+
+    /// Reads the whole content into memory (`size` is its length, a capacity hint): a zstd
+    /// blob is read whole and decompressed in one call with a decompression context kept per
+    /// thread, so a run of small files does not set up a streaming decoder (and its buffers)
+    /// for each one. For content small enough to hold whole; [`Self::into_content_reader`]
+    /// streams anything larger.
+    pub fn read_content(mut self, size: u64) -> Result<Vec<u8>, BlobError> {
+        let io = |source: std::io::Error| BlobError::Io {
+            path: "<blob content>".into(),
+            source,
+        };
+        match self.encoding {
+            Encoding::Raw => {
+                let mut data = Vec::with_capacity(size as usize);
+                self.reader.read_to_end(&mut data).map_err(io)?;
+                Ok(data)
+            }
+            Encoding::Zstd => {
+                let mut stored = Vec::with_capacity(self.stored_size as usize);
+                self.reader.read_to_end(&mut stored).map_err(io)?;
+                DECOMPRESSOR.with(|cell| {
+                    let mut slot = cell.borrow_mut();
+                    let d = match slot.as_mut() {
+                        Some(d) => d,
+                        None => slot.insert(zstd::bulk::Decompressor::new().map_err(io)?),
+                    };
+                    d.decompress(&stored, size as usize).map_err(io)
+                })
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// The zstd context [`StoredBlob::read_content`] reuses on this thread.
+    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// The content store contract.

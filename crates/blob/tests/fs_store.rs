@@ -64,6 +64,29 @@ fn round_trips_and_picks_encoding() {
 }
 
 #[test]
+fn content_read_whole_matches_the_streamed_content_and_a_wrong_size_fails() {
+    let (_dir, store) = store();
+    let text = b"line of a small text file\n".repeat(300);
+    let random: Vec<u8> = (0..3000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    // Several blobs one after the other on this thread reuse one decompression context.
+    for content in [&text[..], &random[..], b"", &text[..100]] {
+        let info = put(&store, &[content]);
+        let blob = store.open(&info.digest).expect("open").expect("present");
+        let whole = blob.read_content(info.size).expect("read whole");
+        assert_eq!(whole, read_back(&store, &info));
+        assert_eq!(whole, content);
+    }
+    // A size too small for a zstd blob's content is an error, not a short read.
+    let info = put(&store, &[&text]);
+    assert_eq!(info.encoding, Encoding::Zstd);
+    let blob = store.open(&info.digest).expect("open").expect("present");
+    let err = blob.read_content(10).expect_err("too small").to_string();
+    assert!(err.contains("blob content"), "{err}");
+}
+
+#[test]
 fn large_blob_streams_in_chunks() {
     let (_dir, store) = store();
     let chunk = b"0123456789abcdef".repeat(64 * 1024); // 1 MiB, compressible

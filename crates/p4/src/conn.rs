@@ -7,7 +7,7 @@
 //! the next message on.
 
 use crate::wire::frame::{self, FrameError, HEADER_LEN};
-use crate::wire::message::{Message, MessageError};
+use crate::wire::message::{Encoder, Message, MessageError};
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -213,6 +213,11 @@ impl Conn {
         let len = u32::try_from(body.len()).unwrap_or(u32::MAX);
         self.out.extend_from_slice(&frame::encode_header(len));
         self.out.extend_from_slice(&body);
+    }
+
+    /// Starts a message queued to be written, encoded as its variables are given.
+    pub fn encoder(&mut self) -> Encoder<'_> {
+        Encoder::begin(&mut self.out)
     }
 
     /// Bytes queued and not yet written.

@@ -543,3 +543,44 @@ fn sync_takes_local_paths_and_leaves_opened_files_to_resolve() {
     assert_eq!(std::fs::read(&a).unwrap(), b"my edit\n");
     assert_eq!(have(&s), ["//depot/a.txt#3"]);
 }
+
+/// A sync of more files than one have-list batch (1,000) records every file the client wrote,
+/// batch by batch while the transfer goes on, with each file's bytes on disk; the next sync
+/// finds nothing to do.
+#[test]
+fn a_sync_larger_than_a_have_batch_records_every_file() {
+    let s = P4Server::start();
+    let w = workspace_on(&s.server, s.home.path(), "alice", "w");
+    let n = 1_234;
+    for i in 0..n {
+        write(
+            &w.cwd,
+            &format!("d{}/f{i}.txt", i % 7),
+            format!("file {i}\n"),
+        );
+    }
+    w.ok(&["add", "..."]);
+    w.ok(&["submit", "-d", "many"]);
+    let (client, root) = p4_client(&s, DEFAULT);
+    let r = s.drive(&[
+        client,
+        json!({"cmd": ["sync", "-q"]}),
+        json!({"cmd": ["sync"], "tagged": false}),
+    ]);
+    ok(&r[1]);
+    let listed = have(&s);
+    assert_eq!(listed.len(), n, "every file recorded");
+    for i in [0, 999, 1_000, n - 1] {
+        let path = root.join(format!("d{}/f{i}.txt", i % 7));
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("file {i}\n")
+        );
+        assert!(listed.contains(&format!("//depot/d{}/f{i}.txt#1", i % 7)));
+    }
+    assert!(
+        r[2]["warnings"].to_string().contains("up-to-date"),
+        "{:?}",
+        r[2]
+    );
+}

@@ -11,7 +11,7 @@ use crate::commands::sync::workspace;
 use crate::dispatch::{self, Command};
 use crate::filespec::{Place, is_depot_syntax};
 use crate::transfer::to_client::{
-    self, CHUNK, Outgoing, Piece, ToClient, client_type, is_text, send_content,
+    self, CHUNK, Outgoing, Piece, Step, ToClient, client_type, is_text, send_content,
 };
 use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report, Severity};
@@ -122,58 +122,60 @@ async fn print(cmd: &mut Cmd) -> CmdResult {
     let mut out = ToClient::new();
     let mut text = true;
     let mut failure: Option<CmdError> = None;
-    while let Some(piece) = rx.recv().await {
-        let step = async {
-            match piece {
-                Piece::Head { head, size, md5 } => {
-                    text = head.head_type.as_ref().is_none_or(is_text);
-                    let type_code = head.head_type.as_ref().map(client_type).unwrap_or("0");
-                    if !quiet {
-                        header(cmd, &head);
-                    }
-                    if let Some(local) = &target {
-                        out.open(
-                            cmd,
-                            &Outgoing {
-                                local: local.clone(),
-                                type_code,
-                                writable: true,
-                                time: None,
-                                noclobber: false,
-                                size,
-                                md5,
-                            },
-                        );
-                    }
-                }
-                Piece::Data(data) => match &target {
-                    Some(_) => out.write(cmd, &data).await?,
-                    None => {
-                        for chunk in data.chunks(CHUNK) {
-                            let func = if text {
-                                "client-OutputText"
-                            } else {
-                                "client-OutputBinary"
-                            };
-                            let m = Message::new().with("data", chunk).with("func", func);
-                            cmd.conn.send(&m);
+    'recv: while let Some(pieces) = rx.recv().await {
+        for piece in pieces.steps() {
+            let step = async {
+                match piece {
+                    Step::Head { head, size, md5 } => {
+                        text = head.head_type.as_ref().is_none_or(is_text);
+                        let type_code = head.head_type.as_ref().map(client_type).unwrap_or("0");
+                        if !quiet {
+                            header(cmd, &head);
                         }
-                        if cmd.conn.queued() >= 256 * 1024 {
-                            cmd.conn.flush().await?;
+                        if let Some(local) = &target {
+                            out.open(
+                                cmd,
+                                &Outgoing {
+                                    local: local.clone(),
+                                    type_code,
+                                    writable: true,
+                                    time: None,
+                                    noclobber: false,
+                                    size,
+                                    md5,
+                                },
+                            );
                         }
                     }
-                },
-                Piece::End => {
-                    if target.is_some() {
-                        out.close(cmd, &Vec::new()).await?;
+                    Step::Data(data) => match &target {
+                        Some(_) => out.write(cmd, &data).await?,
+                        None => {
+                            for chunk in data.chunks(CHUNK) {
+                                let func = if text {
+                                    "client-OutputText"
+                                } else {
+                                    "client-OutputBinary"
+                                };
+                                let m = Message::new().with("data", chunk).with("func", func);
+                                cmd.conn.send(&m);
+                            }
+                            if cmd.conn.queued() >= 256 * 1024 {
+                                cmd.conn.flush().await?;
+                            }
+                        }
+                    },
+                    Step::End => {
+                        if target.is_some() {
+                            out.close(cmd, &Vec::new()).await?;
+                        }
                     }
                 }
+                Ok::<(), CmdError>(())
+            };
+            if let Err(e) = step.await {
+                failure = Some(e);
+                break 'recv;
             }
-            Ok::<(), CmdError>(())
-        };
-        if let Err(e) = step.await {
-            failure = Some(e);
-            break;
         }
     }
     drop(rx);

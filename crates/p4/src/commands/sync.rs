@@ -11,14 +11,17 @@ use crate::cmd::{Cmd, CmdError, CmdResult, number};
 use crate::dispatch::{self, Command};
 use crate::filespec::Place;
 use crate::transfer::to_client::{
-    self, Echo, Outgoing, Piece, ToClient, client_type, echoed, send_content,
+    self, Echo, Outgoing, Piece, Step, ToClient, client_type, echoed, send_content,
 };
 use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report, Severity};
 use keel_core::WorkspaceOptions;
 use keel_core::keyword::KeywordValues;
 use keel_service::command as rows;
-use keel_service::{HaveEntry, SyncAction, SyncItem, SyncOptions, SyncTotals, WorkspaceSpec};
+use keel_service::{
+    HaveEntry, HaveUpdate, ServiceError, SyncAction, SyncItem, SyncOptions, SyncTotals,
+    WorkspaceSpec,
+};
 use tokio::sync::mpsc;
 
 pub const COMMANDS: &[Command] = &[
@@ -155,7 +158,7 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
         }
     }
 
-    let (tx, mut rx) = mpsc::channel::<Piece<SyncItem>>(16);
+    let (tx, mut rx) = mpsc::channel::<Piece<SyncItem>>(64);
     let service = cmd.service().clone();
     let caller = cmd.caller.clone();
     let files = args.clone();
@@ -209,67 +212,86 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
     let mut count = 0u64;
     let mut current: Option<(SyncItem, bool)> = None;
     let mut failure: Option<CmdError> = None;
-    while let Some(piece) = rx.recv().await {
-        let step = async {
-            match piece {
-                Piece::Head { head, size, md5 } => {
-                    count += 1;
-                    let local = local_of(&place, &head.client_file);
-                    if !quiet {
-                        announce(cmd, &head, &local, count == 1, totals_first);
+    // Confirmed files go into the have list in batches while the transfer goes on (as the
+    // native client records them), one batch in flight; the rest and the mark at the end.
+    let batching = !opts.populate_only && !opts.preview;
+    let mut have = HaveBatches::default();
+    'recv: while let Some(pieces) = rx.recv().await {
+        for piece in pieces.steps() {
+            let step = async {
+                match piece {
+                    Step::Head { head, size, md5 } => {
+                        count += 1;
+                        let local = local_of(&place, &head.client_file);
+                        if !quiet {
+                            announce(cmd, &head, &local, count == 1, totals_first);
+                        }
+                        let mut writing = false;
+                        if opts.preview || head.action == SyncAction::Resolve {
+                            // Nothing to transfer or record.
+                        } else if opts.have_only {
+                            recorded.push(HaveEntry {
+                                depot_file: head.depot_file.to_string(),
+                                rev: head.rev,
+                            });
+                        } else if head.action == SyncAction::Deleted {
+                            out.delete(
+                                cmd,
+                                &local,
+                                !options.clobber,
+                                options.rmdir,
+                                &echo_of(&head),
+                            )
+                            .await?;
+                        } else if let Some(t) = head.file_type {
+                            let f = Outgoing {
+                                local,
+                                type_code: client_type(&t),
+                                writable: options.allwrite || t.writable,
+                                time: (options.modtime || t.modtime)
+                                    .then_some(head.kept_mod_time()),
+                                noclobber: !options.clobber,
+                                size,
+                                md5,
+                            };
+                            out.open(cmd, &f);
+                            writing = true;
+                        }
+                        current = Some((head, writing));
                     }
-                    let mut writing = false;
-                    if opts.preview || head.action == SyncAction::Resolve {
-                        // Nothing to transfer or record.
-                    } else if opts.have_only {
-                        recorded.push(HaveEntry {
-                            depot_file: head.depot_file.to_string(),
-                            rev: head.rev,
-                        });
-                    } else if head.action == SyncAction::Deleted {
-                        out.delete(
-                            cmd,
-                            &local,
-                            !options.clobber,
-                            options.rmdir,
-                            &echo_of(&head),
-                        )
-                        .await?;
-                    } else if let Some(t) = head.file_type {
-                        let f = Outgoing {
-                            local,
-                            type_code: client_type(&t),
-                            writable: options.allwrite || t.writable,
-                            time: (options.modtime || t.modtime).then_some(head.kept_mod_time()),
-                            noclobber: !options.clobber,
-                            size,
-                            md5,
-                        };
-                        out.open(cmd, &f);
-                        writing = true;
+                    Step::Data(data) => {
+                        if let Some((_, true)) = &current {
+                            out.write(cmd, &data).await?;
+                        }
                     }
-                    current = Some((head, writing));
+                    Step::End => {
+                        if let Some((head, true)) = current.take() {
+                            out.close(cmd, &echo_of(&head)).await?;
+                        }
+                        // After the file's own transfer, whose progress the client also shows.
+                        if progress {
+                            progress_update(cmd, &[("update", &count.to_string())]);
+                        }
+                    }
                 }
-                Piece::Data(data) => {
-                    if let Some((_, true)) = &current {
-                        out.write(cmd, &data).await?;
-                    }
-                }
-                Piece::End => {
-                    if let Some((head, true)) = current.take() {
-                        out.close(cmd, &echo_of(&head)).await?;
-                    }
-                    // After the file's own transfer, whose progress the client also shows.
-                    if progress {
-                        progress_update(cmd, &[("update", &count.to_string())]);
-                    }
-                }
+                Ok::<(), CmdError>(())
+            };
+            if let Err(e) = step.await {
+                failure = Some(e);
+                break 'recv;
             }
-            Ok::<(), CmdError>(())
-        };
-        if let Err(e) = step.await {
-            failure = Some(e);
-            break;
+            if batching && out.confirmed.len() >= HAVE_BATCH {
+                let batch = out
+                    .confirmed
+                    .drain(..)
+                    .filter_map(|e| have_entry(&e))
+                    .collect();
+                if let Err(e) = have.wait().await {
+                    failure = Some(e);
+                    break 'recv;
+                }
+                have.start(cmd, batch);
+            }
         }
     }
     drop(rx);
@@ -284,6 +306,7 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
         let failed = if failure.is_some() { "1" } else { "0" };
         progress_update(cmd, &[("done", failed)]);
     }
+    let earlier = have.finish().await?;
 
     // The have list: what the client confirmed (and `-k`'s files), never a declined file.
     let mut entries = recorded;
@@ -299,7 +322,7 @@ async fn sync(cmd: &mut Cmd, flush: bool) -> CmdResult {
         _ => None,
     };
     if !entries.is_empty() || mark.is_some() {
-        cmd.call(move |svc, caller| svc.update_have(caller, entries, mark, 0))
+        cmd.call(move |svc, caller| svc.update_have(caller, entries, mark, earlier))
             .await??;
     }
     if let Some(e) = failure {
@@ -321,6 +344,43 @@ fn progress_update(cmd: &mut Cmd, fields: &[(&str, &str)]) {
     }
     m.set("func", "client-Progress");
     cmd.conn.send(&m);
+}
+
+/// Confirmed files recorded in the have list per batch while a sync goes on.
+const HAVE_BATCH: usize = 1000;
+
+/// The have-list batches of one sync: the one being recorded and how many wrote before it.
+#[derive(Default)]
+struct HaveBatches {
+    pending: Option<tokio::task::JoinHandle<Result<Result<HaveUpdate, ServiceError>, CmdError>>>,
+    /// Batches recorded that wrote the have list (the mark allows for the sync's own writes).
+    earlier: u64,
+}
+
+impl HaveBatches {
+    /// Starts recording `batch` (after [`Self::wait`]: one batch at a time, in order).
+    fn start(&mut self, cmd: &Cmd, batch: Vec<HaveEntry>) {
+        let earlier = self.earlier;
+        let call = cmd.call(move |svc, caller| svc.update_have(caller, batch, None, earlier));
+        self.pending = Some(tokio::spawn(call));
+    }
+
+    /// Waits until the batch being recorded is recorded.
+    async fn wait(&mut self) -> Result<(), CmdError> {
+        if let Some(p) = self.pending.take() {
+            let done = p.await.map_err(|e| {
+                to_client::transfer_failed(format!("recording the have list failed: {e}"))
+            })???;
+            self.earlier += u64::from(done.wrote);
+        }
+        Ok(())
+    }
+
+    /// Waits for the last batch; the batches that wrote.
+    async fn finish(mut self) -> Result<u64, CmdError> {
+        self.wait().await?;
+        Ok(self.earlier)
+    }
 }
 
 fn echo_of(item: &SyncItem) -> Echo {

@@ -74,7 +74,54 @@ pub enum Piece<H> {
     Data(Vec<u8>),
     /// The current file is complete (or a head without content, such as a delete, is done).
     End,
+    /// A whole file at once (a head, its content and its end): what a small file travels as,
+    /// one hand-over instead of three.
+    File {
+        head: H,
+        md5: Option<String>,
+        data: Vec<u8>,
+    },
 }
+
+/// One stage of a file as a consumer handles it (see [`Piece::steps`]).
+#[derive(Debug)]
+pub enum Step<H> {
+    /// A file begins, with its length and MD5 (uppercase hex) when known.
+    Head {
+        head: H,
+        size: u64,
+        md5: Option<String>,
+    },
+    /// The next bytes of the current file.
+    Data(Vec<u8>),
+    /// The current file is complete.
+    End,
+}
+
+impl<H> Piece<H> {
+    /// The piece as the stages a consumer handles: a whole file as its head, its content (when
+    /// it has any) and its end; any other piece as itself.
+    pub fn steps(self) -> impl Iterator<Item = Step<H>> {
+        let (first, data, end) = match self {
+            Piece::Head { head, size, md5 } => (Step::Head { head, size, md5 }, None, None),
+            Piece::Data(data) => (Step::Data(data), None, None),
+            Piece::End => (Step::End, None, None),
+            Piece::File { head, md5, data } => (
+                Step::Head {
+                    head,
+                    size: data.len() as u64,
+                    md5,
+                },
+                (!data.is_empty()).then_some(Step::Data(data)),
+                Some(Step::End),
+            ),
+        };
+        std::iter::once(first).chain(data).chain(end)
+    }
+}
+
+/// Content up to this size is read whole (one decompression call, one hand-over per file).
+pub const SMALL: u64 = 1 << 20;
 
 /// Sends `head` and then `content` (named `what` in errors) as pieces, its keywords expanded
 /// when `keywords` says so; runs on the blocking thread the service's callback runs on.
@@ -91,11 +138,26 @@ pub fn send_content<H>(
     keywords: Option<(Keywords, KeywordValues<'_>)>,
 ) -> Result<(), ServiceError> {
     let send = |p: Piece<H>| tx.blocking_send(p).map_err(|_| ServiceError::Cancelled);
+    let known = (keywords.is_none() && is_md5(stored_md5)).then(|| stored_md5.to_ascii_uppercase());
+    if content.size <= SMALL {
+        let mut data = content
+            .blob
+            .read_content(content.size)
+            .map_err(|e| read_failed(what, e.to_string()))?;
+        if let Some((which, values)) = keywords {
+            data = keyword::expand(&data, which, &values).into_owned();
+        }
+        let md5 = known.unwrap_or_else(|| hex::encode_upper(Md5::digest(&data)));
+        return send(Piece::File {
+            head,
+            md5: Some(md5),
+            data,
+        });
+    }
     let mut reader = content
         .blob
         .into_content_reader()
         .map_err(|e| read_failed(what, e.to_string()))?;
-    let known = (keywords.is_none() && is_md5(stored_md5)).then(|| stored_md5.to_ascii_uppercase());
     let whole = known.is_none() && (content.size <= DIGEST_LIMIT || keywords.is_some());
     if whole {
         let mut data = Vec::with_capacity(content.size.min(DIGEST_LIMIT) as usize);
@@ -209,39 +271,40 @@ impl ToClient {
 
     /// Opens `f` on the client.
     pub fn open(&mut self, cmd: &mut Cmd, f: &Outgoing) {
-        let mut m = Message::new();
-        m.set("path", &f.local);
-        m.set("handle", HANDLE);
-        m.set("type", f.type_code);
+        let size = f.size.to_string();
+        let time = f.time.map(|t| t.max(0).to_string());
+        let mut m = cmd.conn.encoder();
+        m.var("path", &f.local)
+            .var("handle", HANDLE)
+            .var("type", f.type_code);
         if f.writable {
-            m.set("perms", "rw");
+            m.var("perms", "rw");
         }
-        if let Some(t) = f.time {
-            m.set("time", t.max(0).to_string());
+        if let Some(t) = &time {
+            m.var("time", t);
         }
         if f.noclobber {
-            m.set("noclobber", "1");
+            m.var("noclobber", "1");
         }
-        m.set("fileSize", f.size.to_string());
-        m.set("serverSize", f.size.to_string());
+        m.var("fileSize", &size).var("serverSize", &size);
         if let Some(d) = &f.md5
             && f.type_code != "4"
         {
-            m.set("digest", d);
+            m.var("digest", d);
         }
-        m.set("func", "client-OpenFile");
-        cmd.conn.send(&m);
+        m.var("func", "client-OpenFile");
+        m.finish();
         self.open = true;
     }
 
     /// Sends the next bytes of the open file.
     pub async fn write(&mut self, cmd: &mut Cmd, data: &[u8]) -> Result<(), CmdError> {
         for chunk in data.chunks(CHUNK) {
-            let m = Message::new()
-                .with("handle", HANDLE)
-                .with("data", chunk)
-                .with("func", "client-WriteFile");
-            cmd.conn.send(&m);
+            let mut m = cmd.conn.encoder();
+            m.var("handle", HANDLE)
+                .var("data", chunk)
+                .var("func", "client-WriteFile");
+            m.finish();
             if cmd.conn.queued() >= FLUSH_AT {
                 cmd.conn.flush().await?;
             }
@@ -252,21 +315,21 @@ impl ToClient {
     /// Closes the open file (the client moves it into place) and asks whether it was written;
     /// the answer carries `echo` back.
     pub async fn close(&mut self, cmd: &mut Cmd, echo: &Echo) -> Result<(), CmdError> {
-        let m = Message::new()
-            .with("handle", HANDLE)
-            .with("commit", "")
-            .with("func", "client-CloseFile");
-        cmd.conn.send(&m);
+        let mut m = cmd.conn.encoder();
+        m.var("handle", HANDLE)
+            .var("commit", "")
+            .var("func", "client-CloseFile");
+        m.finish();
         self.open = false;
-        let mut ack = Message::new();
-        ack.set("handle", HANDLE);
+        let mut ack = cmd.conn.encoder();
+        ack.var("handle", HANDLE);
         for (k, v) in echo {
-            ack.set(k, v);
+            ack.var(k, v);
         }
-        ack.set("confirm", CONFIRM);
-        ack.set("decline", DECLINE);
-        ack.set("func", "client-Ack");
-        cmd.conn.send(&ack);
+        ack.var("confirm", CONFIRM)
+            .var("decline", DECLINE)
+            .var("func", "client-Ack");
+        ack.finish();
         self.sent(cmd).await
     }
 
@@ -493,28 +556,30 @@ pub async fn write_files(
     });
     let mut current: Option<usize> = None;
     let mut failure = None;
-    while let Some(piece) = rx.recv().await {
-        let step = async {
-            match piece {
-                Piece::Head { head, size, md5 } => {
-                    let mut f = jobs[head].file.clone();
-                    f.size = size;
-                    f.md5 = md5;
-                    out.open(cmd, &f);
-                    current = Some(head);
-                }
-                Piece::Data(data) => out.write(cmd, &data).await?,
-                Piece::End => {
-                    if let Some(i) = current.take() {
-                        out.close(cmd, &jobs[i].echo).await?;
+    'recv: while let Some(pieces) = rx.recv().await {
+        for piece in pieces.steps() {
+            let step = async {
+                match piece {
+                    Step::Head { head, size, md5 } => {
+                        let mut f = jobs[head].file.clone();
+                        f.size = size;
+                        f.md5 = md5;
+                        out.open(cmd, &f);
+                        current = Some(head);
+                    }
+                    Step::Data(data) => out.write(cmd, &data).await?,
+                    Step::End => {
+                        if let Some(i) = current.take() {
+                            out.close(cmd, &jobs[i].echo).await?;
+                        }
                     }
                 }
+                Ok::<(), CmdError>(())
+            };
+            if let Err(e) = step.await {
+                failure = Some(e);
+                break 'recv;
             }
-            Ok::<(), CmdError>(())
-        };
-        if let Err(e) = step.await {
-            failure = Some(e);
-            break;
         }
     }
     drop(rx);
