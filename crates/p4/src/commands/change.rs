@@ -8,7 +8,7 @@ use crate::commands::forms;
 use crate::dates;
 use crate::dispatch::{self, Command};
 use crate::wire::report::{Generic, Report, Severity};
-use crate::wire::specdef::{Field, Kind, SpecDef, Values, lines, one};
+use crate::wire::specdef::{Kind, SpecDef, Values, field, lines, one};
 use keel_core::{ChangeNumber, ChangeRef, ChangeStatus};
 use keel_service::command as rows;
 use keel_service::{DescribePart, FileInfo};
@@ -21,25 +21,6 @@ pub const COMMANDS: &[Command] = &[Command {
     usage: "change [ -f -s ] [ -o | -i | -d ] [ changelist# ]",
     run: |c| Box::pin(change(c)),
 }];
-
-pub(crate) const fn field(
-    name: &'static str,
-    code: u16,
-    kind: Kind,
-    rq: bool,
-    ro: bool,
-    len: u16,
-) -> Field {
-    Field {
-        name,
-        code,
-        kind,
-        required: rq,
-        read_only: ro,
-        len,
-        values: "",
-    }
-}
 
 /// The change form.
 pub const CHANGE: SpecDef = SpecDef {

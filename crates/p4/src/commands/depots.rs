@@ -9,7 +9,7 @@ use crate::commands::forms;
 use crate::dates;
 use crate::dispatch::{self, Command};
 use crate::wire::report::{Generic, Report};
-use crate::wire::specdef::{Field, Kind, SpecDef, Values, lines, one};
+use crate::wire::specdef::{Kind, SpecDef, Values, field, lines, one};
 use keel_service::DepotInfo;
 use keel_service::command as rows;
 
@@ -31,18 +31,6 @@ pub const COMMANDS: &[Command] = &[
         run: |c| Box::pin(depot(c)),
     },
 ];
-
-const fn field(name: &'static str, code: u16, kind: Kind, rq: bool, ro: bool, len: u16) -> Field {
-    Field {
-        name,
-        code,
-        kind,
-        required: rq,
-        read_only: ro,
-        len,
-        values: "",
-    }
-}
 
 /// The depot form.
 pub const DEPOT: SpecDef = SpecDef {

@@ -6,7 +6,7 @@ use crate::commands::forms;
 use crate::dates;
 use crate::dispatch::{self, Command};
 use crate::wire::report::{Generic, Report, Severity};
-use crate::wire::specdef::{Field, Kind, SpecDef, Values, one};
+use crate::wire::specdef::{Kind, SpecDef, Values, field, one};
 use keel_core::UserType;
 use keel_service::UserSpec;
 use keel_service::command as rows;
@@ -29,18 +29,6 @@ pub const COMMANDS: &[Command] = &[
         run: |c| Box::pin(users(c)),
     },
 ];
-
-const fn field(name: &'static str, code: u16, kind: Kind, rq: bool, ro: bool, len: u16) -> Field {
-    Field {
-        name,
-        code,
-        kind,
-        required: rq,
-        read_only: ro,
-        len,
-        values: "",
-    }
-}
 
 /// The user form.
 pub const USER: SpecDef = SpecDef {

@@ -38,6 +38,27 @@ pub struct Field {
     pub values: &'static str,
 }
 
+/// A field of a form: its name and number, kind, whether it is required or read-only, and the
+/// longest value a client's editor is to expect (no `values` list).
+pub const fn field(
+    name: &'static str,
+    code: u16,
+    kind: Kind,
+    required: bool,
+    read_only: bool,
+    len: u16,
+) -> Field {
+    Field {
+        name,
+        code,
+        kind,
+        required,
+        read_only,
+        len,
+        values: "",
+    }
+}
+
 impl Field {
     /// Whether the field holds a list (rendered as indented lines, tagged as `Name0..n`).
     pub fn is_list(&self) -> bool {
