@@ -123,6 +123,15 @@ pub fn login_required(user: &str) -> Report {
         .text("; log in with 'p4 login'.")
 }
 
+/// A command the service refused, its error's sentence as the message (exit 1 in the CLI).
+pub fn refused(e: impl std::fmt::Display) -> CmdError {
+    CmdError::Report(Report::failed(
+        Generic::Usage,
+        number::SERVICE,
+        e.to_string(),
+    ))
+}
+
 /// A usage error naming what was wrong.
 pub fn usage(text: impl AsRef<str>) -> CmdError {
     CmdError::Report(Report::failed(Generic::Usage, number::USAGE, text))

@@ -5,7 +5,7 @@
 //! them: `//depot/b#1 - branch/sync from //depot/a#1,#2`,
 //! `//depot/b#2 - integrate from //depot/a#3`.
 
-use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
+use crate::cmd::{Cmd, CmdResult, number, usage};
 use crate::commands::sync::{local_of, workspace, workspace_args};
 use crate::dispatch::{self, Command};
 use crate::transfer::to_client::{Echo, Job, Outgoing, ToClient, client_type, write_files};
@@ -108,13 +108,7 @@ async fn integrate(cmd: &mut Cmd, verb: &'static str, mode: IntegrateMode) -> Cm
             .map(|()| out)
         })
         .await?
-        .map_err(|e| {
-            CmdError::Report(Report::failed(
-                Generic::Usage,
-                number::SERVICE,
-                e.to_string(),
-            ))
-        })?;
+        .map_err(crate::cmd::refused)?;
     if records.is_empty() {
         cmd.report(
             Report::new(Severity::Warn, Generic::Empty, number::NOTHING_TO_INTEGRATE)

@@ -4,10 +4,9 @@
 //! (change 4).`, with `-o` (or `-n`) a line per file first; tagged: a record per file with
 //! `-o`/`-n`, then one with the change and the count.
 
-use crate::cmd::{Cmd, CmdError, CmdResult, number, usage};
+use crate::cmd::{Cmd, CmdResult, usage};
 use crate::commands::fileargs;
 use crate::dispatch::{self, Command};
-use crate::wire::report::{Generic, Report};
 use keel_core::FileAction;
 use keel_service::PopulateRequest;
 use keel_service::command as rows;
@@ -63,13 +62,7 @@ async fn populate(cmd: &mut Cmd) -> CmdResult {
             .map(|done| (done, files))
         })
         .await?
-        .map_err(|e| {
-            CmdError::Report(Report::failed(
-                Generic::Usage,
-                number::SERVICE,
-                e.to_string(),
-            ))
-        })?;
+        .map_err(crate::cmd::refused)?;
     let change = done.change.map_or(0, |c| c.0);
     if flags.has('o') || flags.has('n') {
         for f in &files {

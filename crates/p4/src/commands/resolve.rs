@@ -38,11 +38,7 @@ pub const COMMANDS: &[Command] = &[Command {
 const CHECKED: &str = "dm-KeelChecked";
 
 fn integrate_error(e: keel_service::IntegrateError) -> CmdError {
-    CmdError::Report(Report::failed(
-        Generic::Usage,
-        number::SERVICE,
-        e.to_string(),
-    ))
+    crate::cmd::refused(e)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

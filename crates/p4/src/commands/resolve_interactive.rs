@@ -11,7 +11,7 @@
 //! `dm-ResolvedFile` with how (`theirs`, `yours`, `merged`, `edit`), or `dm-ResolvedFailed`
 //! when the user skipped: only then is the resolve recorded.
 
-use crate::cmd::{Cmd, CmdError, CmdResult, number};
+use crate::cmd::{Cmd, CmdError, CmdResult};
 use crate::commands::resolve::{NOT_TEXT, base_revision, skipped, stored_text, texts};
 use crate::commands::sync::local_of;
 use crate::conn::ConnError;
@@ -181,13 +181,7 @@ pub(crate) async fn resolve(cmd: &mut Cmd, place: &Place, pending: &[FileInfo]) 
         let file = depot.clone();
         cmd.call(move |svc, caller| svc.resolve_done(caller, &file, outcome))
             .await?
-            .map_err(|e| {
-                CmdError::Report(Report::failed(
-                    Generic::Usage,
-                    number::SERVICE,
-                    e.to_string(),
-                ))
-            })?;
+            .map_err(crate::cmd::refused)?;
         let verb = match outcome {
             ResolveOutcome::Theirs => "copy from",
             ResolveOutcome::Yours => "ignored",

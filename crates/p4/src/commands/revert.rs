@@ -33,11 +33,7 @@ pub const COMMANDS: &[Command] = &[Command {
 const CHECKED: &str = "dm-KeelChecked";
 
 fn open_error(e: keel_service::OpenError) -> CmdError {
-    CmdError::Report(Report::failed(
-        Generic::Usage,
-        number::SERVICE,
-        e.to_string(),
-    ))
+    crate::cmd::refused(e)
 }
 
 async fn revert(cmd: &mut Cmd) -> CmdResult {

@@ -52,13 +52,7 @@ async fn unshelve(cmd: &mut Cmd) -> CmdResult {
     let opened = cmd
         .call(move |svc, caller| svc.unshelve(caller, shelf, target, &files))
         .await?
-        .map_err(|e| {
-            CmdError::Report(Report::failed(
-                Generic::Usage,
-                number::SERVICE,
-                e.to_string(),
-            ))
-        })?;
+        .map_err(crate::cmd::refused)?;
 
     let mut out = ToClient::new();
     let mut writes: Vec<(FileInfo, String)> = Vec::new();
