@@ -5,7 +5,7 @@
 use crate::cmd::{Cmd, CmdError, number};
 use crate::filespec::{Place, is_depot_syntax};
 use crate::wire::report::{Generic, Report, Severity};
-use keel_service::{FileInfo, ServiceError};
+use keel_service::{FileInfo, ListOptions, ServiceError};
 
 /// One file argument: as the client gave it, and in the service's syntax.
 #[derive(Debug, Clone)]
@@ -149,6 +149,20 @@ pub fn cut(desc: &str, max: Option<usize>, flat: bool) -> String {
         Some(n) if text.chars().count() > n => text.chars().take(n).collect(),
         _ => text,
     }
+}
+
+/// The files `specs` (each `file#rev`) name, as listed; a spec that names nothing is left out.
+pub async fn listed(cmd: &mut Cmd, specs: Vec<String>) -> Result<Vec<FileInfo>, CmdError> {
+    Ok(cmd
+        .call(move |svc, caller| {
+            let mut out = Vec::new();
+            svc.files(caller, &specs, ListOptions::default(), &mut |f| {
+                out.push(f);
+                Ok(())
+            })
+            .map(|()| out)
+        })
+        .await??)
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report, Severity};
 use keel_core::{Digest, FileType};
 use keel_service::command as rows;
-use keel_service::{ContentOf, FileInfo, ListOptions, ResolveOutcome};
+use keel_service::{ContentOf, FileInfo, ResolveOutcome};
 use md5::{Digest as _, Md5};
 use std::io::Read as _;
 
@@ -404,16 +404,6 @@ pub(crate) async fn base_revision(
     file: &str,
     rev: u32,
 ) -> Result<Option<FileInfo>, CmdError> {
-    let spec = format!("{file}#{rev}");
-    let base = cmd
-        .call(move |svc, caller| {
-            let mut found = None;
-            svc.files(caller, &[spec], ListOptions::default(), &mut |i| {
-                found = Some(i);
-                Ok(())
-            })
-            .map(|()| found)
-        })
-        .await??;
-    Ok(base.filter(|b| !b.head_md5.is_empty()))
+    let found = crate::commands::fileargs::listed(cmd, vec![format!("{file}#{rev}")]).await?;
+    Ok(found.into_iter().next().filter(|b| !b.head_md5.is_empty()))
 }

@@ -270,19 +270,13 @@ async fn merge_on_client(
             write(cmd, SEL_ALL, "");
         }
     }
-    close_and_wait(
-        cmd,
-        Message::new()
-            .with("handle", handle)
-            .with("mergeConfirm", CONFIRM)
-            .with("mergeDecline", DECLINE)
-            // Read by the client API's resolve callback (P4Python's `P4.MergeData` names).
-            .with("baseName", &base_name)
-            .with("theirName", &their_name)
-            .with("yourName", &m.client)
-            .with("func", "client-CloseMerge"),
-    )
-    .await
+    // Read by the client API's resolve callback (P4Python's `P4.MergeData` names).
+    let names = [
+        ("baseName", base_name.as_str()),
+        ("theirName", their_name.as_str()),
+        ("yourName", m.client.as_str()),
+    ];
+    close_and_wait(cmd, handle, &names).await
 }
 
 /// Sends a binary file's theirs to the client for its user to accept or not: `None` when
@@ -308,21 +302,24 @@ async fn choose_on_client(
                 .with("func", "client-WriteMerge"),
         );
     }
-    close_and_wait(
-        cmd,
-        Message::new()
-            .with("handle", handle)
-            .with("mergeConfirm", CONFIRM)
-            .with("mergeDecline", DECLINE)
-            .with("func", "client-CloseMerge"),
-    )
-    .await
+    close_and_wait(cmd, handle, &[]).await
 }
 
-/// Sends `close` (a `client-CloseMerge`) and waits for what the client's user chose: `None`
-/// when skipped.
-async fn close_and_wait(cmd: &mut Cmd, close: Message) -> Result<Option<ResolveOutcome>, CmdError> {
-    cmd.conn.send(&close);
+/// Closes merge `handle` on the client (`client-CloseMerge`, with `names` for its resolve
+/// callback) and waits for what the client's user chose: `None` when skipped.
+async fn close_and_wait(
+    cmd: &mut Cmd,
+    handle: &str,
+    names: &[(&str, &str)],
+) -> Result<Option<ResolveOutcome>, CmdError> {
+    let mut close = Message::new()
+        .with("handle", handle)
+        .with("mergeConfirm", CONFIRM)
+        .with("mergeDecline", DECLINE);
+    for (name, value) in names {
+        close.set(name, value);
+    }
+    cmd.conn.send(&close.with("func", "client-CloseMerge"));
     cmd.conn.flush().await?;
     // The user may think a while: the connection's idle timeout bounds the wait.
     let wait = cmd.server.options.reply_timeout;

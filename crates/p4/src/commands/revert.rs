@@ -18,7 +18,7 @@ use crate::wire::message::Message;
 use crate::wire::report::{Generic, Report, Severity};
 use keel_core::{ChangeRef, FileAction, WorkspaceOptions};
 use keel_service::command as rows;
-use keel_service::{ContentOf, FileInfo, ListOptions};
+use keel_service::{ContentOf, FileInfo};
 
 pub const COMMANDS: &[Command] = &[Command {
     name: "revert",
@@ -190,16 +190,7 @@ async fn unchanged(
         .iter()
         .map(|f| format!("{}#{}", f.depot_file, f.have_rev))
         .collect();
-    let haves = cmd
-        .call(move |svc, caller| {
-            let mut out = Vec::new();
-            svc.files(caller, &revs, ListOptions::default(), &mut |f| {
-                out.push(f);
-                Ok(())
-            })
-            .map(|()| out)
-        })
-        .await??;
+    let haves = crate::commands::fileargs::listed(cmd, revs).await?;
     let mut keep = Vec::new();
     for f in candidates {
         let Some(have) = haves.iter().find(|h| h.depot_file == f.depot_file) else {

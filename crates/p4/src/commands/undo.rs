@@ -13,7 +13,7 @@ use crate::transfer::to_client::{Echo, Job, Outgoing, ToClient, client_type, wri
 use crate::wire::report::{Generic, Report, Severity};
 use keel_core::{ChangeRef, FileAction, WorkspaceOptions};
 use keel_service::command as rows;
-use keel_service::{FileInfo, ListOptions, UndoRequest};
+use keel_service::{FileInfo, UndoRequest};
 
 pub const COMMANDS: &[Command] = &[Command {
     name: "undo",
@@ -89,16 +89,7 @@ async fn undo(cmd: &mut Cmd) -> CmdResult {
         }
     }
     let revs: Vec<String> = wanted.iter().map(|(r, _, _)| r.clone()).collect();
-    let before = cmd
-        .call(move |svc, caller| {
-            let mut out = Vec::new();
-            svc.files(caller, &revs, ListOptions::default(), &mut |f| {
-                out.push(f);
-                Ok(())
-            })
-            .map(|()| out)
-        })
-        .await??;
+    let before = crate::commands::fileargs::listed(cmd, revs).await?;
     let jobs = wanted
         .into_iter()
         .filter_map(|(_, local, depot)| {
