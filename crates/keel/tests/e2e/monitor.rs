@@ -43,6 +43,27 @@ fn running_until(c: &Client, want: impl Fn(&serde_json::Value) -> bool) -> serde
     }
 }
 
+/// Reads a print stream after its command was terminated (bounded): the content bytes still
+/// received, and the error the stream ended with (it must not end completely).
+async fn read_to_termination(
+    stream: &mut tonic::Streaming<pb::ContentMessage>,
+) -> (usize, tonic::Status) {
+    let mut received = 0;
+    let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match stream.message().await {
+                Ok(Some(m)) => received += chunk_len(m),
+                Ok(None) => return None,
+                Err(status) => return Some(status),
+            }
+        }
+    })
+    .await
+    .expect("the stream ends after terminate");
+    let status = ended.expect("the stream ends with an error, not completely");
+    (received, status)
+}
+
 /// A client whose receive windows are small, so a big answer waits for it to read.
 async fn slow_client(addr: &str) -> KeelClient<Channel> {
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
@@ -135,19 +156,8 @@ async fn a_terminated_long_read_stops_and_is_logged() {
     assert_eq!(str_field(&out[0], "command"), "Print");
 
     // The client now reads what was buffered, then the termination.
-    let mut received = first.map_or(0, chunk_len);
-    let ended = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            match stream.message().await {
-                Ok(Some(m)) => received += chunk_len(m),
-                Ok(None) => return None,
-                Err(status) => return Some(status),
-            }
-        }
-    })
-    .await
-    .expect("the stream ends after terminate");
-    let status = ended.expect("the stream ends with an error, not completely");
+    let (rest, status) = read_to_termination(&mut stream).await;
+    let received = first.map_or(0, chunk_len) + rest;
     assert_eq!(status.code(), tonic::Code::Cancelled, "{status:?}");
     assert!(
         status.message().contains("terminated by alice"),
@@ -599,18 +609,7 @@ async fn a_p4_client_terminates_a_running_command() {
         crate::p4_harness::ok(&r[2]),
         &serde_json::json!([format!("** process '{id}' marked for termination **")])
     );
-    let ended = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            match stream.message().await {
-                Ok(Some(_)) => {}
-                Ok(None) => return None,
-                Err(status) => return Some(status),
-            }
-        }
-    })
-    .await
-    .expect("the stream ends after terminate");
-    let status = ended.expect("the stream ends with an error, not completely");
+    let (_, status) = read_to_termination(&mut stream).await;
     assert_eq!(status.code(), tonic::Code::Cancelled, "{status:?}");
     assert!(
         status.message().contains("terminated by alice"),
