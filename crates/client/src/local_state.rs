@@ -648,6 +648,29 @@ mod tests {
         assert!(decode(&swapped, &key()).unwrap_err().contains("order"));
     }
 
+    /// The digest `state` answers for the tests' one file `f` (`//d/f` at `have_rev`, stored
+    /// plain), lstat'ed as `meta`.
+    #[cfg(unix)]
+    fn digest_f(
+        state: &mut LocalState,
+        rec: &mut Recording,
+        have_rev: u32,
+        file: &Path,
+        meta: &Metadata,
+    ) -> [u8; 32] {
+        state
+            .digest(
+                rec,
+                "f",
+                "//d/f",
+                have_rev,
+                || file.to_path_buf(),
+                &FileStat::of(meta),
+                crate::keywords::StoredForm::PLAIN,
+            )
+            .unwrap()
+    }
+
     /// On the filesystem's clock a file is settled as soon as its timestamps are older than
     /// the probe's, and a change after the probe always shows: here a same-size rewrite whose
     /// mtime is put back, which only the ctime gives away.
@@ -657,39 +680,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("f");
         std::fs::write(&file, b"hello").unwrap();
-        let path = || file.clone();
         let mut state = LocalState::load(dir.path(), key());
         // Right after the write the probe may fall in the same timestamp tick: the entry is
         // kept exactly when the file is older than the probe.
         let mut rec = Recording::start_in(dir.path(), Duration::from_secs(3600), 4096);
         let meta = std::fs::symlink_metadata(&file).unwrap();
-        state
-            .digest(
-                &mut rec,
-                "f",
-                "//d/f",
-                1,
-                path,
-                &FileStat::of(&meta),
-                crate::keywords::StoredForm::PLAIN,
-            )
-            .unwrap();
+        digest_f(&mut state, &mut rec, 1, &file, &meta);
         let older = FileStat::of(&meta).newest_ns() < rec.started_ns;
         assert_eq!(state.get("f").is_some(), older);
         // Ticks of the kernel's file clock are at most 10 ms; a probe after 50 ms is newer.
         std::thread::sleep(Duration::from_millis(50));
         let mut rec = Recording::start_in(dir.path(), Duration::from_secs(3600), 4096);
-        state
-            .digest(
-                &mut rec,
-                "f",
-                "//d/f",
-                1,
-                path,
-                &FileStat::of(&meta),
-                crate::keywords::StoredForm::PLAIN,
-            )
-            .unwrap();
+        digest_f(&mut state, &mut rec, 1, &file, &meta);
         assert!(
             state.get("f").is_some(),
             "settled without the hour of slack"
@@ -710,17 +712,7 @@ mod tests {
         let moved = std::fs::symlink_metadata(&file).unwrap();
         assert_eq!(moved.modified().unwrap(), mtime);
         let mut rec = Recording::start_in(dir.path(), Duration::ZERO, 4096);
-        let digest = state
-            .digest(
-                &mut rec,
-                "f",
-                "//d/f",
-                1,
-                path,
-                &FileStat::of(&moved),
-                crate::keywords::StoredForm::PLAIN,
-            )
-            .unwrap();
+        let digest = digest_f(&mut state, &mut rec, 1, &file, &moved);
         assert_eq!(rec.hashed, 1);
         assert_eq!(digest, *blake3::hash(b"jello").as_bytes());
     }
@@ -734,54 +726,23 @@ mod tests {
         let meta = std::fs::symlink_metadata(&file).unwrap();
         let mut state = LocalState::load(dir.path(), key());
         assert_eq!(state.origin, StateOrigin::Missing);
-        let path = || file.clone();
         // Just written: within the slack of the scan's start, so hashed but not kept.
         let mut rec = Recording::start(Duration::from_secs(3600), 4096);
-        let digest = state
-            .digest(
-                &mut rec,
-                "f",
-                "//d/f",
-                1,
-                path,
-                &FileStat::of(&meta),
-                crate::keywords::StoredForm::PLAIN,
-            )
-            .unwrap();
+        let digest = digest_f(&mut state, &mut rec, 1, &file, &meta);
         assert_eq!(digest, *blake3::hash(b"hello").as_bytes());
         assert!(state.get("f").is_none());
         // No slack, a scan started after the write: settled and kept, then answered from
         // the entry without reading (and its have revision refreshed).
         std::thread::sleep(Duration::from_millis(5));
         let mut rec = Recording::start(Duration::ZERO, 4096);
-        state
-            .digest(
-                &mut rec,
-                "f",
-                "//d/f",
-                1,
-                path,
-                &FileStat::of(&meta),
-                crate::keywords::StoredForm::PLAIN,
-            )
-            .unwrap();
+        digest_f(&mut state, &mut rec, 1, &file, &meta);
         assert_eq!(rec.hashed, 1);
         assert!(state.get("f").is_some());
         assert!(state.save().unwrap());
         let mut reloaded = LocalState::load(dir.path(), key());
         assert_eq!(reloaded.origin, StateOrigin::Loaded);
         assert_eq!(reloaded.get("f"), state.get("f"));
-        reloaded
-            .digest(
-                &mut rec,
-                "f",
-                "//d/f",
-                2,
-                path,
-                &FileStat::of(&meta),
-                crate::keywords::StoredForm::PLAIN,
-            )
-            .unwrap();
+        digest_f(&mut reloaded, &mut rec, 2, &file, &meta);
         assert_eq!(rec.hashed, 1);
         assert_eq!(reloaded.get("f").unwrap().have_rev, 2);
         assert!(reloaded.save().unwrap());
@@ -791,17 +752,7 @@ mod tests {
         std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         let meta = std::fs::symlink_metadata(&file).unwrap();
-        reloaded
-            .digest(
-                &mut rec,
-                "f",
-                "//d/f",
-                2,
-                path,
-                &FileStat::of(&meta),
-                crate::keywords::StoredForm::PLAIN,
-            )
-            .unwrap();
+        digest_f(&mut reloaded, &mut rec, 2, &file, &meta);
         assert_eq!(rec.hashed, 2);
     }
 }
