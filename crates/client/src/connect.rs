@@ -184,6 +184,17 @@ impl Connection {
         }
         Error::from(status)
     }
+
+    /// The reply to one call made on [`Connection::client`] (its message, or a stream of
+    /// them), a refusal turned into a client error as [`Connection::status`] does.
+    pub(crate) async fn reply<T>(
+        &self,
+        call: impl std::future::Future<Output = std::result::Result<tonic::Response<T>, tonic::Status>>,
+    ) -> Result<T> {
+        call.await
+            .map(tonic::Response::into_inner)
+            .map_err(|s| self.status(s))
+    }
 }
 
 /// Why `host_port` could not be connected to, when the reason is the address itself rather

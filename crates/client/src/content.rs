@@ -38,16 +38,13 @@ impl ContentStream {
         purpose: &str,
     ) -> Result<ContentStream> {
         let inner = conn
-            .client()
-            .print(FilesRequest {
+            .reply(conn.client().print(FilesRequest {
                 caller: conn.caller(),
                 files,
                 purpose: purpose.to_string(),
                 ..Default::default()
-            })
-            .await
-            .map_err(|s| conn.status(s))?
-            .into_inner();
+            }))
+            .await?;
         Ok(ContentStream {
             stream: PeekStream::new(conn, inner),
             keyworded: None,

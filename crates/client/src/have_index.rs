@@ -116,15 +116,12 @@ impl HaveIndex {
     /// Streams the whole workspace's have list from the server.
     pub async fn fetch(ws: &WorkspaceCtx, conn: &Connection) -> Result<HaveIndex> {
         let mut stream = conn
-            .client()
-            .have(FilesRequest {
+            .reply(conn.client().have(FilesRequest {
                 caller: conn.caller(),
                 files: vec![ws.all_files()],
                 ..Default::default()
-            })
-            .await
-            .map_err(|s| conn.status(s))?
-            .into_inner();
+            }))
+            .await?;
         let mut index = HaveIndex::default();
         while let Some(record) = stream.message().await.map_err(|s| conn.status(s))? {
             index.insert(ws, record);

@@ -59,16 +59,13 @@ pub async fn unshelve(
     files: Vec<String>,
 ) -> Result<Vec<FileRecord>> {
     let stream = conn
-        .client()
-        .unshelve(UnshelveRequest {
+        .reply(conn.client().unshelve(UnshelveRequest {
             caller: conn.caller(),
             shelved_change,
             change,
             files,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     let opened = collect(conn, stream).await?;
     let mut wanted: HashMap<String, &FileRecord> = HashMap::new();
     for record in &opened {

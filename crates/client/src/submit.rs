@@ -58,17 +58,14 @@ impl SubmitPlan {
         change: u64,
     ) -> Result<SubmitPlan> {
         let mut stream = conn
-            .client()
-            .opened(OpenedRequest {
+            .reply(conn.client().opened(OpenedRequest {
                 caller: conn.caller(),
                 change,
                 filter_change: true,
                 content_only: true,
                 ..OpenedRequest::default()
-            })
-            .await
-            .map_err(|s| conn.status(s))?
-            .into_inner();
+            }))
+            .await?;
         let mut planning = Planning::new(ws);
         while let Some(record) = stream.message().await.map_err(|s| conn.status(s))? {
             planning.add(&record)?;

@@ -71,8 +71,7 @@ pub async fn sync(
     mut report: impl FnMut(&SyncEvent),
 ) -> Result<SyncTotals> {
     let inner = conn
-        .client()
-        .sync(SyncRequest {
+        .reply(conn.client().sync(SyncRequest {
             caller: conn.caller(),
             files: options.files.clone(),
             preview: options.preview,
@@ -80,10 +79,8 @@ pub async fn sync(
             have_only: options.have_only,
             content_by_digest: false,
             populate_only: options.populate_only,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     let mut stream = PeekStream::new(conn, inner);
     let mut driver = Driver {
         conn,

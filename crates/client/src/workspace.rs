@@ -45,15 +45,12 @@ impl WorkspaceCtx {
             return Err(Error::NoWorkspace);
         }
         let spec = conn
-            .client()
-            .get_workspace(GetWorkspaceRequest {
+            .reply(conn.client().get_workspace(GetWorkspaceRequest {
                 caller: conn.caller(),
                 name: conn.workspace().to_string(),
                 form: false,
-            })
-            .await
-            .map_err(|s| conn.status(s))?
-            .into_inner();
+            }))
+            .await?;
         WorkspaceCtx::from_spec(spec)
     }
 
@@ -155,15 +152,12 @@ impl WorkspaceCtx {
             files
         };
         let stream = conn
-            .client()
-            .have(FilesRequest {
+            .reply(conn.client().have(FilesRequest {
                 caller: conn.caller(),
                 files,
                 ..Default::default()
-            })
-            .await
-            .map_err(|s| conn.status(s))?
-            .into_inner();
+            }))
+            .await?;
         collect(conn, stream).await
     }
 
@@ -175,8 +169,7 @@ impl WorkspaceCtx {
         change: Option<u64>,
     ) -> Result<Vec<FileRecord>> {
         let stream = conn
-            .client()
-            .opened(OpenedRequest {
+            .reply(conn.client().opened(OpenedRequest {
                 caller: conn.caller(),
                 files,
                 all_workspaces: false,
@@ -184,10 +177,8 @@ impl WorkspaceCtx {
                 change: change.unwrap_or(0),
                 filter_change: change.is_some(),
                 content_only: false,
-            })
-            .await
-            .map_err(|s| conn.status(s))?
-            .into_inner();
+            }))
+            .await?;
         collect(conn, stream).await
     }
 }

@@ -60,14 +60,11 @@ impl GroupSpec {
 /// Group `name`'s spec (refused as not found when there is no such group).
 pub async fn group(conn: &Connection, name: &str) -> Result<GroupSpec, QueryError> {
     let got = conn
-        .client()
-        .get_group(pb::GetGroupRequest {
+        .reply(conn.client().get_group(pb::GetGroupRequest {
             caller: conn.caller(),
             name: name.to_string(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(GroupSpec::from_wire(got))
 }
 
@@ -78,40 +75,32 @@ pub async fn groups(
     member: Option<&str>,
 ) -> Result<Records<GroupSpec>, QueryError> {
     let stream = conn
-        .client()
-        .list_groups(pb::ListGroupsRequest {
+        .reply(conn.client().list_groups(pb::ListGroupsRequest {
             caller: conn.caller(),
             user: member.unwrap_or_default().to_string(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |g| Ok(GroupSpec::from_wire(g))))
 }
 
 /// Saves (creating or replacing) a group and returns it as stored.
 pub async fn save_group(conn: &Connection, spec: GroupSpec) -> Result<GroupSpec, QueryError> {
     let saved = conn
-        .client()
-        .save_group(pb::SaveGroupRequest {
+        .reply(conn.client().save_group(pb::SaveGroupRequest {
             caller: conn.caller(),
             group: Some(spec.into_wire()),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(GroupSpec::from_wire(saved))
 }
 
 /// Deletes group `name`.
 pub async fn delete_group(conn: &Connection, name: &str) -> Result<(), QueryError> {
-    conn.client()
-        .delete_group(pb::DeleteGroupRequest {
-            caller: conn.caller(),
-            name: name.to_string(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?;
+    conn.reply(conn.client().delete_group(pb::DeleteGroupRequest {
+        caller: conn.caller(),
+        name: name.to_string(),
+    }))
+    .await?;
     Ok(())
 }
 
@@ -127,13 +116,10 @@ pub struct ProtectionsTable {
 /// The protections table (super users).
 pub async fn protections(conn: &Connection) -> Result<ProtectionsTable, QueryError> {
     let got = conn
-        .client()
-        .get_protections(pb::GetProtectionsRequest {
+        .reply(conn.client().get_protections(pb::GetProtectionsRequest {
             caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(ProtectionsTable {
         lines: got.lines,
         exists: got.exists,
@@ -143,14 +129,11 @@ pub async fn protections(conn: &Connection) -> Result<ProtectionsTable, QueryErr
 /// Replaces the protections table with `lines` (super users); returns how many it holds.
 pub async fn save_protections(conn: &Connection, lines: Vec<String>) -> Result<u32, QueryError> {
     let saved = conn
-        .client()
-        .save_protections(pb::SaveProtectionsRequest {
+        .reply(conn.client().save_protections(pb::SaveProtectionsRequest {
             caller: conn.caller(),
             lines,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(saved.lines)
 }
 
@@ -188,18 +171,15 @@ pub async fn protects(
     query: ProtectsQuery,
 ) -> Result<Vec<ProtectLine>, QueryError> {
     let reply = conn
-        .client()
-        .protects(pb::ProtectsRequest {
+        .reply(conn.client().protects(pb::ProtectsRequest {
             caller: conn.caller(),
             all: query.all,
             user: query.user.unwrap_or_default(),
             group: query.group.unwrap_or_default(),
             host: query.host.unwrap_or_default(),
             path: query.path.unwrap_or_default(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(reply
         .lines
         .into_iter()

@@ -96,13 +96,10 @@ impl Depot {
 /// What the server says about itself and the caller.
 pub async fn info(conn: &Connection) -> Result<ServerInfo, QueryError> {
     let r = conn
-        .client()
-        .info(pb::InfoRequest {
+        .reply(conn.client().info(pb::InfoRequest {
             caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(ServerInfo {
         server_version: r.server_version,
         server_root: r.server_root,
@@ -144,13 +141,10 @@ pub async fn info(conn: &Connection) -> Result<ServerInfo, QueryError> {
 /// Every depot, in name order.
 pub async fn depots(conn: &Connection) -> Result<Vec<Depot>, QueryError> {
     let reply = conn
-        .client()
-        .list_depots(pb::ListDepotsRequest {
+        .reply(conn.client().list_depots(pb::ListDepotsRequest {
             caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(reply.depots.into_iter().map(Depot::from_wire).collect())
 }
 
@@ -161,14 +155,11 @@ pub async fn create_depot(
     description: &str,
 ) -> Result<Depot, QueryError> {
     let depot = conn
-        .client()
-        .create_depot(pb::CreateDepotRequest {
+        .reply(conn.client().create_depot(pb::CreateDepotRequest {
             caller: conn.caller(),
             name: name.to_string(),
             description: description.to_string(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Depot::from_wire(depot))
 }

@@ -87,18 +87,15 @@ pub async fn annotate(
         Whitespace::All => pb::AnnotateWhitespace::All,
     };
     let stream = conn
-        .client()
-        .annotate(pb::AnnotateRequest {
+        .reply(conn.client().annotate(pb::AnnotateRequest {
             caller: conn.caller(),
             files: query.paths,
             all: query.all,
             follow: follow as i32,
             binary_as_text: query.binary_as_text,
             whitespace: whitespace as i32,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |m| {
         Ok(AnnotateChunk {
             file: m.file.as_ref().map(|f| (Revision::head_of(f), m.binary)),

@@ -47,28 +47,22 @@ impl BranchSpec {
 /// form-out triggers run on it.
 pub async fn branch(conn: &Connection, name: &str, form: bool) -> Result<BranchSpec, QueryError> {
     let got = conn
-        .client()
-        .get_branch(pb::GetBranchRequest {
+        .reply(conn.client().get_branch(pb::GetBranchRequest {
             caller: conn.caller(),
             name: name.to_string(),
             form,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(BranchSpec::from_wire(got))
 }
 
 /// Every branch spec, in name order.
 pub async fn branches(conn: &Connection) -> Result<Records<BranchSpec>, QueryError> {
     let stream = conn
-        .client()
-        .list_branches(pb::ListBranchesRequest {
+        .reply(conn.client().list_branches(pb::ListBranchesRequest {
             caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |b| Ok(BranchSpec::from_wire(b))))
 }
 
@@ -79,26 +73,21 @@ pub async fn save_branch(
     create_only: bool,
 ) -> Result<BranchSpec, QueryError> {
     let saved = conn
-        .client()
-        .save_branch(pb::SaveBranchRequest {
+        .reply(conn.client().save_branch(pb::SaveBranchRequest {
             caller: conn.caller(),
             branch: Some(spec.into_wire()),
             create_only,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(BranchSpec::from_wire(saved))
 }
 
 /// Deletes branch spec `name`.
 pub async fn delete_branch(conn: &Connection, name: &str) -> Result<(), QueryError> {
-    conn.client()
-        .delete_branch(pb::DeleteBranchRequest {
-            caller: conn.caller(),
-            name: name.to_string(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?;
+    conn.reply(conn.client().delete_branch(pb::DeleteBranchRequest {
+        caller: conn.caller(),
+        name: name.to_string(),
+    }))
+    .await?;
     Ok(())
 }

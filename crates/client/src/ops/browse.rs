@@ -17,15 +17,12 @@ pub async fn dirs(
     include_deleted: bool,
 ) -> Result<Records<String>, QueryError> {
     let stream = conn
-        .client()
-        .dirs(pb::DirsRequest {
+        .reply(conn.client().dirs(pb::DirsRequest {
             caller: conn.caller(),
             dirs: paths,
             include_deleted,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |d| Ok(d.dir)))
 }
 
@@ -82,15 +79,12 @@ impl FileStat {
 /// The state of the files `paths` name (with revisions), as the server streams them.
 pub async fn fstat(conn: &Connection, paths: Vec<String>) -> Result<Records<FileStat>, QueryError> {
     let stream = conn
-        .client()
-        .fstat(pb::FilesRequest {
+        .reply(conn.client().fstat(pb::FilesRequest {
             caller: conn.caller(),
             files: paths,
             ..Default::default()
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| {
         Ok(FileStat {
             head: Revision::head_of(&r),
@@ -187,8 +181,7 @@ pub async fn filelog(
     query: FilelogQuery,
 ) -> Result<Records<LogEntry>, QueryError> {
     let stream = conn
-        .client()
-        .filelog(pb::FilesRequest {
+        .reply(conn.client().filelog(pb::FilesRequest {
             caller: conn.caller(),
             files: query.paths,
             all_revisions: true,
@@ -196,10 +189,8 @@ pub async fn filelog(
             include_deleted: true,
             follow_history: query.follow,
             ..Default::default()
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| {
         Ok(LogEntry {
             revision: Revision::head_of(&r),

@@ -33,8 +33,7 @@ pub async fn changes(
         Some(ChangeStatus::Submitted) => pb::ChangeStatus::Submitted,
     };
     let stream = conn
-        .client()
-        .changes(pb::ChangesRequest {
+        .reply(conn.client().changes(pb::ChangesRequest {
             caller: conn.caller(),
             files: query.paths,
             max: query.max,
@@ -42,10 +41,8 @@ pub async fn changes(
             user: query.user.unwrap_or_default(),
             workspace: query.workspace.unwrap_or_default(),
             since: Vec::new(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |change| {
         Ok(ChangeSummary::from_wire(&change))
     }))
@@ -92,16 +89,13 @@ pub async fn changes_since(
         })
         .collect();
     let stream = conn
-        .client()
-        .changes(pb::ChangesRequest {
+        .reply(conn.client().changes(pb::ChangesRequest {
             caller: conn.caller(),
             max,
             since,
             ..Default::default()
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     let asked = paths.len();
     Ok(Records::new(conn, stream, move |change| {
         let index = change.since_index;

@@ -40,13 +40,10 @@ pub enum CheckpointEvent {
 /// Starts a checkpoint (super users); its events arrive as it runs.
 pub async fn checkpoint(conn: &Connection) -> Result<Records<CheckpointEvent>, QueryError> {
     let stream = conn
-        .client()
-        .checkpoint(pb::CheckpointRequest {
+        .reply(conn.client().checkpoint(pb::CheckpointRequest {
             caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::filtered(conn, stream, |m| match m.body? {
         Body::Progress(p) => Some(CheckpointEvent::Progress {
             rows: p.rows,

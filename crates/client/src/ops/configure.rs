@@ -33,16 +33,13 @@ async fn configure(
     unset: bool,
 ) -> Result<Configured, QueryError> {
     let reply = conn
-        .client()
-        .configure(pb::ConfigureRequest {
+        .reply(conn.client().configure(pb::ConfigureRequest {
             caller: conn.caller(),
             name: name.to_string(),
             value: value.to_string(),
             unset,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Configured {
         name: reply.name,
         value: reply.value,
@@ -68,13 +65,10 @@ pub async fn unset_setting(conn: &Connection, name: &str) -> Result<Configured, 
 /// Every server setting with its value, in name order.
 pub async fn settings(conn: &Connection) -> Result<Records<Setting>, QueryError> {
     let stream = conn
-        .client()
-        .list_settings(pb::ListSettingsRequest {
+        .reply(conn.client().list_settings(pb::ListSettingsRequest {
             caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |s| {
         Ok(Setting {
             name: s.name,

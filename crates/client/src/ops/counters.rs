@@ -69,15 +69,12 @@ pub struct CounterUpdated {
 /// The value of `name` (`"0"` when none is stored).
 pub async fn counter(conn: &Connection, space: Space, name: &str) -> Result<Counter, QueryError> {
     let got = conn
-        .client()
-        .get_counter(pb::GetCounterRequest {
+        .reply(conn.client().get_counter(pb::GetCounterRequest {
             caller: conn.caller(),
             space: space.wire(),
             name: name.to_string(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Counter {
         name: got.name,
         value: got.value,
@@ -96,17 +93,14 @@ pub async fn update_counter(
         CounterOp::CompareAndSet { from, to } => Op::CompareAndSet(pb::CompareAndSet { from, to }),
     };
     let done = conn
-        .client()
-        .update_counter(pb::UpdateCounterRequest {
+        .reply(conn.client().update_counter(pb::UpdateCounterRequest {
             caller: conn.caller(),
             space: update.space.wire(),
             name: update.name,
             op: Some(op),
             force: update.force,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(CounterUpdated {
         name: done.name,
         value: (!done.deleted).then_some(done.value),
@@ -123,16 +117,13 @@ pub async fn counters(
     max: u64,
 ) -> Result<Records<Counter>, QueryError> {
     let stream = conn
-        .client()
-        .list_counters(pb::ListCountersRequest {
+        .reply(conn.client().list_counters(pb::ListCountersRequest {
             caller: conn.caller(),
             space: space.wire(),
             filter: filter.unwrap_or_default().to_string(),
             max,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |c| {
         Ok(Counter {
             name: c.name,

@@ -43,16 +43,13 @@ pub async fn describe(
     query: DescribeQuery,
 ) -> Result<Records<DescribeItem>, QueryError> {
     let stream = conn
-        .client()
-        .describe(pb::DescribeRequest {
+        .reply(conn.client().describe(pb::DescribeRequest {
             caller: conn.caller(),
             change: query.change.0,
             summary: query.summary,
             shelved: query.shelved,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::filtered(conn, stream, |message| {
         Some(match message.body? {
             Body::Change(change) => DescribeItem::Change(ChangeSummary::from_wire(&change)),

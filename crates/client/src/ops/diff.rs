@@ -50,15 +50,12 @@ pub struct Diff2 {
 /// Compares revisions `left` and `right` (depot syntax with revisions).
 pub async fn diff2(conn: &Connection, left: String, right: String) -> Result<Diff2, QueryError> {
     let reply = conn
-        .client()
-        .diff2(pb::Diff2Request {
+        .reply(conn.client().diff2(pb::Diff2Request {
             caller: conn.caller(),
             left,
             right,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Diff2 {
         left: Revision::head_of(&reply.left.unwrap_or_default()),
         right: Revision::head_of(&reply.right.unwrap_or_default()),

@@ -21,18 +21,15 @@ pub struct FilesQuery {
 /// Lists the revisions `query` selects, in path order, as the server streams them.
 pub async fn files(conn: &Connection, query: FilesQuery) -> Result<Records<Revision>, QueryError> {
     let stream = conn
-        .client()
-        .files(pb::FilesRequest {
+        .reply(conn.client().files(pb::FilesRequest {
             caller: conn.caller(),
             files: query.paths,
             all_revisions: query.all_revisions,
             max: query.max,
             include_deleted: query.include_deleted,
             ..Default::default()
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |record| {
         Ok(Revision::head_of(&record))
     }))

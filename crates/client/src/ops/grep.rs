@@ -78,8 +78,7 @@ pub async fn grep(
         GrepList::WithoutMatch => pb::GrepList::WithoutMatch,
     };
     let stream = conn
-        .client()
-        .grep(pb::GrepRequest {
+        .reply(conn.client().grep(pb::GrepRequest {
             caller: conn.caller(),
             files: query.paths,
             patterns: query.patterns,
@@ -91,10 +90,8 @@ pub async fn grep(
             before: query.before,
             after: query.after,
             binary_as_text: query.binary_as_text,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |m: pb::GrepMessage| {
         Ok(m.hits
             .into_iter()

@@ -49,8 +49,7 @@ pub async fn integrate(
         IntegrateMode::Copy => pb::IntegrateMode::Copy,
     };
     let stream = conn
-        .client()
-        .integrate(pb::IntegrateRequest {
+        .reply(conn.client().integrate(pb::IntegrateRequest {
             caller: conn.caller(),
             mode: mode as i32,
             from: query.from,
@@ -60,10 +59,8 @@ pub async fn integrate(
             files: query.paths,
             preview: query.preview,
             change: query.change.unwrap_or(0),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| Ok(FileResult::from_wire(r))))
 }
 
@@ -73,15 +70,12 @@ pub async fn integrated(
     paths: Vec<String>,
 ) -> Result<Records<Integration>, QueryError> {
     let stream = conn
-        .client()
-        .integrated(pb::FilesRequest {
+        .reply(conn.client().integrated(pb::FilesRequest {
             caller: conn.caller(),
             files: paths,
             ..Default::default()
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| {
         Ok(Integration::from_wire(&r))
     }))

@@ -39,8 +39,7 @@ pub async fn interchanges(
     query: InterchangesQuery,
 ) -> Result<Records<Interchange>, QueryError> {
     let stream = conn
-        .client()
-        .interchanges(pb::InterchangesRequest {
+        .reply(conn.client().interchanges(pb::InterchangesRequest {
             caller: conn.caller(),
             from: query.from,
             to: query.to,
@@ -48,10 +47,8 @@ pub async fn interchanges(
             reverse: query.reverse,
             files: query.paths,
             with_files: query.with_files,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::filtered(conn, stream, |item| {
         Some(Interchange {
             change: ChangeSummary::from_wire(item.change.as_ref()?),
@@ -75,14 +72,11 @@ pub async fn cstat(
     paths: Vec<String>,
 ) -> Result<Records<ChangeSyncState>, QueryError> {
     let stream = conn
-        .client()
-        .cstat(pb::CstatRequest {
+        .reply(conn.client().cstat(pb::CstatRequest {
             caller: conn.caller(),
             files: paths,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |state| {
         Ok(ChangeSyncState {
             change: state.change,

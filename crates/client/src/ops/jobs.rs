@@ -78,27 +78,21 @@ impl Fix {
 /// The job spec.
 pub async fn job_spec(conn: &Connection) -> Result<JobSpecText, QueryError> {
     let got = conn
-        .client()
-        .get_job_spec(pb::GetJobSpecRequest {
+        .reply(conn.client().get_job_spec(pb::GetJobSpecRequest {
             caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(JobSpecText::from_wire(got))
 }
 
 /// Saves the job spec from its form's `text` (super users) and returns it as stored.
 pub async fn save_job_spec(conn: &Connection, text: &str) -> Result<JobSpecText, QueryError> {
     let saved = conn
-        .client()
-        .save_job_spec(pb::SaveJobSpecRequest {
+        .reply(conn.client().save_job_spec(pb::SaveJobSpecRequest {
             caller: conn.caller(),
             text: text.to_string(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(JobSpecText::from_wire(saved))
 }
 
@@ -106,14 +100,11 @@ pub async fn save_job_spec(conn: &Connection, text: &str) -> Result<JobSpecText,
 /// make, with `exists` false.
 pub async fn job(conn: &Connection, name: &str) -> Result<JobRecord, QueryError> {
     let got = conn
-        .client()
-        .get_job(pb::GetJobRequest {
+        .reply(conn.client().get_job(pb::GetJobRequest {
             caller: conn.caller(),
             name: name.to_string(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(JobRecord::from_wire(got))
 }
 
@@ -143,30 +134,27 @@ pub async fn save_job(
     force: bool,
 ) -> Result<JobRecord, QueryError> {
     let saved = conn
-        .client()
-        .save_job(pb::SaveJobRequest {
-            caller: conn.caller(),
-            fields: fields
-                .into_iter()
-                .map(|(name, value)| pb::JobField { name, value })
-                .collect(),
-            force,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        .reply(
+            conn.client().save_job(pb::SaveJobRequest {
+                caller: conn.caller(),
+                fields: fields
+                    .into_iter()
+                    .map(|(name, value)| pb::JobField { name, value })
+                    .collect(),
+                force,
+            }),
+        )
+        .await?;
     Ok(JobRecord::from_wire(saved))
 }
 
 /// Deletes job `name` (refused while a change fixes it).
 pub async fn delete_job(conn: &Connection, name: &str) -> Result<(), QueryError> {
-    conn.client()
-        .delete_job(pb::DeleteJobRequest {
-            caller: conn.caller(),
-            name: name.to_string(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?;
+    conn.reply(conn.client().delete_job(pb::DeleteJobRequest {
+        caller: conn.caller(),
+        name: name.to_string(),
+    }))
+    .await?;
     Ok(())
 }
 
@@ -188,18 +176,15 @@ pub struct JobsQuery {
 /// The jobs `query` selects, as the server streams them.
 pub async fn jobs(conn: &Connection, query: JobsQuery) -> Result<Records<JobRecord>, QueryError> {
     let stream = conn
-        .client()
-        .list_jobs(pb::ListJobsRequest {
+        .reply(conn.client().list_jobs(pb::ListJobsRequest {
             caller: conn.caller(),
             expression: query.expression,
             max: query.max,
             reverse: query.reverse,
             files: query.files,
             include_integrated: query.include_integrated,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |j| Ok(JobRecord::from_wire(j))))
 }
 
@@ -213,17 +198,14 @@ pub async fn fix(
     delete: bool,
 ) -> Result<Vec<Fix>, QueryError> {
     let reply = conn
-        .client()
-        .fix(pb::FixRequest {
+        .reply(conn.client().fix(pb::FixRequest {
             caller: conn.caller(),
             change,
             jobs,
             status: status.to_string(),
             delete,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(reply.fixes.into_iter().map(Fix::from_wire).collect())
 }
 
@@ -243,16 +225,13 @@ pub struct FixesQuery {
 /// The fixes `query` selects, as the server streams them.
 pub async fn fixes(conn: &Connection, query: FixesQuery) -> Result<Records<Fix>, QueryError> {
     let stream = conn
-        .client()
-        .list_fixes(pb::ListFixesRequest {
+        .reply(conn.client().list_fixes(pb::ListFixesRequest {
             caller: conn.caller(),
             job: query.job.unwrap_or_default(),
             change: query.change.unwrap_or(0),
             files: query.files,
             max: query.max,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |f| Ok(Fix::from_wire(f))))
 }

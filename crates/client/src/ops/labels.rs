@@ -85,28 +85,22 @@ impl LabelEntry {
 /// form-out triggers run on it.
 pub async fn label(conn: &Connection, name: &str, form: bool) -> Result<LabelSpec, QueryError> {
     let got = conn
-        .client()
-        .get_label(pb::GetLabelRequest {
+        .reply(conn.client().get_label(pb::GetLabelRequest {
             caller: conn.caller(),
             name: name.to_string(),
             form,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(LabelSpec::from_wire(got))
 }
 
 /// Every label, in name order.
 pub async fn labels(conn: &Connection) -> Result<Records<LabelSpec>, QueryError> {
     let stream = conn
-        .client()
-        .list_labels(pb::ListLabelsRequest {
+        .reply(conn.client().list_labels(pb::ListLabelsRequest {
             caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |l| Ok(LabelSpec::from_wire(l))))
 }
 
@@ -119,29 +113,24 @@ pub async fn save_label(
     force: bool,
 ) -> Result<LabelSpec, QueryError> {
     let saved = conn
-        .client()
-        .save_label(pb::SaveLabelRequest {
+        .reply(conn.client().save_label(pb::SaveLabelRequest {
             caller: conn.caller(),
             label: Some(spec.into_wire()),
             create_only,
             force,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(LabelSpec::from_wire(saved))
 }
 
 /// Deletes label `name`; `force`: a super user deletes one that is not theirs, or a locked one.
 pub async fn delete_label(conn: &Connection, name: &str, force: bool) -> Result<(), QueryError> {
-    conn.client()
-        .delete_label(pb::DeleteLabelRequest {
-            caller: conn.caller(),
-            name: name.to_string(),
-            force,
-        })
-        .await
-        .map_err(|s| conn.status(s))?;
+    conn.reply(conn.client().delete_label(pb::DeleteLabelRequest {
+        caller: conn.caller(),
+        name: name.to_string(),
+        force,
+    }))
+    .await?;
     Ok(())
 }
 
@@ -187,17 +176,14 @@ pub struct TagQuery {
 /// ```
 pub async fn tag(conn: &Connection, query: TagQuery) -> Result<Records<LabelEntry>, QueryError> {
     let stream = conn
-        .client()
-        .tag(pb::TagRequest {
+        .reply(conn.client().tag(pb::TagRequest {
             caller: conn.caller(),
             label: query.label,
             files: query.files,
             delete: query.delete,
             preview: query.preview,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |f| Ok(LabelEntry::from_wire(f))))
 }
 
@@ -210,15 +196,12 @@ pub async fn labelsync(
     preview: bool,
 ) -> Result<Records<LabelEntry>, QueryError> {
     let stream = conn
-        .client()
-        .labelsync(pb::LabelsyncRequest {
+        .reply(conn.client().labelsync(pb::LabelsyncRequest {
             caller: conn.caller(),
             label: label.to_string(),
             files,
             preview,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |f| Ok(LabelEntry::from_wire(f))))
 }

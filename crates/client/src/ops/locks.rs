@@ -19,16 +19,13 @@ pub struct LockQuery {
 /// Locks the caller's open files `query` names; a record for each.
 pub async fn lock(conn: &Connection, query: LockQuery) -> Result<Records<FileResult>, QueryError> {
     let stream = conn
-        .client()
-        .lock(pb::LockRequest {
+        .reply(conn.client().lock(pb::LockRequest {
             caller: conn.caller(),
             files: query.paths,
             change: query.change.unwrap_or(0),
             filter_change: query.change.is_some(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| Ok(FileResult::from_wire(r))))
 }
 
@@ -51,17 +48,14 @@ pub async fn unlock(
     scope: UnlockScope,
 ) -> Result<Records<FileResult>, QueryError> {
     let stream = conn
-        .client()
-        .unlock(pb::UnlockRequest {
+        .reply(conn.client().unlock(pb::UnlockRequest {
             caller: conn.caller(),
             files: query.paths,
             change: query.change.unwrap_or(0),
             filter_change: query.change.is_some(),
             force: scope == UnlockScope::Force,
             orphaned: scope == UnlockScope::Orphaned,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| Ok(FileResult::from_wire(r))))
 }

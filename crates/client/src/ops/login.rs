@@ -47,28 +47,22 @@ pub async fn login(
     all_hosts: bool,
 ) -> Result<Ticket, QueryError> {
     let reply = conn
-        .client()
-        .login(pb::LoginRequest {
+        .reply(conn.client().login(pb::LoginRequest {
             caller: conn.caller(),
             password,
             all_hosts,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Ticket::from_wire(reply))
 }
 
 /// The caller's current ticket (refused when not logged in).
 pub async fn login_status(conn: &Connection) -> Result<Ticket, QueryError> {
     let reply = conn
-        .client()
-        .login_status(pb::LoginStatusRequest {
+        .reply(conn.client().login_status(pb::LoginStatusRequest {
             caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Ticket::from_wire(reply))
 }
 
@@ -76,14 +70,11 @@ pub async fn login_status(conn: &Connection) -> Result<Ticket, QueryError> {
 /// many tickets ended.
 pub async fn logout(conn: &Connection, all: bool) -> Result<u64, QueryError> {
     let reply = conn
-        .client()
-        .logout(pb::LogoutRequest {
+        .reply(conn.client().logout(pb::LogoutRequest {
             caller: conn.caller(),
             all,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(reply.ended)
 }
 
@@ -100,14 +91,12 @@ pub struct PasswordChange {
 
 /// Sets a password; the server ends every ticket of the user.
 pub async fn set_password(conn: &Connection, change: PasswordChange) -> Result<(), QueryError> {
-    conn.client()
-        .set_password(pb::SetPasswordRequest {
-            caller: conn.caller(),
-            user: change.user.unwrap_or_default(),
-            old_password: change.old_password,
-            new_password: change.new_password,
-        })
-        .await
-        .map_err(|s| conn.status(s))?;
+    conn.reply(conn.client().set_password(pb::SetPasswordRequest {
+        caller: conn.caller(),
+        user: change.user.unwrap_or_default(),
+        old_password: change.old_password,
+        new_password: change.new_password,
+    }))
+    .await?;
     Ok(())
 }

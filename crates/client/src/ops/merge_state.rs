@@ -44,17 +44,14 @@ pub struct MergeState {
 /// What needs merging each way between `query`'s source and target.
 pub async fn istat(conn: &Connection, query: IstatQuery) -> Result<MergeState, QueryError> {
     let reply = conn
-        .client()
-        .istat(pb::IstatRequest {
+        .reply(conn.client().istat(pb::IstatRequest {
             caller: conn.caller(),
             from: query.from,
             to: query.to,
             branch: query.branch.unwrap_or_default(),
             reverse: query.reverse,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     let flow = |f: Option<pb::PendingFlow>| {
         let f = f.unwrap_or_default();
         PendingFlow {
@@ -96,15 +93,12 @@ pub async fn prune(
     execute: bool,
 ) -> Result<Records<PruneItem>, QueryError> {
     let stream = conn
-        .client()
-        .prune(pb::PruneRequest {
+        .reply(conn.client().prune(pb::PruneRequest {
             caller: conn.caller(),
             files: paths,
             execute,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::filtered(conn, stream, |message| {
         Some(match message.body? {
             Body::File(f) => PruneItem::File(PrunedFile {

@@ -59,15 +59,12 @@ pub async fn monitor_show(
     long: bool,
 ) -> Result<Vec<RunningCommand>, QueryError> {
     let reply = conn
-        .client()
-        .monitor_show(pb::MonitorShowRequest {
+        .reply(conn.client().monitor_show(pb::MonitorShowRequest {
             caller: conn.caller(),
             all,
             long,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(reply
         .commands
         .into_iter()
@@ -79,13 +76,13 @@ pub async fn monitor_show(
 /// is abandoned. Returns the command.
 pub async fn monitor_terminate(conn: &Connection, id: u64) -> Result<RunningCommand, QueryError> {
     let c = conn
-        .client()
-        .monitor_terminate(pb::MonitorTerminateRequest {
-            caller: conn.caller(),
-            id,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        .reply(
+            conn.client()
+                .monitor_terminate(pb::MonitorTerminateRequest {
+                    caller: conn.caller(),
+                    id,
+                }),
+        )
+        .await?;
     Ok(RunningCommand::from_wire(c))
 }

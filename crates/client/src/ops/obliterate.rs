@@ -38,15 +38,12 @@ pub async fn obliterate(
     execute: bool,
 ) -> Result<Records<ObliterateItem>, QueryError> {
     let stream = conn
-        .client()
-        .obliterate(pb::ObliterateRequest {
+        .reply(conn.client().obliterate(pb::ObliterateRequest {
             caller: conn.caller(),
             files: paths,
             execute,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::filtered(conn, stream, |message| {
         Some(match message.body? {
             Body::Revision(rev) => ObliterateItem::Revision {

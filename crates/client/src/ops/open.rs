@@ -50,18 +50,15 @@ pub async fn open(conn: &Connection, query: OpenQuery) -> Result<Records<FileRes
         OpenFor::Delete => pb::OpenAction::Delete,
     };
     let stream = conn
-        .client()
-        .open(pb::OpenRequest {
+        .reply(conn.client().open(pb::OpenRequest {
             caller: conn.caller(),
             action: action as i32,
             files: query.paths,
             change: query.change.unwrap_or(0),
             file_type: query.file_type.unwrap_or_default(),
             add_types: query.add_types,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| Ok(FileResult::from_wire(r))))
 }
 
@@ -74,16 +71,13 @@ pub async fn move_file(
     change: Option<u64>,
 ) -> Result<Records<FileResult>, QueryError> {
     let stream = conn
-        .client()
-        .r#move(pb::MoveRequest {
+        .reply(conn.client().r#move(pb::MoveRequest {
             caller: conn.caller(),
             from,
             to,
             change: change.unwrap_or(0),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| Ok(FileResult::from_wire(r))))
 }
 
@@ -103,16 +97,13 @@ pub async fn reopen(
     query: ReopenQuery,
 ) -> Result<Records<FileResult>, QueryError> {
     let stream = conn
-        .client()
-        .reopen(pb::ReopenRequest {
+        .reply(conn.client().reopen(pb::ReopenRequest {
             caller: conn.caller(),
             files: query.paths,
             change: query.change.unwrap_or(0),
             set_change: query.change.is_some(),
             file_type: query.file_type.unwrap_or_default(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| Ok(FileResult::from_wire(r))))
 }

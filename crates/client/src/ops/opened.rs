@@ -83,8 +83,7 @@ pub async fn opened(
     query: OpenedQuery,
 ) -> Result<Records<OpenedFile>, QueryError> {
     let stream = conn
-        .client()
-        .opened(pb::OpenedRequest {
+        .reply(conn.client().opened(pb::OpenedRequest {
             caller: conn.caller(),
             files: query.paths,
             all_workspaces: query.all_workspaces,
@@ -92,9 +91,7 @@ pub async fn opened(
             change: query.change.unwrap_or(0),
             filter_change: query.change.is_some(),
             content_only: false,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| Ok(OpenedFile::from_wire(r))))
 }

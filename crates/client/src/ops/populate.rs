@@ -44,8 +44,7 @@ pub async fn populate(
     query: PopulateQuery,
 ) -> Result<Records<Populated>, QueryError> {
     let stream = conn
-        .client()
-        .populate(pb::PopulateRequest {
+        .reply(conn.client().populate(pb::PopulateRequest {
             caller: conn.caller(),
             from: query.from,
             to: query.to,
@@ -55,10 +54,8 @@ pub async fn populate(
             description: query.description.unwrap_or_default(),
             preview: query.preview,
             force: query.force,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |f| {
         Ok(Populated {
             deleted: f.action == "delete",

@@ -16,15 +16,12 @@ pub async fn resolve_list(
     paths: Vec<String>,
 ) -> Result<Records<FileResult>, QueryError> {
     let stream = conn
-        .client()
-        .resolve_list(pb::FilesRequest {
+        .reply(conn.client().resolve_list(pb::FilesRequest {
             caller: conn.caller(),
             files: paths,
             ..Default::default()
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| Ok(FileResult::from_wire(r))))
 }
 
@@ -42,15 +39,12 @@ pub async fn resolve_done(
         ResolveResult::Edited => pb::ResolveOutcome::Edited,
     };
     let done = conn
-        .client()
-        .resolve_done(pb::ResolveDoneRequest {
+        .reply(conn.client().resolve_done(pb::ResolveDoneRequest {
             caller: conn.caller(),
             file: depot_file.to_string(),
             outcome: outcome as i32,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(FileResult::from_wire(done))
 }
 
@@ -60,14 +54,11 @@ pub async fn resolved(
     paths: Vec<String>,
 ) -> Result<Records<FileResult>, QueryError> {
     let stream = conn
-        .client()
-        .resolved(pb::FilesRequest {
+        .reply(conn.client().resolved(pb::FilesRequest {
             caller: conn.caller(),
             files: paths,
             ..Default::default()
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| Ok(FileResult::from_wire(r))))
 }

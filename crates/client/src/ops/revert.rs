@@ -31,16 +31,13 @@ pub async fn revert(
     query: RevertQuery,
 ) -> Result<Records<FileResult>, QueryError> {
     let stream = conn
-        .client()
-        .revert(pb::RevertRequest {
+        .reply(conn.client().revert(pb::RevertRequest {
             caller: conn.caller(),
             files: query.paths,
             unchanged_only: query.unchanged_only,
             unchanged: query.unchanged,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| Ok(FileResult::from_wire(r))))
 }
 

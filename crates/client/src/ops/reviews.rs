@@ -25,15 +25,12 @@ pub async fn review(
     counter: Option<&str>,
 ) -> Result<Records<ReviewedChange>, QueryError> {
     let stream = conn
-        .client()
-        .review(pb::ReviewRequest {
+        .reply(conn.client().review(pb::ReviewRequest {
             caller: conn.caller(),
             change: change.unwrap_or(0),
             counter: counter.unwrap_or_default().to_string(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |c| {
         Ok(ReviewedChange {
             change: c.change,
@@ -52,14 +49,11 @@ pub async fn reviews(
     files: Vec<String>,
 ) -> Result<Records<UserSpec>, QueryError> {
     let stream = conn
-        .client()
-        .reviews(pb::ReviewsRequest {
+        .reply(conn.client().reviews(pb::ReviewsRequest {
             caller: conn.caller(),
             change: change.unwrap_or(0),
             files,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |u| Ok(UserSpec::from_wire(u))))
 }

@@ -71,15 +71,12 @@ pub async fn delete_shelved(
     paths: Vec<String>,
 ) -> Result<Records<FileResult>, QueryError> {
     let stream = conn
-        .client()
-        .delete_shelved(pb::DeleteShelvedRequest {
+        .reply(conn.client().delete_shelved(pb::DeleteShelvedRequest {
             caller: conn.caller(),
             change,
             files: paths,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| Ok(FileResult::from_wire(r))))
 }
 

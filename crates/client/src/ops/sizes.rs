@@ -35,18 +35,15 @@ pub struct Size {
 /// The sizes `query` asks for, as the server streams them.
 pub async fn sizes(conn: &Connection, query: SizesQuery) -> Result<Records<Size>, QueryError> {
     let stream = conn
-        .client()
-        .sizes(pb::SizesRequest {
+        .reply(conn.client().sizes(pb::SizesRequest {
             caller: conn.caller(),
             files: query.paths,
             all_revisions: query.all_revisions,
             summary: query.summary,
             block_size: query.block_size.unwrap_or(0),
             once: query.once,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |e| {
         Ok(Size {
             path: e.path,

@@ -45,17 +45,14 @@ pub struct ChangeSave {
 /// Makes a pending change, or deletes one; the change's number.
 pub async fn save_change(conn: &Connection, save: ChangeSave) -> Result<u64, SubmitError> {
     let reply = conn
-        .client()
-        .save_change(pb::SaveChangeRequest {
+        .reply(conn.client().save_change(pb::SaveChangeRequest {
             caller: conn.caller(),
             change: save.change,
             description: save.description,
             files: save.files,
             delete: save.delete,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(if save.delete {
         save.change
     } else {
@@ -77,16 +74,13 @@ pub async fn fix_jobs(
     jobs: Vec<String>,
 ) -> Result<Vec<JobFix>, SubmitError> {
     let reply = conn
-        .client()
-        .fix(pb::FixRequest {
+        .reply(conn.client().fix(pb::FixRequest {
             caller: conn.caller(),
             change,
             jobs,
             ..Default::default()
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(reply
         .fixes
         .into_iter()

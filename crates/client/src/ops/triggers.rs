@@ -46,13 +46,10 @@ fn from_wire(table: pb::TriggersTable) -> Result<Vec<TriggerLine>, TriggersError
 /// The triggers table, in table order (super users).
 pub async fn triggers(conn: &Connection) -> Result<Vec<TriggerLine>, TriggersError> {
     let table = conn
-        .client()
-        .get_triggers(pb::GetTriggersRequest {
+        .reply(conn.client().get_triggers(pb::GetTriggersRequest {
             caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     from_wire(table)
 }
 
@@ -64,13 +61,10 @@ pub async fn save_triggers(
     lines: Vec<String>,
 ) -> Result<Vec<TriggerLine>, TriggersError> {
     let table = conn
-        .client()
-        .save_triggers(pb::SaveTriggersRequest {
+        .reply(conn.client().save_triggers(pb::SaveTriggersRequest {
             caller: conn.caller(),
             lines,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     from_wire(table)
 }

@@ -28,13 +28,10 @@ fn from_wire(table: pb::TypemapTable) -> Vec<TypemapLine> {
 /// The typemap, in table order (the last matching line decides).
 pub async fn typemap(conn: &Connection) -> Result<Vec<TypemapLine>, QueryError> {
     let table = conn
-        .client()
-        .get_typemap(pb::GetTypemapRequest {
+        .reply(conn.client().get_typemap(pb::GetTypemapRequest {
             caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(from_wire(table))
 }
 
@@ -46,13 +43,10 @@ pub async fn save_typemap(
     lines: Vec<String>,
 ) -> Result<Vec<TypemapLine>, QueryError> {
     let table = conn
-        .client()
-        .save_typemap(pb::SaveTypemapRequest {
+        .reply(conn.client().save_typemap(pb::SaveTypemapRequest {
             caller: conn.caller(),
             lines,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(from_wire(table))
 }

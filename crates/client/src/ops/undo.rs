@@ -22,15 +22,12 @@ pub struct UndoQuery {
 /// undone as `source_start`, `source_end` (and `unresolved` when later revisions changed it).
 pub async fn undo(conn: &Connection, query: UndoQuery) -> Result<Records<FileResult>, QueryError> {
     let stream = conn
-        .client()
-        .undo(pb::UndoRequest {
+        .reply(conn.client().undo(pb::UndoRequest {
             caller: conn.caller(),
             files: query.paths,
             preview: query.preview,
             change: query.change.unwrap_or(0),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |r| Ok(FileResult::from_wire(r))))
 }

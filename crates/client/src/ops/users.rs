@@ -55,27 +55,21 @@ impl UserSpec {
 /// User `name`'s spec (refused as not found when there is no such user).
 pub async fn user(conn: &Connection, name: &str) -> Result<UserSpec, QueryError> {
     let got = conn
-        .client()
-        .get_user(pb::GetUserRequest {
+        .reply(conn.client().get_user(pb::GetUserRequest {
             caller: conn.caller(),
             name: name.to_string(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(UserSpec::from_wire(got))
 }
 
 /// Every user, in name order.
 pub async fn users(conn: &Connection) -> Result<Records<UserSpec>, QueryError> {
     let stream = conn
-        .client()
-        .list_users(pb::ListUsersRequest {
+        .reply(conn.client().list_users(pb::ListUsersRequest {
             caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |u| Ok(UserSpec::from_wire(u))))
 }
 
@@ -87,27 +81,22 @@ pub async fn save_user(
     force: bool,
 ) -> Result<UserSpec, QueryError> {
     let saved = conn
-        .client()
-        .save_user(pb::SaveUserRequest {
+        .reply(conn.client().save_user(pb::SaveUserRequest {
             caller: conn.caller(),
             user: Some(spec.into_wire()),
             force,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(UserSpec::from_wire(saved))
 }
 
 /// Deletes user `name` and every ticket of theirs. `force`: a super user deletes another user.
 pub async fn delete_user(conn: &Connection, name: &str, force: bool) -> Result<(), QueryError> {
-    conn.client()
-        .delete_user(pb::DeleteUserRequest {
-            caller: conn.caller(),
-            name: name.to_string(),
-            force,
-        })
-        .await
-        .map_err(|s| conn.status(s))?;
+    conn.reply(conn.client().delete_user(pb::DeleteUserRequest {
+        caller: conn.caller(),
+        name: name.to_string(),
+        force,
+    }))
+    .await?;
     Ok(())
 }

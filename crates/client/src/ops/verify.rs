@@ -135,16 +135,13 @@ pub async fn verify(
     query: VerifyQuery,
 ) -> Result<Records<VerifyItem>, QueryError> {
     let stream = conn
-        .client()
-        .verify(pb::VerifyRequest {
+        .reply(conn.client().verify(pb::VerifyRequest {
             caller: conn.caller(),
             files: query.paths,
             shelved: query.shelved,
             problems_only: query.problems_only,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::filtered(conn, stream, |m| {
         Some(match m.body? {
             Body::File(f) => VerifyItem::File(file(f)),

@@ -51,13 +51,10 @@ fn from_wire(table: pb::WebhooksTable) -> Vec<Webhook> {
 /// The webhooks table with each webhook's delivery state (super users).
 pub async fn webhooks(conn: &Connection) -> Result<Vec<Webhook>, QueryError> {
     let table = conn
-        .client()
-        .get_webhooks(pb::GetWebhooksRequest {
+        .reply(conn.client().get_webhooks(pb::GetWebhooksRequest {
             caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(from_wire(table))
 }
 
@@ -69,13 +66,10 @@ pub async fn save_webhooks(
     lines: Vec<String>,
 ) -> Result<Vec<Webhook>, QueryError> {
     let table = conn
-        .client()
-        .save_webhooks(pb::SaveWebhooksRequest {
+        .reply(conn.client().save_webhooks(pb::SaveWebhooksRequest {
             caller: conn.caller(),
             lines,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(from_wire(table))
 }

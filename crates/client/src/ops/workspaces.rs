@@ -64,28 +64,22 @@ pub async fn workspace(
     form: bool,
 ) -> Result<WorkspaceSpec, QueryError> {
     let got = conn
-        .client()
-        .get_workspace(pb::GetWorkspaceRequest {
+        .reply(conn.client().get_workspace(pb::GetWorkspaceRequest {
             caller: conn.caller(),
             name: name.to_string(),
             form,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(WorkspaceSpec::from_wire(got))
 }
 
 /// Every workspace the caller may list, in name order.
 pub async fn workspaces(conn: &Connection) -> Result<Records<WorkspaceSpec>, QueryError> {
     let stream = conn
-        .client()
-        .list_workspaces(pb::ListWorkspacesRequest {
+        .reply(conn.client().list_workspaces(pb::ListWorkspacesRequest {
             caller: conn.caller(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(Records::new(conn, stream, |w| {
         Ok(WorkspaceSpec::from_wire(w))
     }))
@@ -120,26 +114,21 @@ pub async fn save_workspace(
     create_only: bool,
 ) -> Result<WorkspaceSpec, QueryError> {
     let saved = conn
-        .client()
-        .save_workspace(pb::SaveWorkspaceRequest {
+        .reply(conn.client().save_workspace(pb::SaveWorkspaceRequest {
             caller: conn.caller(),
             workspace: Some(spec.into_wire()),
             create_only,
-        })
-        .await
-        .map_err(|s| conn.status(s))?
-        .into_inner();
+        }))
+        .await?;
     Ok(WorkspaceSpec::from_wire(saved))
 }
 
 /// Deletes workspace `name` (refused while it has opened files).
 pub async fn delete_workspace(conn: &Connection, name: &str) -> Result<(), QueryError> {
-    conn.client()
-        .delete_workspace(pb::DeleteWorkspaceRequest {
-            caller: conn.caller(),
-            name: name.to_string(),
-        })
-        .await
-        .map_err(|s| conn.status(s))?;
+    conn.reply(conn.client().delete_workspace(pb::DeleteWorkspaceRequest {
+        caller: conn.caller(),
+        name: name.to_string(),
+    }))
+    .await?;
     Ok(())
 }
