@@ -29,32 +29,17 @@ pub async fn run(s: &mut Session, cmd: LabelCmd) -> Result<()> {
 async fn edit_forced(s: &Session, name: &str) -> Result<()> {
     WorkspaceName::parse(name)?;
     let spec = Label::fetch(s, name).await?;
-    let original = spec.render_form();
-    let edited = crate::editor::edit_text(&original, name)?;
-    if edited == original {
-        s.out.emit(
-            Record::new().s("label", name).s("action", "unchanged"),
-            format!("Label {name} not changed."),
-        );
-        return Ok(());
+    if let Some(updated) = spec_form::edited(s, name, &spec)? {
+        let saved = ops::save_label(&s.conn, updated, false, true).await?;
+        spec_form::said_saved(s, &saved);
     }
-    let updated =
-        Label::parse_form(&edited, &spec).map_err(|e| e.context("error in label specification"))?;
-    let saved = ops::save_label(&s.conn, updated, false, true).await?;
-    s.out.emit(
-        saved.record().s("action", "saved"),
-        format!("Label {} saved.", saved.name),
-    );
     Ok(())
 }
 
 /// `label delete -f`: a super user deletes a label that is not theirs, or a locked one.
 async fn delete_forced(s: &Session, name: &str) -> Result<()> {
     ops::delete_label(&s.conn, name, true).await?;
-    s.out.emit(
-        Record::new().s("label", name).s("action", "deleted"),
-        format!("Label {name} deleted."),
-    );
+    spec_form::said_deleted::<Label>(s, name);
     Ok(())
 }
 

@@ -53,11 +53,16 @@ pub(crate) async fn show<K: SpecKind>(s: &Session, name: &str) -> Result<()> {
 /// Saves a spec and says so.
 pub(crate) async fn save<K: SpecKind>(s: &Session, spec: K, create_only: bool) -> Result<()> {
     let saved = K::store(s, spec, create_only).await?;
+    said_saved(s, &saved);
+    Ok(())
+}
+
+/// Says that `saved` (as the server stored it) was saved.
+pub(crate) fn said_saved<K: SpecKind>(s: &Session, saved: &K) {
     s.out.emit(
         saved.record().s("action", "saved"),
         format!("{} {} saved.", K::TITLE, saved.name()),
     );
-    Ok(())
 }
 
 /// Opens the spec (or a fresh one) in `$EDITOR` and saves what was edited.
@@ -68,6 +73,15 @@ pub(crate) async fn edit<K: SpecKind>(s: &Session, name: &str) -> Result<()> {
         Err(e) if is_not_found(&e) => K::fresh(s, name),
         Err(e) => return Err(e),
     };
+    match edited(s, name, &spec)? {
+        Some(updated) => save(s, updated, false).await,
+        None => Ok(()),
+    }
+}
+
+/// Opens `spec`'s form in `$EDITOR` and parses what was edited; `None` (and says so) when
+/// the form comes back unchanged.
+pub(crate) fn edited<K: SpecKind>(s: &Session, name: &str, spec: &K) -> Result<Option<K>> {
     let original = spec.render_form();
     let edited = edit_text(&original, name)?;
     if edited == original {
@@ -75,21 +89,26 @@ pub(crate) async fn edit<K: SpecKind>(s: &Session, name: &str) -> Result<()> {
             Record::new().s(K::KEY, name).s("action", "unchanged"),
             format!("{} {name} not changed.", K::TITLE),
         );
-        return Ok(());
+        return Ok(None);
     }
-    let updated = K::parse_form(&edited, &spec)
-        .with_context(|| format!("error in {} specification", K::NOUN))?;
-    save(s, updated, false).await
+    K::parse_form(&edited, spec)
+        .map(Some)
+        .with_context(|| format!("error in {} specification", K::NOUN))
 }
 
 /// Deletes a spec and says so.
 pub(crate) async fn delete<K: SpecKind>(s: &Session, name: &str) -> Result<()> {
     K::remove(s, name).await?;
+    said_deleted::<K>(s, name);
+    Ok(())
+}
+
+/// Says that spec `name` was deleted.
+pub(crate) fn said_deleted<K: SpecKind>(s: &Session, name: &str) {
     s.out.emit(
         Record::new().s(K::KEY, name).s("action", "deleted"),
         format!("{} {name} deleted.", K::TITLE),
     );
-    Ok(())
 }
 
 /// Lists every spec of the kind, a line each.
