@@ -19,6 +19,23 @@ fn with_editor(client: &Client, dir: &Path, script: &str, args: &[&str]) -> std:
         .expect("run keel with an editor")
 }
 
+/// Runs `args` with `script` as the editor, which must succeed.
+fn edit_ok(client: &Client, dir: &Path, script: &str, args: &[&str]) {
+    let out = with_editor(client, dir, script, args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `args` with `script` as the editor, which must fail; its stderr.
+fn edit_fails(client: &Client, dir: &Path, script: &str, args: &[&str]) -> String {
+    let out = with_editor(client, dir, script, args);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// `(depotFile, rev)` of each record.
 fn revs(records: &[serde_json::Value]) -> Vec<(String, String)> {
     records
@@ -95,30 +112,24 @@ fn branch_specs_crud_and_validation() {
     assert!(err.contains("bad@name"), "{err}");
 
     // Edit through $EDITOR: add a line; a broken line is refused and changes nothing.
-    let out = with_editor(
+    edit_ok(
         &a,
         fx.dir.path(),
         r#"printf '\t-//depot/main/tmp/... //depot/rel/tmp/...\n' >> "$1""#,
         &["branch", "edit", "rel"],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let shown = a.json(&["branch", "show", "rel"]);
     assert_eq!(
         str_field(&shown[0], "View1"),
         "-//depot/main/tmp/... //depot/rel/tmp/..."
     );
-    let out = with_editor(
+    let err = edit_fails(
         &a,
         fx.dir.path(),
         r#"printf '\t//depot/a/... //depot/b/*\n' >> "$1""#,
         &["branch", "edit", "rel"],
     );
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("//depot/b/*"));
+    assert!(err.contains("//depot/b/*"), "{err}");
 
     a.ok(&[
         "branch",
@@ -180,16 +191,11 @@ fn label_crud_and_locking() {
     assert_eq!(names, ["rel0", "rel1"]);
 
     // Lock it through the form; then tag, labelsync, edit and delete are refused.
-    let out = with_editor(
+    edit_ok(
         &a,
         fx.dir.path(),
         r#"sed -i 's/^Options:.*/Options:\tlocked/' "$1""#,
         &["label", "edit", "rel1"],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(
         str_field(&a.json(&["label", "show", "rel1"])[0], "Options"),
@@ -206,25 +212,18 @@ fn label_crud_and_locking() {
             "{args:?}: {err}"
         );
     }
-    let out = with_editor(
+    let err = edit_fails(
         &a,
         fx.dir.path(),
         r#"sed -i 's/^Description:.*/Description:\tchanged/' "$1""#,
         &["label", "edit", "rel1"],
     );
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("locked"));
+    assert!(err.contains("locked"), "{err}");
     // Only the owner unlocks it.
     let unlock = r#"sed -i 's/^Options:.*/Options:\tunlocked/' "$1""#;
-    let out = with_editor(&b, fx.dir.path(), unlock, &["label", "edit", "rel1"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("alice"));
-    let out = with_editor(&a, fx.dir.path(), unlock, &["label", "edit", "rel1"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let err = edit_fails(&b, fx.dir.path(), unlock, &["label", "edit", "rel1"]);
+    assert!(err.contains("alice"), "{err}");
+    edit_ok(&a, fx.dir.path(), unlock, &["label", "edit", "rel1"]);
     a.ok(&["tag", "-l", "rel1", "//depot/..."]);
     a.ok(&["label", "delete", "rel1"]);
     let err = a.fail(&["label", "show", "rel1"]);
