@@ -47,6 +47,15 @@ pub(crate) async fn connect_as(client: &Client, user: &str, ticket: Option<Strin
     Connection::connect(&settings).await.expect("connect")
 }
 
+/// Every record a streaming operation answers: `call` must succeed (else the failure names
+/// `what`), and so must reading its records.
+pub(crate) async fn all<T: Send + 'static>(
+    what: &str,
+    call: impl std::future::Future<Output = Result<ops::Records<T>, QueryError>>,
+) -> Vec<T> {
+    call.await.expect(what).all().await.expect("read")
+}
+
 /// A single-threaded runtime for a test's async calls.
 pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -69,29 +78,23 @@ fn a_ci_server_asks_many_paths_at_once_and_reads_typed_records() {
             SincePath::new("//depot/lib/...", 0),
             SincePath::new("//depot/docs/...", 0),
         ];
-        let hits = ops::changes_since(&conn, &plans, 0)
-            .await
-            .expect("changes since")
-            .all()
-            .await
-            .expect("read");
+        let hits = all("changes since", ops::changes_since(&conn, &plans, 0)).await;
         let got: Vec<(usize, u64)> = hits.iter().map(|h| (h.path, h.change.number.0)).collect();
         assert_eq!(got, vec![(0, c3), (1, c2)]);
         assert_eq!(hits[0].change.description.trim_end(), "three");
         assert_eq!(hits[0].change.user, "alice");
 
-        let files = ops::files(
-            &conn,
-            FilesQuery {
-                paths: vec!["//depot/...".into()],
-                ..Default::default()
-            },
+        let files = all(
+            "files",
+            ops::files(
+                &conn,
+                FilesQuery {
+                    paths: vec!["//depot/...".into()],
+                    ..Default::default()
+                },
+            ),
         )
-        .await
-        .expect("files")
-        .all()
-        .await
-        .expect("read");
+        .await;
         let heads: Vec<(&str, u32, u64)> = files
             .iter()
             .map(|f| (f.depot_file.as_str(), f.rev, f.change))
@@ -101,12 +104,7 @@ fn a_ci_server_asks_many_paths_at_once_and_reads_typed_records() {
             vec![("//depot/app/main.c", 2, c3), ("//depot/lib/util.c", 1, c2)]
         );
 
-        let items = ops::describe(&conn, DescribeQuery::new(c3))
-            .await
-            .expect("describe")
-            .all()
-            .await
-            .expect("read");
+        let items = all("describe", ops::describe(&conn, DescribeQuery::new(c3))).await;
         assert!(
             matches!(&items[0], DescribeItem::Change(c) if c.number.0 == c3),
             "{items:?}"

@@ -4,7 +4,7 @@
 //! real server, and their refusals as typed errors that leave nothing behind.
 
 use crate::access::protect;
-use crate::client_library::{connect, runtime};
+use crate::client_library::{all, connect, runtime};
 use crate::common::{Client, Fixture, write};
 use keel_client::WorkspaceCtx;
 use keel_client::ops::{
@@ -66,15 +66,14 @@ fn a_ci_job_syncs_edits_submits_and_reverts_through_typed_operations() {
         );
 
         // Edit and add in the default change, then submit it with its files listed.
-        let edited = ops::open(
-            &conn,
-            OpenQuery::new(OpenFor::Edit, vec!["//depot/app/main.c".into()]),
+        let edited = all(
+            "edit",
+            ops::open(
+                &conn,
+                OpenQuery::new(OpenFor::Edit, vec!["//depot/app/main.c".into()]),
+            ),
         )
-        .await
-        .expect("edit")
-        .all()
-        .await
-        .expect("read");
+        .await;
         assert_eq!(edited.len(), 1);
         assert_eq!(edited[0].action, Some(FileAction::Edit));
         assert_eq!(edited[0].outcome, Outcome::Opened);
@@ -83,12 +82,7 @@ fn a_ci_job_syncs_edits_submits_and_reverts_through_typed_operations() {
         write(&agent.cwd, "app/new.c", "int new;\n");
         let mut add = OpenQuery::new(OpenFor::Add, vec!["//agent-ws/app/new.c".into()]);
         add.add_types = vec!["text".into()];
-        let added = ops::open(&conn, add)
-            .await
-            .expect("add")
-            .all()
-            .await
-            .expect("read");
+        let added = all("add", ops::open(&conn, add)).await;
         assert_eq!(added[0].action, Some(FileAction::Add));
         assert_eq!(added[0].work_rev(), 1);
 
@@ -137,26 +131,24 @@ fn a_ci_job_syncs_edits_submits_and_reverts_through_typed_operations() {
         )
         .await
         .expect("new change");
-        ops::open(
-            &conn,
-            OpenQuery::new(OpenFor::Edit, vec!["//depot/app/util.c".into()]),
+        all(
+            "edit",
+            ops::open(
+                &conn,
+                OpenQuery::new(OpenFor::Edit, vec!["//depot/app/util.c".into()]),
+            ),
         )
-        .await
-        .expect("edit")
-        .all()
-        .await
-        .expect("read");
-        let moved = ops::move_file(
-            &conn,
-            "//depot/app/util.c".into(),
-            "//depot/lib/util.c".into(),
-            Some(change),
+        .await;
+        let moved = all(
+            "move",
+            ops::move_file(
+                &conn,
+                "//depot/app/util.c".into(),
+                "//depot/lib/util.c".into(),
+                Some(change),
+            ),
         )
-        .await
-        .expect("move")
-        .all()
-        .await
-        .expect("read");
+        .await;
         let mut halves: Vec<_> = moved.iter().map(|m| (m.action, m.change)).collect();
         halves.sort_by_key(|(a, _)| a.map(|a| a.as_str()));
         assert_eq!(
@@ -166,57 +158,49 @@ fn a_ci_job_syncs_edits_submits_and_reverts_through_typed_operations() {
                 (Some(FileAction::MoveDelete), change)
             ]
         );
-        let reopened = ops::reopen(
-            &conn,
-            ReopenQuery {
-                paths: vec!["//depot/lib/util.c".into()],
-                change: Some(0),
-                file_type: None,
-            },
+        let reopened = all(
+            "reopen",
+            ops::reopen(
+                &conn,
+                ReopenQuery {
+                    paths: vec!["//depot/lib/util.c".into()],
+                    change: Some(0),
+                    file_type: None,
+                },
+            ),
         )
-        .await
-        .expect("reopen")
-        .all()
-        .await
-        .expect("read");
+        .await;
         assert_eq!(reopened[0].outcome, Outcome::Reopened);
         assert_eq!(reopened[0].change, 0);
 
-        ops::open(
-            &conn,
-            OpenQuery::new(OpenFor::Edit, vec!["//depot/app/main.c".into()]),
+        all(
+            "edit",
+            ops::open(
+                &conn,
+                OpenQuery::new(OpenFor::Edit, vec!["//depot/app/main.c".into()]),
+            ),
         )
-        .await
-        .expect("edit")
-        .all()
-        .await
-        .expect("read");
+        .await;
         let unchanged = ops::unchanged_files(&conn, &ws, vec!["//depot/app/...".into()])
             .await
             .expect("unchanged");
         assert_eq!(unchanged, vec!["//depot/app/main.c".to_string()]);
-        let reverted = ops::revert(
-            &conn,
-            RevertQuery {
-                paths: vec!["//depot/app/...".into()],
-                unchanged_only: true,
-                unchanged,
-            },
+        let reverted = all(
+            "revert",
+            ops::revert(
+                &conn,
+                RevertQuery {
+                    paths: vec!["//depot/app/...".into()],
+                    unchanged_only: true,
+                    unchanged,
+                },
+            ),
         )
-        .await
-        .expect("revert")
-        .all()
-        .await
-        .expect("read");
+        .await;
         assert_eq!(reverted.len(), 1);
         assert_eq!(reverted[0].depot_file, "//depot/app/main.c");
         assert_eq!(reverted[0].outcome, Outcome::Reverted);
-        let open = ops::opened(&conn, OpenedQuery::default())
-            .await
-            .expect("opened")
-            .all()
-            .await
-            .expect("read");
+        let open = all("opened", ops::opened(&conn, OpenedQuery::default())).await;
         let open: Vec<&str> = open.iter().map(|o| o.depot_file.as_str()).collect();
         assert_eq!(open, vec!["//depot/app/util.c", "//depot/lib/util.c"]);
     });
@@ -254,12 +238,7 @@ fn refusals_come_back_as_typed_errors_and_change_nothing() {
             panic!("not a server refusal: {refused:?}");
         };
         assert!(message.contains("needs open access"), "{message}");
-        let open = ops::opened(&conn, OpenedQuery::default())
-            .await
-            .expect("opened")
-            .all()
-            .await
-            .expect("read");
+        let open = all("opened", ops::opened(&conn, OpenedQuery::default())).await;
         assert!(open.is_empty(), "{open:?}");
 
         // Nothing to submit: a typed submit error, and no change made.
@@ -308,76 +287,62 @@ fn a_ci_job_browses_branches_shelves_locks_and_undoes_through_typed_operations()
 
     // Browsing: directories, a file's state and history, the changes the workspace has.
     rt.block_on(async {
-        let dirs = ops::dirs(&conn, vec!["//depot/*".into()], false)
-            .await
-            .expect("dirs")
-            .all()
-            .await
-            .expect("read");
+        let dirs = all("dirs", ops::dirs(&conn, vec!["//depot/*".into()], false)).await;
         assert_eq!(dirs, vec!["//depot/app".to_string()]);
-        let stat = ops::fstat(&conn, vec!["//depot/app/main.c".into()])
-            .await
-            .expect("fstat")
-            .all()
-            .await
-            .expect("read");
+        let stat = all(
+            "fstat",
+            ops::fstat(&conn, vec!["//depot/app/main.c".into()]),
+        )
+        .await;
         assert_eq!(stat.len(), 1);
         assert_eq!((stat[0].head.rev, stat[0].have_rev), (1, 1));
         assert_eq!(stat[0].action, None);
-        let log = ops::filelog(
-            &conn,
-            FilelogQuery {
-                paths: vec!["//depot/app/main.c".into()],
-                ..Default::default()
-            },
+        let log = all(
+            "filelog",
+            ops::filelog(
+                &conn,
+                FilelogQuery {
+                    paths: vec!["//depot/app/main.c".into()],
+                    ..Default::default()
+                },
+            ),
         )
-        .await
-        .expect("filelog")
-        .all()
-        .await
-        .expect("read");
+        .await;
         assert_eq!(log.len(), 1);
         assert_eq!(log[0].user, "alice");
         assert_eq!(log[0].revision.action, Some(FileAction::Add));
-        let states = ops::cstat(&conn, vec!["//agent-ws/...".into()])
-            .await
-            .expect("cstat")
-            .all()
-            .await
-            .expect("read");
+        let states = all("cstat", ops::cstat(&conn, vec!["//agent-ws/...".into()])).await;
         assert!(states.iter().all(|s| s.status == "have"), "{states:?}");
         assert_eq!(states.len(), 1);
 
         // Not yet integrated: the seed change; then branched, the integration record shows.
-        let pending = ops::interchanges(
-            &conn,
-            InterchangesQuery {
-                from: "//depot/app/...".into(),
-                to: "//depot/rel/...".into(),
-                ..Default::default()
-            },
+        let pending = all(
+            "interchanges",
+            ops::interchanges(
+                &conn,
+                InterchangesQuery {
+                    from: "//depot/app/...".into(),
+                    to: "//depot/rel/...".into(),
+                    ..Default::default()
+                },
+            ),
         )
-        .await
-        .expect("interchanges")
-        .all()
-        .await
-        .expect("read");
+        .await;
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].change.number.0, states[0].change);
-        let branched = ops::integrate(
-            &conn,
-            IntegrateQuery {
-                from: "//depot/app/...".into(),
-                to: "//depot/rel/...".into(),
-                preview: true,
-                ..Default::default()
-            },
+        let branched = all(
+            "integrate -n",
+            ops::integrate(
+                &conn,
+                IntegrateQuery {
+                    from: "//depot/app/...".into(),
+                    to: "//depot/rel/...".into(),
+                    preview: true,
+                    ..Default::default()
+                },
+            ),
         )
-        .await
-        .expect("integrate -n")
-        .all()
-        .await
-        .expect("read");
+        .await;
         assert_eq!(branched.len(), 2);
         assert!(
             branched
@@ -389,12 +354,11 @@ fn a_ci_job_browses_branches_shelves_locks_and_undoes_through_typed_operations()
     alice.ok(&["integrate", "//depot/app/...", "//depot/rel/..."]);
     alice.ok(&["submit", "-d", "branch"]);
     rt.block_on(async {
-        let records = ops::integrated(&conn, vec!["//depot/rel/main.c".into()])
-            .await
-            .expect("integrated")
-            .all()
-            .await
-            .expect("read");
+        let records = all(
+            "integrated",
+            ops::integrated(&conn, vec!["//depot/rel/main.c".into()]),
+        )
+        .await;
         assert_eq!(records.len(), 1);
         assert_eq!(records[0].file, "//depot/app/main.c");
         assert_eq!(records[0].how_str(), "branch from");
@@ -411,12 +375,7 @@ fn a_ci_job_browses_branches_shelves_locks_and_undoes_through_typed_operations()
         .expect("change");
         let mut edit = OpenQuery::new(OpenFor::Edit, vec!["//depot/app/main.c".into()]);
         edit.change = Some(change);
-        ops::open(&conn, edit)
-            .await
-            .expect("edit")
-            .all()
-            .await
-            .expect("read");
+        all("edit", ops::open(&conn, edit)).await;
         std::fs::write(agent.cwd.join("app/main.c"), "shelved\n").expect("write");
         let shelf = ops::shelve(
             &conn,
@@ -431,18 +390,17 @@ fn a_ci_job_browses_branches_shelves_locks_and_undoes_through_typed_operations()
         assert_eq!(shelf.change, change);
         assert_eq!(shelf.files.len(), 1);
         assert_eq!(shelf.files[0].outcome, Outcome::Shelved);
-        let reverted = ops::revert(
-            &conn,
-            RevertQuery {
-                paths: vec!["//depot/app/main.c".into()],
-                ..Default::default()
-            },
+        let reverted = all(
+            "revert",
+            ops::revert(
+                &conn,
+                RevertQuery {
+                    paths: vec!["//depot/app/main.c".into()],
+                    ..Default::default()
+                },
+            ),
         )
-        .await
-        .expect("revert")
-        .all()
-        .await
-        .expect("read");
+        .await;
         assert_eq!(reverted.len(), 1);
         let unshelved = ops::unshelve(
             &conn,
@@ -461,43 +419,35 @@ fn a_ci_job_browses_branches_shelves_locks_and_undoes_through_typed_operations()
             std::fs::read_to_string(agent.cwd.join("app/main.c")).expect("read"),
             "shelved\n"
         );
-        let deleted = ops::delete_shelved(&conn, change, Vec::new())
-            .await
-            .expect("delete shelved")
-            .all()
-            .await
-            .expect("read");
+        let deleted = all(
+            "delete shelved",
+            ops::delete_shelved(&conn, change, Vec::new()),
+        )
+        .await;
         assert_eq!(deleted.len(), 1);
         assert_eq!(deleted[0].outcome, Outcome::ShelvedDeleted);
 
         // Locks: held, then let go.
-        let locked = ops::lock(&conn, LockQuery::default())
-            .await
-            .expect("lock")
-            .all()
-            .await
-            .expect("read");
+        let locked = all("lock", ops::lock(&conn, LockQuery::default())).await;
         assert_eq!(locked.len(), 1);
         assert!(locked[0].locked);
-        let unlocked = ops::unlock(&conn, LockQuery::default(), UnlockScope::Own)
-            .await
-            .expect("unlock")
-            .all()
-            .await
-            .expect("read");
-        assert_eq!(unlocked.len(), 1);
-        ops::revert(
-            &conn,
-            RevertQuery {
-                paths: vec!["//depot/app/main.c".into()],
-                ..Default::default()
-            },
+        let unlocked = all(
+            "unlock",
+            ops::unlock(&conn, LockQuery::default(), UnlockScope::Own),
         )
-        .await
-        .expect("revert")
-        .all()
-        .await
-        .expect("read");
+        .await;
+        assert_eq!(unlocked.len(), 1);
+        all(
+            "revert",
+            ops::revert(
+                &conn,
+                RevertQuery {
+                    paths: vec!["//depot/app/main.c".into()],
+                    ..Default::default()
+                },
+            ),
+        )
+        .await;
     });
 
     // An undo of a later submitted revision: opened for edit, nothing to resolve.
@@ -508,18 +458,17 @@ fn a_ci_job_browses_branches_shelves_locks_and_undoes_through_typed_operations()
         ops::sync(&conn, &ws, SyncQuery::default(), |_| {})
             .await
             .expect("sync");
-        let undone = ops::undo(
-            &conn,
-            UndoQuery {
-                paths: vec!["//depot/app/util.c#2".into()],
-                ..Default::default()
-            },
+        let undone = all(
+            "undo",
+            ops::undo(
+                &conn,
+                UndoQuery {
+                    paths: vec!["//depot/app/util.c#2".into()],
+                    ..Default::default()
+                },
+            ),
         )
-        .await
-        .expect("undo")
-        .all()
-        .await
-        .expect("read");
+        .await;
         assert_eq!(undone.len(), 1);
         assert_eq!(undone[0].depot_file, "//depot/app/util.c");
         assert_eq!(undone[0].action, Some(FileAction::Edit));
@@ -553,36 +502,34 @@ fn a_ci_job_reads_content_resolves_and_checks_the_depot_through_typed_operations
         assert!(diff.diff.contains("+int two;"), "{}", diff.diff);
         assert_eq!((diff.left.rev, diff.right.rev), (1, 2));
 
-        let sizes = ops::sizes(
-            &conn,
-            SizesQuery {
-                paths: vec!["//depot/app/main.c".into()],
-                all_revisions: true,
-                ..Default::default()
-            },
+        let sizes = all(
+            "sizes",
+            ops::sizes(
+                &conn,
+                SizesQuery {
+                    paths: vec!["//depot/app/main.c".into()],
+                    all_revisions: true,
+                    ..Default::default()
+                },
+            ),
         )
-        .await
-        .expect("sizes")
-        .all()
-        .await
-        .expect("read");
+        .await;
         let mut sizes: Vec<(u32, u64)> = sizes.iter().map(|s| (s.rev, s.bytes)).collect();
         sizes.sort();
         assert_eq!(sizes, vec![(1, 10), (2, 19)]);
 
-        let hits: Vec<_> = ops::grep(
-            &conn,
-            GrepQuery {
-                paths: vec!["//depot/...".into()],
-                patterns: vec!["two".into()],
-                ..Default::default()
-            },
+        let hits: Vec<_> = all(
+            "grep",
+            ops::grep(
+                &conn,
+                GrepQuery {
+                    paths: vec!["//depot/...".into()],
+                    patterns: vec!["two".into()],
+                    ..Default::default()
+                },
+            ),
         )
         .await
-        .expect("grep")
-        .all()
-        .await
-        .expect("read")
         .into_iter()
         .flatten()
         .collect();
@@ -592,18 +539,17 @@ fn a_ci_job_reads_content_resolves_and_checks_the_depot_through_typed_operations
             ("//depot/app/main.c", 2, GrepKind::Match)
         );
 
-        let chunks = ops::annotate(
-            &conn,
-            AnnotateQuery {
-                paths: vec!["//depot/app/main.c".into()],
-                ..Default::default()
-            },
+        let chunks = all(
+            "annotate",
+            ops::annotate(
+                &conn,
+                AnnotateQuery {
+                    paths: vec!["//depot/app/main.c".into()],
+                    ..Default::default()
+                },
+            ),
         )
-        .await
-        .expect("annotate")
-        .all()
-        .await
-        .expect("read");
+        .await;
         assert_eq!(chunks[0].file.as_ref().map(|(r, _)| r.rev), Some(2));
         let lines: Vec<(u32, &str)> = chunks
             .iter()
@@ -613,20 +559,19 @@ fn a_ci_job_reads_content_resolves_and_checks_the_depot_through_typed_operations
         assert_eq!(lines, vec![(1, "int main;"), (2, "int two;")]);
 
         // Branch without a workspace, then a change on both sides to resolve.
-        let populated = ops::populate(
-            &conn,
-            PopulateQuery {
-                from: "//depot/app/...".into(),
-                to: "//depot/rel/...".into(),
-                description: Some("rel".into()),
-                ..Default::default()
-            },
+        let populated = all(
+            "populate",
+            ops::populate(
+                &conn,
+                PopulateQuery {
+                    from: "//depot/app/...".into(),
+                    to: "//depot/rel/...".into(),
+                    description: Some("rel".into()),
+                    ..Default::default()
+                },
+            ),
         )
-        .await
-        .expect("populate")
-        .all()
-        .await
-        .expect("read");
+        .await;
         assert_eq!(populated.len(), 2);
         assert!(populated.iter().all(|p| !p.deleted && p.change > 0));
     });
@@ -639,12 +584,7 @@ fn a_ci_job_reads_content_resolves_and_checks_the_depot_through_typed_operations
     alice.ok(&["submit", "-d", "app side"]);
     alice.ok(&["integrate", "//depot/app/util.c", "//depot/rel/util.c"]);
     rt.block_on(async {
-        let tasks = ops::resolve_list(&conn, Vec::new())
-            .await
-            .expect("resolve list")
-            .all()
-            .await
-            .expect("read");
+        let tasks = all("resolve list", ops::resolve_list(&conn, Vec::new())).await;
         assert_eq!(tasks.len(), 1);
         assert_eq!(tasks[0].depot_file, "//depot/rel/util.c");
         assert_eq!(tasks[0].source_file, "//depot/app/util.c");
@@ -659,12 +599,7 @@ fn a_ci_job_reads_content_resolves_and_checks_the_depot_through_typed_operations
                 ..
             }
         ));
-        let resolved = ops::resolved(&conn, Vec::new())
-            .await
-            .expect("resolved")
-            .all()
-            .await
-            .expect("read");
+        let resolved = all("resolved", ops::resolved(&conn, Vec::new())).await;
         assert_eq!(resolved.len(), 1);
 
         // Only the opened, changed file is a diff candidate.
@@ -691,12 +626,7 @@ fn a_ci_job_reads_content_resolves_and_checks_the_depot_through_typed_operations
         let summary = summary.expect("a summary");
         assert_eq!((summary.bad, summary.missing), (0, 0));
         assert!(summary.revisions >= 7, "{summary:?}");
-        let report = ops::obliterate(&conn, vec!["//depot/rel/main.c".into()], false)
-            .await
-            .expect("obliterate report")
-            .all()
-            .await
-            .expect("read");
+        let report = all("obliterate report", ops::obliterate(&conn, vec!["//depot/rel/main.c".into()], false)).await;
         assert!(report.iter().any(|i| matches!(
             i,
             ObliterateItem::Revision { purged: false, revision } if revision.depot_file == "//depot/rel/main.c"

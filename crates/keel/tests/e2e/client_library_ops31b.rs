@@ -5,7 +5,7 @@
 //! protections tables; info, depots, settings, the monitor and a checkpoint; and refusals as
 //! typed errors.
 
-use crate::client_library::{connect_as, runtime};
+use crate::client_library::{all, connect_as, runtime};
 use crate::common::{Fixture, write};
 use keel_client::ops::{
     self, BranchSpec, CheckpointEvent, FixesQuery, GroupSpec, JobsQuery, LabelAction, LabelSpec,
@@ -52,12 +52,8 @@ fn specs_are_saved_read_listed_and_deleted_through_typed_calls() {
         let got = ops::workspace(&conn, "agent-9", false).await.expect("get");
         assert_eq!(got.view, vec!["//depot/app/... //agent-9/app/..."]);
         assert_eq!(got.root, root.display().to_string());
-        let names: Vec<String> = ops::workspaces(&conn)
+        let names: Vec<String> = all("list", ops::workspaces(&conn))
             .await
-            .expect("list")
-            .all()
-            .await
-            .expect("read")
             .into_iter()
             .map(|w| w.name)
             .collect();
@@ -92,19 +88,18 @@ fn specs_are_saved_read_listed_and_deleted_through_typed_calls() {
         )
         .await
         .expect("save label");
-        let tagged = ops::tag(
-            &conn,
-            TagQuery {
-                label: "rel-1".into(),
-                files: vec!["//depot/app/a.c".into()],
-                ..Default::default()
-            },
+        let tagged = all(
+            "tag",
+            ops::tag(
+                &conn,
+                TagQuery {
+                    label: "rel-1".into(),
+                    files: vec!["//depot/app/a.c".into()],
+                    ..Default::default()
+                },
+            ),
         )
-        .await
-        .expect("tag")
-        .all()
-        .await
-        .expect("read");
+        .await;
         assert_eq!(tagged.len(), 1, "{tagged:?}");
         assert_eq!(
             (
@@ -114,12 +109,11 @@ fn specs_are_saved_read_listed_and_deleted_through_typed_calls() {
             ),
             ("//depot/app/a.c", 1, Some(LabelAction::Added))
         );
-        let preview = ops::labelsync(&conn, "rel-1", vec!["//depot/app/b.c".into()], true)
-            .await
-            .expect("labelsync")
-            .all()
-            .await
-            .expect("read");
+        let preview = all(
+            "labelsync",
+            ops::labelsync(&conn, "rel-1", vec!["//depot/app/b.c".into()], true),
+        )
+        .await;
         // Only the files named are synced: a.c stays tagged.
         let actions: Vec<(String, Option<LabelAction>)> = preview
             .into_iter()
@@ -131,8 +125,7 @@ fn specs_are_saved_read_listed_and_deleted_through_typed_calls() {
         );
         let label = ops::label(&conn, "rel-1", false).await.expect("label");
         assert_eq!(label.description.trim_end(), "Release one.");
-        let labels = ops::labels(&conn).await.expect("labels").all().await;
-        assert_eq!(labels.expect("read").len(), 1);
+        assert_eq!(all("labels", ops::labels(&conn)).await.len(), 1);
         ops::delete_label(&conn, "rel-1", false)
             .await
             .expect("delete");
@@ -158,20 +151,11 @@ fn specs_are_saved_read_listed_and_deleted_through_typed_calls() {
             .await
             .expect("branch");
         assert_eq!(got.view, vec!["//depot/app/... //depot/rel/..."]);
-        let all = ops::branches(&conn).await.expect("branches").all().await;
-        assert_eq!(all.expect("read").len(), 1);
+        assert_eq!(all("branches", ops::branches(&conn)).await.len(), 1);
         ops::delete_branch(&conn, "main-to-rel")
             .await
             .expect("delete");
-        assert!(
-            ops::branches(&conn)
-                .await
-                .expect("branches")
-                .all()
-                .await
-                .expect("read")
-                .is_empty()
-        );
+        assert!(all("branches", ops::branches(&conn)).await.is_empty());
 
         // Users and groups.
         let saved = ops::save_user(
@@ -192,32 +176,22 @@ fn specs_are_saved_read_listed_and_deleted_through_typed_calls() {
         let bob = ops::user(&conn, "bob").await.expect("user");
         assert_eq!(bob.reviews, vec!["//depot/app/..."]);
         assert!(!bob.has_password);
-        let users: Vec<String> = ops::users(&conn)
+        let users: Vec<String> = all("users", ops::users(&conn))
             .await
-            .expect("users")
-            .all()
-            .await
-            .expect("read")
             .into_iter()
             .map(|u| u.name)
             .collect();
         assert!(users.contains(&"bob".to_string()), "{users:?}");
         // What a review daemon reads: bob reviews app/, change 1 touched it.
-        let reviewers = ops::reviews(&conn, None, vec!["//depot/app/a.c".into()])
-            .await
-            .expect("reviews")
-            .all()
-            .await
-            .expect("read");
+        let reviewers = all(
+            "reviews",
+            ops::reviews(&conn, None, vec!["//depot/app/a.c".into()]),
+        )
+        .await;
         let names: Vec<&str> = reviewers.iter().map(|u| u.name.as_str()).collect();
         assert_eq!(names, vec!["bob"]);
         assert_eq!(reviewers[0].email, "bob@ci");
-        let changes = ops::review(&conn, Some(1), None)
-            .await
-            .expect("review")
-            .all()
-            .await
-            .expect("read");
+        let changes = all("review", ops::review(&conn, Some(1), None)).await;
         assert_eq!(changes.len(), 1, "{changes:?}");
         assert_eq!((changes[0].change, changes[0].user.as_str()), (1, "alice"));
         let group = GroupSpec {
@@ -236,18 +210,15 @@ fn specs_are_saved_read_listed_and_deleted_through_typed_calls() {
             ops::group(&conn, "builders").await.expect("group").users,
             vec!["bob"]
         );
-        let of_bob = ops::groups(&conn, Some("bob"))
-            .await
-            .expect("groups")
-            .all()
-            .await;
-        assert_eq!(of_bob.expect("read").len(), 1);
-        let of_alice = ops::groups(&conn, Some("alice"))
-            .await
-            .expect("groups")
-            .all()
-            .await;
-        assert!(of_alice.expect("read").is_empty());
+        assert_eq!(
+            all("groups", ops::groups(&conn, Some("bob"))).await.len(),
+            1
+        );
+        assert!(
+            all("groups", ops::groups(&conn, Some("alice")))
+                .await
+                .is_empty()
+        );
         ops::delete_group(&conn, "builders")
             .await
             .expect("delete group");
@@ -294,31 +265,29 @@ fn jobs_and_fixes_through_typed_calls() {
                 .any(|(n, v)| n == "Description" && v.trim_end() == "Crash on start"),
             "{got:?}"
         );
-        let found = ops::jobs(
-            &conn,
-            JobsQuery {
-                expression: "crash".into(),
-                ..Default::default()
-            },
+        let found = all(
+            "jobs",
+            ops::jobs(
+                &conn,
+                JobsQuery {
+                    expression: "crash".into(),
+                    ..Default::default()
+                },
+            ),
         )
-        .await
-        .expect("jobs")
-        .all()
-        .await
-        .expect("read");
+        .await;
         assert_eq!(found.len(), 1);
-        let none = ops::jobs(
-            &conn,
-            JobsQuery {
-                expression: "nothing-matches-this".into(),
-                ..Default::default()
-            },
+        let none = all(
+            "jobs",
+            ops::jobs(
+                &conn,
+                JobsQuery {
+                    expression: "nothing-matches-this".into(),
+                    ..Default::default()
+                },
+            ),
         )
-        .await
-        .expect("jobs")
-        .all()
-        .await
-        .expect("read");
+        .await;
         assert!(none.is_empty());
 
         let fixed = ops::fix(&conn, 1, vec!["job000001".into()], "", false)
@@ -326,18 +295,17 @@ fn jobs_and_fixes_through_typed_calls() {
             .expect("fix");
         assert_eq!(fixed.len(), 1);
         assert_eq!((fixed[0].job.as_str(), fixed[0].change), ("job000001", 1));
-        let listed = ops::fixes(
-            &conn,
-            FixesQuery {
-                job: Some("job000001".into()),
-                ..Default::default()
-            },
+        let listed = all(
+            "fixes",
+            ops::fixes(
+                &conn,
+                FixesQuery {
+                    job: Some("job000001".into()),
+                    ..Default::default()
+                },
+            ),
         )
-        .await
-        .expect("fixes")
-        .all()
-        .await
-        .expect("read");
+        .await;
         assert_eq!(listed, fixed);
         // A job a change fixes cannot be deleted; the refusal is the server's, typed.
         let refused = ops::delete_job(&conn, "job000001")
@@ -383,9 +351,8 @@ fn accounts_tables_and_server_state_through_typed_calls() {
 
         let set = ops::set_setting(&conn, "security", "1").await.expect("set");
         assert_eq!((set.name.as_str(), set.value.as_str()), ("security", "1"));
-        let settings = ops::settings(&conn).await.expect("settings").all().await;
+        let settings = all("settings", ops::settings(&conn)).await;
         let security = settings
-            .expect("read")
             .into_iter()
             .find(|s| s.name == "security")
             .expect("listed");
