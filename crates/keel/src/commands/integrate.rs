@@ -3,16 +3,16 @@
 use std::collections::HashMap;
 
 use anyhow::{Result, bail};
-use keel_client::content::ContentStream;
 use keel_client::ops::{self, FileResult, IntegrateMode, IntegrateQuery};
-use keel_client::transfer::{self, LocalMode};
+use keel_client::transfer;
 use keel_core::FileAction;
 
 use super::file_results::{outcome_text, result_record};
+use super::opened_content::write_opened;
 use crate::cli::IntegrateArgs;
 use crate::listing::Listing;
 use crate::output::Record;
-use crate::session::{AlreadyReported, Session};
+use crate::session::Session;
 
 /// Runs `integrate`/`merge` (mode integrate) or `copy` (mode copy).
 pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: IntegrateMode) -> Result<()> {
@@ -72,45 +72,21 @@ pub async fn integrate(s: &mut Session, args: IntegrateArgs, mode: IntegrateMode
         return Ok(());
     }
     // Branched and copied files get their content; deleted ones leave the workspace.
-    let mut failed = false;
     let mut resolver = ws.resolver();
     for record in &deleted {
         if let Some(client_file) = record.client_file_in(&ws) {
             transfer::remove_local(&ws.root, &resolver.resolve(&client_file)?, ws.options.rmdir)?;
         }
     }
-    let mut specs: Vec<String> = wanted
-        .values()
-        .map(|r| format!("{}#{}", r.source_file, r.source_end))
-        .collect();
-    specs.sort();
-    if specs.is_empty() {
-        return Ok(());
-    }
-    let mut content = ContentStream::open_for(&s.conn, specs, "integrate").await?;
-    while let Some((file, header)) = content.next_file().await? {
-        let (Some(header), Some(record)) = (header, wanted.get(&file.depot_file)) else {
-            continue;
-        };
-        let client_file = record.client_file_in(&ws).unwrap_or_default();
-        let mode = LocalMode::for_type(&record.file_type, true);
-        let result = match resolver.resolve(&client_file) {
-            Ok(local) => content.write_file(&header, local, mode).await,
-            Err(e) => Err(e),
-        };
-        if mode.symlink {
-            // Paths resolved from here on must see the new link.
-            resolver.forget();
-        }
-        if let Err(e) = result {
-            s.out.error(e.to_string());
-            failed = true;
-        }
-    }
-    if failed {
-        return Err(AlreadyReported.into());
-    }
-    Ok(())
+    write_opened(
+        s,
+        &ws,
+        &mut resolver,
+        &wanted,
+        |r| r.source_end,
+        "integrate",
+    )
+    .await
 }
 
 /// `integrated FILE...`: integration records, both directions.

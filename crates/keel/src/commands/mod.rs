@@ -26,6 +26,7 @@ pub(crate) mod login;
 pub(crate) mod monitor;
 pub(crate) mod obliterate;
 mod open;
+mod opened_content;
 pub(crate) mod populate;
 pub(crate) mod probe;
 mod proxy;

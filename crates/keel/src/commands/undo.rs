@@ -5,14 +5,14 @@ use std::collections::HashMap;
 
 use anyhow::Result;
 use clap::Args;
-use keel_client::content::ContentStream;
 use keel_client::ops::{self, FileResult, UndoQuery};
-use keel_client::transfer::{self, LocalMode};
+use keel_client::transfer;
 use keel_core::FileAction;
 
 use super::file_results::result_record;
+use super::opened_content::write_opened;
 use crate::listing::Listing;
-use crate::session::{AlreadyReported, Session};
+use crate::session::Session;
 
 #[derive(Debug, Args)]
 pub struct UndoArgs {
@@ -95,36 +95,5 @@ pub async fn undo(s: &mut Session, args: UndoArgs) -> Result<()> {
             wanted.insert(record.depot_file.clone(), record);
         }
     }
-    if wanted.is_empty() {
-        return Ok(());
-    }
-    let mut specs: Vec<String> = wanted
-        .values()
-        .map(|r| format!("{}#{}", r.depot_file, r.source_start))
-        .collect();
-    specs.sort();
-    let mut content = ContentStream::open_for(&s.conn, specs, "undo").await?;
-    let mut failed = false;
-    while let Some((file, header)) = content.next_file().await? {
-        let (Some(header), Some(record)) = (header, wanted.get(&file.depot_file)) else {
-            continue;
-        };
-        let client_file = record.client_file_in(&ws).unwrap_or_default();
-        let mode = LocalMode::for_type(&record.file_type, true);
-        let result = match resolver.resolve(&client_file) {
-            Ok(local) => content.write_file(&header, local, mode).await,
-            Err(e) => Err(e),
-        };
-        if mode.symlink {
-            resolver.forget();
-        }
-        if let Err(e) = result {
-            s.out.error(e.to_string());
-            failed = true;
-        }
-    }
-    if failed {
-        return Err(AlreadyReported.into());
-    }
-    Ok(())
+    write_opened(s, &ws, &mut resolver, &wanted, |r| r.source_start, "undo").await
 }
