@@ -121,20 +121,26 @@ pub struct FileResult {
     pub server_digest: String,
 }
 
+/// The revision an open file works on: `head + 1` for a new add or branch, else the have
+/// revision (the head when there is none).
+pub(crate) fn work_rev(action: Option<FileAction>, head_rev: u32, have_rev: u32) -> u32 {
+    let new = matches!(
+        action,
+        Some(FileAction::Add | FileAction::MoveAdd | FileAction::Branch)
+    );
+    if new {
+        head_rev + 1
+    } else if have_rev > 0 {
+        have_rev
+    } else {
+        head_rev
+    }
+}
+
 impl FileResult {
     /// The revision it works on: `head + 1` for a new add or branch, else the have revision.
     pub fn work_rev(&self) -> u32 {
-        let new = matches!(
-            self.action,
-            Some(FileAction::Add | FileAction::MoveAdd | FileAction::Branch)
-        );
-        if new {
-            self.head_rev + 1
-        } else if self.have_rev > 0 {
-            self.have_rev
-        } else {
-            self.head_rev
-        }
+        work_rev(self.action, self.head_rev, self.have_rev)
     }
 
     /// Its path below `ws`'s root: the server's, else mapped through `ws`'s view; `None`

@@ -46,17 +46,7 @@ pub struct OpenedFile {
 impl OpenedFile {
     /// The revision it works on: `head + 1` for a new add or branch, else the have revision.
     pub fn work_rev(&self) -> u32 {
-        let new = matches!(
-            self.action,
-            Some(FileAction::Add | FileAction::MoveAdd | FileAction::Branch)
-        );
-        if new {
-            self.head_rev + 1
-        } else if self.have_rev > 0 {
-            self.have_rev
-        } else {
-            self.head_rev
-        }
+        super::file_result::work_rev(self.action, self.head_rev, self.have_rev)
     }
 
     fn from_wire(r: pb::FileRecord) -> OpenedFile {
