@@ -202,18 +202,26 @@ fn work(queue: &Mutex<mpsc::Receiver<Task>>, decode_limit: usize) {
     }
 }
 
-fn write_whole(job: FileJob, content: &[Vec<u8>], context: &mut Decompressor) -> Result<u64> {
-    let mut incoming = IncomingFile::begin_with(
+/// Begins writing `job`'s file (`compressed`: what arrives is the stored zstd stream), to be
+/// given `job`'s modification time when it has one.
+fn begin(job: FileJob, compressed: bool, context: &mut Decompressor) -> Result<IncomingFile<'_>> {
+    let incoming = IncomingFile::begin_with(
         job.target,
-        job.compressed,
+        compressed,
         &job.digest,
         job.mode,
         job.fresh,
         context,
     )?;
-    if let Some(secs) = job.modified {
-        incoming = incoming.modified(secs);
-    }
+    Ok(match job.modified {
+        Some(secs) => incoming.modified(secs),
+        None => incoming,
+    })
+}
+
+fn write_whole(job: FileJob, content: &[Vec<u8>], context: &mut Decompressor) -> Result<u64> {
+    let compressed = job.compressed;
+    let mut incoming = begin(job, compressed, context)?;
     for chunk in content {
         incoming.write_chunk(chunk)?;
     }
@@ -252,11 +260,7 @@ fn decode_whole(
 
 /// Writes content [`decode_whole`] decompressed (its digest is checked as it is written).
 fn write_decoded(job: FileJob, decoded: &[u8], context: &mut Decompressor) -> Result<u64> {
-    let mut incoming =
-        IncomingFile::begin_with(job.target, false, &job.digest, job.mode, job.fresh, context)?;
-    if let Some(secs) = job.modified {
-        incoming = incoming.modified(secs);
-    }
+    let mut incoming = begin(job, false, context)?;
     incoming.write_chunk(decoded)?;
     incoming.finish()
 }
@@ -266,17 +270,8 @@ fn write(
     mut pieces: mpsc::Receiver<Piece>,
     context: &mut Decompressor,
 ) -> Result<u64> {
-    let mut incoming = IncomingFile::begin_with(
-        job.target,
-        job.compressed,
-        &job.digest,
-        job.mode,
-        job.fresh,
-        context,
-    )?;
-    if let Some(secs) = job.modified {
-        incoming = incoming.modified(secs);
-    }
+    let compressed = job.compressed;
+    let mut incoming = begin(job, compressed, context)?;
     loop {
         match pieces.blocking_recv() {
             Some(Piece::Data(bytes)) => incoming.write_chunk(&bytes)?,
