@@ -38,7 +38,7 @@ impl SpecKind for Branch {
         Branch {
             name: name.to_string(),
             owner: s.settings.user.clone(),
-            description: format!("Created by {}.", s.settings.user),
+            description: spec_form::created_by(s),
             options: "unlocked".to_string(),
             view: vec![format!("//depot/main/... //depot/{name}/...")],
             ..Default::default()
@@ -108,9 +108,7 @@ async fn create(s: &mut Session, args: BranchCreateArgs) -> Result<()> {
     let spec = Branch {
         name: args.name,
         owner: s.settings.user.clone(),
-        description: args
-            .description
-            .unwrap_or_else(|| format!("Created by {}.", s.settings.user)),
+        description: args.description.unwrap_or_else(|| spec_form::created_by(s)),
         options: "unlocked".to_string(),
         view: args.view,
         updated: 0,

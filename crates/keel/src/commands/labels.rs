@@ -61,7 +61,7 @@ impl SpecKind for Label {
         Label {
             name: name.to_string(),
             owner: s.settings.user.clone(),
-            description: format!("Created by {}.", s.settings.user),
+            description: spec_form::created_by(s),
             options: "unlocked".to_string(),
             view: vec![DEFAULT_VIEW.to_string()],
             ..Default::default()
@@ -125,9 +125,7 @@ async fn create(s: &mut Session, args: LabelCreateArgs) -> Result<()> {
     let spec = Label {
         name: args.name,
         owner: s.settings.user.clone(),
-        description: args
-            .description
-            .unwrap_or_else(|| format!("Created by {}.", s.settings.user)),
+        description: args.description.unwrap_or_else(|| spec_form::created_by(s)),
         options: if args.locked { "locked" } else { "unlocked" }.to_string(),
         revision: args.revision.unwrap_or_default(),
         view,

@@ -119,6 +119,11 @@ pub(crate) async fn list<K: SpecKind>(s: &Session) -> Result<()> {
     Ok(())
 }
 
+/// The description a spec the caller makes gets when none is given: `Created by USER.`
+pub(crate) fn created_by(s: &Session) -> String {
+    format!("Created by {}.", s.settings.user)
+}
+
 /// Adds a view as `View0`, `View1`, ... (Perforce's tagged field names).
 pub fn with_view(mut record: Record, view: &[String]) -> Record {
     for (i, line) in view.iter().enumerate() {

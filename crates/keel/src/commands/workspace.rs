@@ -53,7 +53,7 @@ impl SpecKind for Workspace {
             name: name.to_string(),
             owner: s.settings.user.clone(),
             root: s.cwd.display().to_string(),
-            description: format!("Created by {}.", s.settings.user),
+            description: spec_form::created_by(s),
             options: WorkspaceOptions::default().to_string(),
             view: vec![format!("//depot/... //{name}/...")],
             ..Default::default()
@@ -135,9 +135,7 @@ async fn create(s: &mut Session, args: WorkspaceCreateArgs) -> Result<()> {
         owner: args.owner.unwrap_or_else(|| s.settings.user.clone()),
         host: args.host.unwrap_or_default(),
         root: root.display().to_string(),
-        description: args
-            .description
-            .unwrap_or_else(|| format!("Created by {}.", s.settings.user)),
+        description: args.description.unwrap_or_else(|| spec_form::created_by(s)),
         options,
         view,
         updated: 0,
