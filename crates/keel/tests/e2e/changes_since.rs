@@ -2,23 +2,7 @@
 //! submitted changes after its number that touch it, newest first, in one call.
 
 use crate::access::protect;
-use crate::common::{Client, Fixture, str_field, write};
-
-fn submit(ws: &Client, files: &[&str], description: &str) -> u64 {
-    for file in files {
-        if ws.cwd.join(file).exists() {
-            ws.ok(&["edit", file]);
-        } else {
-            write(&ws.cwd, file, "x\n");
-            ws.ok(&["add", file]);
-        }
-        write(&ws.cwd, file, format!("{description}\n"));
-    }
-    ws.ok(&["submit", "-d", description]);
-    ws.json(&["changes", "-m", "1", "-s", "submitted"])[0]["change"]
-        .as_u64()
-        .expect("change")
-}
+use crate::common::{Client, Fixture, str_field, submit_files};
 
 /// (path, change) pairs of a `changes --since` answer, in order.
 fn answer(ws: &Client, args: &[&str]) -> Vec<(String, u64)> {
@@ -34,10 +18,10 @@ fn answer(ws: &Client, args: &[&str]) -> Vec<(String, u64)> {
 fn per_path_changes_after_n_newest_first_in_one_call() {
     let fx = Fixture::new();
     let ws = fx.workspace("alice", "alice-ws");
-    let c1 = submit(&ws, &["a/f", "b/f"], "one");
-    let c2 = submit(&ws, &["a/f"], "two");
-    let c3 = submit(&ws, &["b/f", "c/f"], "three");
-    let c4 = submit(&ws, &["a/f"], "four");
+    let c1 = submit_files(&ws, &["a/f", "b/f"], "one");
+    let c2 = submit_files(&ws, &["a/f"], "two");
+    let c3 = submit_files(&ws, &["b/f", "c/f"], "three");
+    let c4 = submit_files(&ws, &["a/f"], "four");
     let (a, b, c) = ("//depot/a/...", "//depot/b/...", "//depot/c/...");
     assert_eq!(
         answer(&ws, &["--since", &c1.to_string(), a, b, c]),
@@ -91,8 +75,8 @@ fn per_path_changes_after_n_newest_first_in_one_call() {
 fn paths_a_user_may_not_list_have_no_changes_for_them() {
     let fx = Fixture::new();
     let alice = fx.workspace("alice", "alice-ws");
-    let c1 = submit(&alice, &["pub/a", "secret/s"], "both");
-    let c2 = submit(&alice, &["secret/s"], "secret");
+    let c1 = submit_files(&alice, &["pub/a", "secret/s"], "both");
+    let c2 = submit_files(&alice, &["secret/s"], "secret");
     protect(
         &alice,
         &[
@@ -117,7 +101,7 @@ fn paths_a_user_may_not_list_have_no_changes_for_them() {
 fn bad_input_names_the_line_or_the_path_and_lists_nothing() {
     let fx = Fixture::new();
     let ws = fx.workspace("alice", "alice-ws");
-    submit(&ws, &["a/f"], "one");
+    submit_files(&ws, &["a/f"], "one");
     let list = ws.cwd.join("plans.txt");
     std::fs::write(&list, "//depot/a/... 0\n//depot/b/... seven\n").expect("write");
     let out = ws.run(&["changes", "--since-file", list.to_str().expect("utf-8")]);

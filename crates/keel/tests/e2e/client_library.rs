@@ -3,27 +3,13 @@
 //! their own N in one call, a subscription that delivers a change submitted after it opened,
 //! a file listing, a change's description, and refusals as typed errors.
 
-use crate::common::{Client, Fixture, write};
+use crate::common::{Client, Fixture, submit_files, write};
 use keel_client::ops::{
     self, DescribeItem, DescribeQuery, FilesQuery, QueryError, SincePath, Watch, WatchError,
     WatchEvent, WatchQuery,
 };
 use keel_client::{Connection, Settings};
 use std::time::Duration;
-
-fn submit(ws: &Client, file: &str, description: &str) -> u64 {
-    if ws.cwd.join(file).exists() {
-        ws.ok(&["edit", file]);
-    } else {
-        write(&ws.cwd, file, "x\n");
-        ws.ok(&["add", file]);
-    }
-    write(&ws.cwd, file, format!("{description}\n"));
-    ws.ok(&["submit", "-d", description]);
-    ws.json(&["changes", "-m", "1", "-s", "submitted"])[0]["change"]
-        .as_u64()
-        .expect("change")
-}
 
 /// A connection as `client`'s user and workspace (shared by the `client_library_*` modules).
 pub(crate) async fn connect(client: &Client) -> Connection {
@@ -68,9 +54,9 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
 fn a_ci_server_asks_many_paths_at_once_and_reads_typed_records() {
     let fx = Fixture::new();
     let ws = fx.workspace("alice", "alice-ws");
-    let c1 = submit(&ws, "app/main.c", "one");
-    let c2 = submit(&ws, "lib/util.c", "two");
-    let c3 = submit(&ws, "app/main.c", "three");
+    let c1 = submit_files(&ws, &["app/main.c"], "one");
+    let c2 = submit_files(&ws, &["lib/util.c"], "two");
+    let c3 = submit_files(&ws, &["app/main.c"], "three");
     runtime().block_on(async {
         let conn = connect(&ws).await;
         let plans = [
@@ -133,7 +119,7 @@ fn a_ci_server_asks_many_paths_at_once_and_reads_typed_records() {
 fn a_subscription_opened_before_a_submit_delivers_it() {
     let fx = Fixture::new();
     let ws = fx.workspace("alice", "alice-ws");
-    submit(&ws, "app/old.c", "before");
+    submit_files(&ws, &["app/old.c"], "before");
     let rt = runtime();
     let mut watch = rt.block_on(async {
         let conn = connect(&ws).await;
@@ -141,8 +127,8 @@ fn a_subscription_opened_before_a_submit_delivers_it() {
         watch.open().await.expect("open");
         watch
     });
-    submit(&ws, "lib/other.c", "elsewhere");
-    let c = submit(&ws, "app/new.c", "after");
+    submit_files(&ws, &["lib/other.c"], "elsewhere");
+    let c = submit_files(&ws, &["app/new.c"], "after");
     let event = rt.block_on(async {
         tokio::time::timeout(Duration::from_secs(20), watch.next())
             .await
@@ -177,7 +163,7 @@ fn a_subscription_opened_before_a_submit_delivers_it() {
 fn a_build_agent_clones_a_prebuilt_workspace() {
     let fx = Fixture::new();
     let ws = fx.workspace("alice", "alice-ws");
-    submit(&ws, "app/main.c", "one");
+    submit_files(&ws, &["app/main.c"], "one");
     write(&ws.cwd, "out/app.o", "built\n");
     let root = fx.dir.path().join("agent-1");
     let done = runtime().block_on(async {

@@ -468,6 +468,24 @@ pub fn write(root: &Path, rel: &str, content: impl AsRef<[u8]>) {
     std::fs::write(&path, content).expect("write file");
 }
 
+/// Submits a change writing `files` (opened for edit when they exist, else added), each
+/// holding `description`; its number.
+pub fn submit_files(ws: &Client, files: &[&str], description: &str) -> u64 {
+    for file in files {
+        if ws.cwd.join(file).exists() {
+            ws.ok(&["edit", file]);
+        } else {
+            write(&ws.cwd, file, "x\n");
+            ws.ok(&["add", file]);
+        }
+        write(&ws.cwd, file, format!("{description}\n"));
+    }
+    ws.ok(&["submit", "-d", description]);
+    ws.json(&["changes", "-m", "1", "-s", "submitted"])[0]["change"]
+        .as_u64()
+        .expect("change")
+}
+
 pub fn read(root: &Path, rel: &str) -> Vec<u8> {
     std::fs::read(root.join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
 }

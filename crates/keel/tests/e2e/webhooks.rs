@@ -4,7 +4,7 @@
 //! its number and token, leaving the table as it was.
 
 use crate::access::protect;
-use crate::common::{Client, Server, str_field, workspace_on, write};
+use crate::common::{Client, Server, str_field, submit_files, workspace_on};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -147,20 +147,6 @@ fn setup(dir: &std::path::Path) -> (Server, Client) {
     (server, alice)
 }
 
-fn submit(ws: &Client, file: &str, description: &str) -> u64 {
-    if ws.cwd.join(file).exists() {
-        ws.ok(&["edit", file]);
-    } else {
-        write(&ws.cwd, file, "x\n");
-        ws.ok(&["add", file]);
-    }
-    write(&ws.cwd, file, format!("{description}\n"));
-    ws.ok(&["submit", "-d", description]);
-    ws.json(&["changes", "-m", "1", "-s", "submitted"])[0]["change"]
-        .as_u64()
-        .expect("change")
-}
-
 fn save_table(ws: &Client, lines: &[String]) -> std::process::Output {
     let form = format!("Webhooks:\n\t{}\n", lines.join("\n\t"));
     ws.run_stdin(&["webhooks", "-i"], &form)
@@ -189,9 +175,9 @@ fn signed_payloads_arrive_in_order_and_a_500_is_retried() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let c1 = submit(&alice, "a/one", "first");
-    let c2 = submit(&alice, "b/two", "elsewhere");
-    let c3 = submit(&alice, "a/one", "third");
+    let c1 = submit_files(&alice, &["a/one"], "first");
+    let c2 = submit_files(&alice, &["b/two"], "elsewhere");
+    let c3 = submit_files(&alice, &["a/one"], "third");
     let got = receiver.wait_ok(2);
     let changes: Vec<(u64, u16)> = got
         .iter()
@@ -276,8 +262,8 @@ fn a_receiver_that_was_down_gets_every_change_after_a_restart() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let c1 = submit(&alice, "x/one", "one");
-    let c2 = submit(&alice, "x/two", "two");
+    let c1 = submit_files(&alice, &["x/one"], "one");
+    let c2 = submit_files(&alice, &["x/two"], "two");
     let deadline = Instant::now() + Duration::from_secs(10);
     let failing = loop {
         let status = alice.json(&["webhooks", "--status"]);
@@ -386,8 +372,8 @@ fn a_receiver_down_for_a_while_gets_each_change_once_when_it_is_up() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let c1 = submit(&alice, "x/one", "one");
-    let c2 = submit(&alice, "x/two", "two");
+    let c1 = submit_files(&alice, &["x/one"], "one");
+    let c2 = submit_files(&alice, &["x/two"], "two");
     // Down long enough for several attempts (bounded wait).
     let deadline = Instant::now() + Duration::from_secs(10);
     let failing = loop {
@@ -405,7 +391,7 @@ fn a_receiver_down_for_a_while_gets_each_change_once_when_it_is_up() {
         TcpListener::bind(("127.0.0.1", port)).expect("rebind"),
         vec![],
     );
-    let c3 = submit(&alice, "x/three", "three");
+    let c3 = submit_files(&alice, &["x/three"], "three");
     receiver.wait_ok(3);
     // Give a duplicate the time to show up (bounded), then count.
     std::thread::sleep(Duration::from_millis(700));
