@@ -33,6 +33,11 @@ impl Delivery {
     fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).expect("the payload is JSON")
     }
+
+    /// The number of the change it announces.
+    fn change(&self) -> u64 {
+        self.json()["change"]["number"].as_u64().expect("number")
+    }
 }
 
 /// A loopback HTTP receiver: answers each POST with the next status of `script` (then 200),
@@ -152,6 +157,43 @@ fn save_table(ws: &Client, lines: &[String]) -> std::process::Output {
     ws.run_stdin(&["webhooks", "-i"], &form)
 }
 
+/// Saves the table, which must be accepted.
+fn save_table_ok(ws: &Client, lines: &[String]) {
+    let out = save_table(ws, lines);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A loopback port with nothing listening on it (bound, then let go): a receiver that is down.
+fn closed_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// The hooks' status once the first has failed at least `failures` times (waited for, at most
+/// ten seconds).
+fn status_after_failures(ws: &Client, failures: u64) -> Vec<serde_json::Value> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        let status = ws.json(&["webhooks", "--status"]);
+        if status[0]["failures"].as_u64().unwrap_or(0) >= failures || Instant::now() > deadline {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        status[0]["failures"].as_u64().expect("failures") >= failures,
+        "{status:?}"
+    );
+    status
+}
+
 fn hmac_hex(secret: &str, body: &[u8]) -> String {
     let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret.as_bytes());
     hex::encode(ring::hmac::sign(&key, body).as_ref())
@@ -164,30 +206,17 @@ fn signed_payloads_arrive_in_order_and_a_500_is_retried() {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let receiver = Receiver::start(listener, vec![500]);
-    let out = save_table(
+    save_table_ok(
         &alice,
         &[format!(
             "ci //depot/a/... http://127.0.0.1:{port}/hook s3cret"
         )],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let c1 = submit_files(&alice, &["a/one"], "first");
     let c2 = submit_files(&alice, &["b/two"], "elsewhere");
     let c3 = submit_files(&alice, &["a/one"], "third");
     let got = receiver.wait_ok(2);
-    let changes: Vec<(u64, u16)> = got
-        .iter()
-        .map(|d| {
-            (
-                d.json()["change"]["number"].as_u64().expect("number"),
-                d.answered,
-            )
-        })
-        .collect();
+    let changes: Vec<(u64, u16)> = got.iter().map(|d| (d.change(), d.answered)).collect();
     assert_eq!(changes, vec![(c1, 500), (c1, 200), (c3, 200)], "not {c2}");
     for d in &got {
         let signature = d.header("x-keel-signature").expect("signed");
@@ -248,34 +277,14 @@ fn a_receiver_that_was_down_gets_every_change_after_a_restart() {
     let dir = tempfile::tempdir().expect("temp");
     let (mut server, alice) = setup(dir.path());
     // A port with nothing listening: the receiver is down.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port();
-    let out = save_table(
+    let port = closed_port();
+    save_table_ok(
         &alice,
         &[format!("down //depot/... http://127.0.0.1:{port}/")],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let c1 = submit_files(&alice, &["x/one"], "one");
     let c2 = submit_files(&alice, &["x/two"], "two");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let failing = loop {
-        let status = alice.json(&["webhooks", "--status"]);
-        if status[0]["failures"].as_u64().unwrap_or(0) >= 2 || Instant::now() > deadline {
-            break status;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(
-        failing[0]["failures"].as_u64().expect("failures") >= 2,
-        "{failing:?}"
-    );
+    let failing = status_after_failures(&alice, 2);
     assert!(failing[0]["delivered"].as_u64().expect("delivered") < c1);
     assert!(
         str_field(&failing[0], "lastStatus").contains("cannot connect"),
@@ -288,10 +297,7 @@ fn a_receiver_that_was_down_gets_every_change_after_a_restart() {
         vec![],
     );
     let got = receiver.wait_ok(2);
-    let changes: Vec<u64> = got
-        .iter()
-        .map(|d| d.json()["change"]["number"].as_u64().expect("number"))
-        .collect();
+    let changes: Vec<u64> = got.iter().map(|d| d.change()).collect();
     assert_eq!(changes, vec![c1, c2]);
     assert!(
         got.iter().all(|d| d.header("x-keel-signature").is_none()),
@@ -358,35 +364,15 @@ fn a_bad_line_is_refused_by_number_and_only_super_users_see_the_table() {
 fn a_receiver_down_for_a_while_gets_each_change_once_when_it_is_up() {
     let dir = tempfile::tempdir().expect("temp");
     let (_server, alice) = setup(dir.path());
-    let port = TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port();
-    let out = save_table(
+    let port = closed_port();
+    save_table_ok(
         &alice,
         &[format!("later //depot/... http://127.0.0.1:{port}/ k3y")],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let c1 = submit_files(&alice, &["x/one"], "one");
     let c2 = submit_files(&alice, &["x/two"], "two");
     // Down long enough for several attempts (bounded wait).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let failing = loop {
-        let status = alice.json(&["webhooks", "--status"]);
-        if status[0]["failures"].as_u64().unwrap_or(0) >= 4 || Instant::now() > deadline {
-            break status;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(
-        failing[0]["failures"].as_u64().expect("failures") >= 4,
-        "{failing:?}"
-    );
+    status_after_failures(&alice, 4);
     let receiver = Receiver::start(
         TcpListener::bind(("127.0.0.1", port)).expect("rebind"),
         vec![],
@@ -396,10 +382,7 @@ fn a_receiver_down_for_a_while_gets_each_change_once_when_it_is_up() {
     // Give a duplicate the time to show up (bounded), then count.
     std::thread::sleep(Duration::from_millis(700));
     let got = receiver.got.lock().expect("lock").clone();
-    let changes: Vec<u64> = got
-        .iter()
-        .map(|d| d.json()["change"]["number"].as_u64().expect("number"))
-        .collect();
+    let changes: Vec<u64> = got.iter().map(|d| d.change()).collect();
     assert_eq!(changes, vec![c1, c2, c3], "each once, in order");
     for d in &got {
         let signature = d.header("x-keel-signature").expect("signed");
