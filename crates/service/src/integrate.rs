@@ -9,9 +9,10 @@
 //! is durable, so memory does not grow with the number of files. A conflict found in a later
 //! batch leaves the earlier batches opened (as when Perforce stops part way); revert them.
 
+use crate::access::Access;
 use crate::args::{FileArg, view_scopes};
 use crate::context::WorkspaceCtx;
-use crate::expand::selection_of;
+use crate::expand::{Selection, selection_of};
 use crate::fileinfo::set_head;
 use crate::open::check_pending_change;
 use crate::{
@@ -196,22 +197,9 @@ impl Service {
             let mut heads = self.selected_cursor(snap.as_ref(), scope, &selection);
             while let Some(head) = heads.next_row()? {
                 who.scan()?;
-                if !selection.admits(head.path.as_str()) || !who.lists(head.path.as_str()) {
-                    continue;
-                }
-                let Some(target) = mapping.translate(head.path.as_str()) else {
+                let Some(target) = target_of(&who, &selection, &mapping, &filters, &head)? else {
                     continue;
                 };
-                if !filters.is_empty() && !filters.iter().any(|f| f.matches(&target)) {
-                    continue;
-                }
-                // A wildcard may map a file onto no valid path (an empty segment).
-                let target =
-                    DepotPath::parse_owned(target).map_err(|e| IntegrateError::BadTarget {
-                        from: head.path.to_string(),
-                        target: e.path().to_string(),
-                        reason: e.to_string(),
-                    })?;
                 let Some(source) = self.select_revision(
                     snap.as_ref(),
                     &label,
@@ -530,6 +518,34 @@ fn targets_untouched(snap: &dyn ReadTxn, scopes: &[PathRange]) -> Result<bool, S
         }
     }
     Ok(true)
+}
+
+/// Where `head` goes, when it is a file to act on: one the selection can hold, that `who` may
+/// list, that `mapping` maps, and that the file arguments name (`filters`; none: all). A
+/// mapping onto no valid path (a wildcard's empty segment) is refused.
+pub(crate) fn target_of(
+    who: &Access,
+    selection: &Selection,
+    mapping: &View,
+    filters: &[FileArg],
+    head: &RevisionRow,
+) -> Result<Option<DepotPath>, IntegrateError> {
+    if !selection.admits(head.path.as_str()) || !who.lists(head.path.as_str()) {
+        return Ok(None);
+    }
+    let Some(target) = mapping.translate(head.path.as_str()) else {
+        return Ok(None);
+    };
+    if !filters.is_empty() && !filters.iter().any(|f| f.matches(&target)) {
+        return Ok(None);
+    }
+    DepotPath::parse_owned(target)
+        .map(Some)
+        .map_err(|e| IntegrateError::BadTarget {
+            from: head.path.to_string(),
+            target: e.path().to_string(),
+            reason: e.to_string(),
+        })
 }
 
 /// The source→target mapping, the source revision spec and the text naming it in messages.

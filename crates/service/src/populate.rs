@@ -10,7 +10,7 @@
 
 use crate::args::{FileArg, view_scopes};
 use crate::expand::selection_of;
-use crate::integrate::mapping_of;
+use crate::integrate::{mapping_of, target_of};
 use crate::{Caller, IntegrateError, IntegrateRequest, Service};
 use keel_core::{ChangeNumber, DepotPath, FileAction, IntegHow, Right, pending_range};
 use keel_store::{ChangeRow, ChangeStatus, IntegRow, RevisionRow};
@@ -88,21 +88,9 @@ impl Service {
                     break 'scan;
                 }
                 who.scan()?;
-                if !selection.admits(head.path.as_str()) || !who.lists(head.path.as_str()) {
-                    continue;
-                }
-                let Some(target) = mapping.translate(head.path.as_str()) else {
+                let Some(target) = target_of(&who, &selection, &mapping, &filters, &head)? else {
                     continue;
                 };
-                if !filters.is_empty() && !filters.iter().any(|f| f.matches(&target)) {
-                    continue;
-                }
-                let target =
-                    DepotPath::parse_owned(target).map_err(|e| IntegrateError::BadTarget {
-                        from: head.path.to_string(),
-                        target: e.path().to_string(),
-                        reason: e.to_string(),
-                    })?;
                 let Some(source) = self.select_revision(
                     snap.as_ref(),
                     &label,
