@@ -63,6 +63,7 @@ mod p4_harness;
 mod p4_jobs;
 mod p4_merge_state;
 mod p4_modtime;
+mod p4_open_revisions;
 mod p4_open_submit;
 mod p4_password_digests;
 mod p4_protect_comments;
