@@ -12,8 +12,10 @@ use crate::cmd::{Cmd, CmdError};
 use crate::commands::workspace::{Work, escape};
 use crate::transfer::to_client::client_type;
 use crate::wire::message::Message;
-use keel_core::{FileType, LineKind};
-use keel_service::FileInfo;
+use keel_core::keyword::{self, KeywordValues};
+use keel_core::{FileType, Keywords, LineKind};
+use keel_service::{ContentOf, FileInfo, ServiceError};
+use md5::{Digest as _, Md5};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The function the client calls with a have file's status.
@@ -158,6 +160,7 @@ async fn ask_have_files(
     haves: &[FileInfo],
 ) -> Result<BTreeMap<usize, String>, CmdError> {
     let mut out = BTreeMap::new();
+    let expanded = expanded_digests(cmd, haves).await?;
     let asks: Vec<Message> = haves
         .iter()
         .enumerate()
@@ -168,7 +171,11 @@ async fn ask_have_files(
                 .with("path", &local)
                 .with("type", client_type(&t))
                 .with("keelKey", i.to_string());
-            if !f.head_md5.is_empty() {
+            if let Some((md5, size)) = expanded.get(&i) {
+                m.set("digest", md5);
+                m.set("digestType", "md5");
+                m.set("fileSize", size.to_string());
+            } else if !f.head_md5.is_empty() {
                 m.set("digest", f.head_md5.to_uppercase());
                 m.set("digestType", "md5");
                 m.set("fileSize", f.head_size.to_string());
@@ -192,6 +199,61 @@ async fn ask_have_files(
         }
     }
     Ok(out)
+}
+
+/// The MD5 (upper-case hex) and size of each `+k` have file as a sync wrote it, its keywords
+/// expanded with its revision's values, by index: the client compares its file with these,
+/// and the recorded MD5 is of the unexpanded text.
+async fn expanded_digests(
+    cmd: &mut Cmd,
+    haves: &[FileInfo],
+) -> Result<BTreeMap<usize, (String, u64)>, CmdError> {
+    let wanted: Vec<(usize, FileInfo, Keywords)> = haves
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let which = f.head_type?.expanded_keywords();
+            (which != Keywords::None && f.head_digest.is_some()).then(|| (i, f.clone(), which))
+        })
+        .collect();
+    if wanted.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    cmd.call(move |svc, caller| {
+        let mut out = BTreeMap::new();
+        for (i, f, which) in wanted {
+            let Some(digest) = f.head_digest else {
+                continue;
+            };
+            let what = format!("{}#{}", f.depot_file, f.have_rev);
+            let of = ContentOf {
+                depot_file: f.depot_file.to_string(),
+                rev: f.have_rev,
+            };
+            let data = svc
+                .content(caller, &digest.to_hex(), Some(&of))?
+                .read_content(f.head_size)
+                .map_err(|e| ServiceError::ContentUnreadable {
+                    file: what,
+                    reason: e.to_string(),
+                })?;
+            let values = KeywordValues {
+                depot_file: f.depot_file.as_str(),
+                rev: f.have_rev,
+                change: f.head_change.map(|c| c.0).unwrap_or_default(),
+                time: f.head_time,
+                author: &f.user,
+            };
+            let data = keyword::expand(&data, which, &values);
+            out.insert(
+                i,
+                (hex::encode_upper(Md5::digest(&data)), data.len() as u64),
+            );
+        }
+        Ok::<_, ServiceError>(out)
+    })
+    .await?
+    .map_err(CmdError::from)
 }
 
 /// The local directory (or file) an argument covers and whether its subdirectories count.
