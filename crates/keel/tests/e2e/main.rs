@@ -68,6 +68,7 @@ mod p4_open_submit;
 mod p4_password_digests;
 mod p4_protect_comments;
 mod p4_reconcile;
+mod p4_reconcile_keep;
 mod p4_reconcile_keywords;
 mod p4_resolve_interactive;
 mod p4_scripts;

@@ -22,8 +22,9 @@ pub const COMMANDS: &[Command] = &[
         name: "reconcile",
         row: rows::OPEN,
         login: true,
-        flags: "a e d n f I w c:",
-        usage: "reconcile [ -a -e -d -f -I -n -w ] [ -c changelist# ] [ file ... ]",
+        flags: "a e d n f I w k c:",
+        usage: "reconcile [ -a -e -d -f -I -n -w ] [ -c changelist# ] [ file ... ]\n\
+                reconcile -k [ -n ] [ file ... ]",
         run: |c| Box::pin(reconcile(c)),
     },
     Command {
@@ -162,6 +163,9 @@ async fn reconcile(cmd: &mut Cmd) -> CmdResult {
     if flags.has('w') {
         return clean_with(cmd, &flags).await;
     }
+    if flags.has('k') {
+        return keep(cmd, &flags).await;
+    }
     let change = change_arg(flags.value('c'))?.unwrap_or_default();
     let preview = flags.has('n');
     let work = Work::load(cmd).await?;
@@ -217,6 +221,83 @@ async fn status(cmd: &mut Cmd) -> CmdResult {
         );
     }
     Ok(())
+}
+
+/// `reconcile -k`: the files the workspace has, not on its have list, that the depot has at
+/// head, recorded in the have list at that revision without being opened or transferred
+/// (as `sync -k` records them); `-n` lists them only.
+async fn keep(cmd: &mut Cmd, flags: &Flags) -> CmdResult {
+    let work = Work::load(cmd).await?;
+    let args = sync::workspace_args(&work.place, &flags.rest)?;
+    let options = ScanOptions {
+        want: Want::of(true, false, false),
+        no_ignore: flags.has('I'),
+        wildcard_names: flags.has('f'),
+    };
+    let found = scan(cmd, &work, &args, &options).await?;
+    let candidates: Vec<(String, String)> = found
+        .add
+        .into_iter()
+        .map(|f| (f.client_path, f.local))
+        .collect();
+    // Each new file's head revision, where the depot has one that is not a deletion.
+    let in_depot = cmd
+        .call(move |svc, caller| {
+            let mut out = Vec::new();
+            for (client_path, local) in candidates {
+                let mut head = None;
+                match svc.files(
+                    caller,
+                    std::slice::from_ref(&client_path),
+                    Default::default(),
+                    &mut |f| {
+                        head = Some(f);
+                        Ok(())
+                    },
+                ) {
+                    Ok(()) => {}
+                    Err(keel_service::ServiceError::NoSuchFiles { .. }) => continue,
+                    Err(e) => return Err(e),
+                }
+                if let Some(f) =
+                    head.filter(|f| f.head_rev > 0 && !f.head_action.is_some_and(|a| a.is_delete()))
+                {
+                    out.push((f, local));
+                }
+            }
+            Ok(out)
+        })
+        .await??;
+    if in_depot.is_empty() {
+        nothing(cmd);
+        return Ok(());
+    }
+    if flags.has('n') {
+        for (f, local) in &in_depot {
+            if cmd.tagged {
+                cmd.stat([
+                    ("depotFile", f.depot_file.to_string()),
+                    ("clientFile", local.clone()),
+                    ("rev", f.head_rev.to_string()),
+                    ("action", "updated".to_string()),
+                ]);
+            } else {
+                cmd.report(
+                    Report::new(Severity::Info, Generic::None, 0)
+                        .arg("depotFile", f.depot_file.as_str())
+                        .text(format!("#{} - updating ", f.head_rev))
+                        .arg("clientFile", local.as_str()),
+                );
+            }
+        }
+        return Ok(());
+    }
+    // The have list written by sync itself (`sync -k` of exactly these revisions).
+    cmd.args = in_depot
+        .iter()
+        .map(|(f, _)| format!("{}#{}", f.depot_file, f.head_rev))
+        .collect();
+    sync::run(cmd, true).await
 }
 
 async fn clean(cmd: &mut Cmd) -> CmdResult {
