@@ -70,6 +70,7 @@ mod p4_protect_comments;
 mod p4_reconcile;
 mod p4_reconcile_keep;
 mod p4_reconcile_keywords;
+mod p4_reconcile_moves;
 mod p4_resolve_interactive;
 mod p4_scripts;
 mod p4_session;

@@ -46,12 +46,18 @@ pub const COMMANDS: &[Command] = &[
 ];
 
 /// The scan every one of the three commands starts with.
-async fn scan_for(cmd: &mut Cmd, flags: &Flags, work: &Work) -> Result<Found, CmdError> {
+async fn scan_for(
+    cmd: &mut Cmd,
+    flags: &Flags,
+    work: &Work,
+    moves: bool,
+) -> Result<Found, CmdError> {
     let args = sync::workspace_args(&work.place, &flags.rest)?;
     let options = ScanOptions {
         want: Want::of(flags.has('a'), flags.has('e'), flags.has('d')),
         no_ignore: flags.has('I'),
         wildcard_names: flags.has('f'),
+        moves,
     };
     let found = scan(cmd, work, &args, &options).await?;
     for local in &found.wildcards {
@@ -125,20 +131,33 @@ async fn requests(
     Ok(out)
 }
 
-/// Checks every request as the open would (rights, view, names, the change), then opens
-/// them unless `preview`; what was (or would be) opened. A refusal of any opens nothing.
+/// The moves found, as `(from, to)` for the service's `open_moved`.
+fn move_pairs(found: &Found) -> Vec<(String, String)> {
+    found
+        .moves
+        .iter()
+        .map(|(from, to)| (from.depot_file.to_string(), to.client_path.clone()))
+        .collect()
+}
+
+/// Checks every request and move as the open would (rights, view, names, the change), then
+/// opens them unless `preview`; what was (or would be) opened. A refusal of any opens nothing.
 async fn open_all(
     cmd: &mut Cmd,
     reqs: Vec<(OpenAction, OpenRequest)>,
+    moves: Vec<(String, String)>,
+    change: ChangeRef,
     preview: bool,
 ) -> Result<Vec<FileInfo>, CmdError> {
     let checked = reqs.clone();
+    let checked_moves = moves.clone();
     let previewed = cmd
         .call(move |svc, caller| {
             let mut out = Vec::new();
             for (action, req) in checked {
                 out.extend(svc.open_preview(caller, action, req)?);
             }
+            out.extend(svc.open_moved(caller, &checked_moves, change, true)?);
             Ok(out)
         })
         .await?
@@ -151,6 +170,7 @@ async fn open_all(
         for (action, req) in reqs {
             out.extend(svc.open(caller, action, req)?);
         }
+        out.extend(svc.open_moved(caller, &moves, change, false)?);
         Ok(out)
     })
     .await?
@@ -169,16 +189,20 @@ async fn reconcile(cmd: &mut Cmd) -> CmdResult {
     let change = change_arg(flags.value('c'))?.unwrap_or_default();
     let preview = flags.has('n');
     let work = Work::load(cmd).await?;
-    let found = scan_for(cmd, &flags, &work).await?;
-    if found.add.is_empty() && found.edit.is_empty() && found.delete.is_empty() {
+    let found = scan_for(cmd, &flags, &work, true).await?;
+    if found.add.is_empty()
+        && found.edit.is_empty()
+        && found.delete.is_empty()
+        && found.moves.is_empty()
+    {
         nothing(cmd);
         return Ok(());
     }
     let reqs = requests(cmd, &found, change).await?;
-    let opened = open_all(cmd, reqs, preview).await?;
+    let opened = open_all(cmd, reqs, move_pairs(&found), change, preview).await?;
     for info in &opened {
         if !preview
-            && info.action == Some(FileAction::Edit)
+            && matches!(info.action, Some(FileAction::Edit | FileAction::MoveAdd))
             && let Some(rel) = &info.client_file
         {
             // Opened files are writable (the edited file most likely is already).
@@ -194,13 +218,17 @@ async fn status(cmd: &mut Cmd) -> CmdResult {
     let command = dispatch::find("status").expect("status is in the table");
     let flags = dispatch::flags(cmd, command)?;
     let work = Work::load(cmd).await?;
-    let found = scan_for(cmd, &flags, &work).await?;
-    if found.add.is_empty() && found.edit.is_empty() && found.delete.is_empty() {
+    let found = scan_for(cmd, &flags, &work, true).await?;
+    if found.add.is_empty()
+        && found.edit.is_empty()
+        && found.delete.is_empty()
+        && found.moves.is_empty()
+    {
         nothing(cmd);
         return Ok(());
     }
     let reqs = requests(cmd, &found, ChangeRef::Default).await?;
-    let would = open_all(cmd, reqs, true).await?;
+    let would = open_all(cmd, reqs, move_pairs(&found), ChangeRef::Default, true).await?;
     for info in &would {
         if cmd.tagged {
             report_opened(cmd, &work, info);
@@ -233,6 +261,7 @@ async fn keep(cmd: &mut Cmd, flags: &Flags) -> CmdResult {
         want: Want::of(true, false, false),
         no_ignore: flags.has('I'),
         wildcard_names: flags.has('f'),
+        moves: false,
     };
     let found = scan(cmd, &work, &args, &options).await?;
     let candidates: Vec<(String, String)> = found
@@ -311,8 +340,12 @@ async fn clean(cmd: &mut Cmd) -> CmdResult {
 async fn clean_with(cmd: &mut Cmd, flags: &Flags) -> CmdResult {
     let preview = flags.has('n');
     let work = Work::load(cmd).await?;
-    let found = scan_for(cmd, flags, &work).await?;
-    if found.add.is_empty() && found.edit.is_empty() && found.delete.is_empty() {
+    let found = scan_for(cmd, flags, &work, false).await?;
+    if found.add.is_empty()
+        && found.edit.is_empty()
+        && found.delete.is_empty()
+        && found.moves.is_empty()
+    {
         nothing(cmd);
         return Ok(());
     }

@@ -64,6 +64,8 @@ pub struct Found {
     pub delete: Vec<FileInfo>,
     /// New files left out because their names hold `@#%*` and `-f` was not given.
     pub wildcards: Vec<String>,
+    /// Missing have files paired with a new file of the same content (moved outside Keel).
+    pub moves: Vec<(FileInfo, NewFile)>,
 }
 
 /// How the scan runs.
@@ -73,6 +75,9 @@ pub struct ScanOptions {
     pub no_ignore: bool,
     /// `-f`: new files whose names hold `@#%*` are taken (escaped).
     pub wildcard_names: bool,
+    /// A missing file and a new file with its content are a move (when adds and deletes are
+    /// both looked for).
+    pub moves: bool,
 }
 
 /// Compares the files under `args` (workspace or depot syntax) with the have list.
@@ -144,10 +149,88 @@ pub async fn scan(
             found.add.push(NewFile { local, client_path });
         }
     }
+    if options.moves && options.want.add && options.want.delete {
+        pair_moves(cmd, &mut found).await?;
+    }
     // The client forgets the list of known files.
     cmd.conn
         .send(&Message::new().with("func", "client-ReconcileFlush"));
     Ok(found)
+}
+
+/// At most this many (missing file, new file) comparisons the client is asked to make; past
+/// it, missing and new files stay a delete and an add.
+const MOVE_COMPARISONS: usize = 100_000;
+
+/// Pairs each missing have file with a new file whose content is the same, which the client
+/// finds (`client-ExactMatch`: the missing file's digest, the new files as candidates; it
+/// answers with the first that matches). A new file pairs with one missing file at most.
+async fn pair_moves(cmd: &mut Cmd, found: &mut Found) -> Result<(), CmdError> {
+    if found.delete.is_empty()
+        || found.add.is_empty()
+        || found.delete.len().saturating_mul(found.add.len()) > MOVE_COMPARISONS
+    {
+        return Ok(());
+    }
+    let expanded = expanded_digests(cmd, &found.delete).await?;
+    let asks: Vec<Message> = found
+        .delete
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let (md5, size) = match expanded.get(&i) {
+                Some((md5, size)) => (md5.clone(), *size),
+                None if !f.head_md5.is_empty() => (f.head_md5.to_uppercase(), f.head_size),
+                None => return None,
+            };
+            let t = f.head_type.unwrap_or(FileType::TEXT);
+            let mut m = Message::new()
+                .with("type", client_type(&t))
+                .with("digest", md5)
+                .with("fileSize", size.to_string())
+                .with("keelKey", i.to_string());
+            for (j, new) in found.add.iter().enumerate() {
+                m.set(format!("toFile{j}"), &new.local);
+                m.set(format!("index{j}"), j.to_string());
+            }
+            m.set("confirm", EDIT_CONFIRM);
+            m.set("func", "client-ExactMatch");
+            Some(m)
+        })
+        .collect();
+    let mut pairs: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut taken = BTreeSet::new();
+    for batch in asks.chunks(client_ops::BATCH) {
+        for reply in client_ops::exchange(cmd, batch).await? {
+            if reply.func().as_deref() != Some(EDIT_CONFIRM) {
+                continue;
+            }
+            let key = reply.text("keelKey").and_then(|k| k.parse::<usize>().ok());
+            let index = reply.text("index").and_then(|k| k.parse::<usize>().ok());
+            if let (Some(key), Some(index)) = (key, index)
+                && index < found.add.len()
+                && taken.insert(index)
+            {
+                pairs.insert(key, index);
+            }
+        }
+    }
+    if pairs.is_empty() {
+        return Ok(());
+    }
+    let deletes = std::mem::take(&mut found.delete);
+    let mut adds: Vec<Option<NewFile>> = std::mem::take(&mut found.add)
+        .into_iter()
+        .map(Some)
+        .collect();
+    for (i, f) in deletes.into_iter().enumerate() {
+        match pairs.get(&i).and_then(|j| adds[*j].take()) {
+            Some(new) => found.moves.push((f, new)),
+            None => found.delete.push(f),
+        }
+    }
+    found.add = adds.into_iter().flatten().collect();
+    Ok(())
 }
 
 /// Asks the client about each have file; its status (`missing`, `same`, `exists`: present
