@@ -3,8 +3,8 @@
 //! on the revision after the depot's head (`#1` for a new file, `#3` for a file deleted at
 //! `#2`); an edit or a delete on the revision the workspace has.
 
-use crate::common::{str_field, workspace_on, write};
-use crate::p4_harness::{P4Server, ok};
+use crate::common::{str_field, write};
+use crate::p4_harness::{P4Server, ok, sorted_lines, submitted};
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 
@@ -37,44 +37,23 @@ fn work_revs(records: &Value) -> Vec<String> {
     out
 }
 
-/// Sorted lines of an untagged step.
-fn lines(result: &Value) -> Vec<String> {
-    let mut out: Vec<String> = result
-        .as_array()
-        .unwrap_or_else(|| panic!("lines: {result}"))
-        .iter()
-        .map(|l| l.as_str().expect("line").to_string())
-        .collect();
-    out.sort();
-    out
-}
-
 #[test]
 fn opened_files_carry_the_revision_they_work_on_in_every_record() {
     let s = P4Server::start();
     // The depot: a.txt and b.txt at #1, gone.txt deleted at #2.
-    let w = workspace_on(&s.server, s.home.path(), "alice", "w");
-    write(&w.cwd, "a.txt", "one\n");
-    write(&w.cwd, "b.txt", "bee\n");
-    write(&w.cwd, "gone.txt", "gone\n");
-    w.ok(&["add", "a.txt", "b.txt", "gone.txt"]);
-    w.ok(&["submit", "-d", "first"]);
+    let w = submitted(
+        &s,
+        &[
+            ("a.txt", "one\n"),
+            ("b.txt", "bee\n"),
+            ("gone.txt", "gone\n"),
+        ],
+    );
     w.ok(&["delete", "gone.txt"]);
     w.ok(&["submit", "-d", "gone"]);
-
-    let root = s.home.path().join("p4ws");
-    std::fs::create_dir_all(&root).expect("root");
+    let root = s.p4_workspace();
     let cwd = root.display().to_string();
     let step = |cmd: &[&str], tagged: bool| json!({"cmd": cmd, "tagged": tagged, "cwd": cwd});
-    let r = s.drive(&[
-        json!({"method": "save_client", "args": [{
-            "Client": "alice_ws", "Owner": "alice", "Root": cwd,
-            "Options": "noallwrite noclobber nocompress unlocked nomodtime normdir",
-            "View": ["//depot/... //alice_ws/..."]
-        }]}),
-        step(&["sync"], true),
-    ]);
-    ok(&r[1]);
     write(&root, "gone.txt", "back\n");
     write(&root, "new.txt", "new\n");
 
@@ -88,7 +67,10 @@ fn opened_files_carry_the_revision_they_work_on_in_every_record() {
         step(&["revert", "//alice_ws/..."], true),
     ]);
     assert_eq!(work_revs(ok(&r[0])), ["//depot/a.txt#1 edit"]);
-    assert_eq!(lines(ok(&r[1])), ["//depot/b.txt#1 - opened for delete"]);
+    assert_eq!(
+        sorted_lines(ok(&r[1])),
+        ["//depot/b.txt#1 - opened for delete"]
+    );
     assert_eq!(
         work_revs(ok(&r[2])),
         ["//depot/gone.txt#3 add", "//depot/new.txt#1 add"]
@@ -109,7 +91,7 @@ fn opened_files_carry_the_revision_they_work_on_in_every_record() {
         );
     }
     assert_eq!(
-        lines(ok(&r[4])),
+        sorted_lines(ok(&r[4])),
         [
             "//depot/a.txt#1 - edit default change (text)",
             "//depot/b.txt#1 - delete default change (text)",
@@ -147,7 +129,7 @@ fn opened_files_carry_the_revision_they_work_on_in_every_record() {
         step(&["reconcile"], true),
     ]);
     assert_eq!(
-        lines(ok(&r[0])),
+        sorted_lines(ok(&r[0])),
         [
             "//depot/a.txt#1 - opened for edit",
             "//depot/b.txt#1 - opened for delete",

@@ -2,19 +2,21 @@
 //! the have list does not (copied in by hand), are recorded in the have list without being
 //! opened or transferred; `-n` only lists them; files the depot lacks are left alone.
 
-use crate::common::{workspace_on, write};
-use crate::p4_harness::{P4Server, ok};
+use crate::common::write;
+use crate::p4_harness::{P4Server, ok, save_workspace, sorted_lines, submitted};
 use serde_json::json;
 
 #[test]
 fn reconcile_k_records_files_the_workspace_already_has() {
     let s = P4Server::start();
-    let w = workspace_on(&s.server, s.home.path(), "alice", "w");
-    write(&w.cwd, "a.txt", "one\n");
-    write(&w.cwd, "sub/b.txt", "bee\n");
-    write(&w.cwd, "gone.txt", "gone\n");
-    w.ok(&["add", "a.txt", "sub/b.txt", "gone.txt"]);
-    w.ok(&["submit", "-d", "first"]);
+    let w = submitted(
+        &s,
+        &[
+            ("a.txt", "one\n"),
+            ("sub/b.txt", "bee\n"),
+            ("gone.txt", "gone\n"),
+        ],
+    );
     write(&w.cwd, "a.txt", "two\n");
     w.ok(&["edit", "a.txt"]);
     w.ok(&["delete", "gone.txt"]);
@@ -30,11 +32,7 @@ fn reconcile_k_records_files_the_workspace_already_has() {
     let cwd = root.display().to_string();
     let step = |cmd: &[&str], tagged: bool| json!({"cmd": cmd, "tagged": tagged, "cwd": cwd});
     let r = s.drive(&[
-        json!({"method": "save_client", "args": [{
-            "Client": "alice_ws", "Owner": "alice", "Root": cwd,
-            "Options": "noallwrite noclobber nocompress unlocked nomodtime normdir",
-            "View": ["//depot/... //alice_ws/..."]
-        }]}),
+        save_workspace(&root),
         step(&["reconcile", "-k", "-n"], false),
         step(&["have"], true),
         step(&["reconcile", "-k"], true),
@@ -43,15 +41,8 @@ fn reconcile_k_records_files_the_workspace_already_has() {
         step(&["reconcile", "-k"], false),
     ]);
     ok(&r[0]);
-    let mut preview: Vec<String> = ok(&r[1])
-        .as_array()
-        .expect("lines")
-        .iter()
-        .map(|l| l.as_str().expect("line").to_string())
-        .collect();
-    preview.sort();
     assert_eq!(
-        preview,
+        sorted_lines(ok(&r[1])),
         [
             format!(
                 "//depot/a.txt#2 - updating {}",
@@ -82,15 +73,8 @@ fn reconcile_k_records_files_the_workspace_already_has() {
         ["//depot/a.txt#2", "//depot/sub/b.txt#1"],
         "{kept:?}"
     );
-    let mut have: Vec<String> = ok(&r[4])
-        .as_array()
-        .expect("lines")
-        .iter()
-        .map(|l| l.as_str().expect("line").to_string())
-        .collect();
-    have.sort();
     assert_eq!(
-        have,
+        sorted_lines(ok(&r[4])),
         [
             format!("//depot/a.txt#2 - {}", root.join("a.txt").display()),
             format!("//depot/sub/b.txt#1 - {}", root.join("sub/b.txt").display()),

@@ -3,50 +3,20 @@
 //! are opened as a move/delete and a move/add, which submit as a move; a missing file with no
 //! such twin stays a delete, a new file an add.
 
-use crate::common::{workspace_on, write};
-use crate::p4_harness::{P4Server, ok};
-use serde_json::{Value, json};
-
-/// `depotFile action` of each record, sorted.
-fn actions(records: &Value) -> Vec<String> {
-    let mut out: Vec<String> = records
-        .as_array()
-        .unwrap_or_else(|| panic!("records: {records}"))
-        .iter()
-        .map(|r| {
-            format!(
-                "{} {}",
-                r["depotFile"].as_str().unwrap_or("?"),
-                r["action"].as_str().unwrap_or("?")
-            )
-        })
-        .collect();
-    out.sort();
-    out
-}
+use crate::common::write;
+use crate::p4_harness::{P4Server, actions, ok, sorted_lines, submitted};
+use serde_json::json;
 
 #[test]
 fn a_renamed_file_is_opened_as_a_move_and_submits_as_one() {
     let s = P4Server::start();
-    let w = workspace_on(&s.server, s.home.path(), "alice", "w");
-    write(&w.cwd, "a.txt", "alpha\nwith more lines\n");
-    write(&w.cwd, "b.txt", "bee\n");
-    w.ok(&["add", "a.txt", "b.txt"]);
-    w.ok(&["submit", "-d", "first"]);
-
-    let root = s.home.path().join("p4ws");
-    std::fs::create_dir_all(&root).expect("root");
+    submitted(
+        &s,
+        &[("a.txt", "alpha\nwith more lines\n"), ("b.txt", "bee\n")],
+    );
+    let root = s.p4_workspace();
     let cwd = root.display().to_string();
     let step = |cmd: &[&str], tagged: bool| json!({"cmd": cmd, "tagged": tagged, "cwd": cwd});
-    let r = s.drive(&[
-        json!({"method": "save_client", "args": [{
-            "Client": "alice_ws", "Owner": "alice", "Root": cwd,
-            "Options": "noallwrite noclobber nocompress unlocked nomodtime normdir",
-            "View": ["//depot/... //alice_ws/..."]
-        }]}),
-        step(&["sync"], true),
-    ]);
-    ok(&r[1]);
     // Outside Keel: a.txt renamed into a new directory, b.txt removed, c.txt created.
     std::fs::create_dir_all(root.join("moved")).expect("dir");
     std::fs::rename(root.join("a.txt"), root.join("moved/a2.txt")).expect("rename");
@@ -70,15 +40,8 @@ fn a_renamed_file_is_opened_as_a_move_and_submits_as_one() {
     // -n: the move previewed, nothing opened.
     assert_eq!(actions(ok(&r[0])), expected);
     assert_eq!(ok(&r[1]), &json!([]));
-    let mut lines: Vec<String> = ok(&r[2])
-        .as_array()
-        .expect("lines")
-        .iter()
-        .map(|l| l.as_str().expect("line").to_string())
-        .collect();
-    lines.sort();
     assert_eq!(
-        lines,
+        sorted_lines(ok(&r[2])),
         [
             "//depot/a.txt#1 - opened for move/delete",
             "//depot/b.txt#1 - opened for delete",
