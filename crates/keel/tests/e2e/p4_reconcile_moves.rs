@@ -4,7 +4,7 @@
 //! such twin stays a delete, a new file an add.
 
 use crate::common::write;
-use crate::p4_harness::{P4Server, actions, ok, sorted_lines, submitted};
+use crate::p4_harness::{P4Server, actions, ok, raised, sorted_lines, submitted};
 use serde_json::json;
 
 #[test]
@@ -25,6 +25,8 @@ fn a_renamed_file_is_opened_as_a_move_and_submits_as_one() {
 
     let r = s.drive(&[
         step(&["reconcile", "-n"], true),
+        // Into a change that does not exist: refused, the move with the rest, nothing opened.
+        step(&["reconcile", "-c", "99"], true),
         step(&["opened"], true),
         step(&["reconcile"], false),
         step(&["opened"], true),
@@ -39,6 +41,8 @@ fn a_renamed_file_is_opened_as_a_move_and_submits_as_one() {
     ];
     // -n: the move previewed, nothing opened.
     assert_eq!(actions(ok(&r[0])), expected);
+    assert!(raised(&r[1]).contains("99"), "{}", r[1]);
+    let r = &r[1..];
     assert_eq!(ok(&r[1]), &json!([]));
     assert_eq!(
         sorted_lines(ok(&r[2])),
