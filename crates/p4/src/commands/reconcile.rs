@@ -190,11 +190,7 @@ async fn reconcile(cmd: &mut Cmd) -> CmdResult {
     let preview = flags.has('n');
     let work = Work::load(cmd).await?;
     let found = scan_for(cmd, &flags, &work, true).await?;
-    if found.add.is_empty()
-        && found.edit.is_empty()
-        && found.delete.is_empty()
-        && found.moves.is_empty()
-    {
+    if found.is_empty() {
         nothing(cmd);
         return Ok(());
     }
@@ -219,11 +215,7 @@ async fn status(cmd: &mut Cmd) -> CmdResult {
     let flags = dispatch::flags(cmd, command)?;
     let work = Work::load(cmd).await?;
     let found = scan_for(cmd, &flags, &work, true).await?;
-    if found.add.is_empty()
-        && found.edit.is_empty()
-        && found.delete.is_empty()
-        && found.moves.is_empty()
-    {
+    if found.is_empty() {
         nothing(cmd);
         return Ok(());
     }
@@ -341,11 +333,7 @@ async fn clean_with(cmd: &mut Cmd, flags: &Flags) -> CmdResult {
     let preview = flags.has('n');
     let work = Work::load(cmd).await?;
     let found = scan_for(cmd, flags, &work, false).await?;
-    if found.add.is_empty()
-        && found.edit.is_empty()
-        && found.delete.is_empty()
-        && found.moves.is_empty()
-    {
+    if found.is_empty() {
         nothing(cmd);
         return Ok(());
     }

@@ -68,6 +68,16 @@ pub struct Found {
     pub moves: Vec<(FileInfo, NewFile)>,
 }
 
+impl Found {
+    /// Whether the scan found nothing to open (new files with wildcard names aside).
+    pub fn is_empty(&self) -> bool {
+        self.add.is_empty()
+            && self.edit.is_empty()
+            && self.delete.is_empty()
+            && self.moves.is_empty()
+    }
+}
+
 /// How the scan runs.
 pub struct ScanOptions {
     pub want: Want,
