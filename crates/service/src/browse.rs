@@ -4,15 +4,16 @@ use crate::args::FileArg;
 
 use crate::fileinfo::{from_revision, set_head, set_opened};
 use crate::integrate::edge;
+use crate::paging::Cursor;
 use crate::{
     Caller, Content, Diff2Result, FileInfo, HaveEntry, OpenedElsewhere, Service, ServiceError,
     SyncMark, error::bad_path,
 };
 use keel_core::IntegHow;
 use keel_core::{DepotPath, Right};
-use keel_store::{HaveMark, HaveRow, PathRange, ReadTxn};
-use std::collections::HashMap;
+use keel_store::{HaveMark, HaveRow, OpenedRow, PathRange, ReadTxn};
 use std::collections::hash_map::Entry;
+use std::collections::{HashMap, VecDeque};
 
 /// Records `filelog -i` follows back to the file a revision came from.
 const FOLLOWED: [IntegHow; 3] = [
@@ -114,12 +115,37 @@ impl Service {
         let (snap, who) = self.read_as(caller)?;
         let ws = self.optional_workspace(snap.as_ref(), caller)?;
         for arg in parse_args(snap.as_ref(), files, ws.as_ref())? {
-            let matched = self.for_each_selected(
+            // The caller's files opened with no revisions yet (a new add, a branch or move
+            // target): listed among the depot's files in path order, as fstat shows them.
+            let mut unsubmitted = match &ws {
+                Some(w) if arg.rev.is_none() => {
+                    self.unsubmitted_opens(snap.as_ref(), &who, w, &arg)?
+                }
+                _ => VecDeque::new(),
+            };
+            let mut flush_before = |upto: Option<&str>,
+                                    sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>|
+             -> Result<usize, ServiceError> {
+                let mut sent = 0;
+                while unsubmitted
+                    .front()
+                    .is_some_and(|o| upto.is_none_or(|p| o.path.as_str() < p))
+                {
+                    let open = unsubmitted.pop_front().expect("a front row");
+                    who.result()?;
+                    sink(crate::fileinfo::from_opened(&open, ws.as_ref()))?;
+                    sent += 1;
+                }
+                Ok(sent)
+            };
+            let mut early = 0;
+            let mut matched = self.for_each_selected(
                 snap.as_ref(),
                 &who,
                 &arg,
                 ws.as_ref().map(|w| w.name()),
                 &mut |rev| {
+                    early += flush_before(Some(rev.path.as_str()), sink)?;
                     let mut info = from_revision(&rev);
                     for open in snap.opened_file(&rev.path)? {
                         if ws.as_ref().is_some_and(|w| w.name() == open.workspace) {
@@ -141,6 +167,7 @@ impl Service {
                     sink(info)
                 },
             )?;
+            matched += early + flush_before(None, sink)?;
             if matched == 0 {
                 // A file opened for add has no revisions yet, but fstat still knows it.
                 let exact = arg
@@ -159,6 +186,34 @@ impl Service {
             }
         }
         Ok(())
+    }
+
+    /// The files `ws` has open that `arg` selects, `who` may list and the depot has no
+    /// revision of, in path order.
+    fn unsubmitted_opens(
+        &self,
+        snap: &dyn ReadTxn,
+        who: &crate::access::Access,
+        ws: &crate::context::WorkspaceCtx,
+        arg: &FileArg,
+    ) -> Result<VecDeque<OpenedRow>, ServiceError> {
+        let page = self.config.page_size;
+        let mut cursor = Cursor::new(
+            Box::new(|after| Ok(snap.opened_in_workspace(ws.name(), after, page)?)),
+            |o: &OpenedRow| o.path.as_str(),
+            page,
+        );
+        let mut out = VecDeque::new();
+        while let Some(open) = cursor.next_row()? {
+            who.scan()?;
+            if arg.matches(open.path.as_str())
+                && who.lists(open.path.as_str())
+                && snap.head_revision(&open.path)?.is_none()
+            {
+                out.push_back(open);
+            }
+        }
+        Ok(out)
     }
 
     /// `filelog`: every revision of each matching file, newest first, with its change.
@@ -411,6 +466,14 @@ impl Service {
                     let mut info = FileInfo::new(have.path.clone());
                     if let Some(rev) = revisions.next_if(|r| r.path == have.path) {
                         set_head(&mut info, &rev);
+                        // A keyword-expanded file's `$Author$` in the workspace: who
+                        // submitted the revision (as `print` gives it).
+                        if rev.file_type.expanded_keywords() != keel_core::Keywords::None {
+                            info.user = snap
+                                .get_change(rev.change)?
+                                .map(|c| c.user)
+                                .unwrap_or_default();
+                        }
                     }
                     info.have_rev = have.rev;
                     info.client_file = ws.client_file(&have.path);

@@ -44,6 +44,7 @@ mod locks;
 mod monitor;
 pub mod obliterate;
 pub mod open;
+mod open_moved;
 mod opened_change;
 mod orphaned_locks;
 mod paging;

@@ -118,7 +118,7 @@ fn apply_adds(
 }
 
 /// Opens the planned rows, skipping files already open for the same action.
-fn apply_opens(
+pub(crate) fn apply_opens(
     txn: &mut dyn WriteTxn,
     plan: Vec<(OpenedRow, FileInfo)>,
 ) -> Result<Vec<FileInfo>, OpenError> {
@@ -184,7 +184,7 @@ impl Service {
 
     /// The open records `open` writes, planned on a snapshot.
     #[allow(clippy::type_complexity)]
-    fn plan_open(
+    pub(crate) fn plan_open(
         &self,
         caller: &Caller,
         action: OpenAction,
@@ -680,14 +680,14 @@ impl Service {
 
 /// What a move writes: the opened record it drops (an add's or a moved add's source), and the
 /// records it puts, in order (also what it reports).
-struct MovePlan {
-    delete: Option<DepotPath>,
-    put: Vec<OpenedRow>,
+pub(crate) struct MovePlan {
+    pub(crate) delete: Option<DepotPath>,
+    pub(crate) put: Vec<OpenedRow>,
 }
 
 /// Plans moving `from_path` (opened in `ws_name`) to `to_path`, with the same checks either
 /// way: the source opened here, the target neither live nor opened here.
-fn plan_move(
+pub(crate) fn plan_move(
     txn: &dyn ReadTxn,
     ws_name: &str,
     from_path: &DepotPath,
@@ -701,6 +701,18 @@ fn plan_move(
         .ok_or_else(|| OpenError::MoveNotOpened {
             path: from_path.to_string(),
         })?;
+    plan_move_of(txn, ws_name, source, to_path, change)
+}
+
+/// [`plan_move`] of the open record `source` (which need not be written yet).
+pub(crate) fn plan_move_of(
+    txn: &dyn ReadTxn,
+    ws_name: &str,
+    source: OpenedRow,
+    to_path: &DepotPath,
+    change: u64,
+) -> Result<MovePlan, OpenError> {
+    let from_path = &source.path.clone();
     if let Some(head) = txn.head_revision(to_path)?
         && !head.action.is_delete()
     {

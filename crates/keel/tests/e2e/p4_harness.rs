@@ -189,3 +189,73 @@ pub fn raised(result: &Value) -> String {
         .unwrap_or_else(|| panic!("the step raised nothing: {result:#}"))
         .to_string()
 }
+
+/// alice's native workspace `w` (root `HOME/w`) with `files` (path, content) added and
+/// submitted in one change: the depot a test's P4 clients then work on.
+pub fn submitted(s: &P4Server, files: &[(&str, &str)]) -> crate::common::Client {
+    let w = crate::common::workspace_on(&s.server, s.home.path(), "alice", "w");
+    let mut add = vec!["add"];
+    for (path, content) in files {
+        crate::common::write(&w.cwd, path, content);
+        add.push(path);
+    }
+    w.ok(&add);
+    w.ok(&["submit", "-d", "first"]);
+    w
+}
+
+/// The step saving alice's P4 workspace `alice_ws` rooted at `root`, mapping the whole depot.
+pub fn save_workspace(root: &Path) -> Value {
+    json!({"method": "save_client", "args": [{
+        "Client": "alice_ws", "Owner": "alice", "Root": root.display().to_string(),
+        "Options": "noallwrite noclobber nocompress unlocked nomodtime normdir",
+        "View": ["//depot/... //alice_ws/..."]
+    }]})
+}
+
+impl P4Server {
+    /// alice's P4 workspace `alice_ws` at `HOME/p4ws`, saved and synced through P4Python;
+    /// its root.
+    pub fn p4_workspace(&self) -> PathBuf {
+        let root = self.home.path().join("p4ws");
+        std::fs::create_dir_all(&root).expect("workspace root");
+        let r = self.drive(&[save_workspace(&root), json!({"cmd": ["sync"]})]);
+        ok(&r[0]);
+        ok(&r[1]);
+        root
+    }
+}
+
+/// The lines of an untagged step, sorted.
+pub fn sorted_lines(result: &Value) -> Vec<String> {
+    let mut out: Vec<String> = result
+        .as_array()
+        .unwrap_or_else(|| panic!("lines: {result}"))
+        .iter()
+        .map(|l| {
+            l.as_str()
+                .unwrap_or_else(|| panic!("a line: {l}"))
+                .to_string()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// `depotFile action` of each record of a tagged step, sorted.
+pub fn actions(records: &Value) -> Vec<String> {
+    let mut out: Vec<String> = records
+        .as_array()
+        .unwrap_or_else(|| panic!("records: {records}"))
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                crate::common::str_field(r, "depotFile"),
+                crate::common::str_field(r, "action")
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}

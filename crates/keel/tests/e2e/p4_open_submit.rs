@@ -2,7 +2,7 @@
 //! `delete`, `opened`, `reopen`, `move`, `submit` (content sent by the client and checked),
 //! `change` forms and `shelve`, tagged and untagged, with the refusals a client shows.
 
-use crate::p4_harness::{P4Server, ok};
+use crate::p4_harness::{P4Server, ok, save_workspace};
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -12,17 +12,9 @@ fn with_workspace() -> (P4Server, PathBuf) {
     let s = P4Server::start();
     let root = s.home.path().join("ws");
     std::fs::create_dir_all(&root).expect("root");
-    let r = s.drive(&[save_client(&root)]);
+    let r = s.drive(&[save_workspace(&root)]);
     assert_eq!(ok(&r[0]), &json!(["Client alice_ws saved."]));
     (s, root)
-}
-
-fn save_client(root: &Path) -> Value {
-    json!({"method": "save_client", "args": [{
-        "Client": "alice_ws", "Owner": "alice", "Root": root.display().to_string(),
-        "Options": "noallwrite noclobber nocompress unlocked nomodtime normdir",
-        "View": ["//depot/... //alice_ws/..."]
-    }]})
 }
 
 fn mode(path: &Path) -> u32 {

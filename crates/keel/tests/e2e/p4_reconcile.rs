@@ -4,38 +4,22 @@
 //! the same files opened as `keel reconcile` opens in a native workspace with the same work.
 //! Also `sync -q` for a tagged client: the totals record and the progress indicator.
 
-use crate::common::{Client, str_field, workspace_on, write};
-use crate::p4_harness::{P4Server, ok, raised};
-use serde_json::{Value, json};
+use crate::common::{Client, str_field, workspace_on};
+use crate::p4_harness::{P4Server, actions, ok, raised, submitted};
+use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// alice's native workspace `w` that submitted `a.txt`, `b.txt` and `sub/c.txt`.
 fn depot(s: &P4Server) -> Client {
-    let w = workspace_on(&s.server, s.home.path(), "alice", "w");
-    write(&w.cwd, "a.txt", "one\n");
-    write(&w.cwd, "b.txt", "bee\n");
-    write(&w.cwd, "sub/c.txt", "sea\n");
-    w.ok(&["add", "a.txt", "b.txt", "sub/c.txt"]);
-    w.ok(&["submit", "-d", "first"]);
-    w
-}
-
-/// The P4 client `alice_ws` at `<home>/p4ws`, saved and synced through P4Python.
-fn p4_workspace(s: &P4Server) -> PathBuf {
-    let root = s.home.path().join("p4ws");
-    std::fs::create_dir_all(&root).expect("root");
-    let r = s.drive(&[
-        json!({"method": "save_client", "args": [{
-            "Client": "alice_ws", "Owner": "alice", "Root": root.display().to_string(),
-            "Options": "noallwrite noclobber nocompress unlocked nomodtime normdir",
-            "View": ["//depot/... //alice_ws/..."]
-        }]}),
-        json!({"cmd": ["sync"]}),
-    ]);
-    ok(&r[0]);
-    assert_eq!(ok(&r[1]).as_array().expect("synced").len(), 3, "{}", r[1]);
-    root
+    submitted(
+        s,
+        &[
+            ("a.txt", "one\n"),
+            ("b.txt", "bee\n"),
+            ("sub/c.txt", "sea\n"),
+        ],
+    )
 }
 
 /// The work done outside Keel: `a.txt` edited, `b.txt` removed, `new.txt` and
@@ -52,18 +36,6 @@ fn outside_work(root: &Path) {
     std::fs::write(root.join("build.log"), "noise\n").expect("log");
 }
 
-/// `depotFile action` of each record, sorted.
-fn actions(records: &Value) -> Vec<String> {
-    let mut out: Vec<String> = records
-        .as_array()
-        .unwrap_or_else(|| panic!("records: {records}"))
-        .iter()
-        .map(|r| format!("{} {}", str_field(r, "depotFile"), str_field(r, "action")))
-        .collect();
-    out.sort();
-    out
-}
-
 const EXPECTED: [&str; 5] = [
     "//depot/.p4ignore add",
     "//depot/a.txt edit",
@@ -76,7 +48,7 @@ const EXPECTED: [&str; 5] = [
 fn reconcile_opens_edits_deletes_and_adds_and_status_previews_them() {
     let s = P4Server::start();
     depot(&s);
-    let root = p4_workspace(&s);
+    let root = s.p4_workspace();
     outside_work(&root);
     let cwd = root.display().to_string();
     let step = |cmd: &[&str], tagged: bool| json!({"cmd": cmd, "tagged": tagged, "cwd": cwd, "ignore_file": ".p4ignore"});
@@ -159,7 +131,7 @@ fn reconcile_opens_edits_deletes_and_adds_and_status_previews_them() {
 fn reconcile_leaves_the_state_keel_reconcile_leaves() {
     let s = P4Server::start();
     depot(&s);
-    let root = p4_workspace(&s);
+    let root = s.p4_workspace();
     outside_work(&root);
     // The same work in a native workspace, reconciled by `keel reconcile`.
     let native = workspace_on(&s.server, s.home.path(), "alice", "n");
@@ -186,7 +158,7 @@ fn reconcile_leaves_the_state_keel_reconcile_leaves() {
 fn reconcile_honours_arguments_ignore_flags_and_protections() {
     let s = P4Server::start();
     let w = depot(&s);
-    let root = p4_workspace(&s);
+    let root = s.p4_workspace();
     outside_work(&root);
     crate::access::protect(&w, &["super user alice * //...", "read user bob * //..."]);
     let cwd = root.display().to_string();
@@ -229,7 +201,7 @@ fn reconcile_honours_arguments_ignore_flags_and_protections() {
 fn clean_brings_the_workspace_back_to_its_have_list() {
     let s = P4Server::start();
     depot(&s);
-    let root = p4_workspace(&s);
+    let root = s.p4_workspace();
     outside_work(&root);
     // The ignore file ignores itself: clean leaves it, and it goes on ignoring `build.log`.
     std::fs::write(root.join(".p4ignore"), "*.log\n.p4ignore\n").expect("ignore");
@@ -277,7 +249,7 @@ fn clean_brings_the_workspace_back_to_its_have_list() {
 fn quiet_sync_gives_its_totals_and_progress_to_a_tagged_client() {
     let s = P4Server::start();
     depot(&s);
-    p4_workspace(&s);
+    s.p4_workspace();
     let r = s.drive(&[
         json!({"cmd": ["sync", "-f", "-q", "//..."], "progress": true}),
         json!({"cmd": ["sync", "-f", "-q", "//..."], "tagged": false}),

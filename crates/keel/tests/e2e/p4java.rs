@@ -198,12 +198,19 @@ fn p4java_runs_a_ci_plugins_loop_add_submit_changes_sync_print_fstat_filelog() {
         step(&steps, "filelog")["revisions"],
         json!(["#2 edit 2", "#1 add 1"])
     );
-    // reconcile: the new file opened for add, the have files (text and binary) not; the
-    // record has the revision as `workRev`, which P4Java's file spec does not read (-1).
+    // reconcile: the new file opened for add, the have files (text and binary) not. As from
+    // a P4 server, the record has the revision as `workRev` (the file spec's getWorkRev())
+    // and no `rev`, so its getEndRevision() is -1.
+    let reconciled = step(&steps, "reconcile");
     assert_eq!(
-        step(&steps, "reconcile")["reconciled"],
+        reconciled["reconciled"],
         json!(["//depot/src/c.txt#-1 add"])
     );
+    assert_eq!(reconciled["workRevs"], json!(["//depot/src/c.txt#1 add"]));
+    // opened has `rev` (the end revision P4Java reads), fstat `workRev` and no head.
+    let opened = step(&steps, "opened");
+    assert_eq!(opened["opened"], json!(["//depot/src/c.txt#1 add"]));
+    assert_eq!(opened["fstat"], json!(["//depot/src/c.txt#1 add head 0"]));
 }
 
 /// With `p4_password_digests`, P4Java logs in with a password set through Keel's own client

@@ -31,6 +31,7 @@ import com.perforce.p4java.option.server.GetChangelistsOptions;
 import com.perforce.p4java.option.server.GetExtendedFilesOptions;
 import com.perforce.p4java.option.server.GetFileContentsOptions;
 import com.perforce.p4java.option.server.GetRevisionHistoryOptions;
+import com.perforce.p4java.option.server.OpenedFilesOptions;
 import com.perforce.p4java.server.IOptionsServer;
 import com.perforce.p4java.server.IServerInfo;
 import com.perforce.p4java.server.ServerFactory;
@@ -278,6 +279,20 @@ public class Drive {
             List<IFileSpec> found = dev.reconcileFiles(
                     FileSpecBuilder.makeFileSpecList("//dev/..."), new ReconcileFilesOptions());
             put(out, "reconciled", messages(found));
+            // A file opened for add carries the revision it works on as workRev (P4 servers
+            // send no rev or haveRev for it, so getEndRevision() stays -1).
+            put(out, "workRevs", workRevs(found));
+        });
+        step("opened", out -> {
+            List<IFileSpec> open = dev.openedFiles(
+                    FileSpecBuilder.makeFileSpecList("//dev/..."), new OpenedFilesOptions());
+            put(out, "opened", messages(open));
+            List<IExtendedFileSpec> files = server.getExtendedFiles(
+                    FileSpecBuilder.makeFileSpecList("//dev/src/c.txt"), new GetExtendedFilesOptions());
+            List<String> seen = new ArrayList<>();
+            for (IExtendedFileSpec f : files)
+                seen.add(f.getDepotPathString() + "#" + f.getWorkRev() + " " + f.getAction() + " head " + f.getHeadRev());
+            put(out, "fstat", seen);
         });
         step("filelog", out -> {
             Map<IFileSpec, List<IFileRevisionData>> log = server.getRevisionHistory(
@@ -293,6 +308,15 @@ public class Drive {
     static Changelist newChange(IClient client, String description) {
         return new Changelist(IChangelist.UNKNOWN, client.getName(), "alice",
                 ChangelistStatus.NEW, null, description, false, (com.perforce.p4java.impl.mapbased.server.Server) server);
+    }
+
+    /** Each opened file's path, workRev and action. */
+    static List<String> workRevs(List<IFileSpec> specs) {
+        List<String> out = new ArrayList<>();
+        for (IFileSpec f : specs)
+            if (f != null && f.getStatusMessage() == null)
+                out.add(f.getDepotPathString() + "#" + f.getWorkRev() + " " + f.getAction());
+        return out;
     }
 
     /** Each file spec as its path or its message, as a plugin would log them. */

@@ -4,6 +4,7 @@
 
 use crate::cmd::{Cmd, CmdResult, usage};
 use crate::commands::fileargs::{self, Arg, head_action, head_type, md5};
+use crate::commands::open::work_rev;
 use crate::dispatch::{self, Command};
 use crate::filespec::Place;
 use keel_core::View;
@@ -361,6 +362,8 @@ fn fstat_record(
             f.file_type.map(|t| t.to_string()).unwrap_or_default(),
         ));
         rec.push(("actionOwner", f.user.clone()));
+        // The revision the open works on (`#1` for a new add), as in `add` and `opened`.
+        rec.push(("workRev", work_rev(f).to_string()));
         if f.unresolved {
             rec.push(("unresolved", String::new()));
         }

@@ -355,41 +355,87 @@ fn desc_line(desc: &str) -> String {
     cut(desc, Some(31), true)
 }
 
-async fn labels(cmd: &mut Cmd) -> CmdResult {
-    let command = dispatch::find("labels").expect("labels is in the table");
-    let which = listing(cmd, command)?;
-    let found = cmd
-        .call(move |svc, caller| {
-            let mut out = Vec::new();
-            svc.list_labels(caller, &mut |l| {
-                if which.admits(&l.name, &l.owner, out.len()) {
-                    out.push(l);
-                }
-                Ok(())
-            })
-            .map(|()| out)
-        })
-        .await??;
+/// One label or branch spec as `labels` and `branches` list it.
+struct Listed {
+    name: String,
+    updated: i64,
+    owner: String,
+    options: String,
+    /// A label's `Revision` field (branches have none).
+    revision: Option<String>,
+    description: String,
+}
+
+impl From<LabelSpec> for Listed {
+    fn from(l: LabelSpec) -> Listed {
+        Listed {
+            name: l.name,
+            updated: l.updated,
+            owner: l.owner,
+            options: l.options,
+            revision: Some(l.revision),
+            description: l.description,
+        }
+    }
+}
+
+impl From<BranchSpec> for Listed {
+    fn from(b: BranchSpec) -> Listed {
+        Listed {
+            name: b.name,
+            updated: b.updated,
+            owner: b.owner,
+            options: b.options,
+            revision: None,
+            description: b.description,
+        }
+    }
+}
+
+/// Sends the specs `labels` or `branches` listed: tagged under `key` (`label`, `branch`),
+/// untagged as `Word NAME DATE 'description'`.
+fn report_listed(cmd: &mut Cmd, key: &'static str, word: &str, found: Vec<Listed>) {
     for l in found {
         if cmd.tagged {
-            cmd.stat([
-                ("label", l.name.clone()),
+            let mut fields = vec![
+                (key, l.name.clone()),
                 ("Update", l.updated.to_string()),
                 ("Access", l.updated.to_string()),
                 ("Owner", l.owner.clone()),
                 ("Options", l.options.clone()),
-                ("Revision", l.revision.clone()),
-                ("Description", format!("{}\n", l.description.trim_end())),
-            ]);
+            ];
+            if let Some(revision) = &l.revision {
+                fields.push(("Revision", revision.clone()));
+            }
+            fields.push(("Description", format!("{}\n", l.description.trim_end())));
+            cmd.stat(fields);
         } else {
             cmd.info(format!(
-                "Label {} {} '{}'",
+                "{word} {} {} '{}'",
                 l.name,
                 dates::date(l.updated),
                 desc_line(&l.description)
             ));
         }
     }
+}
+
+async fn labels(cmd: &mut Cmd) -> CmdResult {
+    let command = dispatch::find("labels").expect("labels is in the table");
+    let which = listing(cmd, command)?;
+    let found = cmd
+        .call(move |svc, caller| {
+            let mut out: Vec<Listed> = Vec::new();
+            svc.list_labels(caller, &mut |l| {
+                if which.admits(&l.name, &l.owner, out.len()) {
+                    out.push(l.into());
+                }
+                Ok(())
+            })
+            .map(|()| out)
+        })
+        .await??;
+    report_listed(cmd, "label", "Label", found);
     Ok(())
 }
 
@@ -398,34 +444,16 @@ async fn branches(cmd: &mut Cmd) -> CmdResult {
     let which = listing(cmd, command)?;
     let found = cmd
         .call(move |svc, caller| {
-            let mut out = Vec::new();
+            let mut out: Vec<Listed> = Vec::new();
             svc.list_branches(caller, &mut |b| {
                 if which.admits(&b.name, &b.owner, out.len()) {
-                    out.push(b);
+                    out.push(b.into());
                 }
                 Ok(())
             })
             .map(|()| out)
         })
         .await??;
-    for b in found {
-        if cmd.tagged {
-            cmd.stat([
-                ("branch", b.name.clone()),
-                ("Update", b.updated.to_string()),
-                ("Access", b.updated.to_string()),
-                ("Owner", b.owner.clone()),
-                ("Options", b.options.clone()),
-                ("Description", format!("{}\n", b.description.trim_end())),
-            ]);
-        } else {
-            cmd.info(format!(
-                "Branch {} {} '{}'",
-                b.name,
-                dates::date(b.updated),
-                desc_line(&b.description)
-            ));
-        }
-    }
+    report_listed(cmd, "branch", "Branch", found);
     Ok(())
 }

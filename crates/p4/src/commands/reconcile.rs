@@ -22,8 +22,9 @@ pub const COMMANDS: &[Command] = &[
         name: "reconcile",
         row: rows::OPEN,
         login: true,
-        flags: "a e d n f I w c:",
-        usage: "reconcile [ -a -e -d -f -I -n -w ] [ -c changelist# ] [ file ... ]",
+        flags: "a e d n f I w k c:",
+        usage: "reconcile [ -a -e -d -f -I -n -w ] [ -c changelist# ] [ file ... ]\n\
+                reconcile -k [ -n ] [ file ... ]",
         run: |c| Box::pin(reconcile(c)),
     },
     Command {
@@ -45,12 +46,18 @@ pub const COMMANDS: &[Command] = &[
 ];
 
 /// The scan every one of the three commands starts with.
-async fn scan_for(cmd: &mut Cmd, flags: &Flags, work: &Work) -> Result<Found, CmdError> {
+async fn scan_for(
+    cmd: &mut Cmd,
+    flags: &Flags,
+    work: &Work,
+    moves: bool,
+) -> Result<Found, CmdError> {
     let args = sync::workspace_args(&work.place, &flags.rest)?;
     let options = ScanOptions {
         want: Want::of(flags.has('a'), flags.has('e'), flags.has('d')),
         no_ignore: flags.has('I'),
         wildcard_names: flags.has('f'),
+        moves,
     };
     let found = scan(cmd, work, &args, &options).await?;
     for local in &found.wildcards {
@@ -124,20 +131,33 @@ async fn requests(
     Ok(out)
 }
 
-/// Checks every request as the open would (rights, view, names, the change), then opens
-/// them unless `preview`; what was (or would be) opened. A refusal of any opens nothing.
+/// The moves found, as `(from, to)` for the service's `open_moved`.
+fn move_pairs(found: &Found) -> Vec<(String, String)> {
+    found
+        .moves
+        .iter()
+        .map(|(from, to)| (from.depot_file.to_string(), to.client_path.clone()))
+        .collect()
+}
+
+/// Checks every request and move as the open would (rights, view, names, the change), then
+/// opens them unless `preview`; what was (or would be) opened. A refusal of any opens nothing.
 async fn open_all(
     cmd: &mut Cmd,
     reqs: Vec<(OpenAction, OpenRequest)>,
+    moves: Vec<(String, String)>,
+    change: ChangeRef,
     preview: bool,
 ) -> Result<Vec<FileInfo>, CmdError> {
     let checked = reqs.clone();
+    let checked_moves = moves.clone();
     let previewed = cmd
         .call(move |svc, caller| {
             let mut out = Vec::new();
             for (action, req) in checked {
                 out.extend(svc.open_preview(caller, action, req)?);
             }
+            out.extend(svc.open_moved(caller, &checked_moves, change, true)?);
             Ok(out)
         })
         .await?
@@ -150,6 +170,7 @@ async fn open_all(
         for (action, req) in reqs {
             out.extend(svc.open(caller, action, req)?);
         }
+        out.extend(svc.open_moved(caller, &moves, change, false)?);
         Ok(out)
     })
     .await?
@@ -162,19 +183,22 @@ async fn reconcile(cmd: &mut Cmd) -> CmdResult {
     if flags.has('w') {
         return clean_with(cmd, &flags).await;
     }
+    if flags.has('k') {
+        return keep(cmd, &flags).await;
+    }
     let change = change_arg(flags.value('c'))?.unwrap_or_default();
     let preview = flags.has('n');
     let work = Work::load(cmd).await?;
-    let found = scan_for(cmd, &flags, &work).await?;
-    if found.add.is_empty() && found.edit.is_empty() && found.delete.is_empty() {
+    let found = scan_for(cmd, &flags, &work, true).await?;
+    if found.is_empty() {
         nothing(cmd);
         return Ok(());
     }
     let reqs = requests(cmd, &found, change).await?;
-    let opened = open_all(cmd, reqs, preview).await?;
+    let opened = open_all(cmd, reqs, move_pairs(&found), change, preview).await?;
     for info in &opened {
         if !preview
-            && info.action == Some(FileAction::Edit)
+            && matches!(info.action, Some(FileAction::Edit | FileAction::MoveAdd))
             && let Some(rel) = &info.client_file
         {
             // Opened files are writable (the edited file most likely is already).
@@ -190,13 +214,13 @@ async fn status(cmd: &mut Cmd) -> CmdResult {
     let command = dispatch::find("status").expect("status is in the table");
     let flags = dispatch::flags(cmd, command)?;
     let work = Work::load(cmd).await?;
-    let found = scan_for(cmd, &flags, &work).await?;
-    if found.add.is_empty() && found.edit.is_empty() && found.delete.is_empty() {
+    let found = scan_for(cmd, &flags, &work, true).await?;
+    if found.is_empty() {
         nothing(cmd);
         return Ok(());
     }
     let reqs = requests(cmd, &found, ChangeRef::Default).await?;
-    let would = open_all(cmd, reqs, true).await?;
+    let would = open_all(cmd, reqs, move_pairs(&found), ChangeRef::Default, true).await?;
     for info in &would {
         if cmd.tagged {
             report_opened(cmd, &work, info);
@@ -219,6 +243,84 @@ async fn status(cmd: &mut Cmd) -> CmdResult {
     Ok(())
 }
 
+/// `reconcile -k`: the files the workspace has, not on its have list, that the depot has at
+/// head, recorded in the have list at that revision without being opened or transferred
+/// (as `sync -k` records them); `-n` lists them only.
+async fn keep(cmd: &mut Cmd, flags: &Flags) -> CmdResult {
+    let work = Work::load(cmd).await?;
+    let args = sync::workspace_args(&work.place, &flags.rest)?;
+    let options = ScanOptions {
+        want: Want::of(true, false, false),
+        no_ignore: flags.has('I'),
+        wildcard_names: flags.has('f'),
+        moves: false,
+    };
+    let found = scan(cmd, &work, &args, &options).await?;
+    let candidates: Vec<(String, String)> = found
+        .add
+        .into_iter()
+        .map(|f| (f.client_path, f.local))
+        .collect();
+    // Each new file's head revision, where the depot has one that is not a deletion.
+    let in_depot = cmd
+        .call(move |svc, caller| {
+            let mut out = Vec::new();
+            for (client_path, local) in candidates {
+                let mut head = None;
+                match svc.files(
+                    caller,
+                    std::slice::from_ref(&client_path),
+                    Default::default(),
+                    &mut |f| {
+                        head = Some(f);
+                        Ok(())
+                    },
+                ) {
+                    Ok(()) => {}
+                    Err(keel_service::ServiceError::NoSuchFiles { .. }) => continue,
+                    Err(e) => return Err(e),
+                }
+                if let Some(f) =
+                    head.filter(|f| f.head_rev > 0 && !f.head_action.is_some_and(|a| a.is_delete()))
+                {
+                    out.push((f, local));
+                }
+            }
+            Ok(out)
+        })
+        .await??;
+    if in_depot.is_empty() {
+        nothing(cmd);
+        return Ok(());
+    }
+    if flags.has('n') {
+        for (f, local) in &in_depot {
+            if cmd.tagged {
+                cmd.stat([
+                    ("depotFile", f.depot_file.to_string()),
+                    ("clientFile", local.clone()),
+                    ("rev", f.head_rev.to_string()),
+                    ("action", "updated".to_string()),
+                ]);
+            } else {
+                cmd.report(
+                    Report::new(Severity::Info, Generic::None, 0)
+                        .arg("depotFile", f.depot_file.as_str())
+                        .text(format!("#{} - updating ", f.head_rev))
+                        .arg("clientFile", local.as_str()),
+                );
+            }
+        }
+        return Ok(());
+    }
+    // The have list written by sync itself (`sync -k` of exactly these revisions).
+    cmd.args = in_depot
+        .iter()
+        .map(|(f, _)| format!("{}#{}", f.depot_file, f.head_rev))
+        .collect();
+    sync::run(cmd, true).await
+}
+
 async fn clean(cmd: &mut Cmd) -> CmdResult {
     let command = dispatch::find("clean").expect("clean is in the table");
     let flags = dispatch::flags(cmd, command)?;
@@ -230,8 +332,8 @@ async fn clean(cmd: &mut Cmd) -> CmdResult {
 async fn clean_with(cmd: &mut Cmd, flags: &Flags) -> CmdResult {
     let preview = flags.has('n');
     let work = Work::load(cmd).await?;
-    let found = scan_for(cmd, flags, &work).await?;
-    if found.add.is_empty() && found.edit.is_empty() && found.delete.is_empty() {
+    let found = scan_for(cmd, flags, &work, false).await?;
+    if found.is_empty() {
         nothing(cmd);
         return Ok(());
     }

@@ -12,8 +12,10 @@ use crate::cmd::{Cmd, CmdError};
 use crate::commands::workspace::{Work, escape};
 use crate::transfer::to_client::client_type;
 use crate::wire::message::Message;
-use keel_core::{FileType, LineKind};
-use keel_service::FileInfo;
+use keel_core::keyword::{self, KeywordValues};
+use keel_core::{FileType, Keywords, LineKind};
+use keel_service::{ContentOf, FileInfo, ServiceError};
+use md5::{Digest as _, Md5};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The function the client calls with a have file's status.
@@ -62,6 +64,18 @@ pub struct Found {
     pub delete: Vec<FileInfo>,
     /// New files left out because their names hold `@#%*` and `-f` was not given.
     pub wildcards: Vec<String>,
+    /// Missing have files paired with a new file of the same content (moved outside Keel).
+    pub moves: Vec<(FileInfo, NewFile)>,
+}
+
+impl Found {
+    /// Whether the scan found nothing to open (new files with wildcard names aside).
+    pub fn is_empty(&self) -> bool {
+        self.add.is_empty()
+            && self.edit.is_empty()
+            && self.delete.is_empty()
+            && self.moves.is_empty()
+    }
 }
 
 /// How the scan runs.
@@ -71,6 +85,9 @@ pub struct ScanOptions {
     pub no_ignore: bool,
     /// `-f`: new files whose names hold `@#%*` are taken (escaped).
     pub wildcard_names: bool,
+    /// A missing file and a new file with its content are a move (when adds and deletes are
+    /// both looked for).
+    pub moves: bool,
 }
 
 /// Compares the files under `args` (workspace or depot syntax) with the have list.
@@ -142,10 +159,88 @@ pub async fn scan(
             found.add.push(NewFile { local, client_path });
         }
     }
+    if options.moves && options.want.add && options.want.delete {
+        pair_moves(cmd, &mut found).await?;
+    }
     // The client forgets the list of known files.
     cmd.conn
         .send(&Message::new().with("func", "client-ReconcileFlush"));
     Ok(found)
+}
+
+/// At most this many (missing file, new file) comparisons the client is asked to make; past
+/// it, missing and new files stay a delete and an add.
+const MOVE_COMPARISONS: usize = 100_000;
+
+/// Pairs each missing have file with a new file whose content is the same, which the client
+/// finds (`client-ExactMatch`: the missing file's digest, the new files as candidates; it
+/// answers with the first that matches). A new file pairs with one missing file at most.
+async fn pair_moves(cmd: &mut Cmd, found: &mut Found) -> Result<(), CmdError> {
+    if found.delete.is_empty()
+        || found.add.is_empty()
+        || found.delete.len().saturating_mul(found.add.len()) > MOVE_COMPARISONS
+    {
+        return Ok(());
+    }
+    let expanded = expanded_digests(cmd, &found.delete).await?;
+    let asks: Vec<Message> = found
+        .delete
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let (md5, size) = match expanded.get(&i) {
+                Some((md5, size)) => (md5.clone(), *size),
+                None if !f.head_md5.is_empty() => (f.head_md5.to_uppercase(), f.head_size),
+                None => return None,
+            };
+            let t = f.head_type.unwrap_or(FileType::TEXT);
+            let mut m = Message::new()
+                .with("type", client_type(&t))
+                .with("digest", md5)
+                .with("fileSize", size.to_string())
+                .with("keelKey", i.to_string());
+            for (j, new) in found.add.iter().enumerate() {
+                m.set(format!("toFile{j}"), &new.local);
+                m.set(format!("index{j}"), j.to_string());
+            }
+            m.set("confirm", EDIT_CONFIRM);
+            m.set("func", "client-ExactMatch");
+            Some(m)
+        })
+        .collect();
+    let mut pairs: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut taken = BTreeSet::new();
+    for batch in asks.chunks(client_ops::BATCH) {
+        for reply in client_ops::exchange(cmd, batch).await? {
+            if reply.func().as_deref() != Some(EDIT_CONFIRM) {
+                continue;
+            }
+            let key = reply.text("keelKey").and_then(|k| k.parse::<usize>().ok());
+            let index = reply.text("index").and_then(|k| k.parse::<usize>().ok());
+            if let (Some(key), Some(index)) = (key, index)
+                && index < found.add.len()
+                && taken.insert(index)
+            {
+                pairs.insert(key, index);
+            }
+        }
+    }
+    if pairs.is_empty() {
+        return Ok(());
+    }
+    let deletes = std::mem::take(&mut found.delete);
+    let mut adds: Vec<Option<NewFile>> = std::mem::take(&mut found.add)
+        .into_iter()
+        .map(Some)
+        .collect();
+    for (i, f) in deletes.into_iter().enumerate() {
+        match pairs.get(&i).and_then(|j| adds[*j].take()) {
+            Some(new) => found.moves.push((f, new)),
+            None => found.delete.push(f),
+        }
+    }
+    found.add = adds.into_iter().flatten().collect();
+    Ok(())
 }
 
 /// Asks the client about each have file; its status (`missing`, `same`, `exists`: present
@@ -158,6 +253,7 @@ async fn ask_have_files(
     haves: &[FileInfo],
 ) -> Result<BTreeMap<usize, String>, CmdError> {
     let mut out = BTreeMap::new();
+    let expanded = expanded_digests(cmd, haves).await?;
     let asks: Vec<Message> = haves
         .iter()
         .enumerate()
@@ -168,7 +264,11 @@ async fn ask_have_files(
                 .with("path", &local)
                 .with("type", client_type(&t))
                 .with("keelKey", i.to_string());
-            if !f.head_md5.is_empty() {
+            if let Some((md5, size)) = expanded.get(&i) {
+                m.set("digest", md5);
+                m.set("digestType", "md5");
+                m.set("fileSize", size.to_string());
+            } else if !f.head_md5.is_empty() {
                 m.set("digest", f.head_md5.to_uppercase());
                 m.set("digestType", "md5");
                 m.set("fileSize", f.head_size.to_string());
@@ -192,6 +292,61 @@ async fn ask_have_files(
         }
     }
     Ok(out)
+}
+
+/// The MD5 (upper-case hex) and size of each `+k` have file as a sync wrote it, its keywords
+/// expanded with its revision's values, by index: the client compares its file with these,
+/// and the recorded MD5 is of the unexpanded text.
+async fn expanded_digests(
+    cmd: &mut Cmd,
+    haves: &[FileInfo],
+) -> Result<BTreeMap<usize, (String, u64)>, CmdError> {
+    let wanted: Vec<(usize, FileInfo, Keywords)> = haves
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let which = f.head_type?.expanded_keywords();
+            (which != Keywords::None && f.head_digest.is_some()).then(|| (i, f.clone(), which))
+        })
+        .collect();
+    if wanted.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    cmd.call(move |svc, caller| {
+        let mut out = BTreeMap::new();
+        for (i, f, which) in wanted {
+            let Some(digest) = f.head_digest else {
+                continue;
+            };
+            let what = format!("{}#{}", f.depot_file, f.have_rev);
+            let of = ContentOf {
+                depot_file: f.depot_file.to_string(),
+                rev: f.have_rev,
+            };
+            let data = svc
+                .content(caller, &digest.to_hex(), Some(&of))?
+                .read_content(f.head_size)
+                .map_err(|e| ServiceError::ContentUnreadable {
+                    file: what,
+                    reason: e.to_string(),
+                })?;
+            let values = KeywordValues {
+                depot_file: f.depot_file.as_str(),
+                rev: f.have_rev,
+                change: f.head_change.map(|c| c.0).unwrap_or_default(),
+                time: f.head_time,
+                author: &f.user,
+            };
+            let data = keyword::expand(&data, which, &values);
+            out.insert(
+                i,
+                (hex::encode_upper(Md5::digest(&data)), data.len() as u64),
+            );
+        }
+        Ok::<_, ServiceError>(out)
+    })
+    .await?
+    .map_err(CmdError::from)
 }
 
 /// The local directory (or file) an argument covers and whether its subdirectories count.
