@@ -58,22 +58,30 @@ impl Service {
             }
             out
         };
+        // Each planned source with its target (the plan holds only the sources asked for).
+        let planned = plan
+            .into_iter()
+            .map(|(row, info)| match targets.get(&row.path) {
+                Some(to) => Ok((row, info, to.clone())),
+                None => Err(OpenError::MoveNotOpened {
+                    path: row.path.to_string(),
+                }),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let ws_name = caller.workspace.clone();
         let number = change.number();
         let rows = if preview {
             let snap = self.meta.snapshot()?;
             let mut out = Vec::new();
-            for (row, _) in plan {
-                let to = &targets[&row.path];
-                out.extend(plan_move_of(snap.as_ref(), &ws_name, row, to, number)?.put);
+            for (row, _, to) in planned {
+                out.extend(plan_move_of(snap.as_ref(), &ws_name, row, &to, number)?.put);
             }
             out
         } else {
             keel_store::write(self.meta.as_ref(), move |txn| {
                 let timer = timer.start();
                 let mut out = Vec::new();
-                for (row, info) in plan {
-                    let to = targets[&row.path].clone();
+                for (row, info, to) in planned {
                     let from = row.path.clone();
                     apply_opens(txn, vec![(row, info)])?;
                     let moved = plan_move(&*txn, &ws_name, &from, &to, number)?;
