@@ -385,15 +385,7 @@ impl Service {
         let (ws, from_path, to_path) = {
             let snap = self.meta.snapshot()?;
             let ws = self.caller_workspace(snap.as_ref(), caller)?;
-            let exact = |text: &str| -> Result<DepotPath, OpenError> {
-                let arg = FileArg::parse(text, snap.as_ref(), Some(&ws))?;
-                let depot = arg
-                    .exact_file()
-                    .ok_or_else(|| OpenError::MoveNeedsOneFile {
-                        arg: text.to_string(),
-                    })?;
-                Ok(DepotPath::parse_owned(depot).map_err(|e| bad_argument(text, e))?)
-            };
+            let exact = |text: &str| move_path(snap.as_ref(), &ws, text);
             let (from_path, to_path) = (exact(from)?, exact(to)?);
             let who = self.access_of(caller)?;
             who.require(Right::Open, from_path.as_str())?;
@@ -777,4 +769,19 @@ pub(crate) fn plan_move_of(
     }
     out.push(target);
     Ok(MovePlan { delete, put: out })
+}
+
+/// The one file `text` (depot or workspace syntax) names, as `move` takes each of its paths.
+pub(crate) fn move_path(
+    snap: &dyn ReadTxn,
+    ws: &WorkspaceCtx,
+    text: &str,
+) -> Result<DepotPath, OpenError> {
+    let arg = FileArg::parse(text, snap, Some(ws))?;
+    let depot = arg
+        .exact_file()
+        .ok_or_else(|| OpenError::MoveNeedsOneFile {
+            arg: text.to_string(),
+        })?;
+    Ok(DepotPath::parse_owned(depot).map_err(|e| bad_argument(text, e))?)
 }

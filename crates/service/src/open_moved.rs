@@ -3,10 +3,9 @@
 //! then `move` would, in one write: all the moves or none.
 
 use crate::fileinfo::from_opened;
-use crate::open::{apply_opens, plan_move, plan_move_of};
+use crate::open::{apply_opens, move_path, plan_move, plan_move_of};
 use crate::reserved::check_reserved;
 use crate::{Caller, FileInfo, FileOutcome, OpenAction, OpenError, OpenRequest, Service};
-use crate::{args::FileArg, error::bad_argument};
 use keel_core::{ChangeRef, DepotPath, Right};
 use std::collections::HashMap;
 
@@ -37,15 +36,7 @@ impl Service {
             let snap = self.meta.snapshot()?;
             let ws = self.caller_workspace(snap.as_ref(), caller)?;
             let who = self.access_of(caller)?;
-            let exact = |text: &str| -> Result<DepotPath, OpenError> {
-                let arg = FileArg::parse(text, snap.as_ref(), Some(&ws))?;
-                let depot = arg
-                    .exact_file()
-                    .ok_or_else(|| OpenError::MoveNeedsOneFile {
-                        arg: text.to_string(),
-                    })?;
-                Ok(DepotPath::parse_owned(depot).map_err(|e| bad_argument(text, e))?)
-            };
+            let exact = |text: &str| move_path(snap.as_ref(), &ws, text);
             let mut out = HashMap::new();
             for (from, to) in moves {
                 let (from_path, to_path) = (exact(from)?, exact(to)?);

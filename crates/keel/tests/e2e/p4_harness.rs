@@ -226,36 +226,31 @@ impl P4Server {
     }
 }
 
-/// The lines of an untagged step, sorted.
-pub fn sorted_lines(result: &Value) -> Vec<String> {
+/// Each element of a step's result made into a line by `line`, sorted.
+pub fn sorted_by(result: &Value, line: impl Fn(&Value) -> String) -> Vec<String> {
     let mut out: Vec<String> = result
         .as_array()
-        .unwrap_or_else(|| panic!("lines: {result}"))
+        .unwrap_or_else(|| panic!("results: {result}"))
         .iter()
-        .map(|l| {
-            l.as_str()
-                .unwrap_or_else(|| panic!("a line: {l}"))
-                .to_string()
-        })
+        .map(line)
         .collect();
     out.sort();
     out
 }
 
+/// The lines of an untagged step, sorted.
+pub fn sorted_lines(result: &Value) -> Vec<String> {
+    sorted_by(result, |l| {
+        l.as_str()
+            .unwrap_or_else(|| panic!("a line: {l}"))
+            .to_string()
+    })
+}
+
 /// `depotFile action` of each record of a tagged step, sorted.
 pub fn actions(records: &Value) -> Vec<String> {
-    let mut out: Vec<String> = records
-        .as_array()
-        .unwrap_or_else(|| panic!("records: {records}"))
-        .iter()
-        .map(|r| {
-            format!(
-                "{} {}",
-                crate::common::str_field(r, "depotFile"),
-                crate::common::str_field(r, "action")
-            )
-        })
-        .collect();
-    out.sort();
-    out
+    use crate::common::str_field;
+    sorted_by(records, |r| {
+        format!("{} {}", str_field(r, "depotFile"), str_field(r, "action"))
+    })
 }

@@ -4,7 +4,7 @@
 //! `#2`); an edit or a delete on the revision the workspace has.
 
 use crate::common::{str_field, write};
-use crate::p4_harness::{P4Server, ok, sorted_lines, submitted};
+use crate::p4_harness::{P4Server, ok, sorted_by, sorted_lines, submitted};
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 
@@ -20,21 +20,14 @@ fn record<'a>(records: &'a Value, depot: &str) -> &'a Value {
 
 /// `depotFile workRev action` of each record, sorted.
 fn work_revs(records: &Value) -> Vec<String> {
-    let mut out: Vec<String> = records
-        .as_array()
-        .unwrap_or_else(|| panic!("records: {records}"))
-        .iter()
-        .map(|r| {
-            format!(
-                "{}#{} {}",
-                str_field(r, "depotFile"),
-                str_field(r, "workRev"),
-                str_field(r, "action")
-            )
-        })
-        .collect();
-    out.sort();
-    out
+    sorted_by(records, |r| {
+        format!(
+            "{}#{} {}",
+            str_field(r, "depotFile"),
+            str_field(r, "workRev"),
+            str_field(r, "action")
+        )
+    })
 }
 
 #[test]
