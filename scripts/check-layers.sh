@@ -39,9 +39,14 @@ done
 for dep in tonic prost keel-proto keel-server keel-client keel-tls; do
   forbid keel-p4 "$dep"
 done
+# The P4 wire's pure parts do no IO and know only the pure core.
+for dep in tokio tonic prost rusqlite keel-store keel-blob keel-service keel-proto keel-server keel-client keel-tls keel-p4; do
+  forbid keel-p4-wire "$dep"
+done
 # Nothing below the front ends knows a P4 wire type.
 for crate in keel-core keel-store keel-blob keel-service; do
   forbid "$crate" keel-p4
+  forbid "$crate" keel-p4-wire
 done
 # The proxy knows only the wire (and the pure core's digests): no server-side crate.
 for dep in keel-service keel-store keel-blob keel-server keel-client rusqlite; do

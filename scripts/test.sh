@@ -86,11 +86,13 @@ KEEL_SLOW_TESTS=1 cargo test --workspace --locked
 
 step "vcs-compare smoke (Keel, svn and git on a 300-file tree and a 50-revision annotate, one round; at most 5 minutes)"
 if [ -z "$keel_bin" ]; then
-  cargo build -p keel --locked
-  # Wherever cargo puts its builds (CARGO_TARGET_DIR, build.target-dir): cargo says.
+  # The binary `cargo test` just built for the end-to-end suite (a `cargo build -p keel` would
+  # build it again: the tests' dev-dependencies change the features of a few crates), wherever
+  # cargo puts its builds (CARGO_TARGET_DIR, build.target-dir): cargo says.
   target_dir="$(cargo metadata --format-version 1 --no-deps --locked |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
   keel_bin="$target_dir/debug/keel"
+  [ -x "$keel_bin" ] || cargo build -p keel --locked
 fi
 timeout 300 scripts/vcs-compare --small --rounds 1 --annotate-revs 50 --no-write --keel "$keel_bin"
 

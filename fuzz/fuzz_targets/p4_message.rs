@@ -2,8 +2,8 @@
 //! refused with an error, never panic; a decoded message must encode back to the same body.
 #![no_main]
 
-use keel_p4::wire::frame::{HEADER_LEN, decode_header};
-use keel_p4::wire::message::Message;
+use keel_p4_wire::frame::{HEADER_LEN, decode_header};
+use keel_p4_wire::message::Message;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

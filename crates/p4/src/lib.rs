@@ -23,7 +23,7 @@ pub mod tickets;
 pub mod transfer;
 pub mod upload;
 pub mod version;
-pub mod wire;
+pub use keel_p4_wire as wire;
 
 pub use server::{P4Options, P4Server, PeerInfo};
 pub use session::serve_connection;
