@@ -15,8 +15,8 @@ use keel_proto::v1 as pb;
 use keel_proto::v1::submit_message::Body as SubmitBody;
 use keel_service::command;
 use keel_service::{
-    ChangesQuery, DescribePart, HaveEntry, HaveListing, HavePart, IntegrateRequest, ListOptions,
-    OpenRequest, Service, ServiceError, SyncOptions, TagOptions,
+    ChangesQuery, CloneEvent, DescribePart, HaveEntry, HaveListing, HavePart, IntegrateRequest,
+    ListOptions, OpenRequest, Service, ServiceError, SpecError, SyncOptions, TagOptions,
 };
 use std::io::Read;
 use std::net::SocketAddr;
@@ -295,10 +295,12 @@ impl pb::keel_server::Keel for Api {
         Ok(Response::new(convert::workspace_to_wire(spec)))
     }
 
+    type CloneWorkspaceStream = ResponseStream<pb::CloneWorkspaceMessage>;
     async fn clone_workspace(
         &self,
         req: Request<pb::CloneWorkspaceRequest>,
-    ) -> Result<Response<pb::CloneWorkspaceReply>, Status> {
+    ) -> Stream<pb::CloneWorkspaceMessage> {
+        use pb::clone_workspace_message::Body;
         let peer = Peer::of(&req);
         let req = req.into_inner();
         let who = authorize(&self.service, &peer, req.caller, command::CLONE_WORKSPACE)?;
@@ -307,13 +309,26 @@ impl pb::keel_server::Keel for Api {
                 .ok_or_else(|| Status::invalid_argument("no workspace spec given"))?,
         );
         let svc = self.service.clone();
-        let made = blocking(move || svc.clone_workspace(&who, &req.source, spec)).await?;
-        Ok(Response::new(pb::CloneWorkspaceReply {
-            workspace: Some(convert::workspace_to_wire(made.spec)),
-            files: made.files,
-            opened_in_source: made.opened_in_source,
-            marked: made.marked,
-        }))
+        let message = |body| pb::CloneWorkspaceMessage { body: Some(body) };
+        Ok(Response::new(self.streams.spawn(move |sink| {
+            let made = svc.clone_workspace(&who, &req.source, spec, &mut |event| {
+                sink.send(message(match event {
+                    CloneEvent::Started {
+                        spec,
+                        opened_in_source,
+                    } => Body::Started(pb::CloneStarted {
+                        workspace: Some(convert::workspace_to_wire(spec)),
+                        opened_in_source,
+                    }),
+                    CloneEvent::File(f) => Body::File(file(*f)),
+                }))
+            })?;
+            sink.send(message(Body::Done(pb::CloneDone {
+                files: made.files,
+                marked: made.marked,
+            })))
+            .map_err(SpecError::from)
+        })))
     }
 
     type ListWorkspacesStream = ResponseStream<pb::Workspace>;

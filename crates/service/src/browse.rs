@@ -458,27 +458,7 @@ impl Service {
                     who.result()?;
                     shown.push(have);
                 }
-                // The page's revisions in one query, in the page's (path) order.
-                let wanted: Vec<(&str, u32)> =
-                    shown.iter().map(|h| (h.path.as_str(), h.rev)).collect();
-                let mut revisions = snap.revisions_at(&wanted)?.into_iter().peekable();
-                for have in shown {
-                    let mut info = FileInfo::new(have.path.clone());
-                    if let Some(rev) = revisions.next_if(|r| r.path == have.path) {
-                        set_head(&mut info, &rev);
-                        // A keyword-expanded file's `$Author$` in the workspace: who
-                        // submitted the revision (as `print` gives it).
-                        if rev.file_type.expanded_keywords() != keel_core::Keywords::None {
-                            info.user = snap
-                                .get_change(rev.change)?
-                                .map(|c| c.user)
-                                .unwrap_or_default();
-                        }
-                    }
-                    info.have_rev = have.rev;
-                    info.client_file = ws.client_file(&have.path);
-                    sink(info)?;
-                }
+                send_have_rows(snap.as_ref(), &ws, &shown, sink)?;
                 let full = rows.len() == page;
                 after = rows.last().map(|r| r.path.clone());
                 if !full {
@@ -550,4 +530,36 @@ pub struct HaveUpdate {
     pub wrote: bool,
     /// Whether it set the mark it carried.
     pub marked: bool,
+}
+
+/// Sends have entries `shown` of workspace `ws` (path order) as `have` describes them: each with
+/// its revision's head fields (the page's revisions looked up in one query), the have revision
+/// and the client file through `ws`'s view. `snap` must be taken after the entries were read,
+/// so that it holds every revision they name.
+pub(crate) fn send_have_rows(
+    snap: &dyn ReadTxn,
+    ws: &crate::context::WorkspaceCtx,
+    shown: &[&HaveRow],
+    sink: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
+) -> Result<(), ServiceError> {
+    let wanted: Vec<(&str, u32)> = shown.iter().map(|h| (h.path.as_str(), h.rev)).collect();
+    let mut revisions = snap.revisions_at(&wanted)?.into_iter().peekable();
+    for have in shown {
+        let mut info = FileInfo::new(have.path.clone());
+        if let Some(rev) = revisions.next_if(|r| r.path == have.path) {
+            set_head(&mut info, &rev);
+            // A keyword-expanded file's `$Author$` in the workspace: who submitted the
+            // revision (as `print` gives it).
+            if rev.file_type.expanded_keywords() != keel_core::Keywords::None {
+                info.user = snap
+                    .get_change(rev.change)?
+                    .map(|c| c.user)
+                    .unwrap_or_default();
+            }
+        }
+        info.have_rev = have.rev;
+        info.client_file = ws.client_file(&have.path);
+        sink(info)?;
+    }
+    Ok(())
 }

@@ -123,7 +123,7 @@ pub use verify::{
     Damage, StoredFile, VerifiedFile, VerifyEvent, VerifyOptions, VerifyOutcome, VerifyTotals,
 };
 pub use watch::{SinceSpec, WatchLimits, WatchedChange};
-pub use workspace_clone::CloneOutcome;
+pub use workspace_clone::{CloneEvent, CloneOutcome};
 
 use keel_blob::BlobStore;
 use keel_store::{MetaStore, SqliteHaveStore};

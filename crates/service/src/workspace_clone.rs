@@ -1,34 +1,51 @@
 //! `workspace clone`: a new workspace with another's view (mapped to the new name), options and
 //! have list, made on the server in one call, so a build machine starts from a synced
-//! workspace's state instead of a full sync (the client then fills the new root from the
-//! source's files, see `keel_client::clone`).
+//! workspace's state instead of a full sync (the client fills the new root from the source's
+//! files as the entries arrive, see `keel_client::clone`).
 //!
 //! The clone belongs to the caller. Its have list holds only the source's entries the caller
 //! may read: a clone never gives a user a file a sync would not. The have list is copied in one
-//! transaction (a crash leaves no part of it): inside SQLite (`SqliteHaveStore::copy_list`)
-//! when the caller may read every entry, which also reads the source's write counter and mark
-//! with the entries; else entry by entry while the source's list stays as it was (its write
-//! counter is checked before and after). A source synced meanwhile makes the copy start again,
-//! a few times at most.
+//! transaction (a crash leaves no part of it). When the caller may read every entry, the copy
+//! runs inside SQLite (`SqliteHaveStore::copy_list`) on a thread of its own while this one
+//! streams the source's entries from one read of its list (`read_list`), so the client links
+//! files during the copy; both reads return the source's write counter, and when the source was
+//! synced between them the new list is rewritten from the entries streamed, so it always holds
+//! what the client was sent. Otherwise the entries are copied one by one while the source's list
+//! stays as it was (its write counter checked before and after; a source synced meanwhile makes
+//! the copy start again, a few times at most), then streamed from the new list.
 
-use crate::context::load_workspace;
-use crate::{Caller, Service, ServiceError, SpecError, SpecKind, WorkspaceSpec};
+use crate::access::Access;
+use crate::browse::send_have_rows;
+use crate::context::{WorkspaceCtx, load_workspace};
+use crate::{Caller, FileInfo, Service, ServiceError, SpecError, SpecKind, WorkspaceSpec};
 use keel_core::{Right, View};
-use keel_store::{HaveMark, HaveRow, HaveState, PathRange};
+use keel_store::{HaveMark, HaveRow, HaveState, PathRange, ReadTxn};
 
 /// Copies of the have list tried while the source keeps changing, before giving up.
 const COPY_ATTEMPTS: usize = 3;
 
-/// What a clone made.
+/// What a clone sends while it works, in this order: `Started` once, then the new have list's
+/// entries.
 #[derive(Debug, Clone)]
+pub enum CloneEvent {
+    /// The workspace is made: the client may start filling its root.
+    Started {
+        /// The new workspace's spec.
+        spec: WorkspaceSpec,
+        /// Depot files opened in the source (among those the caller may read): the client takes
+        /// them at their have revision from the server, never with the source's edits.
+        opened_in_source: Vec<String>,
+    },
+    /// One entry of the new have list, as `have` describes it (the client file through the new
+    /// workspace's view).
+    File(Box<FileInfo>),
+}
+
+/// What a clone made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CloneOutcome {
-    /// The new workspace's spec.
-    pub spec: WorkspaceSpec,
     /// Have entries copied.
     pub files: u64,
-    /// Depot files opened in the source (among those copied): the client takes them at their
-    /// have revision from the server, never with the source's edits.
-    pub opened_in_source: Vec<String>,
     /// Whether the clone carries the source's sync mark (its next sync looks only at newer
     /// changes).
     pub marked: bool,
@@ -52,12 +69,14 @@ fn remap_view(view: &View, source: &str, new: &str) -> Vec<String> {
 
 impl Service {
     /// Creates workspace `new.name` (root, host and description from `new`) with the view,
-    /// options and have list of workspace `source`.
+    /// options and have list of workspace `source`, telling `sink` what it made as it goes
+    /// ([`CloneEvent`]).
     pub fn clone_workspace(
         &self,
         caller: &Caller,
         source: &str,
         new: WorkspaceSpec,
+        sink: &mut dyn FnMut(CloneEvent) -> Result<(), ServiceError>,
     ) -> Result<CloneOutcome, SpecError> {
         let (snap, who) = self.read_as(caller)?;
         let src = load_workspace(snap.as_ref(), source)?;
@@ -104,46 +123,156 @@ impl Service {
             accessed: 0,
         };
         let saved = self.save_workspace(caller, spec, true)?;
-        let (files, marked) = self.copy_have(src.name(), &saved, &src.row.view, &who)?;
-        Ok(CloneOutcome {
+        let ws = load_workspace(self.meta.snapshot()?.as_ref(), &saved.name)?;
+        sink(CloneEvent::Started {
             spec: saved,
-            files,
             opened_in_source: opened,
-            marked,
-        })
+        })?;
+        let mut send = |info: FileInfo| sink(CloneEvent::File(Box::new(info)));
+        if who.user.unrestricted() {
+            return Ok(self.copy_while_streaming(
+                src.name(),
+                &ws,
+                &src.row.view,
+                &who,
+                &mut send,
+            )?);
+        }
+        let outcome = self.copy_have(src.name(), &ws, &src.row.view, &who)?;
+        self.stream_list(ws.name(), &ws, &who, &mut send, None)?;
+        Ok(outcome)
     }
 
-    /// Copies `source`'s have list (the entries `who` may read) into the new workspace, and
-    /// its mark when the mark was made for the source's view as it is.
+    /// The copy of `source`'s list inside SQLite, on a thread of its own, while this thread
+    /// streams the source's entries to `send` (as `ws`'s); when the source was synced between
+    /// the two reads (their write counters differ), `ws`'s list is rewritten from the entries
+    /// streamed, in one transaction, so it holds what the client was sent.
+    fn copy_while_streaming(
+        &self,
+        source: &str,
+        ws: &WorkspaceCtx,
+        source_view: &[String],
+        who: &Access,
+        send: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
+    ) -> Result<CloneOutcome, ServiceError> {
+        let new = ws.name();
+        let mut streamed = Vec::new();
+        let (copied, listed) = std::thread::scope(|scope| {
+            let copy = scope.spawn(|| self.have.copy_list(source, new));
+            let listed = self.stream_list(source, ws, who, send, Some(&mut streamed));
+            let copied = copy
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (copied, listed)
+        });
+        let listed = listed?;
+        let (mut files, mut state) = copied?;
+        if state.writes != listed.writes {
+            let (from, to) = (format!("//{source}/"), format!("//{new}/"));
+            for row in &mut streamed {
+                if let Some(rest) = row.client.strip_prefix(&from) {
+                    row.client = format!("{to}{rest}");
+                }
+            }
+            self.have.drop_workspace(new)?;
+            if !streamed.is_empty() {
+                self.have.apply(new, &streamed)?;
+            }
+            files = streamed.len() as u64;
+            state = listed;
+        }
+        let marked = self.inherit_mark(ws, &state, files, source_view, false)?;
+        Ok(CloneOutcome { files, marked })
+    }
+
+    /// Sends have list `list`'s entries that the caller may read and list to `send`, as entries
+    /// of `ws` (client files through its view), from one read of the list, keeping the entries
+    /// it may read in `kept` when given. Returns the list's state as of that read.
+    fn stream_list(
+        &self,
+        list: &str,
+        ws: &WorkspaceCtx,
+        who: &Access,
+        send: &mut dyn FnMut(FileInfo) -> Result<(), ServiceError>,
+        mut kept: Option<&mut Vec<HaveRow>>,
+    ) -> Result<HaveState, ServiceError> {
+        let mut snap: Option<Box<dyn ReadTxn + '_>> = None;
+        self.have.read_list(
+            list,
+            self.config.page_size,
+            |rows| -> Result<(), ServiceError> {
+                // Taken once the list is being read: it holds every revision an entry names.
+                let snap = match &mut snap {
+                    Some(snap) => snap,
+                    None => snap.insert(self.meta.snapshot()?),
+                };
+                let mut shown = Vec::with_capacity(rows.len());
+                for row in &rows {
+                    who.scan()?;
+                    let path = row.path.as_str();
+                    if who.user.allows(Right::Read, path) && who.lists(path) {
+                        who.result()?;
+                        shown.push(row);
+                    }
+                }
+                send_have_rows(snap.as_ref(), ws, &shown, send)?;
+                if let Some(kept) = kept.as_deref_mut() {
+                    kept.extend(
+                        rows.into_iter()
+                            .filter(|r| who.user.allows(Right::Read, r.path.as_str())),
+                    );
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// Gives `ws`'s new list the source's mark when the mark was made for the source's view as
+    /// it is, the list holds entries, and none were withheld: a list missing entries the caller
+    /// may not read claims no whole-view sync.
+    fn inherit_mark(
+        &self,
+        ws: &WorkspaceCtx,
+        state: &HaveState,
+        files: u64,
+        source_view: &[String],
+        withheld: bool,
+    ) -> Result<bool, ServiceError> {
+        match &state.mark {
+            Some(mark) if mark.view == source_view.join("\n") && files > 0 && !withheld => {
+                let writes = self.have.state(ws.name())?.writes;
+                let mark = HaveMark {
+                    change: mark.change,
+                    removed: mark.removed,
+                    view: ws.row.view.join("\n"),
+                };
+                Ok(self.have.set_mark(ws.name(), &mark, writes)?)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Copies `source`'s have list (the entries `who` may read) into `ws`'s, and its mark when
+    /// [`Self::inherit_mark`] allows.
     fn copy_have(
         &self,
         source: &str,
-        new: &WorkspaceSpec,
+        ws: &WorkspaceCtx,
         source_view: &[String],
-        who: &crate::access::Access,
-    ) -> Result<(u64, bool), ServiceError> {
+        who: &Access,
+    ) -> Result<CloneOutcome, ServiceError> {
         for _ in 0..COPY_ATTEMPTS {
-            let Some(copy) = self.copy_have_once(source, &new.name, who)? else {
+            let Some(copy) = self.copy_have_once(source, ws.name(), who)? else {
                 // The source was synced meanwhile: start again from an empty list.
-                self.have.drop_workspace(&new.name)?;
+                self.have.drop_workspace(ws.name())?;
                 continue;
             };
-            let marked = match copy.state.mark {
-                // A list missing entries the caller may not read claims no whole-view sync.
-                Some(mark)
-                    if mark.view == source_view.join("\n") && copy.files > 0 && !copy.withheld =>
-                {
-                    let writes = self.have.state(&new.name)?.writes;
-                    let mark = HaveMark {
-                        change: mark.change,
-                        removed: mark.removed,
-                        view: new.view.join("\n"),
-                    };
-                    self.have.set_mark(&new.name, &mark, writes)?
-                }
-                _ => false,
-            };
-            return Ok((copy.files, marked));
+            let marked =
+                self.inherit_mark(ws, &copy.state, copy.files, source_view, copy.withheld)?;
+            return Ok(CloneOutcome {
+                files: copy.files,
+                marked,
+            });
         }
         Err(ServiceError::SourceKeepsChanging {
             workspace: source.to_string(),
@@ -157,7 +286,7 @@ impl Service {
         &self,
         source: &str,
         new: &str,
-        who: &crate::access::Access,
+        who: &Access,
     ) -> Result<Option<HaveCopy>, ServiceError> {
         if who.user.unrestricted() {
             let (files, state) = self.have.copy_list(source, new)?;

@@ -414,6 +414,67 @@ impl SqliteHaveStore {
         result
     }
 
+    /// Reads `workspace`'s whole have list in path order, `page` entries at a time handed to
+    /// `each`, in one read transaction on a read-only connection of its own: its writers never
+    /// wait for the reader, and the entries and the returned state (write counter and mark) are
+    /// of one moment. Compare the state's `writes` with another reader's to know both read the
+    /// same list.
+    pub fn read_list<E: From<StoreError>>(
+        &self,
+        workspace: &str,
+        page: usize,
+        mut each: impl FnMut(Vec<HaveRow>) -> Result<(), E>,
+    ) -> Result<HaveState, E> {
+        // Opening the list's own connection makes its file and tables when it has none.
+        self.connection(workspace)?;
+        let path = self.path_of(workspace);
+        let db_err = |e| StoreError::Have {
+            path: path.clone(),
+            source: DatabaseError::from_sqlite(e),
+        };
+        let conn = Connection::open_with_flags(
+            read_only_uri(&path),
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .map_err(db_err)?;
+        conn.busy_timeout(Duration::from_millis(self.busy_timeout_ms.into()))
+            .map_err(db_err)?;
+        conn.execute_batch("BEGIN").map_err(db_err)?;
+        let state = conn
+            .query_row(
+                "SELECT writes, change, removed, view FROM sync_state WHERE id = 0",
+                [],
+                state_of,
+            )
+            .optional()
+            .map_err(db_err)?
+            .unwrap_or_default();
+        let mut stmt = conn
+            .prepare("SELECT path, rev, client FROM have WHERE path > ?1 ORDER BY path LIMIT ?2")
+            .map_err(db_err)?;
+        let mut after = String::new();
+        loop {
+            let rows = stmt
+                .query_map(params![after, page as i64], |r| {
+                    Ok(HaveRow {
+                        path: DepotPath::from_stored(r.get(0)?),
+                        rev: r.get(1)?,
+                        client: r.get(2)?,
+                    })
+                })
+                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<HaveRow>>>())
+                .map_err(db_err)?;
+            let full = rows.len() == page;
+            let Some(last) = rows.last() else { break };
+            after = last.path.as_str().to_string();
+            each(rows)?;
+            if !full {
+                break;
+            }
+        }
+        Ok(state)
+    }
+
     /// Copies `source`'s whole have list into `workspace`'s (which it replaces) inside SQLite,
     /// in one transaction journaled like any write (so a crash leaves the old list or the whole
     /// copy, never part of it), each entry's client path moved from `//SOURCE/` to

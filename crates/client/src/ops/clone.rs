@@ -1,15 +1,16 @@
 //! `workspace clone`: a prebuilt workspace in the time it takes to link its files. The server
-//! makes the workspace (view, options, have list) in one call; this fills the new root from
-//! the source workspace's root without copying bytes ([`crate::clone::populate_from`]:
-//! reflinks, hard links for read-only files, copies otherwise) while it reads the new have list,
-//! and fetches from the server only what it cannot take (files opened or changed in the
-//! source), at their have revisions.
+//! makes the workspace (view, options, have list) in one call and streams the new have list
+//! while it copies it; this fills the new root from the source workspace's root without copying
+//! bytes ([`crate::clone::populate_from`]: reflinks, hard links for read-only files, copies
+//! otherwise) as the entries arrive, and fetches from the server only what it cannot take
+//! (files opened or changed in the source), at their have revisions.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use keel_core::WorkspaceName;
 use keel_proto::v1 as pb;
+use pb::clone_workspace_message::Body;
 
 use crate::clone::{CHUNK_ENTRIES, Chunker, CloneEntry, CloneOptions, populate_from};
 use crate::connect::Connection;
@@ -129,7 +130,7 @@ pub async fn clone_workspace(
             source_root,
         });
     }
-    let reply = conn
+    let mut stream = conn
         .client()
         .clone_workspace(pb::CloneWorkspaceRequest {
             caller: conn.caller(),
@@ -145,9 +146,23 @@ pub async fn clone_workspace(
         .await
         .map_err(|s| conn.status(s))?
         .into_inner();
-    let ws = WorkspaceCtx::from_spec(reply.workspace.unwrap_or_default())?;
+    let started = match stream.message().await.map_err(|s| conn.status(s))? {
+        Some(pb::CloneWorkspaceMessage {
+            body: Some(Body::Started(started)),
+        }) => started,
+        _ => {
+            return Err(CloneError::Stopped(
+                "the server's answer did not begin with the new workspace".to_string(),
+            ));
+        }
+    };
+    let ws = WorkspaceCtx::from_spec(started.workspace.unwrap_or_default())?;
     let conn = conn.with_workspace(&ws.name);
-    let opened: HashSet<&str> = reply.opened_in_source.iter().map(String::as_str).collect();
+    let opened: HashSet<&str> = started
+        .opened_in_source
+        .iter()
+        .map(String::as_str)
+        .collect();
     std::fs::create_dir_all(&root).map_err(|e| crate::Error::Io {
         path: root.clone(),
         source: e,
@@ -156,27 +171,26 @@ pub async fn clone_workspace(
         writable: ws.options.allwrite,
         with_untracked: query.with_untracked,
     };
-    // The files are made while the have list arrives: each run of whole directories goes to
-    // the filling threads as soon as it is read.
+    // The files are made while the have list arrives (the server streams it while it copies
+    // it): each run of whole directories goes to the filling threads as soon as it is read.
     let (sender, chunks) = std::sync::mpsc::channel();
     let (from, to) = (source_root.clone(), root.clone());
     let filling = tokio::task::spawn_blocking(move || populate_from(&from, &to, chunks, options));
     let mut revisions = Vec::new();
     let read = async {
-        let mut stream = conn
-            .client()
-            .have(pb::FilesRequest {
-                caller: conn.caller(),
-                files: vec![ws.all_files()],
-                ..Default::default()
-            })
-            .await
-            .map_err(|s| conn.status(s))?
-            .into_inner();
         let mut chunker = Chunker::new(CHUNK_ENTRIES);
         // Each directory's safety check once, not each file's.
         let mut resolver = ws.resolver();
-        while let Some(record) = stream.message().await.map_err(|s| conn.status(s))? {
+        let mut done = None;
+        while let Some(message) = stream.message().await.map_err(|s| conn.status(s))? {
+            let record = match message.body {
+                Some(Body::File(record)) => record,
+                Some(Body::Done(last)) => {
+                    done = Some(last);
+                    break;
+                }
+                _ => continue,
+            };
             let Some(client_file) = ws.client_file_of(&record) else {
                 continue;
             };
@@ -198,14 +212,16 @@ pub async fn clone_workspace(
         if let Some(chunk) = chunker.finish() {
             let _ = sender.send(chunk);
         }
-        Ok::<(), crate::Error>(())
+        Ok::<Option<pb::CloneDone>, crate::Error>(done)
     }
     .await;
     drop(sender);
     let totals = filling
         .await
         .map_err(|e| CloneError::Stopped(e.to_string()))?;
-    read?;
+    let done = read?.ok_or_else(|| {
+        CloneError::Stopped("the server's answer ended before the clone was done".to_string())
+    })?;
     let totals = totals?;
     // What could not be taken from the source comes from the server, at the have revision,
     // without touching the have list the server already wrote.
@@ -243,6 +259,6 @@ pub async fn clone_workspace(
         fetched: fetch.len() as u64,
         failed,
         untracked: totals.untracked,
-        marked: reply.marked,
+        marked: done.marked,
     })
 }
