@@ -320,7 +320,7 @@ impl pb::keel_server::Keel for Api {
                         workspace: Some(convert::workspace_to_wire(spec)),
                         opened_in_source,
                     }),
-                    CloneEvent::File(f) => Body::File(file(*f)),
+                    CloneEvent::File(f) => Body::File(convert::clone_entry(*f)),
                 }))
             })?;
             sink.send(message(Body::Done(pb::CloneDone {

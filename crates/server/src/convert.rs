@@ -784,6 +784,19 @@ impl WireError for keel_service::PruneError {
     }
 }
 
+/// A clone's have entry on the wire: what the client fills the new root with (the depot and
+/// client file, the have revision and its digest), none of `Have`'s other fields, so the
+/// stream of a large workspace is a third as long.
+pub(crate) fn clone_entry(f: FileInfo) -> pb::FileRecord {
+    pb::FileRecord {
+        depot_file: f.depot_file.into_string(),
+        client_file: f.client_file.unwrap_or_default(),
+        have_rev: f.have_rev,
+        head_digest: hex(f.head_digest),
+        ..Default::default()
+    }
+}
+
 pub(crate) fn file(f: FileInfo) -> pb::FileRecord {
     let (resolve_how, resolve_outcome) = match f.outcome {
         Some(FileOutcome::Resolved { how, outcome }) => {
