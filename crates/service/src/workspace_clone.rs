@@ -67,6 +67,16 @@ fn remap_view(view: &View, source: &str, new: &str) -> Vec<String> {
         .collect()
 }
 
+/// Moves each row's client path from `//SOURCE/` to `//NEW/` (as `copy_list` does in SQL).
+fn move_clients(rows: &mut [HaveRow], source: &str, new: &str) {
+    let (from, to) = (format!("//{source}/"), format!("//{new}/"));
+    for row in rows {
+        if let Some(rest) = row.client.strip_prefix(&from) {
+            row.client = format!("{to}{rest}");
+        }
+    }
+}
+
 impl Service {
     /// Creates workspace `new.name` (root, host and description from `new`) with the view,
     /// options and have list of workspace `source`, telling `sink` what it made as it goes
@@ -168,12 +178,7 @@ impl Service {
         let listed = listed?;
         let (mut files, mut state) = copied?;
         if state.writes != listed.writes {
-            let (from, to) = (format!("//{source}/"), format!("//{new}/"));
-            for row in &mut streamed {
-                if let Some(rest) = row.client.strip_prefix(&from) {
-                    row.client = format!("{to}{rest}");
-                }
-            }
+            move_clients(&mut streamed, source, new);
             self.have.drop_workspace(new)?;
             if !streamed.is_empty() {
                 self.have.apply(new, &streamed)?;
@@ -318,12 +323,7 @@ impl Service {
             }
         }
         let (files, state) = if withheld {
-            let (from, to) = (format!("//{source}/"), format!("//{new}/"));
-            for row in &mut readable {
-                if let Some(rest) = row.client.strip_prefix(&from) {
-                    row.client = format!("{to}{rest}");
-                }
-            }
+            move_clients(&mut readable, source, new);
             if !readable.is_empty() {
                 self.have.apply(new, &readable)?;
             }
