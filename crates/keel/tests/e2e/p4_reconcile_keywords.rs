@@ -72,3 +72,28 @@ fn keyword_files_are_edited_only_when_their_content_changed() {
         &json!(["//depot/k.txt#1 - edit default change (text+k)"])
     );
 }
+
+#[test]
+fn a_reverted_keyword_file_names_its_revisions_author() {
+    let s = P4Server::start();
+    let w = workspace_on(&s.server, s.home.path(), "alice", "w");
+    write(&w.cwd, "k.txt", "$Id$ $Author$\nbody\n");
+    w.ok(&["add", "-t", "text+k", "k.txt"]);
+    w.ok(&["submit", "-d", "first"]);
+
+    let root = s.p4_workspace();
+    let cwd = root.display().to_string();
+    let step = |cmd: &[&str]| json!({"cmd": cmd, "tagged": true, "cwd": cwd});
+    let synced = std::fs::read_to_string(root.join("k.txt")).expect("k.txt");
+    assert_eq!(synced, "$Id: //depot/k.txt#1 $ $Author: alice $\nbody\n");
+
+    // Opened, changed, reverted: the file is the have revision again, keywords and all.
+    let r = s.drive(&[step(&["edit", "k.txt"])]);
+    ok(&r[0]);
+    std::fs::write(root.join("k.txt"), "scribbled over\n").expect("edit");
+    let r = s.drive(&[step(&["revert", "k.txt"]), step(&["opened"])]);
+    ok(&r[0]);
+    assert_eq!(ok(&r[1]), &json!([]), "{}", r[1]);
+    let reverted = std::fs::read_to_string(root.join("k.txt")).expect("k.txt");
+    assert_eq!(reverted, synced, "as the sync wrote it");
+}

@@ -19,6 +19,7 @@ use crate::wire::report::{Generic, Report, Severity};
 use keel_core::{ChangeRef, FileAction, WorkspaceOptions};
 use keel_service::command as rows;
 use keel_service::{ContentOf, FileInfo};
+use std::collections::HashMap;
 
 pub const COMMANDS: &[Command] = &[Command {
     name: "revert",
@@ -139,6 +140,7 @@ async fn write_back(
     restore: Vec<(FileInfo, String)>,
     options: &WorkspaceOptions,
 ) -> CmdResult {
+    let authors = authors(cmd, &restore).await?;
     let jobs = restore
         .into_iter()
         .filter_map(|(f, local)| {
@@ -167,12 +169,46 @@ async fn write_back(
                     rev: f.have_rev,
                     change: f.head_change.map(|c| c.0).unwrap_or_default(),
                     time: f.head_time,
-                    author: String::new(),
+                    author: authors
+                        .get(f.depot_file.as_str())
+                        .cloned()
+                        .unwrap_or_default(),
                 }),
             })
         })
         .collect();
     write_files(cmd, out, jobs).await
+}
+
+/// Who submitted the have revision of each keyword-expanding file among `restore`, by depot
+/// file, for its `$Author$`: the revert's records name the one who opened it, the have list
+/// the submitter.
+async fn authors(
+    cmd: &mut Cmd,
+    restore: &[(FileInfo, String)],
+) -> Result<HashMap<String, String>, CmdError> {
+    let files: Vec<String> = restore
+        .iter()
+        .filter(|(f, _)| {
+            f.head_type
+                .or(f.file_type)
+                .is_some_and(|t| t.expanded_keywords() != keel_core::Keywords::None)
+        })
+        .map(|(f, _)| f.depot_file.to_string())
+        .collect();
+    if files.is_empty() {
+        return Ok(HashMap::new());
+    }
+    Ok(cmd
+        .call(move |svc, caller| {
+            let mut out = HashMap::new();
+            svc.have_list(caller, &files, &mut |f| {
+                out.insert(f.depot_file.into_string(), f.user);
+                Ok(())
+            })
+            .map(|()| out)
+        })
+        .await??)
 }
 
 /// The files opened for edit whose workspace copy the client says is its have revision, with
