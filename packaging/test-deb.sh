@@ -52,7 +52,7 @@ dpkg-deb --info "$deb" | sed -n '/Package:/,/Depends:/p'
 step "dpkg -i"
 dpkg -i "$deb"
 getent passwd keel >/dev/null || fail "postinst did not create the keel user"
-for f in /usr/bin/keel /lib/systemd/system/keel.service /etc/keel/keel.toml /etc/logrotate.d/keel \
+for f in /usr/bin/keel /usr/bin/keel-server /lib/systemd/system/keel.service /etc/keel/keel.toml /etc/logrotate.d/keel \
   /usr/share/man/man1/keel.1.gz /usr/share/man/man1/keel-serve.1.gz \
   /usr/share/bash-completion/completions/keel /usr/share/zsh/vendor-completions/_keel \
   /usr/share/fish/vendor_completions.d/keel.fish; do

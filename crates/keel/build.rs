@@ -1,6 +1,6 @@
-//! Link settings of the `keel` executable that cut what every process start costs, keeping the
-//! executable position-independent (ASLR). They are set here rather than as `rustflags` in
-//! `.cargo/config.toml` because they concern this one executable: rustflags would apply to every
+//! Link settings of the `keel` and `keel-server` executables that cut what every process start
+//! costs, keeping them position-independent (ASLR). They are set here rather than as `rustflags`
+//! in `.cargo/config.toml` because they concern these executables: rustflags would apply to every
 //! crate (build scripts and proc-macro libraries included), and a library placed on the link
 //! line by a flag lands after Rust's own `-lgcc_s`, too late to replace it.
 //!
@@ -57,8 +57,9 @@ fn main() {
     // the shared library costs a load and symbol binding at every start, and its constructor
     // (`__cpu_indicator_init`) runs a dozen CPUID instructions, each a trap to the hypervisor on
     // a virtual machine. With the unwinder's symbols defined here, the linker's `--as-needed`
-    // drops libgcc_s from the executable's dependencies.
-    println!("cargo:rustc-link-lib=static=gcc_eh");
+    // drops libgcc_s from the executable's dependencies. Not bundled into the library
+    // (`-bundle`): the executables' link finds it where the compiler driver keeps it.
+    println!("cargo:rustc-link-lib=static:-bundle=gcc_eh");
     // RELR: the executable's relative relocations as a compact bitmap (`.relr.dyn`) instead of
     // one 24-byte `.rela.dyn` entry each, so the dynamic loader reads and applies kilobytes
     // rather than most of a megabyte at every start. Needs glibc 2.36 or later at run time.

@@ -1,13 +1,34 @@
 //! The process's allocator (mimalloc), the knob the server sets on it, and the transparent
-//! huge pages and the large first arena a short command does without.
+//! huge pages and the large first arena a short command does without. Each executable puts the
+//! allocator and the load-time settings in place with [`process_start!`](crate::process_start).
 
 use std::os::raw::c_long;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use libmimalloc_sys::{mi_option_set, mi_option_t};
 
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+/// Makes mimalloc the executable's allocator and runs [`at_load`] as the executable is loaded,
+/// before mimalloc's own constructor (priority 101) and the first allocation: the ranges touched
+/// before `main` are the first to fault in. On ELF, `.init_array.NNNNN` entries run in
+/// ascending priority. Expanded in each executable's root (a static in this library would be
+/// linked only if something referred to it).
+#[macro_export]
+macro_rules! process_start {
+    () => {
+        #[global_allocator]
+        static ALLOCATOR: ::mimalloc::MiMalloc = ::mimalloc::MiMalloc;
+
+        #[cfg(target_os = "linux")]
+        #[used]
+        #[unsafe(link_section = ".init_array.00100")]
+        static AT_LOAD: extern "C" fn() = {
+            extern "C" fn at_load() {
+                $crate::allocator::at_load();
+            }
+            at_load
+        };
+    };
+}
 
 /// `mi_option_purge_delay` of `mi_option_e` in mimalloc.h; the bindings name no constant for it.
 const PURGE_DELAY: mi_option_t = 15;
@@ -30,7 +51,7 @@ static ARENA_SHRUNK: AtomicBool = AtomicBool::new(false);
 /// Starts the process with a 32 MiB first arena instead of mimalloc's 1 GiB, unless
 /// `MIMALLOC_ARENA_RESERVE` is set. The first allocation reserves the first arena and writes
 /// its bitmaps: for 1 GiB that is ~40 pages faulted in, a tenth of what a short command's whole
-/// run faults. Runs at load, before the first allocation (see [`HOLD_HUGE_PAGES_AT_LOAD`]).
+/// run faults. Runs at load, before the first allocation (see [`at_load`]).
 fn shrink_first_arena() {
     // SAFETY: getenv of a constant C string, before any other thread exists; no allocation.
     let from_env = unsafe { !libc::getenv(c"MIMALLOC_ARENA_RESERVE".as_ptr()).is_null() };
@@ -65,20 +86,12 @@ pub fn set_purge_delay(ms: i64) {
 /// turns them back on, and leaves a setting the process inherited alone).
 static HUGE_PAGES_HELD: AtomicBool = AtomicBool::new(false);
 
-/// Runs [`hold_huge_pages`] and [`shrink_first_arena`] as the executable is loaded, before
-/// mimalloc's own constructor (priority 101) and the first allocation: the ranges touched
-/// before `main` are the first to fault in. On ELF, `.init_array.NNNNN` entries run in
-/// ascending priority.
-#[cfg(target_os = "linux")]
-#[used]
-#[unsafe(link_section = ".init_array.00100")]
-static HOLD_HUGE_PAGES_AT_LOAD: extern "C" fn() = {
-    extern "C" fn at_load() {
-        hold_huge_pages();
-        shrink_first_arena();
-    }
-    at_load
-};
+/// [`hold_huge_pages`] and [`shrink_first_arena`], run by [`process_start!`](crate::process_start)
+/// as the executable is loaded. Allocates nothing.
+pub fn at_load() {
+    hold_huge_pages();
+    shrink_first_arena();
+}
 
 /// Turns transparent huge pages off for this process, unless they already are. mimalloc asks
 /// for huge pages on its arena (`MADV_HUGEPAGE`), so each 2 MiB range a process first touches

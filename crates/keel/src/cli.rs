@@ -97,6 +97,18 @@ pub enum Command {
 }
 
 impl Command {
+    /// Whether the command runs a server or works on its files (`serve`, `proxy`, `bench`,
+    /// `admin restore`): `keel-server` runs it (`server_side.rs`).
+    pub fn server_side(&self) -> bool {
+        matches!(
+            self,
+            Command::Serve(_)
+                | Command::Proxy(_)
+                | Command::Bench(_)
+                | Command::Admin(crate::commands::backup::AdminCmd::Restore(_))
+        )
+    }
+
     /// Whether the process runs for as long as it serves (`serve`, `proxy`) or starts servers
     /// and drives load at them (`bench`): the ones that get transparent huge pages. A client
     /// command lives milliseconds to minutes and would pay for zeroing whole 2 MiB pages it

@@ -29,7 +29,7 @@ mod open;
 mod opened_content;
 pub(crate) mod populate;
 pub(crate) mod probe;
-mod proxy;
+pub(crate) mod proxy;
 mod reconcile;
 mod records;
 mod resolve;
@@ -57,28 +57,9 @@ use keel_client::ops::IntegrateMode;
 use crate::cli::{Cli, ClientCommand as C, Command};
 use crate::session::Session;
 
-/// Runs one command line; `serve_config` is the server's configuration when `main` already
-/// read it (to size the runtime).
-pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> Result<()> {
+/// Runs one command line that is not server-side (`Command::server_side`).
+pub async fn run(cli: Cli) -> Result<()> {
     let mut s = match &cli.command {
-        Command::Serve(args) => {
-            let config = match serve_config {
-                Some(config) => config,
-                None => serve::config(args)?,
-            };
-            return serve::serve(args, config).await;
-        }
-        Command::Bench(args) => {
-            return bench::run(args, cli.server.as_deref(), cli.json).await;
-        }
-        Command::Admin(backup::AdminCmd::Restore(_)) => {
-            let Command::Admin(backup::AdminCmd::Restore(args)) = cli.command else {
-                return Ok(());
-            };
-            let mut out = crate::output::Out::new(cli.json);
-            out.quiet = cli.quiet;
-            return backup::restore(&out, args);
-        }
         Command::Admin(backup::AdminCmd::LogReport(_)) => {
             let Command::Admin(backup::AdminCmd::LogReport(args)) = cli.command else {
                 return Ok(());
@@ -91,7 +72,6 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
             let mut s = Session::connect(&cli).await?;
             return backup::checkpoint(&mut s).await;
         }
-        Command::Proxy(args) => return proxy::run(args, cli.json).await,
         Command::Generate(what) => return generate::run(what),
         Command::Trust(args) => return trust::run(&cli, args).await,
         Command::Tickets => return login::list_tickets(&cli),
@@ -101,6 +81,12 @@ pub async fn run(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> R
         | Command::MaxLockTime
         | Command::MaxOpenFiles => {
             return access::limit_help(&cli.command);
+        }
+        Command::Serve(_)
+        | Command::Bench(_)
+        | Command::Proxy(_)
+        | Command::Admin(backup::AdminCmd::Restore(_)) => {
+            anyhow::bail!("this command runs in keel-server (crate::server_side)")
         }
         Command::Client(_) => Session::connect(&cli).await?,
     };

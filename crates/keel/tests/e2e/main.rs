@@ -95,6 +95,7 @@ mod security_privileges;
 mod security_stop;
 mod security_triggers;
 mod security_workspaces;
+mod server_executable;
 mod shelves;
 mod sync_and_locks;
 mod tls;

@@ -1,0 +1,86 @@
+//! The Keel command line, shared by its two executables: `keel`, the client verbs, which hands
+//! `serve`, `proxy`, `bench` and `admin restore` to `keel-server` beside it; and `keel-server`,
+//! which runs every command in process. The client executable links none of the server's
+//! code, so a short command starts a smaller image (see `server_side`).
+
+#[doc(hidden)]
+pub mod allocator;
+mod cli;
+mod commands;
+mod editor;
+mod hints;
+mod listing;
+mod one_verb_parse;
+mod output;
+mod private_dir;
+mod server_side;
+mod session;
+
+use std::process::ExitCode;
+
+// The tests of this library start as an executable does (mimalloc, the load-time settings).
+#[cfg(test)]
+process_start!();
+
+/// `keel`'s `main`: the server-side commands are handed to `keel-server`.
+pub fn client_main() -> ExitCode {
+    run(server_side::exec)
+}
+
+/// `keel-server`'s `main`: every command runs in this process.
+pub fn server_main() -> ExitCode {
+    run(server_side::run)
+}
+
+/// Parses the command line and runs it: a server-side command through `server_side`, any other
+/// here.
+fn run(server_side: fn(cli::Cli) -> ExitCode) -> ExitCode {
+    // The process starts without transparent huge pages and with a small first arena
+    // (`allocator`'s load-time settings): a client command keeps the first so, a server gets
+    // them back; every arena reserved from here on has mimalloc's default size.
+    allocator::restore_arena_reserve();
+    let cli = one_verb_parse::parse();
+    if cli.command.server_side() {
+        return server_side(cli);
+    }
+    let json = cli.json;
+    // A command that makes a few calls runs on the main thread alone: starting worker threads
+    // would cost it more than they could save.
+    // A process this short gives its memory back by exiting: the allocator returning freed
+    // ranges to the system one `madvise` at a time on the way out is work the exit redoes. A
+    // workspace scan (`status`, `reconcile`) frees its caches' tens of megabytes last of all.
+    // Before the runtime starts: the process has one thread yet.
+    let scans = matches!(
+        &cli.command,
+        cli::Command::Client(cli::ClientCommand::Status(_) | cli::ClientCommand::Reconcile(_))
+    );
+    if cli.command.few_calls() || scans {
+        allocator::set_purge_delay(-1);
+    }
+    let mut builder = if cli.command.few_calls() {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    let runtime = match builder.enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            output::report_error(json, &format!("cannot start the async runtime: {e}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    exit_code(json, runtime.block_on(commands::run(cli)))
+}
+
+/// The exit status of a command's result, its error reported first.
+fn exit_code(json: bool, result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if !e.is::<session::AlreadyReported>() {
+                output::report_error(json, &hints::with_hint(&e));
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
