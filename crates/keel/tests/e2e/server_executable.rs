@@ -1,5 +1,6 @@
 //! End-to-end: `keel serve` runs `keel-server`, the executable installed beside `keel`, in the
-//! same process (`server_side.rs`); without it, the command says what is missing.
+//! same process (`server_side.rs`); without it, the command says what is missing; and `keel`
+//! itself carries none of the server's code.
 
 use std::process::Command;
 
@@ -47,4 +48,44 @@ fn keel_serve_without_keel_server_names_the_missing_executable() {
         .expect("keel --version");
     assert!(version.status.success());
     assert!(String::from_utf8_lossy(&version.stdout).starts_with("keel "));
+}
+
+/// The crates whose code only `keel-server` may carry.
+const SERVER_CRATES: [&str; 6] = [
+    "keel_server",
+    "keel_service",
+    "keel_store",
+    "keel_p4",
+    "keel_proxy",
+    "keel_bench",
+];
+
+/// The server-only crates among `exe`'s defined symbols (`nm`; mangled names carry their
+/// crate's name).
+fn server_crates_in(exe: &str) -> Vec<&'static str> {
+    let out = Command::new("nm")
+        .args(["--defined-only", exe])
+        .output()
+        .expect("run nm (binutils)");
+    assert!(
+        out.status.success(),
+        "nm {exe}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let symbols = String::from_utf8_lossy(&out.stdout);
+    SERVER_CRATES
+        .into_iter()
+        .filter(|name| symbols.contains(name))
+        .collect()
+}
+
+/// `keel` links none of the server-side crates (a short command starts a smaller image);
+/// `keel-server`, read the same way, has them all.
+#[test]
+fn the_client_executable_carries_no_server_code() {
+    assert_eq!(server_crates_in(KEEL), Vec::<&str>::new());
+    assert_eq!(
+        server_crates_in(env!("CARGO_BIN_EXE_keel-server")),
+        SERVER_CRATES.to_vec()
+    );
 }
