@@ -1,17 +1,21 @@
 //! The process's allocator (mimalloc), the knob the server sets on it, and the transparent
-//! huge pages and the large first arena a short command does without. Each executable puts the
-//! allocator and the load-time settings in place with [`process_start!`](crate::process_start).
+//! huge pages and the large first arena a short command does without. `keel-server` puts the
+//! allocator and the load-time settings in place with [`process_start!`](crate::process_start);
+//! `keel` keeps the system's allocator and links no mimalloc (nothing here names a mimalloc
+//! function: the executable that has it hands [`at_load`] its option setter).
 
 use std::os::raw::c_long;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use libmimalloc_sys::{mi_option_set, mi_option_t};
+pub use libmimalloc_sys;
+use libmimalloc_sys::mi_option_t;
 
 /// Makes mimalloc the executable's allocator and runs [`at_load`] as the executable is loaded,
 /// before mimalloc's own constructor (priority 101) and the first allocation: the ranges touched
 /// before `main` are the first to fault in. On ELF, `.init_array.NNNNN` entries run in
-/// ascending priority. Expanded in each executable's root (a static in this library would be
-/// linked only if something referred to it).
+/// ascending priority. Expanded in the executable's root (a static in this library would be
+/// linked only if something referred to it), which then links mimalloc.
 #[macro_export]
 macro_rules! process_start {
     () => {
@@ -23,11 +27,27 @@ macro_rules! process_start {
         #[unsafe(link_section = ".init_array.00100")]
         static AT_LOAD: extern "C" fn() = {
             extern "C" fn at_load() {
-                $crate::allocator::at_load();
+                $crate::allocator::at_load($crate::allocator::libmimalloc_sys::mi_option_set);
             }
             at_load
         };
     };
+}
+
+/// mimalloc's `mi_option_set`, as the executable that links mimalloc handed it to [`at_load`].
+type OptionSetter = unsafe extern "C" fn(mi_option_t, c_long);
+
+/// The running executable's mimalloc option setter; unset in one without mimalloc (`keel`),
+/// where every option below is a no-op.
+static OPTION_SET: OnceLock<OptionSetter> = OnceLock::new();
+
+/// Sets a mimalloc option, when the process runs on mimalloc.
+fn set_option(option: mi_option_t, value: c_long) {
+    if let Some(set) = OPTION_SET.get() {
+        // SAFETY: a plain store into mimalloc's option table; every caller runs it while the
+        // process has one thread (options are not synchronised).
+        unsafe { set(option, value) }
+    }
 }
 
 /// `mi_option_purge_delay` of `mi_option_e` in mimalloc.h; the bindings name no constant for it.
@@ -56,8 +76,7 @@ fn shrink_first_arena() {
     // SAFETY: getenv of a constant C string, before any other thread exists; no allocation.
     let from_env = unsafe { !libc::getenv(c"MIMALLOC_ARENA_RESERVE".as_ptr()).is_null() };
     if !from_env {
-        // SAFETY: a plain store into mimalloc's option table, before any other thread exists.
-        unsafe { mi_option_set(ARENA_RESERVE, ARENA_RESERVE_AT_START_KIB) };
+        set_option(ARENA_RESERVE, ARENA_RESERVE_AT_START_KIB);
         ARENA_SHRUNK.store(true, Ordering::Relaxed);
     }
 }
@@ -67,8 +86,7 @@ fn shrink_first_arena() {
 /// while the process has a single thread, like [`set_purge_delay`].
 pub fn restore_arena_reserve() {
     if ARENA_SHRUNK.swap(false, Ordering::Relaxed) {
-        // SAFETY: as in `set_purge_delay`.
-        unsafe { mi_option_set(ARENA_RESERVE, ARENA_RESERVE_DEFAULT_KIB) }
+        set_option(ARENA_RESERVE, ARENA_RESERVE_DEFAULT_KIB);
     }
 }
 
@@ -76,19 +94,17 @@ pub fn restore_arena_reserve() {
 /// (milliseconds; -1 never). Call it while the process has a single thread: mimalloc's options
 /// are not synchronised.
 pub fn set_purge_delay(ms: i64) {
-    let ms = c_long::try_from(ms).unwrap_or(c_long::MAX);
-    // SAFETY: a plain store into mimalloc's option table; the caller runs it before any other
-    // thread exists.
-    unsafe { mi_option_set(PURGE_DELAY, ms) }
+    set_option(PURGE_DELAY, c_long::try_from(ms).unwrap_or(c_long::MAX));
 }
 
 /// Whether [`hold_huge_pages`] turned transparent huge pages off (so [`release_huge_pages`]
 /// turns them back on, and leaves a setting the process inherited alone).
 static HUGE_PAGES_HELD: AtomicBool = AtomicBool::new(false);
 
-/// [`hold_huge_pages`] and [`shrink_first_arena`], run by [`process_start!`](crate::process_start)
-/// as the executable is loaded. Allocates nothing.
-pub fn at_load() {
+/// Keeps mimalloc's option setter, then [`hold_huge_pages`] and [`shrink_first_arena`]: run by
+/// [`process_start!`](crate::process_start) as the executable is loaded. Allocates nothing.
+pub fn at_load(option_set: OptionSetter) {
+    let _ = OPTION_SET.set(option_set);
     hold_huge_pages();
     shrink_first_arena();
 }

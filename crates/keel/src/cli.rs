@@ -15,6 +15,16 @@ pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("KEEL_CO
 #[derive(Debug, Parser)]
 #[command(name = "keel", version = VERSION, about)]
 pub struct Cli {
+    #[command(flatten)]
+    pub globals: Globals,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The options every command line takes before its verb (`--json` also after it): the full
+/// command line's and the quick reads' (`quick_read`).
+#[derive(Debug, Args)]
+pub struct Globals {
     /// Server address HOST:PORT (else KEEL_SERVER, a .keel file, or 127.0.0.1:1666).
     #[arg(short = 's', long = "server", value_name = "ADDR")]
     pub server: Option<String>,
@@ -41,8 +51,6 @@ pub struct Cli {
     /// nor above it (the root moved on purpose).
     #[arg(long = "root-moved-ok")]
     pub root_moved_ok: bool,
-    #[command(subcommand)]
-    pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]

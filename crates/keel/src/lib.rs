@@ -1,7 +1,7 @@
-//! The Keel command line, shared by its two executables: `keel`, the client verbs, which hands
-//! `serve`, `proxy`, `bench` and `admin restore` to `keel-server` beside it; and `keel-server`,
-//! which runs every command in process. The client executable links none of the server's
-//! code, so a short command starts a smaller image (see `server_side`).
+//! The Keel command line, shared by its two executables: `keel`, which answers the quick reads
+//! itself (`quick_read`) and hands every other command line to `keel-server` beside it; and
+//! `keel-server`, which runs every command in process. `keel` links only the quick reads, so a
+//! script's or build machine's short read starts a small image.
 
 #[doc(hidden)]
 pub mod allocator;
@@ -13,6 +13,7 @@ mod listing;
 mod one_verb_parse;
 mod output;
 mod private_dir;
+mod quick_read;
 mod server_side;
 mod session;
 
@@ -22,28 +23,27 @@ use std::process::ExitCode;
 #[cfg(test)]
 process_start!();
 
-/// `keel`'s `main`: the server-side commands are handed to `keel-server`.
+/// `keel`'s `main`: a quick read runs in this process, any other line in `keel-server`.
 pub fn client_main() -> ExitCode {
-    run(server_side::exec)
+    quick_read::main()
 }
 
 /// `keel-server`'s `main`: every command runs in this process.
 pub fn server_main() -> ExitCode {
-    run(server_side::run)
-}
-
-/// Parses the command line and runs it: a server-side command through `server_side`, any other
-/// here.
-fn run(server_side: fn(cli::Cli) -> ExitCode) -> ExitCode {
     // The process starts without transparent huge pages and with a small first arena
     // (`allocator`'s load-time settings): a client command keeps the first so, a server gets
     // them back; every arena reserved from here on has mimalloc's default size.
     allocator::restore_arena_reserve();
     let cli = one_verb_parse::parse();
     if cli.command.server_side() {
-        return server_side(cli);
+        return server_side::run(cli);
     }
-    let json = cli.json;
+    run_client(cli)
+}
+
+/// Runs a command line that is not server-side.
+fn run_client(cli: cli::Cli) -> ExitCode {
+    let json = cli.globals.json;
     // A command that makes a few calls runs on the main thread alone: starting worker threads
     // would cost it more than they could save.
     // A process this short gives its memory back by exiting: the allocator returning freed

@@ -1,7 +1,6 @@
-//! `keel`: the Keel client. `keel serve`, `keel proxy`, `keel bench` and `keel admin restore`
-//! run in `keel-server`, installed beside it, which this process becomes (`exec`).
-
-keel_cli::process_start!();
+//! `keel`: the Keel client. It answers the quick reads (`files`, `fstat`, `filelog`, `changes`,
+//! `describe`, `dirs`, `opened`, `have`, `where`, `info`) itself and becomes `keel-server`,
+//! installed beside it, for every other command line (`exec`).
 
 fn main() -> std::process::ExitCode {
     keel_cli::client_main()

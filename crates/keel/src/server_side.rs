@@ -1,11 +1,10 @@
-//! The commands that run a server or work on its files (`serve`, `proxy`, `bench`, `admin
-//! restore`): run in process by `keel-server`, handed over to it by `keel`.
+//! `keel-server`, the executable that holds every command: how it runs the ones that run a
+//! server or work on its files (`serve`, `proxy`, `bench`, `admin restore`), and how `keel`
+//! hands it every command line that is not a quick read (`quick_read`).
 //!
-//! They live in their own executable so that `keel`'s image carries no server code: a short
-//! command pays at every start for the pages of the image it relocates and touches, and the
-//! server (store, SQLite, the P4 front end, the proxy, the benchmarks) is most of them. `keel`
-//! hands such a command over by `exec`: the same process id, arguments, environment and
-//! descriptors, so a service manager, a test or a script sees `keel serve` as before.
+//! `keel` hands a line over by `exec`: the same process id, arguments, environment and
+//! descriptors, so a service manager, a test or a script sees `keel serve` or `keel edit` as
+//! if `keel` ran it.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -21,7 +20,7 @@ pub const SERVER_EXECUTABLE: &str = "keel-server";
 
 /// Runs `cli`, a server-side command, in this process.
 pub fn run(cli: Cli) -> ExitCode {
-    let json = cli.json;
+    let json = cli.globals.json;
     // A server, replica, proxy or restore creates only files its own account may read.
     if matches!(
         &cli.command,
@@ -80,11 +79,13 @@ async fn dispatch(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> 
             };
             serve::serve(&args, config).await
         }
-        Command::Bench(args) => bench::run(&args, cli.server.as_deref(), cli.json).await,
-        Command::Proxy(args) => proxy::run(&args, cli.json).await,
+        Command::Bench(args) => {
+            bench::run(&args, cli.globals.server.as_deref(), cli.globals.json).await
+        }
+        Command::Proxy(args) => proxy::run(&args, cli.globals.json).await,
         Command::Admin(backup::AdminCmd::Restore(args)) => {
-            let mut out = output::Out::new(cli.json);
-            out.quiet = cli.quiet;
+            let mut out = output::Out::new(cli.globals.json);
+            out.quiet = cli.globals.quiet;
             backup::restore(&out, args)
         }
         other => anyhow::bail!("{other:?} is not a server-side command"),
@@ -92,8 +93,8 @@ async fn dispatch(cli: Cli, serve_config: Option<keel_server::ServerConfig>) -> 
 }
 
 /// Becomes `keel-server` with this process's own arguments (in `keel`): returns only when that
-/// cannot be done, with the reason reported.
-pub fn exec(cli: Cli) -> ExitCode {
+/// cannot be done, with the reason reported (as JSON with `json`).
+pub fn exec(json: bool) -> ExitCode {
     // keel-server decides about huge pages itself; the flag would survive the exec.
     allocator::release_huge_pages();
     let error = match server_executable() {
@@ -108,7 +109,7 @@ pub fn exec(cli: Cli) -> ExitCode {
         }
         Err(reason) => reason,
     };
-    output::report_error(cli.json, &error);
+    output::report_error(json, &error);
     ExitCode::FAILURE
 }
 
@@ -121,9 +122,10 @@ fn server_executable() -> Result<PathBuf, String> {
         Ok(path)
     } else {
         Err(format!(
-            "{} is missing: `keel serve`, `proxy`, `bench` and `admin restore` run in \
-             {SERVER_EXECUTABLE}, installed beside keel (`cargo install --path crates/keel` \
-             and the Debian package install both)",
+            "{} is missing: keel answers the quick reads (files, fstat, filelog, changes, \
+             describe, dirs, opened, have, where, info) itself and runs every other command in \
+             {SERVER_EXECUTABLE}, installed beside it (`cargo install --path crates/keel` and \
+             the Debian package install both)",
             path.display()
         ))
     }

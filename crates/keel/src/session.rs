@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use keel_client::paths;
 use keel_client::{Connection, Overrides, Settings, WorkspaceCtx};
 
-use crate::cli::Cli;
+use crate::cli::Globals;
 use crate::output::Out;
 
 /// A connected invocation: settings, connection, output mode and the current directory.
@@ -35,7 +35,7 @@ impl std::error::Error for AlreadyReported {}
 
 impl Session {
     /// Resolves settings and connects.
-    pub async fn connect(cli: &Cli) -> Result<Session> {
+    pub async fn connect(cli: &Globals) -> Result<Session> {
         let cwd = std::env::current_dir().context("cannot determine the current directory")?;
         let overrides = Overrides {
             server: cli.server.clone(),

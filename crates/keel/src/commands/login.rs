@@ -232,8 +232,8 @@ fn now() -> i64 {
 /// `tickets`: the tickets file's lines as `SERVER (USER) TICKET`, read locally.
 pub fn list_tickets(cli: &crate::cli::Cli) -> Result<()> {
     let out = crate::output::Out {
-        quiet: cli.quiet,
-        ..crate::output::Out::new(cli.json)
+        quiet: cli.globals.quiet,
+        ..crate::output::Out::new(cli.globals.json)
     };
     let file = keel_client::tickets::TicketFile::locate(&|name| std::env::var(name).ok())
         .context("no tickets file: set KEEL_TICKETS or HOME")?;
@@ -252,14 +252,14 @@ pub fn list_tickets(cli: &crate::cli::Cli) -> Result<()> {
 /// `set`: the client settings in effect and where each came from, read locally.
 pub fn list_settings(cli: &crate::cli::Cli) -> Result<()> {
     let out = crate::output::Out {
-        quiet: cli.quiet,
-        ..crate::output::Out::new(cli.json)
+        quiet: cli.globals.quiet,
+        ..crate::output::Out::new(cli.globals.json)
     };
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
     let overrides = keel_client::Overrides {
-        server: cli.server.clone(),
-        user: cli.user.clone(),
-        workspace: cli.workspace.clone(),
+        server: cli.globals.server.clone(),
+        user: cli.globals.user.clone(),
+        workspace: cli.globals.workspace.clone(),
     };
     let sources = keel_client::setting_sources::setting_sources(&overrides, &cwd, &|name| {
         std::env::var(name).ok()

@@ -1,12 +1,12 @@
 //! Dispatch from the parsed command line to the verb implementations.
 
 pub(crate) mod access;
-mod admin;
+pub(crate) mod admin;
 pub(crate) mod annotate;
 pub(crate) mod backup;
 pub(crate) mod bench;
 mod branches;
-mod browse;
+pub(crate) mod browse;
 mod clean;
 pub(crate) mod configure;
 pub(crate) mod counters;
@@ -25,7 +25,7 @@ pub(crate) mod log_report;
 pub(crate) mod login;
 pub(crate) mod monitor;
 pub(crate) mod obliterate;
-mod open;
+pub(crate) mod open;
 mod opened_content;
 pub(crate) mod populate;
 pub(crate) mod probe;
@@ -39,7 +39,7 @@ pub(crate) mod shelve;
 pub(crate) mod sizes;
 mod spec_form;
 mod submit;
-mod sync;
+pub(crate) mod sync;
 pub(crate) mod triggers;
 pub(crate) mod trust;
 pub(crate) mod typemap;
@@ -64,12 +64,12 @@ pub async fn run(cli: Cli) -> Result<()> {
             let Command::Admin(backup::AdminCmd::LogReport(args)) = cli.command else {
                 return Ok(());
             };
-            let mut out = crate::output::Out::new(cli.json);
-            out.quiet = cli.quiet;
+            let mut out = crate::output::Out::new(cli.globals.json);
+            out.quiet = cli.globals.quiet;
             return log_report::run(&out, args);
         }
         Command::Admin(backup::AdminCmd::Checkpoint) => {
-            let mut s = Session::connect(&cli).await?;
+            let mut s = Session::connect(&cli.globals).await?;
             return backup::checkpoint(&mut s).await;
         }
         Command::Generate(what) => return generate::run(what),
@@ -88,7 +88,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         | Command::Admin(backup::AdminCmd::Restore(_)) => {
             anyhow::bail!("this command runs in keel-server (crate::server_side)")
         }
-        Command::Client(_) => Session::connect(&cli).await?,
+        Command::Client(_) => Session::connect(&cli.globals).await?,
     };
     let Command::Client(command) = cli.command else {
         return Ok(());

@@ -35,14 +35,14 @@ pub struct TrustArgs {
 
 pub async fn run(cli: &Cli, args: &TrustArgs) -> Result<()> {
     let out = Out {
-        quiet: cli.quiet,
-        ..Out::new(cli.json)
+        quiet: cli.globals.quiet,
+        ..Out::new(cli.globals.json)
     };
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
     let overrides = Overrides {
-        server: cli.server.clone(),
-        user: cli.user.clone(),
-        workspace: cli.workspace.clone(),
+        server: cli.globals.server.clone(),
+        user: cli.globals.user.clone(),
+        workspace: cli.globals.workspace.clone(),
     };
     let settings = Settings::resolve(&overrides, &cwd)?;
     let Some(path) = settings.trust_file.clone() else {

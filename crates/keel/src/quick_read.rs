@@ -1,0 +1,214 @@
+//! The read commands scripts and build machines repeat (`files`, `fstat`, `filelog`, `changes`,
+//! `describe`, `dirs`, `opened`, `have`, `where`, `info`), answered by the `keel` executable
+//! itself; every other command line it hands to `keel-server`, which holds all of Keel.
+//!
+//! With a process per call, a short read costs about what starting its image costs: the pages
+//! the loader relocates (every pointer in the image's read-only data), the code it touches and
+//! the command-line tree it builds. `keel` links these verbs and nothing else, so it starts as
+//! a few-megabyte program does, not as the whole client.
+//!
+//! A line that parses here is the line the full command line parses: the options before the
+//! verb and each verb's arguments are the same definitions (`cli`), and a test holds each verb's
+//! name, aliases and arguments equal to the full command's. Anything that does not parse here
+//! (another verb, `--help`, a mistake) goes to `keel-server`, which prints what it always did.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::error::ErrorKind;
+use clap::{Parser, Subcommand};
+
+use crate::cli::{
+    ChangesArgs, DescribeArgs, DirsArgs, FilelogArgs, FilesArgs, FilesListArgs, FilesRequiredArgs,
+    Globals, OpenedArgs, VERSION,
+};
+use crate::commands::{admin, browse, open, sync};
+use crate::session::Session;
+use crate::{exit_code, output, server_side};
+
+/// The quick reads' command line: the full one's options and these verbs only.
+#[derive(Debug, Parser)]
+#[command(name = "keel", version = VERSION, disable_help_subcommand = true)]
+struct QuickCli {
+    #[command(flatten)]
+    globals: Globals,
+    #[command(subcommand)]
+    verb: QuickVerb,
+}
+
+/// The verbs `keel` answers itself: each reads, makes a few calls and prints records as they
+/// come (the full command line's `Command::few_calls`).
+#[derive(Debug, Subcommand)]
+enum QuickVerb {
+    Info,
+    Opened(OpenedArgs),
+    Where(FilesArgs),
+    Have(FilesArgs),
+    Changes(ChangesArgs),
+    Describe(DescribeArgs),
+    Files(FilesListArgs),
+    Dirs(DirsArgs),
+    Fstat(FilesRequiredArgs),
+    Filelog(FilelogArgs),
+}
+
+/// `keel`'s `main`: a quick read runs here, any other line in `keel-server`.
+pub fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let cli = match QuickCli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) if e.kind() == ErrorKind::DisplayVersion => {
+            // `keel --version` answers even without keel-server beside it.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(_) => return server_side::exec(args.iter().any(|arg| arg == "--json")),
+    };
+    let json = cli.globals.json;
+    // A few calls on the main thread (`lib::run` for the full command line's reasons); the
+    // process gives its memory back by exiting.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            output::report_error(json, &format!("cannot start the async runtime: {e}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    exit_code(json, runtime.block_on(run(cli)))
+}
+
+/// Runs the one quick read.
+async fn run(cli: QuickCli) -> anyhow::Result<()> {
+    let mut s = Session::connect(&cli.globals).await?;
+    match cli.verb {
+        QuickVerb::Info => admin::info(&mut s).await,
+        QuickVerb::Opened(args) => open::opened(&mut s, args).await,
+        QuickVerb::Where(args) => sync::where_(&mut s, args).await,
+        QuickVerb::Have(args) => sync::have(&mut s, args).await,
+        QuickVerb::Changes(args) => browse::changes(&mut s, args).await,
+        QuickVerb::Describe(args) => browse::describe(&mut s, args).await,
+        QuickVerb::Files(args) => browse::files(&mut s, args).await,
+        QuickVerb::Dirs(args) => browse::dirs(&mut s, args).await,
+        QuickVerb::Fstat(args) => browse::fstat(&mut s, args).await,
+        QuickVerb::Filelog(args) => browse::filelog(&mut s, args).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{Command, CommandFactory, Parser};
+
+    use super::QuickCli;
+    use crate::cli::Cli;
+
+    /// Each argument's whole definition (names, action, values, defaults, help), in a fixed
+    /// order (a propagated global option lands in a verb's list where its root was built).
+    fn arguments(command: &Command) -> Vec<String> {
+        let mut arguments: Vec<String> = command
+            .get_arguments()
+            .map(|arg| format!("{arg:?}"))
+            .collect();
+        arguments.sort_unstable();
+        arguments
+    }
+
+    fn aliases(command: &Command) -> Vec<&str> {
+        let mut aliases: Vec<&str> = command.get_all_aliases().collect();
+        aliases.sort_unstable();
+        aliases
+    }
+
+    #[test]
+    fn the_quick_command_line_is_the_full_ones_for_its_verbs() {
+        let mut full = Cli::command();
+        full.build();
+        let mut quick = QuickCli::command();
+        quick.build();
+        assert_eq!(
+            arguments(&quick),
+            arguments(&full),
+            "the options before the verb"
+        );
+        assert_eq!(quick.get_version(), full.get_version());
+        let mut verbs = 0;
+        for verb in quick.get_subcommands() {
+            let twin = full
+                .find_subcommand(verb.get_name())
+                .unwrap_or_else(|| panic!("`keel {}` is not a verb of keel", verb.get_name()));
+            assert_eq!(
+                aliases(verb),
+                aliases(twin),
+                "aliases of {}",
+                verb.get_name()
+            );
+            assert_eq!(
+                arguments(verb),
+                arguments(twin),
+                "arguments of {}",
+                verb.get_name()
+            );
+            assert!(!verb.has_subcommands() && !twin.has_subcommands());
+            verbs += 1;
+        }
+        assert_eq!(verbs, 10);
+    }
+
+    #[test]
+    fn a_line_the_quick_command_line_parses_is_parsed_alike_by_the_full_one() {
+        let lines: [&[&str]; 6] = [
+            &["keel", "-s", "127.0.0.1:1", "fstat", "//depot/a", "--json"],
+            &["keel", "--json", "files", "-a", "//depot/..."],
+            &[
+                "keel",
+                "-u",
+                "ci",
+                "changes",
+                "-m",
+                "5",
+                "-s",
+                "submitted",
+                "//depot/x/...",
+            ],
+            &["keel", "filelog", "-m", "5", "//depot/a#3"],
+            &["keel", "-w", "ws", "-q", "opened", "-a"],
+            &["keel", "describe", "-s", "12"],
+        ];
+        for line in lines {
+            let quick = QuickCli::try_parse_from(line).expect("quick parse");
+            let full = Cli::try_parse_from(line).expect("full parse");
+            let verb = format!("{:?}", quick.verb);
+            assert!(
+                format!("{:?}", full.command).contains(&verb),
+                "{line:?}: {verb} against {:?}",
+                full.command
+            );
+            assert_eq!(
+                format!("{:?}", quick.globals),
+                format!("{:?}", full.globals)
+            );
+        }
+    }
+
+    #[test]
+    fn help_and_other_verbs_do_not_parse_here() {
+        for line in [
+            &["keel", "--help"][..],
+            &["keel", "fstat", "--help"],
+            &["keel", "help", "fstat"],
+            &["keel", "edit", "a.c"],
+            &["keel", "serve"],
+            &["keel"],
+            &["keel", "fstat"],
+        ] {
+            let error = QuickCli::try_parse_from(line).expect_err("handed on");
+            assert_ne!(
+                error.kind(),
+                clap::error::ErrorKind::DisplayVersion,
+                "{line:?}"
+            );
+        }
+    }
+}
