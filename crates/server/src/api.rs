@@ -9,7 +9,7 @@ use crate::api_locks;
 use crate::api_shelves;
 use crate::convert::{self, file};
 use crate::identity::{Peer, caller_unauthenticated};
-use crate::streams::{ResponseStream, Streams, blocking, single_files};
+use crate::streams::{ResponseStream, Streams, blocking, small_file_args};
 use keel_core::{ChangeNumber, ChangeRef};
 use keel_proto::v1 as pb;
 use keel_proto::v1::submit_message::Body as SubmitBody;
@@ -656,7 +656,7 @@ impl pb::keel_server::Keel for Api {
             populate_only: req.populate_only,
         };
         // A preview writes nothing (no resolves are scheduled), so it may be answered inline.
-        let small = opts.preview && single_files(&req.files);
+        let small = opts.preview && small_file_args(&req.files);
         let (chunk, sent, by_digest) = (self.chunk, self.sent.clone(), req.content_by_digest);
         let audit = self.audit.clone().map(|a| (a, crate::audit::who(&who)));
         Ok(Response::new(self.streams.read(
@@ -818,7 +818,7 @@ impl pb::keel_server::Keel for Api {
             all_revisions: req.all_revisions,
             max: req.max,
         };
-        let small = single_files(&req.files);
+        let small = small_file_args(&req.files);
         Ok(Response::new(self.streams.read(
             command::FILES,
             small && svc.user_known(&who),
@@ -832,7 +832,7 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = authorize(&self.service, &peer, req.caller, command::FSTAT)?;
         let svc = self.service.clone();
-        let small = single_files(&req.files);
+        let small = small_file_args(&req.files);
         Ok(Response::new(self.streams.read(
             command::FSTAT,
             small && svc.user_known(&who),
@@ -866,7 +866,7 @@ impl pb::keel_server::Keel for Api {
         let req = req.into_inner();
         let who = authorize(&self.service, &peer, req.caller, command::FILELOG)?;
         let svc = self.service.clone();
-        let small = single_files(&req.files);
+        let small = small_file_args(&req.files);
         Ok(Response::new(self.streams.read(
             command::FILELOG,
             small && svc.user_known(&who),

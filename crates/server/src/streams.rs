@@ -292,11 +292,18 @@ fn finish<T: prost::Message, E: WireError>(sink: &Sink<T>, result: Result<(), E>
     }
 }
 
-/// Whether file arguments name single files only (no `*` or `...`), so a read of them is small.
-pub(crate) fn single_files(files: &[String]) -> bool {
+/// Whether file arguments name single files, or the files of one directory (`*` in the last
+/// path segment only, as `//depot/src/*` or `//depot/src/*.c`), so a read of them is likely
+/// small. A big directory is caught by the inline budget and read again as a long read; `...`,
+/// and `*` in a directory segment (which scans everything under the prefix before it), never
+/// start inline.
+pub(crate) fn small_file_args(files: &[String]) -> bool {
     !files.is_empty()
         && files.len() <= 16
-        && files.iter().all(|f| !f.contains('*') && !f.contains("..."))
+        && files.iter().all(|f| {
+            let dirs = f.rsplit_once('/').map_or("", |(dirs, _)| dirs);
+            !f.contains("...") && !dirs.contains('*')
+        })
 }
 
 /// Runs a blocking service call off the async workers.
@@ -332,12 +339,33 @@ fn trustworthy(faults: u64) -> Result<(), ServiceError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Streams, thread_cpu_time};
+    use super::{Streams, small_file_args, thread_cpu_time};
     use crate::ServerConfig;
     use keel_proto::v1::FileRecord;
     use keel_service::ServiceError;
     use std::time::Duration;
     use tokio_stream::StreamExt;
+
+    #[test]
+    fn single_files_and_one_directory_start_inline() {
+        let small = |files: &[&str]| {
+            small_file_args(&files.iter().map(|f| f.to_string()).collect::<Vec<_>>())
+        };
+        assert!(small(&["//depot/src/a.c"]));
+        assert!(small(&["//depot/src/*", "//depot/doc/*.md#head"]));
+        assert!(small(&["//ws/src/a.c@2026/11/01"]));
+        assert!(!small(&[]));
+        assert!(!small(&["//depot/src/..."]));
+        assert!(
+            !small(&["//depot/*/a.c"]),
+            "a directory wildcard scans the whole prefix"
+        );
+        assert!(
+            !small(&["//depot/src/*@2026/11/01"]),
+            "a date's slashes: taken as long"
+        );
+        assert!(!small(&["//depot/a"; 17]));
+    }
 
     fn record(i: u32) -> FileRecord {
         FileRecord {

@@ -127,6 +127,9 @@ fn a_tuned_server_serves_intact_content() {
     a.ok(&["add", "..."]);
     a.ok(&["submit", "-d", "seven files"]);
     assert_eq!(a.json(&["fstat", "//depot/..."]).len(), 7);
+    // One directory starts inline, outgrows the one-record budget and is read again.
+    assert_eq!(a.json(&["files", "//depot/d/*"]).len(), 7);
+    assert_eq!(a.json(&["fstat", "//depot/d/*.bin"]).len(), 7);
     a.ok(&["label", "create", "rel"]);
     assert_eq!(a.json(&["tag", "-l", "rel", "//depot/..."]).len(), 7);
 
