@@ -25,7 +25,7 @@ pub struct ServerConfig {
     /// Bytes of file content per streamed chunk message (bytes; default 262144).
     pub content_chunk_bytes: usize,
     /// Most records a small read may produce on a runtime thread before it is rerun off the
-    /// runtime (records; default 64).
+    /// runtime (records; default 256).
     pub inline_max_records: usize,
     /// Most CPU time of its thread a small read may use on a runtime thread before it is
     /// rerun off the runtime (microseconds; default 2000).
@@ -199,7 +199,7 @@ impl Default for ServerConfig {
             workers: (2 * cores).max(4),
             max_message_bytes: 64 << 20,
             content_chunk_bytes: 256 * 1024,
-            inline_max_records: 64,
+            inline_max_records: 256,
             inline_cpu_micros: 2000,
             long_read_nice: 10,
             long_read_threads: 64,
