@@ -56,7 +56,7 @@ fn is_builtin(arg: &clap::Arg) -> bool {
 
 /// The first argument that is not a root option or a root option's value: the verb, as the
 /// full parse would read it. `None` at `--`, or when the line ends first.
-fn verb_token<'a>(full: &Command, args: &'a [OsString]) -> Option<&'a str> {
+pub(crate) fn verb_token<'a>(full: &Command, args: &'a [OsString]) -> Option<&'a str> {
     let takes_value = |arg: &clap::Arg| arg.get_action().takes_values();
     let mut rest = args.iter().skip(1);
     while let Some(arg) = rest.next() {

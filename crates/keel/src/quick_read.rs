@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
-use clap::{Parser, Subcommand};
+use clap::{Args, Command, Parser, Subcommand};
 
 use crate::cli::{
     ChangesArgs, DescribeArgs, DirsArgs, FilelogArgs, FilesArgs, FilesListArgs, FilesRequiredArgs,
@@ -24,7 +24,7 @@ use crate::cli::{
 };
 use crate::commands::{admin, browse, open, sync};
 use crate::session::Session;
-use crate::{exit_code, output, server_side};
+use crate::{exit_code, one_verb_parse, output, server_side};
 
 /// The quick reads' command line: the full one's options and these verbs only.
 #[derive(Debug, Parser)]
@@ -52,9 +52,23 @@ enum QuickVerb {
     Filelog(FilelogArgs),
 }
 
+/// The verbs of [`QuickVerb`], as the command line spells them.
+const QUICK_VERBS: [&str; 10] = [
+    "info", "opened", "where", "have", "changes", "describe", "files", "dirs", "fstat", "filelog",
+];
+
 /// `keel`'s `main`: a quick read runs here, any other line in `keel-server`.
 pub fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
+    let json = args.iter().any(|arg| arg == "--json");
+    // Any other verb goes on at once, before the quick verbs' command line is built: this
+    // process's start is all a command that is not a quick read pays for it.
+    let options = Globals::augment_args(Command::new("keel"));
+    if !one_verb_parse::verb_token(&options, &args).is_some_and(|verb| QUICK_VERBS.contains(&verb))
+        && !args.iter().any(|arg| arg == "--version" || arg == "-V")
+    {
+        return server_side::exec(json);
+    }
     let cli = match QuickCli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) if e.kind() == ErrorKind::DisplayVersion => {
@@ -62,7 +76,7 @@ pub fn main() -> ExitCode {
             let _ = e.print();
             return ExitCode::SUCCESS;
         }
-        Err(_) => return server_side::exec(args.iter().any(|arg| arg == "--json")),
+        Err(_) => return server_side::exec(json),
     };
     let json = cli.globals.json;
     // A few calls on the main thread (`lib::run` for the full command line's reasons); the
@@ -154,6 +168,12 @@ mod tests {
             verbs += 1;
         }
         assert_eq!(verbs, 10);
+        let names: Vec<&str> = quick.get_subcommands().map(Command::get_name).collect();
+        assert_eq!(
+            names,
+            super::QUICK_VERBS,
+            "QUICK_VERBS names the quick verbs"
+        );
     }
 
     #[test]
