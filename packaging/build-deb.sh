@@ -101,9 +101,10 @@ Description: centralized version-control server with Perforce semantics
  workspaces with views, numbered changelists, exclusive locks, integrate/resolve,
  labels, shelves, replicas, a caching proxy, journal and checkpoints.
  .
- This package holds the keel command (client verbs; keel serve runs keel-server), a hardened
- systemd unit running the server as the keel system user on 127.0.0.1:1666 with
- its data in /var/lib/keel, shell completions and man pages.
+ This package holds the keel command (it runs every command but the quick reads,
+ keel serve among them, as keel-server), a hardened systemd unit running the
+ server as the keel system user on 127.0.0.1:1666 with its data in
+ /var/lib/keel, shell completions and man pages.
 CONTROL
 dpkg-deb --root-owner-group --build "$root" "$out/$name.deb" >/dev/null
 echo "$out/$name.deb"

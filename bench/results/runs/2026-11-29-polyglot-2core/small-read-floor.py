@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Small reads from 8 concurrent shells (vcs-compare's harness and tree), interleaved, for:
 /bin/true; git's three reads on a bare repository; `keel`'s three reads (files, filelog -m 5,
-fstat) and its fstat alone; `fstat` of each other keel build given (--keel NAME=PATH); and each
+fstat) and its fstat alone; `fstat` of each other keel build given (--keel NAME=PATH; with
+--three-reads, its three reads too); and each
 floor given (--floor NAME=PATH: ./small-read-floor/, tokio + tonic + the generated client making
 the one Fstat call, nothing else). One server (KEEL, which also makes the three reads) serves
 every Keel variant. Prints calls/s (median, range) and, for Keel, the server's CPU per call.
 
 Usage: small-read-floor.py KEEL [--keel NAME=PATH]... [--floor NAME=PATH]...
-                           [--rounds N] [--seconds S] [--files N]
+                           [--rounds N] [--seconds S] [--files N] [--three-reads]
 """
 
 import argparse
@@ -41,6 +42,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--files", type=int, default=3400)
+    ap.add_argument("--three-reads", action="store_true",
+                    help="also the three reads for each --keel build")
     a = ap.parse_args()
     base = tempfile.mkdtemp(prefix="small-read-floor.", dir="/dev/shm")
     try:
@@ -67,6 +70,11 @@ def main():
             kb = [os.path.abspath(path)] + k[1:]
             variants.append(Commands(f"{name} fstat", lambda i, kb=kb: [kb + ["fstat", dp(i)]],
                                      keel))
+            if a.three_reads:
+                variants.append(Commands(
+                    f"{name} (files, filelog -m 5, fstat)",
+                    lambda i, exe=kb[0]: [[exe] + c[1:] for c in keel.read_commands(None, i)],
+                    keel))
         for spec in a.floor:
             name, path = spec.split("=", 1)
             fb = [os.path.abspath(path)]
