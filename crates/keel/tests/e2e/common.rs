@@ -355,7 +355,12 @@ impl Client {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(KEEL);
+        self.command_of(Path::new(KEEL), args)
+    }
+
+    /// `program` (a keel executable) run as this user in this workspace, from `cwd`.
+    pub fn command_of(&self, program: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(program);
         for (key, _) in std::env::vars() {
             if key.starts_with("KEEL_") {
                 cmd.env_remove(key);

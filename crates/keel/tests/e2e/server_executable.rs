@@ -70,21 +70,7 @@ fn keel_alone_answers_the_quick_reads_and_names_keel_server_for_the_rest() {
     let dir = tempfile::tempdir().expect("tempdir");
     let lonely = lonely_keel(dir.path());
     let run = |program: &std::path::Path, args: &[&str]| {
-        let mut command = Command::new(program);
-        for (key, _) in std::env::vars() {
-            if key.starts_with("KEEL_") {
-                command.env_remove(key);
-            }
-        }
-        command
-            .args(args)
-            .current_dir(&ws.cwd)
-            .env("KEEL_SERVER", &ws.addr)
-            .env("KEEL_USER", &ws.user)
-            .env("KEEL_WORKSPACE", &ws.workspace)
-            .env("KEEL_TRUST", &ws.trust)
-            .output()
-            .expect("run keel")
+        ws.command_of(program, args).output().expect("run keel")
     };
     let reads: [&[&str]; 10] = [
         &["fstat", "//depot/src/a.c"],
@@ -150,19 +136,26 @@ const SERVER_CRATES: [&str; 6] = [
     "keel_bench",
 ];
 
-/// The server-only crates among `exe`'s defined symbols (`nm`; mangled names carry their
-/// crate's name).
-fn server_crates_in(exe: &str) -> Vec<&'static str> {
-    let out = Command::new("nm")
-        .args(["--defined-only", exe])
-        .output()
-        .expect("run nm (binutils)");
+/// `exe`'s defined symbols as `nm` lists them (demangled with `demangle`).
+fn defined_symbols(exe: &str, demangle: bool) -> String {
+    let mut nm = Command::new("nm");
+    nm.arg("--defined-only");
+    if demangle {
+        nm.arg("--demangle");
+    }
+    let out = nm.arg(exe).output().expect("run nm (binutils)");
     assert!(
         out.status.success(),
         "nm {exe}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let symbols = String::from_utf8_lossy(&out.stdout);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The server-only crates among `exe`'s defined symbols (mangled names carry their crate's
+/// name).
+fn server_crates_in(exe: &str) -> Vec<&'static str> {
+    let symbols = defined_symbols(exe, false);
     SERVER_CRATES
         .into_iter()
         .filter(|name| symbols.contains(name))
@@ -194,16 +187,8 @@ const HANDED_ON: [&str; 5] = [
 /// (its start is what a script's read costs); `keel-server` carries them all.
 #[test]
 fn the_client_executable_carries_only_the_quick_reads() {
-    let symbols = |exe: &str| {
-        let out = Command::new("nm")
-            .args(["--defined-only", "--demangle", exe])
-            .output()
-            .expect("run nm (binutils)");
-        assert!(out.status.success(), "nm {exe}");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    let keel = symbols(KEEL);
-    let server = symbols(env!("CARGO_BIN_EXE_keel-server"));
+    let keel = defined_symbols(KEEL, true);
+    let server = defined_symbols(env!("CARGO_BIN_EXE_keel-server"), true);
     assert!(
         keel.contains("keel_cli::commands::browse::fstat"),
         "the quick reads are in keel"
