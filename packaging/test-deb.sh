@@ -6,7 +6,8 @@
 # the packaged port), `keel info` answered, no colour codes in its log, `systemd-analyze verify`
 # on the unit, and `dpkg --purge`. Needs root; refuses to run over an existing keel install.
 #
-# Usage: packaging/test-deb.sh [--binary PATH]   (default: `cargo build -p keel`, debug)
+# Usage: packaging/test-deb.sh [--binary PATH] [--server PATH]
+#   (default: `cargo build -p keel`, debug; --server defaults to the keel-server beside --binary)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/.."
@@ -14,11 +15,12 @@ cd "$here/.."
 step() { printf '\n== %s\n' "$*"; }
 fail() { echo "test-deb.sh: FAILED: $*" >&2; exit 1; }
 
-binary=""
+binary="" server_binary=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --binary) binary="${2:?--binary needs a PATH}"; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --server) server_binary="${2:?--server needs a PATH}"; shift 2 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "test-deb.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -45,7 +47,8 @@ cleanup() {
 trap cleanup EXIT
 
 step "build the .deb"
-deb="$(packaging/build-deb.sh --binary "$binary" --out "$work" | tail -1)"
+server_binary="${server_binary:-$(dirname "$binary")/keel-server}"
+deb="$(packaging/build-deb.sh --binary "$binary" --server "$server_binary" --out "$work" | tail -1)"
 echo "$deb ($(du -h "$deb" | cut -f1))"
 dpkg-deb --info "$deb" | sed -n '/Package:/,/Depends:/p'
 

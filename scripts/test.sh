@@ -81,6 +81,22 @@ if ! ls "$p4java_lib"/p4java-*.jar >/dev/null 2>&1; then
 fi
 export KEEL_P4JAVA_LIB="$p4java_lib"
 
+step "keel linked with musl, as packaged (the target and Debian's musl-tools, added when missing)"
+# crates/keel/tests/e2e/musl_keel.rs runs it (KEEL_MUSL_KEEL) beside the debug keel-server, and
+# the Debian package below ships it.
+rustup target add x86_64-unknown-linux-musl >/dev/null
+if ! command -v musl-gcc >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq musl-tools >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq musl-tools >/dev/null
+  fi
+fi
+target_dir="$(cargo metadata --format-version 1 --no-deps --locked |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+cargo build -p keel --bin keel --target x86_64-unknown-linux-musl --locked
+export KEEL_MUSL_KEEL="$target_dir/x86_64-unknown-linux-musl/debug/keel"
+
 step "cargo test (with the slow end-to-end cases: KEEL_SLOW_TESTS=1)"
 KEEL_SLOW_TESTS=1 cargo test --workspace --locked
 
@@ -88,9 +104,7 @@ step "vcs-compare smoke (Keel, svn and git on a 300-file tree and a 50-revision 
 if [ -z "$keel_bin" ]; then
   # The binary `cargo test` just built for the end-to-end suite (a `cargo build -p keel` would
   # build it again: the tests' dev-dependencies change the features of a few crates), wherever
-  # cargo puts its builds (CARGO_TARGET_DIR, build.target-dir): cargo says.
-  target_dir="$(cargo metadata --format-version 1 --no-deps --locked |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+  # cargo puts its builds (CARGO_TARGET_DIR, build.target-dir).
   keel_bin="$target_dir/debug/keel"
   [ -x "$keel_bin" ] || cargo build -p keel --locked
 fi
@@ -98,7 +112,8 @@ timeout 300 scripts/vcs-compare --small --rounds 1 --annotate-revs 50 --no-write
 
 step "Debian package: built, installed with dpkg -i, run as packaged, purged (as root)"
 if [ "$(id -u)" = 0 ]; then
-  timeout 900 packaging/test-deb.sh --binary "$keel_bin"
+  # As released: the musl keel beside the debug keel-server.
+  timeout 900 packaging/test-deb.sh --binary "$KEEL_MUSL_KEEL" --server "$target_dir/debug/keel-server"
 else
   echo "skipped: not root (packaging/test-deb.sh installs a package; run it as root)"
 fi

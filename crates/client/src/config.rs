@@ -51,12 +51,21 @@ impl Settings {
     /// `/etc/hostname` and the password database are read only when nothing else names the
     /// host or the user (a small command's fixed cost).
     pub fn resolve(overrides: &Overrides, cwd: &Path) -> Result<Settings> {
+        Settings::resolve_asking(overrides, cwd, &os_user)
+    }
+
+    /// [`Settings::resolve`], asking `os_user` for the user when nothing else names one.
+    pub fn resolve_asking(
+        overrides: &Overrides,
+        cwd: &Path,
+        os_user: &dyn Fn() -> Option<String>,
+    ) -> Result<Settings> {
         resolve_with(
             overrides,
             cwd,
             &|name| std::env::var(name).ok(),
             &|| std::fs::read_to_string("/etc/hostname").ok(),
-            &os_user,
+            os_user,
         )
     }
 }

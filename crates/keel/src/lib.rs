@@ -10,6 +10,7 @@ mod commands;
 mod editor;
 mod hints;
 mod listing;
+mod name_service;
 mod one_verb_parse;
 mod output;
 mod private_dir;

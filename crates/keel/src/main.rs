@@ -5,3 +5,11 @@
 fn main() -> std::process::ExitCode {
     keel_cli::client_main()
 }
+
+/// Linked with musl (the packaged `keel`), the process allocates with dlmalloc, which packs
+/// allocations of every size into the same pages as glibc's allocator does. musl's own
+/// allocator gives each size class pages of its own: a quick read touched ~60 of them, each a
+/// page fault.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;

@@ -12,7 +12,9 @@
 //! name, aliases and arguments equal to the full command's. Anything that does not parse here
 //! (another verb, `--help`, a mistake) goes to `keel-server`, which prints what it always did.
 
+use std::cell::{Cell, OnceCell};
 use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
@@ -22,8 +24,12 @@ use crate::cli::{
     ChangesArgs, DescribeArgs, DirsArgs, FilelogArgs, FilesArgs, FilesListArgs, FilesRequiredArgs,
     Globals, OpenedArgs, VERSION,
 };
+use keel_client::{Settings, config};
+use keel_tls::ServerAddr;
+
 use crate::commands::{admin, browse, open, sync};
-use crate::session::Session;
+use crate::name_service::NameService;
+use crate::session::{Session, current_dir, overrides};
 use crate::{exit_code, one_verb_parse, output, server_side};
 
 /// The quick reads' command line: the full one's options and these verbs only.
@@ -79,6 +85,13 @@ pub fn main() -> ExitCode {
         Err(_) => return server_side::exec(json),
     };
     let json = cli.globals.json;
+    let resolved = current_dir().and_then(|cwd| Ok((settings(&cli.globals, &cwd)?, cwd)));
+    let (settings, cwd) = match resolved {
+        Ok((Some(settings), cwd)) => (settings, cwd),
+        // Found otherwise than the system would: keel-server, linked with its C library, asks.
+        Ok((None, _)) => return server_side::exec(json),
+        Err(e) => return exit_code(json, Err(e)),
+    };
     // A few calls on the main thread (`lib::run` for the full command line's reasons); the
     // process gives its memory back by exiting.
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -91,12 +104,42 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    exit_code(json, runtime.block_on(run(cli)))
+    exit_code(json, runtime.block_on(run(cli, settings, cwd)))
+}
+
+/// This run's settings, or `None` when this `keel` is linked with musl and would find the
+/// server's host or the user otherwise than the system's C library (`name_service`).
+fn settings(globals: &Globals, cwd: &Path) -> anyhow::Result<Option<Settings>> {
+    let musl = cfg!(target_env = "musl");
+    let name_service = OnceCell::new();
+    let name_service = || name_service.get_or_init(NameService::of_this_machine);
+    let hand_on = Cell::new(false);
+    let os_user = || {
+        let user = config::os_user();
+        if musl && (user.is_none() || !name_service().finds_user_alike()) {
+            hand_on.set(true);
+        }
+        user
+    };
+    let resolved = Settings::resolve_asking(&overrides(globals), cwd, &os_user);
+    if hand_on.get() {
+        return Ok(None);
+    }
+    let settings = resolved?;
+    let host = ServerAddr::parse(&settings.server).host().to_string();
+    if musl
+        && !name_service().finds_host_alike(&host, &|| {
+            std::fs::read_to_string("/etc/hosts").unwrap_or_default()
+        })
+    {
+        return Ok(None);
+    }
+    Ok(Some(settings))
 }
 
 /// Runs the one quick read.
-async fn run(cli: QuickCli) -> anyhow::Result<()> {
-    let mut s = Session::connect(&cli.globals).await?;
+async fn run(cli: QuickCli, settings: Settings, cwd: PathBuf) -> anyhow::Result<()> {
+    let mut s = Session::connect_resolved(&cli.globals, settings, cwd).await?;
     match cli.verb {
         QuickVerb::Info => admin::info(&mut s).await,
         QuickVerb::Opened(args) => open::opened(&mut s, args).await,

@@ -33,16 +33,34 @@ impl std::fmt::Display for AlreadyReported {
 
 impl std::error::Error for AlreadyReported {}
 
+/// The directory keel runs in.
+pub fn current_dir() -> Result<PathBuf> {
+    std::env::current_dir().context("cannot determine the current directory")
+}
+
+/// The settings the options before the verb give (`-s`, `-u`, `-w`).
+pub fn overrides(cli: &Globals) -> Overrides {
+    Overrides {
+        server: cli.server.clone(),
+        user: cli.user.clone(),
+        workspace: cli.workspace.clone(),
+    }
+}
+
 impl Session {
     /// Resolves settings and connects.
     pub async fn connect(cli: &Globals) -> Result<Session> {
-        let cwd = std::env::current_dir().context("cannot determine the current directory")?;
-        let overrides = Overrides {
-            server: cli.server.clone(),
-            user: cli.user.clone(),
-            workspace: cli.workspace.clone(),
-        };
-        let settings = Settings::resolve(&overrides, &cwd)?;
+        let cwd = current_dir()?;
+        let settings = Settings::resolve(&overrides(cli), &cwd)?;
+        Session::connect_resolved(cli, settings, cwd).await
+    }
+
+    /// Connects with settings already resolved in `cwd`.
+    pub async fn connect_resolved(
+        cli: &Globals,
+        settings: Settings,
+        cwd: PathBuf,
+    ) -> Result<Session> {
         let mut conn = Connection::connect(&settings).await?;
         conn.set_force(cli.override_owner);
         Ok(Session {

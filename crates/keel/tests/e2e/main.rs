@@ -49,6 +49,7 @@ mod merge_state;
 mod metrics;
 mod modtime;
 mod monitor;
+mod musl_keel;
 mod obliterate;
 mod orphaned_locks;
 mod p4_admin;
