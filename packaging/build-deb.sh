@@ -106,7 +106,7 @@ Installed-Size: $size_kib
 Depends: libc6 (>= 2.36), adduser
 Section: vcs
 Priority: optional
-Description: centralized version-control server with Perforce semantics
+Description: centralized version-control server, compatible with P4 clients
  Keel is a centralized version-control server in the class of Perforce: depots,
  workspaces with views, numbered changelists, exclusive locks, integrate/resolve,
  labels, shelves, replicas, a caching proxy, journal and checkpoints.

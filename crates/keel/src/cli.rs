@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 /// `keel --version`: the package version and the commit it was built from (see `build.rs`).
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("KEEL_COMMIT"), ")");
 
-/// Keel: a centralized version-control client and server with Perforce semantics.
+/// Keel: a centralized version-control client and server, compatible with P4 clients.
 #[derive(Debug, Parser)]
 #[command(name = "keel", version = VERSION, about)]
 pub struct Cli {
