@@ -26,6 +26,10 @@ use std::time::Duration;
 pub struct SqliteHaveStore {
     dir: PathBuf,
     open: Mutex<HashMap<String, Arc<Mutex<Connection>>>>,
+    /// Held while a list's connection is opened (its file and tables made, milliseconds of
+    /// work) or its files deleted: one at a time, and never both for one list, while callers
+    /// of lists already open go on.
+    opening: Mutex<()>,
     /// Most connections kept open at once (`StoreConfig::max_open_have_lists`).
     max_open: usize,
     /// `StoreConfig::busy_timeout_ms`.
@@ -121,6 +125,7 @@ impl SqliteHaveStore {
         Ok(SqliteHaveStore {
             dir: dir.to_path_buf(),
             open: Mutex::new(HashMap::new()),
+            opening: Mutex::new(()),
             max_open: config.max_open_have_lists.max(1),
             busy_timeout_ms: config.busy_timeout_ms,
             wal_size_limit_bytes: config.have_wal_size_limit_bytes,
@@ -142,14 +147,32 @@ impl SqliteHaveStore {
         file_of(&self.dir, workspace)
     }
 
+    /// `workspace`'s connection, opened when it is not open yet.
     fn connection(&self, workspace: &str) -> Result<Arc<Mutex<Connection>>, StoreError> {
-        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(conn) = open.get(workspace) {
-            return Ok(conn.clone());
+        if let Some(conn) = self.already_open(workspace) {
+            return Ok(conn);
         }
+        let _opening = self.opening.lock().unwrap_or_else(PoisonError::into_inner);
+        // Opened by another caller while this one waited.
+        if let Some(conn) = self.already_open(workspace) {
+            return Ok(conn);
+        }
+        let conn = Arc::new(Mutex::new(self.open_connection(workspace)?));
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         if open.len() >= self.max_open {
             open.clear();
         }
+        open.insert(workspace.to_string(), conn.clone());
+        Ok(conn)
+    }
+
+    fn already_open(&self, workspace: &str) -> Option<Arc<Mutex<Connection>>> {
+        let open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        open.get(workspace).cloned()
+    }
+
+    /// A new connection to `workspace`'s list, its file and tables made when it has none.
+    fn open_connection(&self, workspace: &str) -> Result<Connection, StoreError> {
         let path = self.path_of(workspace);
         let err = |e| StoreError::Have {
             path: path.clone(),
@@ -183,8 +206,6 @@ impl SqliteHaveStore {
         conn.pragma_update(None, "busy_timeout", self.busy_timeout_ms)
             .map_err(err)?;
         conn.execute_batch(CREATE_TABLES).map_err(err)?;
-        let conn = Arc::new(Mutex::new(conn));
-        open.insert(workspace.to_string(), conn.clone());
         Ok(conn)
     }
 
@@ -596,6 +617,8 @@ impl SqliteHaveStore {
     /// Forgets a workspace's have list entirely (journaled first, so a restore forgets it too
     /// and an open after a crash finishes the deletion).
     pub fn drop_workspace(&self, workspace: &str) -> Result<(), StoreError> {
+        // No connection to the list is opened (making its file again) until the files are gone.
+        let _opening = self.opening.lock().unwrap_or_else(PoisonError::into_inner);
         self.open
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
