@@ -2,12 +2,12 @@
 //! `scripts/test.sh` builds). It is a static executable; beside a `keel-server` it answers the
 //! quick reads byte for byte as the dynamic `keel` does and hands every other line on; and it
 //! hands a quick read on too when musl would find the server's host or the user otherwise than
-//! the system's C library (`name_service.rs`).
+//! the system's C library (`name_service.rs`). Over TLS it trusts what the user trusts.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::common::{Fixture, KEEL, submit_files};
+use crate::common::{Fixture, KEEL, Server, submit_files};
 
 /// The musl `keel`, required with the slow cases (`scripts/test.sh` sets both).
 fn musl_keel(test: &str) -> Option<PathBuf> {
@@ -184,4 +184,37 @@ fn a_name_musl_would_find_otherwise_is_left_to_keel_server() {
     } else {
         assert!(stderr(&info).contains(&missing), "{}", stderr(&info));
     }
+}
+
+/// Over TLS the musl `keel` (rustls and ring built for musl) refuses an untrusted server as the
+/// dynamic one does, and once the user trusts it, answers quick reads with its fingerprint.
+#[test]
+fn the_musl_keel_speaks_tls_with_the_users_trust() {
+    let Some(musl) = musl_keel("the_musl_keel_speaks_tls_with_the_users_trust") else {
+        return;
+    };
+    let server = Server::start_tls();
+    let fingerprint = server.fingerprint.clone().expect("a TLS fingerprint");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = tempfile::tempdir().expect("tempdir");
+    let keel = install(&musl, bin.path(), true);
+    let c = server.client("alice", "", dir.path());
+    let untrusted = c.command_of(&keel, &["info"]).output().expect("run");
+    assert!(!untrusted.status.success());
+    let refusal = stderr(&untrusted);
+    assert!(
+        refusal.contains("is not trusted") && refusal.contains(&fingerprint),
+        "{refusal}"
+    );
+    assert_eq!(refusal, c.fail(&["info"]), "the dynamic keel's refusal");
+
+    c.ok(&["trust", "-y"]);
+    let info = c
+        .command_of(&keel, &["--json", "info"])
+        .output()
+        .expect("run");
+    assert!(info.status.success(), "{}", stderr(&info));
+    let info: serde_json::Value = serde_json::from_slice(&info.stdout).expect("one JSON line");
+    assert_eq!(info["serverTlsFingerprint"], fingerprint.as_str());
+    assert_eq!(info["serverAddress"], server.addr.as_str());
 }
