@@ -88,16 +88,13 @@ fn without_actions(sources: &str) -> Vec<String> {
 
 /// Whether `/etc/hosts` (its text) gives `host` an address.
 fn listed_in(hosts_file: &str, host: &str) -> bool {
-    hosts_file
-        .lines()
-        .map(|line| line.split('#').next().unwrap_or_default())
-        .filter_map(|line| {
-            line.split_whitespace()
-                .skip(1)
-                .find(|name| name.eq_ignore_ascii_case(host))
-        })
-        .next()
-        .is_some()
+    hosts_file.lines().any(|line| {
+        let entry = line.split('#').next().unwrap_or_default();
+        entry
+            .split_whitespace()
+            .skip(1)
+            .any(|name| name.eq_ignore_ascii_case(host))
+    })
 }
 
 /// A name in the `.local` domain, which the mDNS sources answer.

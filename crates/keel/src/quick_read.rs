@@ -126,9 +126,9 @@ fn settings(globals: &Globals, cwd: &Path) -> anyhow::Result<Option<Settings>> {
         return Ok(None);
     }
     let settings = resolved?;
-    let host = ServerAddr::parse(&settings.server).host().to_string();
+    let server = ServerAddr::parse(&settings.server);
     if musl
-        && !name_service().finds_host_alike(&host, &|| {
+        && !name_service().finds_host_alike(server.host(), &|| {
             std::fs::read_to_string("/etc/hosts").unwrap_or_default()
         })
     {
